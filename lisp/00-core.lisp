@@ -1,0 +1,110 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; The core of the prelude: definition forms, conditionals and list accessors. Loaded first;
+;;; every other prelude file may use what is here.
+
+(%define-macro 'defmacro
+  (named-lambda defmacro (name params &rest body)
+    "(defmacro NAME LAMBDA-LIST [DOC] BODY...) defines NAME as a macro: a function from the
+unevaluated argument forms to the form that replaces the call."
+    `(progn (%define-macro ',name (named-lambda ,name ,params ,@body)) ',name)))
+
+(defmacro defun (name params &rest body)
+  "(defun NAME LAMBDA-LIST [DOC] BODY...) defines a global function. LAMBDA-LIST may use
+&optional, &rest (&body), &key (with defaults) and &aux; BODY has an implicit block NAME."
+  `(progn (%define-function ',name (named-lambda ,name ,params ,@body)) ',name))
+
+(defmacro defvar (name &optional value doc)
+  "(defvar NAME [VALUE [DOC]]) declares a global special variable, set to VALUE only if it
+has no value yet. `let` binds special variables dynamically."
+  `(if (boundp ',name)
+       (%define-variable ',name nil nil ,doc)
+       (%define-variable ',name ,value t ,doc)))
+
+(defmacro defparameter (name value &optional doc)
+  "(defparameter NAME VALUE [DOC]) declares a global special variable and sets it to VALUE."
+  `(%define-variable ',name ,value t ,doc))
+
+(defmacro defconstant (name value &optional doc)
+  "(defconstant NAME VALUE [DOC]) defines a global constant; assigning to it is an error."
+  `(%define-constant ',name ,value ,doc))
+
+(defmacro when (test &body body)
+  "(when TEST BODY...) evaluates BODY when TEST is true; returns the last value or nil."
+  `(if ,test (progn ,@body) nil))
+
+(defmacro unless (test &body body)
+  "(unless TEST BODY...) evaluates BODY when TEST is false; returns the last value or nil."
+  `(if ,test nil (progn ,@body)))
+
+(defmacro cond (&rest clauses)
+  "(cond (TEST BODY...)...) evaluates the BODY of the first clause whose TEST is true. A
+clause with no BODY returns the TEST's value; use t as the last TEST for a default."
+  (if (null clauses)
+      nil
+      (let ((clause (car clauses)))
+        (if (not (consp clause))
+            (error 'program-error "cond: a clause must be a list (TEST BODY...), got ~s" clause))
+        (if (null (cdr clause))
+            (let ((v (gensym "v")))
+              `(let ((,v ,(car clause)))
+                 (if ,v ,v (cond ,@(cdr clauses)))))
+            `(if ,(car clause)
+                 (progn ,@(cdr clause))
+                 (cond ,@(cdr clauses)))))))
+
+(defun first (list) "(first LIST) is the first element of LIST." (car list))
+(defun second (list) "(second LIST) is the second element of LIST." (car (cdr list)))
+(defun third (list) "(third LIST) is the third element of LIST." (car (cdr (cdr list))))
+(defun fourth (list) "(fourth LIST) is the fourth element of LIST." (car (cdr (cdr (cdr list)))))
+(defun rest (list) "(rest LIST) is LIST without its first element." (cdr list))
+(defun caddr (list) "(caddr LIST) is the third element of LIST." (car (cdr (cdr list))))
+(defun cdddr (list) "(cdddr LIST) is LIST without its first three elements." (cdr (cdr (cdr list))))
+(defun cadddr (list) "(cadddr LIST) is the fourth element of LIST." (car (cdr (cdr (cdr list)))))
+
+(defmacro prog1 (first &body body)
+  "(prog1 FIRST BODY...) evaluates FIRST then BODY, returning FIRST's value."
+  (let ((v (gensym "v")))
+    `(let ((,v ,first)) ,@body ,v)))
+
+(defmacro prog2 (first second &body body)
+  "(prog2 FIRST SECOND BODY...) evaluates all, returning SECOND's value."
+  `(progn ,first (prog1 ,second ,@body)))
+
+(defmacro return (&optional value)
+  "(return [VALUE]) returns VALUE from the innermost enclosing (block nil ...), such as a
+dolist, dotimes or loop."
+  `(return-from nil ,value))
+
+(defmacro labels (definitions &body body)
+  "(labels ((NAME LAMBDA-LIST BODY...)...) BODY...) defines local functions that can call
+themselves and each other, then evaluates BODY."
+  `(let ,(mapcar (lambda (d) (list (car d) nil)) definitions)
+     ,@(mapcar (lambda (d) `(setq ,(car d) (named-lambda ,(car d) ,(cadr d) ,@(cddr d))))
+               definitions)
+     ,@body))
+
+(defmacro letrec (bindings &body body)
+  "(letrec ((VAR VALUE)...) BODY...) binds VARs so that each VALUE can refer to all of them."
+  `(let ,(mapcar (lambda (b) (list (car b) nil)) bindings)
+     ,@(mapcar (lambda (b) `(setq ,(car b) ,(cadr b))) bindings)
+     ,@body))
+
+(defmacro flet (definitions &body body)
+  "(flet ((NAME LAMBDA-LIST BODY...)...) BODY...) defines local functions (which cannot call
+each other) and evaluates BODY."
+  `(let ,(mapcar (lambda (d) `(,(car d) (named-lambda ,(car d) ,(cadr d) ,@(cddr d)))) definitions)
+     ,@body))
+
+(defun zerop (x) "(zerop X) is true when the number X is zero." (= x 0))
+(defun plusp (x) "(plusp X) is true when the number X is positive." (> x 0))
+(defun minusp (x) "(minusp X) is true when the number X is negative." (< x 0))
+(defun evenp (n) "(evenp N) is true when the integer N is even." (= (mod n 2) 0))
+(defun oddp (n) "(oddp N) is true when the integer N is odd." (= (mod n 2) 1))
+(defun signum (x) "(signum X) is -1, 0 or 1 by the sign of X (as a float for floats)."
+  (cond ((> x 0) (if (floatp x) 1.0 1)) ((< x 0) (if (floatp x) -1.0 -1)) (t x)))
+
+(defun describe (x)
+  "(describe X) prints what X is: for a symbol naming a function, its usage and docstring."
+  (princ (describe-string x))
+  (terpri)
+  nil)

@@ -1,0 +1,213 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Control macros: case, iteration (dolist, dotimes, do), places (setf, push, incf),
+;;; conditions (define-condition, assert, ignore-errors) and time.
+
+(defmacro case (key &rest clauses)
+  "(case KEY (KEYS BODY...)...) evaluates the BODY of the first clause whose KEYS (a list,
+or a single atom) contains KEY by eql. A last clause with KEYS t or otherwise is the default."
+  (let ((k (gensym "key")))
+    `(let ((,k ,key))
+       (cond ,@(mapcar (lambda (clause)
+                         (let ((keys (car clause)))
+                           (cond ((or (eq keys t) (eq keys 'otherwise))
+                                  `(t ,@(cdr clause)))
+                                 ((listp keys)
+                                  `((or ,@(mapcar (lambda (x) `(eql ,k ',x)) keys)) ,@(cdr clause)))
+                                 (t `((eql ,k ',keys) ,@(cdr clause))))))
+                       clauses)))))
+
+(defmacro ecase (key &rest clauses)
+  "(ecase KEY CLAUSES...) is like case, but no matching clause is an error."
+  (let ((k (gensym "key")))
+    `(let ((,k ,key))
+       (case ,k ,@clauses
+         (otherwise (error 'type-error "ecase: ~s matches none of ~s" ,k
+                           ',(mapcar #'car clauses)))))))
+
+(defmacro typecase (value &rest clauses)
+  "(typecase VALUE (TYPE BODY...)...) picks the first clause whose TYPE (a type-of name, or
+number, list, sequence, t) fits VALUE."
+  (let ((v (gensym "v")))
+    `(let ((,v ,value))
+       (cond ,@(mapcar (lambda (clause)
+                         (let ((type (car clause)))
+                           (cond ((or (eq type t) (eq type 'otherwise)) `(t ,@(cdr clause)))
+                                 (t `((%type-matches-p ,v ',type) ,@(cdr clause))))))
+                       clauses)))))
+
+(defun %type-matches-p (value type)
+  (case type
+    (number (numberp value))
+    (list (listp value))
+    (function (functionp value))
+    (symbol (symbolp value))
+    (sequence (or (listp value) (vectorp value) (stringp value)))
+    (otherwise (eq (type-of value) type))))
+
+(defmacro dolist (spec &body body)
+  "(dolist (VAR LIST [RESULT]) BODY...) evaluates BODY with VAR bound to each element of
+LIST, then returns RESULT (default nil). (return X) leaves early with X."
+  (let ((tail (gensym "tail")))
+    `(block nil
+       (let ((,tail ,(cadr spec)))
+         (while ,tail
+           (let ((,(car spec) (car ,tail))) ,@body)
+           (setq ,tail (cdr ,tail)))
+         ,(if (cddr spec) `(let ((,(car spec) nil)) ,(caddr spec)) nil)))))
+
+(defmacro dotimes (spec &body body)
+  "(dotimes (VAR COUNT [RESULT]) BODY...) evaluates BODY with VAR bound to 0, 1, ...,
+COUNT-1, then returns RESULT (default nil). (return X) leaves early with X."
+  (let ((n (gensym "n")) (var (car spec)))
+    `(block nil
+       (let ((,var 0) (,n ,(cadr spec)))
+         (while (< ,var ,n)
+           ,@body
+           (setq ,var (+ ,var 1)))
+         ,(caddr spec)))))
+
+(defmacro do (bindings end-clause &body body)
+  "(do ((VAR INIT [STEP])...) (END-TEST RESULT...) BODY...) is the general iteration: VARs
+start at INIT, BODY runs until END-TEST is true, then each VAR is set to STEP in parallel."
+  (let ((steps (remove-if-not (lambda (b) (and (consp b) (cddr b))) bindings))
+        (end-test (car end-clause))
+        (result (cdr end-clause)))
+    `(block nil
+       (let ,(mapcar (lambda (b) (if (consp b) (list (car b) (cadr b)) b)) bindings)
+         (while (not ,end-test)
+           ,@body
+           ,@(if steps
+                 `((%psetq ,@(apply #'append (mapcar (lambda (b) (list (car b) (caddr b))) steps))))
+                 nil))
+         ,@result))))
+
+(defmacro %psetq (&rest pairs)
+  (let ((temps (mapcar (lambda (p) (gensym "t")) (%pairs pairs))))
+    `(let ,(mapcar #'list temps (mapcar #'cadr (%pairs pairs)))
+       ,@(mapcar (lambda (p tmp) `(setq ,(car p) ,tmp)) (%pairs pairs) temps)
+       nil)))
+
+(defmacro psetq (&rest pairs)
+  "(psetq VAR VALUE ...) assigns the VARs in parallel: every VALUE is computed first."
+  `(%psetq ,@pairs))
+
+(defun %pairs (items)
+  (if (null items) nil (cons (list (car items) (cadr items)) (%pairs (cddr items)))))
+
+;;; Places. A setf expander takes the place's argument forms and the value form and
+;;; returns the form that stores the value; (defsetf NAME (ARGS... VALUE) BODY...) adds one.
+(defvar *setf-expanders* (make-hash-table :test 'eq)
+  "Maps an accessor name to the function that expands (setf (NAME ARGS...) VALUE).")
+
+(defmacro defsetf (name params &body body)
+  "(defsetf ACCESSOR (ARG... VALUE) BODY...) teaches setf to store into (ACCESSOR ARG...):
+BODY returns the form that does it."
+  `(progn (puthash ',name (named-lambda ,name ,params ,@body) *setf-expanders*) ',name))
+
+(defsetf car (cell value) `(%setcar ,cell ,value))
+(defsetf cdr (cell value) `(%setcdr ,cell ,value))
+(defsetf first (cell value) `(%setcar ,cell ,value))
+(defsetf rest (cell value) `(%setcdr ,cell ,value))
+(defsetf cadr (list value) `(%setcar (cdr ,list) ,value))
+(defsetf second (list value) `(%setcar (cdr ,list) ,value))
+(defsetf third (list value) `(%setcar (cddr ,list) ,value))
+(defsetf nth (n list value) `(%setcar (nthcdr ,n ,list) ,value))
+(defsetf aref (vector index value) `(%aset ,vector ,index ,value))
+(defsetf elt (seq index value) `(%set-elt ,seq ,index ,value))
+(defsetf gethash (key table value) `(puthash ,key ,value ,table))
+(defsetf symbol-value (symbol value) `(set ,symbol ,value))
+
+(defun %set-elt (seq index value)
+  (if (vectorp seq) (%aset seq index value) (%setcar (nthcdr index seq) value)))
+
+(defmacro setf (&rest pairs)
+  "(setf PLACE VALUE ...) stores each VALUE into its PLACE: a variable, (car x), (cdr x),
+(nth i x), (aref v i), (gethash k h), or any accessor with a defsetf. Returns the last VALUE."
+  (cond ((null pairs) nil)
+        ((null (cdr pairs)) (error 'program-error "setf: odd number of arguments"))
+        ((cddr pairs) `(progn (setf ,(car pairs) ,(cadr pairs)) (setf ,@(cddr pairs))))
+        (t (let ((place (car pairs)) (value (cadr pairs)))
+             (cond ((symbolp place) `(setq ,place ,value))
+                   ((not (consp place)) (error 'program-error "setf: cannot assign to ~s" place))
+                   (t (let ((expander (gethash (car place) *setf-expanders*)))
+                        (if expander
+                            (apply expander (append (cdr place) (list value)))
+                            (let ((expanded (macroexpand-1 place)))
+                              (if (eq expanded place)
+                                  (error 'program-error "setf: ~s is not a place I know how to set (use defsetf)" place)
+                                  `(setf ,expanded ,value)))))))))))
+
+(defmacro push (item place)
+  "(push ITEM PLACE) puts ITEM on the front of the list in PLACE; returns the new list."
+  `(setf ,place (cons ,item ,place)))
+
+(defmacro pop (place)
+  "(pop PLACE) removes the first element of the list in PLACE and returns it."
+  (let ((v (gensym "v")))
+    `(let ((,v ,place))
+       (setf ,place (cdr ,v))
+       (car ,v))))
+
+(defmacro incf (place &optional (delta 1))
+  "(incf PLACE [DELTA]) adds DELTA (default 1) to the number in PLACE; returns the new value."
+  `(setf ,place (+ ,place ,delta)))
+
+(defmacro decf (place &optional (delta 1))
+  "(decf PLACE [DELTA]) subtracts DELTA (default 1) from PLACE; returns the new value."
+  `(setf ,place (- ,place ,delta)))
+
+(defmacro pushnew (item place)
+  "(pushnew ITEM PLACE) pushes ITEM unless it is already a member (equal) of PLACE."
+  (let ((v (gensym "v")))
+    `(let ((,v ,item))
+       (if (member ,v ,place) ,place (setf ,place (cons ,v ,place))))))
+
+;;; Conditions.
+(defmacro define-condition (name parents &rest options)
+  "(define-condition NAME (PARENT) [DOC]) declares a condition type; handler-case clauses for
+PARENT also catch it. Signal it with (error 'NAME \"message\" ARGS...)."
+  `(progn (%define-condition ',name ',(if parents (car parents) 'error)) ',name))
+
+(defmacro ignore-errors (&body body)
+  "(ignore-errors BODY...) evaluates BODY; if it signals an error, returns nil instead."
+  `(handler-case (progn ,@body) (error () nil)))
+
+(defmacro assert (test &optional message &rest args)
+  "(assert TEST [MESSAGE ARG...]) signals an assertion-error naming TEST when TEST is false."
+  `(unless ,test
+     ,(if message
+          `(error 'assertion-error ,message ,@args)
+          `(error 'assertion-error "assertion failed: ~s" ',test))))
+
+(defmacro check-type (place type)
+  "(check-type PLACE TYPE) signals a type-error unless PLACE's value is of TYPE."
+  `(unless (%type-matches-p ,place ',type)
+     (error 'type-error "~s must be of type ~a, got ~s (~a)" ',place ',type ,place (type-of ,place))))
+
+(defmacro time (form)
+  "(time FORM) evaluates FORM, prints how long it took, and returns its value."
+  (let ((start (gensym "start")) (result (gensym "result")))
+    `(let* ((,start (get-internal-real-time)) (,result ,form))
+       (format t "; time: ~,3f ms~%" (/ (- (get-internal-real-time) ,start) 1000000.0))
+       ,result)))
+
+(defmacro with-gensyms (names &body body)
+  "(with-gensyms (NAME...) BODY...) binds each NAME to a fresh symbol, for writing macros."
+  `(let ,(mapcar (lambda (n) `(,n (gensym ,(symbol-name n)))) names) ,@body))
+
+(defmacro destructuring-bind (pattern value &body body)
+  "(destructuring-bind PATTERN VALUE BODY...) binds the symbols of the tree PATTERN to the
+matching parts of VALUE (dotted tails and &rest take the remainder)."
+  (let ((v (gensym "v")))
+    `(let* ((,v ,value) ,@(%destructure pattern v))
+       ,@body)))
+
+(defun %destructure (pattern access)
+  (cond ((null pattern) nil)
+        ((symbolp pattern) (list (list pattern access)))
+        ((and (consp pattern) (member (car pattern) '(&rest &body)))
+         (list (list (cadr pattern) access)))
+        ((consp pattern)
+         (append (%destructure (car pattern) `(car ,access))
+                 (%destructure (cdr pattern) `(cdr ,access))))
+        (t (error 'program-error "destructuring-bind: bad pattern ~s" pattern))))

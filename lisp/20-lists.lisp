@@ -1,0 +1,110 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; List, sequence and function utilities written in Lisp.
+
+(defun mapcan (fn items)
+  "(mapcan FUNCTION LIST) appends the lists FUNCTION returns for each element."
+  (apply #'append (mapcar fn items)))
+
+(defun every (pred items)
+  "(every PREDICATE LIST) is true when PREDICATE is true for every element."
+  (dolist (x items t)
+    (unless (funcall pred x) (return nil))))
+
+(defun some (pred items)
+  "(some PREDICATE LIST) is the first true value of PREDICATE on an element, or nil."
+  (dolist (x items nil)
+    (let ((v (funcall pred x)))
+      (when v (return v)))))
+
+(defun find (item items &key (test #'equal) key)
+  "(find ITEM LIST &key :test :key) is the first element matching ITEM (equal by default)."
+  (dolist (x items nil)
+    (when (funcall test item (if key (funcall key x) x)) (return x))))
+
+(defun count (item items &key (test #'equal))
+  "(count ITEM LIST &key :test) is how many elements match ITEM."
+  (let ((n 0))
+    (dolist (x items n)
+      (when (funcall test item x) (setq n (+ n 1))))))
+
+(defun count-if (pred items)
+  "(count-if PREDICATE LIST) is how many elements satisfy PREDICATE."
+  (let ((n 0))
+    (dolist (x items n)
+      (when (funcall pred x) (setq n (+ n 1))))))
+
+(defun position-if (pred items)
+  "(position-if PREDICATE LIST) is the index of the first element satisfying PREDICATE, or nil."
+  (let ((i 0))
+    (dolist (x items nil)
+      (when (funcall pred x) (return i))
+      (setq i (+ i 1)))))
+
+(defun remove-duplicates (items &key (test #'equal))
+  "(remove-duplicates LIST &key :test) keeps the first occurrence of each element."
+  (let ((seen nil) (out nil))
+    (dolist (x items (reverse out))
+      (unless (member x seen test)
+        (push x seen)
+        (push x out)))))
+
+(defun union (a b)
+  "(union A B) is the elements of A plus those of B not in A (equal)."
+  (append a (remove-if (lambda (x) (member x a)) b)))
+
+(defun intersection (a b)
+  "(intersection A B) is the elements of A that are also in B (equal)."
+  (remove-if-not (lambda (x) (member x b)) a))
+
+(defun set-difference (a b)
+  "(set-difference A B) is the elements of A not in B (equal)."
+  (remove-if (lambda (x) (member x b)) a))
+
+(defun flatten (tree)
+  "(flatten TREE) is the list of the non-nil atoms of TREE, left to right."
+  (let ((out nil))
+    (labels ((walk (x)
+               (cond ((null x) nil)
+                     ((consp x) (walk (car x)) (walk (cdr x)))
+                     (t (push x out)))))
+      (walk tree))
+    (reverse out)))
+
+(defun acons (key value alist)
+  "(acons KEY VALUE ALIST) is ALIST with (KEY . VALUE) in front."
+  (cons (cons key value) alist))
+
+(defun getf (plist key &optional default)
+  "(getf PLIST KEY [DEFAULT]) is the value after KEY in the property list PLIST."
+  (let ((tail plist) (found nil) (value default))
+    (while (and tail (not found))
+      (when (eq (car tail) key)
+        (setq found t value (cadr tail)))
+      (setq tail (cddr tail)))
+    value))
+
+(defun nconc (&rest lists)
+  "(nconc LIST...) is the lists joined (like append; the last list is shared)."
+  (apply #'append lists))
+
+(defun constantly (value)
+  "(constantly VALUE) is a function that ignores its arguments and returns VALUE."
+  (lambda (&rest args) value))
+
+(defun complement (fn)
+  "(complement FUNCTION) is a function returning the opposite truth of FUNCTION."
+  (lambda (&rest args) (not (apply fn args))))
+
+(defun compose (&rest fns)
+  "(compose F G ...) is a function computing (F (G ...)) of its arguments."
+  (if (null fns)
+      #'identity
+      (let ((f (car fns)) (g (apply #'compose (cdr fns))))
+        (lambda (&rest args) (funcall f (apply g args))))))
+
+(defun iota (n &optional (start 0) (step 1))
+  "(iota N [START [STEP]]) is the list of N numbers START, START+STEP, ..."
+  (let ((out nil) (x start))
+    (dotimes (i n (reverse out))
+      (push x out)
+      (setq x (+ x step)))))

@@ -1,0 +1,190 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; The loop macro: (loop BODY...) repeats forever; with keywords it iterates and accumulates:
+;;;   for X in LIST | on LIST | across VECTOR | from A [to|below|downto|above B] [by S]
+;;;       | = INIT [then NEXT];  repeat N;  with X = V;  while C;  until C;
+;;;   collect | append | sum | count | maximize | minimize X [into VAR];  do FORM...;
+;;;   when | if | unless C CLAUSE [and CLAUSE...] [else CLAUSE...];  return X;
+;;;   always C;  never C;  thereis C;  initially FORM...;  finally FORM...
+
+(defun %loop-kw-p (x name)
+  (and (symbolp x) x (string= (symbol-name x) name)))
+
+(defun %loop-kw-in-p (x names)
+  (and (symbolp x) x (member (symbol-name x) names)))
+
+(defvar *loop-keywords*
+  '("for" "as" "with" "repeat" "while" "until" "collect" "collecting" "append" "appending"
+    "nconc" "sum" "summing" "count" "counting" "maximize" "minimize" "do" "doing" "when" "if"
+    "unless" "else" "and" "end" "return" "always" "never" "thereis" "initially" "finally"))
+
+(defmacro loop (&rest clauses)
+  "(loop BODY...) repeats BODY until a (return). With loop keywords (for, repeat, while,
+collect, sum, when, finally, ...) it iterates and accumulates; see lisp/30-loop.lisp."
+  (if (or (null clauses) (consp (car clauses)))
+      `(block nil (while t ,@clauses))
+      (%loop-expand clauses)))
+
+(defun %loop-expand (clauses)
+  (let ((bindings nil)      ; reversed (var init) pairs for let*
+        (tests nil)         ; reversed forms run at the top of every iteration
+        (body nil)          ; reversed forms of the iteration body
+        (steps nil)         ; reversed forms run at the end of every iteration
+        (initially nil)
+        (finally nil)
+        (result-var nil)    ; the default accumulator, returned at the end
+        (result-default nil)
+        (end (gensym "loop-end")))
+    (labels
+        ((next () (pop clauses))
+         (peek () (car clauses))
+         (kw (name) (%loop-kw-p (peek) name))
+         (bind (var init) (push (list var init) bindings))
+         (forms-until-keyword ()
+           (let ((out nil))
+             (while (and clauses (not (and (symbolp (peek)) (%loop-kw-in-p (peek) *loop-keywords*))))
+               (push (next) out))
+             (reverse out)))
+         (accumulator (into kind)
+           ;; Returns the variable to accumulate into, creating the default one if needed.
+           (cond (into (unless (assoc into bindings)
+                         (bind into (if (member kind '("sum" "count")) 0 nil)))
+                       into)
+                 (result-var result-var)
+                 (t (setq result-var (gensym "result"))
+                    (bind result-var (if (member kind '("sum" "summing" "count" "counting")) 0 nil))
+                    result-var)))
+         (parse-for ()
+           (let ((var (next)))
+             (cond
+               ((kw "in")
+                (next)
+                (let ((tail (gensym "tail")))
+                  (bind tail (next))
+                  (bind var nil)
+                  (push `(if (consp ,tail) (setq ,var (car ,tail) ,tail (cdr ,tail)) (return-from ,end nil))
+                        tests)))
+               ((kw "on")
+                (next)
+                (let ((tail (gensym "tail")))
+                  (bind tail (next))
+                  (bind var nil)
+                  (push `(if (consp ,tail) (setq ,var ,tail ,tail (cdr ,tail)) (return-from ,end nil))
+                        tests)))
+               ((kw "across")
+                (next)
+                (let ((vec (gensym "vec")) (i (gensym "i")))
+                  (bind vec (next))
+                  (bind i 0)
+                  (bind var nil)
+                  (push `(if (< ,i (length ,vec)) (setq ,var (elt ,vec ,i) ,i (+ ,i 1)) (return-from ,end nil))
+                        tests)))
+               ((kw "=")
+                (next)
+                (let ((init (next)))
+                  (bind var init)
+                  (if (kw "then")
+                      (progn (next) (push `(setq ,var ,(next)) steps))
+                      (push `(setq ,var ,init) tests))))
+               (t
+                (let ((start 0) (limit nil) (step 1) (down nil) (inclusive t) (has-limit nil))
+                  (while (%loop-kw-in-p (peek) '("from" "upfrom" "downfrom" "to" "upto" "below" "downto" "above" "by"))
+                    (let ((k (symbol-name (next))))
+                      (cond ((member k '("from" "upfrom")) (setq start (next)))
+                            ((string= k "downfrom") (setq start (next) down t))
+                            ((member k '("to" "upto")) (setq limit (next) has-limit t))
+                            ((string= k "below") (setq limit (next) has-limit t inclusive nil))
+                            ((string= k "downto") (setq limit (next) has-limit t down t))
+                            ((string= k "above") (setq limit (next) has-limit t down t inclusive nil))
+                            ((string= k "by") (setq step (next))))))
+                  (let ((lim (gensym "limit")) (st (gensym "step")))
+                    (bind var start)
+                    (bind st step)
+                    (when has-limit
+                      (bind lim limit)
+                      (push `(when (,(if down (if inclusive '< '<=) (if inclusive '> '>=)) ,var ,lim)
+                               (return-from ,end nil))
+                            tests))
+                    (push `(setq ,var (,(if down '- '+) ,var ,st)) steps)))))))
+         (parse-selectable ()
+           ;; One clause that can appear under when/if/unless; returns its form.
+           (let ((k (next)))
+             (cond
+               ((%loop-kw-in-p k '("collect" "collecting" "append" "appending" "nconc"))
+                (let* ((form (next))
+                       (into (when (kw "into") (next) (next)))
+                       (acc (accumulator into "collect"))
+                       (tail (gensym "tail")))
+                  (bind tail nil)
+                  (if (%loop-kw-in-p k '("collect" "collecting"))
+                      `(let ((cell (list ,form)))
+                         (if ,acc (%setcdr ,tail cell) (setq ,acc cell))
+                         (setq ,tail cell))
+                      `(let ((items (copy-list ,form)))
+                         (when items
+                           (if ,acc (%setcdr (last ,acc) items) (setq ,acc items)))))))
+               ((%loop-kw-in-p k '("sum" "summing" "count" "counting" "maximize" "minimize"))
+                (let* ((form (next))
+                       (into (when (kw "into") (next) (next)))
+                       (name (symbol-name k))
+                       (acc (accumulator into name)))
+                  (cond ((member name '("sum" "summing")) `(setq ,acc (+ ,acc ,form)))
+                        ((member name '("count" "counting")) `(when ,form (setq ,acc (+ ,acc 1))))
+                        ((string= name "maximize")
+                         `(let ((v ,form)) (when (or (null ,acc) (> v ,acc)) (setq ,acc v))))
+                        (t `(let ((v ,form)) (when (or (null ,acc) (< v ,acc)) (setq ,acc v)))))))
+               ((%loop-kw-in-p k '("do" "doing")) `(progn ,@(forms-until-keyword)))
+               ((%loop-kw-p k "return") `(return-from nil ,(next)))
+               ((%loop-kw-in-p k '("when" "if" "unless"))
+                (let* ((test (next))
+                       (then (list (parse-selectable)))
+                       (else nil))
+                  (while (kw "and") (next) (push (parse-selectable) then))
+                  (when (kw "else")
+                    (next)
+                    (push (parse-selectable) else)
+                    (while (kw "and") (next) (push (parse-selectable) else)))
+                  (when (kw "end") (next))
+                  `(if ,(if (%loop-kw-p k "unless") `(not ,test) test)
+                       (progn ,@(reverse then))
+                       (progn ,@(reverse else)))))
+               (t (error 'program-error "loop: unknown clause ~s" k))))))
+      (while clauses
+        (let ((k (peek)))
+          (cond
+            ((%loop-kw-in-p k '("for" "as")) (next) (parse-for))
+            ((%loop-kw-p k "with")
+             (next)
+             (let ((var (next)))
+               (if (kw "=") (progn (next) (bind var (next))) (bind var nil))))
+            ((%loop-kw-p k "repeat")
+             (next)
+             (let ((n (gensym "count")))
+               (bind n (next))
+               (push `(if (<= ,n 0) (return-from ,end nil) (setq ,n (- ,n 1))) tests)))
+            ((%loop-kw-p k "while") (next) (push `(unless ,(next) (return-from ,end nil)) body))
+            ((%loop-kw-p k "until") (next) (push `(when ,(next) (return-from ,end nil)) body))
+            ((%loop-kw-p k "always")
+             (next)
+             (setq result-default t)
+             (push `(unless ,(next) (return-from nil nil)) body))
+            ((%loop-kw-p k "never")
+             (next)
+             (setq result-default t)
+             (push `(when ,(next) (return-from nil nil)) body))
+            ((%loop-kw-p k "thereis")
+             (next)
+             (push `(let ((v ,(next))) (when v (return-from nil v))) body))
+            ((%loop-kw-p k "initially") (next) (setq initially (append initially (forms-until-keyword))))
+            ((%loop-kw-p k "finally") (next) (setq finally (append finally (forms-until-keyword))))
+            ((and (symbolp k) k) (push (parse-selectable) body))
+            (t (error 'program-error "loop: expected a loop keyword, got ~s" k))))))
+    `(block nil
+       (let* ,(reverse bindings)
+         ,@initially
+         (block ,end
+           (while t
+             ,@(reverse tests)
+             ,@(reverse body)
+             ,@(reverse steps)))
+         ,@finally
+         ,(or result-var result-default)))))

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tlisp command: a REPL, script runner and one-line evaluator over the public API.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/repl.h"
+
+namespace {
+
+// The interpreter that Ctrl-C interrupts. A signal handler can reach nothing else.
+tl::Interpreter* g_interruptible = nullptr;
+
+extern "C" void on_sigint(int) {
+  if (g_interruptible != nullptr) g_interruptible->interrupt();
+}
+
+void install_sigint() {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: a blocked read returns so the REPL can clear its line
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+const char* kUsage =
+    "usage: tlisp [options] [FILE.lisp [ARGS...]]\n"
+    "\n"
+    "  tlisp                  start the interactive REPL\n"
+    "  tlisp FILE.lisp ARGS   run a script; ARGS are in *argv*\n"
+    "  tlisp -e FORM          evaluate FORM and print its value (may be repeated)\n"
+    "  tlisp -i FILE.lisp     load FILE.lisp, then start the REPL\n"
+    "\n"
+    "options:\n"
+    "  -h, --help             show this help\n"
+    "  -v, --version          show the version\n"
+    "\n"
+    "environment:\n"
+    "  TENSORLISP_PATH        colon-separated folders searched by (require 'name)\n";
+
+struct Args {
+  std::vector<std::string> exprs;
+  std::string script;
+  bool interactive_after = false;
+  std::vector<std::string> script_args;
+  int argc;
+  char** argv;
+};
+
+int run(Args& args) {
+  tl::Interpreter::Options options;
+  options.argv = args.script_args;
+  std::unique_ptr<tl::Interpreter> lisp;
+  try {
+    lisp = std::make_unique<tl::Interpreter>(options);
+  } catch (const tl::Error& e) {
+    tl::cli::report_error(e);
+    return 70;
+  }
+  g_interruptible = lisp.get();
+  install_sigint();
+  int status = 0;
+  try {
+    for (const std::string& expr : args.exprs) {
+      tl::Value v = lisp->eval(expr, "<command line>");
+      if (!v.is_nil()) std::printf("%s\n", v.repr().c_str());
+    }
+    if (!args.script.empty()) lisp->load(args.script);
+  } catch (const tl::Error& e) {
+    if (e.type() == "exit") return std::atoi(e.message().c_str());
+    tl::cli::report_error(e);
+    status = 1;
+    if (!args.interactive_after) return status;
+  }
+  if ((args.exprs.empty() && args.script.empty()) || args.interactive_after) {
+    status = tl::cli::run_repl(*lisp);
+  }
+  std::fflush(stdout);
+  g_interruptible = nullptr;
+  return status;
+}
+
+void* run_thread(void* p) {
+  auto* args = static_cast<Args*>(p);
+  return reinterpret_cast<void*>(static_cast<intptr_t>(run(*args)));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args{{}, "", false, {}, argc, argv};
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (a == "-v" || a == "--version") {
+      std::printf("tlisp %s\n", tl::Interpreter::version());
+      return 0;
+    }
+    if (a == "-e" || a == "--eval") {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "tlisp: %s needs a form to evaluate\n%s", a.c_str(), kUsage);
+        return 2;
+      }
+      args.exprs.push_back(argv[++i]);
+      continue;
+    }
+    if (a == "-i") {
+      args.interactive_after = true;
+      continue;
+    }
+    if (a == "--") {
+      ++i;
+      if (i < argc) args.script = argv[i++];
+      for (; i < argc; ++i) args.script_args.push_back(argv[i]);
+      break;
+    }
+    if (!a.empty() && a[0] == '-' && a != "-") {
+      std::fprintf(stderr, "tlisp: unknown option %s\n%s", a.c_str(), kUsage);
+      return 2;
+    }
+    args.script = a;
+    for (++i; i < argc; ++i) args.script_args.push_back(argv[i]);
+    break;
+  }
+  // Evaluate on a thread with a large stack so deep (non-tail) recursion has room; the
+  // interpreter still stops cleanly with a stack-overflow error before the end of it.
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 512u << 20);
+  pthread_t thread;
+  if (pthread_create(&thread, &attr, run_thread, &args) != 0) return run(args);
+  void* result = nullptr;
+  pthread_join(thread, &result);
+  pthread_attr_destroy(&attr);
+  return static_cast<int>(reinterpret_cast<intptr_t>(result));
+}

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0
+// The interactive read-eval-print loop of the tlisp command.
+#pragma once
+
+#include <tensorlisp/tensorlisp.hpp>
+
+namespace tl::cli {
+
+// Runs the REPL on stdin until end of input; returns the process exit status. With a terminal,
+// lines are edited with libedit and kept in ~/.tlisp_history.
+int run_repl(Interpreter& lisp);
+
+// Prints an error report to stderr.
+void report_error(const Error& e);
+
+}  // namespace tl::cli

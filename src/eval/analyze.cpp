@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: Apache-2.0
+// The analyzer: expands macros and turns a form into a node tree with every variable resolved
+// to a lexical address (frame depth, slot) or a global symbol. Special forms live here.
+#include <algorithm>
+
+#include "eval/interp.h"
+
+namespace tl::eval {
+
+namespace {
+
+struct Scope {
+  Scope* parent;
+  std::vector<Symbol*> names;  // slot i holds names[i]; later names shadow earlier ones
+};
+
+struct BlockRef {
+  Symbol* name;
+  BlockNode* node;
+  bool used;
+};
+
+class Analyzer {
+ public:
+  Analyzer(Interp& interp, CodeUnit* unit) : in_(interp), unit_(unit) {}
+  Node* analyze(Value form, Span span);
+
+ private:
+  template <class T, class... A>
+  T* make(A&&... args) {
+    T* n = new T(std::forward<A>(args)...);
+    unit_->nodes.push_back(n);
+    return n;
+  }
+  Node* constant(Value v, Span span) {
+    if (v.is_obj()) unit_->constants.push_back(v);
+    return make<ConstNode>(span, v);
+  }
+  [[noreturn]] void fail(Span span, std::string message) {
+    in_.error_at(span, "program-error", std::move(message));
+  }
+  Span span_of_cell(Value cell, Span fallback) const {
+    Span s = in_.heap.span_of(cell);
+    return s.valid() ? s : fallback;
+  }
+  // Roots a form created during analysis (a macro expansion) until compilation ends.
+  Value keep_alive(Value v) {
+    in_.push(v);
+    return v;
+  }
+  std::size_t list_length(Value list, Span span, const char* what);
+  Value nth(Value list, std::size_t n) {
+    for (; n > 0; --n) list = cdr(list);
+    return car(list);
+  }
+  Value nth_cell(Value list, std::size_t n) {
+    for (; n > 0; --n) list = cdr(list);
+    return list;
+  }
+
+  Node* analyze_symbol(Symbol* sym, Span span);
+  Node* analyze_list(Value form, Span span);
+  Node* analyze_call(Value form, Span span);
+  Node* analyze_body(Value forms, Span span);  // progn of a list of forms
+  Node* analyze_if(Value form, Span span);
+  Node* analyze_setq(Value form, Span span);
+  Node* analyze_let(Value form, Span span, bool sequential);
+  Node* analyze_lambda(Value params, Value body, Span span, Value name);
+  Node* analyze_seq(NodeKind kind, Value forms, Span span);
+  Node* analyze_while(Value form, Span span);
+  Node* analyze_block(Value form, Span span);
+  Node* analyze_return_from(Value form, Span span);
+  Node* analyze_unwind_protect(Value form, Span span);
+  Node* analyze_handler_case(Value form, Span span);
+  Value quasi(Value form, int depth, Span span);
+  bool lookup(Symbol* sym, std::uint32_t& depth, std::uint32_t& index) const;
+
+  Interp& in_;
+  CodeUnit* unit_;
+  Scope* scope_ = nullptr;
+  std::vector<BlockRef> blocks_;
+};
+
+std::size_t Analyzer::list_length(Value list, Span span, const char* what) {
+  std::size_t n = 0;
+  Value v = list;
+  for (; is_cons(v); v = cdr(v)) ++n;
+  if (!v.is_nil()) fail(span, std::string(what) + ": malformed form (a dotted list)");
+  return n;
+}
+
+bool Analyzer::lookup(Symbol* sym, std::uint32_t& depth, std::uint32_t& index) const {
+  depth = 0;
+  for (const Scope* s = scope_; s != nullptr; s = s->parent, ++depth) {
+    for (std::size_t i = s->names.size(); i-- > 0;) {
+      if (s->names[i] == sym) {
+        index = static_cast<std::uint32_t>(i);
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+Node* Analyzer::analyze(Value form, Span span) {
+  switch (form.tag) {
+    case Tag::Nil:
+    case Tag::Int:
+    case Tag::Float:
+      return constant(form, span);
+    case Tag::Obj:
+      break;
+  }
+  switch (form.o->kind) {
+    case ObjKind::Symbol:
+      return analyze_symbol(as_symbol(form), span);
+    case ObjKind::Cons: {
+      Span own = in_.heap.form_span_of(form);
+      return analyze_list(form, own.valid() ? own : span);
+    }
+    default:
+      return constant(form, span);  // strings, vectors, functions, ... evaluate to themselves
+  }
+}
+
+Node* Analyzer::analyze_symbol(Symbol* sym, Span span) {
+  if (sym->is_keyword() || sym == in_.S.t) return constant(Value::object(sym), span);
+  std::uint32_t depth, index;
+  if (!(sym->sym_flags & kSymSpecial) && lookup(sym, depth, index)) {
+    auto* n = make<LocalNode>(NodeKind::Local, span, depth, index);
+    n->name = sym;
+    return n;
+  }
+  unit_->constants.push_back(Value::object(sym));
+  return make<GlobalNode>(NodeKind::Global, span, sym);
+}
+
+Node* Analyzer::analyze_body(Value forms, Span span) {
+  if (is_cons(forms) && cdr(forms).is_nil()) {
+    return analyze(car(forms), span_of_cell(forms, span));
+  }
+  return analyze_seq(NodeKind::Progn, forms, span);
+}
+
+Node* Analyzer::analyze_seq(NodeKind kind, Value forms, Span span) {
+  auto* n = make<SeqNode>(kind, span);
+  for (Value v = forms; is_cons(v); v = cdr(v)) {
+    n->body.push_back(analyze(car(v), span_of_cell(v, span)));
+  }
+  if (n->body.empty() && kind == NodeKind::Progn) return constant(nil(), span);
+  if (n->body.empty() && kind == NodeKind::And) return constant(in_.t(), span);
+  if (n->body.empty() && kind == NodeKind::Or) return constant(nil(), span);
+  if (n->body.size() == 1) return n->body[0];
+  return n;
+}
+
+Node* Analyzer::analyze_list(Value form, Span span) {
+  Value head = car(form);
+  const char* name = nullptr;
+  if (is_symbol(head)) {
+    Symbol* s = as_symbol(head);
+    name = s->name.c_str();
+    std::uint32_t depth, index;
+    bool lexical = lookup(s, depth, index);
+    const WellKnown& S = in_.S;
+    if (!lexical) {
+      if (s == S.quote) {
+        if (list_length(form, span, "quote") != 2) fail(span, "quote: expected exactly one form");
+        return constant(nth(form, 1), span);
+      }
+      if (s == S.quasiquote) {
+        if (list_length(form, span, "quasiquote") != 2) fail(span, "quasiquote: expected exactly one form");
+        Value expansion = keep_alive(quasi(nth(form, 1), 1, span));
+        return analyze(expansion, span);
+      }
+      if (s == S.unquote || s == S.unquote_splicing) {
+        fail(span, std::string(name) + ": comma outside a backquote");
+      }
+      if (s == S.function) {
+        if (list_length(form, span, "function") != 2) fail(span, "function: expected exactly one form");
+        return analyze(nth(form, 1), span_of_cell(cdr(form), span));
+      }
+      if (s == S.lambda) {
+        if (!is_cons(cdr(form))) fail(span, "lambda: expected a parameter list");
+        return analyze_lambda(nth(form, 1), cdr(cdr(form)), span, nil());
+      }
+      if (s == S.named_lambda) {
+        if (list_length(form, span, "named-lambda") < 3) fail(span, "named-lambda: expected a name and a parameter list");
+        return analyze_lambda(nth(form, 2), nth_cell(form, 3), span, nth(form, 1));
+      }
+      if (s == S.if_) return analyze_if(form, span);
+      if (s == S.progn) return analyze_body(cdr(form), span);
+      if (s == S.let) return analyze_let(form, span, false);
+      if (s == S.let_star) return analyze_let(form, span, true);
+      if (s == S.setq) return analyze_setq(form, span);
+      if (s == S.and_) return analyze_seq(NodeKind::And, cdr(form), span);
+      if (s == S.or_) return analyze_seq(NodeKind::Or, cdr(form), span);
+      if (s == S.while_) return analyze_while(form, span);
+      if (s == S.block) return analyze_block(form, span);
+      if (s == S.return_from) return analyze_return_from(form, span);
+      if (s == S.unwind_protect) return analyze_unwind_protect(form, span);
+      if (s == S.handler_case) return analyze_handler_case(form, span);
+      if (s == S.declare) return constant(nil(), span);
+      if (s->bound && is_kind(s->value, ObjKind::Macro)) {
+        Value expansion;
+        try {
+          expansion = keep_alive(in_.macroexpand_1(form, nullptr));
+        } catch (tl::Error& e) {
+          in_.decorate(e, span);
+          if (e.message().find("while expanding") == std::string::npos) {
+            e.set_message(e.message() + " (while expanding macro " + s->name + ")");
+          }
+          throw;
+        }
+        return analyze(expansion, span);
+      }
+    }
+  } else if (!is_cons(head)) {
+    if (head.is_number() || is_string(head) || head.is_nil()) {
+      fail(span, "cannot call " + in_.repr(head) + ": it is not a function");
+    }
+  }
+  return analyze_call(form, span);
+}
+
+Node* Analyzer::analyze_call(Value form, Span span) {
+  auto* call = make<CallNode>(span);
+  list_length(form, span, "call");
+  Span head_span = span_of_cell(form, span);
+  call->fn = analyze(car(form), head_span);
+  for (Value v = cdr(form); is_cons(v); v = cdr(v)) {
+    call->args.push_back(analyze(car(v), span_of_cell(v, span)));
+  }
+  return call;
+}
+
+Node* Analyzer::analyze_if(Value form, Span span) {
+  std::size_t n = list_length(form, span, "if");
+  if (n < 3 || n > 4) {
+    fail(span, "if: expected (if TEST THEN [ELSE]), got " + std::to_string(n - 1) + " forms");
+  }
+  Node* test = analyze(nth(form, 1), span_of_cell(nth_cell(form, 1), span));
+  Node* then = analyze(nth(form, 2), span_of_cell(nth_cell(form, 2), span));
+  Node* otherwise = n == 4 ? analyze(nth(form, 3), span_of_cell(nth_cell(form, 3), span))
+                           : constant(nil(), span);
+  return make<IfNode>(span, test, then, otherwise);
+}
+
+Node* Analyzer::analyze_setq(Value form, Span span) {
+  std::size_t n = list_length(form, span, "setq");
+  if ((n - 1) % 2 != 0) fail(span, "setq: expected pairs of VARIABLE VALUE, got an odd number of forms");
+  auto* seq = make<SeqNode>(NodeKind::Progn, span);
+  for (Value v = cdr(form); is_cons(v); v = cdr(cdr(v))) {
+    Value target = car(v);
+    Span target_span = span_of_cell(v, span);
+    if (!is_symbol(target)) fail(target_span, "setq: cannot assign to " + in_.repr(target) + ", not a symbol");
+    Symbol* sym = as_symbol(target);
+    if (sym->sym_flags & (kSymKeyword | kSymConstant)) fail(target_span, "setq: cannot assign to the constant " + sym->name);
+    Node* value = analyze(car(cdr(v)), span_of_cell(cdr(v), span));
+    std::uint32_t depth, index;
+    if (!(sym->sym_flags & kSymSpecial) && lookup(sym, depth, index)) {
+      auto* set = make<LocalNode>(NodeKind::LocalSet, target_span, depth, index, value);
+      set->name = sym;
+      seq->body.push_back(set);
+    } else {
+      unit_->constants.push_back(target);
+      seq->body.push_back(make<GlobalNode>(NodeKind::GlobalSet, target_span, sym, value));
+    }
+  }
+  if (seq->body.empty()) return constant(nil(), span);
+  if (seq->body.size() == 1) return seq->body[0];
+  return seq;
+}
+
+Node* Analyzer::analyze_let(Value form, Span span, bool sequential) {
+  const char* what = sequential ? "let*" : "let";
+  if (!is_cons(cdr(form))) fail(span, std::string(what) + ": expected a list of bindings");
+  Value bindings = nth(form, 1);
+  Span bindings_span = span_of_cell(cdr(form), span);
+  if (!is_list(bindings)) fail(bindings_span, std::string(what) + ": bindings must be a list, got " + in_.repr(bindings));
+  auto* let = make<LetNode>(span);
+  let->sequential = sequential;
+  Scope inner{scope_, {}};
+  std::vector<std::pair<Symbol*, std::uint32_t>> specials;
+  if (sequential) scope_ = &inner;  // let*: each init sees the bindings before it
+  for (Value b = bindings; is_cons(b); b = cdr(b)) {
+    Value binding = car(b);
+    Span bspan = span_of_cell(b, bindings_span);
+    Value var = binding;
+    Node* init = nullptr;
+    if (is_cons(binding)) {
+      std::size_t len = list_length(binding, bspan, what);
+      if (len > 2) fail(bspan, std::string(what) + ": a binding is (VARIABLE VALUE), got " + in_.repr(binding));
+      var = car(binding);
+      if (len == 2) init = analyze(nth(binding, 1), span_of_cell(cdr(binding), bspan));
+    }
+    if (!is_symbol(var) || as_symbol(var)->is_keyword() || as_symbol(var) == in_.S.t) {
+      fail(bspan, std::string(what) + ": cannot bind " + in_.repr(var) + ", not a variable name");
+    }
+    Symbol* sym = as_symbol(var);
+    if (sym->sym_flags & kSymConstant) fail(bspan, std::string(what) + ": cannot bind the constant " + sym->name);
+    let->inits.push_back(init != nullptr ? init : constant(nil(), bspan));
+    auto slot = static_cast<std::uint32_t>(inner.names.size());
+    if (sym->sym_flags & kSymSpecial) {
+      specials.emplace_back(sym, slot);
+      inner.names.push_back(nullptr);  // the slot holds the value; the name stays global
+    } else {
+      inner.names.push_back(sym);
+    }
+  }
+  scope_ = &inner;
+  Node* body = analyze_body(nth_cell(form, 2), span);
+  // Special variables are bound dynamically around the body, from their slots.
+  for (auto it = specials.rbegin(); it != specials.rend(); ++it) {
+    auto* ref = make<LocalNode>(NodeKind::Local, span, 0, it->second);
+    body = make<DynBindNode>(span, it->first, ref, body);
+  }
+  scope_ = inner.parent;
+  let->body = body;
+  if (let->inits.empty()) return body;
+  return let;
+}
+
+Node* Analyzer::analyze_lambda(Value params, Value body, Span span, Value name) {
+  auto* lam = make<LambdaNode>(span);
+  lam->unit = unit_;
+  lam->name = name;
+  lam->arglist = params;
+  if (name.is_obj()) unit_->constants.push_back(name);
+  if (params.is_obj()) unit_->constants.push_back(params);
+  std::string who = is_symbol(name) ? as_symbol(name)->name : std::string("lambda");
+  if (!is_list(params)) fail(span, who + ": the parameter list must be a list, got " + in_.repr(params));
+  Scope frame{scope_, {}};
+  scope_ = &frame;
+  auto add_var = [&](Value v, Span vspan) -> std::uint32_t {
+    if (!is_symbol(v) || as_symbol(v)->is_keyword() || as_symbol(v) == in_.S.t ||
+        (as_symbol(v)->sym_flags & kSymConstant)) {
+      fail(vspan, who + ": bad parameter " + in_.repr(v) + ", expected a variable name");
+    }
+    frame.names.push_back(as_symbol(v));
+    return static_cast<std::uint32_t>(frame.names.size() - 1);
+  };
+  enum { Required, Optional, Rest, Key, Aux, AfterRest } mode = Required;
+  Value aux_bindings = nil();
+  Value aux_tail = nil();
+  const WellKnown& S = in_.S;
+  Value p = params;
+  for (; is_cons(p); p = cdr(p)) {
+    Value item = car(p);
+    Span ispan = span_of_cell(p, span);
+    if (is_symbol(item)) {
+      Symbol* s = as_symbol(item);
+      if (s == S.optional) { mode = Optional; continue; }
+      if (s == S.rest || s == S.body) { mode = Rest; continue; }
+      if (s == S.key) { mode = Key; lam->has_keys = true; continue; }
+      if (s == S.allow_other_keys) { lam->allow_other_keys = true; continue; }
+      if (s == S.aux) { mode = Aux; continue; }
+    }
+    switch (mode) {
+      case Required:
+        if (!lam->optional.empty()) fail(ispan, who + ": required parameter after &optional");
+        add_var(item, ispan);
+        ++lam->required;
+        break;
+      case Optional: {
+        OptionalParam opt;
+        Value var = item;
+        if (is_cons(item)) {
+          var = car(item);
+          if (is_cons(cdr(item))) opt.init = analyze(nth(item, 1), ispan);
+          Value sp_var = nth(item, 2);
+          add_var(var, ispan);
+          if (!sp_var.is_nil()) opt.supplied_slot = static_cast<std::int32_t>(add_var(sp_var, ispan));
+        } else {
+          add_var(var, ispan);
+        }
+        lam->optional.push_back(opt);
+        break;
+      }
+      case Rest:
+        lam->rest_slot = static_cast<std::int32_t>(add_var(item, ispan));
+        mode = AfterRest;
+        break;
+      case AfterRest:
+        fail(ispan, who + ": only one parameter may follow &rest");
+      case Key: {
+        KeyParam kp;
+        Value var = item;
+        Value key_name;
+        Value init_form;
+        bool has_init = false;
+        Value sp_var;
+        if (is_cons(item)) {
+          var = car(item);
+          if (is_cons(var)) {  // ((:keyword var) init supplied-p)
+            key_name = car(var);
+            var = nth(var, 1);
+          }
+          if (is_cons(cdr(item))) {
+            init_form = nth(item, 1);
+            has_init = true;
+          }
+          sp_var = nth(item, 2);
+        }
+        if (!is_symbol(var)) fail(ispan, who + ": bad &key parameter " + in_.repr(item));
+        kp.keyword = is_symbol(key_name) ? as_symbol(key_name) : in_.keyword(as_symbol(var)->name);
+        if (is_symbol(key_name) && !kp.keyword->is_keyword()) kp.keyword = in_.keyword(kp.keyword->name);
+        if (has_init) kp.init = analyze(init_form, ispan);
+        kp.slot = add_var(var, ispan);
+        if (!sp_var.is_nil()) kp.supplied_slot = static_cast<std::int32_t>(add_var(sp_var, ispan));
+        lam->keys.push_back(kp);
+        break;
+      }
+      case Aux: {
+        Value cell = in_.cons(item, nil());
+        if (aux_bindings.is_nil()) {
+          aux_bindings = keep_alive(cell);
+        } else {
+          as_cons(aux_tail)->cdr = cell;
+        }
+        aux_tail = cell;
+        break;
+      }
+    }
+  }
+  if (!p.is_nil()) {
+    // (a b . rest) is the same as (a b &rest rest).
+    if (mode == Rest || mode == AfterRest) fail(span, who + ": malformed parameter list");
+    lam->rest_slot = static_cast<std::int32_t>(add_var(p, span));
+  }
+  // Docstring: a leading string followed by more forms.
+  if (is_cons(body) && is_string(car(body)) && is_cons(cdr(body))) {
+    lam->doc = car(body);
+    unit_->constants.push_back(lam->doc);
+    body = cdr(body);
+  }
+  while (is_cons(body) && is_cons(car(body)) && car(car(body)).same(Value::object(S.declare))) {
+    body = cdr(body);
+  }
+  // A named function has an implicit block of its name, kept only if something returns from it.
+  BlockNode* block = nullptr;
+  if (is_symbol(name)) {
+    block = make<BlockNode>(span, as_symbol(name));
+    blocks_.push_back(BlockRef{as_symbol(name), block, false});
+  }
+  Node* body_node;
+  if (!aux_bindings.is_nil()) {
+    Value let_form = keep_alive(in_.cons(Value::object(S.let_star), in_.cons(aux_bindings, body)));
+    body_node = analyze_let(let_form, span, true);
+  } else {
+    body_node = analyze_body(body, span);
+  }
+  if (block != nullptr) {
+    bool used = blocks_.back().used;
+    blocks_.pop_back();
+    if (used) {
+      block->body = body_node;
+      body_node = block;
+    }
+  }
+  lam->body = body_node;
+  lam->frame_size = static_cast<std::uint32_t>(frame.names.size());
+  scope_ = frame.parent;
+  return lam;
+}
+
+Node* Analyzer::analyze_while(Value form, Span span) {
+  if (list_length(form, span, "while") < 2) fail(span, "while: expected (while TEST BODY...)");
+  Node* test = analyze(nth(form, 1), span_of_cell(cdr(form), span));
+  Node* body = analyze_body(nth_cell(form, 2), span);
+  return make<WhileNode>(span, test, body);
+}
+
+Node* Analyzer::analyze_block(Value form, Span span) {
+  if (list_length(form, span, "block") < 2) fail(span, "block: expected (block NAME BODY...)");
+  Value name = nth(form, 1);
+  if (!name.is_nil() && !is_symbol(name)) fail(span, "block: the name must be a symbol, got " + in_.repr(name));
+  Symbol* sym = name.is_nil() ? nullptr : as_symbol(name);
+  auto* block = make<BlockNode>(span, sym);
+  blocks_.push_back(BlockRef{sym, block, false});
+  Node* body = analyze_body(nth_cell(form, 2), span);
+  bool used = blocks_.back().used;
+  blocks_.pop_back();
+  if (!used) return body;
+  block->body = body;
+  return block;
+}
+
+Node* Analyzer::analyze_return_from(Value form, Span span) {
+  std::size_t n = list_length(form, span, "return-from");
+  if (n < 2 || n > 3) fail(span, "return-from: expected (return-from NAME [VALUE])");
+  Value name = nth(form, 1);
+  Symbol* sym = name.is_nil() ? nullptr : (is_symbol(name) ? as_symbol(name) : nullptr);
+  if (!name.is_nil() && sym == nullptr) fail(span, "return-from: the block name must be a symbol");
+  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
+    if (it->name == sym) {
+      it->used = true;
+      Node* value = n == 3 ? analyze(nth(form, 2), span_of_cell(nth_cell(form, 2), span)) : constant(nil(), span);
+      return make<ReturnFromNode>(span, it->node, value);
+    }
+  }
+  fail(span, "return-from: no enclosing block named " + (sym ? sym->name : std::string("nil")));
+}
+
+Node* Analyzer::analyze_unwind_protect(Value form, Span span) {
+  if (list_length(form, span, "unwind-protect") < 2) fail(span, "unwind-protect: expected (unwind-protect FORM CLEANUP...)");
+  Node* body = analyze(nth(form, 1), span_of_cell(cdr(form), span));
+  Node* cleanup = analyze_body(nth_cell(form, 2), span);
+  return make<UnwindProtectNode>(span, body, cleanup);
+}
+
+Node* Analyzer::analyze_handler_case(Value form, Span span) {
+  if (list_length(form, span, "handler-case") < 2) fail(span, "handler-case: expected (handler-case FORM (TYPE (VAR) BODY...)...)");
+  auto* hc = make<HandlerCaseNode>(span);
+  hc->body = analyze(nth(form, 1), span_of_cell(cdr(form), span));
+  for (Value c = nth_cell(form, 2); is_cons(c); c = cdr(c)) {
+    Value clause = car(c);
+    Span cspan = span_of_cell(c, span);
+    if (!is_cons(clause) || !is_cons(cdr(clause))) {
+      fail(cspan, "handler-case: a clause is (TYPE (VAR) BODY...), got " + in_.repr(clause));
+    }
+    HandlerClause hcl;
+    Value type = car(clause);
+    if (is_cons(type) && car(type).same(Value::object(in_.S.or_))) {
+      for (Value t = cdr(type); is_cons(t); t = cdr(t)) {
+        if (!is_symbol(car(t))) fail(cspan, "handler-case: condition types must be symbols");
+        hcl.types.push_back(as_symbol(car(t)));
+      }
+    } else if (is_symbol(type)) {
+      hcl.types.push_back(as_symbol(type));
+    } else {
+      fail(cspan, "handler-case: condition type must be a symbol, got " + in_.repr(type));
+    }
+    Value vars = nth(clause, 1);
+    if (!is_list(vars) || list_length(vars, cspan, "handler-case") > 1) {
+      fail(cspan, "handler-case: expected () or (VAR) after the condition type");
+    }
+    Scope inner{scope_, {}};
+    if (is_cons(vars)) {
+      if (!is_symbol(car(vars))) fail(cspan, "handler-case: the variable must be a symbol");
+      inner.names.push_back(as_symbol(car(vars)));
+      hcl.has_var = true;
+      scope_ = &inner;
+    }
+    hcl.body = analyze_body(nth_cell(clause, 2), cspan);
+    scope_ = inner.parent;
+    hc->clauses.push_back(hcl);
+  }
+  return hc;
+}
+
+// Quasiquote expansion into calls of list/append/cons (the core's own copies, so that user
+// redefinitions cannot change what a backquote means).
+Value Analyzer::quasi(Value form, int depth, Span span) {
+  const WellKnown& S = in_.S;
+  if (is_kind(form, ObjKind::Vector)) {
+    Vector* vec = as_vector(form);
+    Value lst = keep_alive(in_.list_from(vec->items.data(), vec->items.size()));
+    Value expanded = keep_alive(quasi(lst, depth, span));
+    return in_.list({in_.qq_vector, expanded});
+  }
+  if (!is_cons(form)) {
+    if (is_symbol(form) || is_cons(form)) return in_.list({Value::object(S.quote), form});
+    return form;
+  }
+  Value head = car(form);
+  if (head.same(Value::object(S.unquote))) {
+    if (depth == 1) return nth(form, 1);
+    return in_.list({in_.qq_list, in_.list({Value::object(S.quote), head}), quasi(nth(form, 1), depth - 1, span)});
+  }
+  if (head.same(Value::object(S.quasiquote))) {
+    return in_.list({in_.qq_list, in_.list({Value::object(S.quote), head}), quasi(nth(form, 1), depth + 1, span)});
+  }
+  // A list: (append seg1 seg2 ... tail), each segment a (list x) or a spliced form.
+  Interp::StackMark mark(in_);
+  Value* segs = in_.sp;
+  Value v = form;
+  for (; is_cons(v); v = cdr(v)) {
+    Value item = car(v);
+    if (is_cons(item) && car(item).same(Value::object(S.unquote_splicing)) && depth == 1) {
+      in_.push(nth(item, 1));
+    } else if (is_cons(item) && car(item).same(Value::object(S.unquote)) && depth == 1) {
+      in_.push(in_.list({in_.qq_list, nth(item, 1)}));
+    } else {
+      Value inner = quasi(item, depth, span);
+      in_.push(inner);
+      in_.sp[-1] = in_.list({in_.qq_list, inner});
+    }
+    // `(a . ,b) reads as (a unquote b): the tail is an unquoted form.
+    if (is_cons(cdr(v)) && car(cdr(v)).same(Value::object(S.unquote)) && depth == 1) {
+      in_.push(nth(cdr(v), 1));
+      v = nil();
+      break;
+    }
+  }
+  if (!v.is_nil()) in_.push(quasi(v, depth, span));
+  auto count = static_cast<std::size_t>(in_.sp - segs);
+  Value args = in_.list_from(segs, count);
+  return in_.cons(in_.qq_append, args);
+}
+
+}  // namespace
+
+CodeUnit* compile(Interp& interp, Value form) {
+  Interp::StackMark mark(interp);
+  interp.push(form);
+  auto* unit = interp.heap.make<CodeUnit>(ObjKind::Code);
+  interp.push(Value::object(unit));
+  Analyzer analyzer(interp, unit);
+  unit->entry = analyzer.analyze(form, interp.current_form_span);
+  return unit;
+}
+
+}  // namespace tl::eval

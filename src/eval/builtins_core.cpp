@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: Apache-2.0
+// Core builtins: equality, type predicates, function calling, evaluation and macros,
+// definitions, conditions, symbols and documentation.
+#include "eval/builtins.h"
+
+namespace tl::eval {
+
+namespace {
+
+using Args = Value*;
+using N = std::uint32_t;
+
+template <bool (*Pred)(Value)>
+Value predicate(Interp& in, Args a, N) {
+  return in.boolean(Pred(a[0]));
+}
+
+bool is_integer_v(Value v) { return v.is_int(); }
+bool is_float_v(Value v) { return v.is_float(); }
+bool is_number_v(Value v) { return v.is_number(); }
+bool is_null_v(Value v) { return v.is_nil(); }
+bool is_cons_v(Value v) { return is_cons(v); }
+bool is_list_v(Value v) { return is_list(v); }
+bool is_atom_v(Value v) { return !is_cons(v); }
+bool is_symbol_v(Value v) { return v.is_nil() || is_symbol(v); }
+bool is_keyword_v(Value v) { return is_symbol(v) && as_symbol(v)->is_keyword(); }
+bool is_string_v(Value v) { return is_string(v); }
+bool is_vector_v(Value v) { return is_kind(v, ObjKind::Vector); }
+bool is_hash_v(Value v) { return is_kind(v, ObjKind::HashTable); }
+bool is_function_v(Value v) { return is_function(v); }
+bool is_macro_v(Value v) { return is_kind(v, ObjKind::Macro); }
+bool is_condition_v(Value v) { return is_kind(v, ObjKind::Condition); }
+
+Condition* arg_condition(Interp& in, const char* fn, Args a, int i) {
+  if (!is_kind(a[i], ObjKind::Condition)) in.type_error(fn, i + 1, "a condition", a[i]);
+  return as_condition(a[i]);
+}
+
+// Raises a condition object as a tl::Error carrying it.
+[[noreturn]] void raise_condition(Interp& in, Value cond) {
+  Condition* c = as_condition(cond);
+  std::string type = is_symbol(c->type) ? as_symbol(c->type)->name : "simple-error";
+  std::string message = is_string(c->message) ? as_string(c->message)->text : in.repr(c->message, false);
+  tl::Error e(ErrorKind::User, "eval", type, message);
+  auto payload = std::make_shared<tl::detail::Payload>();
+  payload->condition = in.make_root(cond);
+  e.set_payload(payload);
+  throw e;
+}
+
+Value make_condition(Interp& in, Value type, std::string message, Value data) {
+  auto* c = in.heap.make<Condition>(ObjKind::Condition);
+  c->type = type;
+  c->data = data;
+  Value v = Value::object(c);
+  Interp::StackMark mark(in);
+  in.push(v);
+  c->message = in.make_string(std::move(message));
+  return v;
+}
+
+Value describe_text(Interp& in, Value v, Symbol* name) {
+  std::string out;
+  if (name != nullptr) out += name->name + " ";
+  if (is_kind(v, ObjKind::Native)) {
+    Native* n = as_native(v);
+    out += "is a builtin function.\n  usage: " + std::string(n->usage) + "\n  " + n->doc + "\n  defined at " +
+           n->file + ":" + std::to_string(n->line);
+  } else if (is_kind(v, ObjKind::Closure)) {
+    const LambdaNode* lam = as_closure(v)->lambda;
+    out += "is a function.\n  usage: (" + (name ? name->name : std::string("lambda"));
+    std::string args = in.repr(lam->arglist);
+    if (args != "nil") out += " " + args.substr(1, args.size() - 2);
+    out += ")\n";
+    out += is_string(lam->doc) ? "  " + as_string(lam->doc)->text : std::string("  (no documentation)");
+    if (lam->span.valid()) {
+      SourceLocation loc = in.sources.location(lam->span);
+      out += "\n  defined at " + loc.file + ":" + std::to_string(loc.line);
+    }
+  } else if (is_kind(v, ObjKind::Macro)) {
+    Value fn = as_macro(v)->fn;
+    out += "is a macro.\n";
+    if (is_kind(fn, ObjKind::Closure)) {
+      const LambdaNode* lam = as_closure(fn)->lambda;
+      std::string args = in.repr(lam->arglist);
+      out += "  usage: (" + (name ? name->name : std::string("macro"));
+      if (args != "nil") out += " " + args.substr(1, args.size() - 2);
+      out += ")\n";
+      out += is_string(lam->doc) ? "  " + as_string(lam->doc)->text : std::string("  (no documentation)");
+    }
+  } else {
+    out += "is " + in.repr(v) + ", a " + in.type_name(v) + ".";
+    if (name != nullptr && is_string(name->doc)) out += "\n  " + as_string(name->doc)->text;
+  }
+  return in.make_string(out);
+}
+
+}  // namespace
+
+void register_core_builtins(Interp& in) {
+  TL_BUILTIN(in, "eq", 2, 2, "(eq A B)", "True when A and B are the same object (or the same number of the same type).",
+             [](Interp& in, Args a, N) { return in.boolean(a[0].same(a[1])); });
+  TL_BUILTIN(in, "eql", 2, 2, "(eql A B)", "Like eq; numbers compare by type and value.",
+             [](Interp& in, Args a, N) { return in.boolean(eql(a[0], a[1])); });
+  TL_BUILTIN(in, "equal", 2, 2, "(equal A B)", "Structural equality: lists, vectors and strings compare by contents.",
+             [](Interp& in, Args a, N) { return in.boolean(equal(a[0], a[1])); });
+  TL_BUILTIN(in, "not", 1, 1, "(not X)", "t when X is nil, else nil.", predicate<is_null_v>);
+  TL_BUILTIN(in, "null", 1, 1, "(null X)", "t when X is nil, else nil.", predicate<is_null_v>);
+  TL_BUILTIN(in, "integerp", 1, 1, "(integerp X)", "True for integers.", predicate<is_integer_v>);
+  TL_BUILTIN(in, "floatp", 1, 1, "(floatp X)", "True for floats.", predicate<is_float_v>);
+  TL_BUILTIN(in, "numberp", 1, 1, "(numberp X)", "True for numbers.", predicate<is_number_v>);
+  TL_BUILTIN(in, "consp", 1, 1, "(consp X)", "True for conses (non-empty lists).", predicate<is_cons_v>);
+  TL_BUILTIN(in, "listp", 1, 1, "(listp X)", "True for conses and nil.", predicate<is_list_v>);
+  TL_BUILTIN(in, "atom", 1, 1, "(atom X)", "True for everything but conses.", predicate<is_atom_v>);
+  TL_BUILTIN(in, "symbolp", 1, 1, "(symbolp X)", "True for symbols (nil included).", predicate<is_symbol_v>);
+  TL_BUILTIN(in, "keywordp", 1, 1, "(keywordp X)", "True for keywords such as :lr.", predicate<is_keyword_v>);
+  TL_BUILTIN(in, "stringp", 1, 1, "(stringp X)", "True for strings.", predicate<is_string_v>);
+  TL_BUILTIN(in, "vectorp", 1, 1, "(vectorp X)", "True for vectors.", predicate<is_vector_v>);
+  TL_BUILTIN(in, "hash-table-p", 1, 1, "(hash-table-p X)", "True for hash tables.", predicate<is_hash_v>);
+  TL_BUILTIN(in, "functionp", 1, 1, "(functionp X)", "True for functions (closures and builtins).", predicate<is_function_v>);
+  TL_BUILTIN(in, "macrop", 1, 1, "(macrop X)", "True for macro objects.", predicate<is_macro_v>);
+  TL_BUILTIN(in, "conditionp", 1, 1, "(conditionp X)", "True for condition objects.", predicate<is_condition_v>);
+  TL_BUILTIN(in, "type-of", 1, 1, "(type-of X)", "The type of X as a symbol: integer, float, string, cons, null, ...",
+             [](Interp& in, Args a, N) { return in.sym(in.type_name(a[0])); });
+  TL_BUILTIN(in, "identity", 1, 1, "(identity X)", "Returns X.", [](Interp&, Args a, N) { return a[0]; });
+
+  Value funcall = TL_BUILTIN(in, "funcall", 1, -1, "(funcall FUNCTION ARG...)", "Calls FUNCTION with the arguments.",
+                             [](Interp& in, Args a, N n) { return in.apply(a[0], a + 1, n - 1); });
+  in.funcall_native = funcall.o;
+  Value apply = TL_BUILTIN(in, "apply", 2, -1, "(apply FUNCTION ARG... LIST)",
+                           "Calls FUNCTION with the arguments followed by the elements of LIST.",
+                           [](Interp& in, Args a, N n) -> Value {
+                             Interp::StackMark mark(in);
+                             Value* base = in.sp;
+                             for (N i = 1; i + 1 < n; ++i) in.push(a[i]);
+                             Value v = a[n - 1];
+                             for (; is_cons(v); v = cdr(v)) in.push(car(v));
+                             if (!v.is_nil()) in.type_error("apply", static_cast<int>(n), "a list", a[n - 1]);
+                             return in.apply(a[0], base, static_cast<N>(in.sp - base));
+                           });
+  in.apply_native = apply.o;
+  in.permanent.push_back(funcall);
+  in.permanent.push_back(apply);
+  TL_BUILTIN(in, "eval", 1, 1, "(eval FORM)", "Evaluates FORM in the global environment.",
+             [](Interp& in, Args a, N) { return in.eval_toplevel(a[0]); });
+  TL_BUILTIN(in, "macroexpand-1", 1, 1, "(macroexpand-1 FORM)", "FORM with its outermost macro call expanded once.",
+             [](Interp& in, Args a, N) { return in.macroexpand_1(a[0], nullptr); });
+  TL_BUILTIN(in, "macroexpand", 1, 1, "(macroexpand FORM)", "FORM with its outermost macro calls expanded until none is left.",
+             [](Interp& in, Args a, N) { return in.macroexpand(a[0]); });
+  TL_BUILTIN(in, "gensym", 0, 1, "(gensym [PREFIX])", "A fresh uninterned symbol, for macros.",
+             [](Interp& in, Args a, N n) -> Value {
+               std::string prefix = n == 1 && is_string(a[0]) ? as_string(a[0])->text : "g";
+               return Value::object(in.gensym(prefix));
+             });
+  TL_BUILTIN(in, "%define-macro", 2, 2, "(%define-macro NAME FUNCTION)", "Makes NAME a macro expanded by FUNCTION; what defmacro expands to.",
+             [](Interp& in, Args a, N) -> Value {
+               Symbol* name = arg_symbol(in, "defmacro", a, 0);
+               arg_function(in, "defmacro", a, 1);
+               if (name->sym_flags & kSymConstant) in.error("program-error", "defmacro: cannot redefine the constant " + name->name);
+               auto* m = in.heap.make<Macro>(ObjKind::Macro);
+               m->fn = a[1];
+               m->name = a[0];
+               if (is_kind(a[1], ObjKind::Closure)) as_closure(a[1])->name = a[0];
+               in.set_global(name, Value::object(m));
+               return a[0];
+             });
+  TL_BUILTIN(in, "%define-function", 2, 2, "(%define-function NAME FUNCTION)", "Binds NAME to FUNCTION globally; what defun expands to.",
+             [](Interp& in, Args a, N) -> Value {
+               Symbol* name = arg_symbol(in, "defun", a, 0);
+               if (name->sym_flags & kSymConstant) in.error("program-error", "defun: cannot redefine the constant " + name->name);
+               if (is_kind(a[1], ObjKind::Closure)) as_closure(a[1])->name = a[0];
+               in.set_global(name, a[1]);
+               return a[0];
+             });
+  TL_BUILTIN(in, "%define-variable", 3, 4, "(%define-variable NAME VALUE OVERWRITE [DOC])",
+             "Declares NAME special (dynamically bound by let) and sets it: always when OVERWRITE, else only if unbound.",
+             [](Interp& in, Args a, N n) -> Value {
+               Symbol* name = arg_symbol(in, "defvar", a, 0);
+               if (name->sym_flags & kSymConstant) in.error("program-error", "defvar: cannot redefine the constant " + name->name);
+               name->sym_flags |= kSymSpecial;
+               if (a[2].truthy() || !name->bound) in.set_global(name, a[1]);
+               if (n == 4 && is_string(a[3])) name->doc = a[3];
+               return a[0];
+             });
+  TL_BUILTIN(in, "%define-constant", 2, 3, "(%define-constant NAME VALUE [DOC])", "Makes NAME a global constant.",
+             [](Interp& in, Args a, N n) -> Value {
+               Symbol* name = arg_symbol(in, "defconstant", a, 0);
+               if ((name->sym_flags & kSymConstant) && !equal(name->value, a[1])) {
+                 in.error("program-error", "defconstant: " + name->name + " is already a constant with another value");
+               }
+               in.set_global(name, a[1]);
+               name->sym_flags |= kSymConstant;
+               if (n == 3 && is_string(a[2])) name->doc = a[2];
+               return a[0];
+             });
+  TL_BUILTIN(in, "%define-condition", 2, 2, "(%define-condition NAME PARENT)", "Declares a condition type NAME under PARENT.",
+             [](Interp& in, Args a, N) -> Value {
+               Symbol* name = arg_symbol(in, "define-condition", a, 0);
+               Symbol* parent = arg_symbol(in, "define-condition", a, 1);
+               if (parent != in.S.condition && !in.condition_parents.count(parent)) {
+                 in.error("program-error", "define-condition: unknown parent condition type " + parent->name);
+               }
+               in.condition_parents[name] = parent;
+               return a[0];
+             });
+  TL_BUILTIN(in, "error", 1, -1, "(error MESSAGE-FORMAT ARG...) or (error TYPE [MESSAGE-FORMAT ARG...]) or (error CONDITION)",
+             "Signals an error. With a string, a simple-error whose message is formatted like `format`. "
+             "With a condition type symbol, a condition of that type.",
+             [](Interp& in, Args a, N n) -> Value {
+               if (is_kind(a[0], ObjKind::Condition)) raise_condition(in, a[0]);
+               if (is_string(a[0])) {
+                 std::string msg = format_string(in, as_string(a[0])->text, a + 1, n - 1);
+                 raise_condition(in, make_condition(in, in.sym("simple-error"), msg, nil()));
+               }
+               if (is_symbol(a[0]) && !a[0].is_nil()) {
+                 Symbol* type = as_symbol(a[0]);
+                 if (type != in.S.condition && !in.condition_parents.count(type)) {
+                   in.error("program-error", "error: unknown condition type " + type->name + " (define it with define-condition)");
+                 }
+                 std::string msg = type->name;
+                 Value data = nil();
+                 if (n >= 2 && is_string(a[1])) {
+                   msg = format_string(in, as_string(a[1])->text, a + 2, n - 2);
+                 } else if (n >= 2) {
+                   data = in.list_from(a + 1, n - 1);
+                 }
+                 raise_condition(in, make_condition(in, a[0], msg, data));
+               }
+               in.type_error("error", 1, "a string, a condition type or a condition", a[0]);
+             });
+  TL_BUILTIN(in, "make-condition", 1, -1, "(make-condition TYPE &key :message :data)", "A condition object of TYPE, to pass to `error`.",
+             [](Interp& in, Args a, N n) -> Value {
+               Symbol* type = arg_symbol(in, "make-condition", a, 0);
+               if (type != in.S.condition && !in.condition_parents.count(type)) {
+                 in.error("program-error", "make-condition: unknown condition type " + type->name);
+               }
+               Value msg = keyword_arg(a, 1, n, "message");
+               std::string text = is_string(msg) ? as_string(msg)->text : type->name;
+               return make_condition(in, a[0], text, keyword_arg(a, 1, n, "data"));
+             });
+  TL_BUILTIN(in, "condition-type", 1, 1, "(condition-type CONDITION)", "The type symbol of CONDITION.",
+             [](Interp& in, Args a, N) { return arg_condition(in, "condition-type", a, 0)->type; });
+  TL_BUILTIN(in, "condition-message", 1, 1, "(condition-message CONDITION)", "The message of CONDITION, a string.",
+             [](Interp& in, Args a, N) { return arg_condition(in, "condition-message", a, 0)->message; });
+  TL_BUILTIN(in, "condition-data", 1, 1, "(condition-data CONDITION)", "The data attached to CONDITION (make-condition :data).",
+             [](Interp& in, Args a, N) { return arg_condition(in, "condition-data", a, 0)->data; });
+  TL_BUILTIN(in, "condition-location", 1, 1, "(condition-location CONDITION)", "\"file:line:col\" where CONDITION was raised, or nil.",
+             [](Interp& in, Args a, N) -> Value {
+               Condition* c = arg_condition(in, "condition-location", a, 0);
+               if (!c->error || !c->error->location().valid()) return nil();
+               const auto& loc = c->error->location();
+               return in.make_string(loc.file + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column));
+             });
+  TL_BUILTIN(in, "condition-report", 1, 1, "(condition-report CONDITION)", "The full error report: location, message, source line and backtrace.",
+             [](Interp& in, Args a, N) -> Value {
+               Condition* c = arg_condition(in, "condition-report", a, 0);
+               if (c->error) return in.make_string(c->error->what());
+               return c->message;
+             });
+  TL_BUILTIN(in, "condition-type-p", 2, 2, "(condition-type-p CONDITION TYPE)", "True when CONDITION is of TYPE or a subtype.",
+             [](Interp& in, Args a, N) -> Value {
+               Condition* c = arg_condition(in, "condition-type-p", a, 0);
+               return in.boolean(in.condition_is_a(c->type, arg_symbol(in, "condition-type-p", a, 1)));
+             });
+  TL_BUILTIN(in, "symbol-name", 1, 1, "(symbol-name SYMBOL)", "The name of SYMBOL as a string.",
+             [](Interp& in, Args a, N) -> Value {
+               if (a[0].is_nil()) return in.make_string("nil");
+               return in.make_string(arg_symbol(in, "symbol-name", a, 0)->name);
+             });
+  TL_BUILTIN(in, "intern", 1, 1, "(intern NAME)", "The symbol named by the string NAME.",
+             [](Interp& in, Args a, N) -> Value {
+               const std::string& name = arg_string(in, "intern", a, 0)->text;
+               if (name == "nil") return nil();
+               if (!name.empty() && name[0] == ':') return Value::object(in.keyword(name.substr(1)));
+               return in.sym(name);
+             });
+  TL_BUILTIN(in, "make-keyword", 1, 1, "(make-keyword NAME)", "The keyword named by the string or symbol NAME.",
+             [](Interp& in, Args a, N) -> Value {
+               if (is_symbol(a[0])) return Value::object(in.keyword(as_symbol(a[0])->name));
+               return Value::object(in.keyword(arg_string(in, "make-keyword", a, 0)->text));
+             });
+  TL_BUILTIN(in, "symbol-value", 1, 1, "(symbol-value SYMBOL)", "The global value of SYMBOL.",
+             [](Interp& in, Args a, N) -> Value {
+               if (a[0].is_nil()) return nil();
+               Symbol* s = arg_symbol(in, "symbol-value", a, 0);
+               if (!s->bound) in.error("unbound-variable", "unbound variable " + s->name);
+               return s->value;
+             });
+  TL_BUILTIN(in, "boundp", 1, 1, "(boundp SYMBOL)", "True when SYMBOL has a global value.",
+             [](Interp& in, Args a, N) -> Value {
+               if (a[0].is_nil()) return in.t();
+               return in.boolean(arg_symbol(in, "boundp", a, 0)->bound);
+             });
+  TL_BUILTIN(in, "fboundp", 1, 1, "(fboundp SYMBOL)", "True when SYMBOL names a function or macro.",
+             [](Interp& in, Args a, N) -> Value {
+               if (a[0].is_nil()) return nil();
+               Symbol* s = arg_symbol(in, "fboundp", a, 0);
+               return in.boolean(s->bound && (is_function(s->value) || is_kind(s->value, ObjKind::Macro)));
+             });
+  TL_BUILTIN(in, "set", 2, 2, "(set SYMBOL VALUE)", "Sets the global value of SYMBOL.",
+             [](Interp& in, Args a, N) -> Value {
+               Symbol* s = arg_symbol(in, "set", a, 0);
+               if (s->sym_flags & kSymConstant) in.error("program-error", "set: cannot assign to the constant " + s->name);
+               in.set_global(s, a[1]);
+               return a[1];
+             });
+  TL_BUILTIN(in, "makunbound", 1, 1, "(makunbound SYMBOL)", "Removes the global value of SYMBOL.",
+             [](Interp& in, Args a, N) -> Value {
+               Symbol* s = arg_symbol(in, "makunbound", a, 0);
+               if (s->sym_flags & kSymConstant) in.error("program-error", "makunbound: cannot unbind the constant " + s->name);
+               s->bound = false;
+               s->value = nil();
+               return a[0];
+             });
+  TL_BUILTIN(in, "%set-documentation", 2, 2, "(%set-documentation SYMBOL DOC)", "Attaches a docstring to a variable.",
+             [](Interp& in, Args a, N) -> Value {
+               arg_symbol(in, "documentation", a, 0)->doc = a[1];
+               return a[1];
+             });
+  TL_BUILTIN(in, "describe-string", 1, 1, "(describe-string X)", "The text `describe` prints for X.",
+             [](Interp& in, Args a, N) -> Value {
+               if (is_symbol(a[0]) && as_symbol(a[0])->bound && !as_symbol(a[0])->is_keyword()) {
+                 return describe_text(in, as_symbol(a[0])->value, as_symbol(a[0]));
+               }
+               if (is_symbol(a[0]) && !as_symbol(a[0])->is_keyword()) {
+                 return in.make_string(as_symbol(a[0])->name + " is a symbol with no global value.");
+               }
+               return describe_text(in, a[0], nullptr);
+             });
+  TL_BUILTIN(in, "documentation", 1, 1, "(documentation SYMBOL-OR-FUNCTION)", "The docstring of a function, macro or variable, or nil.",
+             [](Interp& in, Args a, N) -> Value {
+               Value v = a[0];
+               if (is_symbol(v)) {
+                 Symbol* s = as_symbol(v);
+                 if (!s->bound) return s->doc;
+                 v = s->value;
+                 if (!is_function(v) && !is_kind(v, ObjKind::Macro)) return s->doc;
+               }
+               if (is_kind(v, ObjKind::Macro)) v = as_macro(v)->fn;
+               if (is_kind(v, ObjKind::Native)) return in.make_string(as_native(v)->doc);
+               if (is_kind(v, ObjKind::Closure)) return as_closure(v)->lambda->doc;
+               return nil();
+             });
+}
+
+}  // namespace tl::eval

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: Apache-2.0
+// List and vector builtins: construction, access, higher-order functions and sorting.
+#include <algorithm>
+
+#include "eval/builtins.h"
+
+namespace tl::eval {
+
+namespace {
+
+using Args = Value*;
+using N = std::uint32_t;
+
+Value nth_cdr(Interp& in, const char* fn, Value list, std::int64_t n) {
+  if (n < 0) in.error("index-error", std::string(fn) + ": index must be non-negative, got " + std::to_string(n));
+  for (; n > 0 && is_cons(list); --n) list = cdr(list);
+  return list;
+}
+
+// Builds lists in order while keeping the head rooted on the value stack.
+class ListBuilder {
+ public:
+  explicit ListBuilder(Interp& in) : in_(in), slot_(in.sp) { in.push(nil()); }
+  void add(Value v) {
+    Cons* cell = in_.heap.make_cons(v, nil());
+    if (tail_ == nullptr) {
+      *slot_ = Value::object(cell);
+    } else {
+      tail_->cdr = Value::object(cell);
+    }
+    tail_ = cell;
+  }
+  void set_tail(Value v) {
+    if (tail_ == nullptr) *slot_ = v;
+    else tail_->cdr = v;
+  }
+  Value result() const { return *slot_; }
+
+ private:
+  Interp& in_;
+  Value* slot_;
+  Cons* tail_ = nullptr;
+};
+
+// The sequence-as-vector view used by the sequence functions (lists, vectors, strings).
+Value sequence_elt(Interp& in, const char* fn, Value seq, std::int64_t i) {
+  if (is_kind(seq, ObjKind::Vector)) {
+    auto& items = as_vector(seq)->items;
+    if (i < 0 || static_cast<std::size_t>(i) >= items.size()) {
+      in.error("index-error", std::string(fn) + ": index " + std::to_string(i) + " out of range for a vector of length " + std::to_string(items.size()));
+    }
+    return items[static_cast<std::size_t>(i)];
+  }
+  if (is_string(seq)) {
+    auto& s = as_string(seq)->text;
+    if (i < 0 || static_cast<std::size_t>(i) >= s.size()) {
+      in.error("index-error", std::string(fn) + ": index " + std::to_string(i) + " out of range for a string of length " + std::to_string(s.size()));
+    }
+    return in.make_string(std::string(1, s[static_cast<std::size_t>(i)]));
+  }
+  if (is_list(seq)) {
+    Value cell = nth_cdr(in, fn, seq, i);
+    if (!is_cons(cell)) in.error("index-error", std::string(fn) + ": index " + std::to_string(i) + " out of range for a list of length " + std::to_string(proper_length(in, fn, seq, 1)));
+    return car(cell);
+  }
+  in.type_error(fn, 1, "a sequence", seq);
+}
+
+Value key_of(Interp& in, Value key, Value v) {
+  if (key.is_nil()) return v;
+  return in.call(key, {v});
+}
+
+bool test_match(Interp& in, Value test, Value a, Value b) {
+  if (test.is_nil()) return eql(a, b) || (a.is_number() && b.is_number() && a.tag == b.tag && a.i == b.i);
+  return in.call(test, {a, b}).truthy();
+}
+
+}  // namespace
+
+void register_list_builtins(Interp& in) {
+  TL_BUILTIN(in, "cons", 2, 2, "(cons A B)", "A new pair whose car is A and cdr is B.",
+             [](Interp& in, Args a, N) { return in.cons(a[0], a[1]); });
+  TL_BUILTIN(in, "car", 1, 1, "(car LIST)", "First element of LIST; nil for nil.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_list(a[0])) in.type_error("car", 1, "a list", a[0]);
+               return car(a[0]);
+             });
+  TL_BUILTIN(in, "cdr", 1, 1, "(cdr LIST)", "LIST without its first element; nil for nil.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_list(a[0])) in.type_error("cdr", 1, "a list", a[0]);
+               return cdr(a[0]);
+             });
+  static const char* const kCxr[] = {"caar", "cadr", "cdar", "cddr", "caddr", "cdddr", "cadddr"};
+  (void)kCxr;
+  TL_BUILTIN(in, "cadr", 1, 1, "(cadr LIST)", "Second element of LIST.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_list(a[0]) || !is_list(cdr(a[0]))) in.type_error("cadr", 1, "a list", a[0]);
+               return car(cdr(a[0]));
+             });
+  TL_BUILTIN(in, "cddr", 1, 1, "(cddr LIST)", "LIST without its first two elements.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_list(a[0]) || !is_list(cdr(a[0]))) in.type_error("cddr", 1, "a list", a[0]);
+               return cdr(cdr(a[0]));
+             });
+  TL_BUILTIN(in, "caar", 1, 1, "(caar LIST)", "car of the car of LIST.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_list(a[0]) || !is_list(car(a[0]))) in.type_error("caar", 1, "a list of lists", a[0]);
+               return car(car(a[0]));
+             });
+  TL_BUILTIN(in, "cdar", 1, 1, "(cdar LIST)", "cdr of the car of LIST.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_list(a[0]) || !is_list(car(a[0]))) in.type_error("cdar", 1, "a list of lists", a[0]);
+               return cdr(car(a[0]));
+             });
+  TL_BUILTIN(in, "list", 0, -1, "(list ITEM...)", "A new list of the arguments.",
+             [](Interp& in, Args a, N n) { return in.list_from(a, n); });
+  in.qq_list = in.intern("list")->value;
+  TL_BUILTIN(in, "list*", 1, -1, "(list* ITEM... TAIL)", "A list of the items ending in TAIL.",
+             [](Interp& in, Args a, N n) { return in.list_from(a, n - 1, a[n - 1]); });
+  in.qq_cons = in.intern("cons")->value;
+  TL_BUILTIN(in, "append", 0, -1, "(append LIST...)", "A new list of the elements of the lists; the last is shared.",
+             [](Interp& in, Args a, N n) -> Value {
+               if (n == 0) return nil();
+               ListBuilder out(in);
+               for (N i = 0; i + 1 < n; ++i) {
+                 Value v = a[i];
+                 for (; is_cons(v); v = cdr(v)) out.add(car(v));
+                 if (!v.is_nil()) in.type_error("append", static_cast<int>(i + 1), "a proper list", a[i]);
+               }
+               out.set_tail(a[n - 1]);
+               return out.result();
+             });
+  in.qq_append = in.intern("append")->value;
+  TL_BUILTIN(in, "vector", 0, -1, "(vector ITEM...)", "A new vector of the arguments.",
+             [](Interp& in, Args a, N n) { return in.make_vector(std::vector<Value>(a, a + n)); });
+  in.qq_vector = in.intern("vector")->value;
+  in.permanent.insert(in.permanent.end(), {in.qq_list, in.qq_cons, in.qq_append, in.qq_vector});
+  TL_BUILTIN(in, "length", 1, 1, "(length SEQUENCE)", "Number of elements of a list, vector, string or hash table.",
+             [](Interp& in, Args a, N) -> Value {
+               Value v = a[0];
+               if (is_list(v)) return Value::integer(static_cast<std::int64_t>(proper_length(in, "length", v, 1)));
+               if (is_string(v)) return Value::integer(static_cast<std::int64_t>(as_string(v)->text.size()));
+               if (is_kind(v, ObjKind::Vector)) return Value::integer(static_cast<std::int64_t>(as_vector(v)->items.size()));
+               if (is_kind(v, ObjKind::HashTable)) return Value::integer(static_cast<std::int64_t>(as_hash(v)->live));
+               in.type_error("length", 1, "a sequence", v);
+             });
+  TL_BUILTIN(in, "reverse", 1, 1, "(reverse SEQUENCE)", "A new list, vector or string with the elements in reverse order.",
+             [](Interp& in, Args a, N) -> Value {
+               if (is_string(a[0])) {
+                 std::string s = as_string(a[0])->text;
+                 std::reverse(s.begin(), s.end());
+                 return in.make_string(std::move(s));
+               }
+               if (is_kind(a[0], ObjKind::Vector)) {
+                 auto items = as_vector(a[0])->items;
+                 std::reverse(items.begin(), items.end());
+                 return in.make_vector(std::move(items));
+               }
+               arg_list(in, "reverse", a, 0);
+               Value r = nil();
+               Value v = a[0];
+               for (; is_cons(v); v = cdr(v)) r = in.cons(car(v), r);
+               if (!v.is_nil()) in.type_error("reverse", 1, "a proper list", a[0]);
+               return r;
+             });
+  TL_BUILTIN(in, "nth", 2, 2, "(nth N LIST)", "Element N (from 0) of LIST, or nil past the end.",
+             [](Interp& in, Args a, N) -> Value {
+               std::int64_t k = arg_int(in, "nth", a, 0);
+               arg_list(in, "nth", a, 1);
+               return car(nth_cdr(in, "nth", a[1], k));
+             });
+  TL_BUILTIN(in, "nthcdr", 2, 2, "(nthcdr N LIST)", "LIST without its first N elements.",
+             [](Interp& in, Args a, N) -> Value {
+               std::int64_t k = arg_int(in, "nthcdr", a, 0);
+               arg_list(in, "nthcdr", a, 1);
+               return nth_cdr(in, "nthcdr", a[1], k);
+             });
+  TL_BUILTIN(in, "elt", 2, 2, "(elt SEQUENCE INDEX)", "Element INDEX of a list, vector or string; an error when out of range.",
+             [](Interp& in, Args a, N) { return sequence_elt(in, "elt", a[0], arg_int(in, "elt", a, 1)); });
+  TL_BUILTIN(in, "aref", 2, 2, "(aref VECTOR INDEX)", "Element INDEX of VECTOR (or a one-character string of a string).",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_kind(a[0], ObjKind::Vector) && !is_string(a[0])) in.type_error("aref", 1, "a vector", a[0]);
+               return sequence_elt(in, "aref", a[0], arg_int(in, "aref", a, 1));
+             });
+  TL_BUILTIN(in, "%aset", 3, 3, "(%aset VECTOR INDEX VALUE)", "Stores VALUE at INDEX; what (setf (aref v i) x) expands to.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_kind(a[0], ObjKind::Vector)) in.type_error("setf aref", 1, "a vector", a[0]);
+               std::int64_t i = arg_int(in, "setf aref", a, 1);
+               auto& items = as_vector(a[0])->items;
+               if (i < 0 || static_cast<std::size_t>(i) >= items.size()) {
+                 in.error("index-error", "setf aref: index " + std::to_string(i) + " out of range for a vector of length " + std::to_string(items.size()));
+               }
+               items[static_cast<std::size_t>(i)] = a[2];
+               return a[2];
+             });
+  TL_BUILTIN(in, "%setcar", 2, 2, "(%setcar CONS VALUE)", "Replaces the car of CONS; returns VALUE.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_cons(a[0])) in.type_error("setf car", 1, "a cons", a[0]);
+               as_cons(a[0])->car = a[1];
+               return a[1];
+             });
+  TL_BUILTIN(in, "%setcdr", 2, 2, "(%setcdr CONS VALUE)", "Replaces the cdr of CONS; returns VALUE.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_cons(a[0])) in.type_error("setf cdr", 1, "a cons", a[0]);
+               as_cons(a[0])->cdr = a[1];
+               return a[1];
+             });
+  TL_BUILTIN(in, "make-vector", 1, 2, "(make-vector SIZE [INITIAL])", "A vector of SIZE elements, each INITIAL (default nil).",
+             [](Interp& in, Args a, N n) -> Value {
+               std::int64_t size = arg_int(in, "make-vector", a, 0);
+               if (size < 0) in.error("type-error", "make-vector: size must be non-negative, got " + std::to_string(size));
+               return in.make_vector(std::vector<Value>(static_cast<std::size_t>(size), n == 2 ? a[1] : nil()));
+             });
+  TL_BUILTIN(in, "vector-push", 2, 2, "(vector-push VALUE VECTOR)", "Appends VALUE to VECTOR (which grows); returns its index.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_kind(a[1], ObjKind::Vector)) in.type_error("vector-push", 2, "a vector", a[1]);
+               auto& items = as_vector(a[1])->items;
+               items.push_back(a[0]);
+               return Value::integer(static_cast<std::int64_t>(items.size() - 1));
+             });
+  TL_BUILTIN(in, "vector-pop", 1, 1, "(vector-pop VECTOR)", "Removes and returns the last element of VECTOR.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_kind(a[0], ObjKind::Vector)) in.type_error("vector-pop", 1, "a vector", a[0]);
+               auto& items = as_vector(a[0])->items;
+               if (items.empty()) in.error("index-error", "vector-pop: the vector is empty");
+               Value v = items.back();
+               items.pop_back();
+               return v;
+             });
+  TL_BUILTIN(in, "coerce", 2, 2, "(coerce SEQUENCE TYPE)", "SEQUENCE converted to TYPE: 'list, 'vector or 'string.",
+             [](Interp& in, Args a, N) -> Value {
+               Symbol* type = arg_symbol(in, "coerce", a, 1);
+               std::vector<Value> items;
+               if (is_kind(a[0], ObjKind::Vector)) items = as_vector(a[0])->items;
+               else if (is_list(a[0])) items = list_items(in, "coerce", a[0], 1);
+               else if (is_string(a[0])) {
+                 for (char c : as_string(a[0])->text) items.push_back(in.make_string(std::string(1, c)));
+               } else {
+                 in.type_error("coerce", 1, "a sequence", a[0]);
+               }
+               if (type->name == "list") return in.list_from(items.data(), items.size());
+               if (type->name == "vector") return in.make_vector(std::move(items));
+               if (type->name == "string") {
+                 std::string s;
+                 for (Value v : items) {
+                   if (!is_string(v)) in.type_error("coerce", 1, "a sequence of strings", a[0]);
+                   s += as_string(v)->text;
+                 }
+                 return in.make_string(std::move(s));
+               }
+               in.error("type-error", "coerce: unknown type " + type->name + "; expected list, vector or string");
+             });
+  TL_BUILTIN(in, "last", 1, 2, "(last LIST [N])", "The last cons of LIST (or the last N conses).",
+             [](Interp& in, Args a, N n) -> Value {
+               arg_list(in, "last", a, 0);
+               std::int64_t k = n == 2 ? arg_int(in, "last", a, 1) : 1;
+               std::size_t len = proper_length(in, "last", a[0], 1);
+               if (k < 0) in.error("type-error", "last: count must be non-negative");
+               std::size_t skip = static_cast<std::size_t>(k) >= len ? 0 : len - static_cast<std::size_t>(k);
+               return nth_cdr(in, "last", a[0], static_cast<std::int64_t>(skip));
+             });
+  TL_BUILTIN(in, "butlast", 1, 2, "(butlast LIST [N])", "A new list of all but the last element (or last N).",
+             [](Interp& in, Args a, N n) -> Value {
+               arg_list(in, "butlast", a, 0);
+               std::int64_t k = n == 2 ? arg_int(in, "butlast", a, 1) : 1;
+               std::size_t len = proper_length(in, "butlast", a[0], 1);
+               if (k < 0) in.error("type-error", "butlast: count must be non-negative");
+               if (static_cast<std::size_t>(k) >= len) return nil();
+               ListBuilder out(in);
+               Value v = a[0];
+               for (std::size_t i = 0; i < len - static_cast<std::size_t>(k); ++i, v = cdr(v)) out.add(car(v));
+               return out.result();
+             });
+  TL_BUILTIN(in, "copy-list", 1, 1, "(copy-list LIST)", "A fresh copy of the list structure of LIST.",
+             [](Interp& in, Args a, N) -> Value {
+               arg_list(in, "copy-list", a, 0);
+               ListBuilder out(in);
+               Value v = a[0];
+               for (; is_cons(v); v = cdr(v)) out.add(car(v));
+               out.set_tail(v);
+               return out.result();
+             });
+  TL_BUILTIN(in, "mapcar", 2, -1, "(mapcar FUNCTION LIST...)",
+             "A list of FUNCTION applied to successive elements of the lists, stopping at the shortest.",
+             [](Interp& in, Args a, N n) -> Value {
+               arg_function(in, "mapcar", a, 0);
+               for (N i = 1; i < n; ++i) arg_list(in, "mapcar", a, static_cast<int>(i));
+               Interp::StackMark mark(in);
+               ListBuilder out(in);
+               Value* cursors = in.sp;
+               for (N i = 1; i < n; ++i) in.push(a[i]);
+               Value* call_args = in.sp;
+               for (N i = 1; i < n; ++i) in.push(nil());
+               for (;;) {
+                 for (N i = 0; i + 1 < n; ++i) {
+                   if (!is_cons(cursors[i])) return out.result();
+                   call_args[i] = car(cursors[i]);
+                   cursors[i] = cdr(cursors[i]);
+                 }
+                 out.add(in.apply(a[0], call_args, n - 1));
+               }
+             });
+  TL_BUILTIN(in, "mapc", 2, 2, "(mapc FUNCTION LIST)", "Calls FUNCTION on each element of LIST for effect; returns LIST.",
+             [](Interp& in, Args a, N) -> Value {
+               arg_function(in, "mapc", a, 0);
+               arg_list(in, "mapc", a, 1);
+               Interp::StackMark mark(in);
+               in.push(nil());
+               for (Value v = a[1]; is_cons(v); v = cdr(v)) {
+                 in.sp[-1] = car(v);
+                 in.apply(a[0], in.sp - 1, 1);
+               }
+               return a[1];
+             });
+  TL_BUILTIN(in, "remove-if", 2, 2, "(remove-if PREDICATE LIST)", "A new list of the elements for which PREDICATE is false.",
+             [](Interp& in, Args a, N) -> Value {
+               arg_function(in, "remove-if", a, 0);
+               arg_list(in, "remove-if", a, 1);
+               Interp::StackMark mark(in);
+               ListBuilder out(in);
+               in.push(nil());
+               for (Value v = a[1]; is_cons(v); v = cdr(v)) {
+                 in.sp[-1] = car(v);
+                 if (!in.apply(a[0], in.sp - 1, 1).truthy()) out.add(car(v));
+               }
+               return out.result();
+             });
+  TL_BUILTIN(in, "remove-if-not", 2, 2, "(remove-if-not PREDICATE LIST)", "A new list of the elements for which PREDICATE is true.",
+             [](Interp& in, Args a, N) -> Value {
+               arg_function(in, "remove-if-not", a, 0);
+               arg_list(in, "remove-if-not", a, 1);
+               Interp::StackMark mark(in);
+               ListBuilder out(in);
+               in.push(nil());
+               for (Value v = a[1]; is_cons(v); v = cdr(v)) {
+                 in.sp[-1] = car(v);
+                 if (in.apply(a[0], in.sp - 1, 1).truthy()) out.add(car(v));
+               }
+               return out.result();
+             });
+  TL_BUILTIN(in, "remove", 2, 2, "(remove ITEM LIST)", "A new list without the elements `equal` to ITEM.",
+             [](Interp& in, Args a, N) -> Value {
+               arg_list(in, "remove", a, 1);
+               ListBuilder out(in);
+               for (Value v = a[1]; is_cons(v); v = cdr(v)) {
+                 if (!equal(car(v), a[0])) out.add(car(v));
+               }
+               return out.result();
+             });
+  TL_BUILTIN(in, "reduce", 2, -1, "(reduce FUNCTION LIST &key :initial-value :from-end)",
+             "Combines the elements of LIST with FUNCTION from the left: (f (f a b) c)...",
+             [](Interp& in, Args a, N n) -> Value {
+               arg_function(in, "reduce", a, 0);
+               Value seq = a[1];
+               if (is_kind(seq, ObjKind::Vector)) {
+                 auto& items = as_vector(seq)->items;
+                 seq = in.list_from(items.data(), items.size());
+               }
+               if (!is_list(seq)) in.type_error("reduce", 2, "a list or vector", a[1]);
+               bool has_init = false;
+               Value init = keyword_arg(a, 2, n, "initial-value", &has_init);
+               bool from_end = keyword_arg(a, 2, n, "from-end").truthy();
+               Interp::StackMark mark(in);
+               in.push(seq);
+               std::vector<Value> items = list_items(in, "reduce", seq, 2);
+               if (from_end) std::reverse(items.begin(), items.end());
+               if (items.empty()) return has_init ? init : in.apply(a[0], nullptr, 0);
+               Value* acc = in.sp;
+               in.push(has_init ? init : items[0]);
+               in.push(nil());
+               for (std::size_t i = has_init ? 0 : 1; i < items.size(); ++i) {
+                 if (from_end) {
+                   acc[1] = acc[0];
+                   acc[0] = items[i];
+                 } else {
+                   acc[1] = items[i];
+                 }
+                 acc[0] = in.apply(a[0], acc, 2);
+               }
+               return acc[0];
+             });
+  TL_BUILTIN(in, "assoc", 2, 3, "(assoc KEY ALIST [TEST])", "The first pair in ALIST whose car matches KEY (`equal`, or TEST).",
+             [](Interp& in, Args a, N n) -> Value {
+               arg_list(in, "assoc", a, 1);
+               for (Value v = a[1]; is_cons(v); v = cdr(v)) {
+                 Value pair = car(v);
+                 if (!is_cons(pair)) continue;
+                 if (n == 3 ? in.call(a[2], {a[0], car(pair)}).truthy() : equal(a[0], car(pair))) return pair;
+               }
+               return nil();
+             });
+  TL_BUILTIN(in, "member", 2, 3, "(member ITEM LIST [TEST])", "The tail of LIST starting at the first element `equal` to ITEM.",
+             [](Interp& in, Args a, N n) -> Value {
+               arg_list(in, "member", a, 1);
+               for (Value v = a[1]; is_cons(v); v = cdr(v)) {
+                 if (n == 3 ? in.call(a[2], {a[0], car(v)}).truthy() : equal(a[0], car(v))) return v;
+               }
+               return nil();
+             });
+  TL_BUILTIN(in, "position", 2, 2, "(position ITEM SEQUENCE)", "Index of the first element `equal` to ITEM, or nil.",
+             [](Interp& in, Args a, N) -> Value {
+               std::int64_t i = 0;
+               if (is_kind(a[1], ObjKind::Vector)) {
+                 for (Value v : as_vector(a[1])->items) {
+                   if (equal(v, a[0])) return Value::integer(i);
+                   ++i;
+                 }
+                 return nil();
+               }
+               if (is_string(a[1]) && is_string(a[0])) {
+                 auto pos = as_string(a[1])->text.find(as_string(a[0])->text);
+                 return pos == std::string::npos ? nil() : Value::integer(static_cast<std::int64_t>(pos));
+               }
+               arg_list(in, "position", a, 1);
+               for (Value v = a[1]; is_cons(v); v = cdr(v), ++i) {
+                 if (equal(car(v), a[0])) return Value::integer(i);
+               }
+               return nil();
+             });
+  TL_BUILTIN(in, "find-if", 2, 2, "(find-if PREDICATE LIST)", "The first element for which PREDICATE is true, or nil.",
+             [](Interp& in, Args a, N) -> Value {
+               arg_function(in, "find-if", a, 0);
+               arg_list(in, "find-if", a, 1);
+               for (Value v = a[1]; is_cons(v); v = cdr(v)) {
+                 if (in.call(a[0], {car(v)}).truthy()) return car(v);
+               }
+               return nil();
+             });
+  TL_BUILTIN(in, "sort", 2, 4, "(sort SEQUENCE PREDICATE &key :key)",
+             "A new list or vector of the elements ordered by PREDICATE (stable merge sort).",
+             [](Interp& in, Args a, N n) -> Value {
+               arg_function(in, "sort", a, 1);
+               Value key = keyword_arg(a, 2, n, "key");
+               bool is_vec = is_kind(a[0], ObjKind::Vector);
+               if (!is_vec && !is_list(a[0])) in.type_error("sort", 1, "a list or vector", a[0]);
+               // The elements stay reachable through the original sequence while we sort.
+               std::vector<Value> items = is_vec ? as_vector(a[0])->items : list_items(in, "sort", a[0], 1);
+               Interp::StackMark mark(in);
+               Value* keys = nullptr;
+               if (!key.is_nil()) {
+                 keys = in.sp;
+                 for (Value v : items) in.push(v);
+                 for (std::size_t i = 0; i < items.size(); ++i) keys[i] = key_of(in, key, items[i]);
+               }
+               std::vector<std::size_t> order(items.size());
+               for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+               in.push(nil());
+               in.push(nil());
+               Value* pair = in.sp - 2;
+               Value pred = a[1];
+               std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+                 pair[0] = keys ? keys[x] : items[x];
+                 pair[1] = keys ? keys[y] : items[y];
+                 return in.apply(pred, pair, 2).truthy();
+               });
+               std::vector<Value> sorted;
+               sorted.reserve(items.size());
+               for (std::size_t i : order) sorted.push_back(items[i]);
+               if (is_vec) return in.make_vector(std::move(sorted));
+               return in.list_from(sorted.data(), sorted.size());
+             });
+  TL_BUILTIN(in, "subseq", 2, 3, "(subseq SEQUENCE START [END])", "A new list, vector or string of the elements from START below END.",
+             [](Interp& in, Args a, N n) -> Value {
+               std::int64_t start = arg_int(in, "subseq", a, 1);
+               std::int64_t len;
+               if (is_string(a[0])) len = static_cast<std::int64_t>(as_string(a[0])->text.size());
+               else if (is_kind(a[0], ObjKind::Vector)) len = static_cast<std::int64_t>(as_vector(a[0])->items.size());
+               else if (is_list(a[0])) len = static_cast<std::int64_t>(proper_length(in, "subseq", a[0], 1));
+               else in.type_error("subseq", 1, "a sequence", a[0]);
+               std::int64_t end = n == 3 && !a[2].is_nil() ? arg_int(in, "subseq", a, 2) : len;
+               if (start < 0 || end > len || start > end) {
+                 in.error("index-error", "subseq: bounds [" + std::to_string(start) + ", " + std::to_string(end) +
+                                             ") are out of range for a sequence of length " + std::to_string(len));
+               }
+               auto s = static_cast<std::size_t>(start), e = static_cast<std::size_t>(end);
+               if (is_string(a[0])) return in.make_string(as_string(a[0])->text.substr(s, e - s));
+               if (is_kind(a[0], ObjKind::Vector)) {
+                 auto& items = as_vector(a[0])->items;
+                 return in.make_vector(std::vector<Value>(items.begin() + start, items.begin() + end));
+               }
+               ListBuilder out(in);
+               Value v = nth_cdr(in, "subseq", a[0], start);
+               for (std::size_t i = s; i < e; ++i, v = cdr(v)) out.add(car(v));
+               return out.result();
+             });
+  TL_BUILTIN(in, "range", 1, 3, "(range [START] END [STEP])", "The list of integers from START (default 0) below END by STEP.",
+             [](Interp& in, Args a, N n) -> Value {
+               std::int64_t start = 0, end, step = 1;
+               if (n == 1) {
+                 end = arg_int(in, "range", a, 0);
+               } else {
+                 start = arg_int(in, "range", a, 0);
+                 end = arg_int(in, "range", a, 1);
+                 if (n == 3) step = arg_int(in, "range", a, 2);
+               }
+               if (step == 0) in.error("type-error", "range: step must not be zero");
+               ListBuilder out(in);
+               for (std::int64_t i = start; step > 0 ? i < end : i > end; i += step) out.add(Value::integer(i));
+               return out.result();
+             });
+  (void)test_match;
+}
+
+}  // namespace tl::eval

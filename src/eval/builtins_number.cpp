@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: Apache-2.0
+// Numeric builtins: arithmetic with overflow checks and float contagion, comparisons,
+// rounding, transcendental functions, bit operations and random numbers.
+#include <cmath>
+#include <random>
+
+#include "eval/builtins.h"
+
+namespace tl::eval {
+
+namespace {
+
+using Args = Value*;
+using N = std::uint32_t;
+
+[[noreturn]] void overflow(Interp& in, const char* op) {
+  in.error("integer-overflow", std::string(op) + ": integer overflow (result does not fit in 64 bits)");
+}
+
+void check_number(Interp& in, const char* fn, Args a, N i) {
+  if (!a[i].is_number()) in.type_error(fn, static_cast<int>(i + 1), "a number", a[i]);
+}
+
+double as_double(Value v) { return v.is_int() ? static_cast<double>(v.i) : v.f; }
+
+Value add2(Interp& in, Value a, Value b) {
+  if (a.is_int() && b.is_int()) {
+    std::int64_t r;
+    if (__builtin_add_overflow(a.i, b.i, &r)) overflow(in, "+");
+    return Value::integer(r);
+  }
+  return Value::real(as_double(a) + as_double(b));
+}
+
+Value sub2(Interp& in, Value a, Value b) {
+  if (a.is_int() && b.is_int()) {
+    std::int64_t r;
+    if (__builtin_sub_overflow(a.i, b.i, &r)) overflow(in, "-");
+    return Value::integer(r);
+  }
+  return Value::real(as_double(a) - as_double(b));
+}
+
+Value mul2(Interp& in, Value a, Value b) {
+  if (a.is_int() && b.is_int()) {
+    std::int64_t r;
+    if (__builtin_mul_overflow(a.i, b.i, &r)) overflow(in, "*");
+    return Value::integer(r);
+  }
+  return Value::real(as_double(a) * as_double(b));
+}
+
+Value div2(Interp& in, Value a, Value b) {
+  if ((b.is_int() && b.i == 0) || (b.is_float() && b.f == 0.0)) {
+    in.error("division-by-zero", "/: division by zero (" + in.repr(a) + " / " + in.repr(b) + ")");
+  }
+  if (a.is_int() && b.is_int()) {
+    if (b.i == -1 && a.i == INT64_MIN) overflow(in, "/");
+    if (a.i % b.i == 0) return Value::integer(a.i / b.i);
+  }
+  return Value::real(as_double(a) / as_double(b));
+}
+
+// Three-way compare of two numbers: -1, 0, 1 (2 when unordered, i.e. NaN).
+int compare(Value a, Value b) {
+  if (a.is_int() && b.is_int()) return a.i < b.i ? -1 : a.i > b.i ? 1 : 0;
+  double x = as_double(a), y = as_double(b);
+  if (x < y) return -1;
+  if (x > y) return 1;
+  if (x == y) return 0;
+  return 2;
+}
+
+template <int kWant>
+Value compare_chain(Interp& in, const char* fn, Args a, N n) {
+  for (N i = 0; i < n; ++i) check_number(in, fn, a, i);
+  for (N i = 0; i + 1 < n; ++i) {
+    int c = compare(a[i], a[i + 1]);
+    bool ok = false;
+    switch (kWant) {
+      case 0: ok = c == 0; break;                 // =
+      case 1: ok = c == -1; break;                // <
+      case 2: ok = c == 1; break;                 // >
+      case 3: ok = c == -1 || c == 0; break;      // <=
+      case 4: ok = c == 1 || c == 0; break;       // >=
+    }
+    if (!ok) return nil();
+  }
+  return in.t();
+}
+
+// Integer division helpers with the rounding of floor/ceiling/round/truncate.
+enum class Round { Floor, Ceiling, Nearest, Truncate };
+
+Value round_div(Interp& in, const char* fn, Args a, N n, Round mode) {
+  check_number(in, fn, a, 0);
+  if (n == 2) check_number(in, fn, a, 1);
+  if (n == 2 && a[0].is_int() && a[1].is_int()) {
+    std::int64_t x = a[0].i, y = a[1].i;
+    if (y == 0) in.error("division-by-zero", std::string(fn) + ": division by zero");
+    if (y == -1 && x == INT64_MIN) overflow(in, fn);
+    std::int64_t q = x / y, r = x % y;
+    switch (mode) {
+      case Round::Floor:
+        if (r != 0 && ((r < 0) != (y < 0))) --q;
+        break;
+      case Round::Ceiling:
+        if (r != 0 && ((r < 0) == (y < 0))) ++q;
+        break;
+      case Round::Nearest: {
+        // Round half to even, as Common Lisp does.
+        std::int64_t fq = q - ((r != 0 && ((r < 0) != (y < 0))) ? 1 : 0);
+        std::int64_t fr = x - fq * y;  // 0 <= |fr| < |y| with the sign of y
+        __int128 twice = static_cast<__int128>(fr) * 2;
+        __int128 ay = y;
+        if (y < 0) { twice = -twice; ay = -ay; }
+        if (twice > ay || (twice == ay && (fq % 2 != 0))) ++fq;
+        q = fq;
+        break;
+      }
+      case Round::Truncate: break;
+    }
+    return Value::integer(q);
+  }
+  double x = as_double(a[0]);
+  if (n == 2) {
+    double y = as_double(a[1]);
+    if (y == 0.0) in.error("division-by-zero", std::string(fn) + ": division by zero");
+    x /= y;
+  }
+  if (a[0].is_int() && n == 1) return a[0];
+  double r = 0;
+  switch (mode) {
+    case Round::Floor: r = std::floor(x); break;
+    case Round::Ceiling: r = std::ceil(x); break;
+    case Round::Nearest: r = std::nearbyint(x); break;
+    case Round::Truncate: r = std::trunc(x); break;
+  }
+  if (!std::isfinite(r) || r >= 9.2233720368547758e18 || r < -9.2233720368547758e18) {
+    in.error("integer-overflow", std::string(fn) + ": " + in.repr(Value::real(x)) + " has no integer value in range");
+  }
+  return Value::integer(static_cast<std::int64_t>(r));
+}
+
+Value math1(Interp& in, const char* fn, Args a, double (*f)(double)) {
+  double x = arg_number(in, fn, a, 0);
+  return Value::real(f(x));
+}
+
+}  // namespace
+
+void register_number_builtins(Interp& in) {
+  TL_BUILTIN(in, "+", 0, -1, "(+ NUMBER...)", "Sum of the numbers; 0 with none. Integers overflow with an error.",
+             [](Interp& in, Args a, N n) -> Value {
+               Value acc = Value::integer(0);
+               for (N i = 0; i < n; ++i) {
+                 check_number(in, "+", a, i);
+                 acc = add2(in, acc, a[i]);
+               }
+               return acc;
+             });
+  TL_BUILTIN(in, "-", 1, -1, "(- NUMBER...)", "Negation of one number, or the first minus the rest.",
+             [](Interp& in, Args a, N n) -> Value {
+               for (N i = 0; i < n; ++i) check_number(in, "-", a, i);
+               if (n == 1) return sub2(in, Value::integer(0), a[0]);
+               Value acc = a[0];
+               for (N i = 1; i < n; ++i) acc = sub2(in, acc, a[i]);
+               return acc;
+             });
+  TL_BUILTIN(in, "*", 0, -1, "(* NUMBER...)", "Product of the numbers; 1 with none.",
+             [](Interp& in, Args a, N n) -> Value {
+               Value acc = Value::integer(1);
+               for (N i = 0; i < n; ++i) {
+                 check_number(in, "*", a, i);
+                 acc = mul2(in, acc, a[i]);
+               }
+               return acc;
+             });
+  TL_BUILTIN(in, "/", 1, -1, "(/ NUMBER...)",
+             "Reciprocal of one number, or the first divided by the rest. Integer division that is "
+             "exact gives an integer, otherwise a float. Division by zero is an error.",
+             [](Interp& in, Args a, N n) -> Value {
+               for (N i = 0; i < n; ++i) check_number(in, "/", a, i);
+               if (n == 1) return div2(in, Value::integer(1), a[0]);
+               Value acc = a[0];
+               for (N i = 1; i < n; ++i) acc = div2(in, acc, a[i]);
+               return acc;
+             });
+  TL_BUILTIN(in, "=", 1, -1, "(= NUMBER...)", "True when all numbers are equal (1 = 1.0).",
+             [](Interp& in, Args a, N n) { return compare_chain<0>(in, "=", a, n); });
+  TL_BUILTIN(in, "<", 1, -1, "(< NUMBER...)", "True when the numbers increase strictly.",
+             [](Interp& in, Args a, N n) { return compare_chain<1>(in, "<", a, n); });
+  TL_BUILTIN(in, ">", 1, -1, "(> NUMBER...)", "True when the numbers decrease strictly.",
+             [](Interp& in, Args a, N n) { return compare_chain<2>(in, ">", a, n); });
+  TL_BUILTIN(in, "<=", 1, -1, "(<= NUMBER...)", "True when the numbers never decrease.",
+             [](Interp& in, Args a, N n) { return compare_chain<3>(in, "<=", a, n); });
+  TL_BUILTIN(in, ">=", 1, -1, "(>= NUMBER...)", "True when the numbers never increase.",
+             [](Interp& in, Args a, N n) { return compare_chain<4>(in, ">=", a, n); });
+  TL_BUILTIN(in, "/=", 1, -1, "(/= NUMBER...)", "True when no two of the numbers are equal.",
+             [](Interp& in, Args a, N n) -> Value {
+               for (N i = 0; i < n; ++i) check_number(in, "/=", a, i);
+               for (N i = 0; i < n; ++i)
+                 for (N j = i + 1; j < n; ++j)
+                   if (compare(a[i], a[j]) == 0) return nil();
+               return in.t();
+             });
+  TL_BUILTIN(in, "1+", 1, 1, "(1+ NUMBER)", "NUMBER plus one.",
+             [](Interp& in, Args a, N) { check_number(in, "1+", a, 0); return add2(in, a[0], Value::integer(1)); });
+  TL_BUILTIN(in, "1-", 1, 1, "(1- NUMBER)", "NUMBER minus one.",
+             [](Interp& in, Args a, N) { check_number(in, "1-", a, 0); return sub2(in, a[0], Value::integer(1)); });
+  TL_BUILTIN(in, "mod", 2, 2, "(mod X Y)", "Remainder of floor division: has the sign of Y.",
+             [](Interp& in, Args a, N) -> Value {
+               check_number(in, "mod", a, 0);
+               check_number(in, "mod", a, 1);
+               if (a[0].is_int() && a[1].is_int()) {
+                 if (a[1].i == 0) in.error("division-by-zero", "mod: division by zero");
+                 if (a[1].i == -1) return Value::integer(0);
+                 std::int64_t r = a[0].i % a[1].i;
+                 if (r != 0 && ((r < 0) != (a[1].i < 0))) r += a[1].i;
+                 return Value::integer(r);
+               }
+               double y = as_double(a[1]);
+               if (y == 0.0) in.error("division-by-zero", "mod: division by zero");
+               double r = std::fmod(as_double(a[0]), y);
+               if (r != 0 && ((r < 0) != (y < 0))) r += y;
+               return Value::real(r);
+             });
+  TL_BUILTIN(in, "rem", 2, 2, "(rem X Y)", "Remainder of truncating division: has the sign of X.",
+             [](Interp& in, Args a, N) -> Value {
+               check_number(in, "rem", a, 0);
+               check_number(in, "rem", a, 1);
+               if (a[0].is_int() && a[1].is_int()) {
+                 if (a[1].i == 0) in.error("division-by-zero", "rem: division by zero");
+                 if (a[1].i == -1) return Value::integer(0);
+                 return Value::integer(a[0].i % a[1].i);
+               }
+               double y = as_double(a[1]);
+               if (y == 0.0) in.error("division-by-zero", "rem: division by zero");
+               return Value::real(std::fmod(as_double(a[0]), y));
+             });
+  TL_BUILTIN(in, "floor", 1, 2, "(floor X [DIVISOR])", "Largest integer not above X (or X/DIVISOR).",
+             [](Interp& in, Args a, N n) { return round_div(in, "floor", a, n, Round::Floor); });
+  TL_BUILTIN(in, "ceiling", 1, 2, "(ceiling X [DIVISOR])", "Smallest integer not below X (or X/DIVISOR).",
+             [](Interp& in, Args a, N n) { return round_div(in, "ceiling", a, n, Round::Ceiling); });
+  TL_BUILTIN(in, "round", 1, 2, "(round X [DIVISOR])", "Nearest integer to X (or X/DIVISOR); halves go to even.",
+             [](Interp& in, Args a, N n) { return round_div(in, "round", a, n, Round::Nearest); });
+  TL_BUILTIN(in, "truncate", 1, 2, "(truncate X [DIVISOR])", "X (or X/DIVISOR) with the fraction dropped.",
+             [](Interp& in, Args a, N n) { return round_div(in, "truncate", a, n, Round::Truncate); });
+  TL_BUILTIN(in, "abs", 1, 1, "(abs X)", "Absolute value.",
+             [](Interp& in, Args a, N) -> Value {
+               check_number(in, "abs", a, 0);
+               if (a[0].is_int()) {
+                 if (a[0].i == INT64_MIN) overflow(in, "abs");
+                 return Value::integer(a[0].i < 0 ? -a[0].i : a[0].i);
+               }
+               return Value::real(std::fabs(a[0].f));
+             });
+  TL_BUILTIN(in, "min", 1, -1, "(min NUMBER...)", "The smallest number.",
+             [](Interp& in, Args a, N n) -> Value {
+               Value best = a[0];
+               for (N i = 0; i < n; ++i) {
+                 check_number(in, "min", a, i);
+                 if (compare(a[i], best) == -1) best = a[i];
+               }
+               return best;
+             });
+  TL_BUILTIN(in, "max", 1, -1, "(max NUMBER...)", "The largest number.",
+             [](Interp& in, Args a, N n) -> Value {
+               Value best = a[0];
+               for (N i = 0; i < n; ++i) {
+                 check_number(in, "max", a, i);
+                 if (compare(a[i], best) == 1) best = a[i];
+               }
+               return best;
+             });
+  TL_BUILTIN(in, "expt", 2, 2, "(expt BASE POWER)", "BASE raised to POWER; exact for integers with POWER >= 0.",
+             [](Interp& in, Args a, N) -> Value {
+               check_number(in, "expt", a, 0);
+               check_number(in, "expt", a, 1);
+               if (a[0].is_int() && a[1].is_int() && a[1].i >= 0) {
+                 std::int64_t base = a[0].i, e = a[1].i, r = 1;
+                 while (e > 0) {
+                   if (e & 1) {
+                     if (__builtin_mul_overflow(r, base, &r)) overflow(in, "expt");
+                   }
+                   e >>= 1;
+                   if (e > 0 && __builtin_mul_overflow(base, base, &base)) overflow(in, "expt");
+                 }
+                 return Value::integer(r);
+               }
+               if (a[0].is_int() && a[0].i == 0 && a[1].is_int() && a[1].i < 0) {
+                 in.error("division-by-zero", "expt: zero to a negative power");
+               }
+               return Value::real(std::pow(as_double(a[0]), as_double(a[1])));
+             });
+  TL_BUILTIN(in, "sqrt", 1, 1, "(sqrt X)", "Square root of X >= 0, as a float.",
+             [](Interp& in, Args a, N) -> Value {
+               double x = arg_number(in, "sqrt", a, 0);
+               if (x < 0) in.error("arithmetic-error", "sqrt: negative argument " + in.repr(a[0]));
+               return Value::real(std::sqrt(x));
+             });
+  TL_BUILTIN(in, "isqrt", 1, 1, "(isqrt N)", "Largest integer whose square is at most N >= 0.",
+             [](Interp& in, Args a, N) -> Value {
+               std::int64_t x = arg_int(in, "isqrt", a, 0);
+               if (x < 0) in.error("arithmetic-error", "isqrt: negative argument");
+               auto r = static_cast<std::int64_t>(std::sqrt(static_cast<double>(x)));
+               while (r > 0 && r > x / r) --r;
+               while ((r + 1) <= x / (r + 1)) ++r;
+               return Value::integer(r);
+             });
+  TL_BUILTIN(in, "exp", 1, 1, "(exp X)", "e raised to X.",
+             [](Interp& in, Args a, N) { return math1(in, "exp", a, std::exp); });
+  TL_BUILTIN(in, "log", 1, 2, "(log X [BASE])", "Natural logarithm of X > 0, or its logarithm in BASE.",
+             [](Interp& in, Args a, N n) -> Value {
+               double x = arg_number(in, "log", a, 0);
+               if (x <= 0) in.error("arithmetic-error", "log: argument must be positive, got " + in.repr(a[0]));
+               double r = std::log(x);
+               if (n == 2) {
+                 double b = arg_number(in, "log", a, 1);
+                 if (b <= 0 || b == 1) in.error("arithmetic-error", "log: bad base " + in.repr(a[1]));
+                 r /= std::log(b);
+               }
+               return Value::real(r);
+             });
+  TL_BUILTIN(in, "sin", 1, 1, "(sin X)", "Sine of X radians.", [](Interp& in, Args a, N) { return math1(in, "sin", a, std::sin); });
+  TL_BUILTIN(in, "cos", 1, 1, "(cos X)", "Cosine of X radians.", [](Interp& in, Args a, N) { return math1(in, "cos", a, std::cos); });
+  TL_BUILTIN(in, "tan", 1, 1, "(tan X)", "Tangent of X radians.", [](Interp& in, Args a, N) { return math1(in, "tan", a, std::tan); });
+  TL_BUILTIN(in, "asin", 1, 1, "(asin X)", "Arc sine.", [](Interp& in, Args a, N) { return math1(in, "asin", a, std::asin); });
+  TL_BUILTIN(in, "acos", 1, 1, "(acos X)", "Arc cosine.", [](Interp& in, Args a, N) { return math1(in, "acos", a, std::acos); });
+  TL_BUILTIN(in, "atan", 1, 2, "(atan Y [X])", "Arc tangent of Y, or of Y/X using both signs.",
+             [](Interp& in, Args a, N n) -> Value {
+               double y = arg_number(in, "atan", a, 0);
+               if (n == 2) return Value::real(std::atan2(y, arg_number(in, "atan", a, 1)));
+               return Value::real(std::atan(y));
+             });
+  TL_BUILTIN(in, "sinh", 1, 1, "(sinh X)", "Hyperbolic sine.", [](Interp& in, Args a, N) { return math1(in, "sinh", a, std::sinh); });
+  TL_BUILTIN(in, "cosh", 1, 1, "(cosh X)", "Hyperbolic cosine.", [](Interp& in, Args a, N) { return math1(in, "cosh", a, std::cosh); });
+  TL_BUILTIN(in, "tanh", 1, 1, "(tanh X)", "Hyperbolic tangent.", [](Interp& in, Args a, N) { return math1(in, "tanh", a, std::tanh); });
+  TL_BUILTIN(in, "float", 1, 1, "(float X)", "X converted to a float.",
+             [](Interp& in, Args a, N) { return Value::real(arg_number(in, "float", a, 0)); });
+  TL_BUILTIN(in, "ash", 2, 2, "(ash N COUNT)", "N shifted left by COUNT bits (right when negative).",
+             [](Interp& in, Args a, N) -> Value {
+               std::int64_t x = arg_int(in, "ash", a, 0), c = arg_int(in, "ash", a, 1);
+               if (c <= -64) return Value::integer(x < 0 ? -1 : 0);
+               if (c < 0) return Value::integer(x >> -c);
+               if (c >= 64 || (x != 0 && (c >= 63 || (x > (INT64_MAX >> c)) || (x < (INT64_MIN >> c))))) {
+                 if (x != 0) overflow(in, "ash");
+               }
+               return Value::integer(c >= 64 ? 0 : static_cast<std::int64_t>(static_cast<std::uint64_t>(x) << c));
+             });
+  TL_BUILTIN(in, "logand", 0, -1, "(logand N...)", "Bitwise and.",
+             [](Interp& in, Args a, N n) -> Value {
+               std::int64_t r = -1;
+               for (N i = 0; i < n; ++i) r &= arg_int(in, "logand", a, static_cast<int>(i));
+               return Value::integer(r);
+             });
+  TL_BUILTIN(in, "logior", 0, -1, "(logior N...)", "Bitwise inclusive or.",
+             [](Interp& in, Args a, N n) -> Value {
+               std::int64_t r = 0;
+               for (N i = 0; i < n; ++i) r |= arg_int(in, "logior", a, static_cast<int>(i));
+               return Value::integer(r);
+             });
+  TL_BUILTIN(in, "logxor", 0, -1, "(logxor N...)", "Bitwise exclusive or.",
+             [](Interp& in, Args a, N n) -> Value {
+               std::int64_t r = 0;
+               for (N i = 0; i < n; ++i) r ^= arg_int(in, "logxor", a, static_cast<int>(i));
+               return Value::integer(r);
+             });
+  TL_BUILTIN(in, "random", 1, 1, "(random LIMIT)",
+             "A pseudo-random number in [0, LIMIT): an integer for an integer LIMIT, else a float. "
+             "Seeded per interpreter with (random-seed N).",
+             [](Interp& in, Args a, N) -> Value {
+               if (a[0].is_int()) {
+                 if (a[0].i <= 0) in.error("type-error", "random: limit must be positive, got " + in.repr(a[0]));
+                 std::uniform_int_distribution<std::int64_t> d(0, a[0].i - 1);
+                 return Value::integer(d(in.rng));
+               }
+               double lim = arg_number(in, "random", a, 0);
+               if (lim <= 0) in.error("type-error", "random: limit must be positive, got " + in.repr(a[0]));
+               std::uniform_real_distribution<double> d(0, lim);
+               return Value::real(d(in.rng));
+             });
+  TL_BUILTIN(in, "random-seed", 1, 1, "(random-seed N)", "Reseeds this interpreter's `random`.",
+             [](Interp& in, Args a, N) -> Value {
+               in.rng.seed(static_cast<std::uint64_t>(arg_int(in, "random-seed", a, 0)));
+               return nil();
+             });
+  in.set_global(in.intern("pi"), Value::real(3.14159265358979323846));
+  in.intern("pi")->sym_flags |= kSymConstant;
+  in.set_global(in.intern("most-positive-fixnum"), Value::integer(INT64_MAX));
+  in.set_global(in.intern("most-negative-fixnum"), Value::integer(INT64_MIN));
+}
+
+}  // namespace tl::eval

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: Apache-2.0
+// String builtins and `format`.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+#include "eval/builtins.h"
+#include "reader/reader.h"
+
+namespace tl::eval {
+
+namespace {
+
+using Args = Value*;
+using N = std::uint32_t;
+
+std::string princ_string(Interp& in, Value v) { return in.repr(v, false); }
+
+std::string pad(std::string s, int width, bool left) {
+  if (width <= 0 || static_cast<int>(s.size()) >= width) return s;
+  std::string fill(static_cast<std::size_t>(width) - s.size(), ' ');
+  return left ? fill + s : s + fill;
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+}  // namespace
+
+std::string format_string(Interp& in, const std::string& control, Value* args, std::uint32_t n) {
+  std::string out;
+  std::uint32_t next = 0;
+  auto take = [&](char directive) -> Value {
+    if (next >= n) {
+      in.error("program-error", std::string("format: not enough arguments for directive ~") + directive +
+                                    " in \"" + control + "\"");
+    }
+    return args[next++];
+  };
+  for (std::size_t i = 0; i < control.size(); ++i) {
+    char c = control[i];
+    if (c != '~') {
+      out += c;
+      continue;
+    }
+    // ~[params][@][:]directive; params are integers separated by commas.
+    std::vector<int> params;
+    std::vector<bool> given;
+    ++i;
+    for (;;) {
+      bool neg = false;
+      if (i < control.size() && control[i] == '-') {
+        neg = true;
+        ++i;
+      }
+      std::size_t start = i;
+      int value = 0;
+      while (i < control.size() && std::isdigit(static_cast<unsigned char>(control[i]))) {
+        value = value * 10 + (control[i] - '0');
+        ++i;
+      }
+      params.push_back(neg ? -value : value);
+      given.push_back(i > start);
+      if (i < control.size() && control[i] == ',') {
+        ++i;
+        continue;
+      }
+      break;
+    }
+    bool at = false;
+    while (i < control.size() && (control[i] == '@' || control[i] == ':')) {
+      if (control[i] == '@') at = true;
+      ++i;
+    }
+    if (i >= control.size()) in.error("program-error", "format: control string ends inside a directive: \"" + control + "\"");
+    char d = static_cast<char>(std::tolower(static_cast<unsigned char>(control[i])));
+    int p0 = given[0] ? params[0] : 0;
+    switch (d) {
+      case 'a': out += pad(princ_string(in, take('a')), p0, at); break;
+      case 's': out += pad(in.repr(take('s')), p0, at); break;
+      case 'd': {
+        Value v = take('d');
+        std::string s = v.is_int() && at && v.i >= 0 ? "+" + std::to_string(v.i) : princ_string(in, v);
+        out += pad(s, p0, true);
+        break;
+      }
+      case 'x':
+      case 'o':
+      case 'b': {
+        Value v = take(d);
+        if (!v.is_int()) {
+          out += princ_string(in, v);
+          break;
+        }
+        int base = d == 'x' ? 16 : d == 'o' ? 8 : 2;
+        std::uint64_t mag = v.i < 0 ? 0 - static_cast<std::uint64_t>(v.i) : static_cast<std::uint64_t>(v.i);
+        std::string s;
+        do {
+          s += "0123456789abcdef"[mag % static_cast<std::uint64_t>(base)];
+          mag /= static_cast<std::uint64_t>(base);
+        } while (mag > 0);
+        if (v.i < 0) s += '-';
+        std::reverse(s.begin(), s.end());
+        out += pad(s, p0, true);
+        break;
+      }
+      case 'f':
+      case 'e':
+      case 'g': {
+        Value v = take(d);
+        if (!v.is_number()) {
+          out += princ_string(in, v);
+          break;
+        }
+        double x = v.is_int() ? static_cast<double>(v.i) : v.f;
+        int width = given[0] ? params[0] : 0;
+        bool has_prec = params.size() > 1 && given[1];
+        int prec = has_prec ? params[1] : -1;
+        char buf[512];
+        if (d == 'f' && !has_prec) {
+          std::string s = in.repr(Value::real(x));
+          out += pad(s, width, true);
+          break;
+        }
+        std::string fmt = "%";
+        if (at) fmt += "+";
+        fmt += width > 0 ? std::to_string(width) : "";
+        if (prec >= 0) fmt += "." + std::to_string(std::min(prec, 100));
+        fmt += d;
+        std::snprintf(buf, sizeof buf, fmt.c_str(), x);
+        out += buf;
+        break;
+      }
+      case '%': {
+        int count = given[0] ? p0 : 1;
+        for (int k = 0; k < count; ++k) out += '\n';
+        break;
+      }
+      case '&':
+        if (!out.empty() && out.back() != '\n') out += '\n';
+        break;
+      case '~': out += '~'; break;
+      case '\n':
+        // ~ followed by a newline skips the newline and the indentation after it.
+        while (i + 1 < control.size() && is_space(control[i + 1])) ++i;
+        break;
+      default:
+        in.error("program-error", std::string("format: unknown directive ~") + control[i] + " in \"" + control + "\"");
+    }
+  }
+  return out;
+}
+
+void register_string_builtins(Interp& in) {
+  TL_BUILTIN(in, "format", 1, -1, "(format DESTINATION CONTROL ARG...)",
+             "Formats ARGs by CONTROL. DESTINATION nil returns a string; t prints it. Directives: ~a "
+             "(princ), ~s (prin1), ~d (integer), ~f ~e ~g (floats: ~,2f for 2 decimals), ~x ~o ~b, "
+             "~% (newline), ~& (fresh line), ~~. A width pads: ~10a pads right, ~10@a pads left.",
+             [](Interp& in, Args a, N n) -> Value {
+               Value dest = a[0];
+               std::uint32_t first = 1;
+               if (is_string(dest)) {  // (format "control" args...) is allowed: returns the string
+                 return in.make_string(format_string(in, as_string(dest)->text, a + 1, n - 1));
+               }
+               if (n < 2) in.error("arity-error", "format: expected a destination and a control string");
+               String* control = arg_string(in, "format", a, 1);
+               std::string text = format_string(in, control->text, a + first + 1, n - first - 1);
+               if (dest.is_nil()) return in.make_string(std::move(text));
+               in.write(text);
+               return nil();
+             });
+  TL_BUILTIN(in, "concat", 0, -1, "(concat ITEM...)", "The strings joined; other values are converted as princ shows them.",
+             [](Interp& in, Args a, N n) -> Value {
+               std::string out;
+               for (N i = 0; i < n; ++i) {
+                 if (is_string(a[i])) out += as_string(a[i])->text;
+                 else out += princ_string(in, a[i]);
+               }
+               return in.make_string(std::move(out));
+             });
+  TL_BUILTIN(in, "string", 1, 1, "(string X)", "X as a string, as princ would show it.",
+             [](Interp& in, Args a, N) -> Value {
+               if (is_string(a[0])) return a[0];
+               return in.make_string(princ_string(in, a[0]));
+             });
+  TL_BUILTIN(in, "prin1-to-string", 1, 1, "(prin1-to-string X)", "X printed readably, as a string.",
+             [](Interp& in, Args a, N) { return in.make_string(in.repr(a[0])); });
+  TL_BUILTIN(in, "string-split", 1, 2, "(string-split STRING [SEPARATOR])",
+             "A list of the parts of STRING between SEPARATORs; without SEPARATOR, splits at runs of whitespace.",
+             [](Interp& in, Args a, N n) -> Value {
+               const std::string& s = arg_string(in, "string-split", a, 0)->text;
+               std::vector<std::string> parts;
+               if (n == 1 || a[1].is_nil()) {
+                 std::size_t i = 0;
+                 while (i < s.size()) {
+                   while (i < s.size() && is_space(s[i])) ++i;
+                   std::size_t start = i;
+                   while (i < s.size() && !is_space(s[i])) ++i;
+                   if (i > start) parts.push_back(s.substr(start, i - start));
+                 }
+               } else {
+                 const std::string& sep = arg_string(in, "string-split", a, 1)->text;
+                 if (sep.empty()) in.error("type-error", "string-split: the separator must not be empty");
+                 std::size_t start = 0;
+                 for (;;) {
+                   std::size_t pos = s.find(sep, start);
+                   if (pos == std::string::npos) {
+                     parts.push_back(s.substr(start));
+                     break;
+                   }
+                   parts.push_back(s.substr(start, pos - start));
+                   start = pos + sep.size();
+                 }
+               }
+               Interp::StackMark mark(in);
+               Value* base = in.sp;
+               for (auto& p : parts) in.push(in.make_string(std::move(p)));
+               return in.list_from(base, parts.size());
+             });
+  TL_BUILTIN(in, "string-join", 1, 2, "(string-join LIST [SEPARATOR])", "The strings of LIST joined with SEPARATOR (default \"\").",
+             [](Interp& in, Args a, N n) -> Value {
+               arg_list(in, "string-join", a, 0);
+               std::string sep = n == 2 ? arg_string(in, "string-join", a, 1)->text : "";
+               std::string out;
+               bool first = true;
+               for (Value v = a[0]; is_cons(v); v = cdr(v)) {
+                 if (!first) out += sep;
+                 first = false;
+                 out += is_string(car(v)) ? as_string(car(v))->text : princ_string(in, car(v));
+               }
+               return in.make_string(std::move(out));
+             });
+  TL_BUILTIN(in, "parse-number", 1, 1, "(parse-number STRING)", "The number STRING spells (\"42\", \"-1.5e3\"); an error if it is not one.",
+             [](Interp& in, Args a, N) -> Value {
+               std::string s = arg_string(in, "parse-number", a, 0)->text;
+               std::size_t b = 0, e = s.size();
+               while (b < e && is_space(s[b])) ++b;
+               while (e > b && is_space(s[e - 1])) --e;
+               Value out;
+               bool overflow = false;
+               if (!reader::parse_number(std::string_view(s).substr(b, e - b), out, overflow)) {
+                 in.error("type-error", "parse-number: \"" + s + "\" is not a number");
+               }
+               if (overflow) in.error("integer-overflow", "parse-number: \"" + s + "\" does not fit in 64 bits");
+               return out;
+             });
+  TL_BUILTIN(in, "number-to-string", 1, 1, "(number-to-string NUMBER)", "NUMBER printed as a string.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!a[0].is_number()) in.type_error("number-to-string", 1, "a number", a[0]);
+               return in.make_string(in.repr(a[0]));
+             });
+  TL_BUILTIN(in, "string-upcase", 1, 1, "(string-upcase STRING)", "STRING in upper case (ASCII).",
+             [](Interp& in, Args a, N) -> Value {
+               std::string s = arg_string(in, "string-upcase", a, 0)->text;
+               for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+               return in.make_string(std::move(s));
+             });
+  TL_BUILTIN(in, "string-downcase", 1, 1, "(string-downcase STRING)", "STRING in lower case (ASCII).",
+             [](Interp& in, Args a, N) -> Value {
+               std::string s = arg_string(in, "string-downcase", a, 0)->text;
+               for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+               return in.make_string(std::move(s));
+             });
+  TL_BUILTIN(in, "string-trim", 1, 1, "(string-trim STRING)", "STRING without leading and trailing whitespace.",
+             [](Interp& in, Args a, N) -> Value {
+               const std::string& s = arg_string(in, "string-trim", a, 0)->text;
+               std::size_t b = 0, e = s.size();
+               while (b < e && is_space(s[b])) ++b;
+               while (e > b && is_space(s[e - 1])) --e;
+               return in.make_string(s.substr(b, e - b));
+             });
+  TL_BUILTIN(in, "string-contains", 2, 2, "(string-contains STRING PART)", "Index of the first PART in STRING, or nil.",
+             [](Interp& in, Args a, N) -> Value {
+               auto pos = arg_string(in, "string-contains", a, 0)->text.find(arg_string(in, "string-contains", a, 1)->text);
+               return pos == std::string::npos ? nil() : Value::integer(static_cast<std::int64_t>(pos));
+             });
+  TL_BUILTIN(in, "string-prefix-p", 2, 2, "(string-prefix-p PREFIX STRING)", "True when STRING starts with PREFIX.",
+             [](Interp& in, Args a, N) -> Value {
+               const std::string& p = arg_string(in, "string-prefix-p", a, 0)->text;
+               const std::string& s = arg_string(in, "string-prefix-p", a, 1)->text;
+               return in.boolean(s.compare(0, p.size(), p) == 0);
+             });
+  TL_BUILTIN(in, "string-suffix-p", 2, 2, "(string-suffix-p SUFFIX STRING)", "True when STRING ends with SUFFIX.",
+             [](Interp& in, Args a, N) -> Value {
+               const std::string& p = arg_string(in, "string-suffix-p", a, 0)->text;
+               const std::string& s = arg_string(in, "string-suffix-p", a, 1)->text;
+               return in.boolean(s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0);
+             });
+  TL_BUILTIN(in, "string-replace", 3, 3, "(string-replace STRING OLD NEW)", "STRING with every OLD replaced by NEW.",
+             [](Interp& in, Args a, N) -> Value {
+               std::string s = arg_string(in, "string-replace", a, 0)->text;
+               const std::string& from = arg_string(in, "string-replace", a, 1)->text;
+               const std::string& to = arg_string(in, "string-replace", a, 2)->text;
+               if (from.empty()) in.error("type-error", "string-replace: the string to replace must not be empty");
+               std::string out;
+               std::size_t start = 0;
+               for (;;) {
+                 std::size_t pos = s.find(from, start);
+                 if (pos == std::string::npos) break;
+                 out.append(s, start, pos - start);
+                 out += to;
+                 start = pos + from.size();
+               }
+               out.append(s, start, std::string::npos);
+               return in.make_string(std::move(out));
+             });
+  TL_BUILTIN(in, "string=", 2, 2, "(string= A B)", "True when strings (or symbol names) A and B are equal.",
+             [](Interp& in, Args a, N) -> Value {
+               auto text = [&](int i) -> std::string {
+                 if (is_symbol(a[i])) return as_symbol(a[i])->name;
+                 return arg_string(in, "string=", a, i)->text;
+               };
+               return in.boolean(text(0) == text(1));
+             });
+  TL_BUILTIN(in, "string<", 2, 2, "(string< A B)", "True when string A sorts before B.",
+             [](Interp& in, Args a, N) -> Value {
+               return in.boolean(arg_string(in, "string<", a, 0)->text < arg_string(in, "string<", a, 1)->text);
+             });
+  TL_BUILTIN(in, "string>", 2, 2, "(string> A B)", "True when string A sorts after B.",
+             [](Interp& in, Args a, N) -> Value {
+               return in.boolean(arg_string(in, "string>", a, 0)->text > arg_string(in, "string>", a, 1)->text);
+             });
+  TL_BUILTIN(in, "char-code", 1, 1, "(char-code STRING)", "The byte value of the first character of STRING.",
+             [](Interp& in, Args a, N) -> Value {
+               const std::string& s = arg_string(in, "char-code", a, 0)->text;
+               if (s.empty()) in.error("type-error", "char-code: the string is empty");
+               return Value::integer(static_cast<unsigned char>(s[0]));
+             });
+  TL_BUILTIN(in, "code-char", 1, 1, "(code-char CODE)", "A one-character string of byte CODE (0-255).",
+             [](Interp& in, Args a, N) -> Value {
+               std::int64_t c = arg_int(in, "code-char", a, 0);
+               if (c < 0 || c > 255) in.error("type-error", "code-char: code must be 0 to 255, got " + std::to_string(c));
+               return in.make_string(std::string(1, static_cast<char>(c)));
+             });
+  TL_BUILTIN(in, "read-from-string", 1, 1, "(read-from-string STRING)", "The first form read from STRING.",
+             [](Interp& in, Args a, N) -> Value {
+               const std::string& text = arg_string(in, "read-from-string", a, 0)->text;
+               std::uint32_t file = in.sources.add("<string>", text);
+               reader::Reader r(in, file, text);
+               Value form;
+               Span span;
+               reader::ReadStatus st = r.next(form, span);
+               if (st == reader::ReadStatus::End) in.error("read-error", "read-from-string: no form in \"" + text + "\"");
+               if (st == reader::ReadStatus::NeedsMore) in.error("read-error", "read-from-string: incomplete form in \"" + text + "\"");
+               return form;
+             });
+}
+
+}  // namespace tl::eval

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+// System builtins: printing, loading files and modules, the collector, clocks, environment
+// variables and files.
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "eval/builtins.h"
+
+namespace tl::eval {
+
+namespace {
+
+using Args = Value*;
+using N = std::uint32_t;
+
+std::string module_name(Interp& in, Value v) {
+  if (is_symbol(v)) return as_symbol(v)->name;
+  if (is_string(v)) return as_string(v)->text;
+  in.type_error("require", 1, "a symbol or string", v);
+}
+
+}  // namespace
+
+void register_system_builtins(Interp& in) {
+  TL_BUILTIN(in, "print", 1, 1, "(print X)", "Prints X readably (strings in quotes) and a newline; returns X.",
+             [](Interp& in, Args a, N) -> Value {
+               in.write(in.repr(a[0]) + "\n");
+               return a[0];
+             });
+  TL_BUILTIN(in, "prin1", 1, 1, "(prin1 X)", "Prints X readably, with no newline; returns X.",
+             [](Interp& in, Args a, N) -> Value {
+               in.write(in.repr(a[0]));
+               return a[0];
+             });
+  TL_BUILTIN(in, "princ", 1, 1, "(princ X)", "Prints X for people (strings without quotes), with no newline; returns X.",
+             [](Interp& in, Args a, N) -> Value {
+               in.write(in.repr(a[0], false));
+               return a[0];
+             });
+  TL_BUILTIN(in, "terpri", 0, 0, "(terpri)", "Prints a newline.",
+             [](Interp& in, Args, N) -> Value {
+               in.write("\n");
+               return nil();
+             });
+  TL_BUILTIN(in, "load", 1, 1, "(load PATH)", "Reads and evaluates every form of the file PATH; returns the last value.",
+             [](Interp& in, Args a, N) -> Value {
+               std::string path = arg_string(in, "load", a, 0)->text;
+               // A relative path is tried against the folder of the file being loaded first.
+               if (!path.empty() && path[0] != '/' && !in.load_stack.empty()) {
+                 std::string dir = in.load_stack.back();
+                 dir = dir.substr(0, dir.find_last_of('/'));
+                 std::ifstream probe(dir + "/" + path);
+                 if (probe) path = dir + "/" + path;
+               }
+               return in.load_file(path);
+             });
+  TL_BUILTIN(in, "require", 1, 1, "(require 'NAME)",
+             "Loads NAME.lisp once, searching the requiring file's folder, TENSORLISP_PATH, lisp/ and stdlib/.",
+             [](Interp& in, Args a, N) -> Value {
+               std::string name = module_name(in, a[0]);
+               if (in.loaded_modules.count(name)) return nil();
+               std::string path = in.find_module(name);
+               if (path.empty()) {
+                 in.error("file-error", "require: cannot find module " + name + " (looked for " + name +
+                                            ".lisp next to the current file, in TENSORLISP_PATH, lisp/ and stdlib/)");
+               }
+               in.loaded_modules.insert(name);
+               try {
+                 in.load_file(path);
+               } catch (...) {
+                 in.loaded_modules.erase(name);
+                 throw;
+               }
+               return in.t();
+             });
+  TL_BUILTIN(in, "provide", 1, 1, "(provide 'NAME)", "Marks module NAME as loaded.",
+             [](Interp& in, Args a, N) -> Value {
+               in.loaded_modules.insert(module_name(in, a[0]));
+               return a[0];
+             });
+  TL_BUILTIN(in, "gc", 0, 0, "(gc)", "Runs the garbage collector now; returns the number of live objects.",
+             [](Interp& in, Args, N) -> Value {
+               in.collect();
+               return Value::integer(static_cast<std::int64_t>(in.heap.stats().objects));
+             });
+  TL_BUILTIN(in, "gc-stats", 0, 0, "(gc-stats)", "A plist (:objects :bytes :collections :allocated) describing the heap.",
+             [](Interp& in, Args, N) -> Value {
+               HeapStats s = in.heap.stats();
+               return in.list({Value::object(in.keyword("objects")), Value::integer(static_cast<std::int64_t>(s.objects)),
+                               Value::object(in.keyword("bytes")), Value::integer(static_cast<std::int64_t>(s.bytes)),
+                               Value::object(in.keyword("collections")), Value::integer(static_cast<std::int64_t>(s.collections)),
+                               Value::object(in.keyword("allocated")), Value::integer(static_cast<std::int64_t>(s.total_allocated))});
+             });
+  TL_BUILTIN(in, "get-internal-real-time", 0, 0, "(get-internal-real-time)", "A monotonic clock in nanoseconds.",
+             [](Interp&, Args, N) -> Value {
+               auto now = std::chrono::steady_clock::now().time_since_epoch();
+               return Value::integer(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
+             });
+  TL_BUILTIN(in, "getenv", 1, 1, "(getenv NAME)", "The environment variable NAME as a string, or nil.",
+             [](Interp& in, Args a, N) -> Value {
+               const char* v = std::getenv(arg_string(in, "getenv", a, 0)->text.c_str());
+               return v ? in.make_string(v) : nil();
+             });
+  TL_BUILTIN(in, "read-file", 1, 1, "(read-file PATH)", "The contents of the file PATH as a string.",
+             [](Interp& in, Args a, N) -> Value {
+               const std::string& path = arg_string(in, "read-file", a, 0)->text;
+               std::ifstream f(path, std::ios::binary);
+               if (!f) in.error("file-error", "read-file: cannot open \"" + path + "\"");
+               std::stringstream ss;
+               ss << f.rdbuf();
+               return in.make_string(ss.str());
+             });
+  TL_BUILTIN(in, "write-file", 2, 2, "(write-file PATH STRING)", "Writes STRING to the file PATH (replacing it).",
+             [](Interp& in, Args a, N) -> Value {
+               const std::string& path = arg_string(in, "write-file", a, 0)->text;
+               std::ofstream f(path, std::ios::binary);
+               if (!f) in.error("file-error", "write-file: cannot open \"" + path + "\" for writing");
+               f << arg_string(in, "write-file", a, 1)->text;
+               return a[1];
+             });
+  TL_BUILTIN(in, "read-line", 0, 0, "(read-line)", "One line from standard input without its newline, or nil at end of input.",
+             [](Interp& in, Args, N) -> Value {
+               std::string line;
+               if (!std::getline(std::cin, line)) return nil();
+               return in.make_string(std::move(line));
+             });
+  TL_BUILTIN(in, "exit", 0, 1, "(exit [CODE])", "Ends the program with exit status CODE (default 0) after unwinding.",
+             [](Interp& in, Args a, N n) -> Value {
+               std::int64_t code = n == 1 ? arg_int(in, "exit", a, 0) : 0;
+               tl::Error e(ErrorKind::User, "eval", "exit", std::to_string(code));
+               (void)in;
+               throw e;
+             });
+}
+
+}  // namespace tl::eval

@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: Apache-2.0
+// The evaluator: runs node trees. Calls in tail position loop instead of recursing, so tail
+// recursion runs in constant stack. Safe points (closure entry, loop iterations) may collect.
+#include <cstring>
+
+#include "eval/interp.h"
+
+namespace tl::eval {
+
+namespace {
+
+// Restores the value stack and call frames of one run() invocation when it ends.
+struct RunGuard {
+  Interp& in;
+  Value* sp;
+  std::size_t frames;
+  ~RunGuard() {
+    in.sp = sp;
+    in.frames.resize(frames);
+  }
+};
+
+std::string function_name(const Interp& in, Value fn) {
+  if (is_kind(fn, ObjKind::Native)) return as_native(fn)->name;
+  if (is_kind(fn, ObjKind::Closure)) {
+    Closure* c = as_closure(fn);
+    if (is_symbol(c->name)) return as_symbol(c->name)->name;
+    if (is_symbol(c->lambda->name)) return as_symbol(c->lambda->name)->name;
+  }
+  (void)in;
+  return "lambda";
+}
+
+[[noreturn]] void arity_error(Interp& in, Value fn, std::uint32_t nargs, std::int64_t min, std::int64_t max) {
+  std::string expected;
+  if (max == min) {
+    expected = std::to_string(min);
+  } else if (max < 0) {
+    expected = "at least " + std::to_string(min);
+  } else {
+    expected = std::to_string(min) + " to " + std::to_string(max);
+  }
+  in.error("arity-error", function_name(in, fn) + ": expected " + expected + " argument" +
+                              (max == 1 && min == 1 ? "" : "s") + ", got " + std::to_string(nargs));
+}
+
+// Binds arguments to a new frame for a closure. `args` must be rooted.
+Env* bind_arguments(Interp& in, Closure* fn, Value* args, std::uint32_t nargs) {
+  const LambdaNode* lam = fn->lambda;
+  if (lam->simple()) {
+    if (nargs != lam->required) arity_error(in, Value::object(fn), nargs, lam->required, lam->required);
+    Env* env = in.heap.make_env(fn->env, lam->frame_size);
+    std::memcpy(static_cast<void*>(env->slots), args, nargs * sizeof(Value));
+    return env;
+  }
+  std::int64_t max_pos = lam->rest_slot >= 0 || lam->has_keys ? -1
+                                                                : static_cast<std::int64_t>(lam->required + lam->optional.size());
+  if (nargs < lam->required || (max_pos >= 0 && nargs > max_pos)) {
+    arity_error(in, Value::object(fn), nargs, lam->required,
+                lam->rest_slot >= 0 || lam->has_keys ? -1 : max_pos);
+  }
+  Env* env = in.heap.make_env(fn->env, lam->frame_size);
+  Interp::StackMark mark(in);
+  in.push(Value::object(env));  // root the frame while default forms run
+  std::uint32_t slot = 0;
+  std::uint32_t i = 0;
+  for (; i < lam->required; ++i) env->slots[slot++] = args[i];
+  for (const OptionalParam& opt : lam->optional) {
+    std::uint32_t my_slot = slot++;
+    if (i < nargs) {
+      env->slots[my_slot] = args[i++];
+      if (opt.supplied_slot >= 0) env->slots[opt.supplied_slot] = in.t();
+    } else if (opt.init != nullptr) {
+      env->slots[my_slot] = in.run(opt.init, env);
+    }
+    if (opt.supplied_slot >= 0) ++slot;
+  }
+  if (lam->rest_slot >= 0) {
+    env->slots[lam->rest_slot] = i < nargs ? in.list_from(args + i, nargs - i) : nil();
+  }
+  if (lam->has_keys) {
+    std::uint32_t rest_start = i;
+    if ((nargs - rest_start) % 2 != 0) {
+      in.error("program-error", function_name(in, Value::object(fn)) +
+                                    ": keyword arguments must come in pairs, got an odd number");
+    }
+    std::vector<bool> seen(lam->keys.size(), false);
+    bool allow_other = lam->allow_other_keys;
+    for (std::uint32_t k = rest_start; k + 1 < nargs; k += 2) {
+      if (is_symbol(args[k]) && as_symbol(args[k])->name == "allow-other-keys" &&
+          as_symbol(args[k])->is_keyword() && args[k + 1].truthy()) {
+        allow_other = true;
+      }
+    }
+    for (std::uint32_t k = rest_start; k + 1 < nargs; k += 2) {
+      Value key = args[k];
+      bool matched = false;
+      for (std::size_t j = 0; j < lam->keys.size(); ++j) {
+        if (key.same(Value::object(lam->keys[j].keyword))) {
+          matched = true;
+          if (!seen[j]) {
+            seen[j] = true;
+            env->slots[lam->keys[j].slot] = args[k + 1];
+            if (lam->keys[j].supplied_slot >= 0) env->slots[lam->keys[j].supplied_slot] = in.t();
+          }
+          break;
+        }
+      }
+      if (!matched && !allow_other && !(is_symbol(key) && as_symbol(key)->name == "allow-other-keys")) {
+        std::string expected;
+        for (const KeyParam& kp : lam->keys) expected += " :" + kp.keyword->name;
+        in.error("program-error", function_name(in, Value::object(fn)) + ": unknown keyword argument " +
+                                      in.repr(key) + "; expected one of" +
+                                      (expected.empty() ? std::string(" (none)") : expected));
+      }
+    }
+    for (std::size_t j = 0; j < lam->keys.size(); ++j) {
+      if (!seen[j] && lam->keys[j].init != nullptr) {
+        env->slots[lam->keys[j].slot] = in.run(lam->keys[j].init, env);
+      }
+    }
+  }
+  return env;
+}
+
+Value call_native(Interp& in, Native* fn, Value* args, std::uint32_t nargs) {
+  if (static_cast<std::int64_t>(nargs) < fn->min_args ||
+      (fn->max_args >= 0 && static_cast<std::int64_t>(nargs) > fn->max_args)) {
+    arity_error(in, Value::object(fn), nargs, fn->min_args, fn->max_args);
+  }
+  if (fn->fn != nullptr) return fn->fn(in, args, nargs);
+  return fn->host_fn(in, args, nargs);
+}
+
+}  // namespace
+
+Value Interp::run(Node* node, Env* env) {
+  check_stack();
+  RunGuard guard{*this, sp, frames.size()};
+  Value* slots = nullptr;  // roots for the env and closure this invocation switches to
+  auto switch_env = [&](Env* e, Value fn) {
+    if (slots == nullptr) {
+      if (sp + 2 > stack_end) stack_overflow();
+      slots = sp;
+      sp += 2;
+    }
+    slots[0] = Value::object(e);
+    if (!fn.is_nil()) slots[1] = fn;
+  };
+  for (;;) {
+    switch (node->kind) {
+      case NodeKind::Const:
+        return static_cast<ConstNode*>(node)->value;
+      case NodeKind::Local: {
+        auto* n = static_cast<LocalNode*>(node);
+        Env* e = env;
+        for (std::uint32_t d = n->depth; d > 0; --d) e = e->parent;
+        return e->slots[n->index];
+      }
+      case NodeKind::LocalSet: {
+        auto* n = static_cast<LocalNode*>(node);
+        Value v = run(n->value, env);
+        Env* e = env;
+        for (std::uint32_t d = n->depth; d > 0; --d) e = e->parent;
+        e->slots[n->index] = v;
+        return v;
+      }
+      case NodeKind::Global: {
+        Symbol* s = static_cast<GlobalNode*>(node)->symbol;
+        if (!s->bound) error_at(node->span, "unbound-variable", "unbound variable " + s->name);
+        return s->value;
+      }
+      case NodeKind::GlobalSet: {
+        auto* n = static_cast<GlobalNode*>(node);
+        Value v = run(n->value, env);
+        set_global(n->symbol, v);
+        return v;
+      }
+      case NodeKind::If: {
+        auto* n = static_cast<IfNode*>(node);
+        node = run(n->test, env).truthy() ? n->then : n->otherwise;
+        continue;
+      }
+      case NodeKind::Progn: {
+        auto* n = static_cast<SeqNode*>(node);
+        std::size_t last = n->body.size() - 1;
+        for (std::size_t i = 0; i < last; ++i) run(n->body[i], env);
+        node = n->body[last];
+        continue;
+      }
+      case NodeKind::And: {
+        auto* n = static_cast<SeqNode*>(node);
+        std::size_t last = n->body.size() - 1;
+        std::size_t i = 0;
+        for (; i < last; ++i) {
+          if (!run(n->body[i], env).truthy()) return nil();
+        }
+        node = n->body[last];
+        continue;
+      }
+      case NodeKind::Or: {
+        auto* n = static_cast<SeqNode*>(node);
+        std::size_t last = n->body.size() - 1;
+        for (std::size_t i = 0; i < last; ++i) {
+          Value v = run(n->body[i], env);
+          if (v.truthy()) return v;
+        }
+        node = n->body[last];
+        continue;
+      }
+      case NodeKind::While: {
+        auto* n = static_cast<WhileNode*>(node);
+        while (run(n->test, env).truthy()) {
+          run(n->body, env);
+          check_interrupt();
+          maybe_collect();
+        }
+        return nil();
+      }
+      case NodeKind::Lambda: {
+        auto* n = static_cast<LambdaNode*>(node);
+        auto* c = heap.make<Closure>(ObjKind::Closure);
+        c->lambda = n;
+        c->env = env;
+        c->name = n->name;
+        c->code = n->unit;
+        return Value::object(c);
+      }
+      case NodeKind::Let: {
+        auto* n = static_cast<LetNode*>(node);
+        auto size = static_cast<std::uint32_t>(n->inits.size());
+        if (n->sequential) {
+          Env* e = heap.make_env(env, size);
+          switch_env(e, nil());
+          for (std::uint32_t i = 0; i < size; ++i) e->slots[i] = run(n->inits[i], e);
+          env = e;
+        } else {
+          Value* base = sp;
+          for (Node* init : n->inits) {
+            Value v = run(init, env);
+            push(v);
+          }
+          Env* e = heap.make_env(env, size);
+          std::memcpy(static_cast<void*>(e->slots), base, size * sizeof(Value));
+          sp = base;
+          switch_env(e, nil());
+          env = e;
+        }
+        node = n->body;
+        continue;
+      }
+      case NodeKind::DynBind: {
+        auto* n = static_cast<DynBindNode*>(node);
+        Value v = run(n->value, env);
+        Symbol* s = n->symbol;
+        Value old = s->value;
+        bool was_bound = s->bound;
+        push(old);  // keep the outer value alive while it is shadowed
+        struct Restore {
+          Symbol* s;
+          Value old;
+          bool was_bound;
+          ~Restore() {
+            s->value = old;
+            s->bound = was_bound;
+          }
+        } restore{s, old, was_bound};
+        set_global(s, v);
+        return run(n->body, env);
+      }
+      case NodeKind::Block: {
+        auto* n = static_cast<BlockNode*>(node);
+        Value* saved_sp = sp;
+        std::size_t saved_frames = frames.size();
+        try {
+          return run(n->body, env);
+        } catch (ReturnFromSignal& r) {
+          if (r.block != n) throw;
+          sp = saved_sp;
+          frames.resize(saved_frames);
+          return r.value;
+        }
+      }
+      case NodeKind::ReturnFrom: {
+        auto* n = static_cast<ReturnFromNode*>(node);
+        Value v = run(n->value, env);
+        throw ReturnFromSignal{n->block, v};
+      }
+      case NodeKind::UnwindProtect: {
+        auto* n = static_cast<UnwindProtectNode*>(node);
+        Value result;
+        try {
+          result = run(n->body, env);
+        } catch (ReturnFromSignal& r) {
+          StackMark mark(*this);
+          push(r.value);  // rooted while the cleanup runs
+          run(n->cleanup, env);
+          r.value = sp[-1];
+          throw;
+        } catch (...) {
+          run(n->cleanup, env);
+          throw;
+        }
+        StackMark mark(*this);
+        push(result);
+        run(n->cleanup, env);
+        return result;
+      }
+      case NodeKind::HandlerCase: {
+        auto* n = static_cast<HandlerCaseNode*>(node);
+        Value* saved_sp = sp;
+        std::size_t saved_frames = frames.size();
+        const HandlerClause* chosen = nullptr;
+        Value condition;
+        try {
+          return run(n->body, env);
+        } catch (tl::Error& e) {
+          if (e.kind() == ErrorKind::Internal) throw;
+          sp = saved_sp;
+          frames.resize(saved_frames);
+          Value type = sym(e.type());
+          for (const HandlerClause& clause : n->clauses) {
+            for (Symbol* wanted : clause.types) {
+              if (condition_is_a(type, wanted)) {
+                chosen = &clause;
+                break;
+              }
+            }
+            if (chosen != nullptr) break;
+          }
+          if (chosen == nullptr) throw;
+          condition = condition_of(e);
+        }
+        if (chosen->has_var) {
+          push(condition);
+          Env* e = heap.make_env(env, 1);
+          e->slots[0] = condition;
+          sp = saved_sp;
+          switch_env(e, nil());
+          env = e;
+        }
+        node = chosen->body;
+        continue;
+      }
+      case NodeKind::Call: {
+        auto* n = static_cast<CallNode*>(node);
+        Value* base = sp;
+        if (n->fn->kind == NodeKind::Global) {
+          Symbol* s = static_cast<GlobalNode*>(n->fn)->symbol;
+          if (!s->bound) error_at(n->fn->span, "undefined-function", "undefined function " + s->name);
+          push(s->value);
+        } else {
+          push(run(n->fn, env));
+        }
+        for (Node* arg : n->args) {
+          Value v;
+          switch (arg->kind) {
+            case NodeKind::Const: v = static_cast<ConstNode*>(arg)->value; break;
+            case NodeKind::Local: {
+              auto* l = static_cast<LocalNode*>(arg);
+              Env* e = env;
+              for (std::uint32_t d = l->depth; d > 0; --d) e = e->parent;
+              v = e->slots[l->index];
+              break;
+            }
+            default: v = run(arg, env); break;
+          }
+          push(v);
+        }
+        Value fn = base[0];
+        Value* args = base + 1;
+        auto nargs = static_cast<std::uint32_t>(n->args.size());
+        // funcall and apply in tail position call their function directly.
+        while (fn.tag == Tag::Obj && fn.o->kind == ObjKind::Native &&
+               (fn.o == funcall_native || fn.o == apply_native) && nargs >= 1) {
+          if (fn.o == apply_native) {
+            if (nargs < 2) break;
+            Value spread = args[nargs - 1];
+            --sp;
+            --nargs;
+            for (; is_cons(spread); spread = cdr(spread), ++nargs) push(car(spread));
+            if (!spread.is_nil()) error_at(n->span, "type-error", "apply: the last argument must be a list");
+          }
+          fn = args[0];
+          ++args;
+          --nargs;
+        }
+        if (fn.tag == Tag::Obj && fn.o->kind == ObjKind::Closure) {
+          Closure* c = as_closure(fn);
+          check_interrupt();
+          maybe_collect();
+          Env* e;
+          try {
+            e = bind_arguments(*this, c, args, nargs);
+          } catch (tl::Error& err) {
+            decorate(err, n->span);
+            throw;
+          }
+          sp = base;
+          switch_env(e, fn);
+          if (frames.size() > guard.frames) {
+            frames.back() = CallFrame{fn, n->span};
+          } else {
+            frames.push_back(CallFrame{fn, n->span});
+          }
+          env = e;
+          node = c->lambda->body;
+          continue;
+        }
+        if (fn.tag == Tag::Obj && fn.o->kind == ObjKind::Native) {
+          try {
+            Value r = call_native(*this, as_native(fn), args, nargs);
+            sp = base;
+            return r;
+          } catch (tl::Error& err) {
+            decorate(err, n->span);
+            throw;
+          } catch (std::bad_alloc&) {
+            error_at(n->span, "storage-error", function_name(*this, fn) + ": out of memory");
+          } catch (std::exception& ex) {
+            error_at(n->span, "error", function_name(*this, fn) + ": " + ex.what());
+          }
+        }
+        error_at(n->span, "type-error", "cannot call " + repr(fn) + ": it is not a function");
+      }
+    }
+  }
+}
+
+Value Interp::apply(Value fn, Value* args, std::uint32_t nargs) {
+  if (is_kind(fn, ObjKind::Native)) {
+    return call_native(*this, as_native(fn), args, nargs);
+  }
+  if (!is_kind(fn, ObjKind::Closure)) {
+    error("type-error", "cannot call " + repr(fn) + ": it is not a function");
+  }
+  StackMark mark(*this);
+  push(fn);
+  check_interrupt();
+  maybe_collect();
+  Closure* c = as_closure(fn);
+  Env* e = bind_arguments(*this, c, args, nargs);
+  push(Value::object(e));
+  std::size_t saved = frames.size();
+  frames.push_back(CallFrame{fn, Span{}});
+  Value r = run(c->lambda->body, e);
+  frames.resize(saved);
+  return r;
+}
+
+Value Interp::call(Value fn, std::initializer_list<Value> args) {
+  StackMark mark(*this);
+  Value* base = sp;
+  push(fn);
+  for (Value v : args) push(v);
+  return apply(base[0], base + 1, static_cast<std::uint32_t>(args.size()));
+}
+
+Value Interp::macroexpand_1(Value form, bool* expanded) {
+  if (expanded != nullptr) *expanded = false;
+  if (!is_cons(form) || !is_symbol(car(form))) return form;
+  Symbol* s = as_symbol(car(form));
+  if (!s->bound || !is_kind(s->value, ObjKind::Macro)) return form;
+  StackMark mark(*this);
+  Value* base = sp;
+  push(form);
+  push(as_macro(s->value)->fn);
+  for (Value v = cdr(form); is_cons(v); v = cdr(v)) push(car(v));
+  auto nargs = static_cast<std::uint32_t>(sp - base - 2);
+  Value r = apply(base[1], base + 2, nargs);
+  if (expanded != nullptr) *expanded = true;
+  return r;
+}
+
+Value Interp::macroexpand(Value form) {
+  StackMark mark(*this);
+  bool expanded = true;
+  while (expanded) {
+    push(form);
+    form = macroexpand_1(form, &expanded);
+  }
+  return form;
+}
+
+Value Interp::eval_toplevel(Value form) {
+  StackMark mark(*this);
+  push(form);
+  // Top-level progns are processed form by form, so a macro defined in one form can be used
+  // in the next (as in Common Lisp).
+  Value expanded = form;
+  if (is_cons(form) && is_symbol(car(form)) && as_symbol(car(form))->bound &&
+      is_kind(as_symbol(car(form))->value, ObjKind::Macro)) {
+    try {
+      expanded = macroexpand(form);
+    } catch (tl::Error& e) {
+      decorate(e, current_form_span);
+      throw;
+    }
+    push(expanded);
+  }
+  if (is_cons(expanded) && car(expanded).same(Value::object(S.progn))) {
+    Value result;
+    Span outer = current_form_span;
+    for (Value v = cdr(expanded); is_cons(v); v = cdr(v)) {
+      Span s = heap.span_of(v);
+      current_form_span = s.valid() ? s : outer;
+      result = eval_toplevel(car(v));
+    }
+    current_form_span = outer;
+    return result;
+  }
+  CodeUnit* unit = compile(*this, expanded);
+  push(Value::object(unit));
+  try {
+    return run(unit->entry, nullptr);
+  } catch (ReturnFromSignal&) {
+    error_at(current_form_span, "control-error", "return-from: the block has already been exited");
+  }
+}
+
+}  // namespace tl::eval

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: Apache-2.0
+// Allocation and mark-and-sweep collection.
+#include "eval/heap.h"
+
+#include <cstdlib>
+
+#include "eval/node.h"
+
+namespace tl::eval {
+
+namespace {
+constexpr std::size_t kMinThreshold = 8u << 20;
+}
+
+CodeUnit::~CodeUnit() {
+  for (Node* n : nodes) delete n;
+}
+
+Heap::Heap() : free_lists_(kClasses, nullptr), threshold_(kMinThreshold) {}
+
+Heap::~Heap() {
+  Obj* o = all_;
+  while (o != nullptr) {
+    Obj* next = o->next;
+    release(o);
+    o = next;
+  }
+  for (void*& head : free_lists_) {
+    while (head != nullptr) {
+      void* next = *static_cast<void**>(head);
+      std::free(head);
+      head = next;
+    }
+  }
+}
+
+void* Heap::allocate(std::size_t bytes) {
+#ifndef TL_SANITIZE
+  std::size_t cls = (bytes + kGranule - 1) / kGranule;
+  if (cls < kClasses && free_lists_[cls] != nullptr) {
+    void* mem = free_lists_[cls];
+    free_lists_[cls] = *static_cast<void**>(mem);
+    return mem;
+  }
+  if (cls < kClasses) bytes = cls * kGranule;
+#endif
+  void* mem = std::malloc(bytes);
+  if (mem == nullptr) throw std::bad_alloc();
+  return mem;
+}
+
+Env* Heap::make_env(Env* parent, std::uint32_t size) {
+  std::size_t bytes = sizeof(Env) + (size > 0 ? size - 1 : 0) * sizeof(Value);
+  void* mem = allocate(bytes);
+  Env* env = new (mem) Env();
+  env->parent = parent;
+  env->size = size;
+  for (std::uint32_t i = 0; i < size; ++i) new (&env->slots[i]) Value();
+  link(env, ObjKind::Env, bytes);
+  return env;
+}
+
+void Heap::destroy(Obj* obj) {
+  switch (obj->kind) {
+    case ObjKind::Cons: static_cast<Cons*>(obj)->~Cons(); break;
+    case ObjKind::Symbol: static_cast<Symbol*>(obj)->~Symbol(); break;
+    case ObjKind::String: static_cast<String*>(obj)->~String(); break;
+    case ObjKind::Vector: static_cast<Vector*>(obj)->~Vector(); break;
+    case ObjKind::HashTable: static_cast<HashTable*>(obj)->~HashTable(); break;
+    case ObjKind::Closure: static_cast<Closure*>(obj)->~Closure(); break;
+    case ObjKind::Native: static_cast<Native*>(obj)->~Native(); break;
+    case ObjKind::Macro: static_cast<Macro*>(obj)->~Macro(); break;
+    case ObjKind::Env: static_cast<Env*>(obj)->~Env(); break;
+    case ObjKind::Code: static_cast<CodeUnit*>(obj)->~CodeUnit(); break;
+    case ObjKind::Condition: static_cast<Condition*>(obj)->~Condition(); break;
+    case ObjKind::Foreign: static_cast<Foreign*>(obj)->~Foreign(); break;
+  }
+}
+
+void Heap::release(Obj* obj) {
+  std::size_t size = obj->alloc_size;
+  destroy(obj);
+#ifndef TL_SANITIZE
+  std::size_t cls = (size + kGranule - 1) / kGranule;
+  if (cls < kClasses) {
+    *reinterpret_cast<void**>(obj) = free_lists_[cls];
+    free_lists_[cls] = obj;
+    return;
+  }
+#else
+  (void)size;
+#endif
+  std::free(obj);
+}
+
+void Heap::trace(Obj* obj, Marker& m) {
+  switch (obj->kind) {
+    case ObjKind::Cons: {
+      // Lists are long in the cdr direction; the caller loops over cdrs (see collect).
+      auto* c = static_cast<Cons*>(obj);
+      m.mark(c->car);
+      m.mark(c->cdr);
+      break;
+    }
+    case ObjKind::Symbol: {
+      auto* s = static_cast<Symbol*>(obj);
+      m.mark(s->value);
+      m.mark(s->doc);
+      break;
+    }
+    case ObjKind::String: break;
+    case ObjKind::Vector:
+      for (const Value& v : static_cast<Vector*>(obj)->items) m.mark(v);
+      break;
+    case ObjKind::HashTable:
+      for (const auto& [k, v] : static_cast<HashTable*>(obj)->entries) {
+        m.mark(k);
+        m.mark(v);
+      }
+      break;
+    case ObjKind::Closure: {
+      auto* c = static_cast<Closure*>(obj);
+      m.mark(c->env);
+      m.mark(c->code);
+      m.mark(c->name);
+      break;
+    }
+    case ObjKind::Native: break;
+    case ObjKind::Macro: {
+      auto* mac = static_cast<Macro*>(obj);
+      m.mark(mac->fn);
+      m.mark(mac->name);
+      break;
+    }
+    case ObjKind::Env: {
+      auto* e = static_cast<Env*>(obj);
+      m.mark(e->parent);
+      for (std::uint32_t i = 0; i < e->size; ++i) m.mark(e->slots[i]);
+      break;
+    }
+    case ObjKind::Code:
+      for (const Value& v : static_cast<CodeUnit*>(obj)->constants) m.mark(v);
+      break;
+    case ObjKind::Condition: {
+      auto* c = static_cast<Condition*>(obj);
+      m.mark(c->type);
+      m.mark(c->message);
+      m.mark(c->data);
+      break;
+    }
+    case ObjKind::Foreign:
+      static_cast<Foreign*>(obj)->trace([&m](Value v) { m.mark(v); });
+      break;
+  }
+}
+
+void Heap::collect(const std::function<void(Marker&)>& mark_roots) {
+  Marker marker;
+  mark_roots(marker);
+  auto& work = marker.work();
+  while (!work.empty()) {
+    Obj* o = work.back();
+    work.pop_back();
+    trace(o, marker);
+  }
+  // Sweep: unlink and free every unmarked object, clear marks on the survivors.
+  Obj** link_ptr = &all_;
+  std::size_t live_bytes = 0;
+  std::size_t live_objects = 0;
+  while (Obj* o = *link_ptr) {
+    if (o->marked) {
+      o->marked = 0;
+      live_bytes += o->alloc_size;
+      ++live_objects;
+      link_ptr = &o->next;
+    } else {
+      *link_ptr = o->next;
+      if (o->flags & kObjHasSpan) spans_.erase(o);
+      if (o->flags & kObjHasFormSpan) form_spans_.erase(o);
+      release(o);
+    }
+  }
+  bytes_ = live_bytes;
+  objects_ = live_objects;
+  bytes_since_gc_ = 0;
+  threshold_ = live_bytes > kMinThreshold ? live_bytes : kMinThreshold;
+  ++collections_;
+}
+
+void Heap::set_span(Obj* obj, Span span) {
+  obj->flags |= kObjHasSpan;
+  spans_[obj] = span;
+}
+
+Span Heap::span_of(Value v) const {
+  if (v.tag != Tag::Obj || !(v.o->flags & kObjHasSpan)) return Span{};
+  auto it = spans_.find(v.o);
+  return it == spans_.end() ? Span{} : it->second;
+}
+
+void Heap::set_form_span(Obj* obj, Span span) {
+  obj->flags |= kObjHasFormSpan;
+  form_spans_[obj] = span;
+}
+
+Span Heap::form_span_of(Value v) const {
+  if (v.tag != Tag::Obj || !(v.o->flags & kObjHasFormSpan)) return Span{};
+  auto it = form_spans_.find(v.o);
+  return it == form_spans_.end() ? Span{} : it->second;
+}
+
+HeapStats Heap::stats() const {
+  return HeapStats{objects_, bytes_, collections_, total_allocated_};
+}
+
+}  // namespace tl::eval

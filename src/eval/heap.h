@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+// The garbage-collected heap: allocation with size-class free lists, and a precise
+// mark-and-sweep collector. Collection happens only at the evaluator's safe points, where every
+// live value is reachable from the roots the interpreter reports.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <new>
+#include <unordered_map>
+#include <vector>
+
+#include "eval/value.h"
+
+namespace tl::eval {
+
+// Gathers reachable objects during marking; iterative, so long lists cannot overflow the stack.
+class Marker {
+ public:
+  void mark(Value v) {
+    if (v.tag == Tag::Obj) mark(v.o);
+  }
+  void mark(Obj* o) {
+    if (o != nullptr && !o->marked) {
+      o->marked = 1;
+      work_.push_back(o);
+    }
+  }
+  std::vector<Obj*>& work() { return work_; }
+
+ private:
+  std::vector<Obj*> work_;
+};
+
+struct HeapStats {
+  std::size_t objects = 0;      // live after the last collection + allocated since
+  std::size_t bytes = 0;        // bytes held by objects
+  std::size_t collections = 0;
+  std::size_t total_allocated = 0;
+};
+
+class Heap {
+ public:
+  Heap();
+  ~Heap();
+  Heap(const Heap&) = delete;
+  Heap& operator=(const Heap&) = delete;
+
+  // Allocates and constructs a T (a subclass of Obj) of the given kind.
+  template <class T>
+  T* make(ObjKind kind) {
+    void* mem = allocate(sizeof(T));
+    T* obj = new (mem) T();
+    link(obj, kind, sizeof(T));
+    return obj;
+  }
+  Env* make_env(Env* parent, std::uint32_t size);
+  Cons* make_cons(Value car, Value cdr) {
+    Cons* c = make<Cons>(ObjKind::Cons);
+    c->car = car;
+    c->cdr = cdr;
+    return c;
+  }
+
+  // True when enough has been allocated since the last collection to make one worthwhile.
+  bool wants_collection() const { return bytes_since_gc_ >= threshold_; }
+  // Marks from the roots that `mark_roots` reports, then frees everything unmarked.
+  void collect(const std::function<void(Marker&)>& mark_roots);
+
+  // Source spans of conses made by the reader. A cell's span is that of its car (so atoms in a
+  // list have locations); a list's form span covers the whole list, and survives macros that
+  // copy the cells around it.
+  void set_span(Obj* obj, Span span);
+  Span span_of(Value v) const;
+  void set_form_span(Obj* obj, Span span);
+  Span form_span_of(Value v) const;
+
+  HeapStats stats() const;
+
+ private:
+  void* allocate(std::size_t bytes);
+  void release(Obj* obj);
+  void link(Obj* obj, ObjKind kind, std::size_t size) {
+    obj->kind = kind;
+    obj->alloc_size = static_cast<std::uint32_t>(size);
+    obj->next = all_;
+    all_ = obj;
+    bytes_ += size;
+    bytes_since_gc_ += size;
+    ++objects_;
+    total_allocated_ += size;
+  }
+  static void trace(Obj* obj, Marker& marker);
+  static void destroy(Obj* obj);
+
+  static constexpr std::size_t kGranule = 16;
+  static constexpr std::size_t kClasses = 17;  // pooled sizes up to 256 bytes
+  std::vector<void*> free_lists_;
+  Obj* all_ = nullptr;
+  std::size_t bytes_ = 0;
+  std::size_t objects_ = 0;
+  std::size_t bytes_since_gc_ = 0;
+  std::size_t threshold_;
+  std::size_t collections_ = 0;
+  std::size_t total_allocated_ = 0;
+  std::unordered_map<const Obj*, Span> spans_;
+  std::unordered_map<const Obj*, Span> form_spans_;
+};
+
+}  // namespace tl::eval

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: Apache-2.0
+// The interpreter runtime object: symbols, roots and collection, errors and conditions,
+// evaluating texts and files.
+#include "eval/interp.h"
+
+#include <pthread.h>
+#include <sys/mman.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "reader/reader.h"
+
+namespace tl::detail {
+RootCell::~RootCell() {
+  if (prev != nullptr) {
+    prev->next = next;
+    next->prev = prev;
+  }
+}
+}  // namespace tl::detail
+
+namespace tl::eval {
+
+namespace {
+constexpr std::size_t kValueStackSize = 4u << 20;  // values (64 MiB of address space)
+constexpr std::size_t kStackMargin = 256u << 10;   // bytes of C stack kept in reserve
+}  // namespace
+
+Interp::Interp(tl::Interpreter* host) : owner(host) {
+  std::size_t bytes = kValueStackSize * sizeof(Value);
+  void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (mem == MAP_FAILED) throw std::bad_alloc();
+  stack_base = static_cast<Value*>(mem);
+  sp = stack_base;
+  stack_end = stack_base + kValueStackSize;
+  root_list.prev = &root_list;
+  root_list.next = &root_list;
+  output = [](std::string_view text) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  };
+  enter_thread();
+  init_symbols();
+}
+
+Interp::~Interp() {
+  // Detach host handles that outlive us: they read as nil from now on.
+  for (tl::detail::RootCell* c = root_list.next; c != &root_list;) {
+    tl::detail::RootCell* next = c->next;
+    c->interp = nullptr;
+    c->value = nil();
+    c->prev = c->next = nullptr;
+    c = next;
+  }
+  root_list.prev = root_list.next = nullptr;
+  munmap(stack_base, kValueStackSize * sizeof(Value));
+}
+
+void Interp::enter_thread() {
+  pthread_attr_t attr;
+  void* addr = nullptr;
+  std::size_t size = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+  }
+  if (addr != nullptr && size > 2 * kStackMargin) {
+    c_stack_limit = static_cast<char*>(addr) + kStackMargin;
+  } else {
+    // Unknown stack bounds: assume 1 MiB below the current frame.
+    auto here = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+    c_stack_limit = reinterpret_cast<char*>(here - (1u << 20));
+  }
+}
+
+void Interp::init_symbols() {
+  S.t = intern("t");
+  S.t->value = Value::object(S.t);
+  S.t->bound = true;
+  S.t->sym_flags |= kSymConstant;
+  Symbol* nil_sym = intern("nil");
+  nil_sym->bound = true;
+  nil_sym->sym_flags |= kSymConstant;
+  S.quote = intern("quote");
+  S.quasiquote = intern("quasiquote");
+  S.unquote = intern("unquote");
+  S.unquote_splicing = intern("unquote-splicing");
+  S.function = intern("function");
+  S.lambda = intern("lambda");
+  S.named_lambda = intern("named-lambda");
+  S.if_ = intern("if");
+  S.progn = intern("progn");
+  S.let = intern("let");
+  S.let_star = intern("let*");
+  S.setq = intern("setq");
+  S.and_ = intern("and");
+  S.or_ = intern("or");
+  S.while_ = intern("while");
+  S.block = intern("block");
+  S.return_from = intern("return-from");
+  S.unwind_protect = intern("unwind-protect");
+  S.handler_case = intern("handler-case");
+  S.macrolet = intern("macrolet");
+  S.optional = intern("&optional");
+  S.rest = intern("&rest");
+  S.body = intern("&body");
+  S.key = intern("&key");
+  S.allow_other_keys = intern("&allow-other-keys");
+  S.aux = intern("&aux");
+  S.error = intern("error");
+  S.condition = intern("condition");
+  S.declare = intern("declare");
+  S.argv = intern("*argv*");
+  S.load_file = intern("*load-file*");
+  // The built-in condition types: (type parent).
+  static const char* const kConditions[][2] = {
+      {"error", "condition"},
+      {"warning", "condition"},
+      {"interrupt", "condition"},
+      {"simple-error", "error"},
+      {"type-error", "error"},
+      {"program-error", "error"},
+      {"arity-error", "program-error"},
+      {"unbound-variable", "error"},
+      {"undefined-function", "error"},
+      {"arithmetic-error", "error"},
+      {"division-by-zero", "arithmetic-error"},
+      {"integer-overflow", "arithmetic-error"},
+      {"read-error", "error"},
+      {"file-error", "error"},
+      {"control-error", "error"},
+      {"index-error", "error"},
+      {"assertion-error", "error"},
+      {"stack-overflow", "error"},
+      {"storage-error", "error"},
+  };
+  for (const auto& c : kConditions) condition_parents[intern(c[0])] = intern(c[1]);
+}
+
+Symbol* Interp::intern(std::string_view name) {
+  auto it = symbols_.find(name);
+  if (it != symbols_.end()) return it->second;
+  Symbol* s = heap.make<Symbol>(ObjKind::Symbol);
+  s->name = std::string(name);
+  symbols_.emplace(s->name, s);
+  return s;
+}
+
+Symbol* Interp::keyword(std::string_view name) {
+  auto it = keywords_.find(name);
+  if (it != keywords_.end()) return it->second;
+  Symbol* s = heap.make<Symbol>(ObjKind::Symbol);
+  s->name = std::string(name);
+  s->sym_flags = kSymKeyword | kSymConstant;
+  s->value = Value::object(s);
+  s->bound = true;
+  keywords_.emplace(s->name, s);
+  return s;
+}
+
+Symbol* Interp::gensym(std::string_view prefix) {
+  Symbol* s = heap.make<Symbol>(ObjKind::Symbol);
+  s->name = std::string(prefix) + std::to_string(++gensym_counter);
+  s->interned = false;
+  return s;
+}
+
+Value Interp::make_string(std::string text) {
+  auto* s = heap.make<String>(ObjKind::String);
+  s->text = std::move(text);
+  return Value::object(s);
+}
+
+Value Interp::make_vector(std::vector<Value> items) {
+  auto* v = heap.make<Vector>(ObjKind::Vector);
+  v->items = std::move(items);
+  return Value::object(v);
+}
+
+Value Interp::make_hash(HashTest test) {
+  auto* h = heap.make<HashTable>(ObjKind::HashTable);
+  h->test = test;
+  return Value::object(h);
+}
+
+Value Interp::list(std::initializer_list<Value> items) {
+  return list_from(items.begin(), items.size());
+}
+
+Value Interp::list_from(const Value* items, std::size_t n, Value tail) {
+  Value result = tail;
+  for (std::size_t i = n; i-- > 0;) result = cons(items[i], result);
+  return result;
+}
+
+Value Interp::define_native(std::string_view name, int min_args, int max_args, NativeFn fn,
+                            const char* usage, const char* doc, const char* file, int line) {
+  auto* n = heap.make<Native>(ObjKind::Native);
+  n->name = std::string(name);
+  n->min_args = min_args;
+  n->max_args = max_args;
+  n->fn = fn;
+  n->usage = usage;
+  n->doc = doc;
+  n->file = file;
+  n->line = line;
+  Value v = Value::object(n);
+  set_global(intern(name), v);
+  return v;
+}
+
+std::shared_ptr<tl::detail::RootCell> Interp::make_root(Value v) {
+  auto cell = std::make_shared<tl::detail::RootCell>();
+  cell->interp = this;
+  cell->value = v;
+  cell->next = root_list.next;
+  cell->prev = &root_list;
+  root_list.next->prev = cell.get();
+  root_list.next = cell.get();
+  return cell;
+}
+
+void Interp::collect() {
+  heap.collect([this](Marker& m) {
+    for (Value* v = stack_base; v < sp; ++v) m.mark(*v);
+    for (const auto& [name, s] : symbols_) m.mark(s);
+    for (const auto& [name, s] : keywords_) m.mark(s);
+    for (const Value& v : permanent) m.mark(v);
+    for (const CallFrame& f : frames) m.mark(f.function);
+    for (tl::detail::RootCell* c = root_list.next; c != &root_list; c = c->next) m.mark(c->value);
+    for (const auto& [type, parent] : condition_parents) {
+      m.mark(type);
+      m.mark(parent);
+    }
+  });
+}
+
+// --- errors --------------------------------------------------------------------------------
+
+tl::Error Interp::make_error(std::string_view type, std::string message, Span span) {
+  tl::Error e(ErrorKind::User, type == "read-error" ? "read" : "eval", std::string(type), std::move(message));
+  if (span.valid()) decorate(e, span);
+  return e;
+}
+
+void Interp::error(std::string_view type, std::string message) {
+  throw make_error(type, std::move(message), Span{});
+}
+
+void Interp::error_at(Span span, std::string_view type, std::string message) {
+  throw make_error(type, std::move(message), span);
+}
+
+void Interp::type_error(std::string_view fn, int arg, std::string_view expected, Value got) {
+  std::string shown = repr(got);
+  if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
+  error("type-error", std::string(fn) + ": argument " + std::to_string(arg) + " must be " +
+                          std::string(expected) + ", got " + shown + " (" + type_name(got) + ")");
+}
+
+void Interp::stack_overflow() {
+  error("stack-overflow", "stack overflow (recursion too deep; " + std::to_string(frames.size()) +
+                              " active calls)");
+}
+
+void Interp::raise_interrupt() {
+  interrupt_requested.store(false);
+  error("interrupt", "interrupted");
+}
+
+void Interp::decorate(tl::Error& e, Span span) {
+  if (e.has_location() || !span.valid()) return;
+  e.set_location(sources.location(span), sources.line_text(span.file, span.line));
+  if (e.backtrace().empty()) e.set_backtrace(backtrace());
+}
+
+std::vector<std::string> Interp::backtrace(std::size_t max_frames) const {
+  std::vector<std::string> out;
+  std::size_t n = frames.size();
+  for (std::size_t i = n; i-- > 0;) {
+    if (out.size() == max_frames) {
+      out.push_back("... " + std::to_string(i + 1) + " more");
+      break;
+    }
+    const CallFrame& f = frames[i];
+    std::string name = "lambda";
+    if (is_kind(f.function, ObjKind::Closure)) {
+      Closure* c = as_closure(f.function);
+      if (is_symbol(c->name)) name = as_symbol(c->name)->name;
+    } else if (is_kind(f.function, ObjKind::Native)) {
+      name = as_native(f.function)->name;
+    }
+    std::string line = "in " + name;
+    if (f.call_site.valid()) {
+      SourceLocation loc = sources.location(f.call_site);
+      line += " called at " + loc.file + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column);
+    }
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
+Value Interp::condition_of(tl::Error& e) {
+  if (e.payload() && e.payload()->condition && e.payload()->condition->interp == this) {
+    return e.payload()->condition->value;
+  }
+  auto* c = heap.make<Condition>(ObjKind::Condition);
+  Value v = Value::object(c);
+  StackMark mark(*this);
+  push(v);
+  c->type = sym(e.type());
+  c->message = make_string(e.message());
+  c->error = std::make_shared<tl::Error>(e);
+  auto payload = std::make_shared<tl::detail::Payload>();
+  payload->condition = make_root(v);
+  e.set_payload(payload);
+  return v;
+}
+
+bool Interp::condition_is_a(Value type_sym, Symbol* wanted) {
+  if (wanted == S.t || wanted == S.condition) return true;
+  if (!is_symbol(type_sym)) return false;
+  Symbol* s = as_symbol(type_sym);
+  for (int guard = 0; s != nullptr && guard < 64; ++guard) {
+    if (s == wanted) return true;
+    auto it = condition_parents.find(s);
+    s = it == condition_parents.end() ? nullptr : it->second;
+  }
+  return false;
+}
+
+// --- evaluating texts and files ------------------------------------------------------------
+
+Value Interp::eval_string(std::string_view text, const std::string& name) {
+  std::uint32_t file = sources.add(name, std::string(text));
+  reader::Reader reader(*this, file, text);
+  StackMark mark(*this);
+  Value result;
+  push(result);
+  Value* result_slot = sp - 1;
+  Span saved_span = current_form_span;
+  struct RestoreSpan {
+    Interp& in;
+    Span saved;
+    ~RestoreSpan() { in.current_form_span = saved; }
+  } restore{*this, saved_span};
+  for (;;) {
+    Value form;
+    Span span;
+    reader::ReadStatus status = reader.next(form, span);
+    if (status == reader::ReadStatus::End) break;
+    if (status == reader::ReadStatus::NeedsMore) {
+      // Re-read to find the unclosed form's start for the message.
+      tl::Error e(ErrorKind::User, "read", "read-error", "");
+      SourceLocation loc = sources.location(Span{file, 1, 1, 1});
+      // Find the opening delimiter: scan from the reader's offset.
+      std::size_t off = reader.offset();
+      std::uint32_t line = 1, col = 1;
+      for (std::size_t i = 0; i < off; ++i) {
+        if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
+      }
+      std::size_t i = off;
+      while (i < text.size() && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r')) {
+        if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
+        ++i;
+      }
+      char open = i < text.size() ? text[i] : '(';
+      std::string what = open == '"' ? "string starting here is never closed"
+                                     : open == '#' ? "block comment starting here is never closed"
+                                                   : "unbalanced parenthesis: '(' opened here is never closed";
+      e.set_message(what);
+      Span s{file, line, col, 1};
+      e.set_location(sources.location(s), sources.line_text(file, line));
+      throw e;
+    }
+    push(form);
+    current_form_span = span;
+    *result_slot = eval_toplevel(form);
+    --sp;
+  }
+  return *result_slot;
+}
+
+Value Interp::load_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) error("file-error", "load: cannot open file \"" + path + "\"");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  load_stack.push_back(std::filesystem::absolute(path).lexically_normal().string());
+  struct Pop {
+    Interp& in;
+    ~Pop() { in.load_stack.pop_back(); }
+  } pop{*this};
+  Symbol* lf = S.load_file;
+  Value old = lf->value;
+  bool was_bound = lf->bound;
+  StackMark mark(*this);
+  push(old);
+  set_global(lf, make_string(path));
+  struct Restore {
+    Symbol* s;
+    Value old;
+    bool bound;
+    ~Restore() {
+      s->value = old;
+      s->bound = bound;
+    }
+  } restore{lf, old, was_bound};
+  return eval_string(buffer.str(), path);
+}
+
+std::string Interp::find_module(const std::string& name) const {
+  namespace fs = std::filesystem;
+  std::vector<std::string> dirs;
+  if (!load_stack.empty()) dirs.push_back(fs::path(load_stack.back()).parent_path().string());
+  for (const auto& d : search_path) dirs.push_back(d);
+  if (const char* env = std::getenv("TENSORLISP_PATH")) {
+    std::string all = env;
+    std::size_t start = 0;
+    while (start <= all.size()) {
+      std::size_t end = all.find(':', start);
+      if (end == std::string::npos) end = all.size();
+      if (end > start) dirs.push_back(all.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  dirs.push_back(TL_SOURCE_LISP_DIR);
+  dirs.push_back(TL_SOURCE_STDLIB_DIR);
+  dirs.push_back(std::string(TL_INSTALL_DATA_DIR) + "/lisp");
+  dirs.push_back(std::string(TL_INSTALL_DATA_DIR) + "/stdlib");
+  for (const auto& d : dirs) {
+    fs::path p = fs::path(d) / (name + ".lisp");
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return p.string();
+  }
+  return "";
+}
+
+}  // namespace tl::eval

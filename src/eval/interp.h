@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: Apache-2.0
+// The interpreter's runtime object: heap, symbols, value stack, call frames, settings and
+// modules. Everything that would otherwise be global state hangs off one Interp.
+#pragma once
+
+#include <atomic>
+#include <random>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "eval/heap.h"
+#include "eval/node.h"
+#include "support/span.h"
+#include "tensorlisp/error.hpp"
+
+namespace tl {
+class Interpreter;
+class Value;
+namespace detail {
+// A GC root owned by a host handle (tl::Value) or an error payload.
+struct RootCell {
+  eval::Interp* interp = nullptr;  // null once the interpreter is gone
+  eval::Value value;
+  RootCell* prev = nullptr;
+  RootCell* next = nullptr;
+  ~RootCell();
+};
+struct Payload {
+  std::shared_ptr<RootCell> condition;
+};
+}  // namespace detail
+}  // namespace tl
+
+namespace tl::eval {
+
+// Symbols the analyzer and evaluator compare against, interned once per interpreter.
+struct WellKnown {
+  Symbol *t, *quote, *quasiquote, *unquote, *unquote_splicing, *function, *lambda,
+      *named_lambda, *if_, *progn, *let, *let_star, *setq, *and_, *or_, *while_, *block,
+      *return_from, *unwind_protect, *handler_case, *macrolet, *optional, *rest, *body, *key,
+      *allow_other_keys, *aux, *error, *condition, *declare, *argv, *load_file;
+};
+
+// One active function call, for backtraces.
+struct CallFrame {
+  Value function;  // the closure or native being run
+  Span call_site;
+};
+
+class Interp {
+ public:
+  explicit Interp(tl::Interpreter* owner);
+  ~Interp();
+  Interp(const Interp&) = delete;
+  Interp& operator=(const Interp&) = delete;
+
+  tl::Interpreter* owner;
+  Heap heap;
+  SourceMap sources;
+  WellKnown S{};
+
+  // --- symbols and constructors ---------------------------------------------------------
+  Symbol* intern(std::string_view name);
+  Symbol* keyword(std::string_view name);  // name without the colon
+  Symbol* gensym(std::string_view prefix);
+  Value sym(std::string_view name) { return Value::object(intern(name)); }
+  Value t() const { return Value::object(S.t); }
+  Value boolean(bool b) const { return b ? t() : nil(); }
+  Value cons(Value a, Value b) { return Value::object(heap.make_cons(a, b)); }
+  Value make_string(std::string text);
+  Value make_vector(std::vector<Value> items);
+  Value make_hash(HashTest test);
+  Value list(std::initializer_list<Value> items);
+  Value list_from(const Value* items, std::size_t n, Value tail = nil());
+  // Registers a builtin. Used through the TL_BUILTIN tables in builtins_*.cpp.
+  Value define_native(std::string_view name, int min_args, int max_args, NativeFn fn,
+                      const char* usage, const char* doc, const char* file, int line);
+  void set_global(Symbol* sym, Value v) {
+    sym->value = v;
+    sym->bound = true;
+  }
+
+  // --- the value stack: a GC root for arguments and temporaries --------------------------
+  Value* sp;
+  Value* stack_base;
+  Value* stack_end;
+  void push(Value v) {
+    if (sp == stack_end) stack_overflow();
+    *sp++ = v;
+  }
+  // Restores the value stack when it goes out of scope (also on exceptions).
+  struct StackMark {
+    explicit StackMark(Interp& in) : interp(in), saved(in.sp) {}
+    ~StackMark() { interp.sp = saved; }
+    Interp& interp;
+    Value* saved;
+  };
+
+  // --- evaluation -----------------------------------------------------------------------
+  // Analyzes and runs one top-level form (top-level progns are processed form by form).
+  Value eval_toplevel(Value form);
+  // Reads and evaluates all forms of `text`, registered as source `name`.
+  Value eval_string(std::string_view text, const std::string& name);
+  Value load_file(const std::string& path);
+  // Calls any function value with arguments that are already rooted (e.g. on the stack).
+  Value apply(Value fn, Value* args, std::uint32_t nargs);
+  Value call(Value fn, std::initializer_list<Value> args);
+  // Runs compiled code. `env` must be reachable from the roots.
+  Value run(Node* node, Env* env);
+  Value macroexpand_1(Value form, bool* expanded);
+  Value macroexpand(Value form);
+
+  // --- GC -------------------------------------------------------------------------------
+  void maybe_collect() {
+    if (heap.wants_collection()) collect();
+  }
+  void collect();
+  tl::detail::RootCell root_list;  // sentinel of the host-root ring
+  std::shared_ptr<tl::detail::RootCell> make_root(Value v);
+  // Conversions between host handles (tl::Value) and values of this interpreter.
+  Value import_host(const tl::Value& v);
+  tl::Value export_host(Value v);
+
+  // --- errors ---------------------------------------------------------------------------
+  // Throws a user error of condition `type` ("type-error", ...). The innermost evaluating
+  // node adds the location and backtrace as the error travels out.
+  [[noreturn]] void error(std::string_view type, std::string message);
+  [[noreturn]] void error_at(Span span, std::string_view type, std::string message);
+  // "car: argument 1 must be a list, got 5 (an integer)"
+  [[noreturn]] void type_error(std::string_view fn, int arg, std::string_view expected, Value got);
+  [[noreturn]] void stack_overflow();
+  // Adds location (if missing) and the current backtrace to an error passing through `span`.
+  void decorate(tl::Error& e, Span span);
+  std::vector<std::string> backtrace(std::size_t max_frames = 12) const;
+  tl::Error make_error(std::string_view type, std::string message, Span span);
+  // The condition object for an error (created on first use, kept with its payload).
+  Value condition_of(tl::Error& e);
+  bool condition_is_a(Value type_sym, Symbol* wanted);
+  std::unordered_map<Symbol*, Symbol*> condition_parents;  // type -> parent type
+
+  std::vector<CallFrame> frames;
+  char* c_stack_limit = nullptr;   // below this address the C stack is nearly exhausted
+  std::atomic<bool> interrupt_requested{false};
+  void check_interrupt() {
+    if (interrupt_requested.load(std::memory_order_relaxed)) raise_interrupt();
+  }
+  [[noreturn]] void raise_interrupt();
+
+  // --- printing and output --------------------------------------------------------------
+  std::string repr(Value v, bool readably = true) const;
+  void print_to(std::string& out, Value v, bool readably) const;
+  std::string type_name(Value v) const;
+  std::function<void(std::string_view)> output;
+  void write(std::string_view text) { output(text); }
+
+  // --- modules --------------------------------------------------------------------------
+  std::vector<std::string> search_path;       // from the host, then TENSORLISP_PATH
+  std::unordered_set<std::string> loaded_modules;
+  std::vector<std::string> load_stack;        // files being loaded, innermost last
+  std::string find_module(const std::string& name) const;
+  std::size_t gensym_counter = 0;
+  std::mt19937_64 rng{42};
+  std::uint32_t toplevel_depth = 0;
+  Span current_form_span;  // span of the top-level form being compiled
+  // Objects the core refers to directly (quasiquote's helpers): always roots.
+  std::vector<Value> permanent;
+  Value qq_list, qq_append, qq_cons, qq_vector;
+  Obj* funcall_native = nullptr;  // recognized by the evaluator for tail calls
+  Obj* apply_native = nullptr;
+  void check_stack() {
+    char probe;
+    if (&probe < c_stack_limit) stack_overflow();
+  }
+  // Computes c_stack_limit for the calling thread.
+  void enter_thread();
+
+ private:
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, Symbol*, NameHash, std::equal_to<>> symbols_;
+  std::unordered_map<std::string, Symbol*, NameHash, std::equal_to<>> keywords_;
+  void init_symbols();
+};
+
+// Equality predicates.
+bool eql(Value a, Value b);
+bool equal(Value a, Value b);
+std::size_t hash_value(Value v, HashTest test);
+
+// Compiles one form into a CodeUnit whose first node is the entry point.
+CodeUnit* compile(Interp& interp, Value form);
+
+// Builtin registration, one function per builtins_*.cpp file.
+void register_core_builtins(Interp& interp);
+void register_number_builtins(Interp& interp);
+void register_list_builtins(Interp& interp);
+void register_string_builtins(Interp& interp);
+void register_hash_builtins(Interp& interp);
+void register_system_builtins(Interp& interp);
+
+}  // namespace tl::eval
+
+// Defines a builtin: TL_BUILTIN(interp, "name", min, max, "usage", "doc", FUNCTION); max -1 means
+// any number. The C++ file and line are recorded for (describe 'name).
+#define TL_BUILTIN(interp, lname, min, max, usage, doc, ...) \
+  (interp).define_native(lname, min, max, __VA_ARGS__, usage, doc, __FILE__, __LINE__)

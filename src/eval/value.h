@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+// Lisp values: a 16-byte tagged word (nil, integer, float or heap object) and the heap object
+// kinds. A tensor, or any other native object, is a Foreign object with its own trace/print.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/span.h"
+
+namespace tl::eval {
+
+class Interp;
+struct Obj;
+
+enum class Tag : std::uint8_t { Nil, Int, Float, Obj };
+
+struct Value {
+  Tag tag = Tag::Nil;
+  union {
+    std::int64_t i;
+    double f;
+    Obj* o;
+  };
+  Value() : i(0) {}
+  static Value integer(std::int64_t v) {
+    Value r;
+    r.tag = Tag::Int;
+    r.i = v;
+    return r;
+  }
+  static Value real(double v) {
+    Value r;
+    r.tag = Tag::Float;
+    r.f = v;
+    return r;
+  }
+  static Value object(Obj* obj) {
+    Value r;
+    r.tag = Tag::Obj;
+    r.o = obj;
+    return r;
+  }
+  bool is_nil() const { return tag == Tag::Nil; }
+  bool is_int() const { return tag == Tag::Int; }
+  bool is_float() const { return tag == Tag::Float; }
+  bool is_number() const { return tag == Tag::Int || tag == Tag::Float; }
+  bool is_obj() const { return tag == Tag::Obj; }
+  bool truthy() const { return tag != Tag::Nil; }
+  // Identity (eq): same tag and same bits.
+  bool same(const Value& other) const { return tag == other.tag && i == other.i; }
+};
+
+inline Value nil() { return Value(); }
+
+enum class ObjKind : std::uint8_t {
+  Cons,
+  Symbol,
+  String,
+  Vector,
+  HashTable,
+  Closure,
+  Native,
+  Macro,
+  Env,
+  Code,
+  Condition,
+  Foreign,
+};
+
+// Every heap object starts with this header. `next` links all objects for the sweep.
+struct Obj {
+  ObjKind kind;
+  std::uint8_t marked = 0;
+  std::uint16_t flags = 0;  // per-kind bits, see kObjHasSpan
+  std::uint32_t alloc_size = 0;
+  Obj* next = nullptr;
+};
+
+constexpr std::uint16_t kObjHasSpan = 1;      // a cons from the reader: the span of its car
+constexpr std::uint16_t kObjHasFormSpan = 2;  // the first cons of a list read from source
+
+struct Cons : Obj {
+  Value car, cdr;
+};
+
+enum SymbolFlags : std::uint8_t {
+  kSymKeyword = 1,   // self-evaluating, constant
+  kSymConstant = 2,  // nil, t, defconstant
+  kSymSpecial = 4,   // defvar/defparameter: `let` binds it dynamically
+};
+
+struct Symbol : Obj {
+  std::string name;
+  Value value;          // the global binding (functions and variables share it: a Lisp-1)
+  Value doc;            // the variable's docstring, or nil
+  bool bound = false;
+  std::uint8_t sym_flags = 0;
+  bool interned = true;
+  bool is_keyword() const { return sym_flags & kSymKeyword; }
+};
+
+struct String : Obj {
+  std::string text;
+};
+
+struct Vector : Obj {
+  std::vector<Value> items;
+};
+
+enum class HashTest : std::uint8_t { Eq, Eql, Equal };
+
+struct HashTable : Obj {
+  HashTest test = HashTest::Equal;
+  // Insertion-ordered entries, plus an index from key hash to entry positions.
+  std::vector<std::pair<Value, Value>> entries;
+  std::vector<std::int32_t> buckets;  // -1 empty; else index into entries (open addressing)
+  std::size_t live = 0;               // entries not removed
+};
+
+struct Node;
+struct LambdaNode;
+struct CodeUnit;
+
+struct Env : Obj {
+  Env* parent;
+  std::uint32_t size;
+  Value slots[1];  // really `size` slots; allocated with the object
+};
+
+struct Closure : Obj {
+  const LambdaNode* lambda;
+  Env* env;
+  CodeUnit* code;  // owns `lambda`; traced so code lives while a closure does
+  Value name;      // the symbol it was defined as (defun), or nil
+};
+
+// A builtin. `fn` receives arguments already evaluated and checked against min/max arity.
+using NativeFn = Value (*)(Interp&, Value* args, std::uint32_t nargs);
+using HostFn = std::function<Value(Interp&, Value* args, std::uint32_t nargs)>;
+
+struct Native : Obj {
+  std::string name;
+  std::int32_t min_args = 0;
+  std::int32_t max_args = -1;  // -1: any number
+  NativeFn fn = nullptr;
+  HostFn host_fn;              // used when fn is null
+  const char* usage = "";
+  const char* doc = "";
+  const char* file = "";
+  int line = 0;
+};
+
+struct Macro : Obj {
+  Value fn;   // a closure or native taking the unevaluated forms
+  Value name;
+};
+
+// Compiled code (a tree of Nodes) for one top-level form; freed when nothing refers to it.
+struct CodeUnit : Obj {
+  std::vector<Node*> nodes;        // every node of the unit, deleted with it
+  std::vector<Value> constants;    // every Value a node refers to, traced
+  Node* entry = nullptr;           // the root of the tree
+  ~CodeUnit();
+};
+
+// A condition object: what handler-case binds. Type is a symbol; `data` is user payload.
+struct Condition : Obj {
+  Value type;       // symbol
+  Value message;    // string
+  Value data;       // any value (plist for user conditions)
+  std::shared_ptr<tl::Error> error;  // location and backtrace of where it was raised
+};
+
+// Native objects defined outside the evaluator (tensors, devices, ...).
+struct Foreign : Obj {
+  virtual ~Foreign() = default;
+  virtual const char* type_name() const = 0;
+  virtual void print(std::string& out) const = 0;
+  // Reports every Value this object refers to.
+  virtual void trace(const std::function<void(Value)>& visit) { (void)visit; }
+};
+
+inline bool is_kind(Value v, ObjKind k) { return v.tag == Tag::Obj && v.o->kind == k; }
+inline bool is_cons(Value v) { return is_kind(v, ObjKind::Cons); }
+inline bool is_symbol(Value v) { return is_kind(v, ObjKind::Symbol); }
+inline bool is_string(Value v) { return is_kind(v, ObjKind::String); }
+inline bool is_list(Value v) { return v.is_nil() || is_cons(v); }
+inline Cons* as_cons(Value v) { return static_cast<Cons*>(v.o); }
+inline Symbol* as_symbol(Value v) { return static_cast<Symbol*>(v.o); }
+inline String* as_string(Value v) { return static_cast<String*>(v.o); }
+inline Vector* as_vector(Value v) { return static_cast<Vector*>(v.o); }
+inline HashTable* as_hash(Value v) { return static_cast<HashTable*>(v.o); }
+inline Closure* as_closure(Value v) { return static_cast<Closure*>(v.o); }
+inline Native* as_native(Value v) { return static_cast<Native*>(v.o); }
+inline Macro* as_macro(Value v) { return static_cast<Macro*>(v.o); }
+inline Condition* as_condition(Value v) { return static_cast<Condition*>(v.o); }
+inline Value car(Value v) { return is_cons(v) ? as_cons(v)->car : nil(); }
+inline Value cdr(Value v) { return is_cons(v) ? as_cons(v)->cdr : nil(); }
+inline bool is_function(Value v) {
+  return is_kind(v, ObjKind::Closure) || is_kind(v, ObjKind::Native);
+}
+
+}  // namespace tl::eval

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// Source spans and the table of source texts they point into.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tensorlisp/error.hpp"
+
+namespace tl {
+
+// A region of source text: file id (an index into a SourceMap), 1-based line and column.
+struct Span {
+  std::uint32_t file = 0;
+  std::uint32_t line = 0;
+  std::uint32_t col = 0;
+  std::uint32_t len = 0;
+  bool valid() const { return line != 0; }
+};
+
+// Every source text the interpreter has read, so errors can quote the offending line.
+class SourceMap {
+ public:
+  // Registers a text under a name and returns its file id.
+  std::uint32_t add(std::string name, std::string text);
+  const std::string& name(std::uint32_t file) const;
+  std::string line_text(std::uint32_t file, std::uint32_t line) const;
+  SourceLocation location(Span span) const;
+  // Drops the text of an entry (kept: its name) to bound memory at long REPL sessions.
+  void forget_text(std::uint32_t file);
+
+ private:
+  struct Entry {
+    std::string name;
+    std::string text;
+  };
+  std::vector<Entry> entries_{Entry{"<unknown>", ""}};
+};
+
+}  // namespace tl
