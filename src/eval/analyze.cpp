@@ -79,6 +79,9 @@ class Analyzer {
   CodeUnit* unit_;
   Scope* scope_ = nullptr;
   std::vector<BlockRef> blocks_;
+  // Closures created so far. A scope whose analysis creates none has a frame that nothing can
+  // capture, so the evaluator keeps it on the frame stack instead of the heap.
+  std::size_t lambdas_ = 0;
 };
 
 std::size_t Analyzer::list_length(Value list, Span span, const char* what) {
@@ -231,6 +234,24 @@ Node* Analyzer::analyze_call(Value form, Span span) {
   for (Value v = cdr(form); is_cons(v); v = cdr(v)) {
     call->args.push_back(analyze(car(v), span_of_cell(v, span)));
   }
+  if (call->fn->kind == NodeKind::Global && call->args.size() == 2) {
+    Symbol* s = static_cast<GlobalNode*>(call->fn)->symbol;
+    if (s->bound && is_kind(s->value, ObjKind::Native) && as_native(s->value)->prim != Prim::None) {
+      auto* prim = make<PrimCallNode>(span);
+      prim->symbol = s;
+      prim->builtin = s->value.o;
+      prim->op = as_native(s->value)->prim;
+      prim->a = call->args[0];
+      prim->b = call->args[1];
+      auto is_leaf = [](const Node* n) {
+        return n->kind == NodeKind::Const || n->kind == NodeKind::Local || n->kind == NodeKind::Global;
+      };
+      prim->leaves = is_leaf(prim->a) && is_leaf(prim->b);
+      prim->call = call;
+      unit_->constants.push_back(s->value);
+      return prim;
+    }
+  }
   return call;
 }
 
@@ -280,6 +301,7 @@ Node* Analyzer::analyze_let(Value form, Span span, bool sequential) {
   if (!is_list(bindings)) fail(bindings_span, std::string(what) + ": bindings must be a list, got " + in_.repr(bindings));
   auto* let = make<LetNode>(span);
   let->sequential = sequential;
+  std::size_t lambdas_before = lambdas_;
   Scope inner{scope_, {}};
   std::vector<std::pair<Symbol*, std::uint32_t>> specials;
   if (sequential) scope_ = &inner;  // let*: each init sees the bindings before it
@@ -317,12 +339,15 @@ Node* Analyzer::analyze_let(Value form, Span span, bool sequential) {
   }
   scope_ = inner.parent;
   let->body = body;
+  let->stack_frame = lambdas_ == lambdas_before;
   if (let->inits.empty()) return body;
   return let;
 }
 
 Node* Analyzer::analyze_lambda(Value params, Value body, Span span, Value name) {
   auto* lam = make<LambdaNode>(span);
+  ++lambdas_;
+  std::size_t lambdas_before = lambdas_;
   lam->unit = unit_;
   lam->name = name;
   lam->arglist = params;
@@ -460,6 +485,7 @@ Node* Analyzer::analyze_lambda(Value params, Value body, Span span, Value name) 
   }
   lam->body = body_node;
   lam->frame_size = static_cast<std::uint32_t>(frame.names.size());
+  lam->stack_frame = lambdas_ == lambdas_before;
   scope_ = frame.parent;
   return lam;
 }
@@ -542,7 +568,9 @@ Node* Analyzer::analyze_handler_case(Value form, Span span) {
       hcl.has_var = true;
       scope_ = &inner;
     }
+    std::size_t lambdas_before = lambdas_;
     hcl.body = analyze_body(nth_cell(clause, 2), cspan);
+    hcl.stack_frame = lambdas_ == lambdas_before;
     scope_ = inner.parent;
     hc->clauses.push_back(hcl);
   }

@@ -385,6 +385,11 @@ void register_number_builtins(Interp& in) {
                in.rng.seed(static_cast<std::uint64_t>(arg_int(in, "random-seed", a, 0)));
                return nil();
              });
+  // The evaluator computes these inline when both arguments are numbers (eval.cpp, fast_prim).
+  const std::pair<const char*, Prim> prims[] = {{"+", Prim::Add}, {"-", Prim::Sub}, {"*", Prim::Mul},
+                                                {"<", Prim::Lt},  {">", Prim::Gt},  {"<=", Prim::Le},
+                                                {">=", Prim::Ge}, {"=", Prim::NumEq}};
+  for (const auto& [name, prim] : prims) as_native(in.intern(name)->value)->prim = prim;
   in.set_global(in.intern("pi"), Value::real(3.14159265358979323846));
   in.intern("pi")->sym_flags |= kSymConstant;
   in.set_global(in.intern("most-positive-fixnum"), Value::integer(INT64_MAX));

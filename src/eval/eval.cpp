@@ -13,10 +13,12 @@ namespace {
 struct RunGuard {
   Interp& in;
   Value* sp;
+  char* fsp;
   std::size_t frames;
   ~RunGuard() {
     in.sp = sp;
-    in.frames.resize(frames);
+    in.fsp = fsp;
+    if (in.frames.size() != frames) in.frames.resize(frames);
   }
 };
 
@@ -49,7 +51,7 @@ Env* bind_arguments(Interp& in, Closure* fn, Value* args, std::uint32_t nargs) {
   const LambdaNode* lam = fn->lambda;
   if (lam->simple()) {
     if (nargs != lam->required) arity_error(in, Value::object(fn), nargs, lam->required, lam->required);
-    Env* env = in.heap.make_env(fn->env, lam->frame_size);
+    Env* env = in.new_env(fn->env, lam->frame_size, lam->stack_frame);
     std::memcpy(static_cast<void*>(env->slots), args, nargs * sizeof(Value));
     return env;
   }
@@ -59,9 +61,14 @@ Env* bind_arguments(Interp& in, Closure* fn, Value* args, std::uint32_t nargs) {
     arity_error(in, Value::object(fn), nargs, lam->required,
                 lam->rest_slot >= 0 || lam->has_keys ? -1 : max_pos);
   }
-  Env* env = in.heap.make_env(fn->env, lam->frame_size);
-  Interp::StackMark mark(in);
+  Env* env = in.new_env(fn->env, lam->frame_size, lam->stack_frame);
+  Value* saved_sp = in.sp;
   in.push(Value::object(env));  // root the frame while default forms run
+  struct PopRoot {
+    Interp& in;
+    Value* sp;
+    ~PopRoot() { in.sp = sp; }
+  } pop_root{in, saved_sp};
   std::uint32_t slot = 0;
   std::uint32_t i = 0;
   for (; i < lam->required; ++i) env->slots[slot++] = args[i];
@@ -123,6 +130,73 @@ Env* bind_arguments(Interp& in, Closure* fn, Value* args, std::uint32_t nargs) {
   return env;
 }
 
+// Evaluates a node that needs no bookkeeping (a constant or a variable); false otherwise.
+[[gnu::always_inline]] inline bool leaf_value(const Node* node, Env* env, Value& out) {
+  switch (node->kind) {
+    case NodeKind::Const:
+      out = static_cast<const ConstNode*>(node)->value;
+      return true;
+    case NodeKind::Local: {
+      auto* n = static_cast<const LocalNode*>(node);
+      Env* e = env;
+      for (std::uint32_t d = n->depth; d > 0; --d) e = e->parent;
+      out = e->slots[n->index];
+      return true;
+    }
+    case NodeKind::Global: {
+      Symbol* s = static_cast<const GlobalNode*>(node)->symbol;
+      out = s->value;
+      return s->bound;
+    }
+    default: return false;
+  }
+}
+
+// Computes a two-argument arithmetic builtin on two numbers inline. False when the result needs
+// the general path (not numbers, or an overflow, which the builtin reports as an error).
+[[gnu::always_inline]] inline bool prim2(Prim prim, Value a, Value b, Value t, Value& out) {
+  if (a.is_int() && b.is_int()) {
+    std::int64_t r;
+    switch (prim) {
+      case Prim::Add: if (__builtin_add_overflow(a.i, b.i, &r)) return false; out = Value::integer(r); return true;
+      case Prim::Sub: if (__builtin_sub_overflow(a.i, b.i, &r)) return false; out = Value::integer(r); return true;
+      case Prim::Mul: if (__builtin_mul_overflow(a.i, b.i, &r)) return false; out = Value::integer(r); return true;
+      case Prim::Lt: out = a.i < b.i ? t : nil(); return true;
+      case Prim::Gt: out = a.i > b.i ? t : nil(); return true;
+      case Prim::Le: out = a.i <= b.i ? t : nil(); return true;
+      case Prim::Ge: out = a.i >= b.i ? t : nil(); return true;
+      case Prim::NumEq: out = a.i == b.i ? t : nil(); return true;
+      case Prim::None: return false;
+    }
+  }
+  if (!a.is_number() || !b.is_number()) return false;
+  double x = a.is_int() ? static_cast<double>(a.i) : a.f;
+  double y = b.is_int() ? static_cast<double>(b.i) : b.f;
+  switch (prim) {
+    case Prim::Add: out = Value::real(x + y); return true;
+    case Prim::Sub: out = Value::real(x - y); return true;
+    case Prim::Mul: out = Value::real(x * y); return true;
+    case Prim::Lt: out = x < y ? t : nil(); return true;
+    case Prim::Gt: out = x > y ? t : nil(); return true;
+    case Prim::Le: out = x <= y ? t : nil(); return true;
+    case Prim::Ge: out = x >= y ? t : nil(); return true;
+    case Prim::NumEq: out = x == y ? t : nil(); return true;
+    case Prim::None: return false;
+  }
+  return false;
+}
+
+// A PrimCall whose arguments are constants or variables, computed with no call at all.
+// Evaluating leaves has no effects, so falling back to the general path afterwards is safe.
+[[gnu::always_inline]] inline bool fast_prim(const Node* node, Env* env, Value t, Value& out) {
+  if (node->kind != NodeKind::PrimCall) return false;
+  auto* n = static_cast<const PrimCallNode*>(node);
+  if (!n->leaves || n->symbol->value.o != n->builtin || n->symbol->value.tag != Tag::Obj) return false;
+  Value a, b;
+  if (!leaf_value(n->a, env, a) || !leaf_value(n->b, env, b)) return false;
+  return prim2(n->op, a, b, t, out);
+}
+
 Value call_native(Interp& in, Native* fn, Value* args, std::uint32_t nargs) {
   if (static_cast<std::int64_t>(nargs) < fn->min_args ||
       (fn->max_args >= 0 && static_cast<std::int64_t>(nargs) > fn->max_args)) {
@@ -135,8 +209,29 @@ Value call_native(Interp& in, Native* fn, Value* args, std::uint32_t nargs) {
 }  // namespace
 
 Value Interp::run(Node* node, Env* env) {
+  // Leaves need no bookkeeping.
+  switch (node->kind) {
+    case NodeKind::Const: return static_cast<ConstNode*>(node)->value;
+    case NodeKind::Local: {
+      auto* n = static_cast<LocalNode*>(node);
+      Env* e = env;
+      for (std::uint32_t d = n->depth; d > 0; --d) e = e->parent;
+      return e->slots[n->index];
+    }
+    case NodeKind::Global: {
+      Symbol* s = static_cast<GlobalNode*>(node)->symbol;
+      if (s->bound) return s->value;
+      break;
+    }
+    case NodeKind::PrimCall: {
+      Value v;
+      if (fast_prim(node, env, t(), v)) return v;
+      break;
+    }
+    default: break;
+  }
   check_stack();
-  RunGuard guard{*this, sp, frames.size()};
+  RunGuard guard{*this, sp, fsp, frames.size()};
   Value* slots = nullptr;  // roots for the env and closure this invocation switches to
   auto switch_env = [&](Env* e, Value fn) {
     if (slots == nullptr) {
@@ -178,7 +273,9 @@ Value Interp::run(Node* node, Env* env) {
       }
       case NodeKind::If: {
         auto* n = static_cast<IfNode*>(node);
-        node = run(n->test, env).truthy() ? n->then : n->otherwise;
+        Value test;
+        if (!fast_prim(n->test, env, t(), test)) test = run(n->test, env);
+        node = test.truthy() ? n->then : n->otherwise;
         continue;
       }
       case NodeKind::Progn: {
@@ -219,6 +316,10 @@ Value Interp::run(Node* node, Env* env) {
       }
       case NodeKind::Lambda: {
         auto* n = static_cast<LambdaNode*>(node);
+        if (env != nullptr && is_stack_env(env)) {
+          throw tl::Error(ErrorKind::Internal, "eval", "internal-error",
+                          "a closure would capture a stack frame (src/eval/eval.cpp)");
+        }
         auto* c = heap.make<Closure>(ObjKind::Closure);
         c->lambda = n;
         c->env = env;
@@ -230,7 +331,7 @@ Value Interp::run(Node* node, Env* env) {
         auto* n = static_cast<LetNode*>(node);
         auto size = static_cast<std::uint32_t>(n->inits.size());
         if (n->sequential) {
-          Env* e = heap.make_env(env, size);
+          Env* e = new_env(env, size, n->stack_frame);
           switch_env(e, nil());
           for (std::uint32_t i = 0; i < size; ++i) e->slots[i] = run(n->inits[i], e);
           env = e;
@@ -240,7 +341,7 @@ Value Interp::run(Node* node, Env* env) {
             Value v = run(init, env);
             push(v);
           }
-          Env* e = heap.make_env(env, size);
+          Env* e = new_env(env, size, n->stack_frame);
           std::memcpy(static_cast<void*>(e->slots), base, size * sizeof(Value));
           sp = base;
           switch_env(e, nil());
@@ -333,7 +434,7 @@ Value Interp::run(Node* node, Env* env) {
         }
         if (chosen->has_var) {
           push(condition);
-          Env* e = heap.make_env(env, 1);
+          Env* e = new_env(env, 1, chosen->stack_frame);
           e->slots[0] = condition;
           sp = saved_sp;
           switch_env(e, nil());
@@ -341,6 +442,30 @@ Value Interp::run(Node* node, Env* env) {
         }
         node = chosen->body;
         continue;
+      }
+      case NodeKind::PrimCall: {
+        auto* n = static_cast<PrimCallNode*>(node);
+        if (n->symbol->value.tag != Tag::Obj || n->symbol->value.o != n->builtin) {
+          node = n->call;  // redefined: the general call
+          continue;
+        }
+        Value a, b, r;
+        if (!leaf_value(n->a, env, a)) {
+          if (!fast_prim(n->a, env, t(), a)) a = run(n->a, env);
+        }
+        StackMark mark(*this);
+        push(a);
+        if (!leaf_value(n->b, env, b)) {
+          if (!fast_prim(n->b, env, t(), b)) b = run(n->b, env);
+        }
+        push(b);
+        if (prim2(n->op, a, b, t(), r)) return r;
+        try {
+          return call_native(*this, static_cast<Native*>(n->builtin), sp - 2, 2);
+        } catch (tl::Error& err) {
+          decorate(err, n->span);
+          throw;
+        }
       }
       case NodeKind::Call: {
         auto* n = static_cast<CallNode*>(node);
@@ -363,7 +488,16 @@ Value Interp::run(Node* node, Env* env) {
               v = e->slots[l->index];
               break;
             }
-            default: v = run(arg, env); break;
+            case NodeKind::Global:
+              if (static_cast<GlobalNode*>(arg)->symbol->bound) {
+                v = static_cast<GlobalNode*>(arg)->symbol->value;
+                break;
+              }
+              v = run(arg, env);
+              break;
+            default:
+              if (!fast_prim(arg, env, t(), v)) v = run(arg, env);
+              break;
           }
           push(v);
         }
@@ -389,12 +523,21 @@ Value Interp::run(Node* node, Env* env) {
           Closure* c = as_closure(fn);
           check_interrupt();
           maybe_collect();
+          // A tail call: frames this invocation made are dead (the callee's environment
+          // cannot be one of them: closures never capture stack frames).
+          fsp = guard.fsp;
           Env* e;
-          try {
-            e = bind_arguments(*this, c, args, nargs);
-          } catch (tl::Error& err) {
-            decorate(err, n->span);
-            throw;
+          const LambdaNode* lam = c->lambda;
+          if (lam->simple() && nargs == lam->required) {
+            e = new_env(c->env, lam->frame_size, lam->stack_frame);
+            for (std::uint32_t i = 0; i < nargs; ++i) e->slots[i] = args[i];
+          } else {
+            try {
+              e = bind_arguments(*this, c, args, nargs);
+            } catch (tl::Error& err) {
+              decorate(err, n->span);
+              throw;
+            }
           }
           sp = base;
           switch_env(e, fn);
@@ -408,8 +551,14 @@ Value Interp::run(Node* node, Env* env) {
           continue;
         }
         if (fn.tag == Tag::Obj && fn.o->kind == ObjKind::Native) {
+          Value r;
+          if (nargs == 2 && static_cast<Native*>(fn.o)->prim != Prim::None &&
+              prim2(static_cast<Native*>(fn.o)->prim, args[0], args[1], t(), r)) {
+            sp = base;
+            return r;
+          }
           try {
-            Value r = call_native(*this, as_native(fn), args, nargs);
+            r = call_native(*this, as_native(fn), args, nargs);
             sp = base;
             return r;
           } catch (tl::Error& err) {

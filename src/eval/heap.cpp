@@ -25,24 +25,31 @@ Heap::~Heap() {
     release(o);
     o = next;
   }
-  for (void*& head : free_lists_) {
-    while (head != nullptr) {
-      void* next = *static_cast<void**>(head);
-      std::free(head);
-      head = next;
-    }
+  for (void* chunk : chunks_) std::free(chunk);
+}
+
+void Heap::refill(std::size_t cls) {
+  // Carve a chunk into objects of this size class; they are never returned to malloc.
+  void* chunk = std::malloc(kChunkBytes);
+  if (chunk == nullptr) throw std::bad_alloc();
+  chunks_.push_back(chunk);
+  std::size_t size = cls * kGranule;
+  char* base = static_cast<char*>(chunk);
+  for (std::size_t off = 0; off + size <= kChunkBytes; off += size) {
+    *reinterpret_cast<void**>(base + off) = free_lists_[cls];
+    free_lists_[cls] = base + off;
   }
 }
 
 void* Heap::allocate(std::size_t bytes) {
 #ifndef TL_SANITIZE
   std::size_t cls = (bytes + kGranule - 1) / kGranule;
-  if (cls < kClasses && free_lists_[cls] != nullptr) {
+  if (cls < kClasses) {
+    if (free_lists_[cls] == nullptr) refill(cls);
     void* mem = free_lists_[cls];
     free_lists_[cls] = *static_cast<void**>(mem);
     return mem;
   }
-  if (cls < kClasses) bytes = cls * kGranule;
 #endif
   void* mem = std::malloc(bytes);
   if (mem == nullptr) throw std::bad_alloc();
@@ -50,7 +57,7 @@ void* Heap::allocate(std::size_t bytes) {
 }
 
 Env* Heap::make_env(Env* parent, std::uint32_t size) {
-  std::size_t bytes = sizeof(Env) + (size > 0 ? size - 1 : 0) * sizeof(Value);
+  std::size_t bytes = env_bytes(size);
   void* mem = allocate(bytes);
   Env* env = new (mem) Env();
   env->parent = parent;
@@ -154,8 +161,9 @@ void Heap::trace(Obj* obj, Marker& m) {
   }
 }
 
-void Heap::collect(const std::function<void(Marker&)>& mark_roots) {
-  Marker marker;
+void Heap::collect(const std::function<void(Marker&)>& mark_roots, const void* skip_lo,
+                   const void* skip_hi) {
+  Marker marker(skip_lo, skip_hi);
   mark_roots(marker);
   auto& work = marker.work();
   while (!work.empty()) {

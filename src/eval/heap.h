@@ -17,10 +17,15 @@ namespace tl::eval {
 // Gathers reachable objects during marking; iterative, so long lists cannot overflow the stack.
 class Marker {
  public:
+  // Objects in [skip_lo, skip_hi) (frames on the frame stack) are traced as roots instead.
+  Marker(const void* skip_lo, const void* skip_hi)
+      : lo_(static_cast<const char*>(skip_lo)), hi_(static_cast<const char*>(skip_hi)) {}
   void mark(Value v) {
     if (v.tag == Tag::Obj) mark(v.o);
   }
   void mark(Obj* o) {
+    auto* p = reinterpret_cast<const char*>(o);
+    if (p >= lo_ && p < hi_) return;
     if (o != nullptr && !o->marked) {
       o->marked = 1;
       work_.push_back(o);
@@ -29,6 +34,8 @@ class Marker {
   std::vector<Obj*>& work() { return work_; }
 
  private:
+  const char* lo_;
+  const char* hi_;
   std::vector<Obj*> work_;
 };
 
@@ -65,7 +72,8 @@ class Heap {
   // True when enough has been allocated since the last collection to make one worthwhile.
   bool wants_collection() const { return bytes_since_gc_ >= threshold_; }
   // Marks from the roots that `mark_roots` reports, then frees everything unmarked.
-  void collect(const std::function<void(Marker&)>& mark_roots);
+  void collect(const std::function<void(Marker&)>& mark_roots, const void* skip_lo = nullptr,
+               const void* skip_hi = nullptr);
 
   // Source spans of conses made by the reader. A cell's span is that of its car (so atoms in a
   // list have locations); a list's form span covers the whole list, and survives macros that
@@ -91,11 +99,21 @@ class Heap {
     total_allocated_ += size;
   }
   static void trace(Obj* obj, Marker& marker);
+ public:
+  // Bytes of an Env with `size` slots.
+  static std::size_t env_bytes(std::uint32_t size) {
+    return sizeof(Env) + (size > 0 ? size - 1 : 0) * sizeof(Value);
+  }
+ private:
   static void destroy(Obj* obj);
+
+  void refill(std::size_t cls);
 
   static constexpr std::size_t kGranule = 16;
   static constexpr std::size_t kClasses = 17;  // pooled sizes up to 256 bytes
+  static constexpr std::size_t kChunkBytes = 64u << 10;
   std::vector<void*> free_lists_;
+  std::vector<void*> chunks_;  // memory of the pooled size classes, freed with the heap
   Obj* all_ = nullptr;
   std::size_t bytes_ = 0;
   std::size_t objects_ = 0;

@@ -27,6 +27,7 @@ namespace tl::eval {
 
 namespace {
 constexpr std::size_t kValueStackSize = 4u << 20;  // values (64 MiB of address space)
+constexpr std::size_t kFrameStackBytes = 256u << 20;  // address space for stack frames
 constexpr std::size_t kStackMargin = 256u << 10;   // bytes of C stack kept in reserve
 }  // namespace
 
@@ -37,6 +38,15 @@ Interp::Interp(tl::Interpreter* host) : owner(host) {
   stack_base = static_cast<Value*>(mem);
   sp = stack_base;
   stack_end = stack_base + kValueStackSize;
+  void* frames_mem = mmap(nullptr, kFrameStackBytes, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (frames_mem == MAP_FAILED) {
+    munmap(stack_base, bytes);
+    throw std::bad_alloc();
+  }
+  fstack_base = static_cast<char*>(frames_mem);
+  fsp = fstack_base;
+  fstack_end = fstack_base + kFrameStackBytes;
   root_list.prev = &root_list;
   root_list.next = &root_list;
   output = [](std::string_view text) {
@@ -58,6 +68,7 @@ Interp::~Interp() {
   }
   root_list.prev = root_list.next = nullptr;
   munmap(stack_base, kValueStackSize * sizeof(Value));
+  munmap(fstack_base, kFrameStackBytes);
 }
 
 void Interp::enter_thread() {
@@ -236,7 +247,14 @@ void Interp::collect() {
       m.mark(type);
       m.mark(parent);
     }
-  });
+    // Frames on the frame stack are roots; their parents may be heap frames.
+    for (char* p = fstack_base; p < fsp;) {
+      Env* env = reinterpret_cast<Env*>(p);
+      m.mark(env->parent);
+      for (std::uint32_t i = 0; i < env->size; ++i) m.mark(env->slots[i]);
+      p += env->alloc_size;
+    }
+  }, fstack_base, fstack_end);
 }
 
 // --- errors --------------------------------------------------------------------------------

@@ -92,13 +92,43 @@ class Interp {
     if (sp == stack_end) stack_overflow();
     *sp++ = v;
   }
-  // Restores the value stack when it goes out of scope (also on exceptions).
+  // Restores the value stack and the frame stack when it goes out of scope (also on
+  // exceptions).
   struct StackMark {
-    explicit StackMark(Interp& in) : interp(in), saved(in.sp) {}
-    ~StackMark() { interp.sp = saved; }
+    explicit StackMark(Interp& in) : interp(in), saved(in.sp), saved_frames(in.fsp) {}
+    ~StackMark() {
+      interp.sp = saved;
+      interp.fsp = saved_frames;
+    }
     Interp& interp;
     Value* saved;
+    char* saved_frames;
   };
+
+  // --- the frame stack: environments no closure can capture -----------------------------
+  char* fsp;
+  char* fstack_base;
+  char* fstack_end;
+  Env* new_env(Env* parent, std::uint32_t size, bool on_stack) {
+    if (!on_stack) return heap.make_env(parent, size);
+    std::size_t bytes = (Heap::env_bytes(size) + 15) & ~std::size_t{15};
+    if (fsp + bytes > fstack_end) stack_overflow();
+    Env* env = reinterpret_cast<Env*>(fsp);
+    fsp += bytes;
+    env->kind = ObjKind::Env;
+    env->marked = 0;
+    env->flags = 0;
+    env->alloc_size = static_cast<std::uint32_t>(bytes);
+    env->next = nullptr;
+    env->parent = parent;
+    env->size = size;
+    for (std::uint32_t i = 0; i < size; ++i) env->slots[i] = Value();
+    return env;
+  }
+  bool is_stack_env(const Env* env) const {
+    auto* p = reinterpret_cast<const char*>(env);
+    return p >= fstack_base && p < fstack_end;
+  }
 
   // --- evaluation -----------------------------------------------------------------------
   // Analyzes and runs one top-level form (top-level progns are processed form by form).

@@ -28,6 +28,7 @@ enum class NodeKind : std::uint8_t {
   ReturnFrom,
   UnwindProtect,
   HandlerCase,
+  PrimCall,
 };
 
 struct Node {
@@ -95,6 +96,7 @@ struct LambdaNode : Node {
   Value doc;       // string or nil
   Value arglist;   // the lambda list as written, for describe
   CodeUnit* unit = nullptr;  // the code unit that owns this node
+  bool stack_frame = false;  // no closure can capture the frame: it lives on the frame stack
   bool simple() const { return optional.empty() && rest_slot < 0 && !has_keys; }
 };
 
@@ -104,10 +106,25 @@ struct CallNode : Node {
   std::vector<Node*> args;
 };
 
+// (op a b) where op named an arithmetic builtin when the code was compiled. At run time, if
+// the symbol still holds that builtin and both arguments are numbers, the evaluator computes
+// the result inline; otherwise it runs `call`, the general form of the same call.
+struct PrimCallNode : Node {
+  PrimCallNode(Span s) : Node(NodeKind::PrimCall, s) {}
+  Symbol* symbol = nullptr;
+  Obj* builtin = nullptr;
+  Prim op = Prim::None;
+  Node* a = nullptr;
+  Node* b = nullptr;
+  bool leaves = false;  // a and b are constants or variables
+  CallNode* call = nullptr;
+};
+
 struct LetNode : Node {
   LetNode(Span s) : Node(NodeKind::Let, s) {}
   std::vector<Node*> inits;  // one per slot
   bool sequential = false;   // let*: inits run inside the new frame
+  bool stack_frame = false;  // no closure can capture the frame
   Node* body = nullptr;
 };
 
@@ -145,6 +162,7 @@ struct UnwindProtectNode : Node {
 struct HandlerClause {
   std::vector<Symbol*> types;  // condition types this clause handles
   bool has_var = false;        // binds the condition in a one-slot frame
+  bool stack_frame = false;
   Node* body = nullptr;
 };
 

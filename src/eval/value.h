@@ -142,8 +142,12 @@ struct Closure : Obj {
 using NativeFn = Value (*)(Interp&, Value* args, std::uint32_t nargs);
 using HostFn = std::function<Value(Interp&, Value* args, std::uint32_t nargs)>;
 
+// Builtins the evaluator computes inline for two integer or float arguments.
+enum class Prim : std::uint8_t { None, Add, Sub, Mul, Lt, Gt, Le, Ge, NumEq };
+
 struct Native : Obj {
   std::string name;
+  Prim prim = Prim::None;
   std::int32_t min_args = 0;
   std::int32_t max_args = -1;  // -1: any number
   NativeFn fn = nullptr;
