@@ -211,3 +211,39 @@ matching parts of VALUE (dotted tails and &rest take the remainder)."
          (append (%destructure (car pattern) `(car ,access))
                  (%destructure (cdr pattern) `(cdr ,access))))
         (t (error 'program-error "destructuring-bind: bad pattern ~s" pattern))))
+
+;;; defmacro again, now with destructuring: a required parameter may itself be a lambda list,
+;;; as in (defmacro with-thing ((var init) &body body) ...).
+(defun %split-docstring (body)
+  (if (and (stringp (car body)) (cdr body))
+      (list (list (car body)) (cdr body))
+      (list nil body)))
+
+(defun %macro-params (params)
+  ;; Returns (flat-params . destructurings), each destructuring (pattern gensym).
+  (let ((flat nil) (binds nil) (required t))
+    (while (consp params)
+      (let ((p (car params)))
+        (when (and (symbolp p) p (string-prefix-p "&" (symbol-name p)))
+          (setq required nil))
+        (if (and required (consp p))
+            (let ((g (gensym "arg")))
+              (push g flat)
+              (push (list p g) binds))
+            (push p flat)))
+      (setq params (cdr params)))
+    (let ((result (reverse flat)))
+      (when params (setq result (append result params)))  ; dotted rest parameter
+      (cons result (reverse binds)))))
+
+(defmacro defmacro (name params &rest body)
+  "(defmacro NAME LAMBDA-LIST [DOC] BODY...) defines NAME as a macro: a function from the
+unevaluated argument forms to the form that replaces the call. Required parameters may be
+nested lambda lists, which destructure the corresponding argument."
+  (let* ((parsed (%macro-params params))
+         (split (%split-docstring body))
+         (inner (cadr split)))
+    (dolist (bind (reverse (cdr parsed)))
+      (setq inner `((destructuring-bind ,(car bind) ,(cadr bind) ,@inner))))
+    `(progn (%define-macro ',name (named-lambda ,name ,(car parsed) ,@(car split) ,@inner))
+            ',name)))

@@ -15,9 +15,7 @@ namespace {
 // The interpreter that Ctrl-C interrupts. A signal handler can reach nothing else.
 tl::Interpreter* g_interruptible = nullptr;
 
-extern "C" void on_sigint(int) {
-  if (g_interruptible != nullptr) g_interruptible->interrupt();
-}
+extern "C" void on_sigint(int) { tl::cli::on_interrupt_signal(g_interruptible); }
 
 void install_sigint() {
   struct sigaction sa;
@@ -137,6 +135,11 @@ int main(int argc, char** argv) {
   pthread_attr_setstacksize(&attr, 512u << 20);
   pthread_t thread;
   if (pthread_create(&thread, &attr, run_thread, &args) != 0) return run(args);
+  // Ctrl-C must reach the evaluating thread, where it interrupts a blocked read.
+  sigset_t block;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &block, nullptr);
   void* result = nullptr;
   pthread_join(thread, &result);
   pthread_attr_destroy(&attr);

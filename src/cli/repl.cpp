@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,13 +19,48 @@
 
 namespace tl::cli {
 
+namespace {
+// Set while the REPL waits for input, so Ctrl-C cancels the line instead of an evaluation.
+volatile sig_atomic_t g_at_prompt = 0;
+volatile sig_atomic_t g_line_cancelled = 0;
+}  // namespace
+
+void on_interrupt_signal(Interpreter* lisp) {
+  if (g_at_prompt) {
+    g_line_cancelled = 1;
+  } else if (lisp != nullptr) {
+    lisp->interrupt();
+  }
+}
+
 void report_error(const Error& e) {
   std::fflush(stdout);
-  std::fprintf(stderr, "%s\n", e.what());
+  if (e.type() == "interrupt") {
+    std::fprintf(stderr, "\ninterrupted\n");
+  } else {
+    std::fprintf(stderr, "%s\n", e.what());
+  }
   std::fflush(stderr);
 }
 
 namespace {
+
+#ifdef TL_HAVE_LIBEDIT
+// Reads one character for libedit; a Ctrl-C while waiting ends the line as cancelled.
+int getc_cancellable(FILE*) {
+  for (;;) {
+    unsigned char c;
+    ssize_t n = read(STDIN_FILENO, &c, 1);
+    if (n == 1) return c;
+    if (n == 0) return EOF;
+    if (errno == EINTR) {
+      if (g_line_cancelled) return '\n';
+      continue;
+    }
+    return EOF;
+  }
+}
+#endif
 
 std::string history_path() {
   const char* home = std::getenv("HOME");
@@ -35,8 +71,11 @@ std::string history_path() {
 bool read_line(bool interactive, const char* prompt, std::string& line) {
 #ifdef TL_HAVE_LIBEDIT
   if (interactive) {
+    g_line_cancelled = 0;
+    g_at_prompt = 1;
     char* text = readline(prompt);
-    if (text == nullptr) return false;
+    g_at_prompt = 0;
+    if (text == nullptr) return g_line_cancelled != 0;
     line = text;
     std::free(text);
     return true;
@@ -64,7 +103,11 @@ int run_repl(Interpreter& lisp) {
   bool interactive = isatty(STDIN_FILENO) != 0;
   std::string history = history_path();
 #ifdef TL_HAVE_LIBEDIT
-  if (interactive && !history.empty()) read_history(history.c_str());
+  if (interactive) {
+    rl_catch_signals = 0;
+    rl_getc_function = getc_cancellable;
+    if (!history.empty()) read_history(history.c_str());
+  }
 #endif
   if (interactive) {
     std::printf("TensorLisp %s. (describe 'name) explains a function; Ctrl-D exits.\n", Interpreter::version());
@@ -77,6 +120,11 @@ int run_repl(Interpreter& lisp) {
     if (!read_line(interactive, prompt, line)) {
       if (interactive) std::printf("\n");
       break;
+    }
+    if (g_line_cancelled) {  // Ctrl-C at the prompt: drop what was typed so far
+      g_line_cancelled = 0;
+      buffer.clear();
+      continue;
     }
     buffer += line;
     buffer += '\n';

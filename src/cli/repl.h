@@ -13,4 +13,7 @@ int run_repl(Interpreter& lisp);
 // Prints an error report to stderr.
 void report_error(const Error& e);
 
+// Called from the SIGINT handler: interrupts the evaluation, or cancels the line being typed.
+void on_interrupt_signal(Interpreter* lisp);
+
 }  // namespace tl::cli
