@@ -107,9 +107,10 @@ class Interpreter {
   Interpreter(const Interpreter&) = delete;
   Interpreter& operator=(const Interpreter&) = delete;
 
-  // Reads and evaluates every form in `source`, returning the last value. `file_name` is used
-  // in error locations. Throws tl::Error.
-  Value eval(std::string_view source, std::string_view file_name = "<eval>");
+  // Reads and evaluates every form in `source`, returning the last value. `file_name` and
+  // `first_line` (the number of the source's first line) are used in error locations.
+  // Throws tl::Error.
+  Value eval(std::string_view source, std::string_view file_name = "<eval>", int first_line = 1);
   // Loads a file (like Lisp `load`), returning the last value. Throws tl::Error.
   Value load(const std::string& path);
   // Calls the global function `name` with `args`. Throws tl::Error.
@@ -137,7 +138,8 @@ class Interpreter {
   // Incremental reading for REPLs: returns Complete when `text` holds at least one whole
   // form, NeedsMore when a form is open at the end, or throws tl::Error (read) on bad input.
   enum class ReadStatus { Complete, NeedsMore };
-  ReadStatus check_complete(std::string_view text);
+  // `first_line` numbers the text's lines as in eval.
+  ReadStatus check_complete(std::string_view text, int first_line = 1);
 
   eval::Interp& internal() { return *impl_; }
 

@@ -266,9 +266,10 @@ struct Entry {
 
 }  // namespace
 
-Value Interpreter::eval(std::string_view source, std::string_view file_name) {
+Value Interpreter::eval(std::string_view source, std::string_view file_name, int first_line) {
   Entry entry(*impl_);
-  return wrap(*impl_, impl_->eval_string(source, std::string(file_name)));
+  return wrap(*impl_, impl_->eval_string(source, std::string(file_name),
+                                         static_cast<std::uint32_t>(first_line < 1 ? 1 : first_line)));
 }
 
 Value Interpreter::load(const std::string& path) {
@@ -338,9 +339,10 @@ void Interpreter::set_output(OutputSink sink) { impl_->output = std::move(sink);
 
 void Interpreter::interrupt() { impl_->interrupt_requested.store(true); }
 
-Interpreter::ReadStatus Interpreter::check_complete(std::string_view text) {
+Interpreter::ReadStatus Interpreter::check_complete(std::string_view text, int first_line) {
   Interp& in = *impl_;
-  std::uint32_t file = in.sources.add("<repl>", std::string(text));
+  std::uint32_t file =
+      in.sources.add("<repl>", std::string(text), static_cast<std::uint32_t>(first_line < 1 ? 1 : first_line));
   reader::Reader r(in, file, text);
   Interp::StackMark mark(in);
   bool any = false;

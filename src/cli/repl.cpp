@@ -114,11 +114,20 @@ int run_repl(Interpreter& lisp) {
   }
   std::string buffer;
   int last_status = 0;
+  int next_line = 1;  // inputs are numbered as the lines of one continuing text, <repl>
   for (;;) {
     const char* prompt = buffer.empty() ? "tl> " : "... ";
     std::string line;
     if (!read_line(interactive, prompt, line)) {
       if (interactive) std::printf("\n");
+      if (!is_blank(buffer)) {  // input ended inside a form: report it
+        try {
+          lisp.eval(buffer, "<repl>", next_line);
+        } catch (const Error& e) {
+          report_error(e);
+          last_status = 1;
+        }
+      }
       break;
     }
     if (g_line_cancelled) {  // Ctrl-C at the prompt: drop what was typed so far
@@ -133,9 +142,10 @@ int run_repl(Interpreter& lisp) {
       continue;
     }
     try {
-      if (lisp.check_complete(buffer) == Interpreter::ReadStatus::NeedsMore) continue;
+      if (lisp.check_complete(buffer, next_line) == Interpreter::ReadStatus::NeedsMore) continue;
     } catch (const Error& e) {
       report_error(e);
+      for (char c : buffer) next_line += c == '\n';
       buffer.clear();
       last_status = 1;
       continue;
@@ -148,7 +158,9 @@ int run_repl(Interpreter& lisp) {
     }
 #endif
     try {
-      Value v = lisp.eval(buffer, "<repl>");
+      int first = next_line;
+      for (char c : buffer) next_line += c == '\n';
+      Value v = lisp.eval(buffer, "<repl>", first);
       std::printf("%s\n", v.repr().c_str());
       std::fflush(stdout);
       last_status = 0;

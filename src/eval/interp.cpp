@@ -353,8 +353,8 @@ bool Interp::condition_is_a(Value type_sym, Symbol* wanted) {
 
 // --- evaluating texts and files ------------------------------------------------------------
 
-Value Interp::eval_string(std::string_view text, const std::string& name) {
-  std::uint32_t file = sources.add(name, std::string(text));
+Value Interp::eval_string(std::string_view text, const std::string& name, std::uint32_t first_line) {
+  std::uint32_t file = sources.add(name, std::string(text), first_line);
   reader::Reader reader(*this, file, text);
   StackMark mark(*this);
   Value result;
@@ -377,7 +377,7 @@ Value Interp::eval_string(std::string_view text, const std::string& name) {
       SourceLocation loc = sources.location(Span{file, 1, 1, 1});
       // Find the opening delimiter: scan from the reader's offset.
       std::size_t off = reader.offset();
-      std::uint32_t line = 1, col = 1;
+      std::uint32_t line = first_line, col = 1;
       for (std::size_t i = 0; i < off; ++i) {
         if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
       }

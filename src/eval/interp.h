@@ -134,7 +134,7 @@ class Interp {
   // Analyzes and runs one top-level form (top-level progns are processed form by form).
   Value eval_toplevel(Value form);
   // Reads and evaluates all forms of `text`, registered as source `name`.
-  Value eval_string(std::string_view text, const std::string& name);
+  Value eval_string(std::string_view text, const std::string& name, std::uint32_t first_line = 1);
   Value load_file(const std::string& path);
   // Calls any function value with arguments that are already rooted (e.g. on the stack).
   Value apply(Value fn, Value* args, std::uint32_t nargs);

@@ -82,7 +82,10 @@ bool parse_number(std::string_view tok, Value& out, bool& overflow) {
 }
 
 Reader::Reader(eval::Interp& interp, std::uint32_t file, std::string_view text)
-    : interp_(interp), file_(file), text_(text) {}
+    : interp_(interp), file_(file), text_(text), line_(interp.sources.first_line(file)) {}
+
+Reader::Reader(eval::Interp& interp, std::uint32_t file, std::string_view text, std::uint32_t first_line)
+    : interp_(interp), file_(file), text_(text), line_(first_line) {}
 
 Span Reader::here(std::uint32_t len) const { return Span{file_, line_, col_, len}; }
 

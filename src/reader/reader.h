@@ -16,6 +16,7 @@ class Reader {
  public:
   // `file` is the SourceMap id of `text`; spans of every form point into it.
   Reader(eval::Interp& interp, std::uint32_t file, std::string_view text);
+  Reader(eval::Interp& interp, std::uint32_t file, std::string_view text, std::uint32_t first_line);
   // Reads the next form into `out` (and its span into `span`). End: only whitespace and
   // comments remain. NeedsMore: the text ends inside a form. Throws tl::Error on bad syntax.
   ReadStatus next(eval::Value& out, Span& span);

@@ -4,9 +4,13 @@
 
 namespace tl {
 
-std::uint32_t SourceMap::add(std::string name, std::string text) {
-  entries_.push_back(Entry{std::move(name), std::move(text)});
+std::uint32_t SourceMap::add(std::string name, std::string text, std::uint32_t first_line) {
+  entries_.push_back(Entry{std::move(name), std::move(text), first_line});
   return static_cast<std::uint32_t>(entries_.size() - 1);
+}
+
+std::uint32_t SourceMap::first_line(std::uint32_t file) const {
+  return file < entries_.size() ? entries_[file].first_line : 1;
 }
 
 const std::string& SourceMap::name(std::uint32_t file) const {
@@ -14,10 +18,10 @@ const std::string& SourceMap::name(std::uint32_t file) const {
 }
 
 std::string SourceMap::line_text(std::uint32_t file, std::uint32_t line) const {
-  if (file >= entries_.size() || line == 0) return "";
+  if (file >= entries_.size() || line < entries_[file].first_line) return "";
   const std::string& text = entries_[file].text;
   size_t pos = 0;
-  for (std::uint32_t l = 1; l < line; ++l) {
+  for (std::uint32_t l = entries_[file].first_line; l < line; ++l) {
     pos = text.find('\n', pos);
     if (pos == std::string::npos) return "";
     ++pos;

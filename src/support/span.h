@@ -24,8 +24,10 @@ struct Span {
 // Every source text the interpreter has read, so errors can quote the offending line.
 class SourceMap {
  public:
-  // Registers a text under a name and returns its file id.
-  std::uint32_t add(std::string name, std::string text);
+  // Registers a text under a name and returns its file id. `first_line` is the line number
+  // of the text's first line (a REPL numbers its inputs as one continuing text).
+  std::uint32_t add(std::string name, std::string text, std::uint32_t first_line = 1);
+  std::uint32_t first_line(std::uint32_t file) const;
   const std::string& name(std::uint32_t file) const;
   std::string line_text(std::uint32_t file, std::uint32_t line) const;
   SourceLocation location(Span span) const;
@@ -36,8 +38,9 @@ class SourceMap {
   struct Entry {
     std::string name;
     std::string text;
+    std::uint32_t first_line = 1;
   };
-  std::vector<Entry> entries_{Entry{"<unknown>", ""}};
+  std::vector<Entry> entries_{Entry{"<unknown>", "", 1}};
 };
 
 }  // namespace tl
