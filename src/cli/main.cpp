@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
   // interpreter still stops cleanly with a stack-overflow error before the end of it.
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 512u << 20);
+  pthread_attr_setstacksize(&attr, 256u << 20);
   pthread_t thread;
   if (pthread_create(&thread, &attr, run_thread, &args) != 0) return run(args);
   // Ctrl-C must reach the evaluating thread, where it interrupts a blocked read.

@@ -230,7 +230,10 @@ Value Interp::run(Node* node, Env* env) {
     }
     default: break;
   }
-  check_stack();
+  if (stack_low()) {
+    error_at(node->span, "stack-overflow",
+             "stack overflow (recursion too deep; " + std::to_string(frames.size()) + " active calls)");
+  }
   RunGuard guard{*this, sp, fsp, frames.size()};
   Value* slots = nullptr;  // roots for the env and closure this invocation switches to
   auto switch_env = [&](Env* e, Value fn) {

@@ -305,6 +305,14 @@ std::vector<std::string> Interp::backtrace(std::size_t max_frames) const {
       break;
     }
     const CallFrame& f = frames[i];
+    // A run of the same call (deep recursion) is shown once, with its count.
+    std::size_t same = 1;
+    while (same <= i && frames[i - same].function.same(f.function) &&
+           frames[i - same].call_site.line == f.call_site.line &&
+           frames[i - same].call_site.col == f.call_site.col &&
+           frames[i - same].call_site.file == f.call_site.file) {
+      ++same;
+    }
     std::string name = "lambda";
     if (is_kind(f.function, ObjKind::Closure)) {
       Closure* c = as_closure(f.function);
@@ -316,6 +324,10 @@ std::vector<std::string> Interp::backtrace(std::size_t max_frames) const {
     if (f.call_site.valid()) {
       SourceLocation loc = sources.location(f.call_site);
       line += " called at " + loc.file + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column);
+    }
+    if (same > 1) {
+      line += " (" + std::to_string(same) + " times)";
+      i -= same - 1;
     }
     out.push_back(std::move(line));
   }

@@ -201,9 +201,12 @@ class Interp {
   Value qq_list, qq_append, qq_cons, qq_vector;
   Obj* funcall_native = nullptr;  // recognized by the evaluator for tail calls
   Obj* apply_native = nullptr;
-  void check_stack() {
+  bool stack_low() const {
     char probe;
-    if (&probe < c_stack_limit) stack_overflow();
+    return &probe < c_stack_limit;
+  }
+  void check_stack() {
+    if (stack_low()) stack_overflow();
   }
   // Computes c_stack_limit for the calling thread.
   void enter_thread();

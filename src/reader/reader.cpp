@@ -155,6 +155,7 @@ ReadStatus Reader::next(Value& out, Span& span) {
 }
 
 Value Reader::read_form(Span& span) {
+  if (interp_.stack_low()) fail(here(), "forms nested too deeply to read");
   skip_space();
   if (at_end()) throw Incomplete{here()};
   span = here();

@@ -37,14 +37,31 @@ void Error::format() {
   out += kind_ == ErrorKind::Internal ? " internal error: " : " error: ";
   out += message_;
   if (location_.valid() && !source_line_.empty()) {
-    out += "\n  " + source_line_ + "\n  ";
+    // Show at most kWidth characters of the line, around the column.
+    constexpr int kWidth = 100;
+    std::string line = source_line_;
     int col = location_.column > 0 ? location_.column - 1 : 0;
-    for (int i = 0; i < col && i < static_cast<int>(source_line_.size()); ++i) {
-      out += source_line_[static_cast<size_t>(i)] == '\t' ? '\t' : ' ';
+    if (col > static_cast<int>(line.size())) col = static_cast<int>(line.size());
+    if (static_cast<int>(line.size()) > kWidth) {
+      int start = col > kWidth / 2 ? col - kWidth / 2 : 0;
+      bool cut_left = start > 0;
+      bool cut_right = start + kWidth < static_cast<int>(line.size());
+      line = line.substr(static_cast<size_t>(start), static_cast<size_t>(kWidth));
+      col -= start;
+      if (cut_left) {
+        line = "..." + line;
+        col += 3;
+      }
+      if (cut_right) line += "...";
+    }
+    out += "\n  " + line + "\n  ";
+    for (int i = 0; i < col && i < static_cast<int>(line.size()); ++i) {
+      out += line[static_cast<size_t>(i)] == '\t' ? '\t' : ' ';
     }
     int len = location_.length > 0 ? location_.length : 1;
-    int room = static_cast<int>(source_line_.size()) - col;
+    int room = static_cast<int>(line.size()) - col;
     if (room > 0 && len > room) len = room;
+    if (len > kWidth) len = kWidth;
     out += std::string(static_cast<size_t>(len), '^');
   }
   if (!backtrace_.empty()) {
