@@ -257,7 +257,8 @@ Value Interp::run(Node* node, Env* env) {
       }
       case NodeKind::LocalSet: {
         auto* n = static_cast<LocalNode*>(node);
-        Value v = run(n->value, env);
+        Value v;
+        if (!fast_prim(n->value, env, t(), v)) v = run(n->value, env);
         Env* e = env;
         for (std::uint32_t d = n->depth; d > 0; --d) e = e->parent;
         e->slots[n->index] = v;
@@ -310,8 +311,18 @@ Value Interp::run(Node* node, Env* env) {
       }
       case NodeKind::While: {
         auto* n = static_cast<WhileNode*>(node);
-        while (run(n->test, env).truthy()) {
-          run(n->body, env);
+        // The body's forms run directly (no invocation for the progn around them).
+        Node* const* forms = &n->body;
+        std::size_t count = 1;
+        if (n->body->kind == NodeKind::Progn) {
+          forms = static_cast<SeqNode*>(n->body)->body.data();
+          count = static_cast<SeqNode*>(n->body)->body.size();
+        }
+        for (;;) {
+          Value test;
+          if (!fast_prim(n->test, env, t(), test)) test = run(n->test, env);
+          if (!test.truthy()) break;
+          for (std::size_t i = 0; i < count; ++i) run(forms[i], env);
           check_interrupt();
           maybe_collect();
         }

@@ -49,7 +49,7 @@ void Error::format() {
       line = line.substr(static_cast<size_t>(start), static_cast<size_t>(kWidth));
       col -= start;
       if (cut_left) {
-        line = "..." + line;
+        line.insert(0, "...");
         col += 3;
       }
       if (cut_right) line += "...";
