@@ -241,6 +241,7 @@ Value Interp::run(Node* node, Env* env) {
       if (sp + 2 > stack_end) stack_overflow();
       slots = sp;
       sp += 2;
+      slots[1] = nil();
     }
     slots[0] = Value::object(e);
     if (!fn.is_nil()) slots[1] = fn;

@@ -71,6 +71,8 @@ class Heap {
 
   // True when enough has been allocated since the last collection to make one worthwhile.
   bool wants_collection() const { return bytes_since_gc_ >= threshold_; }
+  // Stress mode for testing: every safe point collects (TENSORLISP_GC_STRESS=1).
+  void set_stress(bool on) { threshold_ = on ? 0 : kMinThreshold; stress_ = on; }
   // Marks from the roots that `mark_roots` reports, then frees everything unmarked.
   void collect(const std::function<void(Marker&)>& mark_roots, const void* skip_lo = nullptr,
                const void* skip_hi = nullptr);
@@ -109,6 +111,7 @@ class Heap {
 
   void refill(std::size_t cls);
 
+  static constexpr std::size_t kMinThreshold = 8u << 20;
   static constexpr std::size_t kGranule = 16;
   static constexpr std::size_t kClasses = 17;  // pooled sizes up to 256 bytes
   static constexpr std::size_t kChunkBytes = 64u << 10;
@@ -119,6 +122,7 @@ class Heap {
   std::size_t objects_ = 0;
   std::size_t bytes_since_gc_ = 0;
   std::size_t threshold_;
+  bool stress_ = false;
   std::size_t collections_ = 0;
   std::size_t total_allocated_ = 0;
   std::unordered_map<const Obj*, Span> spans_;

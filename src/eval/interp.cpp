@@ -54,6 +54,9 @@ Interp::Interp(tl::Interpreter* host) : owner(host) {
     std::fflush(stdout);
   };
   enter_thread();
+  if (const char* stress = std::getenv("TENSORLISP_GC_STRESS"); stress != nullptr && stress[0] == '1') {
+    heap.set_stress(true);
+  }
   init_symbols();
 }
 
