@@ -58,7 +58,7 @@ class Error : public std::exception {
   void set_payload(std::shared_ptr<detail::Payload> payload) { payload_ = std::move(payload); }
 
  private:
-  void format();
+  void format() const;
   ErrorKind kind_;
   std::string phase_;
   std::string type_;
@@ -66,7 +66,8 @@ class Error : public std::exception {
   SourceLocation location_;
   std::string source_line_;
   std::vector<std::string> backtrace_;
-  std::string what_;
+  mutable std::string what_;        // the report, built on first use
+  mutable bool formatted_ = false;
   std::shared_ptr<detail::Payload> payload_;
 };
 

@@ -18,6 +18,8 @@ struct BlockRef {
   Symbol* name;
   BlockNode* node;
   bool used;
+  Scope* scope;               // the frame the block runs in (its tag slot goes there)
+  std::size_t lambda_depth;   // closures around the block
 };
 
 class Analyzer {
@@ -82,6 +84,7 @@ class Analyzer {
   // Closures created so far. A scope whose analysis creates none has a frame that nothing can
   // capture, so the evaluator keeps it on the frame stack instead of the heap.
   std::size_t lambdas_ = 0;
+  std::size_t lambda_depth_ = 0;  // closures around the form being analyzed
 };
 
 std::size_t Analyzer::list_length(Value list, Span span, const char* what) {
@@ -209,10 +212,7 @@ Node* Analyzer::analyze_list(Value form, Span span) {
         try {
           expansion = keep_alive(in_.macroexpand_1(form, nullptr));
         } catch (tl::Error& e) {
-          in_.decorate(e, span);
-          if (e.message().find("while expanding") == std::string::npos) {
-            e.set_message(e.message() + " (while expanding macro " + s->name + ")");
-          }
+          in_.relocate_to_macro_call(e, span, s->name);
           throw;
         }
         return analyze(expansion, span);
@@ -274,6 +274,7 @@ Node* Analyzer::analyze_setq(Value form, Span span) {
   for (Value v = cdr(form); is_cons(v); v = cdr(cdr(v))) {
     Value target = car(v);
     Span target_span = span_of_cell(v, span);
+    if (target.is_nil()) fail(target_span, "setq: cannot assign to the constant nil");
     if (!is_symbol(target)) fail(target_span, "setq: cannot assign to " + in_.repr(target) + ", not a symbol");
     Symbol* sym = as_symbol(target);
     if (sym->sym_flags & (kSymKeyword | kSymConstant)) fail(target_span, "setq: cannot assign to the constant " + sym->name);
@@ -299,6 +300,24 @@ Node* Analyzer::analyze_let(Value form, Span span, bool sequential) {
   Value bindings = nth(form, 1);
   Span bindings_span = span_of_cell(cdr(form), span);
   if (!is_list(bindings)) fail(bindings_span, std::string(what) + ": bindings must be a list, got " + in_.repr(bindings));
+  if (bindings.is_nil()) return analyze_body(nth_cell(form, 2), span);  // no frame at all
+  if (sequential) {
+    // (let* (a... *special* b...) body) is (let* (a... *special*) (let* (b...) body)), so the
+    // inits after a special binding see its new value.
+    std::size_t index = 0;
+    for (Value b = bindings; is_cons(b); b = cdr(b), ++index) {
+      Value var = is_cons(car(b)) ? car(car(b)) : car(b);
+      if (is_symbol(var) && (as_symbol(var)->sym_flags & kSymSpecial) && is_cons(cdr(b))) {
+        std::vector<Value> first;
+        Value v = bindings;
+        for (std::size_t i = 0; i <= index; ++i, v = cdr(v)) first.push_back(car(v));
+        Value first_list = keep_alive(in_.list_from(first.data(), first.size()));
+        Value inner = keep_alive(in_.cons(Value::object(in_.S.let_star), in_.cons(v, nth_cell(form, 2))));
+        Value outer = keep_alive(in_.list({Value::object(in_.S.let_star), first_list, inner}));
+        return analyze_let(outer, span, true);
+      }
+    }
+  }
   auto* let = make<LetNode>(span);
   let->sequential = sequential;
   std::size_t lambdas_before = lambdas_;
@@ -340,13 +359,19 @@ Node* Analyzer::analyze_let(Value form, Span span, bool sequential) {
   scope_ = inner.parent;
   let->body = body;
   let->stack_frame = lambdas_ == lambdas_before;
-  if (let->inits.empty()) return body;
+  let->frame_size = static_cast<std::uint32_t>(inner.names.size());
+
   return let;
 }
 
 Node* Analyzer::analyze_lambda(Value params, Value body, Span span, Value name) {
   auto* lam = make<LambdaNode>(span);
   ++lambdas_;
+  ++lambda_depth_;
+  struct DepthGuard {
+    std::size_t& depth;
+    ~DepthGuard() { --depth; }
+  } depth_guard{lambda_depth_};
   std::size_t lambdas_before = lambdas_;
   lam->unit = unit_;
   lam->name = name;
@@ -357,13 +382,21 @@ Node* Analyzer::analyze_lambda(Value params, Value body, Span span, Value name) 
   if (!is_list(params)) fail(span, who + ": the parameter list must be a list, got " + in_.repr(params));
   Scope frame{scope_, {}};
   scope_ = &frame;
+  std::vector<std::pair<Symbol*, std::uint32_t>> specials;
   auto add_var = [&](Value v, Span vspan) -> std::uint32_t {
     if (!is_symbol(v) || as_symbol(v)->is_keyword() || as_symbol(v) == in_.S.t ||
         (as_symbol(v)->sym_flags & kSymConstant)) {
       fail(vspan, who + ": bad parameter " + in_.repr(v) + ", expected a variable name");
     }
-    frame.names.push_back(as_symbol(v));
-    return static_cast<std::uint32_t>(frame.names.size() - 1);
+    auto slot = static_cast<std::uint32_t>(frame.names.size());
+    if (as_symbol(v)->sym_flags & kSymSpecial) {
+      // A special variable as a parameter is bound dynamically around the body.
+      frame.names.push_back(nullptr);
+      specials.emplace_back(as_symbol(v), slot);
+    } else {
+      frame.names.push_back(as_symbol(v));
+    }
+    return slot;
   };
   enum { Required, Optional, Rest, Key, Aux, AfterRest } mode = Required;
   Value aux_bindings = nil();
@@ -453,20 +486,23 @@ Node* Analyzer::analyze_lambda(Value params, Value body, Span span, Value name) 
     if (mode == Rest || mode == AfterRest) fail(span, who + ": malformed parameter list");
     lam->rest_slot = static_cast<std::int32_t>(add_var(p, span));
   }
-  // Docstring: a leading string followed by more forms.
-  if (is_cons(body) && is_string(car(body)) && is_cons(cdr(body))) {
-    lam->doc = car(body);
-    unit_->constants.push_back(lam->doc);
-    body = cdr(body);
-  }
-  while (is_cons(body) && is_cons(car(body)) && car(car(body)).same(Value::object(S.declare))) {
-    body = cdr(body);
+  // Docstring (a string followed by more forms) and declarations, in either order.
+  for (;;) {
+    if (is_cons(body) && is_string(car(body)) && is_cons(cdr(body)) && lam->doc.is_nil()) {
+      lam->doc = car(body);
+      unit_->constants.push_back(lam->doc);
+      body = cdr(body);
+    } else if (is_cons(body) && is_cons(car(body)) && car(car(body)).same(Value::object(S.declare))) {
+      body = cdr(body);
+    } else {
+      break;
+    }
   }
   // A named function has an implicit block of its name, kept only if something returns from it.
   BlockNode* block = nullptr;
   if (is_symbol(name)) {
     block = make<BlockNode>(span, as_symbol(name));
-    blocks_.push_back(BlockRef{as_symbol(name), block, false});
+    blocks_.push_back(BlockRef{as_symbol(name), block, false, scope_, lambda_depth_});
   }
   Node* body_node;
   if (!aux_bindings.is_nil()) {
@@ -482,6 +518,10 @@ Node* Analyzer::analyze_lambda(Value params, Value body, Span span, Value name) 
       block->body = body_node;
       body_node = block;
     }
+  }
+  for (auto it = specials.rbegin(); it != specials.rend(); ++it) {
+    auto* ref = make<LocalNode>(NodeKind::Local, span, 0, it->second);
+    body_node = make<DynBindNode>(span, it->first, ref, body_node);
   }
   lam->body = body_node;
   lam->frame_size = static_cast<std::uint32_t>(frame.names.size());
@@ -503,10 +543,22 @@ Node* Analyzer::analyze_block(Value form, Span span) {
   if (!name.is_nil() && !is_symbol(name)) fail(span, "block: the name must be a symbol, got " + in_.repr(name));
   Symbol* sym = name.is_nil() ? nullptr : as_symbol(name);
   auto* block = make<BlockNode>(span, sym);
-  blocks_.push_back(BlockRef{sym, block, false});
+  // A block outside any frame gets one of its own, for a tag that a closure may need.
+  Scope own{scope_, {}};
+  bool top = scope_ == nullptr;
+  if (top) scope_ = &own;
+  blocks_.push_back(BlockRef{sym, block, false, scope_, lambda_depth_});
   Node* body = analyze_body(nth_cell(form, 2), span);
   bool used = blocks_.back().used;
   blocks_.pop_back();
+  if (top) {
+    scope_ = nullptr;
+    if (block->tag_slot >= 0) {
+      block->own_frame = static_cast<std::uint32_t>(own.names.size());
+    } else if (!own.names.empty()) {
+      fail(span, "internal: a top-level block frame without a tag");
+    }
+  }
   if (!used) return body;
   block->body = body;
   return block;
@@ -522,7 +574,19 @@ Node* Analyzer::analyze_return_from(Value form, Span span) {
     if (it->name == sym) {
       it->used = true;
       Node* value = n == 3 ? analyze(nth(form, 2), span_of_cell(nth_cell(form, 2), span)) : constant(nil(), span);
-      return make<ReturnFromNode>(span, it->node, value);
+      auto* ret = make<ReturnFromNode>(span, it->node, value);
+      if (lambda_depth_ > it->lambda_depth) {
+        // Inside a closure: the block needs a tag slot in its frame, read from here.
+        BlockNode* block = it->node;
+        if (block->tag_slot < 0) {
+          block->tag_slot = static_cast<std::int32_t>(it->scope->names.size());
+          it->scope->names.push_back(nullptr);
+        }
+        std::uint32_t depth = 0;
+        for (Scope* s = scope_; s != nullptr && s != it->scope; s = s->parent) ++depth;
+        ret->tag = make<LocalNode>(NodeKind::Local, span, depth, static_cast<std::uint32_t>(block->tag_slot));
+      }
+      return ret;
     }
   }
   fail(span, "return-from: no enclosing block named " + (sym ? sym->name : std::string("nil")));
@@ -571,6 +635,7 @@ Node* Analyzer::analyze_handler_case(Value form, Span span) {
     std::size_t lambdas_before = lambdas_;
     hcl.body = analyze_body(nth_cell(clause, 2), cspan);
     hcl.stack_frame = lambdas_ == lambdas_before;
+    hcl.frame_size = static_cast<std::uint32_t>(inner.names.size());
     scope_ = inner.parent;
     hc->clauses.push_back(hcl);
   }
@@ -583,18 +648,30 @@ Value Analyzer::quasi(Value form, int depth, Span span) {
   const WellKnown& S = in_.S;
   if (is_kind(form, ObjKind::Vector)) {
     Vector* vec = as_vector(form);
+    bool has_unquote = false;
+    for (Value item : vec->items) has_unquote = has_unquote || is_cons(item);
+    if (!has_unquote) return in_.list({Value::object(S.quote), form});
     Value lst = keep_alive(in_.list_from(vec->items.data(), vec->items.size()));
     Value expanded = keep_alive(quasi(lst, depth, span));
-    return in_.list({in_.qq_vector, expanded});
+    return in_.list({in_.qq_vector, expanded});  // qq_vector turns the list into a vector
   }
   if (!is_cons(form)) {
-    if (is_symbol(form) || is_cons(form)) return in_.list({Value::object(S.quote), form});
+    if (is_symbol(form)) return in_.list({Value::object(S.quote), form});
     return form;
   }
   Value head = car(form);
-  if (head.same(Value::object(S.unquote))) {
-    if (depth == 1) return nth(form, 1);
-    return in_.list({in_.qq_list, in_.list({Value::object(S.quote), head}), quasi(nth(form, 1), depth - 1, span)});
+  if (head.same(Value::object(S.unquote)) || head.same(Value::object(S.unquote_splicing))) {
+    if (depth == 1) {
+      if (head.same(Value::object(S.unquote_splicing))) fail(span, ",@ must be inside a list: `(... ,@x ...)");
+      return nth(form, 1);
+    }
+    // Inside a nested backquote: keep the comma, and process what it contains one level out.
+    // ,,@x splices x's elements into the inner comma form: (unquote a b ...).
+    Value inner = nth(form, 1);
+    if (depth == 2 && is_cons(inner) && car(inner).same(Value::object(S.unquote_splicing))) {
+      return in_.list({in_.qq_cons, in_.list({Value::object(S.quote), head}), nth(inner, 1)});
+    }
+    return in_.list({in_.qq_list, in_.list({Value::object(S.quote), head}), quasi(inner, depth - 1, span)});
   }
   if (head.same(Value::object(S.quasiquote))) {
     return in_.list({in_.qq_list, in_.list({Value::object(S.quote), head}), quasi(nth(form, 1), depth + 1, span)});

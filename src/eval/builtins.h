@@ -42,11 +42,19 @@ inline HashTable* arg_hash(Interp& in, const char* fn, Value* args, int i) {
   return as_hash(args[i]);
 }
 
-// Length of a proper list; type error naming fn and the argument otherwise.
+// Length of a proper list; a type error naming fn and the argument for a dotted or circular
+// list (found by advancing a second cursor at half speed).
 inline std::size_t proper_length(Interp& in, const char* fn, Value list, int arg) {
   std::size_t n = 0;
   Value v = list;
-  for (; is_cons(v); v = cdr(v)) ++n;
+  Value slow = list;
+  for (; is_cons(v); v = cdr(v)) {
+    ++n;
+    if ((n & 1) == 0) {
+      slow = cdr(slow);
+      if (slow.same(cdr(v))) in.type_error(fn, arg, "a proper list, not a circular one", list);
+    }
+  }
   if (!v.is_nil()) in.type_error(fn, arg, "a proper list", list);
   return n;
 }
@@ -54,9 +62,8 @@ inline std::size_t proper_length(Interp& in, const char* fn, Value list, int arg
 // Collects list items into a C++ vector (items stay reachable through the list).
 inline std::vector<Value> list_items(Interp& in, const char* fn, Value list, int arg) {
   std::vector<Value> out;
-  Value v = list;
-  for (; is_cons(v); v = cdr(v)) out.push_back(car(v));
-  if (!v.is_nil()) in.type_error(fn, arg, "a proper list", list);
+  out.reserve(proper_length(in, fn, list, arg));
+  for (Value v = list; is_cons(v); v = cdr(v)) out.push_back(car(v));
   return out;
 }
 
@@ -78,6 +85,8 @@ void hash_put(HashTable* h, Value key, Value value);
 bool hash_remove(HashTable* h, Value key);
 
 // format directives (builtins_string.cpp): formats args[0..n) by the control string.
-std::string format_string(Interp& in, const std::string& control, Value* args, std::uint32_t n);
+// `at_line_start`: whether the destination is at the start of a line (for ~&).
+std::string format_string(Interp& in, const std::string& control, Value* args, std::uint32_t n,
+                          bool at_line_start = true);
 
 }  // namespace tl::eval

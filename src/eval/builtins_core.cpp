@@ -41,6 +41,10 @@ Condition* arg_condition(Interp& in, const char* fn, Args a, int i) {
   Condition* c = as_condition(cond);
   std::string type = is_symbol(c->type) ? as_symbol(c->type)->name : "simple-error";
   std::string message = is_string(c->message) ? as_string(c->message)->text : in.repr(c->message, false);
+  // Built-in types explain themselves through their messages; a user's type is named.
+  if (is_symbol(c->type) && !in.builtin_conditions.count(as_symbol(c->type))) {
+    message = type + ": " + message;
+  }
   tl::Error e(ErrorKind::User, "eval", type, message);
   auto payload = std::make_shared<tl::detail::Payload>();
   payload->condition = in.make_root(cond);
@@ -89,8 +93,14 @@ Value describe_text(Interp& in, Value v, Symbol* name) {
       out += is_string(lam->doc) ? "  " + as_string(lam->doc)->text : std::string("  (no documentation)");
     }
   } else {
-    out += "is " + in.repr(v) + ", a " + in.type_name(v) + ".";
-    if (name != nullptr && is_string(name->doc)) out += "\n  " + as_string(name->doc)->text;
+    std::string type = in.type_name(v);
+    const char* article = std::string("aeiou").find(type[0]) != std::string::npos ? "an " : "a ";
+    if (name != nullptr) {
+      out += "is a variable whose value is " + in.repr(v) + ", " + article + type + ".";
+      if (is_string(name->doc)) out += "\n  " + as_string(name->doc)->text;
+    } else {
+      out = in.repr(v) + " is " + article + type + ".";
+    }
   }
   return in.make_string(out);
 }

@@ -134,7 +134,10 @@ void register_list_builtins(Interp& in) {
   in.qq_append = in.intern("append")->value;
   TL_BUILTIN(in, "vector", 0, -1, "(vector ITEM...)", "A new vector of the arguments.",
              [](Interp& in, Args a, N n) { return in.make_vector(std::vector<Value>(a, a + n)); });
-  in.qq_vector = in.intern("vector")->value;
+  in.qq_vector = TL_BUILTIN(in, "%list-to-vector", 1, 1, "(%list-to-vector LIST)", "A new vector of the elements of LIST.",
+                            [](Interp& in, Args a, N) {
+                              return in.make_vector(list_items(in, "%list-to-vector", a[0], 1));
+                            });
   in.permanent.insert(in.permanent.end(), {in.qq_list, in.qq_cons, in.qq_append, in.qq_vector});
   TL_BUILTIN(in, "length", 1, 1, "(length SEQUENCE)", "Number of elements of a list, vector, string or hash table.",
              [](Interp& in, Args a, N) -> Value {

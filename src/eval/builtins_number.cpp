@@ -205,9 +205,17 @@ void register_number_builtins(Interp& in) {
                return in.t();
              });
   TL_BUILTIN(in, "1+", 1, 1, "(1+ NUMBER)", "NUMBER plus one.",
-             [](Interp& in, Args a, N) { check_number(in, "1+", a, 0); return add2(in, a[0], Value::integer(1)); });
+             [](Interp& in, Args a, N) -> Value {
+               check_number(in, "1+", a, 0);
+               if (a[0].is_int() && a[0].i == INT64_MAX) overflow(in, "1+");
+               return add2(in, a[0], Value::integer(1));
+             });
   TL_BUILTIN(in, "1-", 1, 1, "(1- NUMBER)", "NUMBER minus one.",
-             [](Interp& in, Args a, N) { check_number(in, "1-", a, 0); return sub2(in, a[0], Value::integer(1)); });
+             [](Interp& in, Args a, N) -> Value {
+               check_number(in, "1-", a, 0);
+               if (a[0].is_int() && a[0].i == INT64_MIN) overflow(in, "1-");
+               return sub2(in, a[0], Value::integer(1));
+             });
   TL_BUILTIN(in, "mod", 2, 2, "(mod X Y)", "Remainder of floor division: has the sign of Y.",
              [](Interp& in, Args a, N) -> Value {
                check_number(in, "mod", a, 0);

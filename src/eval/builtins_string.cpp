@@ -2,6 +2,7 @@
 // String builtins and `format`.
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -27,7 +28,8 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' |
 
 }  // namespace
 
-std::string format_string(Interp& in, const std::string& control, Value* args, std::uint32_t n) {
+std::string format_string(Interp& in, const std::string& control, Value* args, std::uint32_t n,
+                          bool at_line_start) {
   std::string out;
   std::uint32_t next = 0;
   auto take = [&](char directive) -> Value {
@@ -118,7 +120,17 @@ std::string format_string(Interp& in, const std::string& control, Value* args, s
         int prec = has_prec ? params[1] : -1;
         char buf[512];
         if (d == 'f' && !has_prec) {
-          std::string s = in.repr(Value::real(x));
+          // Fixed-point with as many digits as the value needs to read back exactly.
+          std::string s;
+          if (!std::isfinite(x)) {
+            s = in.repr(Value::real(x));
+          } else {
+            char digits[400];
+            auto res = std::to_chars(digits, digits + sizeof digits, x, std::chars_format::fixed);
+            s.assign(digits, res.ptr);
+            if (s.find('.') == std::string::npos) s += ".0";
+          }
+          if (at && x >= 0) s.insert(0, "+");
           out += pad(s, width, true);
           break;
         }
@@ -137,7 +149,7 @@ std::string format_string(Interp& in, const std::string& control, Value* args, s
         break;
       }
       case '&':
-        if (!out.empty() && out.back() != '\n') out += '\n';
+        if (out.empty() ? !at_line_start : out.back() != '\n') out += '\n';
         break;
       case '~': out += '~'; break;
       case '\n':
@@ -164,7 +176,8 @@ void register_string_builtins(Interp& in) {
                }
                if (n < 2) in.error("arity-error", "format: expected a destination and a control string");
                String* control = arg_string(in, "format", a, 1);
-               std::string text = format_string(in, control->text, a + first + 1, n - first - 1);
+               std::string text = format_string(in, control->text, a + first + 1, n - first - 1,
+                                                dest.is_nil() ? true : in.at_line_start);
                if (dest.is_nil()) return in.make_string(std::move(text));
                in.write(text);
                return nil();

@@ -42,8 +42,10 @@ std::string function_name(const Interp& in, Value fn) {
   } else {
     expected = std::to_string(min) + " to " + std::to_string(max);
   }
-  in.error("arity-error", function_name(in, fn) + ": expected " + expected + " argument" +
-                              (max == 1 && min == 1 ? "" : "s") + ", got " + std::to_string(nargs));
+  bool one = max == 1 && (min == 1 || min == 0);
+  if (max < 0) one = min == 1;
+  in.error("arity-error", function_name(in, fn) + ": expected " + expected + " argument" + (one ? "" : "s") +
+                              ", got " + std::to_string(nargs));
 }
 
 // Binds arguments to a new frame for a closure. `args` must be rooted.
@@ -346,7 +348,7 @@ Value Interp::run(Node* node, Env* env) {
         auto* n = static_cast<LetNode*>(node);
         auto size = static_cast<std::uint32_t>(n->inits.size());
         if (n->sequential) {
-          Env* e = new_env(env, size, n->stack_frame);
+          Env* e = new_env(env, n->frame_size, n->stack_frame);
           switch_env(e, nil());
           for (std::uint32_t i = 0; i < size; ++i) e->slots[i] = run(n->inits[i], e);
           env = e;
@@ -356,7 +358,7 @@ Value Interp::run(Node* node, Env* env) {
             Value v = run(init, env);
             push(v);
           }
-          Env* e = new_env(env, size, n->stack_frame);
+          Env* e = new_env(env, n->frame_size, n->stack_frame);
           std::memcpy(static_cast<void*>(e->slots), base, size * sizeof(Value));
           sp = base;
           switch_env(e, nil());
@@ -386,21 +388,54 @@ Value Interp::run(Node* node, Env* env) {
       }
       case NodeKind::Block: {
         auto* n = static_cast<BlockNode*>(node);
+        std::int64_t tag = 0;
+        if (n->tag_slot >= 0) {
+          if (n->own_frame > 0) {
+            Env* e = new_env(env, n->own_frame, false);
+            switch_env(e, nil());
+            env = e;
+          }
+          tag = ++block_tags;
+          env->slots[n->tag_slot] = Value::integer(tag);
+          active_block_tags.push_back(tag);
+        }
+        struct PopTag {
+          std::vector<std::int64_t>& tags;
+          std::size_t size;
+          ~PopTag() { tags.resize(size); }
+        } pop_tag{active_block_tags, active_block_tags.size() - (tag != 0 ? 1 : 0)};
         Value* saved_sp = sp;
+        char* saved_fsp = fsp;
         std::size_t saved_frames = frames.size();
         try {
           return run(n->body, env);
         } catch (ReturnFromSignal& r) {
-          if (r.block != n) throw;
+          if (r.block != n || (r.tag != 0 && r.tag != tag)) throw;
           sp = saved_sp;
+          fsp = saved_fsp;
           frames.resize(saved_frames);
           return r.value;
         }
       }
       case NodeKind::ReturnFrom: {
         auto* n = static_cast<ReturnFromNode*>(node);
+        std::int64_t tag = 0;
+        if (n->tag != nullptr) {
+          tag = run(n->tag, env).i;
+          bool active = false;
+          for (auto it = active_block_tags.rbegin(); it != active_block_tags.rend(); ++it) {
+            if (*it == tag) {
+              active = true;
+              break;
+            }
+          }
+          if (!active) {
+            std::string name = n->block->name ? n->block->name->name : "nil";
+            error_at(n->span, "control-error", "return-from " + name + ": the block has already been exited");
+          }
+        }
         Value v = run(n->value, env);
-        throw ReturnFromSignal{n->block, v};
+        throw ReturnFromSignal{n->block, tag, v};
       }
       case NodeKind::UnwindProtect: {
         auto* n = static_cast<UnwindProtectNode*>(node);
@@ -425,14 +460,16 @@ Value Interp::run(Node* node, Env* env) {
       case NodeKind::HandlerCase: {
         auto* n = static_cast<HandlerCaseNode*>(node);
         Value* saved_sp = sp;
+        char* saved_fsp = fsp;
         std::size_t saved_frames = frames.size();
         const HandlerClause* chosen = nullptr;
         Value condition;
         try {
           return run(n->body, env);
         } catch (tl::Error& e) {
-          if (e.kind() == ErrorKind::Internal) throw;
+          if (e.kind() == ErrorKind::Internal || e.type() == "exit") throw;
           sp = saved_sp;
+          fsp = saved_fsp;
           frames.resize(saved_frames);
           Value type = sym(e.type());
           for (const HandlerClause& clause : n->clauses) {
@@ -449,7 +486,7 @@ Value Interp::run(Node* node, Env* env) {
         }
         if (chosen->has_var) {
           push(condition);
-          Env* e = new_env(env, 1, chosen->stack_frame);
+          Env* e = new_env(env, chosen->frame_size, chosen->stack_frame);
           e->slots[0] = condition;
           sp = saved_sp;
           switch_env(e, nil());
@@ -657,7 +694,7 @@ Value Interp::eval_toplevel(Value form) {
     try {
       expanded = macroexpand(form);
     } catch (tl::Error& e) {
-      decorate(e, current_form_span);
+      relocate_to_macro_call(e, current_form_span, as_symbol(car(form))->name);
       throw;
     }
     push(expanded);

@@ -152,7 +152,11 @@ void Interp::init_symbols() {
       {"stack-overflow", "error"},
       {"storage-error", "error"},
   };
-  for (const auto& c : kConditions) condition_parents[intern(c[0])] = intern(c[1]);
+  for (const auto& c : kConditions) {
+    condition_parents[intern(c[0])] = intern(c[1]);
+    builtin_conditions.insert(intern(c[0]));
+  }
+  builtin_conditions.insert(S.condition);
 }
 
 Symbol* Interp::intern(std::string_view name) {
@@ -299,6 +303,21 @@ void Interp::decorate(tl::Error& e, Span span) {
   if (e.backtrace().empty()) e.set_backtrace(backtrace());
 }
 
+void Interp::relocate_to_macro_call(tl::Error& e, Span span, const std::string& name) {
+  if (!span.valid()) return;
+  std::string marker = " (while expanding macro ";
+  if (e.message().find(marker) != std::string::npos) return;  // an inner expansion did it
+  std::vector<std::string> trace = e.backtrace();
+  if (e.has_location()) {
+    const SourceLocation& loc = e.location();
+    trace.insert(trace.begin(), "raised at " + loc.file + ":" + std::to_string(loc.line) + ":" +
+                                    std::to_string(loc.column) + " inside the expansion");
+  }
+  e.set_message(e.message() + marker + name + ")");
+  e.set_location(sources.location(span), sources.line_text(span.file, span.line));
+  e.set_backtrace(std::move(trace));
+}
+
 std::vector<std::string> Interp::backtrace(std::size_t max_frames) const {
   std::vector<std::string> out;
   std::size_t n = frames.size();
@@ -339,7 +358,12 @@ std::vector<std::string> Interp::backtrace(std::size_t max_frames) const {
 
 Value Interp::condition_of(tl::Error& e) {
   if (e.payload() && e.payload()->condition && e.payload()->condition->interp == this) {
-    return e.payload()->condition->value;
+    Value v = e.payload()->condition->value;
+    // A condition made by `error` learns where it was raised once the error has travelled.
+    if (is_kind(v, ObjKind::Condition) && !as_condition(v)->error) {
+      as_condition(v)->error = std::make_shared<tl::Error>(e);
+    }
+    return v;
   }
   auto* c = heap.make<Condition>(ObjKind::Condition);
   Value v = Value::object(c);
@@ -387,27 +411,9 @@ Value Interp::eval_string(std::string_view text, const std::string& name, std::u
     reader::ReadStatus status = reader.next(form, span);
     if (status == reader::ReadStatus::End) break;
     if (status == reader::ReadStatus::NeedsMore) {
-      // Re-read to find the unclosed form's start for the message.
-      tl::Error e(ErrorKind::User, "read", "read-error", "");
-      SourceLocation loc = sources.location(Span{file, 1, 1, 1});
-      // Find the opening delimiter: scan from the reader's offset.
-      std::size_t off = reader.offset();
-      std::uint32_t line = first_line, col = 1;
-      for (std::size_t i = 0; i < off; ++i) {
-        if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
-      }
-      std::size_t i = off;
-      while (i < text.size() && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r')) {
-        if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
-        ++i;
-      }
-      char open = i < text.size() ? text[i] : '(';
-      std::string what = open == '"' ? "string starting here is never closed"
-                                     : open == '#' ? "block comment starting here is never closed"
-                                                   : "unbalanced parenthesis: '(' opened here is never closed";
-      e.set_message(what);
-      Span s{file, line, col, 1};
-      e.set_location(sources.location(s), sources.line_text(file, line));
+      Span open = reader.incomplete_span();
+      tl::Error e(ErrorKind::User, "read", "read-error", reader.incomplete_message());
+      e.set_location(sources.location(open), sources.line_text(open.file, open.line));
       throw e;
     }
     push(form);

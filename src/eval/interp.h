@@ -165,14 +165,20 @@ class Interp {
   [[noreturn]] void stack_overflow();
   // Adds location (if missing) and the current backtrace to an error passing through `span`.
   void decorate(tl::Error& e, Span span);
+  // An error raised while expanding macro `name` at `span` is reported at that call, in the
+  // user's code; where inside the macro it happened goes first in the backtrace.
+  void relocate_to_macro_call(tl::Error& e, Span span, const std::string& name);
   std::vector<std::string> backtrace(std::size_t max_frames = 12) const;
   tl::Error make_error(std::string_view type, std::string message, Span span);
   // The condition object for an error (created on first use, kept with its payload).
   Value condition_of(tl::Error& e);
   bool condition_is_a(Value type_sym, Symbol* wanted);
   std::unordered_map<Symbol*, Symbol*> condition_parents;  // type -> parent type
+  std::unordered_set<Symbol*> builtin_conditions;
 
   std::vector<CallFrame> frames;
+  std::int64_t block_tags = 0;                    // last tag given to a block activation
+  std::vector<std::int64_t> active_block_tags;    // tags of the running tagged blocks
   char* c_stack_limit = nullptr;   // below this address the C stack is nearly exhausted
   std::atomic<bool> interrupt_requested{false};
   void check_interrupt() {
@@ -185,7 +191,12 @@ class Interp {
   void print_to(std::string& out, Value v, bool readably) const;
   std::string type_name(Value v) const;
   std::function<void(std::string_view)> output;
-  void write(std::string_view text) { output(text); }
+  void write(std::string_view text) {
+    if (text.empty()) return;
+    output(text);
+    at_line_start = text.back() == '\n';
+  }
+  bool at_line_start = true;  // the program's output ends with a newline (for ~& and fresh-line)
 
   // --- modules --------------------------------------------------------------------------
   std::vector<std::string> search_path;       // from the host, then TENSORLISP_PATH

@@ -125,6 +125,7 @@ struct LetNode : Node {
   std::vector<Node*> inits;  // one per slot
   bool sequential = false;   // let*: inits run inside the new frame
   bool stack_frame = false;  // no closure can capture the frame
+  std::uint32_t frame_size = 0;  // the inits' slots, plus hidden slots (block tags)
   Node* body = nullptr;
 };
 
@@ -141,16 +142,22 @@ struct WhileNode : Node {
   Node* body;
 };
 
+// A block. A return-from in the same function returns to the innermost running evaluation
+// of this node. One inside a closure may run in another activation, so the block then keeps a
+// unique tag in a frame slot (tag_slot) that the closure captures, and the return-from names it.
 struct BlockNode : Node {
   BlockNode(Span s, Symbol* n) : Node(NodeKind::Block, s), name(n) {}
   Symbol* name;
   Node* body = nullptr;
+  std::int32_t tag_slot = -1;     // slot in the current frame holding this activation's tag
+  std::uint32_t own_frame = 0;    // >0: a top-level block makes its own frame of this size
 };
 
 struct ReturnFromNode : Node {
   ReturnFromNode(Span s, const BlockNode* b, Node* v) : Node(NodeKind::ReturnFrom, s), block(b), value(v) {}
   const BlockNode* block;
   Node* value;
+  Node* tag = nullptr;  // reads the block's tag when the return-from is inside a closure
 };
 
 struct UnwindProtectNode : Node {
@@ -161,8 +168,9 @@ struct UnwindProtectNode : Node {
 
 struct HandlerClause {
   std::vector<Symbol*> types;  // condition types this clause handles
-  bool has_var = false;        // binds the condition in a one-slot frame
+  bool has_var = false;        // binds the condition in a frame (slot 0)
   bool stack_frame = false;
+  std::uint32_t frame_size = 0;
   Node* body = nullptr;
 };
 
@@ -175,6 +183,7 @@ struct HandlerCaseNode : Node {
 // Thrown by return-from; caught by the innermost active evaluation of its block.
 struct ReturnFromSignal {
   const BlockNode* block;
+  std::int64_t tag;  // 0: the innermost running evaluation of `block`
   Value value;
 };
 

@@ -68,10 +68,19 @@ void print_list(const Interp& in, std::string& out, Value v, bool readably, int 
   }
   out += '(';
   bool first = true;
+  Value slow = v;
+  std::size_t count = 0;
   for (; is_cons(v); v = cdr(v)) {
     if (!first) out += ' ';
     first = false;
     print_value(in, out, car(v), readably, depth + 1);
+    if ((++count & 1) == 0) {
+      slow = cdr(slow);
+      if (slow.same(cdr(v))) {  // the list is circular: stop after one trip around
+        out += " ...)";
+        return;
+      }
+    }
   }
   if (!v.is_nil()) {
     out += " . ";

@@ -116,7 +116,7 @@ void Reader::skip_space() {
       advance();
       int depth = 1;
       while (depth > 0) {
-        if (at_end()) throw Incomplete{open};
+        if (at_end()) throw Incomplete{open, "block comment starting here is never closed"};
         if (peek() == '|' && peek(1) == '#') {
           advance();
           advance();
@@ -146,7 +146,8 @@ ReadStatus Reader::next(Value& out, Span& span) {
     if (at_end()) return ReadStatus::End;
     out = read_form(span);
     return ReadStatus::Form;
-  } catch (const Incomplete&) {
+  } catch (const Incomplete& inc) {
+    incomplete_ = inc;
     pos_ = pos;
     line_ = line;
     col_ = col;
@@ -157,7 +158,7 @@ ReadStatus Reader::next(Value& out, Span& span) {
 Value Reader::read_form(Span& span) {
   if (interp_.stack_low()) fail(here(), "forms nested too deeply to read");
   skip_space();
-  if (at_end()) throw Incomplete{here()};
+  if (at_end()) throw Incomplete{here(), "the input ends where a form should be"};
   span = here();
   std::size_t start = pos_;
   Value result;
@@ -165,7 +166,13 @@ Value Reader::read_form(Span& span) {
   switch (c) {
     case '(':
       advance();
-      result = read_list(span, ')');
+      try {
+        result = read_list(span, ')');
+      } catch (Incomplete& inc) {
+        // An unclosed list inside an unclosed list: report the outermost one.
+        if (inc.paren) inc.open = span;
+        throw;
+      }
       break;
     case ')':
       fail(span, "unbalanced parenthesis: unexpected ')'");
@@ -186,6 +193,8 @@ Value Reader::read_form(Span& span) {
           head = interp_.S.unquote_splicing;
         }
       }
+      skip_space();
+      if (at_end()) throw Incomplete{span, "nothing follows this quote at the end of the input"};
       Span inner_span;
       Value inner = read_form(inner_span);
       span.len = static_cast<std::uint32_t>(pos_ - start);
@@ -219,9 +228,10 @@ Value Reader::read_list(Span open, char close) {
   interp_.push(eval::nil());
   Value* head = interp_.sp - 1;
   eval::Cons* last = nullptr;
+  const char* unclosed = "unbalanced parenthesis: '(' opened here is never closed";
   for (;;) {
     skip_space();
-    if (at_end()) throw Incomplete{open};
+    if (at_end()) throw Incomplete{open, unclosed, true};
     char c = peek();
     if (c == close) {
       advance();
@@ -237,7 +247,7 @@ Value Reader::read_list(Span open, char close) {
       if (!at_end() && peek() == close) fail(dot, "dotted pair with nothing after the '.'");
       last->cdr = read_form(tail_span);
       skip_space();
-      if (at_end()) throw Incomplete{open};
+      if (at_end()) throw Incomplete{open, unclosed, true};
       if (peek() != close) fail(here(), "more than one form after '.' in a dotted list");
       advance();
       return *head;
@@ -257,8 +267,9 @@ Value Reader::read_list(Span open, char close) {
 
 Value Reader::read_string(Span open) {
   std::string text;
+  const char* unclosed = "string starting here is never closed";
   for (;;) {
-    if (at_end()) throw Incomplete{open};
+    if (at_end()) throw Incomplete{open, unclosed};
     char c = peek();
     if (c == '"') {
       advance();
@@ -267,7 +278,7 @@ Value Reader::read_string(Span open) {
     if (c == '\\') {
       Span esc = here(2);
       advance();
-      if (at_end()) throw Incomplete{open};
+      if (at_end()) throw Incomplete{open, unclosed};
       char e = peek();
       advance();
       switch (e) {
@@ -312,6 +323,8 @@ Value Reader::read_dispatch(Span start) {
   if (c == '\'') {
     advance();
     advance();
+    skip_space();
+    if (at_end()) throw Incomplete{start, "nothing follows this #' at the end of the input"};
     Span inner_span;
     Value inner = read_form(inner_span);
     return wrap(interp_.S.function, start, inner_span, inner);
@@ -320,7 +333,7 @@ Value Reader::read_dispatch(Span start) {
     fail(Span{start.file, start.line, start.col, 2},
          "character syntax '#\\' is not supported; use a one-character string");
   }
-  if (c == '\0') throw Incomplete{start};
+  if (c == '\0') throw Incomplete{start, "'#' at the end of the input"};
   fail(Span{start.file, start.line, start.col, 2}, std::string("unknown reader syntax '#") + c + "'");
 }
 

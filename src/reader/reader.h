@@ -22,11 +22,17 @@ class Reader {
   ReadStatus next(eval::Value& out, Span& span);
   // Offset just after the last complete form.
   std::size_t offset() const { return pos_; }
+  // After NeedsMore: what is left open and where it starts (for an end-of-input error).
+  Span incomplete_span() const { return incomplete_.open; }
+  const char* incomplete_message() const { return incomplete_.what; }
 
  private:
   struct Incomplete {
-    Span open;  // where the unfinished form started
+    Span open;         // where the unfinished construct started
+    const char* what;  // what is unfinished, for the error at the end of a file
+    bool paren = false;
   };
+  Incomplete incomplete_{Span{}, "", false};
   eval::Value read_form(Span& span);
   eval::Value read_list(Span open, char close);
   eval::Value read_string(Span open);

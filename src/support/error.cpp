@@ -5,29 +5,30 @@
 namespace tl {
 
 Error::Error(ErrorKind kind, std::string phase, std::string type, std::string message)
-    : kind_(kind), phase_(std::move(phase)), type_(std::move(type)), message_(std::move(message)) {
-  format();
-}
+    : kind_(kind), phase_(std::move(phase)), type_(std::move(type)), message_(std::move(message)) {}
 
-const char* Error::what() const noexcept { return what_.c_str(); }
+const char* Error::what() const noexcept {
+  if (!formatted_) format();
+  return what_.c_str();
+}
 
 void Error::set_location(SourceLocation loc, std::string source_line) {
   location_ = std::move(loc);
   source_line_ = std::move(source_line);
-  format();
+  formatted_ = false;
 }
 
 void Error::set_backtrace(std::vector<std::string> frames) {
   backtrace_ = std::move(frames);
-  format();
+  formatted_ = false;
 }
 
 void Error::set_message(std::string message) {
   message_ = std::move(message);
-  format();
+  formatted_ = false;
 }
 
-void Error::format() {
+void Error::format() const {
   std::string out;
   if (location_.valid()) {
     out += location_.file + ":" + std::to_string(location_.line) + ":" +
@@ -69,6 +70,7 @@ void Error::format() {
     for (const auto& frame : backtrace_) out += "\n  " + frame;
   }
   what_ = std::move(out);
+  formatted_ = true;
 }
 
 }  // namespace tl
