@@ -1,6 +1,9 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; The core of the prelude: definition forms, conditionals and list accessors. Loaded first;
 ;;; every other prelude file may use what is here.
+;;;
+;;; Macros here write the functions they call as ,#'name: the function object itself goes into
+;;; the expansion, so a user's local variable named `list` or `car` cannot capture the call.
 
 (%define-macro 'defmacro
   (named-lambda defmacro (name params &rest body)
@@ -13,12 +16,14 @@ unevaluated argument forms to the form that replaces the call."
 &optional, &rest (&body), &key (with defaults) and &aux; BODY has an implicit block NAME."
   `(progn (%define-function ',name (named-lambda ,name ,params ,@body)) ',name))
 
-(defmacro defvar (name &optional value doc)
+(defmacro defvar (name &optional (value nil value-p) doc)
   "(defvar NAME [VALUE [DOC]]) declares a global special variable, set to VALUE only if it
-has no value yet. `let` binds special variables dynamically."
-  `(if (boundp ',name)
-       (%define-variable ',name nil nil ,doc)
-       (%define-variable ',name ,value t ,doc)))
+has no value yet (without VALUE it stays unbound). `let` binds special variables dynamically."
+  (if value-p
+      `(if (,#'boundp ',name)
+           (%define-variable ',name nil nil ,doc)
+           (%define-variable ',name ,value t ,doc))
+      `(%define-variable ',name nil :declare-only ,doc)))
 
 (defmacro defparameter (name value &optional doc)
   "(defparameter NAME VALUE [DOC]) declares a global special variable and sets it to VALUE."

@@ -10,10 +10,11 @@ or a single atom) contains KEY by eql. A last clause with KEYS t or otherwise is
        (cond ,@(mapcar (lambda (clause)
                          (let ((keys (car clause)))
                            (cond ((or (eq keys t) (eq keys 'otherwise))
-                                  `(t ,@(cdr clause)))
+                                  `(t nil ,@(cdr clause)))
                                  ((listp keys)
-                                  `((or ,@(mapcar (lambda (x) `(eql ,k ',x)) keys)) ,@(cdr clause)))
-                                 (t `((eql ,k ',keys) ,@(cdr clause))))))
+                                  `((or ,@(mapcar (lambda (x) `(,#'eql ,k ',x)) keys))
+                                    nil ,@(cdr clause)))
+                                 (t `((,#'eql ,k ',keys) nil ,@(cdr clause))))))
                        clauses)))))
 
 (defmacro ecase (key &rest clauses)
@@ -21,8 +22,8 @@ or a single atom) contains KEY by eql. A last clause with KEYS t or otherwise is
   (let ((k (gensym "key")))
     `(let ((,k ,key))
        (case ,k ,@clauses
-         (otherwise (error 'type-error "ecase: ~s matches none of ~s" ,k
-                           ',(mapcar #'car clauses)))))))
+         (otherwise (,#'error 'type-error "ecase: ~s matches none of ~s" ,k
+                              ',(mapcar #'car clauses)))))))
 
 (defmacro typecase (value &rest clauses)
   "(typecase VALUE (TYPE BODY...)...) picks the first clause whose TYPE (a type-of name, or
@@ -31,8 +32,8 @@ number, list, sequence, t) fits VALUE."
     `(let ((,v ,value))
        (cond ,@(mapcar (lambda (clause)
                          (let ((type (car clause)))
-                           (cond ((or (eq type t) (eq type 'otherwise)) `(t ,@(cdr clause)))
-                                 (t `((%type-matches-p ,v ',type) ,@(cdr clause))))))
+                           (cond ((or (eq type t) (eq type 'otherwise)) `(t nil ,@(cdr clause)))
+                                 (t `((,#'%type-matches-p ,v ',type) nil ,@(cdr clause))))))
                        clauses)))))
 
 (defun %type-matches-p (value type)
@@ -47,23 +48,27 @@ number, list, sequence, t) fits VALUE."
 (defmacro dolist (spec &body body)
   "(dolist (VAR LIST [RESULT]) BODY...) evaluates BODY with VAR bound to each element of
 LIST, then returns RESULT (default nil). (return X) leaves early with X."
+  (unless (and (consp spec) (symbolp (car spec)) (consp (cdr spec)))
+    (error 'program-error "dolist: expected (dolist (VAR LIST [RESULT]) BODY...), got ~s" spec))
   (let ((tail (gensym "tail")))
     `(block nil
        (let ((,tail ,(cadr spec)))
          (while ,tail
-           (let ((,(car spec) (car ,tail))) ,@body)
-           (setq ,tail (cdr ,tail)))
+           (let ((,(car spec) (,#'car ,tail))) ,@body)
+           (setq ,tail (,#'cdr ,tail)))
          ,(if (cddr spec) `(let ((,(car spec) nil)) ,(caddr spec)) nil)))))
 
 (defmacro dotimes (spec &body body)
   "(dotimes (VAR COUNT [RESULT]) BODY...) evaluates BODY with VAR bound to 0, 1, ...,
 COUNT-1, then returns RESULT (default nil). (return X) leaves early with X."
+  (unless (and (consp spec) (symbolp (car spec)) (consp (cdr spec)))
+    (error 'program-error "dotimes: expected (dotimes (VAR COUNT [RESULT]) BODY...), got ~s" spec))
   (let ((n (gensym "n")) (var (car spec)))
     `(block nil
        (let ((,var 0) (,n ,(cadr spec)))
-         (while (< ,var ,n)
+         (while (,#'< ,var ,n)
            ,@body
-           (setq ,var (+ ,var 1)))
+           (setq ,var (,#'+ ,var 1)))
          ,(caddr spec)))))
 
 (defmacro do (bindings end-clause &body body)
@@ -74,7 +79,7 @@ start at INIT, BODY runs until END-TEST is true, then each VAR is set to STEP in
         (result (cdr end-clause)))
     `(block nil
        (let ,(mapcar (lambda (b) (if (consp b) (list (car b) (cadr b)) b)) bindings)
-         (while (not ,end-test)
+         (while (,#'not ,end-test)
            ,@body
            ,@(if steps
                  `((%psetq ,@(apply #'append (mapcar (lambda (b) (list (car b) (caddr b))) steps))))
@@ -94,28 +99,41 @@ start at INIT, BODY runs until END-TEST is true, then each VAR is set to STEP in
 (defun %pairs (items)
   (if (null items) nil (cons (list (car items) (cadr items)) (%pairs (cddr items)))))
 
-;;; Places. A setf expander takes the place's argument forms and the value form and
-;;; returns the form that stores the value; (defsetf NAME (ARGS... VALUE) BODY...) adds one.
+;;; Places. A setf expander turns (setf (NAME ARGS...) VALUE) into the form that stores.
+;;; (defsetf NAME LAMBDA-LIST (STORE) BODY...) defines one; the short form
+;;; (defsetf NAME (ARGS... STORE) BODY...) is the same with the store variable last.
 (defvar *setf-expanders* (make-hash-table :test 'eq)
-  "Maps an accessor name to the function that expands (setf (NAME ARGS...) VALUE).")
+  "Maps an accessor name to the function that expands (setf (NAME ARGS...) VALUE): it is
+called with the value form first, then the argument forms.")
 
-(defmacro defsetf (name params &body body)
-  "(defsetf ACCESSOR (ARG... VALUE) BODY...) teaches setf to store into (ACCESSOR ARG...):
-BODY returns the form that does it."
-  `(progn (puthash ',name (named-lambda ,name ,params ,@body) *setf-expanders*) ',name))
+(defmacro defsetf (name params &rest body)
+  "(defsetf ACCESSOR LAMBDA-LIST (STORE) BODY...) teaches setf to store into (ACCESSOR ARG...):
+BODY returns the form that stores STORE. The short form (defsetf ACCESSOR (ARG... STORE) BODY...)
+puts the store variable last."
+  (if (and (consp (car body)) (symbolp (caar body)) (null (cdar body)) (cdr body))
+      `(progn (puthash ',name (named-lambda ,name (,(caar body) ,@params) ,@(cdr body))
+                       *setf-expanders*)
+              ',name)
+      (let ((store (car (last params))))
+        `(progn (puthash ',name (named-lambda ,name (,store ,@(butlast params)) ,@body)
+                         *setf-expanders*)
+                ',name))))
 
-(defsetf car (cell value) `(%setcar ,cell ,value))
-(defsetf cdr (cell value) `(%setcdr ,cell ,value))
-(defsetf first (cell value) `(%setcar ,cell ,value))
-(defsetf rest (cell value) `(%setcdr ,cell ,value))
-(defsetf cadr (list value) `(%setcar (cdr ,list) ,value))
-(defsetf second (list value) `(%setcar (cdr ,list) ,value))
-(defsetf third (list value) `(%setcar (cddr ,list) ,value))
-(defsetf nth (n list value) `(%setcar (nthcdr ,n ,list) ,value))
-(defsetf aref (vector index value) `(%aset ,vector ,index ,value))
-(defsetf elt (seq index value) `(%set-elt ,seq ,index ,value))
-(defsetf gethash (key table value) `(puthash ,key ,value ,table))
-(defsetf symbol-value (symbol value) `(set ,symbol ,value))
+(defsetf car (cell) (value) `(,#'%setcar ,cell ,value))
+(defsetf cdr (cell) (value) `(,#'%setcdr ,cell ,value))
+(defsetf first (cell) (value) `(,#'%setcar ,cell ,value))
+(defsetf rest (cell) (value) `(,#'%setcdr ,cell ,value))
+(defsetf cadr (items) (value) `(,#'%setcar (,#'cdr ,items) ,value))
+(defsetf second (items) (value) `(,#'%setcar (,#'cdr ,items) ,value))
+(defsetf third (items) (value) `(,#'%setcar (,#'cddr ,items) ,value))
+(defsetf nth (n items) (value) `(,#'%setcar (,#'nthcdr ,n ,items) ,value))
+(defsetf aref (vector index) (value) `(,#'%aset ,vector ,index ,value))
+(defsetf elt (seq index) (value) `(,#'%set-elt ,seq ,index ,value))
+(defsetf gethash (key table &optional default) (value)
+  (if default
+      `(progn ,default (,#'puthash ,key ,value ,table))
+      `(,#'puthash ,key ,value ,table)))
+(defsetf symbol-value (symbol) (value) `(,#'set ,symbol ,value))
 
 (defun %set-elt (seq index value)
   (if (vectorp seq) (%aset seq index value) (%setcar (nthcdr index seq) value)))
@@ -131,36 +149,59 @@ BODY returns the form that does it."
                    ((not (consp place)) (error 'program-error "setf: cannot assign to ~s" place))
                    (t (let ((expander (gethash (car place) *setf-expanders*)))
                         (if expander
-                            (apply expander (append (cdr place) (list value)))
+                            (apply expander value (cdr place))
                             (let ((expanded (macroexpand-1 place)))
                               (if (eq expanded place)
                                   (error 'program-error "setf: ~s is not a place I know how to set (use defsetf)" place)
                                   `(setf ,expanded ,value)))))))))))
 
+(defun %place-parts (place)
+  "(%place-parts PLACE) is (BINDINGS ACCESS): temporaries for the argument forms of PLACE, and
+PLACE rewritten to use them, so a read-modify-write evaluates each argument form once."
+  (if (or (symbolp place) (not (consp place)))
+      (list nil place)
+      (let ((temps (mapcar (lambda (arg) (if (or (numberp arg) (keywordp arg) (stringp arg)) arg (gensym "arg")))
+                           (cdr place))))
+        (list (remove-if-not (lambda (b) (symbolp (car b)))
+                             (remove-if (lambda (b) (eq (car b) (cadr b)))
+                                        (mapcar #'list temps (cdr place))))
+              (cons (car place) temps)))))
+
+(defmacro %modify-place (place fn &rest args)
+  ;; (setf PLACE (FN PLACE ARGS...)) with PLACE's argument forms evaluated once.
+  (let* ((parts (%place-parts place))
+         (access (cadr parts)))
+    `(let* ,(car parts)
+       (setf ,access (,fn ,access ,@args)))))
+
 (defmacro push (item place)
   "(push ITEM PLACE) puts ITEM on the front of the list in PLACE; returns the new list."
-  `(setf ,place (cons ,item ,place)))
+  (let ((v (gensym "item")) (parts (%place-parts place)))
+    `(let* ((,v ,item) ,@(car parts))
+       (setf ,(cadr parts) (,#'cons ,v ,(cadr parts))))))
 
 (defmacro pop (place)
   "(pop PLACE) removes the first element of the list in PLACE and returns it."
-  (let ((v (gensym "v")))
-    `(let ((,v ,place))
-       (setf ,place (cdr ,v))
-       (car ,v))))
+  (let ((v (gensym "list")) (parts (%place-parts place)))
+    `(let* (,@(car parts) (,v ,(cadr parts)))
+       (setf ,(cadr parts) (,#'cdr ,v))
+       (,#'car ,v))))
 
 (defmacro incf (place &optional (delta 1))
   "(incf PLACE [DELTA]) adds DELTA (default 1) to the number in PLACE; returns the new value."
-  `(setf ,place (+ ,place ,delta)))
+  `(%modify-place ,place ,#'+ ,delta))
 
 (defmacro decf (place &optional (delta 1))
   "(decf PLACE [DELTA]) subtracts DELTA (default 1) from PLACE; returns the new value."
-  `(setf ,place (- ,place ,delta)))
+  `(%modify-place ,place ,#'- ,delta))
 
 (defmacro pushnew (item place)
   "(pushnew ITEM PLACE) pushes ITEM unless it is already a member (equal) of PLACE."
-  (let ((v (gensym "v")))
-    `(let ((,v ,item))
-       (if (member ,v ,place) ,place (setf ,place (cons ,v ,place))))))
+  (let ((v (gensym "item")) (parts (%place-parts place)))
+    `(let* ((,v ,item) ,@(car parts))
+       (if (,#'member ,v ,(cadr parts))
+           ,(cadr parts)
+           (setf ,(cadr parts) (,#'cons ,v ,(cadr parts)))))))
 
 ;;; Conditions.
 (defmacro define-condition (name parents &rest options)
@@ -176,19 +217,21 @@ PARENT also catch it. Signal it with (error 'NAME \"message\" ARGS...)."
   "(assert TEST [MESSAGE ARG...]) signals an assertion-error naming TEST when TEST is false."
   `(unless ,test
      ,(if message
-          `(error 'assertion-error ,message ,@args)
-          `(error 'assertion-error "assertion failed: ~s" ',test))))
+          `(,#'error 'assertion-error ,message ,@args)
+          `(,#'error 'assertion-error "assertion failed: ~s" ',test))))
 
 (defmacro check-type (place type)
   "(check-type PLACE TYPE) signals a type-error unless PLACE's value is of TYPE."
-  `(unless (%type-matches-p ,place ',type)
-     (error 'type-error "~s must be of type ~a, got ~s (~a)" ',place ',type ,place (type-of ,place))))
+  `(unless (,#'%type-matches-p ,place ',type)
+     (,#'error 'type-error "~s must be of type ~a, got ~s (~a)" ',place ',type ,place
+               (,#'type-of ,place))))
 
 (defmacro time (form)
   "(time FORM) evaluates FORM, prints how long it took, and returns its value."
   (let ((start (gensym "start")) (result (gensym "result")))
-    `(let* ((,start (get-internal-real-time)) (,result ,form))
-       (format t "; time: ~,3f ms~%" (/ (- (get-internal-real-time) ,start) 1000000.0))
+    `(let* ((,start (,#'get-internal-real-time)) (,result ,form))
+       (,#'format t "~&; time: ~,3f ms~%"
+                  (,#'/ (,#'- (,#'get-internal-real-time) ,start) 1000000.0))
        ,result)))
 
 (defmacro with-gensyms (names &body body)
@@ -196,24 +239,27 @@ PARENT also catch it. Signal it with (error 'NAME \"message\" ARGS...)."
   `(let ,(mapcar (lambda (n) `(,n (gensym ,(symbol-name n)))) names) ,@body))
 
 (defmacro destructuring-bind (pattern value &body body)
-  "(destructuring-bind PATTERN VALUE BODY...) binds the symbols of the tree PATTERN to the
-matching parts of VALUE (dotted tails and &rest take the remainder)."
-  (let ((v (gensym "v")))
-    `(let* ((,v ,value) ,@(%destructure pattern v))
-       ,@body)))
+  "(destructuring-bind LAMBDA-LIST VALUE BODY...) binds the variables of LAMBDA-LIST to the
+parts of the list VALUE, as if VALUE were the arguments of a call: &optional, &rest, &key and
+dotted tails work, a required parameter may itself be a nested lambda list, and a VALUE of
+the wrong shape is an error."
+  (let* ((parsed (%macro-params pattern))
+         (inner body))
+    (dolist (bind (reverse (cdr parsed)))
+      (setq inner `((destructuring-bind ,(car bind) ,(cadr bind) ,@inner))))
+    `(,#'%destructure-apply (named-lambda destructuring-bind ,(car parsed) ,@inner) ,value ',pattern)))
 
-(defun %destructure (pattern access)
-  (cond ((null pattern) nil)
-        ((symbolp pattern) (list (list pattern access)))
-        ((and (consp pattern) (member (car pattern) '(&rest &body)))
-         (list (list (cadr pattern) access)))
-        ((consp pattern)
-         (append (%destructure (car pattern) `(car ,access))
-                 (%destructure (cdr pattern) `(cdr ,access))))
-        (t (error 'program-error "destructuring-bind: bad pattern ~s" pattern))))
+(defun %destructure-apply (fn value pattern)
+  (unless (listp value)
+    (error 'program-error "destructuring-bind: ~s does not match ~s, it is not a list" value pattern))
+  (handler-case (apply fn value)
+    (arity-error (e)
+      ;; Only the pattern's own arity errors, not those from the body.
+      (if (string-prefix-p "destructuring-bind:" (condition-message e))
+          (error 'program-error "destructuring-bind: ~s does not match ~s (~a)" value pattern
+                 (subseq (condition-message e) 20))
+          (error e)))))
 
-;;; defmacro again, now with destructuring: a required parameter may itself be a lambda list,
-;;; as in (defmacro with-thing ((var init) &body body) ...).
 (defun %split-docstring (body)
   (if (and (stringp (car body)) (cdr body))
       (list (list (car body)) (cdr body))
@@ -236,6 +282,8 @@ matching parts of VALUE (dotted tails and &rest take the remainder)."
       (when params (setq result (append result params)))  ; dotted rest parameter
       (cons result (reverse binds)))))
 
+;;; defmacro again, now with destructuring: a required parameter may itself be a lambda list,
+;;; as in (defmacro with-thing ((var init) &body body) ...).
 (defmacro defmacro (name params &rest body)
   "(defmacro NAME LAMBDA-LIST [DOC] BODY...) defines NAME as a macro: a function from the
 unevaluated argument forms to the form that replaces the call. Required parameters may be

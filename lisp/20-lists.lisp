@@ -97,10 +97,10 @@
 
 (defun compose (&rest fns)
   "(compose F G ...) is a function computing (F (G ...)) of its arguments."
-  (if (null fns)
-      #'identity
-      (let ((f (car fns)) (g (apply #'compose (cdr fns))))
-        (lambda (&rest args) (funcall f (apply g args))))))
+  (cond ((null fns) #'identity)
+        ((null (cdr fns)) (car fns))
+        (t (let ((f (car fns)) (g (apply #'compose (cdr fns))))
+             (lambda (&rest args) (funcall f (apply g args)))))))
 
 (defun iota (n &optional (start 0) (step 1))
   "(iota N [START [STEP]]) is the list of N numbers START, START+STEP, ..."

@@ -1,10 +1,13 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; The loop macro: (loop BODY...) repeats forever; with keywords it iterates and accumulates:
-;;;   for X in LIST | on LIST | across VECTOR | from A [to|below|downto|above B] [by S]
-;;;       | = INIT [then NEXT];  repeat N;  with X = V;  while C;  until C;
-;;;   collect | append | sum | count | maximize | minimize X [into VAR];  do FORM...;
-;;;   when | if | unless C CLAUSE [and CLAUSE...] [else CLAUSE...];  return X;
+;;;   named NAME;  for X in LIST [by STEP-FN] | on LIST [by STEP-FN] | across VECTOR
+;;;       | from A [to|upto|below|downto|above B] [by S] | = INIT [then NEXT]
+;;;       | being the hash-keys|hash-values of TABLE   (X may be a destructuring pattern)
+;;;   repeat N;  with X = V;  while C;  until C;
+;;;   collect | append | nconc | sum | count | maximize | minimize X [into VAR];  do FORM...;
+;;;   when | if | unless C CLAUSE [and CLAUSE...] [else CLAUSE...] [end];  return X;
 ;;;   always C;  never C;  thereis C;  initially FORM...;  finally FORM...
+;;; Generated code calls functions as ,#'name so user variables cannot shadow them.
 
 (defun %loop-kw-p (x name)
   (and (symbolp x) x (string= (symbol-name x) name)))
@@ -13,9 +16,10 @@
   (and (symbolp x) x (member (symbol-name x) names)))
 
 (defvar *loop-keywords*
-  '("for" "as" "with" "repeat" "while" "until" "collect" "collecting" "append" "appending"
-    "nconc" "sum" "summing" "count" "counting" "maximize" "minimize" "do" "doing" "when" "if"
-    "unless" "else" "and" "end" "return" "always" "never" "thereis" "initially" "finally"))
+  '("named" "for" "as" "with" "repeat" "while" "until" "collect" "collecting" "append" "appending"
+    "nconc" "nconcing" "sum" "summing" "count" "counting" "maximize" "maximizing" "minimize"
+    "minimizing" "do" "doing" "when" "if" "unless" "else" "and" "end" "return" "always" "never"
+    "thereis" "initially" "finally"))
 
 (defmacro loop (&rest clauses)
   "(loop BODY...) repeats BODY until a (return). With loop keywords (for, repeat, while,
@@ -31,62 +35,116 @@ collect, sum, when, finally, ...) it iterates and accumulates; see lisp/30-loop.
         (steps nil)         ; reversed forms run at the end of every iteration
         (initially nil)
         (finally nil)
+        (name nil)
         (result-var nil)    ; the default accumulator, returned at the end
         (result-default nil)
+        (tails nil)         ; alist: list accumulator -> its tail variable
         (end (gensym "loop-end")))
     (labels
-        ((next () (pop clauses))
+        ((next ()
+           (when (null clauses) (error 'program-error "loop: the clauses end too early"))
+           (pop clauses))
          (peek () (car clauses))
          (kw (name) (%loop-kw-p (peek) name))
          (bind (var init) (push (list var init) bindings))
+         (bind-pattern (pattern)
+           ;; Binds every variable of a destructuring pattern; returns the setq forms that
+           ;; assign them from a value held in a fresh variable.
+           (if (symbolp pattern)
+               (progn (bind pattern nil) nil)
+               (let ((v (gensym "value")))
+                 (bind v nil)
+                 (dolist (b (%loop-pattern-bindings pattern v)) (bind (car b) nil))
+                 (list v (%loop-pattern-bindings pattern v)))))
+         (assign (pattern form)
+           ;; The forms that set PATTERN's variables to FORM's value.
+           (if (symbolp pattern)
+               `(setq ,pattern ,form)
+               (let ((v (gensym "value")))
+                 `(let ((,v ,form))
+                    ,@(mapcar (lambda (b) `(setq ,(car b) ,(subst-var (cadr b) v)))
+                              (%loop-pattern-bindings pattern v))))))
+         (subst-var (form v) form)
          (forms-until-keyword ()
            (let ((out nil))
-             (while (and clauses (not (and (symbolp (peek)) (%loop-kw-in-p (peek) *loop-keywords*))))
+             (while (and clauses (not (%loop-kw-in-p (peek) *loop-keywords*)))
                (push (next) out))
              (reverse out)))
+         (numeric-kind-p (kind)
+           (member kind '("sum" "summing" "count" "counting")))
          (accumulator (into kind)
-           ;; Returns the variable to accumulate into, creating the default one if needed.
-           (cond (into (unless (assoc into bindings)
-                         (bind into (if (member kind '("sum" "count")) 0 nil)))
-                       into)
+           ;; The variable to accumulate into, created (once) if needed.
+           (cond (into
+                  (unless (assoc into bindings)
+                    (bind into (if (numeric-kind-p kind) 0 nil)))
+                  into)
                  (result-var result-var)
                  (t (setq result-var (gensym "result"))
-                    (bind result-var (if (member kind '("sum" "summing" "count" "counting")) 0 nil))
+                    (bind result-var (if (numeric-kind-p kind) 0 nil))
                     result-var)))
+         (tail-of (acc)
+           ;; The variable holding the last cons of a collected list.
+           (let ((entry (assoc acc tails)))
+             (if entry
+                 (cdr entry)
+                 (let ((tail (gensym "tail")))
+                   (bind tail nil)
+                   (push (cons acc tail) tails)
+                   tail))))
          (parse-for ()
+           (when (null clauses) (error 'program-error "loop: for needs a variable"))
            (let ((var (next)))
              (cond
-               ((kw "in")
-                (next)
-                (let ((tail (gensym "tail")))
+               ((or (kw "in") (kw "on"))
+                (let ((on (kw "on")) (tail (gensym "tail")) (step '#'cdr))
+                  (next)
                   (bind tail (next))
-                  (bind var nil)
-                  (push `(if (consp ,tail) (setq ,var (car ,tail) ,tail (cdr ,tail)) (return-from ,end nil))
-                        tests)))
-               ((kw "on")
-                (next)
-                (let ((tail (gensym "tail")))
-                  (bind tail (next))
-                  (bind var nil)
-                  (push `(if (consp ,tail) (setq ,var ,tail ,tail (cdr ,tail)) (return-from ,end nil))
+                  (when (kw "by") (next) (setq step (next)))
+                  (if (symbolp var) (bind var nil) (bind-pattern var))
+                  (push `(if (,#'consp ,tail)
+                             (progn ,(assign var (if on tail `(,#'car ,tail)))
+                                    (setq ,tail (,#'funcall ,step ,tail)))
+                             (return-from ,end nil))
                         tests)))
                ((kw "across")
                 (next)
-                (let ((vec (gensym "vec")) (i (gensym "i")))
+                (let ((vec (gensym "vector")) (i (gensym "index")))
                   (bind vec (next))
                   (bind i 0)
-                  (bind var nil)
-                  (push `(if (< ,i (length ,vec)) (setq ,var (elt ,vec ,i) ,i (+ ,i 1)) (return-from ,end nil))
+                  (if (symbolp var) (bind var nil) (bind-pattern var))
+                  (push `(if (,#'< ,i (,#'length ,vec))
+                             (progn ,(assign var `(,#'elt ,vec ,i)) (setq ,i (,#'+ ,i 1)))
+                             (return-from ,end nil))
+                        tests)))
+               ((kw "being")
+                (next)
+                (when (or (kw "the") (kw "each")) (next))
+                (let ((what (symbol-name (next))) (keys (gensym "keys")))
+                  (unless (kw "of") (error 'program-error "loop: expected OF after being the ~a" what))
+                  (next)
+                  (bind keys (cond ((member what '("hash-key" "hash-keys")) `(,#'hash-table-keys ,(next)))
+                                   ((member what '("hash-value" "hash-values")) `(,#'hash-table-values ,(next)))
+                                   (t (error 'program-error "loop: cannot iterate being the ~a" what))))
+                  (if (symbolp var) (bind var nil) (bind-pattern var))
+                  (push `(if (,#'consp ,keys)
+                             (progn ,(assign var `(,#'car ,keys)) (setq ,keys (,#'cdr ,keys)))
+                             (return-from ,end nil))
                         tests)))
                ((kw "=")
                 (next)
                 (let ((init (next)))
-                  (bind var init)
+                  (bind var nil)
                   (if (kw "then")
-                      (progn (next) (push `(setq ,var ,(next)) steps))
+                      (let ((first (gensym "first")))
+                        (next)
+                        (bind first t)
+                        (push `(if ,first (setq ,var ,init ,first nil) (setq ,var ,(next))) tests))
                       (push `(setq ,var ,init) tests))))
                (t
                 (let ((start 0) (limit nil) (step 1) (down nil) (inclusive t) (has-limit nil))
+                  (unless (%loop-kw-in-p (peek) '("from" "upfrom" "downfrom" "to" "upto" "below" "downto" "above" "by"))
+                    (error 'program-error "loop: for ~s must be followed by in, on, across, =, being or from, got ~s"
+                           var (peek)))
                   (while (%loop-kw-in-p (peek) '("from" "upfrom" "downfrom" "to" "upto" "below" "downto" "above" "by"))
                     (let ((k (symbol-name (next))))
                       (cond ((member k '("from" "upfrom")) (setq start (next)))
@@ -101,39 +159,47 @@ collect, sum, when, finally, ...) it iterates and accumulates; see lisp/30-loop.
                     (bind st step)
                     (when has-limit
                       (bind lim limit)
-                      (push `(when (,(if down (if inclusive '< '<=) (if inclusive '> '>=)) ,var ,lim)
+                      (push `(when (,(if down (if inclusive #'< #'<=) (if inclusive #'> #'>=)) ,var ,lim)
                                (return-from ,end nil))
                             tests))
-                    (push `(setq ,var (,(if down '- '+) ,var ,st)) steps)))))))
+                    (push `(setq ,var (,(if down #'- #'+) ,var ,st)) steps)))))))
          (parse-selectable ()
            ;; One clause that can appear under when/if/unless; returns its form.
            (let ((k (next)))
              (cond
-               ((%loop-kw-in-p k '("collect" "collecting" "append" "appending" "nconc"))
+               ((%loop-kw-in-p k '("collect" "collecting"))
                 (let* ((form (next))
                        (into (when (kw "into") (next) (next)))
                        (acc (accumulator into "collect"))
-                       (tail (gensym "tail")))
-                  (bind tail nil)
-                  (if (%loop-kw-in-p k '("collect" "collecting"))
-                      `(let ((cell (list ,form)))
-                         (if ,acc (%setcdr ,tail cell) (setq ,acc cell))
-                         (setq ,tail cell))
-                      `(let ((items (copy-list ,form)))
-                         (when items
-                           (if ,acc (%setcdr (last ,acc) items) (setq ,acc items)))))))
-               ((%loop-kw-in-p k '("sum" "summing" "count" "counting" "maximize" "minimize"))
+                       (tail (tail-of acc))
+                       (cell (gensym "cell")))
+                  `(let ((,cell (,#'list ,form)))
+                     (if ,acc (,#'%setcdr ,tail ,cell) (setq ,acc ,cell))
+                     (setq ,tail ,cell))))
+               ((%loop-kw-in-p k '("append" "appending" "nconc" "nconcing"))
                 (let* ((form (next))
                        (into (when (kw "into") (next) (next)))
-                       (name (symbol-name k))
-                       (acc (accumulator into name)))
-                  (cond ((member name '("sum" "summing")) `(setq ,acc (+ ,acc ,form)))
-                        ((member name '("count" "counting")) `(when ,form (setq ,acc (+ ,acc 1))))
-                        ((string= name "maximize")
-                         `(let ((v ,form)) (when (or (null ,acc) (> v ,acc)) (setq ,acc v))))
-                        (t `(let ((v ,form)) (when (or (null ,acc) (< v ,acc)) (setq ,acc v)))))))
+                       (acc (accumulator into "collect"))
+                       (tail (tail-of acc))
+                       (items (gensym "items")))
+                  `(let ((,items (,#'copy-list ,form)))
+                     (when ,items
+                       (if ,acc (,#'%setcdr ,tail ,items) (setq ,acc ,items))
+                       (setq ,tail (,#'last ,items))))))
+               ((%loop-kw-in-p k '("sum" "summing" "count" "counting" "maximize" "maximizing"
+                                   "minimize" "minimizing"))
+                (let* ((form (next))
+                       (into (when (kw "into") (next) (next)))
+                       (kind (symbol-name k))
+                       (acc (accumulator into kind))
+                       (v (gensym "value")))
+                  (cond ((member kind '("sum" "summing")) `(setq ,acc (,#'+ ,acc ,form)))
+                        ((member kind '("count" "counting")) `(when ,form (setq ,acc (,#'+ ,acc 1))))
+                        ((member kind '("maximize" "maximizing"))
+                         `(let ((,v ,form)) (when (or (,#'null ,acc) (,#'> ,v ,acc)) (setq ,acc ,v))))
+                        (t `(let ((,v ,form)) (when (or (,#'null ,acc) (,#'< ,v ,acc)) (setq ,acc ,v)))))))
                ((%loop-kw-in-p k '("do" "doing")) `(progn ,@(forms-until-keyword)))
-               ((%loop-kw-p k "return") `(return-from nil ,(next)))
+               ((%loop-kw-p k "return") `(return-from ,name ,(next)))
                ((%loop-kw-in-p k '("when" "if" "unless"))
                 (let* ((test (next))
                        (then (list (parse-selectable)))
@@ -144,10 +210,13 @@ collect, sum, when, finally, ...) it iterates and accumulates; see lisp/30-loop.
                     (push (parse-selectable) else)
                     (while (kw "and") (next) (push (parse-selectable) else)))
                   (when (kw "end") (next))
-                  `(if ,(if (%loop-kw-p k "unless") `(not ,test) test)
+                  `(if ,(if (%loop-kw-p k "unless") `(,#'not ,test) test)
                        (progn ,@(reverse then))
                        (progn ,@(reverse else)))))
                (t (error 'program-error "loop: unknown clause ~s" k))))))
+      (when (kw "named")
+        (next)
+        (setq name (next)))
       (while clauses
         (let ((k (peek)))
           (cond
@@ -160,25 +229,27 @@ collect, sum, when, finally, ...) it iterates and accumulates; see lisp/30-loop.
              (next)
              (let ((n (gensym "count")))
                (bind n (next))
-               (push `(if (<= ,n 0) (return-from ,end nil) (setq ,n (- ,n 1))) tests)))
+               (push `(if (,#'<= ,n 0) (return-from ,end nil) (setq ,n (,#'- ,n 1))) tests)))
             ((%loop-kw-p k "while") (next) (push `(unless ,(next) (return-from ,end nil)) body))
             ((%loop-kw-p k "until") (next) (push `(when ,(next) (return-from ,end nil)) body))
             ((%loop-kw-p k "always")
              (next)
              (setq result-default t)
-             (push `(unless ,(next) (return-from nil nil)) body))
+             (push `(unless ,(next) (return-from ,name nil)) body))
             ((%loop-kw-p k "never")
              (next)
              (setq result-default t)
-             (push `(when ,(next) (return-from nil nil)) body))
+             (push `(when ,(next) (return-from ,name nil)) body))
             ((%loop-kw-p k "thereis")
              (next)
-             (push `(let ((v ,(next))) (when v (return-from nil v))) body))
+             (let ((v (gensym "value")))
+               (push `(let ((,v ,(next))) (when ,v (return-from ,name ,v))) body)))
             ((%loop-kw-p k "initially") (next) (setq initially (append initially (forms-until-keyword))))
             ((%loop-kw-p k "finally") (next) (setq finally (append finally (forms-until-keyword))))
+            ((%loop-kw-p k "named") (error 'program-error "loop: named must come first"))
             ((and (symbolp k) k) (push (parse-selectable) body))
             (t (error 'program-error "loop: expected a loop keyword, got ~s" k))))))
-    `(block nil
+    `(block ,name
        (let* ,(reverse bindings)
          ,@initially
          (block ,end
@@ -188,3 +259,12 @@ collect, sum, when, finally, ...) it iterates and accumulates; see lisp/30-loop.
              ,@(reverse steps)))
          ,@finally
          ,(or result-var result-default)))))
+
+(defun %loop-pattern-bindings (pattern value)
+  ;; ((var access-form)...) for a destructuring pattern such as (a (b c) . d); nil skips.
+  (cond ((null pattern) nil)
+        ((symbolp pattern) (list (list pattern value)))
+        ((consp pattern)
+         (append (%loop-pattern-bindings (car pattern) `(,#'car ,value))
+                 (%loop-pattern-bindings (cdr pattern) `(,#'cdr ,value))))
+        (t (error 'program-error "loop: bad destructuring pattern ~s" pattern))))

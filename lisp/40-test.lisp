@@ -40,17 +40,19 @@ their size when that is above 1."
            (= (length form) 3))
       (let ((a (gensym "a")) (b (gensym "b")))
         `(let ((,a ,(cadr form)) (,b ,(caddr form)))
-           (%check-result ',form (,(car form) ,a ,b) (list ,a ,b) ,message)))
-      `(%check-result ',form ,form nil ,message)))
+           (,#'%check-result ',form (,(car form) ,a ,b) (,#'list ,a ,b) ,message)))
+      `(,#'%check-result ',form ,form nil ,message)))
 
 (defmacro is-error (type form)
   "(is-error TYPE FORM) checks that evaluating FORM signals a condition of TYPE (unquoted)."
   (let ((c (gensym "c")))
     `(let ((,c (handler-case (progn ,form nil) (condition (e) e))))
-       (%check-result '(is-error ,type ,form)
-                      (and ,c (condition-type-p ,c ',type))
-                      (if ,c (list (condition-type ,c) (condition-message ,c)) (list "no error"))
-                      nil))))
+       (,#'%check-result '(is-error ,type ,form)
+                         (and ,c (,#'condition-type-p ,c ',type))
+                         (if ,c
+                             (,#'list (,#'condition-type ,c) (,#'condition-message ,c))
+                             (,#'list "no error"))
+                         nil))))
 
 (defun run-tests (&rest names)
   "(run-tests [NAME...]) runs the named tests (default: all, in definition order), prints

@@ -234,13 +234,22 @@ Node* Analyzer::analyze_call(Value form, Span span) {
   for (Value v = cdr(form); is_cons(v); v = cdr(v)) {
     call->args.push_back(analyze(car(v), span_of_cell(v, span)));
   }
-  if (call->fn->kind == NodeKind::Global && call->args.size() == 2) {
-    Symbol* s = static_cast<GlobalNode*>(call->fn)->symbol;
-    if (s->bound && is_kind(s->value, ObjKind::Native) && as_native(s->value)->prim != Prim::None) {
+  // (+ a b) naming the builtin through a global, or with the builtin itself in the head (as
+  // the prelude's macros write it, so local variables cannot shadow it).
+  Value fn_value;
+  Symbol* fn_symbol = nullptr;
+  if (call->fn->kind == NodeKind::Global && static_cast<GlobalNode*>(call->fn)->symbol->bound) {
+    fn_symbol = static_cast<GlobalNode*>(call->fn)->symbol;
+    fn_value = fn_symbol->value;
+  } else if (call->fn->kind == NodeKind::Const) {
+    fn_value = static_cast<ConstNode*>(call->fn)->value;
+  }
+  if (call->args.size() == 2 && is_kind(fn_value, ObjKind::Native) && as_native(fn_value)->prim != Prim::None) {
+    {
       auto* prim = make<PrimCallNode>(span);
-      prim->symbol = s;
-      prim->builtin = s->value.o;
-      prim->op = as_native(s->value)->prim;
+      prim->symbol = fn_symbol;
+      prim->builtin = fn_value.o;
+      prim->op = as_native(fn_value)->prim;
       prim->a = call->args[0];
       prim->b = call->args[1];
       auto is_leaf = [](const Node* n) {
@@ -248,7 +257,7 @@ Node* Analyzer::analyze_call(Value form, Span span) {
       };
       prim->leaves = is_leaf(prim->a) && is_leaf(prim->b);
       prim->call = call;
-      unit_->constants.push_back(s->value);
+      unit_->constants.push_back(fn_value);
       return prim;
     }
   }

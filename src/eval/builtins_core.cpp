@@ -183,12 +183,13 @@ void register_core_builtins(Interp& in) {
                return a[0];
              });
   TL_BUILTIN(in, "%define-variable", 3, 4, "(%define-variable NAME VALUE OVERWRITE [DOC])",
-             "Declares NAME special (dynamically bound by let) and sets it: always when OVERWRITE, else only if unbound.",
+             "Declares NAME special (dynamically bound by let) and sets it: always when OVERWRITE is t, only if unbound when it is nil, never when it is :declare-only.",
              [](Interp& in, Args a, N n) -> Value {
                Symbol* name = arg_symbol(in, "defvar", a, 0);
                if (name->sym_flags & kSymConstant) in.error("program-error", "defvar: cannot redefine the constant " + name->name);
                name->sym_flags |= kSymSpecial;
-               if (a[2].truthy() || !name->bound) in.set_global(name, a[1]);
+               bool declare_only = is_symbol(a[2]) && as_symbol(a[2])->is_keyword();
+               if (!declare_only && (a[2].truthy() || !name->bound)) in.set_global(name, a[1]);
                if (n == 4 && is_string(a[3])) name->doc = a[3];
                return a[0];
              });

@@ -193,7 +193,8 @@ Env* bind_arguments(Interp& in, Closure* fn, Value* args, std::uint32_t nargs) {
 [[gnu::always_inline]] inline bool fast_prim(const Node* node, Env* env, Value t, Value& out) {
   if (node->kind != NodeKind::PrimCall) return false;
   auto* n = static_cast<const PrimCallNode*>(node);
-  if (!n->leaves || n->symbol->value.o != n->builtin || n->symbol->value.tag != Tag::Obj) return false;
+  if (!n->leaves) return false;
+  if (n->symbol != nullptr && (n->symbol->value.tag != Tag::Obj || n->symbol->value.o != n->builtin)) return false;
   Value a, b;
   if (!leaf_value(n->a, env, a) || !leaf_value(n->b, env, b)) return false;
   return prim2(n->op, a, b, t, out);
@@ -497,7 +498,7 @@ Value Interp::run(Node* node, Env* env) {
       }
       case NodeKind::PrimCall: {
         auto* n = static_cast<PrimCallNode*>(node);
-        if (n->symbol->value.tag != Tag::Obj || n->symbol->value.o != n->builtin) {
+        if (n->symbol != nullptr && (n->symbol->value.tag != Tag::Obj || n->symbol->value.o != n->builtin)) {
           node = n->call;  // redefined: the general call
           continue;
         }

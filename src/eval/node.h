@@ -111,7 +111,7 @@ struct CallNode : Node {
 // the result inline; otherwise it runs `call`, the general form of the same call.
 struct PrimCallNode : Node {
   PrimCallNode(Span s) : Node(NodeKind::PrimCall, s) {}
-  Symbol* symbol = nullptr;
+  Symbol* symbol = nullptr;  // null: the builtin itself was the head, so it cannot change
   Obj* builtin = nullptr;
   Prim op = Prim::None;
   Node* a = nullptr;
