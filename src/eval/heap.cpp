@@ -187,7 +187,7 @@ void Heap::collect(const std::function<void(Marker&)>& mark_roots, const void* s
   bytes_ = live_bytes;
   objects_ = live_objects;
   bytes_since_gc_ = 0;
-  threshold_ = stress_ ? 0 : (live_bytes > kMinThreshold ? live_bytes : kMinThreshold);
+  threshold_ = stress_ > 0 ? stress_ - 1 : (live_bytes > kMinThreshold ? live_bytes : kMinThreshold);
   ++collections_;
 }
 

@@ -71,8 +71,12 @@ class Heap {
 
   // True when enough has been allocated since the last collection to make one worthwhile.
   bool wants_collection() const { return bytes_since_gc_ >= threshold_; }
-  // Stress mode for testing: every safe point collects (TENSORLISP_GC_STRESS=1).
-  void set_stress(bool on) { threshold_ = on ? 0 : kMinThreshold; stress_ = on; }
+  // Stress mode for testing: collect whenever `bytes` have been allocated since the last
+  // collection (TENSORLISP_GC_STRESS=BYTES; 1 collects at every safe point). 0 turns it off.
+  void set_stress(std::size_t bytes) {
+    stress_ = bytes;
+    threshold_ = bytes > 0 ? bytes - 1 : kMinThreshold;
+  }
   // Marks from the roots that `mark_roots` reports, then frees everything unmarked.
   void collect(const std::function<void(Marker&)>& mark_roots, const void* skip_lo = nullptr,
                const void* skip_hi = nullptr);
@@ -122,7 +126,7 @@ class Heap {
   std::size_t objects_ = 0;
   std::size_t bytes_since_gc_ = 0;
   std::size_t threshold_;
-  bool stress_ = false;
+  std::size_t stress_ = 0;
   std::size_t collections_ = 0;
   std::size_t total_allocated_ = 0;
   std::unordered_map<const Obj*, Span> spans_;

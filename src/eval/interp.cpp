@@ -54,8 +54,8 @@ Interp::Interp(tl::Interpreter* host) : owner(host) {
     std::fflush(stdout);
   };
   enter_thread();
-  if (const char* stress = std::getenv("TENSORLISP_GC_STRESS"); stress != nullptr && stress[0] == '1') {
-    heap.set_stress(true);
+  if (const char* stress = std::getenv("TENSORLISP_GC_STRESS"); stress != nullptr) {
+    heap.set_stress(static_cast<std::size_t>(std::strtoull(stress, nullptr, 10)));
   }
   init_symbols();
 }
