@@ -7,7 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if [ "${1:-}" = "--sanitize" ]; then
   dir="$root/build-asan"
-  BUILD_TYPE=Debug "$root/scripts/build.sh" "$dir" -DTL_SANITIZE=ON
+  BUILD_TYPE=RelWithDebInfo "$root/scripts/build.sh" "$dir" -DTL_SANITIZE=ON
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 else

@@ -132,7 +132,12 @@ int main(int argc, char** argv) {
   // interpreter still stops cleanly with a stack-overflow error before the end of it.
   pthread_attr_t attr;
   pthread_attr_init(&attr);
+#ifdef TL_SANITIZE
+  // AddressSanitizer mishandles exceptions thrown on stacks above 64 MiB.
+  pthread_attr_setstacksize(&attr, 32u << 20);
+#else
   pthread_attr_setstacksize(&attr, 256u << 20);
+#endif
   pthread_t thread;
   if (pthread_create(&thread, &attr, run_thread, &args) != 0) return run(args);
   // Ctrl-C must reach the evaluating thread, where it interrupts a blocked read.
