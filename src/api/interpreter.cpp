@@ -259,6 +259,7 @@ namespace {
 struct Entry {
   explicit Entry(Interp& in) : in(in) {
     if (in.toplevel_depth++ == 0) in.enter_thread();
+    in.call_site = Span{};
   }
   ~Entry() { --in.toplevel_depth; }
   Interp& in;
@@ -327,8 +328,18 @@ void Interpreter::define(std::string_view name, NativeFunction fn, std::string_v
     std::vector<Value> host_args;
     host_args.reserve(nargs);
     for (std::uint32_t i = 0; i < nargs; ++i) host_args.push_back(wrap(in, args[i]));
-    Value result = fn(*self, host_args);
-    return to_internal(in, result);
+    Span site = in.call_site;
+    try {
+      Value result = fn(*self, host_args);
+      return to_internal(in, result);
+    } catch (Error& e) {
+      in.decorate(e, site);
+      throw;
+    } catch (const std::bad_alloc&) {
+      in.error_at(site, "storage-error", name + ": out of memory");
+    } catch (const std::exception& ex) {
+      in.error_at(site, "error", name + ": " + ex.what());
+    }
   };
   in.set_global(in.intern(name), eval::Value::object(n));
 }

@@ -49,6 +49,7 @@ Condition* arg_condition(Interp& in, const char* fn, Args a, int i) {
   auto payload = std::make_shared<tl::detail::Payload>();
   payload->condition = in.make_root(cond);
   e.set_payload(payload);
+  in.decorate(e, in.call_site);
   throw e;
 }
 

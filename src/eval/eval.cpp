@@ -513,12 +513,8 @@ Value Interp::run(Node* node, Env* env) {
         }
         push(b);
         if (prim2(n->op, a, b, t(), r)) return r;
-        try {
-          return call_native(*this, static_cast<Native*>(n->builtin), sp - 2, 2);
-        } catch (tl::Error& err) {
-          decorate(err, n->span);
-          throw;
-        }
+        call_site = n->span;
+        return call_native(*this, static_cast<Native*>(n->builtin), sp - 2, 2);
       }
       case NodeKind::Call: {
         auto* n = static_cast<CallNode*>(node);
@@ -585,12 +581,8 @@ Value Interp::run(Node* node, Env* env) {
             e = new_env(c->env, lam->frame_size, lam->stack_frame);
             for (std::uint32_t i = 0; i < nargs; ++i) e->slots[i] = args[i];
           } else {
-            try {
-              e = bind_arguments(*this, c, args, nargs);
-            } catch (tl::Error& err) {
-              decorate(err, n->span);
-              throw;
-            }
+            call_site = n->span;
+            e = bind_arguments(*this, c, args, nargs);
           }
           sp = base;
           switch_env(e, fn);
@@ -610,18 +602,12 @@ Value Interp::run(Node* node, Env* env) {
             sp = base;
             return r;
           }
-          try {
-            r = call_native(*this, as_native(fn), args, nargs);
-            sp = base;
-            return r;
-          } catch (tl::Error& err) {
-            decorate(err, n->span);
-            throw;
-          } catch (std::bad_alloc&) {
-            error_at(n->span, "storage-error", function_name(*this, fn) + ": out of memory");
-          } catch (std::exception& ex) {
-            error_at(n->span, "error", function_name(*this, fn) + ": " + ex.what());
-          }
+          // Errors the builtin raises are located here (see Interp::call_site); no catch is
+          // needed, so raising and handling errors stays cheap.
+          call_site = n->span;
+          r = call_native(*this, as_native(fn), args, nargs);
+          sp = base;
+          return r;
         }
         error_at(n->span, "type-error", "cannot call " + repr(fn) + ": it is not a function");
       }
@@ -630,6 +616,13 @@ Value Interp::run(Node* node, Env* env) {
 }
 
 Value Interp::apply(Value fn, Value* args, std::uint32_t nargs) {
+  // A builtin calling back into Lisp may raise its own errors afterwards: they belong to its
+  // call site, not to the last call made inside the callback.
+  struct KeepSite {
+    Interp& in;
+    Span site;
+    ~KeepSite() { in.call_site = site; }
+  } keep_site{*this, call_site};
   if (is_kind(fn, ObjKind::Native)) {
     return call_native(*this, as_native(fn), args, nargs);
   }
@@ -685,6 +678,7 @@ Value Interp::macroexpand(Value form) {
 }
 
 Value Interp::eval_toplevel(Value form) {
+  call_site = current_form_span;
   StackMark mark(*this);
   push(form);
   // Top-level progns are processed form by form, so a macro defined in one form can be used

@@ -268,6 +268,7 @@ void Interp::collect() {
 
 tl::Error Interp::make_error(std::string_view type, std::string message, Span span) {
   tl::Error e(ErrorKind::User, type == "read-error" ? "read" : "eval", std::string(type), std::move(message));
+  if (!span.valid()) span = call_site;
   if (span.valid()) decorate(e, span);
   return e;
 }

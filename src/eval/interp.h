@@ -177,6 +177,9 @@ class Interp {
   std::unordered_set<Symbol*> builtin_conditions;
 
   std::vector<CallFrame> frames;
+  // The call the evaluator is making into a builtin (or binding arguments for): errors raised
+  // without a location of their own are located here.
+  Span call_site;
   std::int64_t block_tags = 0;                    // last tag given to a block activation
   std::vector<std::int64_t> active_block_tags;    // tags of the running tagged blocks
   char* c_stack_limit = nullptr;   // below this address the C stack is nearly exhausted
