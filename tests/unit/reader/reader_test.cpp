@@ -71,6 +71,19 @@ tl::Error read_error(Interp& in, const std::string& text) {
 
 std::string read1(Interp& in, const std::string& text) { return Read(in, text).one(); }
 
+// AddressSanitizer makes C stack frames larger, so the reader's nesting limit comes sooner.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr std::size_t kNesting = 1000;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr std::size_t kNesting = 1000;
+#else
+constexpr std::size_t kNesting = 5000;
+#endif
+#else
+constexpr std::size_t kNesting = 5000;
+#endif
+
 }  // namespace
 
 TEST_CASE("reader: integers including the 64-bit limits", "[reader]") {
@@ -500,6 +513,42 @@ TEST_CASE("reader: spans of forms and of list elements", "[reader]") {
   CHECK_FALSE(in.heap.form_span_of(fresh).valid());
 }
 
+TEST_CASE("reader: a text may start at a line other than 1", "[reader]") {
+  tl::Interpreter lisp;
+  Interp& in = lisp.internal();
+  std::string text = "a\n  (b\n c)";
+  std::uint32_t file = in.sources.add("later", text, 40);
+  Reader r(in, file, text);
+  Value v;
+  Span s;
+  REQUIRE(r.next(v, s) == ReadStatus::Form);
+  CHECK(s.line == 40);
+  CHECK(s.col == 1);
+  REQUIRE(r.next(v, s) == ReadStatus::Form);
+  CHECK(s.line == 41);
+  CHECK(s.col == 3);
+  Span c = in.heap.span_of(tl::eval::cdr(v));
+  CHECK(c.line == 42);
+  CHECK(c.col == 2);
+  CHECK(in.sources.line_text(file, 41) == "  (b");
+  CHECK(in.sources.location(c).line == 42);
+  // The explicit first_line constructor overrides the source map's.
+  Reader r2(in, file, text, 7);
+  REQUIRE(r2.next(v, s) == ReadStatus::Form);
+  CHECK(s.line == 7);
+  std::string bad = "\n  )";
+  std::uint32_t bad_file = in.sources.add("bad", bad, 100);
+  Reader r3(in, bad_file, bad);
+  try {
+    r3.next(v, s);
+    FAIL("no error");
+  } catch (const tl::Error& e) {
+    CHECK(e.location().line == 101);
+    CHECK(e.location().column == 3);
+    CHECK(e.source_line() == "  )");
+  }
+}
+
 TEST_CASE("reader: spans of quote shorthands", "[reader]") {
   tl::Interpreter lisp;
   Interp& in = lisp.internal();
@@ -564,4 +613,22 @@ TEST_CASE("reader: an unclosed form reported by eval names where it opened", "[r
   } catch (const tl::Error& e) {
     CHECK(e.message() == "block comment starting here is never closed");
   }
+}
+
+TEST_CASE("reader: absurdly deep nesting is a read-error, not a crash", "[reader]") {
+  tl::Interpreter lisp;
+  Interp& in = lisp.internal();
+  std::string deep = std::string(1000000, '(') + std::string(1000000, ')');
+  tl::Error e = read_error(in, deep);
+  CHECK(e.type() == "read-error");
+  CHECK(e.message() == "forms nested too deeply to read");
+  CHECK(e.location().line == 1);
+  // Moderate nesting reads fine.
+  std::string ok = std::string(kNesting, '(') + std::string(kNesting, ')');
+  Read r(in, ok);
+  auto forms = r.all();
+  REQUIRE(forms.size() == 1);
+  std::size_t depth = 0;
+  for (Value v = forms[0]; tl::eval::is_cons(v); v = tl::eval::car(v)) ++depth;
+  CHECK(depth == kNesting - 1);  // the innermost () is nil
 }
