@@ -133,8 +133,8 @@ int main(int argc, char** argv) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
 #ifdef TL_SANITIZE
-  // AddressSanitizer mishandles exceptions thrown on stacks above 64 MiB.
-  pthread_attr_setstacksize(&attr, 32u << 20);
+  // AddressSanitizer mishandles exceptions thrown on stacks of 64 MiB and more.
+  pthread_attr_setstacksize(&attr, 60u << 20);
 #else
   pthread_attr_setstacksize(&attr, 256u << 20);
 #endif

@@ -7,6 +7,14 @@
 
 namespace tl::eval {
 
+// The evaluator's small helpers are forced inline for speed, except under the sanitizers,
+// where every inlined copy of their locals would enlarge run's frame (and so limit recursion).
+#ifdef TL_SANITIZE
+#define TL_HOT_INLINE inline
+#else
+#define TL_HOT_INLINE [[gnu::always_inline]] inline
+#endif
+
 namespace {
 
 // Restores the value stack and call frames of one run() invocation when it ends.
@@ -42,8 +50,7 @@ std::string function_name(const Interp& in, Value fn) {
   } else {
     expected = std::to_string(min) + " to " + std::to_string(max);
   }
-  bool one = max == 1 && (min == 1 || min == 0);
-  if (max < 0) one = min == 1;
+  bool one = min == 1 && (max == 1 || max < 0);
   in.error("arity-error", function_name(in, fn) + ": expected " + expected + " argument" + (one ? "" : "s") +
                               ", got " + std::to_string(nargs));
 }
@@ -64,6 +71,7 @@ Env* bind_arguments(Interp& in, Closure* fn, Value* args, std::uint32_t nargs) {
                 lam->rest_slot >= 0 || lam->has_keys ? -1 : max_pos);
   }
   Env* env = in.new_env(fn->env, lam->frame_size, lam->stack_frame);
+  Span site = in.call_site;  // default forms may run other calls; our errors belong here
   Value* saved_sp = in.sp;
   in.push(Value::object(env));  // root the frame while default forms run
   struct PopRoot {
@@ -88,6 +96,7 @@ Env* bind_arguments(Interp& in, Closure* fn, Value* args, std::uint32_t nargs) {
     env->slots[lam->rest_slot] = i < nargs ? in.list_from(args + i, nargs - i) : nil();
   }
   if (lam->has_keys) {
+    in.call_site = site;
     std::uint32_t rest_start = i;
     if ((nargs - rest_start) % 2 != 0) {
       in.error("program-error", function_name(in, Value::object(fn)) +
@@ -133,7 +142,7 @@ Env* bind_arguments(Interp& in, Closure* fn, Value* args, std::uint32_t nargs) {
 }
 
 // Evaluates a node that needs no bookkeeping (a constant or a variable); false otherwise.
-[[gnu::always_inline]] inline bool leaf_value(const Node* node, Env* env, Value& out) {
+TL_HOT_INLINE bool leaf_value(const Node* node, Env* env, Value& out) {
   switch (node->kind) {
     case NodeKind::Const:
       out = static_cast<const ConstNode*>(node)->value;
@@ -156,7 +165,7 @@ Env* bind_arguments(Interp& in, Closure* fn, Value* args, std::uint32_t nargs) {
 
 // Computes a two-argument arithmetic builtin on two numbers inline. False when the result needs
 // the general path (not numbers, or an overflow, which the builtin reports as an error).
-[[gnu::always_inline]] inline bool prim2(Prim prim, Value a, Value b, Value t, Value& out) {
+TL_HOT_INLINE bool prim2(Prim prim, Value a, Value b, Value t, Value& out) {
   if (a.is_int() && b.is_int()) {
     std::int64_t r;
     switch (prim) {
@@ -190,7 +199,7 @@ Env* bind_arguments(Interp& in, Closure* fn, Value* args, std::uint32_t nargs) {
 
 // A PrimCall whose arguments are constants or variables, computed with no call at all.
 // Evaluating leaves has no effects, so falling back to the general path afterwards is safe.
-[[gnu::always_inline]] inline bool fast_prim(const Node* node, Env* env, Value t, Value& out) {
+TL_HOT_INLINE bool fast_prim(const Node* node, Env* env, Value t, Value& out) {
   if (node->kind != NodeKind::PrimCall) return false;
   auto* n = static_cast<const PrimCallNode*>(node);
   if (!n->leaves) return false;
@@ -233,10 +242,7 @@ Value Interp::run(Node* node, Env* env) {
     }
     default: break;
   }
-  if (stack_low()) {
-    error_at(node->span, "stack-overflow",
-             "stack overflow (recursion too deep; " + std::to_string(frames.size()) + " active calls)");
-  }
+  if (stack_low()) stack_overflow_at(node->span);
   RunGuard guard{*this, sp, fsp, frames.size()};
   Value* slots = nullptr;  // roots for the env and closure this invocation switches to
   auto switch_env = [&](Env* e, Value fn) {
@@ -270,7 +276,7 @@ Value Interp::run(Node* node, Env* env) {
       }
       case NodeKind::Global: {
         Symbol* s = static_cast<GlobalNode*>(node)->symbol;
-        if (!s->bound) error_at(node->span, "unbound-variable", "unbound variable " + s->name);
+        if (!s->bound) unbound_variable(node->span, s);
         return s->value;
       }
       case NodeKind::GlobalSet: {
@@ -334,16 +340,7 @@ Value Interp::run(Node* node, Env* env) {
       }
       case NodeKind::Lambda: {
         auto* n = static_cast<LambdaNode*>(node);
-        if (env != nullptr && is_stack_env(env)) {
-          throw tl::Error(ErrorKind::Internal, "eval", "internal-error",
-                          "a closure would capture a stack frame (src/eval/eval.cpp)");
-        }
-        auto* c = heap.make<Closure>(ObjKind::Closure);
-        c->lambda = n;
-        c->env = env;
-        c->name = n->name;
-        c->code = n->unit;
-        return Value::object(c);
+        return make_closure(n, env);
       }
       case NodeKind::Let: {
         auto* n = static_cast<LetNode*>(node);
@@ -368,132 +365,25 @@ Value Interp::run(Node* node, Env* env) {
         node = n->body;
         continue;
       }
-      case NodeKind::DynBind: {
-        auto* n = static_cast<DynBindNode*>(node);
-        Value v = run(n->value, env);
-        Symbol* s = n->symbol;
-        Value old = s->value;
-        bool was_bound = s->bound;
-        push(old);  // keep the outer value alive while it is shadowed
-        struct Restore {
-          Symbol* s;
-          Value old;
-          bool was_bound;
-          ~Restore() {
-            s->value = old;
-            s->bound = was_bound;
-          }
-        } restore{s, old, was_bound};
-        set_global(s, v);
-        return run(n->body, env);
-      }
-      case NodeKind::Block: {
-        auto* n = static_cast<BlockNode*>(node);
-        std::int64_t tag = 0;
-        if (n->tag_slot >= 0) {
-          if (n->own_frame > 0) {
-            Env* e = new_env(env, n->own_frame, false);
-            switch_env(e, nil());
-            env = e;
-          }
-          tag = ++block_tags;
-          env->slots[n->tag_slot] = Value::integer(tag);
-          active_block_tags.push_back(tag);
-        }
-        struct PopTag {
-          std::vector<std::int64_t>& tags;
-          std::size_t size;
-          ~PopTag() { tags.resize(size); }
-        } pop_tag{active_block_tags, active_block_tags.size() - (tag != 0 ? 1 : 0)};
-        Value* saved_sp = sp;
-        char* saved_fsp = fsp;
-        std::size_t saved_frames = frames.size();
-        try {
-          return run(n->body, env);
-        } catch (ReturnFromSignal& r) {
-          if (r.block != n || (r.tag != 0 && r.tag != tag)) throw;
-          sp = saved_sp;
-          fsp = saved_fsp;
-          frames.resize(saved_frames);
-          return r.value;
-        }
-      }
-      case NodeKind::ReturnFrom: {
-        auto* n = static_cast<ReturnFromNode*>(node);
-        std::int64_t tag = 0;
-        if (n->tag != nullptr) {
-          tag = run(n->tag, env).i;
-          bool active = false;
-          for (auto it = active_block_tags.rbegin(); it != active_block_tags.rend(); ++it) {
-            if (*it == tag) {
-              active = true;
-              break;
-            }
-          }
-          if (!active) {
-            std::string name = n->block->name ? n->block->name->name : "nil";
-            error_at(n->span, "control-error", "return-from " + name + ": the block has already been exited");
-          }
-        }
-        Value v = run(n->value, env);
-        throw ReturnFromSignal{n->block, tag, v};
-      }
-      case NodeKind::UnwindProtect: {
-        auto* n = static_cast<UnwindProtectNode*>(node);
-        Value result;
-        try {
-          result = run(n->body, env);
-        } catch (ReturnFromSignal& r) {
-          StackMark mark(*this);
-          push(r.value);  // rooted while the cleanup runs
-          run(n->cleanup, env);
-          r.value = sp[-1];
-          throw;
-        } catch (...) {
-          run(n->cleanup, env);
-          throw;
-        }
-        StackMark mark(*this);
-        push(result);
-        run(n->cleanup, env);
-        return result;
-      }
+      // The rarer forms live in control.cpp, keeping this loop's stack frame small.
+      case NodeKind::DynBind: return run_dynamic_binding(static_cast<DynBindNode*>(node), env);
+      case NodeKind::Block: return run_block(static_cast<BlockNode*>(node), env);
+      case NodeKind::ReturnFrom: run_return_from(static_cast<ReturnFromNode*>(node), env);
+      case NodeKind::UnwindProtect: return run_unwind_protect(static_cast<UnwindProtectNode*>(node), env);
       case NodeKind::HandlerCase: {
         auto* n = static_cast<HandlerCaseNode*>(node);
-        Value* saved_sp = sp;
-        char* saved_fsp = fsp;
-        std::size_t saved_frames = frames.size();
-        const HandlerClause* chosen = nullptr;
-        Value condition;
-        try {
-          return run(n->body, env);
-        } catch (tl::Error& e) {
-          if (e.kind() == ErrorKind::Internal || e.type() == "exit") throw;
-          sp = saved_sp;
-          fsp = saved_fsp;
-          frames.resize(saved_frames);
-          Value type = sym(e.type());
-          for (const HandlerClause& clause : n->clauses) {
-            for (Symbol* wanted : clause.types) {
-              if (condition_is_a(type, wanted)) {
-                chosen = &clause;
-                break;
-              }
-            }
-            if (chosen != nullptr) break;
-          }
-          if (chosen == nullptr) throw;
-          condition = condition_of(e);
-        }
-        if (chosen->has_var) {
-          push(condition);
-          Env* e = new_env(env, chosen->frame_size, chosen->stack_frame);
-          e->slots[0] = condition;
-          sp = saved_sp;
+        HandlerOutcome outcome = run_handler_case(n, env);
+        if (outcome.clause == nullptr) return outcome.value;
+        if (outcome.clause->has_var) {
+          Value* base = sp;
+          push(outcome.value);  // the condition, rooted while its frame is made
+          Env* e = new_env(env, outcome.clause->frame_size, outcome.clause->stack_frame);
+          e->slots[0] = outcome.value;
+          sp = base;
           switch_env(e, nil());
           env = e;
         }
-        node = chosen->body;
+        node = outcome.clause->body;
         continue;
       }
       case NodeKind::PrimCall: {
@@ -521,7 +411,7 @@ Value Interp::run(Node* node, Env* env) {
         Value* base = sp;
         if (n->fn->kind == NodeKind::Global) {
           Symbol* s = static_cast<GlobalNode*>(n->fn)->symbol;
-          if (!s->bound) error_at(n->fn->span, "undefined-function", "undefined function " + s->name);
+          if (!s->bound) undefined_function(n->fn->span, s);
           push(s->value);
         } else {
           push(run(n->fn, env));
@@ -609,7 +499,7 @@ Value Interp::run(Node* node, Env* env) {
           sp = base;
           return r;
         }
-        error_at(n->span, "type-error", "cannot call " + repr(fn) + ": it is not a function");
+        not_a_function(n->span, fn);
       }
     }
   }

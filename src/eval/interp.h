@@ -141,6 +141,21 @@ class Interp {
   Value call(Value fn, std::initializer_list<Value> args);
   // Runs compiled code. `env` must be reachable from the roots.
   Value run(Node* node, Env* env);
+  // The less frequent forms, out of run's way (control.cpp).
+  Value run_dynamic_binding(DynBindNode* n, Env* env);
+  Value run_block(BlockNode* n, Env* env);
+  [[noreturn]] void run_return_from(ReturnFromNode* n, Env* env);
+  Value run_unwind_protect(UnwindProtectNode* n, Env* env);
+  struct HandlerOutcome {
+    Value value;                   // the body's value, or the condition for `clause`
+    const HandlerClause* clause;   // the clause to run next, or null when the body finished
+  };
+  HandlerOutcome run_handler_case(HandlerCaseNode* n, Env* env);
+  Value make_closure(const LambdaNode* n, Env* env);
+  [[noreturn, gnu::cold]] void unbound_variable(Span span, Symbol* s);
+  [[noreturn, gnu::cold]] void undefined_function(Span span, Symbol* s);
+  [[noreturn, gnu::cold]] void not_a_function(Span span, Value v);
+  [[noreturn, gnu::cold]] void stack_overflow_at(Span span);
   Value macroexpand_1(Value form, bool* expanded);
   Value macroexpand(Value form);
 

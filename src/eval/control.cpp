@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+// The control forms the evaluator meets less often than calls and variables: dynamic binding,
+// block/return-from, unwind-protect, handler-case, closure creation and the evaluator's
+// errors. They live apart from Interp::run so that its stack frame, paid once per Lisp call,
+// stays small.
+#include "eval/interp.h"
+
+namespace tl::eval {
+
+Value Interp::run_dynamic_binding(DynBindNode* n, Env* env) {
+  Value v = run(n->value, env);
+  Symbol* s = n->symbol;
+  StackMark mark(*this);
+  push(s->value);  // keep the outer value alive while it is shadowed
+  struct Restore {
+    Symbol* s;
+    Value old;
+    bool was_bound;
+    ~Restore() {
+      s->value = old;
+      s->bound = was_bound;
+    }
+  } restore{s, s->value, s->bound};
+  set_global(s, v);
+  return run(n->body, env);
+}
+
+Value Interp::run_block(BlockNode* n, Env* env) {
+  StackMark mark(*this);
+  std::int64_t tag = 0;
+  if (n->tag_slot >= 0) {
+    if (n->own_frame > 0) {
+      env = new_env(env, n->own_frame, false);
+      push(Value::object(env));
+    }
+    tag = ++block_tags;
+    env->slots[n->tag_slot] = Value::integer(tag);
+    active_block_tags.push_back(tag);
+  }
+  struct PopTag {
+    std::vector<std::int64_t>& tags;
+    std::size_t size;
+    ~PopTag() { tags.resize(size); }
+  } pop_tag{active_block_tags, active_block_tags.size() - (tag != 0 ? 1 : 0)};
+  Value* saved_sp = sp;
+  char* saved_fsp = fsp;
+  std::size_t saved_frames = frames.size();
+  try {
+    return run(n->body, env);
+  } catch (ReturnFromSignal& r) {
+    if (r.block != n || (r.tag != 0 && r.tag != tag)) throw;
+    sp = saved_sp;
+    fsp = saved_fsp;
+    frames.resize(saved_frames);
+    return r.value;
+  }
+}
+
+void Interp::run_return_from(ReturnFromNode* n, Env* env) {
+  std::int64_t tag = 0;
+  if (n->tag != nullptr) {
+    tag = run(n->tag, env).i;
+    bool active = false;
+    for (auto it = active_block_tags.rbegin(); it != active_block_tags.rend(); ++it) {
+      if (*it == tag) {
+        active = true;
+        break;
+      }
+    }
+    if (!active) {
+      std::string name = n->block->name ? n->block->name->name : "nil";
+      error_at(n->span, "control-error", "return-from " + name + ": the block has already been exited");
+    }
+  }
+  Value v = run(n->value, env);
+  throw ReturnFromSignal{n->block, tag, v};
+}
+
+Value Interp::run_unwind_protect(UnwindProtectNode* n, Env* env) {
+  Value result;
+  try {
+    result = run(n->body, env);
+  } catch (ReturnFromSignal& r) {
+    StackMark mark(*this);
+    push(r.value);  // rooted while the cleanup runs
+    run(n->cleanup, env);
+    r.value = sp[-1];
+    throw;
+  } catch (...) {
+    run(n->cleanup, env);
+    throw;
+  }
+  StackMark mark(*this);
+  push(result);
+  run(n->cleanup, env);
+  return result;
+}
+
+Interp::HandlerOutcome Interp::run_handler_case(HandlerCaseNode* n, Env* env) {
+  Value* saved_sp = sp;
+  char* saved_fsp = fsp;
+  std::size_t saved_frames = frames.size();
+  try {
+    return HandlerOutcome{run(n->body, env), nullptr};
+  } catch (tl::Error& e) {
+    // Internal errors are bugs, and exit ends the program: no handler takes them.
+    if (e.kind() == ErrorKind::Internal || e.type() == "exit") throw;
+    sp = saved_sp;
+    fsp = saved_fsp;
+    frames.resize(saved_frames);
+    Value type = sym(e.type());
+    for (const HandlerClause& clause : n->clauses) {
+      for (Symbol* wanted : clause.types) {
+        if (condition_is_a(type, wanted)) return HandlerOutcome{condition_of(e), &clause};
+      }
+    }
+    throw;
+  }
+}
+
+Value Interp::make_closure(const LambdaNode* n, Env* env) {
+  if (env != nullptr && is_stack_env(env)) {
+    throw tl::Error(ErrorKind::Internal, "eval", "internal-error",
+                    "a closure would capture a frame on the frame stack (src/eval/control.cpp)");
+  }
+  auto* c = heap.make<Closure>(ObjKind::Closure);
+  c->lambda = n;
+  c->env = env;
+  c->name = n->name;
+  c->code = n->unit;
+  return Value::object(c);
+}
+
+void Interp::unbound_variable(Span span, Symbol* s) {
+  error_at(span, "unbound-variable", "unbound variable " + s->name);
+}
+
+void Interp::undefined_function(Span span, Symbol* s) {
+  error_at(span, "undefined-function", "undefined function " + s->name);
+}
+
+void Interp::not_a_function(Span span, Value v) {
+  std::string shown = repr(v);
+  if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
+  error_at(span, "type-error", "cannot call " + shown + ": it is not a function");
+}
+
+void Interp::stack_overflow_at(Span span) {
+  error_at(span, "stack-overflow",
+           "stack overflow (recursion too deep; " + std::to_string(frames.size()) + " active calls)");
+}
+
+}  // namespace tl::eval
