@@ -160,11 +160,8 @@ std::vector<Value> Value::as_list() const {
   std::vector<Value> out;
   Interp* in = cell_->interp;
   eval::Value cur = *v;
-  for (; eval::is_cons(cur); cur = eval::cdr(cur)) {
-    Value item;
-    item.cell_ = in->make_root(eval::car(cur));
-    out.push_back(std::move(item));
-  }
+  for (; eval::is_cons(cur); cur = eval::cdr(cur)) out.push_back(in->export_host(eval::car(cur)));
+  if (!cur.is_nil()) api_type_error("a proper list", repr());
   return out;
 }
 
@@ -173,12 +170,16 @@ std::string Value::repr() const {
     switch (detached_->kind) {
       case Detached::Kind::Int: return std::to_string(detached_->i);
       case Detached::Kind::Float: {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%.17g", detached_->f);
-        return buf;
+        std::string out;
+        eval::print_float(out, detached_->f);
+        return out;
       }
       case Detached::Kind::Bool: return "t";
-      case Detached::Kind::String: return "\"" + detached_->s + "\"";
+      case Detached::Kind::String: {
+        std::string out;
+        eval::print_string(out, detached_->s, true);
+        return out;
+      }
       case Detached::Kind::Symbol: return detached_->s;
       case Detached::Kind::Keyword: return ":" + detached_->s;
       case Detached::Kind::List: {
@@ -258,7 +259,10 @@ namespace {
 // Marks the interpreter as entered from this thread (for the C stack limit) for a call.
 struct Entry {
   explicit Entry(Interp& in) : in(in) {
-    if (in.toplevel_depth++ == 0) in.enter_thread();
+    if (in.toplevel_depth++ == 0) {
+      in.enter_thread();
+      in.interrupt_requested.store(false);  // an interrupt asked for while idle is stale
+    }
     in.call_site = Span{};
   }
   ~Entry() { --in.toplevel_depth; }
@@ -314,6 +318,9 @@ void Interpreter::set_global(std::string_view name, const Value& value) {
 
 void Interpreter::define(std::string_view name, NativeFunction fn, std::string_view doc) {
   Interp& in = *impl_;
+  if (in.intern(name)->sym_flags & eval::kSymConstant) {
+    throw Error(ErrorKind::User, "eval", "program-error", "define: cannot redefine the constant " + std::string(name));
+  }
   auto* n = in.heap.make<eval::Native>(eval::ObjKind::Native);
   n->name = std::string(name);
   n->min_args = 0;
@@ -321,7 +328,7 @@ void Interpreter::define(std::string_view name, NativeFunction fn, std::string_v
   auto owned_doc = std::make_shared<std::string>(doc);
   n->doc = owned_doc->c_str();
   n->usage = "";
-  n->file = "<host>";
+  n->file = "";
   Interpreter* self = this;
   n->host_fn = [self, fn = std::move(fn), owned_doc, name = std::string(name)](
                    Interp& in, eval::Value* args, std::uint32_t nargs) -> eval::Value {
@@ -346,7 +353,10 @@ void Interpreter::define(std::string_view name, NativeFunction fn, std::string_v
 
 Value Interpreter::intern(const Value& v) { return wrap(*impl_, to_internal(*impl_, v)); }
 
-void Interpreter::set_output(OutputSink sink) { impl_->output = std::move(sink); }
+void Interpreter::set_output(OutputSink sink) {
+  if (!sink) sink = [](std::string_view) {};  // no sink: output is discarded
+  impl_->output = std::move(sink);
+}
 
 void Interpreter::interrupt() { impl_->interrupt_requested.store(true); }
 

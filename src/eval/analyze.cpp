@@ -109,6 +109,7 @@ bool Analyzer::lookup(Symbol* sym, std::uint32_t& depth, std::uint32_t& index) c
 }
 
 Node* Analyzer::analyze(Value form, Span span) {
+  if (in_.stack_low()) fail(span, "form nested too deeply to compile");
   switch (form.tag) {
     case Tag::Nil:
     case Tag::Int:
@@ -286,7 +287,7 @@ Node* Analyzer::analyze_setq(Value form, Span span) {
     if (target.is_nil()) fail(target_span, "setq: cannot assign to the constant nil");
     if (!is_symbol(target)) fail(target_span, "setq: cannot assign to " + in_.repr(target) + ", not a symbol");
     Symbol* sym = as_symbol(target);
-    if (sym->sym_flags & (kSymKeyword | kSymConstant)) fail(target_span, "setq: cannot assign to the constant " + sym->name);
+    if (sym->sym_flags & (kSymKeyword | kSymConstant)) fail(target_span, "setq: cannot assign to the constant " + in_.repr(target));
     Node* value = analyze(car(cdr(v)), span_of_cell(cdr(v), span));
     std::uint32_t depth, index;
     if (!(sym->sym_flags & kSymSpecial) && lookup(sym, depth, index)) {
@@ -490,6 +491,7 @@ Node* Analyzer::analyze_lambda(Value params, Value body, Span span, Value name) 
       }
     }
   }
+  if (mode == Rest) fail(span, who + ": &rest (or &body) must be followed by a variable");
   if (!p.is_nil()) {
     // (a b . rest) is the same as (a b &rest rest).
     if (mode == Rest || mode == AfterRest) fail(span, who + ": malformed parameter list");

@@ -69,8 +69,14 @@ Value describe_text(Interp& in, Value v, Symbol* name) {
   if (name != nullptr) out += name->name + " ";
   if (is_kind(v, ObjKind::Native)) {
     Native* n = as_native(v);
-    out += "is a builtin function.\n  usage: " + std::string(n->usage) + "\n  " + n->doc + "\n  defined at " +
-           n->file + ":" + std::to_string(n->line);
+    std::string usage = n->usage[0] != '\0' ? n->usage : "(" + n->name + " ARG...)";
+    out += "is a builtin function.\n  usage: " + usage;
+    if (n->doc[0] != '\0') out += "\n  " + std::string(n->doc);
+    if (n->file[0] != '\0') {
+      out += "\n  defined at " + std::string(n->file) + ":" + std::to_string(n->line);
+    } else {
+      out += "\n  defined by the host program";
+    }
   } else if (is_kind(v, ObjKind::Closure)) {
     const LambdaNode* lam = as_closure(v)->lambda;
     out += "is a function.\n  usage: (" + (name ? name->name : std::string("lambda"));

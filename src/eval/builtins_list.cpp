@@ -213,6 +213,9 @@ void register_list_builtins(Interp& in) {
              [](Interp& in, Args a, N n) -> Value {
                std::int64_t size = arg_int(in, "make-vector", a, 0);
                if (size < 0) in.error("type-error", "make-vector: size must be non-negative, got " + std::to_string(size));
+               if (size > (std::int64_t{1} << 32)) {
+                 in.error("storage-error", "make-vector: size " + std::to_string(size) + " is too large");
+               }
                return in.make_vector(std::vector<Value>(static_cast<std::size_t>(size), n == 2 ? a[1] : nil()));
              });
   TL_BUILTIN(in, "vector-push", 2, 2, "(vector-push VALUE VECTOR)", "Appends VALUE to VECTOR (which grows); returns its index.",

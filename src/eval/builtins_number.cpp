@@ -351,10 +351,10 @@ void register_number_builtins(Interp& in) {
                std::int64_t x = arg_int(in, "ash", a, 0), c = arg_int(in, "ash", a, 1);
                if (c <= -64) return Value::integer(x < 0 ? -1 : 0);
                if (c < 0) return Value::integer(x >> -c);
-               if (c >= 64 || (x != 0 && (c >= 63 || (x > (INT64_MAX >> c)) || (x < (INT64_MIN >> c))))) {
-                 if (x != 0) overflow(in, "ash");
-               }
-               return Value::integer(c >= 64 ? 0 : static_cast<std::int64_t>(static_cast<std::uint64_t>(x) << c));
+               if (x == 0) return Value::integer(0);
+               // The shift is exact when x fits in 64 - c bits (sign included).
+               if (c >= 64 || x > (INT64_MAX >> c) || x < (INT64_MIN >> c)) overflow(in, "ash");
+               return Value::integer(static_cast<std::int64_t>(static_cast<std::uint64_t>(x) << c));
              });
   TL_BUILTIN(in, "logand", 0, -1, "(logand N...)", "Bitwise and.",
              [](Interp& in, Args a, N n) -> Value {

@@ -59,6 +59,7 @@ std::string format_string(Interp& in, const std::string& control, Value* args, s
       int value = 0;
       while (i < control.size() && std::isdigit(static_cast<unsigned char>(control[i]))) {
         value = value * 10 + (control[i] - '0');
+        if (value > 100000) in.error("program-error", "format: parameter too large in \"" + control + "\"");
         ++i;
       }
       params.push_back(neg ? -value : value);
@@ -118,7 +119,6 @@ std::string format_string(Interp& in, const std::string& control, Value* args, s
         int width = given[0] ? params[0] : 0;
         bool has_prec = params.size() > 1 && given[1];
         int prec = has_prec ? params[1] : -1;
-        char buf[512];
         if (d == 'f' && !has_prec) {
           // Fixed-point with as many digits as the value needs to read back exactly.
           std::string s;
@@ -139,8 +139,10 @@ std::string format_string(Interp& in, const std::string& control, Value* args, s
         fmt += width > 0 ? std::to_string(width) : "";
         if (prec >= 0) fmt += "." + std::to_string(std::min(prec, 100));
         fmt += d;
-        std::snprintf(buf, sizeof buf, fmt.c_str(), x);
-        out += buf;
+        int needed = std::snprintf(nullptr, 0, fmt.c_str(), x);
+        std::string text(static_cast<std::size_t>(needed > 0 ? needed : 0), '\0');
+        std::snprintf(text.data(), text.size() + 1, fmt.c_str(), x);
+        out += text;
         break;
       }
       case '%': {

@@ -2,6 +2,8 @@
 // The evaluator: runs node trees. Calls in tail position loop instead of recursing, so tail
 // recursion runs in constant stack. Safe points (closure entry, loop iterations) may collect.
 #include <cstring>
+#include <functional>
+#include <stdexcept>
 
 #include "eval/interp.h"
 
@@ -214,8 +216,23 @@ Value call_native(Interp& in, Native* fn, Value* args, std::uint32_t nargs) {
       (fn->max_args >= 0 && static_cast<std::int64_t>(nargs) > fn->max_args)) {
     arity_error(in, Value::object(fn), nargs, fn->min_args, fn->max_args);
   }
-  if (fn->fn != nullptr) return fn->fn(in, args, nargs);
-  return fn->host_fn(in, args, nargs);
+  // Builtins raise tl::Error themselves; a standard exception (allocation failure, a container
+  // limit) becomes an error at the call. These handlers do not match tl::Error, so ordinary
+  // errors pass through without being caught and rethrown.
+  try {
+    if (fn->fn != nullptr) return fn->fn(in, args, nargs);
+    return fn->host_fn(in, args, nargs);
+  } catch (const std::bad_alloc&) {
+    in.error("storage-error", fn->name + ": out of memory");
+  } catch (const std::length_error& e) {
+    in.error("storage-error", fn->name + ": too large (" + e.what() + ")");
+  } catch (const std::logic_error& e) {
+    in.error("error", fn->name + ": " + e.what());
+  } catch (const std::runtime_error& e) {
+    in.error("error", fn->name + ": " + e.what());
+  } catch (const std::bad_function_call&) {
+    in.error("error", fn->name + ": called an empty host function");
+  }
 }
 
 }  // namespace

@@ -250,6 +250,11 @@ class Interp {
   void init_symbols();
 };
 
+// Printing of floats (shortest form that reads back, always with a '.' or exponent) and of
+// strings (with quotes and escapes when `readably`), shared with the embedding API.
+void print_float(std::string& out, double d);
+void print_string(std::string& out, const std::string& s, bool readably);
+
 // Equality predicates.
 bool eql(Value a, Value b);
 bool equal(Value a, Value b);

@@ -13,6 +13,8 @@ namespace {
 
 constexpr int kMaxPrintDepth = 2000;
 
+}  // namespace
+
 void print_float(std::string& out, double d) {
   if (std::isnan(d)) {
     out += "nan";
@@ -48,6 +50,8 @@ void print_string(std::string& out, const std::string& s, bool readably) {
   }
   out += '"';
 }
+
+namespace {
 
 void print_value(const Interp& in, std::string& out, Value v, bool readably, int depth);
 
@@ -195,41 +199,51 @@ std::string Interp::type_name(Value v) const {
 bool eql(Value a, Value b) { return a.same(b); }
 
 bool equal(Value a, Value b) {
+  // Iterative, with an explicit stack of pairs still to compare, so deep structures cannot
+  // exhaust the C stack.
+  std::vector<std::pair<Value, Value>> todo;
   for (;;) {
-    if (a.same(b)) return true;
-    if (a.tag != Tag::Obj || b.tag != Tag::Obj || a.o->kind != b.o->kind) return false;
-    switch (a.o->kind) {
-      case ObjKind::String: return as_string(a)->text == as_string(b)->text;
-      case ObjKind::Vector: {
-        auto& x = as_vector(a)->items;
-        auto& y = as_vector(b)->items;
-        if (x.size() != y.size()) return false;
-        for (std::size_t i = 0; i < x.size(); ++i) {
-          if (!equal(x[i], y[i])) return false;
+    bool same = a.same(b);
+    if (!same) {
+      if (a.tag != Tag::Obj || b.tag != Tag::Obj || a.o->kind != b.o->kind) return false;
+      switch (a.o->kind) {
+        case ObjKind::String:
+          if (as_string(a)->text != as_string(b)->text) return false;
+          break;
+        case ObjKind::Vector: {
+          auto& x = as_vector(a)->items;
+          auto& y = as_vector(b)->items;
+          if (x.size() != y.size()) return false;
+          for (std::size_t i = 0; i < x.size(); ++i) todo.emplace_back(x[i], y[i]);
+          break;
         }
-        return true;
+        case ObjKind::Cons:
+          todo.emplace_back(cdr(a), cdr(b));
+          todo.emplace_back(car(a), car(b));
+          break;
+        default: return false;
       }
-      case ObjKind::Cons:
-        if (!equal(car(a), car(b))) return false;
-        a = cdr(a);
-        b = cdr(b);
-        continue;
-      default: return false;
     }
+    if (todo.empty()) return true;
+    a = todo.back().first;
+    b = todo.back().second;
+    todo.pop_back();
   }
 }
 
-std::size_t hash_value(Value v, HashTest test) {
+namespace {
+std::size_t hash_at_depth(Value v, HashTest test, int depth) {
   auto mix = [](std::size_t h, std::size_t x) { return (h ^ x) * 0x100000001b3ull; };
   if (test != HashTest::Equal || v.tag != Tag::Obj) {
     return mix(static_cast<std::size_t>(v.tag) * 0x9e3779b97f4a7c15ull, static_cast<std::size_t>(v.i));
   }
+  if (depth > 4) return 0x51;  // deeper structure does not change the hash (equal decides)
   switch (v.o->kind) {
     case ObjKind::String: return std::hash<std::string>{}(as_string(v)->text);
     case ObjKind::Cons: {
       std::size_t h = 0xcbf29ce484222325ull;
       int n = 0;
-      for (; is_cons(v) && n < 16; v = cdr(v), ++n) h = mix(h, hash_value(car(v), test));
+      for (; is_cons(v) && n < 16; v = cdr(v), ++n) h = mix(h, hash_at_depth(car(v), test, depth + 1));
       return h;
     }
     case ObjKind::Vector: {
@@ -237,12 +251,15 @@ std::size_t hash_value(Value v, HashTest test) {
       int n = 0;
       for (const Value& item : as_vector(v)->items) {
         if (++n > 16) break;
-        h = mix(h, hash_value(item, test));
+        h = mix(h, hash_at_depth(item, test, depth + 1));
       }
       return h;
     }
     default: return mix(static_cast<std::size_t>(v.tag), static_cast<std::size_t>(v.i));
   }
 }
+}  // namespace
+
+std::size_t hash_value(Value v, HashTest test) { return hash_at_depth(v, test, 0); }
 
 }  // namespace tl::eval
