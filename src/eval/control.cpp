@@ -8,20 +8,7 @@
 namespace tl::eval {
 
 Value Interp::run_dynamic_binding(DynBindNode* n, Env* env) {
-  Value v = run(n->value, env);
-  Symbol* s = n->symbol;
-  StackMark mark(*this);
-  push(s->value);  // keep the outer value alive while it is shadowed
-  struct Restore {
-    Symbol* s;
-    Value old;
-    bool was_bound;
-    ~Restore() {
-      s->value = old;
-      s->bound = was_bound;
-    }
-  } restore{s, s->value, s->bound};
-  set_global(s, v);
+  DynamicBinding binding(*this, n->symbol, run(n->value, env));
   return run(n->body, env);
 }
 

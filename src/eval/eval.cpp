@@ -238,26 +238,10 @@ Value call_native(Interp& in, Native* fn, Value* args, std::uint32_t nargs) {
 }  // namespace
 
 Value Interp::run(Node* node, Env* env) {
-  // Leaves need no bookkeeping.
-  switch (node->kind) {
-    case NodeKind::Const: return static_cast<ConstNode*>(node)->value;
-    case NodeKind::Local: {
-      auto* n = static_cast<LocalNode*>(node);
-      Env* e = env;
-      for (std::uint32_t d = n->depth; d > 0; --d) e = e->parent;
-      return e->slots[n->index];
-    }
-    case NodeKind::Global: {
-      Symbol* s = static_cast<GlobalNode*>(node)->symbol;
-      if (s->bound) return s->value;
-      break;
-    }
-    case NodeKind::PrimCall: {
-      Value v;
-      if (fast_prim(node, env, t(), v)) return v;
-      break;
-    }
-    default: break;
+  // Leaves and inline arithmetic need no bookkeeping.
+  {
+    Value v;
+    if (leaf_value(node, env, v) || fast_prim(node, env, t(), v)) return v;
   }
   if (stack_low()) stack_overflow_at(node->span);
   RunGuard guard{*this, sp, fsp, frames.size()};
@@ -275,12 +259,10 @@ Value Interp::run(Node* node, Env* env) {
   for (;;) {
     switch (node->kind) {
       case NodeKind::Const:
-        return static_cast<ConstNode*>(node)->value;
       case NodeKind::Local: {
-        auto* n = static_cast<LocalNode*>(node);
-        Env* e = env;
-        for (std::uint32_t d = n->depth; d > 0; --d) e = e->parent;
-        return e->slots[n->index];
+        Value v;
+        leaf_value(node, env, v);
+        return v;
       }
       case NodeKind::LocalSet: {
         auto* n = static_cast<LocalNode*>(node);

@@ -435,21 +435,7 @@ Value Interp::load_file(const std::string& path) {
     Interp& in;
     ~Pop() { in.load_stack.pop_back(); }
   } pop{*this};
-  Symbol* lf = S.load_file;
-  Value old = lf->value;
-  bool was_bound = lf->bound;
-  StackMark mark(*this);
-  push(old);
-  set_global(lf, make_string(path));
-  struct Restore {
-    Symbol* s;
-    Value old;
-    bool bound;
-    ~Restore() {
-      s->value = old;
-      s->bound = bound;
-    }
-  } restore{lf, old, was_bound};
+  DynamicBinding binding(*this, S.load_file, make_string(path));
   return eval_string(buffer.str(), path);
 }
 

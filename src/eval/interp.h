@@ -83,6 +83,30 @@ class Interp {
     sym->value = v;
     sym->bound = true;
   }
+  // Binds a special variable for the lifetime of this object (the outer value is rooted on
+  // the value stack meanwhile, and restored on any exit).
+  class DynamicBinding {
+   public:
+    DynamicBinding(Interp& in, Symbol* sym, Value v)
+        : in_(in), sym_(sym), old_(sym->value), was_bound_(sym->bound), saved_sp_(in.sp) {
+      in.push(old_);
+      in.set_global(sym, v);
+    }
+    ~DynamicBinding() {
+      sym_->value = old_;
+      sym_->bound = was_bound_;
+      in_.sp = saved_sp_;
+    }
+    DynamicBinding(const DynamicBinding&) = delete;
+    DynamicBinding& operator=(const DynamicBinding&) = delete;
+
+   private:
+    Interp& in_;
+    Symbol* sym_;
+    Value old_;
+    bool was_bound_;
+    Value* saved_sp_;
+  };
 
   // --- the value stack: a GC root for arguments and temporaries --------------------------
   Value* sp;
