@@ -19,6 +19,8 @@ best() {  # best wall time in seconds of `runs` runs of a command
   printf '%.3f' "$best"
 }
 python=$(command -v python3 || true)
+# Resolve launcher shims (pyenv) to the interpreter itself, so its start-up is not inflated.
+[ -n "$python" ] && python=$("$python" -c 'import sys; print(sys.executable)')
 printf '%-10s %10s %10s %8s\n' benchmark tlisp_s python_s ratio
 for f in "$here"/*.lisp; do
   name=$(basename "$f" .lisp)

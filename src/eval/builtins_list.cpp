@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // List and vector builtins: construction, access, higher-order functions and sorting.
 #include <algorithm>
+#include <cmath>
 
 #include "eval/builtins.h"
 
@@ -455,11 +456,30 @@ void register_list_builtins(Interp& in) {
                in.push(nil());
                Value* pair = in.sp - 2;
                Value pred = a[1];
-               std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-                 pair[0] = keys ? keys[x] : items[x];
-                 pair[1] = keys ? keys[y] : items[y];
-                 return in.apply(pred, pair, 2).truthy();
-               });
+               const Value* sort_keys = keys ? keys : items.data();
+               // Sorting numbers by the builtin < or > compares them directly.
+               Prim prim = is_kind(pred, ObjKind::Native) ? as_native(pred)->prim : Prim::None;
+               bool all_numbers = prim == Prim::Lt || prim == Prim::Gt;
+               for (std::size_t i = 0; all_numbers && i < items.size(); ++i) {
+                 all_numbers = sort_keys[i].is_number() && !(sort_keys[i].is_float() && std::isnan(sort_keys[i].f));
+               }
+               if (all_numbers) {
+                 auto less = [](Value x, Value y) {
+                   if (x.is_int() && y.is_int()) return x.i < y.i;
+                   double dx = x.is_int() ? static_cast<double>(x.i) : x.f;
+                   double dy = y.is_int() ? static_cast<double>(y.i) : y.f;
+                   return dx < dy;
+                 };
+                 std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+                   return prim == Prim::Lt ? less(sort_keys[x], sort_keys[y]) : less(sort_keys[y], sort_keys[x]);
+                 });
+               } else {
+                 std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+                   pair[0] = sort_keys[x];
+                   pair[1] = sort_keys[y];
+                   return in.apply(pred, pair, 2).truthy();
+                 });
+               }
                std::vector<Value> sorted;
                sorted.reserve(items.size());
                for (std::size_t i : order) sorted.push_back(items[i]);
