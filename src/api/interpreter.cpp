@@ -366,7 +366,6 @@ Interpreter::ReadStatus Interpreter::check_complete(std::string_view text, int f
       in.sources.add("<repl>", std::string(text), static_cast<std::uint32_t>(first_line < 1 ? 1 : first_line));
   reader::Reader r(in, file, text);
   Interp::StackMark mark(in);
-  bool any = false;
   for (;;) {
     eval::Value form;
     Span span;
@@ -376,10 +375,8 @@ Interpreter::ReadStatus Interpreter::check_complete(std::string_view text, int f
       return ReadStatus::NeedsMore;
     }
     if (st == reader::ReadStatus::End) break;
-    any = true;
   }
   in.sources.forget_text(file);
-  (void)any;
   return ReadStatus::Complete;
 }
 

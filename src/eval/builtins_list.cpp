@@ -72,11 +72,6 @@ Value key_of(Interp& in, Value key, Value v) {
   return in.call(key, {v});
 }
 
-bool test_match(Interp& in, Value test, Value a, Value b) {
-  if (test.is_nil()) return eql(a, b) || (a.is_number() && b.is_number() && a.tag == b.tag && a.i == b.i);
-  return in.call(test, {a, b}).truthy();
-}
-
 }  // namespace
 
 void register_list_builtins(Interp& in) {
@@ -92,8 +87,6 @@ void register_list_builtins(Interp& in) {
                if (!is_list(a[0])) in.type_error("cdr", 1, "a list", a[0]);
                return cdr(a[0]);
              });
-  static const char* const kCxr[] = {"caar", "cadr", "cdar", "cddr", "caddr", "cdddr", "cadddr"};
-  (void)kCxr;
   TL_BUILTIN(in, "cadr", 1, 1, "(cadr LIST)", "Second element of LIST.",
              [](Interp& in, Args a, N) -> Value {
                if (!is_list(a[0]) || !is_list(cdr(a[0]))) in.type_error("cadr", 1, "a list", a[0]);
@@ -525,7 +518,6 @@ void register_list_builtins(Interp& in) {
                for (std::int64_t i = start; step > 0 ? i < end : i > end; i += step) out.add(Value::integer(i));
                return out.result();
              });
-  (void)test_match;
 }
 
 }  // namespace tl::eval

@@ -258,9 +258,6 @@ class Interp {
     char probe;
     return &probe < c_stack_limit;
   }
-  void check_stack() {
-    if (stack_low()) stack_overflow();
-  }
   // Computes c_stack_limit for the calling thread.
   void enter_thread();
 
