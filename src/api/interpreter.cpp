@@ -5,6 +5,8 @@
 #include "eval/builtins.h"
 #include "eval/interp.h"
 #include "reader/reader.h"
+#include "runtime/reference.h"
+#include "tensor/tensor_value.h"
 #include "tensorlisp/tensorlisp.hpp"
 
 namespace tl::eval {
@@ -14,6 +16,8 @@ struct PreludeFile {
 };
 extern const PreludeFile kPreludeFiles[];
 extern const std::size_t kPreludeFileCount;
+extern const PreludeFile kStdlibFiles[];
+extern const std::size_t kStdlibFileCount;
 }  // namespace tl::eval
 
 namespace tl {
@@ -225,6 +229,11 @@ void boot(Interp& in, const Interpreter::Options& options) {
   eval::register_string_builtins(in);
   eval::register_hash_builtins(in);
   eval::register_system_builtins(in);
+  tensor::install_tensor_runtime(in, [](const tensor::Node* n, const tensor::Bindings& extra) {
+    return runtime::realize_reference(n, extra);
+  });
+  tensor::register_prim_builtins(in);
+  tensor::register_tensor_builtins(in);
   in.search_path = options.search_path;
   std::vector<eval::Value> args;
   eval::Interp::StackMark mark(in);
@@ -233,9 +242,14 @@ void boot(Interp& in, const Interpreter::Options& options) {
   in.set_global(in.S.argv, in.list_from(base, options.argv.size()));
   in.S.argv->sym_flags |= eval::kSymSpecial;
   if (options.load_prelude) {
+    in.loading_library = true;
     for (std::size_t i = 0; i < eval::kPreludeFileCount; ++i) {
       in.eval_string(eval::kPreludeFiles[i].text, eval::kPreludeFiles[i].name);
     }
+    for (std::size_t i = 0; i < eval::kStdlibFileCount; ++i) {
+      in.eval_string(eval::kStdlibFiles[i].text, eval::kStdlibFiles[i].name);
+    }
+    in.loading_library = false;
   }
 }
 

@@ -222,6 +222,8 @@ Value call_native(Interp& in, Native* fn, Value* args, std::uint32_t nargs) {
   try {
     if (fn->fn != nullptr) return fn->fn(in, args, nargs);
     return fn->host_fn(in, args, nargs);
+  } catch (const tl::ConditionError& e) {
+    in.error(e.type, e.what());
   } catch (const std::bad_alloc&) {
     in.error("storage-error", fn->name + ": out of memory");
   } catch (const std::length_error& e) {

@@ -71,6 +71,9 @@ class Heap {
 
   // True when enough has been allocated since the last collection to make one worthwhile.
   bool wants_collection() const { return bytes_since_gc_ >= threshold_; }
+  // Counts memory that heap objects own outside the heap (tensor data) toward the next
+  // collection, so loops that drop large tensors collect them in time.
+  void account_external(std::size_t bytes) { bytes_since_gc_ += bytes; }
   // Stress mode for testing: collect whenever `bytes` have been allocated since the last
   // collection (TENSORLISP_GC_STRESS=BYTES; 1 collects at every safe point). 0 turns it off.
   void set_stress(std::size_t bytes) {

@@ -148,6 +148,9 @@ void Interp::init_symbols() {
       {"file-error", "error"},
       {"control-error", "error"},
       {"index-error", "error"},
+      {"shape-error", "error"},
+      {"dtype-error", "error"},
+      {"device-error", "error"},
       {"assertion-error", "error"},
       {"stack-overflow", "error"},
       {"storage-error", "error"},
@@ -267,7 +270,11 @@ void Interp::collect() {
 // --- errors --------------------------------------------------------------------------------
 
 tl::Error Interp::make_error(std::string_view type, std::string message, Span span) {
-  tl::Error e(ErrorKind::User, type == "read-error" ? "read" : "eval", std::string(type), std::move(message));
+  const char* phase = type == "read-error"                              ? "read"
+                      : type == "shape-error" || type == "dtype-error" ? "shape"
+                      : type == "device-error"                         ? "device"
+                                                                       : "eval";
+  tl::Error e(ErrorKind::User, phase, std::string(type), std::move(message));
   if (!span.valid()) span = call_site;
   if (span.valid()) decorate(e, span);
   return e;
@@ -300,6 +307,10 @@ void Interp::raise_interrupt() {
 
 void Interp::decorate(tl::Error& e, Span span) {
   if (e.has_location() || !span.valid()) return;
+  if (sources.is_library(span.file)) {
+    if (e.backtrace().empty()) e.set_backtrace(backtrace());
+    return;
+  }
   e.set_location(sources.location(span), sources.line_text(span.file, span.line));
   if (e.backtrace().empty()) e.set_backtrace(backtrace());
 }
@@ -395,6 +406,7 @@ bool Interp::condition_is_a(Value type_sym, Symbol* wanted) {
 
 Value Interp::eval_string(std::string_view text, const std::string& name, std::uint32_t first_line) {
   std::uint32_t file = sources.add(name, std::string(text), first_line);
+  if (loading_library) sources.set_library(file);
   reader::Reader reader(*this, file, text);
   StackMark mark(*this);
   Value result;

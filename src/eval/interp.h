@@ -159,6 +159,7 @@ class Interp {
   Value eval_toplevel(Value form);
   // Reads and evaluates all forms of `text`, registered as source `name`.
   Value eval_string(std::string_view text, const std::string& name, std::uint32_t first_line = 1);
+  bool loading_library = false;  // texts evaluated now are library code (SourceMap::set_library)
   Value load_file(const std::string& path);
   // Calls any function value with arguments that are already rooted (e.g. on the stack).
   Value apply(Value fn, Value* args, std::uint32_t nargs);
@@ -214,6 +215,13 @@ class Interp {
   bool condition_is_a(Value type_sym, Symbol* wanted);
   std::unordered_map<Symbol*, Symbol*> condition_parents;  // type -> parent type
   std::unordered_set<Symbol*> builtin_conditions;
+
+  // State owned by later stages (the tensor runtime): kept alive as long as the interpreter,
+  // and by any heap object that holds a reference to it.
+  struct Extension {
+    virtual ~Extension() = default;
+  };
+  std::vector<std::shared_ptr<Extension>> extensions;
 
   std::vector<CallFrame> frames;
   // The call the evaluator is making into a builtin (or binding arguments for): errors raised

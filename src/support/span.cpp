@@ -5,8 +5,16 @@
 namespace tl {
 
 std::uint32_t SourceMap::add(std::string name, std::string text, std::uint32_t first_line) {
-  entries_.push_back(Entry{std::move(name), std::move(text), first_line});
+  entries_.push_back(Entry{std::move(name), std::move(text), first_line, false});
   return static_cast<std::uint32_t>(entries_.size() - 1);
+}
+
+void SourceMap::set_library(std::uint32_t file) {
+  if (file < entries_.size()) entries_[file].library = true;
+}
+
+bool SourceMap::is_library(std::uint32_t file) const {
+  return file < entries_.size() && entries_[file].library;
 }
 
 std::uint32_t SourceMap::first_line(std::uint32_t file) const {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "support/condition_error.h"
 #include "tensorlisp/error.hpp"
 
 namespace tl {
@@ -27,6 +28,10 @@ class SourceMap {
   // Registers a text under a name and returns its file id. `first_line` is the line number
   // of the text's first line (a REPL numbers its inputs as one continuing text).
   std::uint32_t add(std::string name, std::string text, std::uint32_t first_line = 1);
+  // Marks a text as library code (prelude, stdlib): errors raised inside it are located at
+  // the user's code that called into it.
+  void set_library(std::uint32_t file);
+  bool is_library(std::uint32_t file) const;
   std::uint32_t first_line(std::uint32_t file) const;
   const std::string& name(std::uint32_t file) const;
   std::string line_text(std::uint32_t file, std::uint32_t line) const;
@@ -39,6 +44,7 @@ class SourceMap {
     std::string name;
     std::string text;
     std::uint32_t first_line = 1;
+    bool library = false;
   };
   std::vector<Entry> entries_{Entry{"<unknown>", "", 1}};
 };

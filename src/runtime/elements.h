@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reading and writing single elements of any dtype as double (floats) or int64 (integers,
+// bool): the reference executor's and the printer's view of memory.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "tensor/graph.h"
+
+namespace tl::runtime {
+
+inline double load_float(const tensor::Buffer& b, std::int64_t i) {
+  using tensor::DType;
+  const auto* p = b.bytes.data();
+  switch (b.dtype) {
+    case DType::F32: {
+      float f;
+      std::memcpy(&f, p + i * 4, 4);
+      return f;
+    }
+    case DType::F64: {
+      double d;
+      std::memcpy(&d, p + i * 8, 8);
+      return d;
+    }
+    case DType::F16:
+    case DType::BF16: {
+      std::uint16_t h;
+      std::memcpy(&h, p + i * 2, 2);
+      return b.dtype == DType::F16 ? tensor::half_to_float(h) : tensor::bf16_to_float(h);
+    }
+    default: return 0;
+  }
+}
+
+inline std::int64_t load_int(const tensor::Buffer& b, std::int64_t i) {
+  using tensor::DType;
+  const auto* p = b.bytes.data();
+  switch (b.dtype) {
+    case DType::Bool:
+    case DType::U8: return p[i];
+    case DType::I8: return static_cast<std::int8_t>(p[i]);
+    case DType::I16: {
+      std::int16_t v;
+      std::memcpy(&v, p + i * 2, 2);
+      return v;
+    }
+    case DType::U32: {
+      std::uint32_t v;
+      std::memcpy(&v, p + i * 4, 4);
+      return v;
+    }
+    case DType::I32: {
+      std::int32_t v;
+      std::memcpy(&v, p + i * 4, 4);
+      return v;
+    }
+    case DType::I64: {
+      std::int64_t v;
+      std::memcpy(&v, p + i * 8, 8);
+      return v;
+    }
+    default: return 0;
+  }
+}
+
+inline void store_float(tensor::Buffer& b, std::int64_t i, double v) {
+  using tensor::DType;
+  auto* p = b.bytes.data();
+  switch (b.dtype) {
+    case DType::F32: {
+      float f = static_cast<float>(v);
+      std::memcpy(p + i * 4, &f, 4);
+      break;
+    }
+    case DType::F64: std::memcpy(p + i * 8, &v, 8); break;
+    case DType::F16: {
+      std::uint16_t h = tensor::float_to_half(static_cast<float>(v));
+      std::memcpy(p + i * 2, &h, 2);
+      break;
+    }
+    case DType::BF16: {
+      std::uint16_t h = tensor::float_to_bf16(static_cast<float>(v));
+      std::memcpy(p + i * 2, &h, 2);
+      break;
+    }
+    default: break;
+  }
+}
+
+inline void store_int(tensor::Buffer& b, std::int64_t i, std::int64_t v) {
+  using tensor::DType;
+  auto* p = b.bytes.data();
+  switch (b.dtype) {
+    case DType::Bool: p[i] = v != 0; break;
+    case DType::U8:
+    case DType::I8: p[i] = static_cast<std::uint8_t>(v); break;
+    case DType::I16: {
+      auto x = static_cast<std::int16_t>(v);
+      std::memcpy(p + i * 2, &x, 2);
+      break;
+    }
+    case DType::U32:
+    case DType::I32: {
+      auto x = static_cast<std::uint32_t>(v);
+      std::memcpy(p + i * 4, &x, 4);
+      break;
+    }
+    case DType::I64: std::memcpy(p + i * 8, &v, 8); break;
+    default: break;
+  }
+}
+
+// Raw bits of an element (for bitcast), zero-extended.
+inline std::uint64_t load_bits(const tensor::Buffer& b, std::int64_t i) {
+  std::uint64_t v = 0;
+  std::size_t n = tensor::dtype_size(b.dtype);
+  std::memcpy(&v, b.bytes.data() + i * n, n);
+  return v;
+}
+inline void store_bits(tensor::Buffer& b, std::int64_t i, std::uint64_t v) {
+  std::size_t n = tensor::dtype_size(b.dtype);
+  std::memcpy(b.bytes.data() + i * n, &v, n);
+}
+
+}  // namespace tl::runtime

@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: Apache-2.0
+// The reference executor. Each data-producing node is computed into a contiguous host
+// buffer; movement ops are never executed, only composed into the views their consumers
+// read through. Floats compute in double and round on store; integers compute in 64 bits
+// and wrap on store.
+#include "runtime/reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "runtime/elements.h"
+
+namespace tl::runtime {
+
+using namespace tl::tensor;
+
+namespace {
+
+[[noreturn]] void fail(const char* type, const std::string& msg) { throw GraphError(type, msg); }
+
+bool produces_data(const Node* n) { return op_info(n->op).group != OpGroup::Movement; }
+const Node* data_source(const Node* n) {
+  while (!produces_data(n)) n = n->src[0].get();
+  return n;
+}
+
+// A source as its consumer reads it: the base buffer and the composed views.
+struct Access {
+  const Buffer* buf;
+  ConcreteViewStack views;
+  bool simple;
+  std::vector<std::int64_t> strides;
+  std::int64_t offset;
+  // Buffer element for index idx, or -1 in padding.
+  std::int64_t at(const std::int64_t* idx) const {
+    if (simple) {
+      std::int64_t k = offset;
+      for (std::size_t i = 0; i < strides.size(); ++i) k += idx[i] * strides[i];
+      return k;
+    }
+    std::int64_t k;
+    return views.index(idx, k) ? k : -1;
+  }
+};
+
+// Advances a row-major multi-index; false after the last one.
+bool next_index(std::vector<std::int64_t>& idx, const std::vector<std::int64_t>& shape) {
+  for (std::size_t i = idx.size(); i-- > 0;) {
+    if (++idx[i] < shape[i]) return true;
+    idx[i] = 0;
+  }
+  return false;
+}
+
+std::int64_t numel(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+std::int64_t wrap_int(std::int64_t v, DType t) {
+  switch (t) {
+    case DType::Bool: return v != 0;
+    case DType::U8: return static_cast<std::uint8_t>(v);
+    case DType::I8: return static_cast<std::int8_t>(v);
+    case DType::I16: return static_cast<std::int16_t>(v);
+    case DType::U32: return static_cast<std::uint32_t>(v);
+    case DType::I32: return static_cast<std::int32_t>(v);
+    default: return v;
+  }
+}
+
+std::int64_t float_to_int(double v, DType t) {
+  if (t == DType::Bool) return v != 0;
+  if (std::isnan(v)) return 0;
+  double tv = std::trunc(v);
+  if (tv >= 9.2233720368547758e18 || tv < -9.2233720368547758e18) return 0;
+  return wrap_int(static_cast<std::int64_t>(tv), t);
+}
+
+double fmax_nan(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+  return a > b ? a : b;
+}
+
+std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+
+class Executor {
+ public:
+  explicit Executor(Bindings b) : bindings_(std::move(b)) {}
+
+  std::shared_ptr<Buffer> run(const Node* root) {
+    std::vector<const Node*> order = topo_order(root);
+    for (const Node* n : order) {
+      for (const Node* s : data_inputs(n)) ++uses_[s];
+    }
+    for (const Node* n : order) {
+      values_[n] = compute(n);
+      for (const Node* s : data_inputs(n)) {
+        if (--uses_[s] == 0 && s != root) values_.erase(s);
+      }
+    }
+    std::shared_ptr<Buffer> out = values_[data_source(root)];
+    if (!produces_data(root)) out = materialize(root);
+    return out;
+  }
+
+ private:
+  Bindings bindings_;
+  std::unordered_map<const Node*, std::shared_ptr<Buffer>> values_;
+  std::unordered_map<const Node*, int> uses_;
+
+  static std::vector<const Node*> data_inputs(const Node* n) {
+    std::vector<const Node*> out;
+    if (n->realized) return out;
+    for (const auto& s : n->src) out.push_back(data_source(s.get()));
+    return out;
+  }
+
+  // Data-producing nodes in dependency order (iterative, for deep graphs).
+  static std::vector<const Node*> topo_order(const Node* root) {
+    std::vector<const Node*> order;
+    std::unordered_map<const Node*, bool> done;
+    std::vector<std::pair<const Node*, std::size_t>> stack{{data_source(root), 0}};
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      auto inputs = data_inputs(n);
+      if (next < inputs.size()) {
+        const Node* s = inputs[next++];
+        if (!done.count(s)) {
+          done[s] = false;
+          stack.emplace_back(s, 0);
+        }
+        continue;
+      }
+      if (!done[n]) {
+        done[n] = true;
+        order.push_back(n);
+      }
+      stack.pop_back();
+    }
+    return order;
+  }
+
+  std::vector<std::int64_t> concrete(const Shape& s) const {
+    std::vector<std::int64_t> out;
+    for (const auto& d : s) {
+      std::int64_t v = d.eval(bindings_);
+      if (v < 0) fail("shape-error", "realize: dimension " + d.str() + " is negative (" + std::to_string(v) + ")");
+      out.push_back(v);
+    }
+    return out;
+  }
+
+  Access access(const Node* n) {
+    const Node* base = nullptr;
+    ViewStack vs = view_of(n, &base);
+    Access a{values_.at(base).get(), ConcreteViewStack(vs, bindings_), false, {}, 0};
+    check_bounds(n, a, base);
+    if (a.views.is_simple()) {
+      a.simple = true;
+      a.strides = a.views.views()[0].strides;
+      a.offset = a.views.views()[0].offset;
+    }
+    return a;
+  }
+
+  // Symbolic shrinks are checked here, once their sizes are known.
+  void check_bounds(const Node* n, const Access&, const Node*) {
+    for (const Node* m = n; !produces_data(m); m = m->src[0].get()) {
+      if (m->op != Op::Shrink) continue;
+      auto in = concrete(m->src[0]->shape);
+      for (std::size_t i = 0; i < m->ranges.size(); ++i) {
+        std::int64_t b = m->ranges[i].first.eval(bindings_);
+        std::int64_t e = m->ranges[i].second.eval(bindings_);
+        if (b < 0 || e < b || e > in[i]) {
+          fail("index-error", "shrink: range [" + std::to_string(b) + ", " + std::to_string(e) +
+                                  ") out of bounds for axis " + std::to_string(i) + " of size " + std::to_string(in[i]));
+        }
+      }
+    }
+  }
+
+  std::shared_ptr<Buffer> materialize(const Node* n) {
+    auto shape = concrete(n->shape);
+    auto out = std::make_shared<Buffer>(n->dtype, static_cast<std::size_t>(numel(shape)));
+    if (numel(shape) == 0) return out;
+    Access a = access(n);
+    std::vector<std::int64_t> idx(shape.size(), 0);
+    std::int64_t k = 0;
+    do {
+      std::int64_t at = a.at(idx.data());
+      store_bits(*out, k++, at < 0 ? 0 : load_bits(*a.buf, at));
+    } while (next_index(idx, shape));
+    return out;
+  }
+
+  std::shared_ptr<Buffer> compute(const Node* n) {
+    if (n->realized) return n->realized;
+    auto shape = concrete(n->shape);
+    const std::int64_t count = numel(shape);
+    switch (n->op) {
+      case Op::Buffer: {
+        if (static_cast<std::int64_t>(n->buffer->count()) != count) {
+          fail("shape-error", "realize: buffer #" + std::to_string(n->id) + " holds " + std::to_string(n->buffer->count()) +
+                                  " elements but its shape " + shape_str(n->shape) + " needs " + std::to_string(count));
+        }
+        return n->buffer;
+      }
+      case Op::Copy: return materialize(n->src[0].get());
+      case Op::Assign: {
+        auto value = materialize(n->src[1].get());
+        const Node* target = n->src[0].get();
+        target->buffer->bytes = value->bytes;
+        return target->buffer;
+      }
+      case Op::Extern:
+        fail("device-error", "extern: the reference executor has no kernel named \"" + n->name + "\"");
+      case Op::Reduce: return reduce(n, shape);
+      default: break;
+    }
+    auto out = std::make_shared<Buffer>(n->dtype, static_cast<std::size_t>(count));
+    if (count == 0) return out;
+    if (n->op == Op::Const) {
+      for (std::int64_t k = 0; k < count; ++k) {
+        if (is_float(n->dtype)) store_float(*out, k, n->fvalue);
+        else store_int(*out, k, n->ivalue);
+      }
+      return out;
+    }
+    std::vector<Access> in;
+    for (const auto& s : n->src) in.push_back(access(s.get()));
+    std::vector<std::int64_t> idx(shape.size(), 0);
+    std::int64_t k = 0;
+    const DType st = n->src.empty() ? n->dtype : n->src[0]->dtype;  // operand dtype
+    const bool fl = is_float(st);
+    auto lf = [&](std::size_t i) {
+      std::int64_t at = in[i].at(idx.data());
+      return at < 0 ? 0.0 : load_float(*in[i].buf, at);
+    };
+    auto li = [&](std::size_t i) {
+      std::int64_t at = in[i].at(idx.data());
+      return at < 0 ? std::int64_t{0} : load_int(*in[i].buf, at);
+    };
+    do {
+      switch (n->op) {
+        case Op::Iota: store_int_or_float(*out, k, idx[n->axes[0]]); break;
+        case Op::Neg:
+          if (fl) store_float(*out, k, -lf(0));
+          else store_int(*out, k, static_cast<std::int64_t>(0 - u(li(0))));
+          break;
+        case Op::Recip: store_float(*out, k, 1.0 / lf(0)); break;
+        case Op::Sqrt: store_float(*out, k, std::sqrt(lf(0))); break;
+        case Op::Exp2: store_float(*out, k, std::exp2(lf(0))); break;
+        case Op::Log2: store_float(*out, k, std::log2(lf(0))); break;
+        case Op::Sin: store_float(*out, k, std::sin(lf(0))); break;
+        case Op::Cast:
+          if (fl && is_float(n->dtype)) store_float(*out, k, lf(0));
+          else if (fl) store_int(*out, k, float_to_int(lf(0), n->dtype));
+          else if (is_float(n->dtype)) store_float(*out, k, static_cast<double>(li(0)));
+          else store_int(*out, k, li(0));
+          break;
+        case Op::Bitcast: {
+          std::int64_t at = in[0].at(idx.data());
+          store_bits(*out, k, at < 0 ? 0 : load_bits(*in[0].buf, at));
+          break;
+        }
+        case Op::Add:
+          if (fl) store_float(*out, k, lf(0) + lf(1));
+          else store_int(*out, k, static_cast<std::int64_t>(u(li(0)) + u(li(1))));
+          break;
+        case Op::Mul:
+          if (fl) store_float(*out, k, lf(0) * lf(1));
+          else store_int(*out, k, static_cast<std::int64_t>(u(li(0)) * u(li(1))));
+          break;
+        case Op::Idiv: {
+          std::int64_t a = li(0), b = li(1);
+          store_int(*out, k, b == 0 ? 0 : (b == -1 ? static_cast<std::int64_t>(0 - u(a)) : a / b));
+          break;
+        }
+        case Op::Mod: {
+          std::int64_t a = li(0), b = li(1);
+          store_int(*out, k, b == 0 ? a : (b == -1 ? 0 : a % b));
+          break;
+        }
+        case Op::Max:
+          if (fl) store_float(*out, k, fmax_nan(lf(0), lf(1)));
+          else store_int(*out, k, std::max(li(0), li(1)));
+          break;
+        case Op::Cmplt: store_int(*out, k, fl ? lf(0) < lf(1) : li(0) < li(1)); break;
+        case Op::Cmpeq: store_int(*out, k, fl ? lf(0) == lf(1) : li(0) == li(1)); break;
+        case Op::And: store_int(*out, k, li(0) & li(1)); break;
+        case Op::Or: store_int(*out, k, li(0) | li(1)); break;
+        case Op::Xor: store_int(*out, k, li(0) ^ li(1)); break;
+        case Op::Where: {
+          bool c = li(0) != 0;
+          std::int64_t at = in[c ? 1 : 2].at(idx.data());
+          store_bits(*out, k, at < 0 ? 0 : load_bits(*in[c ? 1 : 2].buf, at));
+          break;
+        }
+        default: fail("internal-error", std::string("reference executor: unhandled op ") + op_name(n->op));
+      }
+      ++k;
+    } while (next_index(idx, shape));
+    return out;
+  }
+
+  static void store_int_or_float(Buffer& b, std::int64_t k, std::int64_t v) {
+    if (is_float(b.dtype)) store_float(b, k, static_cast<double>(v));
+    else store_int(b, k, v);
+  }
+
+  std::shared_ptr<Buffer> reduce(const Node* n, const std::vector<std::int64_t>& out_shape) {
+    const Node* src = n->src[0].get();
+    auto in_shape = concrete(src->shape);
+    const std::int64_t count = numel(out_shape);
+    auto out = std::make_shared<Buffer>(n->dtype, static_cast<std::size_t>(count));
+    const bool fl = is_float(n->dtype);
+    std::vector<double> facc(fl ? count : 0);
+    std::vector<std::int64_t> iacc(fl ? 0 : count);
+    double f0 = 0;
+    std::int64_t i0 = 0;
+    switch (n->reduce_kind) {
+      case ReduceKind::Sum: break;
+      case ReduceKind::Prod: f0 = 1, i0 = 1; break;
+      case ReduceKind::Max:
+        f0 = -std::numeric_limits<double>::infinity();
+        i0 = n->dtype == DType::Bool ? 0 : (is_int(n->dtype) && dtype_category(n->dtype) == DCat::Unsigned)
+                                               ? 0
+                                               : -(std::int64_t{1} << (dtype_bits(n->dtype) - 1));
+        break;
+    }
+    std::fill(facc.begin(), facc.end(), f0);
+    std::fill(iacc.begin(), iacc.end(), i0);
+    if (numel(in_shape) > 0) {
+      Access a = access(src);
+      std::vector<bool> reduced(in_shape.size(), false);
+      for (auto ax : n->axes) reduced[ax] = true;
+      std::vector<std::int64_t> out_strides(in_shape.size(), 0);
+      std::int64_t st = 1;
+      for (std::size_t i = in_shape.size(); i-- > 0;) {
+        out_strides[i] = reduced[i] ? 0 : st;
+        st *= out_shape[i];
+      }
+      std::vector<std::int64_t> idx(in_shape.size(), 0);
+      do {
+        std::int64_t o = 0;
+        for (std::size_t i = 0; i < idx.size(); ++i) o += idx[i] * out_strides[i];
+        std::int64_t at = a.at(idx.data());
+        if (fl) {
+          double v = at < 0 ? 0.0 : load_float(*a.buf, at);
+          double& acc = facc[o];
+          switch (n->reduce_kind) {
+            case ReduceKind::Sum: acc += v; break;
+            case ReduceKind::Prod: acc *= v; break;
+            case ReduceKind::Max: acc = fmax_nan(acc, v); break;
+          }
+        } else {
+          std::int64_t v = at < 0 ? 0 : load_int(*a.buf, at);
+          std::int64_t& acc = iacc[o];
+          switch (n->reduce_kind) {
+            case ReduceKind::Sum: acc = static_cast<std::int64_t>(u(acc) + u(v)); break;
+            case ReduceKind::Prod: acc = static_cast<std::int64_t>(u(acc) * u(v)); break;
+            case ReduceKind::Max: acc = std::max(acc, v); break;
+          }
+        }
+      } while (next_index(idx, in_shape));
+    }
+    for (std::int64_t k = 0; k < count; ++k) {
+      if (fl) store_float(*out, k, facc[k]);
+      else store_int(*out, k, iacc[k]);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+Bindings collect_bindings(const Node* root, const Bindings& extra) {
+  Bindings b = extra;
+  std::vector<const Node*> stack{root};
+  std::unordered_map<const Node*, bool> seen;
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (seen[n]) continue;
+    seen[n] = true;
+    for (const auto& [name, value] : n->bindings) {
+      auto [it, inserted] = b.emplace(name, value);
+      if (!inserted && it->second != value) {
+        fail("shape-error", "realize: symbolic dimension " + name + " is bound to both " + std::to_string(it->second) +
+                                " and " + std::to_string(value));
+      }
+    }
+    if (n->realized) continue;
+    for (const auto& s : n->src) stack.push_back(s.get());
+  }
+  return b;
+}
+
+std::shared_ptr<Buffer> realize_reference(const Node* root, const Bindings& extra) {
+  if (root->realized) return root->realized;
+  Bindings b = collect_bindings(root, extra);
+  try {
+    return Executor(std::move(b)).run(root);
+  } catch (const std::out_of_range& e) {
+    fail("shape-error", std::string("realize: symbolic dimension ") + e.what() +
+                            " has no value (give it with :bind, e.g. (realize x :bind '((" + e.what() + " . 8))))");
+  }
+}
+
+}  // namespace tl::runtime

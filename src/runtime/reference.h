@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
+// The reference executor: realizes any primitive graph with plain C++ loops, op by op, on
+// host memory. Slow on purpose and plainly correct; every backend is tested against it.
+#pragma once
+
+#include <memory>
+
+#include "tensor/graph.h"
+
+namespace tl::runtime {
+
+// Computes `root` into a new contiguous buffer (or returns the buffer it already holds).
+// Variables in shapes take their values from buffer nodes in the graph and from `extra`;
+// an unbound or conflicting variable is a GraphError.
+std::shared_ptr<tensor::Buffer> realize_reference(const tensor::Node* root, const tensor::Bindings& extra);
+
+// Collects the variable values the graph's buffers carry, merged with `extra`.
+tensor::Bindings collect_bindings(const tensor::Node* root, const tensor::Bindings& extra);
+
+}  // namespace tl::runtime

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+// The primitive ops as Lisp functions, prim:NAME, one per line of ops.def. They are strict:
+// operands must already agree in shape and dtype (composites in stdlib/ broadcast and
+// promote). Each records the calling form's span on the node it builds.
+#include <string>
+
+#include "eval/builtins.h"
+#include "tensor/tensor_value.h"
+
+namespace tl::tensor {
+
+using eval::Interp;
+using eval::Value;
+using Args = Value*;
+using N = std::uint32_t;
+
+namespace {
+
+Graph& graph_at_call(Interp& in) {
+  Graph& g = runtime(in).graph;
+  g.current_span = in.call_site;
+  return g;
+}
+
+ReduceKind reduce_kind_from_lisp(Interp& in, Value v) {
+  std::string name = eval::is_symbol(v) ? eval::as_symbol(v)->name : "";
+  if (name == "sum") return ReduceKind::Sum;
+  if (name == "max") return ReduceKind::Max;
+  if (name == "prod") return ReduceKind::Prod;
+  in.error("type-error", "prim:reduce: kind must be :sum, :max or :prod, got " + in.repr(v));
+}
+
+std::vector<Range> ranges_from_lisp(Interp& in, const char* fn, Value v) {
+  std::vector<Range> out;
+  if (!eval::is_list(v)) in.error("type-error", std::string(fn) + ": expected a list of (begin end) pairs, got " + in.repr(v));
+  for (Value r = v; eval::is_cons(r); r = eval::cdr(r)) {
+    Value pair = eval::car(r);
+    if (!eval::is_cons(pair) || !eval::is_cons(eval::cdr(pair))) {
+      in.error("type-error", std::string(fn) + ": expected a list of (begin end) pairs, got " + in.repr(v));
+    }
+    out.emplace_back(dim_from_lisp(in, fn, eval::car(pair)), dim_from_lisp(in, fn, eval::car(eval::cdr(pair))));
+  }
+  return out;
+}
+
+// The unary and binary ops share one native each, told apart by name.
+template <Op kOp>
+Value unary(Interp& in, Args a, N) {
+  const std::string fn = std::string("prim:") + op_name(kOp);
+  return make_tensor(in, graph_at_call(in).make_unary(kOp, arg_tensor(in, fn.c_str(), a, 0)));
+}
+
+template <Op kOp>
+Value binary(Interp& in, Args a, N) {
+  const std::string fn = std::string("prim:") + op_name(kOp);
+  const NodeRef& x = arg_tensor(in, fn.c_str(), a, 0);
+  const NodeRef& y = arg_tensor(in, fn.c_str(), a, 1);
+  return make_tensor(in, graph_at_call(in).make_binary(kOp, x, y));
+}
+
+}  // namespace
+
+void register_prim_builtins(Interp& in) {
+  TL_BUILTIN(in, "prim:const", 3, 3, "(prim:const VALUE DTYPE SHAPE)",
+             "Primitive const: a tensor of SHAPE whose every element is VALUE converted to DTYPE.",
+             [](Interp& in, Args a, N) -> Value {
+               DType t = dtype_from_lisp(in, "prim:const", a[1]);
+               Shape shape = shape_from_lisp(in, "prim:const", a[2]);
+               Graph& g = graph_at_call(in);
+               if (a[0].is_int()) return make_tensor(in, g.make_const_int(a[0].i, t, shape));
+               if (a[0].is_float()) return make_tensor(in, g.make_const_float(a[0].f, t, shape));
+               if (a[0].is_nil() || a[0].same(in.t())) return make_tensor(in, g.make_const_int(a[0].is_nil() ? 0 : 1, t, shape));
+               in.type_error("prim:const", 1, "a number or boolean", a[0]);
+             });
+  TL_BUILTIN(in, "prim:iota", 3, 3, "(prim:iota SHAPE AXIS DTYPE)",
+             "Primitive iota: a tensor of SHAPE whose elements are their index along AXIS.",
+             [](Interp& in, Args a, N) -> Value {
+               Shape shape = shape_from_lisp(in, "prim:iota", a[0]);
+               auto axis = eval::arg_int(in, "prim:iota", a, 1);
+               if (axis < 0) axis += static_cast<std::int64_t>(shape.size());
+               DType t = dtype_from_lisp(in, "prim:iota", a[2]);
+               return make_tensor(in, graph_at_call(in).make_iota(shape, static_cast<int>(axis), t));
+             });
+  TL_BUILTIN(in, "prim:neg", 1, 1, "(prim:neg X)", "Primitive neg: -X elementwise.", unary<Op::Neg>);
+  TL_BUILTIN(in, "prim:recip", 1, 1, "(prim:recip X)", "Primitive recip: 1/X elementwise (floats).", unary<Op::Recip>);
+  TL_BUILTIN(in, "prim:sqrt", 1, 1, "(prim:sqrt X)", "Primitive sqrt (floats; NaN below 0).", unary<Op::Sqrt>);
+  TL_BUILTIN(in, "prim:exp2", 1, 1, "(prim:exp2 X)", "Primitive exp2: 2^X (floats).", unary<Op::Exp2>);
+  TL_BUILTIN(in, "prim:log2", 1, 1, "(prim:log2 X)", "Primitive log2 (floats; -inf at 0, NaN below).", unary<Op::Log2>);
+  TL_BUILTIN(in, "prim:sin", 1, 1, "(prim:sin X)", "Primitive sin of X radians (floats).", unary<Op::Sin>);
+  TL_BUILTIN(in, "prim:cast", 2, 2, "(prim:cast X DTYPE)", "Primitive cast: X's values converted to DTYPE.",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& x = arg_tensor(in, "prim:cast", a, 0);
+               return make_tensor(in, graph_at_call(in).make_cast(x, dtype_from_lisp(in, "prim:cast", a[1])));
+             });
+  TL_BUILTIN(in, "prim:bitcast", 2, 2, "(prim:bitcast X DTYPE)", "Primitive bitcast: X's bits read as DTYPE (same size).",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& x = arg_tensor(in, "prim:bitcast", a, 0);
+               return make_tensor(in, graph_at_call(in).make_cast(x, dtype_from_lisp(in, "prim:bitcast", a[1]), true));
+             });
+  TL_BUILTIN(in, "prim:add", 2, 2, "(prim:add A B)", "Primitive add (integers wrap).", binary<Op::Add>);
+  TL_BUILTIN(in, "prim:mul", 2, 2, "(prim:mul A B)", "Primitive mul (integers wrap).", binary<Op::Mul>);
+  TL_BUILTIN(in, "prim:idiv", 2, 2, "(prim:idiv A B)", "Primitive idiv: integer division toward 0; x/0 = 0.", binary<Op::Idiv>);
+  TL_BUILTIN(in, "prim:mod", 2, 2, "(prim:mod A B)", "Primitive mod: remainder with the sign of A; x mod 0 = x.", binary<Op::Mod>);
+  TL_BUILTIN(in, "prim:max", 2, 2, "(prim:max A B)", "Primitive max: elementwise larger (NaN propagates).", binary<Op::Max>);
+  TL_BUILTIN(in, "prim:cmplt", 2, 2, "(prim:cmplt A B)", "Primitive cmplt: A < B as bool.", binary<Op::Cmplt>);
+  TL_BUILTIN(in, "prim:cmpeq", 2, 2, "(prim:cmpeq A B)", "Primitive cmpeq: A == B as bool.", binary<Op::Cmpeq>);
+  TL_BUILTIN(in, "prim:and", 2, 2, "(prim:and A B)", "Primitive and: bitwise and of integers or bools.", binary<Op::And>);
+  TL_BUILTIN(in, "prim:or", 2, 2, "(prim:or A B)", "Primitive or: bitwise or of integers or bools.", binary<Op::Or>);
+  TL_BUILTIN(in, "prim:xor", 2, 2, "(prim:xor A B)", "Primitive xor: bitwise xor of integers or bools.", binary<Op::Xor>);
+  TL_BUILTIN(in, "prim:where", 3, 3, "(prim:where COND A B)", "Primitive where: A where COND (bool) is true, else B.",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& c = arg_tensor(in, "prim:where", a, 0);
+               const NodeRef& x = arg_tensor(in, "prim:where", a, 1);
+               const NodeRef& y = arg_tensor(in, "prim:where", a, 2);
+               return make_tensor(in, graph_at_call(in).make_where(c, x, y));
+             });
+  TL_BUILTIN(in, "prim:reduce", 3, 3, "(prim:reduce KIND X AXES)",
+             "Primitive reduce: :sum, :max or :prod of X over AXES, which keep size 1.",
+             [](Interp& in, Args a, N) -> Value {
+               ReduceKind k = reduce_kind_from_lisp(in, a[0]);
+               const NodeRef& x = arg_tensor(in, "prim:reduce", a, 1);
+               return make_tensor(in, graph_at_call(in).make_reduce(k, x, ints_from_lisp(in, "prim:reduce", a[2])));
+             });
+  TL_BUILTIN(in, "prim:reshape", 2, 2, "(prim:reshape X SHAPE)", "Primitive reshape (a view): same elements, new shape.",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& x = arg_tensor(in, "prim:reshape", a, 0);
+               return make_tensor(in, graph_at_call(in).make_reshape(x, shape_from_lisp(in, "prim:reshape", a[1])));
+             });
+  TL_BUILTIN(in, "prim:permute", 2, 2, "(prim:permute X ORDER)", "Primitive permute (a view): axis i is X's axis ORDER[i].",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& x = arg_tensor(in, "prim:permute", a, 0);
+               return make_tensor(in, graph_at_call(in).make_permute(x, ints_from_lisp(in, "prim:permute", a[1])));
+             });
+  TL_BUILTIN(in, "prim:expand", 2, 2, "(prim:expand X SHAPE)", "Primitive expand (a view): size-1 axes repeat.",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& x = arg_tensor(in, "prim:expand", a, 0);
+               return make_tensor(in, graph_at_call(in).make_expand(x, shape_from_lisp(in, "prim:expand", a[1])));
+             });
+  TL_BUILTIN(in, "prim:pad", 2, 2, "(prim:pad X PAIRS)", "Primitive pad (a view): (before after) zeros per axis.",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& x = arg_tensor(in, "prim:pad", a, 0);
+               return make_tensor(in, graph_at_call(in).make_pad(x, ranges_from_lisp(in, "prim:pad", a[1])));
+             });
+  TL_BUILTIN(in, "prim:shrink", 2, 2, "(prim:shrink X RANGES)", "Primitive shrink (a view): [begin end) per axis.",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& x = arg_tensor(in, "prim:shrink", a, 0);
+               return make_tensor(in, graph_at_call(in).make_shrink(x, ranges_from_lisp(in, "prim:shrink", a[1])));
+             });
+  TL_BUILTIN(in, "prim:flip", 2, 2, "(prim:flip X AXES)", "Primitive flip (a view): reverses the listed axes.",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& x = arg_tensor(in, "prim:flip", a, 0);
+               std::vector<std::int64_t> mask(x->shape.size(), 0);
+               for (auto ax : ints_from_lisp(in, "prim:flip", a[1])) {
+                 if (ax < 0) ax += static_cast<std::int64_t>(mask.size());
+                 if (ax < 0 || ax >= static_cast<std::int64_t>(mask.size())) {
+                   in.error("index-error", "prim:flip: axis out of range for shape " + shape_str(x->shape));
+                 }
+                 mask[ax] = 1;
+               }
+               return make_tensor(in, graph_at_call(in).make_flip(x, mask));
+             });
+  TL_BUILTIN(in, "prim:copy", 1, 1, "(prim:copy X)", "Primitive copy: a contiguous copy of X.",
+             [](Interp& in, Args a, N) -> Value {
+               return make_tensor(in, graph_at_call(in).make_copy(arg_tensor(in, "prim:copy", a, 0)));
+             });
+  TL_BUILTIN(in, "prim:assign", 2, 2, "(prim:assign TARGET VALUE)",
+             "Primitive assign: writes VALUE into TARGET's buffer when realized (TARGET is realized first).",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_tensor(a[0])) in.type_error("prim:assign", 1, "a tensor", a[0]);
+               realize(in, as_tensor(a[0]));
+               const NodeRef& value = arg_tensor(in, "prim:assign", a, 1);
+               return make_tensor(in, graph_at_call(in).make_assign(as_tensor(a[0])->node, value));
+             });
+  TL_BUILTIN(in, "prim:extern", 4, 4, "(prim:extern NAME SOURCES DTYPE SHAPE)",
+             "Primitive extern: a call of the external kernel NAME on SOURCES giving DTYPE and SHAPE.",
+             [](Interp& in, Args a, N) -> Value {
+               std::string name = eval::arg_string(in, "prim:extern", a, 0)->text;
+               std::vector<NodeRef> srcs;
+               for (Value r = a[1]; eval::is_cons(r); r = eval::cdr(r)) {
+                 Value x = eval::car(r);
+                 if (!is_tensor(x)) in.type_error("prim:extern", 2, "a list of tensors", a[1]);
+                 srcs.push_back(as_tensor(x)->node);
+               }
+               DType t = dtype_from_lisp(in, "prim:extern", a[2]);
+               return make_tensor(in, graph_at_call(in).make_extern(name, std::move(srcs), t,
+                                                                    shape_from_lisp(in, "prim:extern", a[3])));
+             });
+}
+
+}  // namespace tl::tensor

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tensor builtins beyond the primitives: inspection, realization, conversion to and from
+// Lisp data, symbolic shapes, broadcasting, and the hooks that let + - * / and the math
+// functions accept tensors.
+#include <algorithm>
+#include <cmath>
+
+#include "eval/builtins.h"
+#include "runtime/elements.h"
+#include "tensor/tensor_value.h"
+
+namespace tl::tensor {
+
+using eval::Interp;
+using eval::Value;
+using Args = Value*;
+using N = std::uint32_t;
+
+namespace {
+
+Graph& graph_at_call(Interp& in) {
+  Graph& g = runtime(in).graph;
+  g.current_span = in.call_site;
+  return g;
+}
+
+TensorObj* tensor_arg(Interp& in, const char* fn, Args a, int i) {
+  if (!is_tensor(a[i])) in.type_error(fn, i + 1, "a tensor", a[i]);
+  return as_tensor(a[i]);
+}
+
+Value element_value(Interp& in, const Buffer& b, std::int64_t k) {
+  if (b.dtype == DType::Bool) return in.boolean(runtime::load_int(b, k) != 0);
+  if (is_float(b.dtype)) return Value::real(runtime::load_float(b, k));
+  return Value::integer(runtime::load_int(b, k));
+}
+
+// Concrete shape of a realized tensor.
+std::vector<std::int64_t> concrete_shape(TensorObj* t) { return eval_shape(t->node->shape, t->node->bindings); }
+
+Value to_list(Interp& in, const Buffer& b, const std::vector<std::int64_t>& shape, std::size_t axis, std::int64_t& k) {
+  if (axis == shape.size()) return element_value(in, b, k++);
+  eval::Interp::StackMark mark(in);
+  Value* base = in.sp;
+  for (std::int64_t i = 0; i < shape[axis]; ++i) in.push(to_list(in, b, shape, axis + 1, k));
+  return in.list_from(base, static_cast<std::size_t>(shape[axis]));
+}
+
+// Nested lists (or vectors) to a flat element list and a shape.
+struct Gathered {
+  std::vector<Value> items;
+  std::vector<std::int64_t> shape;
+  bool any_float = false, all_bool = true, big_int = false;
+};
+
+bool is_sequence(Value v) { return eval::is_cons(v) || eval::is_kind(v, eval::ObjKind::Vector); }
+
+std::vector<Value> sequence_items(Interp& in, Value v) {
+  if (eval::is_kind(v, eval::ObjKind::Vector)) return eval::as_vector(v)->items;
+  return eval::list_items(in, "tensor", v, 1);
+}
+
+void gather(Interp& in, Value v, std::size_t depth, Gathered& g) {
+  if (is_sequence(v)) {
+    std::vector<Value> items = sequence_items(in, v);
+    auto n = static_cast<std::int64_t>(items.size());
+    if (depth == g.shape.size()) {
+      if (!g.items.empty()) in.error("shape-error", "tensor: ragged nested list: an element at depth " + std::to_string(depth) + " is a list of " + std::to_string(n) + " where a number was expected");
+      g.shape.push_back(n);
+    } else if (g.shape[depth] != n) {
+      in.error("shape-error", "tensor: ragged nested list: a list at depth " + std::to_string(depth) + " has " + std::to_string(n) +
+                                  " elements where " + std::to_string(g.shape[depth]) + " were expected");
+    }
+    for (Value x : items) gather(in, x, depth + 1, g);
+    return;
+  }
+  if (depth != g.shape.size()) {
+    in.error("shape-error", "tensor: ragged nested list: " + in.repr(v) + " at depth " + std::to_string(depth) +
+                                " where a list of " + std::to_string(g.shape[depth]) + " was expected");
+  }
+  if (v.is_float()) g.any_float = true;
+  else if (v.is_int()) {
+    if (v.i > INT32_MAX || v.i < INT32_MIN) g.big_int = true;
+  } else if (!v.is_nil() && !v.same(in.t())) {
+    in.error("type-error", "tensor: elements must be numbers or booleans (t, nil), got " + in.repr(v));
+  }
+  if (v.is_int() || v.is_float()) g.all_bool = false;
+  g.items.push_back(v);
+}
+
+Value tensor_from_data(Interp& in, Value data, Value dtype_arg) {
+  Gathered g;
+  if (!is_sequence(data) && !data.is_number() && !data.same(in.t()) && !data.is_nil()) {
+    in.type_error("tensor", 1, "a number or a nested list of numbers", data);
+  }
+  if (data.is_nil()) {
+    g.shape = {0};
+  } else {
+    gather(in, data, 0, g);
+  }
+  DType t;
+  if (!dtype_arg.is_nil()) t = dtype_from_lisp(in, "tensor", dtype_arg);
+  else if (g.any_float) t = kDefaultFloat;
+  else if (!g.items.empty() && g.all_bool) t = DType::Bool;
+  else if (g.big_int) t = DType::I64;
+  else if (g.items.empty()) t = kDefaultFloat;
+  else t = kDefaultInt;
+  auto buf = std::make_shared<Buffer>(t, g.items.size());
+  for (std::size_t k = 0; k < g.items.size(); ++k) {
+    Value v = g.items[k];
+    double f = v.is_float() ? v.f : v.is_int() ? static_cast<double>(v.i) : (v.is_nil() ? 0 : 1);
+    std::int64_t i = v.is_int() ? v.i : v.is_float() ? static_cast<std::int64_t>(v.f) : (v.is_nil() ? 0 : 1);
+    if (is_float(t)) runtime::store_float(*buf, static_cast<std::int64_t>(k), f);
+    else if (t == DType::Bool) runtime::store_int(*buf, static_cast<std::int64_t>(k), f != 0);
+    else runtime::store_int(*buf, static_cast<std::int64_t>(k), i);
+  }
+  in.heap.account_external(buf->bytes.size());
+  Shape shape(g.shape.begin(), g.shape.end());
+  return make_tensor(in, graph_at_call(in).make_buffer(std::move(buf), shape));
+}
+
+// NumPy broadcasting of shapes, right-aligned; symbolic dims must be equal or 1.
+Shape broadcast_shapes(Interp& in, const char* fn, const std::vector<Shape>& shapes) {
+  std::size_t rank = 0;
+  for (const auto& s : shapes) rank = std::max(rank, s.size());
+  Shape out(rank, Dim(1));
+  for (const auto& s : shapes) {
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      Dim& o = out[rank - s.size() + i];
+      const Dim& d = s[i];
+      if (d == Dim(1) || d == o) continue;
+      if (o == Dim(1)) {
+        o = d;
+        continue;
+      }
+      std::string all;
+      for (const auto& x : shapes) all += (all.empty() ? "" : " and ") + shape_str(x);
+      in.error("shape-error", std::string(fn) + ": shapes " + all + " do not broadcast (axis " +
+                                  std::to_string(static_cast<int>(i) - static_cast<int>(s.size())) + ": " + o.str() +
+                                  " vs " + d.str() + ")");
+    }
+  }
+  return out;
+}
+
+NodeRef broadcast_node(Graph& g, const NodeRef& x, const Shape& shape) {
+  if (x->shape == shape) return x;
+  Shape padded(shape.size() - x->shape.size(), Dim(1));
+  padded.insert(padded.end(), x->shape.begin(), x->shape.end());
+  return g.make_expand(g.make_reshape(x, padded), shape);
+}
+
+NodeRef scalar_node(Graph& g, Value v, DType t, const Shape& shape) {
+  if (v.is_float()) return g.make_const_float(v.f, t, shape);
+  if (v.is_int()) return g.make_const_int(v.i, t, shape);
+  return g.make_const_int(v.is_nil() ? 0 : 1, t, shape);
+}
+
+// Converts numbers and tensors to tensors of one dtype and one broadcast shape.
+// `dtype` forces the result type (else it is promoted); fn names the caller in errors.
+std::vector<NodeRef> elementwise_args(Interp& in, const char* fn, const std::vector<Value>& args, std::optional<DType> dtype) {
+  std::optional<DType> t;
+  std::vector<Shape> shapes;
+  for (Value v : args) {
+    if (is_tensor(v)) {
+      DType vt = as_tensor(v)->node->dtype;
+      t = t ? promote(*t, vt) : vt;
+      shapes.push_back(as_tensor(v)->node->shape);
+    } else if (!v.is_number() && !v.same(in.t()) && !v.is_nil()) {
+      in.error("type-error", std::string(fn) + ": expected a tensor or a number, got " + in.repr(v));
+    }
+  }
+  for (Value v : args) {
+    if (is_tensor(v)) continue;
+    bool fl = v.is_float();
+    if (!t) t = fl ? kDefaultFloat : v.is_int() ? kDefaultInt : DType::Bool;
+    else t = promote_with_scalar(*t, fl);
+  }
+  if (dtype) t = dtype;
+  Shape shape = broadcast_shapes(in, fn, shapes);
+  Graph& g = graph_at_call(in);
+  std::vector<NodeRef> out;
+  for (Value v : args) {
+    if (is_tensor(v)) out.push_back(broadcast_node(g, g.make_cast(as_tensor(v)->node, *t), shape));
+    else out.push_back(scalar_node(g, v, *t, shape));
+  }
+  return out;
+}
+
+Value list_of_tensors(Interp& in, const std::vector<NodeRef>& nodes) {
+  eval::Interp::StackMark mark(in);
+  Value* base = in.sp;
+  for (const auto& n : nodes) in.push(make_tensor(in, n));
+  return in.list_from(base, nodes.size());
+}
+
+Bindings bindings_from_lisp(Interp& in, const char* fn, Value alist) {
+  Bindings b;
+  for (Value r = alist; eval::is_cons(r); r = eval::cdr(r)) {
+    Value pair = eval::car(r);
+    if (!eval::is_cons(pair) || !eval::is_symbol(eval::car(pair)) || !eval::cdr(pair).is_int()) {
+      in.error("type-error", std::string(fn) + ": :bind takes an alist ((name . integer) ...), got " + in.repr(alist));
+    }
+    b[eval::as_symbol(eval::car(pair))->name] = eval::cdr(pair).i;
+  }
+  return b;
+}
+
+// Makes `name` (a numeric builtin) hand tensor arguments to the Lisp function `handler`.
+void dispatch_tensors(Interp& in, const char* name, const char* handler) {
+  auto* nat = eval::as_native(in.intern(name)->value);
+  eval::NativeFn number_fn = nat->fn;
+  eval::Symbol* h = in.intern(handler);
+  const std::int32_t max_args = nat->max_args;
+  nat->fn = nullptr;
+  nat->max_args = -1;  // a tensor may take more arguments (aref with one index per axis)
+  nat->host_fn = [number_fn, h, max_args, nat](Interp& in, Value* a, std::uint32_t n) -> Value {
+    for (std::uint32_t i = 0; i < n; ++i) {
+      if (eval::is_kind(a[i], eval::ObjKind::Foreign)) {
+        if (!h->bound) in.error("undefined-function", "no tensor method " + h->name);
+        return in.apply(h->value, a, n);
+      }
+    }
+    if (max_args >= 0 && n > static_cast<std::uint32_t>(max_args)) {
+      in.error("arity-error", nat->name + ": expected at most " + std::to_string(max_args) + " arguments, got " +
+                                  std::to_string(n));
+    }
+    return number_fn(in, a, n);
+  };
+}
+
+}  // namespace
+
+void register_tensor_builtins(Interp& in) {
+  TL_BUILTIN(in, "tensorp", 1, 1, "(tensorp X)", "True when X is a tensor.",
+             [](Interp& in, Args a, N) -> Value { return in.boolean(is_tensor(a[0])); });
+  TL_BUILTIN(in, "shape", 1, 1, "(shape X)", "The shape of tensor X: a list of dimensions (integers or symbols).",
+             [](Interp& in, Args a, N) -> Value { return shape_to_lisp(in, tensor_arg(in, "shape", a, 0)->node->shape); });
+  TL_BUILTIN(in, "dtype", 1, 1, "(dtype X)", "The element type of tensor X, a symbol such as f32.",
+             [](Interp& in, Args a, N) -> Value { return dtype_to_lisp(in, tensor_arg(in, "dtype", a, 0)->node->dtype); });
+  TL_BUILTIN(in, "ndim", 1, 1, "(ndim X)", "The number of axes of tensor X.",
+             [](Interp& in, Args a, N) -> Value {
+               return Value::integer(static_cast<std::int64_t>(tensor_arg(in, "ndim", a, 0)->node->shape.size()));
+             });
+  TL_BUILTIN(in, "numel", 1, 1, "(numel X)", "The number of elements of tensor X (an expression when symbolic).",
+             [](Interp& in, Args a, N) -> Value { return dim_to_lisp(in, shape_numel(tensor_arg(in, "numel", a, 0)->node->shape)); });
+  TL_BUILTIN(in, "realize", 1, 3, "(realize X &key bind)",
+             "Computes tensor X now (it is otherwise computed when first read) and returns it. :bind gives "
+             "values to symbolic dimensions, e.g. (realize x :bind '((batch . 32))).",
+             [](Interp& in, Args a, N n) -> Value {
+               TensorObj* t = tensor_arg(in, "realize", a, 0);
+               Bindings b = bindings_from_lisp(in, "realize", eval::keyword_arg(a, 1, n, "bind"));
+               realize(in, t, b);
+               return a[0];
+             });
+  TL_BUILTIN(in, "realizedp", 1, 1, "(realizedp X)", "True when tensor X holds computed data (not a pending graph).",
+             [](Interp& in, Args a, N) -> Value { return in.boolean(tensor_arg(in, "realizedp", a, 0)->node->op == Op::Buffer); });
+  TL_BUILTIN(in, "to-list", 1, 1, "(to-list X)", "The elements of tensor X as nested lists (a number for a 0-d tensor).",
+             [](Interp& in, Args a, N) -> Value {
+               TensorObj* t = tensor_arg(in, "to-list", a, 0);
+               const Buffer& b = realize(in, t);
+               std::int64_t k = 0;
+               return to_list(in, b, concrete_shape(t), 0, k);
+             });
+  TL_BUILTIN(in, "item", 1, 1, "(item X)", "The single element of tensor X as a number.",
+             [](Interp& in, Args a, N) -> Value {
+               TensorObj* t = tensor_arg(in, "item", a, 0);
+               const Buffer& b = realize(in, t);
+               if (b.count() != 1) {
+                 in.error("shape-error", "item: tensor of shape " + shape_str(t->node->shape) + " has " + std::to_string(b.count()) +
+                                             " elements, not 1");
+               }
+               return element_value(in, b, 0);
+             });
+  TL_BUILTIN(in, "%tensor-aref", 1, -1, "(%tensor-aref X INDEX...)", "One element of tensor X (used by aref).",
+             [](Interp& in, Args a, N n) -> Value {
+               TensorObj* t = tensor_arg(in, "aref", a, 0);
+               const Buffer& b = realize(in, t);
+               auto shape = concrete_shape(t);
+               if (n - 1 != shape.size()) {
+                 in.error("index-error", "aref: tensor of shape " + shape_str(t->node->shape) + " needs " + std::to_string(shape.size()) +
+                                             " indices, got " + std::to_string(n - 1));
+               }
+               std::int64_t k = 0;
+               for (std::size_t i = 0; i < shape.size(); ++i) {
+                 std::int64_t ix = eval::arg_int(in, "aref", a, static_cast<int>(i + 1));
+                 if (ix < 0) ix += shape[i];
+                 if (ix < 0 || ix >= shape[i]) {
+                   in.error("index-error", "aref: index " + in.repr(a[i + 1]) + " out of range for axis " + std::to_string(i) +
+                                               " of size " + std::to_string(shape[i]));
+                 }
+                 k = k * shape[i] + ix;
+               }
+               return element_value(in, b, k);
+             });
+  TL_BUILTIN(in, "%tensor-from-list", 2, 2, "(%tensor-from-list DATA DTYPE)",
+             "A tensor of the numbers in nested list DATA; DTYPE nil infers f32, i32 (i64 when needed) or bool.",
+             [](Interp& in, Args a, N) -> Value { return tensor_from_data(in, a[0], a[1]); });
+  TL_BUILTIN(in, "symbolic-shape", 2, 2, "(symbolic-shape X SHAPE)",
+             "X with the symbols in SHAPE naming its dimensions, e.g. (symbolic-shape x '(batch 784)). "
+             "Graphs built from it carry BATCH symbolically; its value comes from X's data.",
+             [](Interp& in, Args a, N) -> Value {
+               TensorObj* t = tensor_arg(in, "symbolic-shape", a, 0);
+               realize(in, t);
+               Shape want = shape_from_lisp(in, "symbolic-shape", a[1]);
+               auto have = concrete_shape(t);
+               if (want.size() != have.size()) {
+                 in.error("shape-error", "symbolic-shape: " + shape_str(want) + " has " + std::to_string(want.size()) +
+                                             " axes but the tensor is " + shape_str(t->node->shape));
+               }
+               Bindings b;
+               for (std::size_t i = 0; i < want.size(); ++i) {
+                 if (auto c = want[i].as_const()) {
+                   if (*c != have[i]) in.error("shape-error", "symbolic-shape: axis " + std::to_string(i) + " has size " +
+                                                                  std::to_string(have[i]) + ", not " + std::to_string(*c));
+                 } else if (auto v = want[i].as_var()) {
+                   auto [it, ok] = b.emplace(*v, have[i]);
+                   if (!ok && it->second != have[i]) {
+                     in.error("shape-error", "symbolic-shape: " + *v + " would be both " + std::to_string(it->second) + " and " +
+                                                 std::to_string(have[i]));
+                   }
+                 } else {
+                   in.error("shape-error", "symbolic-shape: each dimension must be an integer or a symbol, got " + want[i].str());
+                 }
+               }
+               return make_tensor(in, graph_at_call(in).make_buffer(t->node->buffer, want, std::move(b)));
+             });
+  TL_BUILTIN(in, "broadcast-shapes", 0, -1, "(broadcast-shapes SHAPE...)",
+             "The shape that SHAPEs broadcast to under NumPy rules (right-aligned; 1 stretches).",
+             [](Interp& in, Args a, N n) -> Value {
+               std::vector<Shape> shapes;
+               for (N i = 0; i < n; ++i) shapes.push_back(shape_from_lisp(in, "broadcast-shapes", a[i]));
+               return shape_to_lisp(in, broadcast_shapes(in, "broadcast-shapes", shapes));
+             });
+  TL_BUILTIN(in, "broadcast-to", 2, 2, "(broadcast-to X SHAPE)",
+             "X (a tensor or number) broadcast to SHAPE: a view, no copy.",
+             [](Interp& in, Args a, N) -> Value {
+               Shape shape = shape_from_lisp(in, "broadcast-to", a[1]);
+               if (!is_tensor(a[0])) {
+                 auto args = elementwise_args(in, "broadcast-to", {a[0]}, std::nullopt);
+                 return make_tensor(in, graph_at_call(in).make_expand(graph_at_call(in).make_reshape(args[0], Shape(shape.size(), Dim(1))), shape));
+               }
+               const NodeRef& x = as_tensor(a[0])->node;
+               Shape target = broadcast_shapes(in, "broadcast-to", {x->shape, shape});
+               if (target != shape) {
+                 in.error("shape-error", "broadcast-to: cannot broadcast " + shape_str(x->shape) + " to " + shape_str(shape));
+               }
+               return make_tensor(in, broadcast_node(graph_at_call(in), x, shape));
+             });
+  TL_BUILTIN(in, "%elementwise-args", 2, 3, "(%elementwise-args FN ARGS [DTYPE])",
+             "ARGS (tensors and numbers) as tensors of one promoted dtype (or DTYPE) and one broadcast shape.",
+             [](Interp& in, Args a, N n) -> Value {
+               std::string fn = eval::is_symbol(a[0]) ? eval::as_symbol(a[0])->name : in.repr(a[0]);
+               std::vector<Value> args = eval::list_items(in, "%elementwise-args", a[1], 2);
+               std::optional<DType> t;
+               if (n == 3 && !a[2].is_nil()) t = dtype_from_lisp(in, fn.c_str(), a[2]);
+               return list_of_tensors(in, elementwise_args(in, fn.c_str(), args, t));
+             });
+  TL_BUILTIN(in, "result-dtype", 1, -1, "(result-dtype X...)",
+             "The dtype that tensors and numbers X combine to under the promotion rules.",
+             [](Interp& in, Args a, N n) -> Value {
+               std::vector<Value> args(a, a + n);
+               return dtype_to_lisp(in, elementwise_args(in, "result-dtype", args, std::nullopt)[0]->dtype);
+             });
+  TL_BUILTIN(in, "promote-types", 2, 2, "(promote-types A B)", "The dtype two tensors of dtypes A and B combine to.",
+             [](Interp& in, Args a, N) -> Value {
+               return dtype_to_lisp(in, promote(dtype_from_lisp(in, "promote-types", a[0]), dtype_from_lisp(in, "promote-types", a[1])));
+             });
+  TL_BUILTIN(in, "dtypep", 1, 1, "(dtypep X)", "True when X names a dtype.",
+             [](Interp& in, Args a, N) -> Value {
+               return in.boolean(eval::is_symbol(a[0]) && !a[0].is_nil() && dtype_from_name(eval::as_symbol(a[0])->name).has_value());
+             });
+  TL_BUILTIN(in, "dtype-float-p", 1, 1, "(dtype-float-p DTYPE)", "True for f16, bf16, f32 and f64.",
+             [](Interp& in, Args a, N) -> Value { return in.boolean(is_float(dtype_from_lisp(in, "dtype-float-p", a[0]))); });
+  TL_BUILTIN(in, "dtype-size", 1, 1, "(dtype-size DTYPE)", "Bytes per element of DTYPE.",
+             [](Interp& in, Args a, N) -> Value {
+               return Value::integer(static_cast<std::int64_t>(dtype_size(dtype_from_lisp(in, "dtype-size", a[0]))));
+             });
+  TL_BUILTIN(in, "dim*", 0, -1, "(dim* D...)", "Product of dimensions (integers or symbolic).",
+             [](Interp& in, Args a, N n) -> Value {
+               Dim acc(1);
+               for (N i = 0; i < n; ++i) acc = acc * dim_from_lisp(in, "dim*", a[i]);
+               return dim_to_lisp(in, acc);
+             });
+  TL_BUILTIN(in, "dim+", 0, -1, "(dim+ D...)", "Sum of dimensions (integers or symbolic).",
+             [](Interp& in, Args a, N n) -> Value {
+               Dim acc(0);
+               for (N i = 0; i < n; ++i) acc = acc + dim_from_lisp(in, "dim+", a[i]);
+               return dim_to_lisp(in, acc);
+             });
+  TL_BUILTIN(in, "dim-", 2, 2, "(dim- A B)", "Difference of dimensions (integers or symbolic).",
+             [](Interp& in, Args a, N) -> Value { return dim_to_lisp(in, dim_from_lisp(in, "dim-", a[0]) - dim_from_lisp(in, "dim-", a[1])); });
+  TL_BUILTIN(in, "dim/", 2, 2, "(dim/ A B)", "A divided by B, which must divide it exactly; nil otherwise.",
+             [](Interp& in, Args a, N) -> Value {
+               auto q = dim_from_lisp(in, "dim/", a[0]).divide_exact(dim_from_lisp(in, "dim/", a[1]));
+               return q ? dim_to_lisp(in, *q) : eval::nil();
+             });
+  TL_BUILTIN(in, "dim=", 2, 2, "(dim= A B)", "True when dimensions A and B are the same expression.",
+             [](Interp& in, Args a, N) -> Value { return in.boolean(dim_from_lisp(in, "dim=", a[0]) == dim_from_lisp(in, "dim=", a[1])); });
+  TL_BUILTIN(in, "graph-string", 1, 2, "(graph-string X [DEPTH])", "The primitive graph of tensor X as text.",
+             [](Interp& in, Args a, N n) -> Value {
+               int depth = n == 2 ? static_cast<int>(eval::arg_int(in, "graph-string", a, 1)) : 12;
+               return in.make_string(node_str(tensor_arg(in, "graph-string", a, 0)->node.get(), depth));
+             });
+  TL_BUILTIN(in, "same-node-p", 2, 2, "(same-node-p A B)", "True when tensors A and B are the same graph node (hash-consing).",
+             [](Interp& in, Args a, N) -> Value {
+               return in.boolean(tensor_arg(in, "same-node-p", a, 0)->node == tensor_arg(in, "same-node-p", a, 1)->node);
+             });
+  TL_BUILTIN(in, "view-string", 1, 1, "(view-string X)", "How tensor X indexes its data: its composed view stack.",
+             [](Interp& in, Args a, N) -> Value {
+               const Node* base = nullptr;
+               ViewStack vs = view_of(tensor_arg(in, "view-string", a, 0)->node.get(), &base);
+               return in.make_string(vs.str());
+             });
+  TL_BUILTIN(in, "tensor-stats", 0, 0, "(tensor-stats)", "A plist: live graph nodes and bytes realized so far.",
+             [](Interp& in, Args, N) -> Value {
+               TensorRuntime& rt = runtime(in);
+               return in.list({Value::object(in.keyword("live-nodes")),
+                                Value::integer(static_cast<std::int64_t>(rt.graph.live_nodes())),
+                                Value::object(in.keyword("realized-bytes")),
+                                Value::integer(static_cast<std::int64_t>(rt.realized_bytes)),
+                                Value::object(in.keyword("device")), in.make_string(rt.device)});
+             });
+
+  // Numeric builtins hand tensors to the stdlib's methods.
+  const char* const kDispatch[][2] = {
+      {"+", "%tensor+"},          {"-", "%tensor-"},          {"*", "%tensor*"},
+      {"/", "%tensor/"},          {"<", "%tensor<"},          {">", "%tensor>"},
+      {"<=", "%tensor<="},        {">=", "%tensor>="},        {"=", "%tensor="},
+      {"/=", "%tensor/="},        {"1+", "%tensor-1+"},       {"1-", "%tensor-1-"},
+      {"mod", "%tensor-mod"},     {"rem", "%tensor-rem"},     {"floor", "%tensor-floor"},
+      {"ceiling", "%tensor-ceiling"}, {"round", "%tensor-round"}, {"truncate", "%tensor-truncate"},
+      {"abs", "%tensor-abs"},     {"min", "%tensor-min"},     {"max", "%tensor-max"},
+      {"expt", "%tensor-expt"},   {"sqrt", "%tensor-sqrt"},   {"exp", "%tensor-exp"},
+      {"log", "%tensor-log"},     {"sin", "%tensor-sin"},     {"cos", "%tensor-cos"},
+      {"tan", "%tensor-tan"},     {"asin", "%tensor-asin"},   {"acos", "%tensor-acos"},
+      {"atan", "%tensor-atan"},   {"sinh", "%tensor-sinh"},   {"cosh", "%tensor-cosh"},
+      {"tanh", "%tensor-tanh"},   {"float", "%tensor-float"}, {"aref", "%tensor-aref"},
+  };
+  for (const auto& [name, handler] : kDispatch) dispatch_tensors(in, name, handler);
+}
+
+}  // namespace tl::tensor

@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: Apache-2.0
+// Hash-consed graph nodes and the shape/dtype rule of every primitive op.
+#include "tensor/graph.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+namespace tl::tensor {
+
+namespace {
+constexpr OpInfo kOps[] = {
+#define OP(e, name, arity, group, doc) {name, arity, OpGroup::group, doc},
+#include "tensor/ops.def"
+#undef OP
+};
+
+std::size_t mix(std::size_t h, std::size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)); }
+
+[[noreturn]] void fail(const char* type, const std::string& msg) { throw GraphError(type, msg); }
+
+std::string axes_str(const std::vector<std::int64_t>& a) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < a.size(); ++i) s += (i ? " " : "") + std::to_string(a[i]);
+  return s + ")";
+}
+
+// Known-false comparisons only: symbolic dims are checked when the graph is realized.
+bool known_negative(const Dim& d) { return d.is_const() && d.value() < 0; }
+bool known_less(const Dim& a, const Dim& b) {
+  Dim diff = a - b;
+  return diff.is_const() && diff.value() < 0;
+}
+}  // namespace
+
+const OpInfo& op_info(Op op) { return kOps[static_cast<int>(op)]; }
+
+std::optional<Op> op_from_name(std::string_view name) {
+  for (int i = 0; i < kOpCount; ++i) {
+    if (name == kOps[i].name) return static_cast<Op>(i);
+  }
+  return std::nullopt;
+}
+
+const char* reduce_kind_name(ReduceKind k) {
+  switch (k) {
+    case ReduceKind::Sum: return "sum";
+    case ReduceKind::Max: return "max";
+    case ReduceKind::Prod: return "prod";
+  }
+  return "?";
+}
+
+// --- references ----------------------------------------------------------------------------
+
+NodeRef::NodeRef(Node* n) : n_(n) {
+  if (n_) ++n_->refs;
+}
+NodeRef::NodeRef(const NodeRef& o) : n_(o.n_) {
+  if (n_) ++n_->refs;
+}
+NodeRef::~NodeRef() {
+  if (n_ && --n_->refs == 0) n_->graph->release(n_);
+}
+
+void Graph::release(Node* n) {
+  dying_.push_back(n);
+  if (releasing_) return;
+  releasing_ = true;
+  while (!dying_.empty()) {
+    Node* d = dying_.back();
+    dying_.pop_back();
+    table_.erase(d);
+    delete d;  // dropping d->src may push more nodes onto dying_
+  }
+  releasing_ = false;
+}
+
+Graph::~Graph() {
+  // Nodes still referenced from outside outlive the table only in a host bug; detach them.
+  for (Node* n : table_) n->graph = nullptr;
+}
+
+bool Graph::Eq::operator()(const Node* a, const Node* b) const {
+  if (a->op != b->op || a->dtype != b->dtype || a->hash != b->hash) return false;
+  if (a->shape != b->shape || a->src.size() != b->src.size()) return false;
+  for (std::size_t i = 0; i < a->src.size(); ++i) {
+    if (a->src[i].get() != b->src[i].get()) return false;
+  }
+  return a->axes == b->axes && a->ranges == b->ranges && a->reduce_kind == b->reduce_kind &&
+         std::memcmp(&a->fvalue, &b->fvalue, sizeof(double)) == 0 && a->ivalue == b->ivalue &&
+         a->name == b->name && a->buffer == b->buffer && a->bindings == b->bindings;
+}
+
+NodeRef Graph::intern(Node&& proto) {
+  std::size_t h = mix(static_cast<std::size_t>(proto.op), static_cast<std::size_t>(proto.dtype));
+  for (const auto& d : proto.shape) h = mix(h, d.hash());
+  for (const auto& s : proto.src) h = mix(h, std::hash<const void*>{}(s.get()));
+  for (auto a : proto.axes) h = mix(h, static_cast<std::size_t>(a));
+  for (const auto& [b, e] : proto.ranges) h = mix(mix(h, b.hash()), e.hash());
+  std::uint64_t bits;
+  std::memcpy(&bits, &proto.fvalue, 8);
+  h = mix(mix(mix(h, bits), static_cast<std::size_t>(proto.ivalue)), static_cast<std::size_t>(proto.reduce_kind));
+  h = mix(h, std::hash<std::string>{}(proto.name));
+  h = mix(h, std::hash<const void*>{}(proto.buffer.get()));
+  proto.hash = h;
+  auto it = table_.find(&proto);
+  if (it != table_.end()) return NodeRef(*it);
+  Node* n = new Node(std::move(proto));
+  n->graph = this;
+  n->refs = 0;
+  n->id = next_id_++;
+  if (!n->span.valid()) n->span = current_span;
+  table_.insert(n);
+  return NodeRef(n);
+}
+
+// --- sources ---------------------------------------------------------------------------------
+
+namespace {
+Node proto(Op op, DType t, Shape shape) {
+  Node n;
+  n.op = op;
+  n.dtype = t;
+  n.shape = std::move(shape);
+  return n;
+}
+
+std::int64_t wrap_int(std::int64_t v, DType t) {
+  switch (t) {
+    case DType::Bool: return v != 0;
+    case DType::U8: return static_cast<std::uint8_t>(v);
+    case DType::I8: return static_cast<std::int8_t>(v);
+    case DType::I16: return static_cast<std::int16_t>(v);
+    case DType::U32: return static_cast<std::uint32_t>(v);
+    case DType::I32: return static_cast<std::int32_t>(v);
+    default: return v;
+  }
+}
+
+double round_float(double v, DType t) {
+  switch (t) {
+    case DType::F32: return static_cast<double>(static_cast<float>(v));
+    case DType::F16: return half_to_float(float_to_half(static_cast<float>(v)));
+    case DType::BF16: return bf16_to_float(float_to_bf16(static_cast<float>(v)));
+    default: return v;
+  }
+}
+
+void check_shape(const char* op, const Shape& shape) {
+  for (const auto& d : shape) {
+    if (known_negative(d)) fail("shape-error", std::string(op) + ": negative dimension in shape " + shape_str(shape));
+  }
+}
+}  // namespace
+
+NodeRef Graph::make_const_float(double v, DType t, const Shape& shape) {
+  if (!is_float(t)) return make_const_int(static_cast<std::int64_t>(v), t, shape);
+  check_shape("const", shape);
+  Node n = proto(Op::Const, t, shape);
+  n.fvalue = round_float(v, t);
+  if (n.fvalue == 0) n.fvalue = std::signbit(n.fvalue) ? -0.0 : 0.0;
+  return intern(std::move(n));
+}
+
+NodeRef Graph::make_const_int(std::int64_t v, DType t, const Shape& shape) {
+  if (is_float(t)) return make_const_float(static_cast<double>(v), t, shape);
+  check_shape("const", shape);
+  Node n = proto(Op::Const, t, shape);
+  n.ivalue = wrap_int(v, t);
+  return intern(std::move(n));
+}
+
+NodeRef Graph::make_buffer(std::shared_ptr<Buffer> b, const Shape& shape, Bindings bindings) {
+  Node n = proto(Op::Buffer, b->dtype, shape);
+  n.buffer = std::move(b);
+  n.bindings = std::move(bindings);
+  return intern(std::move(n));
+}
+
+NodeRef Graph::make_iota(const Shape& shape, int axis, DType t) {
+  if (axis < 0 || axis >= static_cast<int>(shape.size())) {
+    fail("index-error", "iota: axis " + std::to_string(axis) + " out of range for shape " + shape_str(shape));
+  }
+  if (t == DType::Bool) fail("dtype-error", "iota: dtype bool cannot hold indices");
+  check_shape("iota", shape);
+  Node n = proto(Op::Iota, t, shape);
+  n.axes = {axis};
+  return intern(std::move(n));
+}
+
+// --- elementwise -----------------------------------------------------------------------------
+
+NodeRef Graph::make_unary(Op op, const NodeRef& x) {
+  if (op == Op::Neg) {
+    if (x->dtype == DType::Bool) fail("dtype-error", "neg: not defined for bool (use logical-not)");
+  } else if (!is_float(x->dtype)) {
+    fail("dtype-error", std::string(op_name(op)) + ": needs a float tensor, got " + std::string(dtype_name(x->dtype)) +
+                            " (cast it first)");
+  }
+  Node n = proto(op, x->dtype, x->shape);
+  n.src = {x};
+  return intern(std::move(n));
+}
+
+NodeRef Graph::make_cast(const NodeRef& x, DType t, bool bitcast) {
+  if (bitcast && dtype_size(t) != dtype_size(x->dtype)) {
+    fail("dtype-error", "bitcast: " + std::string(dtype_name(x->dtype)) + " and " + std::string(dtype_name(t)) +
+                            " differ in size");
+  }
+  if (!bitcast && t == x->dtype) return x;
+  Node n = proto(bitcast ? Op::Bitcast : Op::Cast, t, x->shape);
+  n.src = {x};
+  return intern(std::move(n));
+}
+
+NodeRef Graph::make_binary(Op op, const NodeRef& a, const NodeRef& b) {
+  const char* name = op_name(op);
+  if (a->shape != b->shape) {
+    fail("shape-error", std::string(name) + ": shapes differ, " + shape_str(a->shape) + " and " + shape_str(b->shape));
+  }
+  if (a->dtype != b->dtype) {
+    fail("dtype-error", std::string(name) + ": dtypes differ, " + std::string(dtype_name(a->dtype)) + " and " +
+                            std::string(dtype_name(b->dtype)));
+  }
+  DType t = a->dtype;
+  if ((op == Op::Idiv || op == Op::Mod) && !is_int(t)) {
+    fail("dtype-error", std::string(name) + ": needs integer tensors, got " + std::string(dtype_name(t)));
+  }
+  if ((op == Op::And || op == Op::Or || op == Op::Xor) && is_float(t)) {
+    fail("dtype-error", std::string(name) + ": needs integer or bool tensors, got " + std::string(dtype_name(t)));
+  }
+  DType out = (op == Op::Cmplt || op == Op::Cmpeq) ? DType::Bool : t;
+  Node n = proto(op, out, a->shape);
+  n.src = {a, b};
+  return intern(std::move(n));
+}
+
+NodeRef Graph::make_where(const NodeRef& c, const NodeRef& a, const NodeRef& b) {
+  if (c->dtype != DType::Bool) fail("dtype-error", "where: the condition must be bool, got " + std::string(dtype_name(c->dtype)));
+  if (a->shape != b->shape || c->shape != a->shape) {
+    fail("shape-error", "where: shapes differ, " + shape_str(c->shape) + ", " + shape_str(a->shape) + " and " +
+                            shape_str(b->shape));
+  }
+  if (a->dtype != b->dtype) {
+    fail("dtype-error", "where: dtypes differ, " + std::string(dtype_name(a->dtype)) + " and " +
+                            std::string(dtype_name(b->dtype)));
+  }
+  Node n = proto(Op::Where, a->dtype, a->shape);
+  n.src = {c, a, b};
+  return intern(std::move(n));
+}
+
+// --- reduce ----------------------------------------------------------------------------------
+
+NodeRef Graph::make_reduce(ReduceKind k, const NodeRef& x, std::vector<std::int64_t> axes) {
+  const auto rank = static_cast<std::int64_t>(x->shape.size());
+  for (auto& a : axes) {
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank) {
+      fail("index-error", std::string("reduce: axis out of range for shape ") + shape_str(x->shape));
+    }
+  }
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
+    fail("index-error", "reduce: repeated axis in " + axes_str(axes));
+  }
+  if (x->dtype == DType::Bool && k != ReduceKind::Max) {
+    fail("dtype-error", std::string("reduce: ") + reduce_kind_name(k) + " of a bool tensor (cast it first)");
+  }
+  if (axes.empty()) return x;
+  Shape shape = x->shape;
+  for (auto a : axes) shape[a] = Dim(1);
+  Node n = proto(Op::Reduce, x->dtype, shape);
+  n.src = {x};
+  n.axes = std::move(axes);
+  n.reduce_kind = k;
+  return intern(std::move(n));
+}
+
+// --- movement --------------------------------------------------------------------------------
+
+NodeRef Graph::make_reshape(const NodeRef& x, const Shape& shape) {
+  check_shape("reshape", shape);
+  if (shape_numel(shape) != shape_numel(x->shape)) {
+    fail("shape-error", "reshape: cannot reshape " + shape_str(x->shape) + " (" + shape_numel(x->shape).str() +
+                            " elements) to " + shape_str(shape) + " (" + shape_numel(shape).str() + " elements)");
+  }
+  if (shape == x->shape) return x;
+  // reshape of reshape is one reshape.
+  const NodeRef& base = x->op == Op::Reshape ? x->src[0] : x;
+  if (shape == base->shape) return base;
+  Node n = proto(Op::Reshape, x->dtype, shape);
+  n.src = {base};
+  return intern(std::move(n));
+}
+
+NodeRef Graph::make_permute(const NodeRef& x, std::vector<std::int64_t> order) {
+  const auto rank = x->shape.size();
+  std::vector<bool> seen(rank, false);
+  bool ok = order.size() == rank;
+  for (auto& a : order) {
+    if (a < 0) a += static_cast<std::int64_t>(rank);
+    if (!ok || a < 0 || a >= static_cast<std::int64_t>(rank) || seen[a]) {
+      ok = false;
+      break;
+    }
+    seen[a] = true;
+  }
+  if (!ok) fail("shape-error", "permute: " + axes_str(order) + " is not a permutation of the axes of " + shape_str(x->shape));
+  bool identity = true;
+  for (std::size_t i = 0; i < rank; ++i) identity = identity && order[i] == static_cast<std::int64_t>(i);
+  if (identity) return x;
+  Shape shape(rank);
+  for (std::size_t i = 0; i < rank; ++i) shape[i] = x->shape[order[i]];
+  Node n = proto(Op::Permute, x->dtype, shape);
+  n.src = {x};
+  n.axes = std::move(order);
+  return intern(std::move(n));
+}
+
+NodeRef Graph::make_expand(const NodeRef& x, const Shape& shape) {
+  if (shape.size() != x->shape.size()) {
+    fail("shape-error", "expand: cannot expand " + shape_str(x->shape) + " to " + shape_str(shape) +
+                            " (ranks differ; reshape first)");
+  }
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (x->shape[i] != shape[i] && x->shape[i] != Dim(1)) {
+      fail("shape-error", "expand: cannot expand " + shape_str(x->shape) + " to " + shape_str(shape) + " (axis " +
+                              std::to_string(i) + " has size " + x->shape[i].str() + ", not 1)");
+    }
+  }
+  check_shape("expand", shape);
+  if (shape == x->shape) return x;
+  Node n = proto(Op::Expand, x->dtype, shape);
+  n.src = {x};
+  return intern(std::move(n));
+}
+
+NodeRef Graph::make_pad(const NodeRef& x, std::vector<Range> pads) {
+  if (pads.size() != x->shape.size()) {
+    fail("shape-error", "pad: " + std::to_string(pads.size()) + " (before after) pairs for shape " + shape_str(x->shape));
+  }
+  bool none = true;
+  Shape shape = x->shape;
+  for (std::size_t i = 0; i < pads.size(); ++i) {
+    if (known_negative(pads[i].first) || known_negative(pads[i].second)) {
+      fail("shape-error", "pad: negative padding on axis " + std::to_string(i) + " (use shrink to cut)");
+    }
+    none = none && pads[i].first == Dim(0) && pads[i].second == Dim(0);
+    shape[i] = shape[i] + pads[i].first + pads[i].second;
+  }
+  if (none) return x;
+  Node n = proto(Op::Pad, x->dtype, shape);
+  n.src = {x};
+  n.ranges = std::move(pads);
+  return intern(std::move(n));
+}
+
+NodeRef Graph::make_shrink(const NodeRef& x, std::vector<Range> ranges) {
+  if (ranges.size() != x->shape.size()) {
+    fail("shape-error", "shrink: " + std::to_string(ranges.size()) + " ranges for shape " + shape_str(x->shape));
+  }
+  bool none = true;
+  Shape shape = x->shape;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    const auto& [b, e] = ranges[i];
+    if (known_negative(b) || known_less(e, b) || known_less(x->shape[i], e)) {
+      fail("index-error", "shrink: range [" + b.str() + ", " + e.str() + ") out of bounds for axis " +
+                              std::to_string(i) + " of size " + x->shape[i].str());
+    }
+    none = none && b == Dim(0) && e == x->shape[i];
+    shape[i] = e - b;
+  }
+  if (none) return x;
+  Node n = proto(Op::Shrink, x->dtype, shape);
+  n.src = {x};
+  n.ranges = std::move(ranges);
+  return intern(std::move(n));
+}
+
+NodeRef Graph::make_flip(const NodeRef& x, std::vector<std::int64_t> mask) {
+  if (mask.size() != x->shape.size()) fail("shape-error", "flip: axis mask does not match shape " + shape_str(x->shape));
+  if (std::all_of(mask.begin(), mask.end(), [](std::int64_t m) { return m == 0; })) return x;
+  Node n = proto(Op::Flip, x->dtype, x->shape);
+  n.src = {x};
+  n.axes = std::move(mask);
+  return intern(std::move(n));
+}
+
+// --- memory and escape -----------------------------------------------------------------------
+
+NodeRef Graph::make_copy(const NodeRef& x) {
+  Node n = proto(Op::Copy, x->dtype, x->shape);
+  n.src = {x};
+  return intern(std::move(n));
+}
+
+NodeRef Graph::make_assign(const NodeRef& target, const NodeRef& value) {
+  if (target->op != Op::Buffer) fail("type-error", "assign: the target must be a realized tensor");
+  if (target->shape != value->shape || target->dtype != value->dtype) {
+    fail("shape-error", "assign: target is " + shape_str(target->shape) + " " + std::string(dtype_name(target->dtype)) +
+                            ", value is " + shape_str(value->shape) + " " + std::string(dtype_name(value->dtype)));
+  }
+  Node n = proto(Op::Assign, target->dtype, target->shape);
+  n.src = {target, value};
+  return intern(std::move(n));
+}
+
+NodeRef Graph::make_extern(const std::string& name, std::vector<NodeRef> srcs, DType t, const Shape& shape) {
+  Node n = proto(Op::Extern, t, shape);
+  n.src = std::move(srcs);
+  n.name = name;
+  return intern(std::move(n));
+}
+
+// --- views and printing ----------------------------------------------------------------------
+
+ViewStack view_of(const Node* n, const Node** base) {
+  std::vector<const Node*> chain;
+  while (op_info(n->op).group == OpGroup::Movement) {
+    chain.push_back(n);
+    n = n->src[0].get();
+  }
+  *base = n;
+  ViewStack vs(n->shape);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const Node* m = *it;
+    switch (m->op) {
+      case Op::Reshape: vs = vs.reshape(m->shape); break;
+      case Op::Permute: vs = vs.permute(std::vector<int>(m->axes.begin(), m->axes.end())); break;
+      case Op::Expand: vs = vs.expand(m->shape); break;
+      case Op::Pad: vs = vs.pad(m->ranges); break;
+      case Op::Shrink: vs = vs.shrink(m->ranges); break;
+      case Op::Flip: vs = vs.flip(std::vector<bool>(m->axes.begin(), m->axes.end())); break;
+      default: break;
+    }
+  }
+  return vs;
+}
+
+std::string node_str(const Node* n, int max_depth) {
+  std::string s = "(";
+  s += op_name(n->op);
+  switch (n->op) {
+    case Op::Const: {
+      if (is_float(n->dtype)) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.9g", n->fvalue);
+        s += std::string(" ") + buf;
+      } else {
+        s += " " + std::to_string(n->ivalue);
+      }
+      break;
+    }
+    case Op::Buffer: s += "#" + std::to_string(n->id); break;
+    case Op::Reduce: s += std::string(" :") + reduce_kind_name(n->reduce_kind) + " " + axes_str(n->axes); break;
+    case Op::Iota:
+    case Op::Permute:
+    case Op::Flip: s += " " + axes_str(n->axes); break;
+    case Op::Pad:
+    case Op::Shrink: {
+      s += " (";
+      for (std::size_t i = 0; i < n->ranges.size(); ++i) {
+        s += (i ? " (" : "(") + n->ranges[i].first.str() + " " + n->ranges[i].second.str() + ")";
+      }
+      s += ")";
+      break;
+    }
+    case Op::Extern: s += " \"" + n->name + "\""; break;
+    default: break;
+  }
+  if (op_info(n->op).group == OpGroup::Source || n->op == Op::Cast || n->op == Op::Bitcast ||
+      n->op == Op::Reshape || n->op == Op::Expand) {
+    s += " " + std::string(dtype_name(n->dtype)) + " " + shape_str(n->shape);
+  }
+  for (const auto& src : n->src) {
+    s += " ";
+    s += max_depth > 0 ? node_str(src.get(), max_depth - 1) : "...";
+  }
+  return s + ")";
+}
+
+}  // namespace tl::tensor

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+// The lazy tensor graph: immutable, hash-consed nodes of primitive ops (ops.def). Building
+// the same expression twice gives the same node. The make_* functions apply each op's shape
+// and dtype rule and throw GraphError on a violation.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "support/condition_error.h"
+#include "support/span.h"
+#include "tensor/dim.h"
+#include "tensor/dtype.h"
+#include "tensor/view.h"
+
+namespace tl::tensor {
+
+enum class Op : std::uint8_t {
+#define OP(e, name, arity, group, doc) e,
+#include "tensor/ops.def"
+#undef OP
+};
+enum class OpGroup : std::uint8_t { Source, Unary, Binary, Ternary, Reduce, Movement, Memory, Escape };
+
+struct OpInfo {
+  const char* name;
+  int arity;
+  OpGroup group;
+  const char* doc;
+};
+const OpInfo& op_info(Op op);
+inline const char* op_name(Op op) { return op_info(op).name; }
+std::optional<Op> op_from_name(std::string_view name);
+constexpr int kOpCount = 0
+#define OP(e, name, arity, group, doc) +1
+#include "tensor/ops.def"
+#undef OP
+    ;
+
+enum class ReduceKind : std::uint8_t { Sum, Max, Prod };
+const char* reduce_kind_name(ReduceKind k);
+
+// Host memory holding a realized tensor, contiguous and row-major. Backends will own
+// device memory behind the same object.
+struct Buffer {
+  DType dtype;
+  std::vector<std::uint8_t> bytes;
+  Buffer(DType t, std::size_t count) : dtype(t), bytes(count * dtype_size(t)) {}
+  std::size_t count() const { return bytes.size() / dtype_size(dtype); }
+  void* data() { return bytes.data(); }
+  const void* data() const { return bytes.data(); }
+};
+
+// Raised by the shape and dtype rules; `type` is the Lisp condition ("shape-error", ...).
+using GraphError = tl::ConditionError;
+
+class Graph;
+struct Node;
+
+// Counted reference to a node. Nodes die when the last reference goes (iteratively, so
+// long chains do not exhaust the C stack).
+class NodeRef {
+ public:
+  NodeRef() = default;
+  explicit NodeRef(Node* n);
+  NodeRef(const NodeRef& o);
+  NodeRef(NodeRef&& o) noexcept : n_(o.n_) { o.n_ = nullptr; }
+  NodeRef& operator=(NodeRef o) noexcept {
+    std::swap(n_, o.n_);
+    return *this;
+  }
+  ~NodeRef();
+  Node* get() const { return n_; }
+  Node* operator->() const { return n_; }
+  const Node& operator*() const { return *n_; }
+  explicit operator bool() const { return n_ != nullptr; }
+  bool operator==(const NodeRef& o) const { return n_ == o.n_; }
+
+ private:
+  Node* n_ = nullptr;
+};
+
+struct Node {
+  Op op;
+  DType dtype;
+  Shape shape;
+  std::vector<NodeRef> src;
+  // Op arguments (which are meaningful depends on op; the rest stay empty or zero).
+  std::vector<std::int64_t> axes;  // reduce axes, permute order, flip mask (0/1), iota axis
+  std::vector<Range> ranges;       // pad (before, after), shrink [begin, end)
+  ReduceKind reduce_kind = ReduceKind::Sum;
+  double fvalue = 0;               // const of a float dtype
+  std::int64_t ivalue = 0;         // const of an integer or bool dtype
+  std::string name;                // extern kernel name
+  std::shared_ptr<Buffer> buffer;  // buffer
+  Bindings bindings;               // buffer: values of the variables in its shape
+  // Not part of the identity:
+  Span span;                       // the form that first built this node
+  std::size_t hash = 0;
+  std::uint32_t id = 0;            // creation order, for printing
+  mutable std::int32_t refs = 0;
+  Graph* graph = nullptr;
+  // A cache of the realized value of this node (set for roots that were realized).
+  mutable std::shared_ptr<Buffer> realized;
+};
+
+// The hash-consing table and node factory. One per interpreter runtime.
+class Graph {
+ public:
+  Graph() = default;
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  // The span recorded on nodes built from now on (set by the Lisp layer per call).
+  Span current_span;
+  std::size_t live_nodes() const { return table_.size(); }
+
+  NodeRef make_const_float(double v, DType t, const Shape& shape);
+  NodeRef make_const_int(std::int64_t v, DType t, const Shape& shape);
+  NodeRef make_buffer(std::shared_ptr<Buffer> b, const Shape& shape, Bindings bindings = {});
+  NodeRef make_iota(const Shape& shape, int axis, DType t);
+  NodeRef make_unary(Op op, const NodeRef& x);
+  NodeRef make_cast(const NodeRef& x, DType t, bool bitcast = false);
+  NodeRef make_binary(Op op, const NodeRef& a, const NodeRef& b);
+  NodeRef make_where(const NodeRef& c, const NodeRef& a, const NodeRef& b);
+  NodeRef make_reduce(ReduceKind k, const NodeRef& x, std::vector<std::int64_t> axes);
+  NodeRef make_reshape(const NodeRef& x, const Shape& shape);
+  NodeRef make_permute(const NodeRef& x, std::vector<std::int64_t> order);
+  NodeRef make_expand(const NodeRef& x, const Shape& shape);
+  NodeRef make_pad(const NodeRef& x, std::vector<Range> pads);
+  NodeRef make_shrink(const NodeRef& x, std::vector<Range> ranges);
+  NodeRef make_flip(const NodeRef& x, std::vector<std::int64_t> axes_mask);
+  NodeRef make_copy(const NodeRef& x);
+  NodeRef make_assign(const NodeRef& target, const NodeRef& value);
+  NodeRef make_extern(const std::string& name, std::vector<NodeRef> srcs, DType t, const Shape& shape);
+
+  // Interns a fully described node (used by the make_* functions and by rewrites).
+  NodeRef intern(Node&& proto);
+  void release(Node* n);  // called when a node's count reaches zero
+
+ private:
+  struct Hash {
+    std::size_t operator()(const Node* n) const { return n->hash; }
+  };
+  struct Eq {
+    bool operator()(const Node* a, const Node* b) const;
+  };
+  std::unordered_set<Node*, Hash, Eq> table_;
+  std::uint32_t next_id_ = 1;
+  std::vector<Node*> dying_;
+  bool releasing_ = false;
+};
+
+// Walks a chain of movement ops down to the node that produces data, composing the views.
+ViewStack view_of(const Node* n, const Node** base);
+
+// A printed form of the graph: (add (buffer#3 f32 (2 3)) (const 1.0 f32 (2 3))).
+// Shared subgraphs print once per occurrence; depth-limited.
+std::string node_str(const Node* n, int max_depth = 12);
+
+}  // namespace tl::tensor

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tensor values, the tensor runtime object, and Lisp <-> shape/dtype conversions.
+#include "tensor/tensor_value.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "eval/builtins.h"
+
+namespace tl::tensor {
+
+using eval::Interp;
+using eval::Value;
+
+TensorRuntime& runtime(Interp& in) {
+  for (const auto& ext : in.extensions) {
+    if (auto* rt = dynamic_cast<TensorRuntime*>(ext.get())) return *rt;
+  }
+  throw std::logic_error("the tensor runtime is not installed");
+}
+
+std::shared_ptr<TensorRuntime> install_tensor_runtime(Interp& in, RealizeFn realize) {
+  auto rt = std::make_shared<TensorRuntime>(&in);
+  rt->realize = std::move(realize);
+  in.extensions.push_back(rt);
+  return rt;
+}
+
+bool is_tensor(Value v) {
+  return eval::is_kind(v, eval::ObjKind::Foreign) && dynamic_cast<TensorObj*>(static_cast<eval::Foreign*>(v.o));
+}
+
+TensorObj* as_tensor(Value v) { return static_cast<TensorObj*>(static_cast<eval::Foreign*>(v.o)); }
+
+Value make_tensor(Interp& in, NodeRef node) {
+  auto* t = in.heap.make<TensorObj>(eval::ObjKind::Foreign);
+  for (const auto& ext : in.extensions) {
+    if (auto rt = std::dynamic_pointer_cast<TensorRuntime>(ext)) t->rt = rt;
+  }
+  t->node = std::move(node);
+  return Value::object(t);
+}
+
+const NodeRef& arg_tensor(Interp& in, const char* fn, Value* args, int i) {
+  if (!is_tensor(args[i])) in.type_error(fn, i + 1, "a tensor", args[i]);
+  return as_tensor(args[i])->node;
+}
+
+const Buffer& realize(Interp& in, TensorObj* t, const Bindings& extra) {
+  const Node* n = t->node.get();
+  if (n->op == Op::Buffer) return *n->buffer;
+  std::shared_ptr<Buffer> buf = n->realized ? n->realized : t->rt->realize(n, extra);
+  n->realized = buf;
+  if (n->op != Op::Buffer) {
+    Bindings used;
+    std::vector<std::string> vars;
+    for (const auto& d : n->shape) d.collect_vars(vars);
+    if (!vars.empty()) {
+      // Keep the values of the shape's variables with the buffer.
+      std::vector<const Node*> stack{n};
+      while (!stack.empty() && used.size() < vars.size()) {
+        const Node* m = stack.back();
+        stack.pop_back();
+        for (const auto& [k, v] : m->bindings) used.emplace(k, v);
+        for (const auto& s : m->src) stack.push_back(s.get());
+      }
+      for (const auto& [k, v] : extra) used.emplace(k, v);
+      std::erase_if(used, [&](const auto& kv) { return std::find(vars.begin(), vars.end(), kv.first) == vars.end(); });
+    }
+    Graph& g = t->rt->graph;
+    t->node = g.make_buffer(buf, n->shape, std::move(used));
+    t->rt->realized_bytes += buf->bytes.size();
+    in.heap.account_external(buf->bytes.size());
+  }
+  return *buf;
+}
+
+// --- dims, shapes, dtypes --------------------------------------------------------------------
+
+Value dim_to_lisp(Interp& in, const Dim& d) {
+  if (d.is_const()) return Value::integer(d.value());
+  if (auto v = d.as_var()) return in.sym(*v);
+  // A polynomial becomes the Lisp expression it prints as, e.g. (* 784 batch).
+  std::string text = d.str();
+  std::size_t pos = 0;
+  std::function<Value()> parse = [&]() -> Value {
+    while (text[pos] == ' ') ++pos;
+    if (text[pos] == '(') {
+      ++pos;
+      eval::Interp::StackMark mark(in);
+      Value* base = in.sp;
+      std::size_t count = 0;
+      while (pos < text.size() && text[pos] != ')') {
+        in.push(parse());
+        ++count;
+        while (text[pos] == ' ') ++pos;
+      }
+      ++pos;
+      return in.list_from(base, count);
+    }
+    std::size_t start = pos;
+    while (pos < text.size() && text[pos] != ' ' && text[pos] != ')') ++pos;
+    std::string atom = text.substr(start, pos - start);
+    if (std::isdigit(static_cast<unsigned char>(atom[0])) || (atom[0] == '-' && atom.size() > 1)) {
+      return Value::integer(std::stoll(atom));
+    }
+    return in.sym(atom);
+  };
+  return parse();
+}
+
+Dim dim_from_lisp(Interp& in, const char* fn, Value v) {
+  if (v.is_int()) return Dim(v.i);
+  if (eval::is_symbol(v) && !v.is_nil()) {
+    auto* s = eval::as_symbol(v);
+    if (!s->is_keyword()) return Dim::var(s->name);
+  }
+  if (eval::is_cons(v) && eval::is_symbol(eval::car(v))) {
+    const std::string& op = eval::as_symbol(eval::car(v))->name;
+    std::vector<Dim> xs;
+    for (Value r = eval::cdr(v); eval::is_cons(r); r = eval::cdr(r)) xs.push_back(dim_from_lisp(in, fn, eval::car(r)));
+    if (!xs.empty() && (op == "+" || op == "*" || op == "-")) {
+      Dim acc = xs[0];
+      if (op == "-" && xs.size() == 1) return -acc;
+      for (std::size_t i = 1; i < xs.size(); ++i) acc = op == "+" ? acc + xs[i] : op == "*" ? acc * xs[i] : acc - xs[i];
+      return acc;
+    }
+  }
+  in.error("type-error", std::string(fn) + ": a dimension must be an integer, a symbol or (+|*|- dim...), got " + in.repr(v));
+}
+
+Value shape_to_lisp(Interp& in, const Shape& s) {
+  eval::Interp::StackMark mark(in);
+  Value* base = in.sp;
+  for (const auto& d : s) in.push(dim_to_lisp(in, d));
+  return in.list_from(base, s.size());
+}
+
+Shape shape_from_lisp(Interp& in, const char* fn, Value v) {
+  if (v.is_int()) return {Dim(v.i)};
+  if (!eval::is_list(v)) in.error("type-error", std::string(fn) + ": a shape must be a list of dimensions, got " + in.repr(v));
+  Shape s;
+  for (Value r = v; eval::is_cons(r); r = eval::cdr(r)) {
+    Dim d = dim_from_lisp(in, fn, eval::car(r));
+    if (d.is_const() && d.value() < 0) {
+      in.error("shape-error", std::string(fn) + ": negative dimension " + std::to_string(d.value()) + " in shape " + in.repr(v));
+    }
+    s.push_back(d);
+  }
+  return s;
+}
+
+DType dtype_from_lisp(Interp& in, const char* fn, Value v) {
+  std::string name;
+  if (eval::is_symbol(v) && !v.is_nil()) name = eval::as_symbol(v)->name;
+  else if (eval::is_string(v)) name = eval::as_string(v)->text;
+  if (auto t = dtype_from_name(name)) return *t;
+  in.error("dtype-error", std::string(fn) + ": unknown dtype " + in.repr(v) +
+                              " (expected one of f32 f64 f16 bf16 i8 i16 i32 i64 u8 u32 bool)");
+}
+
+Value dtype_to_lisp(Interp& in, DType t) { return in.sym(dtype_name(t)); }
+
+std::vector<std::int64_t> ints_from_lisp(Interp& in, const char* fn, Value v) {
+  std::vector<std::int64_t> out;
+  if (v.is_int()) return {v.i};
+  if (!eval::is_list(v)) in.error("type-error", std::string(fn) + ": expected a list of integers, got " + in.repr(v));
+  for (Value r = v; eval::is_cons(r); r = eval::cdr(r)) {
+    if (!eval::car(r).is_int()) in.error("type-error", std::string(fn) + ": expected a list of integers, got " + in.repr(v));
+    out.push_back(eval::car(r).i);
+  }
+  return out;
+}
+
+// --- printing --------------------------------------------------------------------------------
+
+void TensorObj::print(std::string& out) const {
+  const Node* n = node.get();
+  std::string head = "#<tensor " + std::string(dtype_name(n->dtype)) + " " + shape_str(n->shape);
+  try {
+    const Buffer& b = realize(*rt->interp, const_cast<TensorObj*>(this));
+    const Node* r = node.get();
+    auto shape = eval_shape(r->shape, r->bindings);
+    std::string body = format_buffer(b, shape, " ");
+    bool multiline = body.find('\n') != std::string::npos;
+    out += head + (multiline ? "\n " : " ") + body + ">";
+  } catch (const std::exception& e) {
+    out += head + " unrealized: " + e.what() + ">";
+  }
+}
+
+}  // namespace tl::tensor

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tensors as Lisp values: the per-interpreter tensor runtime (graph table, realize hook,
+// RNG state) and the heap object that holds a graph node, with conversions between Lisp
+// data and shapes, dims and dtypes.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "eval/interp.h"
+#include "tensor/graph.h"
+
+namespace tl::tensor {
+
+// Computes a node into a contiguous buffer; `extra` gives variable values from the caller.
+using RealizeFn = std::function<std::shared_ptr<Buffer>(const Node*, const Bindings& extra)>;
+
+struct TensorRuntime : eval::Interp::Extension {
+  explicit TensorRuntime(eval::Interp* in) : interp(in) {}
+  eval::Interp* interp;
+  Graph graph;
+  RealizeFn realize;          // the selected device (the reference executor for now)
+  std::string device = "ref";
+  std::size_t realized_bytes = 0;  // total bytes realized, for (tensor-stats)
+};
+
+struct TensorObj : eval::Foreign {
+  std::shared_ptr<TensorRuntime> rt;  // declared first: outlives `node`
+  NodeRef node;
+  const char* type_name() const override { return "tensor"; }
+  void print(std::string& out) const override;
+};
+
+// The runtime of an interpreter (created by install_tensor_runtime).
+TensorRuntime& runtime(eval::Interp& in);
+std::shared_ptr<TensorRuntime> install_tensor_runtime(eval::Interp& in, RealizeFn realize);
+
+bool is_tensor(eval::Value v);
+TensorObj* as_tensor(eval::Value v);
+eval::Value make_tensor(eval::Interp& in, NodeRef node);
+// Argument i as a tensor node; a type error naming fn otherwise.
+const NodeRef& arg_tensor(eval::Interp& in, const char* fn, eval::Value* args, int i);
+
+// Realizes the tensor in place: its node becomes a buffer node holding the result, so the
+// graph that computed it can be freed.
+const Buffer& realize(eval::Interp& in, TensorObj* t, const Bindings& extra = {});
+
+eval::Value dim_to_lisp(eval::Interp& in, const Dim& d);
+Dim dim_from_lisp(eval::Interp& in, const char* fn, eval::Value v);
+eval::Value shape_to_lisp(eval::Interp& in, const Shape& s);
+Shape shape_from_lisp(eval::Interp& in, const char* fn, eval::Value v);
+DType dtype_from_lisp(eval::Interp& in, const char* fn, eval::Value v);
+eval::Value dtype_to_lisp(eval::Interp& in, DType t);
+// Integer list argument (axes, orders).
+std::vector<std::int64_t> ints_from_lisp(eval::Interp& in, const char* fn, eval::Value v);
+
+// NumPy-like text of a realized buffer of this shape (middle of large axes elided).
+std::string format_buffer(const Buffer& b, const std::vector<std::int64_t>& shape, const std::string& indent);
+
+void register_tensor_builtins(eval::Interp& in);
+void register_prim_builtins(eval::Interp& in);
+
+}  // namespace tl::tensor
