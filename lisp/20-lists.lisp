@@ -108,3 +108,11 @@
     (dotimes (i n (reverse out))
       (push x out)
       (setq x (+ x step)))))
+
+(defun substitute (new old lst)
+  "(substitute NEW OLD LIST) LIST with every element eql to OLD replaced by NEW."
+  (mapcar (lambda (x) (if (eql x old) new x)) lst))
+
+(defun make-list (n &optional init)
+  "(make-list N [INIT]) A list of N elements, each INIT."
+  (let ((out nil)) (dotimes (i n out) (push init out))))

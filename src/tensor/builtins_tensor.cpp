@@ -422,6 +422,11 @@ void register_tensor_builtins(Interp& in) {
                                 Value::object(in.keyword("device")), in.make_string(rt.device)});
              });
 
+  for (auto [name, v] : {std::pair{"inf", INFINITY}, std::pair{"nan", NAN}}) {
+    in.set_global(in.intern(name), Value::real(v));
+    in.intern(name)->sym_flags |= eval::kSymConstant;
+  }
+
   // Numeric builtins hand tensors to the stdlib's methods.
   const char* const kDispatch[][2] = {
       {"+", "%tensor+"},          {"-", "%tensor-"},          {"*", "%tensor*"},

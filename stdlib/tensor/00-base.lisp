@@ -1,26 +1,77 @@
 ;;; SPDX-License-Identifier: Apache-2.0
-;;; defcomposite and tensor creation from data.
+;;; defcomposite, tensor creation from data, and helpers the tensor library shares.
+
+(defvar *composites* (make-hash-table :test 'eq)
+  "Names defined with defcomposite.")
 
 (defmacro defcomposite (name params &rest body)
   "(defcomposite NAME (PARAM...) [DOC] BODY...)
-Defines NAME as a tensor function over primitives (a composite), like defun. Composites are
-what the JIT traces and fuses; (composite-p 'NAME) is true for them."
+Defines NAME as a tensor function written over primitives (a composite), like defun.
+Composites are what the JIT traces and fuses; (composite-p 'NAME) is true for them."
   `(progn
      (defun ,name ,params ,@body)
      (puthash ',name t *composites*)
      ',name))
 
-(defvar *composites* (make-hash-table :test 'eq)
-  "Names defined with defcomposite.")
-
 (defun composite-p (name)
   "(composite-p NAME) True when NAME was defined with defcomposite."
   (gethash name *composites*))
 
+(defun tensor-shape (x)
+  "(tensor-shape X) The shape of tensor X (same as shape; usable where shape is shadowed)."
+  (shape x))
+
+(defun tensor-dtype (x)
+  "(tensor-dtype X) The dtype of tensor X (same as dtype; usable where dtype is shadowed)."
+  (dtype x))
+
 (defun tensor (data &key dtype)
   "(tensor DATA &key dtype) A tensor holding DATA, a number or nested lists of numbers.
-The dtype is inferred (f32 if any float, else i32, i64 for large integers, bool for t/nil)
-unless given."
+The dtype is inferred (f32 if any element is a float, else i32, i64 for integers beyond
+32 bits, bool for t/nil) unless given."
   (if (tensorp data)
       (if dtype (cast data dtype) data)
       (%tensor-from-list data dtype)))
+
+(defun %as-tensor (x &optional dt)
+  "X as a tensor (numbers and lists are converted), cast to DT when given."
+  (cond ((tensorp x) (if dt (prim:cast x dt) x))
+        (t (%tensor-from-list x dt))))
+
+(defun %float-tensor (x)
+  "X as a tensor of a float dtype (integer and bool tensors become f32)."
+  (let ((tx (%as-tensor x)))
+    (if (dtype-float-p (tensor-dtype tx)) tx (prim:cast tx 'f32))))
+
+(defun %scalar-like (value x)
+  "A tensor of X's dtype and shape filled with VALUE."
+  (prim:const value (tensor-dtype x) (tensor-shape x)))
+
+(defun %axis (fn axis n)
+  "AXIS (possibly negative) normalized for a tensor with N axes; an index-error naming FN."
+  (unless (integerp axis)
+    (error 'type-error "~a: axis must be an integer, got ~s" fn axis))
+  (let ((a (if (< axis 0) (+ axis n) axis)))
+    (when (or (< a 0) (>= a n))
+      (error 'index-error "~a: axis ~a out of range for a tensor with ~a dimensions" fn axis n))
+    a))
+
+(defun %axes (fn axis n)
+  "AXIS (nil for all, an integer or a list) as a sorted list of normalized axes."
+  (cond ((null axis) (range n))
+        ((listp axis) (sort (mapcar (lambda (a) (%axis fn a n)) axis) #'<))
+        (t (list (%axis fn axis n)))))
+
+(defun %remove-axes (shp axes)
+  "SHP without the axes in AXES."
+  (let ((out nil) (i 0))
+    (dolist (d shp (reverse out))
+      (unless (member i axes) (push d out))
+      (setq i (1+ i)))))
+
+(defun %replace-nth (lst n value)
+  (let ((i -1))
+    (mapcar (lambda (x) (setq i (1+ i)) (if (= i n) value x)) lst)))
+
+(defun %numel-of (shp)
+  (apply #'dim* shp))

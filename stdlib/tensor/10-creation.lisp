@@ -1,0 +1,57 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Creating tensors: constants, ranges, identity.
+
+(defun %shape-arg (fn shp)
+  (cond ((integerp shp) (list shp))
+        ((listp shp) shp)
+        (t (error 'type-error "~a: a shape must be a list of dimensions, got ~s" fn shp))))
+
+(defun %value-dtype (value)
+  (cond ((floatp value) 'f32) ((integerp value) 'i32) (t 'bool)))
+
+(defcomposite full (shp value &key dtype)
+  "(full SHAPE VALUE &key dtype) A tensor of SHAPE filled with VALUE (dtype from VALUE:
+f32 for a float, i32 for an integer, bool for t/nil)."
+  (prim:const value (or dtype (%value-dtype value)) (%shape-arg 'full shp)))
+
+(defcomposite zeros (shp &key (dtype 'f32))
+  "(zeros SHAPE &key (dtype 'f32)) A tensor of SHAPE filled with 0."
+  (prim:const 0 dtype (%shape-arg 'zeros shp)))
+
+(defcomposite ones (shp &key (dtype 'f32))
+  "(ones SHAPE &key (dtype 'f32)) A tensor of SHAPE filled with 1."
+  (prim:const 1 dtype (%shape-arg 'ones shp)))
+
+(defcomposite full-like (x value &key dtype)
+  "(full-like X VALUE &key dtype) A tensor shaped like X filled with VALUE (X's dtype by default)."
+  (prim:const value (or dtype (tensor-dtype x)) (tensor-shape x)))
+
+(defcomposite zeros-like (x &key dtype)
+  "(zeros-like X &key dtype) Zeros shaped like X, of X's dtype unless given."
+  (full-like x 0 :dtype dtype))
+
+(defcomposite ones-like (x &key dtype)
+  "(ones-like X &key dtype) Ones shaped like X, of X's dtype unless given."
+  (full-like x 1 :dtype dtype))
+
+(defcomposite arange (start &optional stop (step 1) &key dtype)
+  "(arange [START] STOP [STEP] &key dtype) The 1-d tensor START, START+STEP, ... below STOP.
+With one argument it counts from 0. Integers give i32, any float gives f32."
+  (when (null stop) (setq stop start start 0))
+  (when (= step 0) (error 'type-error "arange: step must not be zero"))
+  (let* ((n (max 0 (ceiling (- stop start) step)))
+         (dt (or dtype (if (and (integerp start) (integerp stop) (integerp step)) 'i32 'f32))))
+    (prim:add (prim:mul (prim:iota (list n) 0 dt) (prim:const step dt (list n)))
+              (prim:const start dt (list n)))))
+
+(defcomposite linspace (start stop n &key (dtype 'f32))
+  "(linspace START STOP N &key (dtype 'f32)) N evenly spaced values from START to STOP inclusive."
+  (when (< n 0) (error 'type-error "linspace: N must be non-negative, got ~a" n))
+  (let ((step (if (> n 1) (/ (float (- stop start)) (- n 1)) 0.0)))
+    (prim:add (prim:mul (prim:iota (list n) 0 dtype) (prim:const step dtype (list n)))
+              (prim:const start dtype (list n)))))
+
+(defcomposite eye (n &optional m &key (dtype 'f32))
+  "(eye N [M] &key (dtype 'f32)) The N x M (default N x N) identity matrix."
+  (let ((shp (list n (or m n))))
+    (prim:cast (prim:cmpeq (prim:iota shp 0 'i32) (prim:iota shp 1 'i32)) dtype)))

@@ -1,0 +1,398 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Elementwise functions. Operands broadcast (NumPy rules) and promote (see dtype.h);
+;;; Lisp numbers are weak scalars that take the tensor's dtype. + - * / and the numeric
+;;; builtins (exp, sqrt, max, ...) call the %tensor methods here when given a tensor.
+
+(defconstant +log2e+ 1.4426950408889634 "log2(e)")
+(defconstant +ln2+ 0.6931471805599453 "ln(2)")
+(defconstant +half-pi+ 1.5707963267948966 "pi/2")
+
+(defun %args2 (fn a b &optional dt)
+  (%elementwise-args fn (list a b) dt))
+
+(defun %int-dtype-p (dt) (not (or (dtype-float-p dt) (eq dt 'bool))))
+
+;;; --- arithmetic ----------------------------------------------------------------------
+
+(defcomposite add (a b)
+  "(add A B) A + B elementwise, broadcasting and promoting."
+  (let ((xs (%args2 'add a b))) (prim:add (first xs) (second xs))))
+
+(defcomposite sub (a b)
+  "(sub A B) A - B elementwise, broadcasting and promoting."
+  (let ((xs (%args2 'sub a b))) (prim:add (first xs) (prim:neg (second xs)))))
+
+(defcomposite mul (a b)
+  "(mul A B) A * B elementwise, broadcasting and promoting."
+  (let ((xs (%args2 'mul a b))) (prim:mul (first xs) (second xs))))
+
+(defcomposite div (a b)
+  "(div A B) A / B elementwise (true division: integers give f32). x/0 is inf or -inf,
+0/0 is NaN, as IEEE 754 says."
+  (let* ((dt (result-dtype a b))
+         (xs (%args2 'div a b (if (dtype-float-p dt) dt 'f32))))
+    (prim:mul (first xs) (prim:recip (second xs)))))
+
+(defcomposite neg (x)
+  "(neg X) -X elementwise."
+  (prim:neg (%as-tensor x)))
+
+(defcomposite reciprocal (x)
+  "(reciprocal X) 1/X elementwise (as a float)."
+  (prim:recip (%float-tensor x)))
+
+(defun %fold (f args)
+  (let ((acc (car args)))
+    (dolist (x (cdr args) acc) (setq acc (funcall f acc x)))))
+
+(defun %tensor+ (&rest args) (if (cdr args) (%fold #'add args) (%as-tensor (car args))))
+(defun %tensor* (&rest args) (if (cdr args) (%fold #'mul args) (%as-tensor (car args))))
+(defun %tensor- (&rest args) (if (cdr args) (%fold #'sub args) (neg (car args))))
+(defun %tensor/ (&rest args) (if (cdr args) (%fold #'div args) (reciprocal (car args))))
+(defun %tensor-1+ (x) (add x 1))
+(defun %tensor-1- (x) (sub x 1))
+
+;;; --- comparisons (bool results; NaN compares false except with /=) -----------------------
+
+(defcomposite lt (a b)
+  "(lt A B) A < B elementwise, a bool tensor."
+  (let ((xs (%args2 'lt a b))) (prim:cmplt (first xs) (second xs))))
+
+(defcomposite gt (a b)
+  "(gt A B) A > B elementwise, a bool tensor."
+  (let ((xs (%args2 'gt a b))) (prim:cmplt (second xs) (first xs))))
+
+(defcomposite equals (a b)
+  "(equals A B) A == B elementwise, a bool tensor (also (= A B))."
+  (let ((xs (%args2 'equals a b))) (prim:cmpeq (first xs) (second xs))))
+
+(defcomposite ne (a b)
+  "(ne A B) A /= B elementwise, a bool tensor (true where either is NaN)."
+  (let ((xs (%args2 'ne a b))) (logical-not (prim:cmpeq (first xs) (second xs)))))
+
+(defcomposite le (a b)
+  "(le A B) A <= B elementwise, a bool tensor."
+  (let ((xs (%args2 'le a b)))
+    (prim:or (prim:cmplt (first xs) (second xs)) (prim:cmpeq (first xs) (second xs)))))
+
+(defcomposite ge (a b)
+  "(ge A B) A >= B elementwise, a bool tensor."
+  (le b a))
+
+(defun %chain (f args)
+  (if (cddr args)
+      (logical-and (funcall f (first args) (second args)) (%chain f (cdr args)))
+      (funcall f (first args) (second args))))
+
+(defun %tensor< (&rest args) (%chain #'lt args))
+(defun %tensor> (&rest args) (%chain #'gt args))
+(defun %tensor<= (&rest args) (%chain #'le args))
+(defun %tensor>= (&rest args) (%chain #'ge args))
+(defun %tensor= (&rest args) (%chain #'equals args))
+(defun %tensor/= (a b) (ne a b))
+
+;;; --- logic and bits --------------------------------------------------------------------
+
+(defun %bool (x) (let ((tx (%as-tensor x))) (if (eq (tensor-dtype tx) 'bool) tx (prim:cast tx 'bool))))
+
+(defcomposite logical-not (x)
+  "(logical-not X) True where X is zero or false."
+  (let ((b (%bool x))) (prim:xor b (%scalar-like t b))))
+
+(defcomposite logical-and (a b)
+  "(logical-and A B) True where both A and B are nonzero."
+  (let ((xs (%args2 'logical-and (%bool a) (%bool b)))) (prim:and (first xs) (second xs))))
+
+(defcomposite logical-or (a b)
+  "(logical-or A B) True where A or B is nonzero."
+  (let ((xs (%args2 'logical-or (%bool a) (%bool b)))) (prim:or (first xs) (second xs))))
+
+(defcomposite logical-xor (a b)
+  "(logical-xor A B) True where exactly one of A and B is nonzero."
+  (let ((xs (%args2 'logical-xor (%bool a) (%bool b)))) (prim:xor (first xs) (second xs))))
+
+(defcomposite bitwise-and (a b)
+  "(bitwise-and A B) Bitwise and of integer (or bool) tensors."
+  (let ((xs (%args2 'bitwise-and a b))) (prim:and (first xs) (second xs))))
+
+(defcomposite bitwise-or (a b)
+  "(bitwise-or A B) Bitwise or of integer (or bool) tensors."
+  (let ((xs (%args2 'bitwise-or a b))) (prim:or (first xs) (second xs))))
+
+(defcomposite bitwise-xor (a b)
+  "(bitwise-xor A B) Bitwise exclusive or of integer (or bool) tensors."
+  (let ((xs (%args2 'bitwise-xor a b))) (prim:xor (first xs) (second xs))))
+
+(defcomposite where (c a b)
+  "(where COND A B) A where COND is true (nonzero), else B; all three broadcast."
+  (let* ((xs (%args2 'where a b))
+         (shp (broadcast-shapes (tensor-shape (first xs)) (shape (%as-tensor c)))))
+    (prim:where (broadcast-to (%bool c) shp) (broadcast-to (first xs) shp) (broadcast-to (second xs) shp))))
+
+(defcomposite cast (x dt)
+  "(cast X DTYPE) X converted to DTYPE (floats to integers truncate toward zero)."
+  (prim:cast (%as-tensor x) dt))
+
+(defcomposite isnan (x)
+  "(isnan X) True where X is NaN."
+  (let ((tx (%as-tensor x))) (if (dtype-float-p (tensor-dtype tx)) (ne tx tx) (%scalar-like nil (prim:cast tx 'bool)))))
+
+(defcomposite isinf (x)
+  "(isinf X) True where X is +inf or -inf."
+  (let ((tx (%as-tensor x)))
+    (if (dtype-float-p (tensor-dtype tx))
+        (equals (abs tx) (%scalar-like inf tx))
+        (%scalar-like nil (prim:cast tx 'bool)))))
+
+;;; --- min, max, clip --------------------------------------------------------------------
+
+(defcomposite maximum (a b)
+  "(maximum A B) The larger of A and B elementwise (NaN if either is NaN)."
+  (let ((xs (%args2 'maximum a b))) (prim:max (first xs) (second xs))))
+
+(defcomposite minimum (a b)
+  "(minimum A B) The smaller of A and B elementwise (NaN if either is NaN)."
+  (let* ((xs (%args2 'minimum a b)) (x (first xs)) (y (second xs)))
+    (if (dtype-float-p (tensor-dtype x))
+        (prim:neg (prim:max (prim:neg x) (prim:neg y)))
+        (prim:where (prim:cmplt y x) y x))))
+
+(defcomposite clip (x lo hi)
+  "(clip X LO HI) X limited to [LO, HI] (either bound may be nil for none)."
+  (let ((r (%as-tensor x)))
+    (when lo (setq r (maximum r lo)))
+    (when hi (setq r (minimum r hi)))
+    r))
+
+;;; --- powers, exponentials, logarithms ---------------------------------------------------
+
+(defcomposite %tensor-exp (x)
+  "(exp X) e^X elementwise."
+  (let ((f (%float-tensor x))) (prim:exp2 (prim:mul f (%scalar-like +log2e+ f)))))
+
+(defcomposite exp2 (x)
+  "(exp2 X) 2^X elementwise."
+  (prim:exp2 (%float-tensor x)))
+
+(defcomposite %tensor-log (x &optional base)
+  "(log X [BASE]) Natural logarithm (or in BASE) elementwise: log 0 = -inf, log of a
+negative number is NaN."
+  (let* ((f (%float-tensor x)) (l (prim:mul (prim:log2 f) (%scalar-like +ln2+ f))))
+    (if base (div l (log (%as-tensor base (tensor-dtype f)))) l)))
+
+(defcomposite log2 (x)
+  "(log2 X) Base-2 logarithm elementwise."
+  (prim:log2 (%float-tensor x)))
+
+(defcomposite %tensor-sqrt (x)
+  "(sqrt X) Square root elementwise: NaN for negative X, as IEEE 754 says."
+  (prim:sqrt (%float-tensor x)))
+
+(defcomposite rsqrt (x)
+  "(rsqrt X) 1/sqrt(X) elementwise."
+  (prim:recip (prim:sqrt (%float-tensor x))))
+
+(defcomposite square (x)
+  "(square X) X*X elementwise."
+  (let ((tx (%as-tensor x))) (prim:mul tx tx)))
+
+(defun %ipow (x n)
+  "X to the non-negative integer power N by repeated squaring."
+  (cond ((= n 0) (ones-like x))
+        ((= n 1) x)
+        ((evenp n) (let ((h (%ipow x (/ n 2)))) (prim:mul h h)))
+        (t (prim:mul x (%ipow x (- n 1))))))
+
+(defcomposite pow (x y)
+  "(pow X Y) X to the power Y elementwise. A negative X with an integral Y keeps its sign;
+with a fractional Y it gives NaN. 0^0 = 1."
+  (cond ((and (integerp y) (>= y 0) (<= y 64)) (%ipow (%as-tensor x) y))
+        ((and (integerp y) (< y 0) (>= y -64)) (prim:recip (%ipow (%float-tensor x) (- y))))
+        ((and (floatp y) (= y 0.5)) (sqrt x))
+        (t
+         (let* ((dt (result-dtype x y))
+                (xs (%args2 'pow x y (if (dtype-float-p dt) dt 'f32)))
+                (b (first xs)) (e (second xs))
+                (mag (prim:exp2 (prim:mul e (prim:log2 (abs b)))))
+                (odd (equals (fmod (abs e) 2) 1))
+                (integral (equals (floor e) e))
+                (r (where (lt b 0) (where integral (where odd (neg mag) mag) nan) mag)))
+           (let ((out (where (equals e 0) 1 r)))
+             (if (dtype-float-p dt) out (prim:cast (round out) dt)))))))
+
+(defun %tensor-expt (x y) (pow x y))
+(defun %tensor-float (x) (cast x 'f32))
+
+;;; --- absolute value, sign, rounding -------------------------------------------------------
+
+(defcomposite %tensor-abs (x)
+  "(abs X) |X| elementwise."
+  (let ((tx (%as-tensor x)))
+    (cond ((eq (tensor-dtype tx) 'bool) tx)
+          ((dtype-float-p (tensor-dtype tx)) (prim:max tx (prim:neg tx)))
+          (t (prim:where (prim:cmplt tx (%scalar-like 0 tx)) (prim:neg tx) tx)))))
+
+(defcomposite sign (x)
+  "(sign X) -1, 0 or 1 by the sign of X (NaN stays NaN)."
+  (let* ((tx (%as-tensor x)) (dt (tensor-dtype tx))
+         (s (prim:add (prim:cast (prim:cmplt (%scalar-like 0 tx) tx) dt)
+                      (prim:neg (prim:cast (prim:cmplt tx (%scalar-like 0 tx)) dt)))))
+    (if (dtype-float-p dt) (prim:where (prim:cmpeq tx tx) s tx) s)))
+
+(defun %int-limit (dt)
+  ;; Floats at or beyond this magnitude are already integers.
+  (cond ((eq dt 'f64) 4503599627370496.0) ((eq dt 'f32) 8388608.0) ((eq dt 'bf16) 128.0) (t 1024.0)))
+
+(defcomposite trunc (x)
+  "(trunc X) X rounded toward zero elementwise."
+  (let* ((tx (%as-tensor x)) (dt (tensor-dtype tx)))
+    (if (not (dtype-float-p dt))
+        tx
+        (let ((tr (prim:cast (prim:cast tx 'i64) dt)))
+          (prim:where (prim:cmplt (abs tx) (%scalar-like (%int-limit dt) tx)) tr tx)))))
+
+(defcomposite %tensor-floor (x &optional divisor)
+  "(floor X [DIVISOR]) The largest integer not above X (or X/DIVISOR) elementwise; for
+integer tensors with a divisor, floor division."
+  (if divisor
+      (floor-divide x divisor)
+      (let* ((tx (%as-tensor x)) (tr (trunc tx)))
+        (if (dtype-float-p (tensor-dtype tx))
+            (prim:add tr (prim:neg (prim:cast (prim:cmplt tx tr) (tensor-dtype tx))))
+            tx))))
+
+(defcomposite ceil (x)
+  "(ceil X) The smallest integer not below X elementwise."
+  (let* ((tx (%as-tensor x)) (tr (trunc tx)))
+    (if (dtype-float-p (tensor-dtype tx))
+        (prim:add tr (prim:cast (prim:cmplt tr tx) (tensor-dtype tx)))
+        tx)))
+
+(defcomposite %round-tensor (x)
+  "(round X) X rounded to the nearest integer elementwise; halves go to the even one."
+  (let ((tx (%as-tensor x)))
+    (if (not (dtype-float-p (tensor-dtype tx)))
+        tx
+        (let* ((f (floor tx))
+               (d (prim:add tx (prim:neg f)))
+               (f1 (prim:add f (%scalar-like 1 f)))
+               (f-even (equals (fmod f 2) 0)))
+          (where (gt d 0.5) f1 (where (lt d 0.5) f (where f-even f f1)))))))
+
+(defcomposite fmod (a b)
+  "(fmod A B) Remainder of A/B truncated toward zero (sign of A), elementwise."
+  (let* ((xs (%args2 'fmod a b)) (x (first xs)) (y (second xs)))
+    (if (dtype-float-p (tensor-dtype x))
+        (prim:add x (prim:neg (prim:mul y (trunc (prim:mul x (prim:recip y))))))
+        (prim:mod x y))))
+
+(defcomposite floor-divide (a b)
+  "(floor-divide A B) floor(A/B) elementwise (integer tensors stay integers)."
+  (let* ((xs (%args2 'floor-divide a b)) (x (first xs)) (y (second xs)))
+    (if (dtype-float-p (tensor-dtype x))
+        (floor (prim:mul x (prim:recip y)))
+        (let* ((q (prim:idiv x y)) (r (prim:mod x y))
+               (adjust (logical-and (ne r 0) (ne (lt r 0) (lt y 0)))))
+          (prim:add q (prim:neg (prim:cast adjust (tensor-dtype q))))))))
+
+(defcomposite remainder (a b)
+  "(remainder A B) A mod B with the sign of B (Lisp mod, Python %), elementwise."
+  (let* ((xs (%args2 'remainder a b)) (x (first xs)) (y (second xs)))
+    (sub x (mul y (floor-divide x y)))))
+
+(defun %tensor-round (x &optional d) (if d (round (div x d)) (%round-tensor x)))
+(defun %tensor-ceiling (x &optional d) (if d (ceil (div x d)) (ceil x)))
+(defun %tensor-truncate (x &optional d) (if d (trunc (div x d)) (trunc x)))
+(defun %tensor-mod (a b) (remainder a b))
+(defun %tensor-rem (a b) (fmod a b))
+
+;;; --- trigonometry ----------------------------------------------------------------------
+
+(defcomposite %tensor-sin (x)
+  "(sin X) Sine of X radians elementwise."
+  (prim:sin (%float-tensor x)))
+
+(defcomposite %tensor-cos (x)
+  "(cos X) Cosine of X radians elementwise."
+  (let ((f (%float-tensor x))) (prim:sin (prim:add (%scalar-like +half-pi+ f) (prim:neg f)))))
+
+(defcomposite %tensor-tan (x)
+  "(tan X) Tangent of X radians elementwise."
+  (div (sin x) (cos x)))
+
+(defun %atan-small (x)
+  ;; Taylor series of atan for |x| <= tan(pi/16): terms to x^23 leave < 1e-17.
+  (let* ((x2 (prim:mul x x)) (acc (%scalar-like (/ 1.0 23) x)))
+    (dolist (k '(21 19 17 15 13 11 9 7 5 3))
+      (setq acc (prim:add (prim:mul acc x2)
+                          (%scalar-like (* (if (= (mod (/ (- k 1) 2) 2) 0) 1.0 -1.0) (/ 1.0 k)) x))))
+    ;; acc now holds sum_{k>=3}; atan x = x - x^3/3 + ... = x * (1 + x2 * acc')
+    (prim:mul x (prim:add (%scalar-like 1.0 x) (prim:mul x2 (prim:neg acc))))))
+
+(defcomposite %tensor-atan (y &optional x)
+  "(atan Y [X]) Arc tangent of Y elementwise, or of Y/X using both signs (atan2)."
+  (if x
+      (atan2 y x)
+      (let* ((f (%float-tensor y))
+             (a (abs f))
+             (big (prim:cmplt (%scalar-like 1.0 f) a))
+             (r (prim:where big (prim:recip a) a))
+             (half (lambda (v) (prim:mul v (prim:recip (prim:add (%scalar-like 1.0 v)
+                                                                  (prim:sqrt (prim:add (%scalar-like 1.0 v) (prim:mul v v))))))))
+             (s (funcall half (funcall half r)))
+             (at (prim:mul (%atan-small s) (%scalar-like 4.0 s)))
+             (res (prim:where big (prim:add (%scalar-like +half-pi+ at) (prim:neg at)) at)))
+        (prim:mul (sign f) res))))
+
+(defcomposite atan2 (y x)
+  "(atan2 Y X) The angle of point (X, Y) in (-pi, pi], elementwise."
+  (let* ((dt (result-dtype y x))
+         (xs (%args2 'atan2 y x (if (dtype-float-p dt) dt 'f32)))
+         (yy (first xs)) (xx (second xs))
+         (base (atan (div yy xx)))
+         (neg-x (lt xx 0)))
+    (where (equals xx 0)
+           (mul (sign yy) +half-pi+)
+           (where neg-x (where (lt yy 0) (sub base pi) (add base pi)) base))))
+
+(defcomposite %tensor-asin (x)
+  "(asin X) Arc sine elementwise (NaN outside [-1, 1])."
+  (let ((f (%float-tensor x))) (atan (div f (sqrt (sub 1 (mul f f)))))))
+
+(defcomposite %tensor-acos (x)
+  "(acos X) Arc cosine elementwise (NaN outside [-1, 1])."
+  (sub +half-pi+ (asin x)))
+
+(defcomposite %tensor-sinh (x)
+  "(sinh X) Hyperbolic sine elementwise."
+  (let ((f (%float-tensor x))) (mul 0.5 (sub (exp f) (exp (neg f))))))
+
+(defcomposite %tensor-cosh (x)
+  "(cosh X) Hyperbolic cosine elementwise."
+  (let ((f (%float-tensor x))) (mul 0.5 (add (exp f) (exp (neg f))))))
+
+(defcomposite %tensor-tanh (x)
+  "(tanh X) Hyperbolic tangent elementwise."
+  (let ((f (%float-tensor x))) (sub (mul 2 (sigmoid (mul 2 f))) 1)))
+
+(defcomposite asinh (x)
+  "(asinh X) Inverse hyperbolic sine elementwise."
+  (let* ((f (%float-tensor x)) (a (abs f)))
+    (mul (sign f) (log (add a (sqrt (add (mul a a) 1)))))))
+
+(defcomposite acosh (x)
+  "(acosh X) Inverse hyperbolic cosine elementwise (NaN below 1)."
+  (let ((f (%float-tensor x))) (log (add f (sqrt (sub (mul f f) 1))))))
+
+(defcomposite atanh (x)
+  "(atanh X) Inverse hyperbolic tangent elementwise (inf at 1, NaN beyond)."
+  (let ((f (%float-tensor x))) (mul 0.5 (log (div (add 1 f) (sub 1 f))))))
+
+(defcomposite erf (x)
+  "(erf X) The error function elementwise (Abramowitz and Stegun 7.1.26, |error| < 1.5e-7)."
+  (let* ((f (%float-tensor x)) (a (abs f))
+         (k (reciprocal (add 1 (mul 0.3275911 a))))
+         (poly (mul k (add 0.254829592 (mul k (add -0.284496736 (mul k (add 1.421413741 (mul k (add -1.453152027 (mul k 1.061405429))))))))))
+         (r (sub 1 (mul poly (exp (neg (mul a a)))))))
+    (mul (sign f) r)))
+

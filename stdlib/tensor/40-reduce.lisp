@@ -1,0 +1,143 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Reductions over any axes (:axis nil means all), with :keepdim.
+
+(defun %reduce (fn kind x axis keepdim)
+  (let* ((tx (%as-tensor x))
+         (axes (%axes fn axis (ndim tx)))
+         (r (prim:reduce kind tx axes)))
+    (if keepdim r (prim:reshape r (%remove-axes (tensor-shape r) axes)))))
+
+(defun %reduced-count (x axes)
+  "The number of elements reduced over AXES of X: an integer, or a dimension expression."
+  (apply #'dim* (mapcar (lambda (a) (nth a (tensor-shape x))) axes)))
+
+(defun %count-tensor (x axes keepdim dt)
+  "The number of elements reduced over AXES of X as a tensor shaped like the reduction
+(used when that number is symbolic, to be computed when the graph is realized)."
+  (let ((c (prim:reduce :sum (prim:const 1 dt (tensor-shape x)) axes)))
+    (if keepdim c (prim:reshape c (%remove-axes (tensor-shape c) axes)))))
+
+(defun %divide-by-count (s x axes keepdim &optional (correction 0))
+  (let ((count (%reduced-count x axes)))
+    (if (integerp count)
+        (div s (max 0 (- count correction)))
+        (div s (sub (%count-tensor x axes keepdim (tensor-dtype s)) correction)))))
+
+(defcomposite sum (x &key axis keepdim dtype)
+  "(sum X &key axis keepdim dtype) The sum of X's elements over AXIS (an integer, a list,
+or nil for all). Bool tensors sum as i32."
+  (let ((tx (%as-tensor x)))
+    (when (eq (tensor-dtype tx) 'bool) (setq tx (prim:cast tx 'i32)))
+    (when dtype (setq tx (prim:cast tx dtype)))
+    (%reduce 'sum :sum tx axis keepdim)))
+
+(defcomposite prod (x &key axis keepdim dtype)
+  "(prod X &key axis keepdim dtype) The product of X's elements over AXIS."
+  (let ((tx (%as-tensor x)))
+    (when (eq (tensor-dtype tx) 'bool) (setq tx (prim:cast tx 'i32)))
+    (when dtype (setq tx (prim:cast tx dtype)))
+    (%reduce 'prod :prod tx axis keepdim)))
+
+(defcomposite mean (x &key axis keepdim)
+  "(mean X &key axis keepdim) The mean of X's elements over AXIS (as a float)."
+  (let* ((tx (%float-tensor x))
+         (axes (%axes 'mean axis (ndim tx))))
+    (%divide-by-count (sum tx :axis axes :keepdim keepdim) tx axes keepdim)))
+
+(defcomposite amax (x &key axis keepdim)
+  "(amax X &key axis keepdim) The largest element over AXIS (NaN if any is NaN); also (max X ...)."
+  (%reduce 'max :max (%as-tensor x) axis keepdim))
+
+(defun %flip-order (x)
+  ;; An order-reversing map for integers: x xor -1 (works for signed and unsigned types).
+  (if (eq (tensor-dtype x) 'bool) (logical-not x) (prim:xor x (%scalar-like -1 x))))
+
+(defcomposite amin (x &key axis keepdim)
+  "(amin X &key axis keepdim) The smallest element over AXIS (NaN if any is NaN); also (min X ...)."
+  (let ((tx (%as-tensor x)))
+    (if (dtype-float-p (tensor-dtype tx))
+        (prim:neg (%reduce 'min :max (prim:neg tx) axis keepdim))
+        (%flip-order (%reduce 'min :max (%flip-order tx) axis keepdim)))))
+
+(defun %reduction-call-p (args)
+  (or (null (cdr args)) (keywordp (second args))))
+
+(defun %tensor-max (&rest args)
+  (if (%reduction-call-p args)
+      (apply #'amax args)
+      (%fold #'maximum args)))
+
+(defun %tensor-min (&rest args)
+  (if (%reduction-call-p args)
+      (apply #'amin args)
+      (%fold #'minimum args)))
+
+(defun %arg-extreme (fn x axis keepdim find-max)
+  (let* ((tx (%as-tensor x))
+         (flat (null axis))
+         (tx (if flat (prim:reshape tx (list (numel tx))) tx))
+         (a (if flat 0 (%axis fn axis (ndim tx))))
+         (m (if find-max (amax tx :axis a :keepdim t) (amin tx :axis a :keepdim t)))
+         (hit (if (dtype-float-p (tensor-dtype tx)) (logical-or (equals tx m) (isnan tx)) (equals tx m)))
+         (idx (prim:iota (tensor-shape tx) a 'i32))
+         (r (amin (where hit idx 2147483647) :axis a :keepdim (and keepdim (not flat)))))
+    r))
+
+(defcomposite argmax (x &key axis keepdim)
+  "(argmax X &key axis keepdim) The index (i32) of the first largest element along AXIS, or
+in the flattened X when AXIS is nil. A NaN counts as the largest."
+  (%arg-extreme 'argmax x axis keepdim t))
+
+(defcomposite argmin (x &key axis keepdim)
+  "(argmin X &key axis keepdim) The index (i32) of the first smallest element along AXIS, or
+in the flattened X when AXIS is nil. A NaN counts as the smallest."
+  (%arg-extreme 'argmin x axis keepdim nil))
+
+(defcomposite var (x &key axis keepdim (correction 1))
+  "(var X &key axis keepdim (correction 1)) The variance over AXIS: the sum of squared
+deviations divided by N - CORRECTION (1: unbiased, as PyTorch defaults to)."
+  (let* ((tx (%float-tensor x))
+         (axes (%axes 'var axis (ndim tx)))
+         (d (sub tx (mean tx :axis axes :keepdim t)))
+         (s (sum (mul d d) :axis axes :keepdim keepdim)))
+    (%divide-by-count s tx axes keepdim correction)))
+
+(defcomposite std (x &key axis keepdim (correction 1))
+  "(std X &key axis keepdim (correction 1)) The standard deviation over AXIS (sqrt of var)."
+  (sqrt (var x :axis axis :keepdim keepdim :correction correction)))
+
+(defcomposite logsumexp (x &key axis keepdim)
+  "(logsumexp X &key axis keepdim) log(sum(exp(X))) over AXIS, computed stably."
+  (let* ((tx (%float-tensor x))
+         (axes (%axes 'logsumexp axis (ndim tx)))
+         (m (amax tx :axis axes :keepdim t))
+         (m (where (isinf m) 0 m))
+         (r (add (log (sum (exp (sub tx m)) :axis axes :keepdim t)) m)))
+    (if keepdim r (prim:reshape r (%remove-axes (tensor-shape r) axes)))))
+
+(defcomposite softmax (x &key (axis -1))
+  "(softmax X &key (axis -1)) exp(X) normalized to sum to 1 along AXIS, computed stably."
+  (let* ((tx (%float-tensor x))
+         (e (exp (sub tx (amax tx :axis axis :keepdim t)))))
+    (div e (sum e :axis axis :keepdim t))))
+
+(defcomposite log-softmax (x &key (axis -1))
+  "(log-softmax X &key (axis -1)) log(softmax(X)) along AXIS, computed stably."
+  (let ((tx (%float-tensor x)))
+    (sub tx (logsumexp tx :axis axis :keepdim t))))
+
+(defcomposite cumsum (x &key (axis 0))
+  "(cumsum X &key (axis 0)) Running sums along AXIS: element i is the sum of elements 0..i."
+  (let* ((tx (%as-tensor x))
+         (tx (if (eq (tensor-dtype tx) 'bool) (prim:cast tx 'i32) tx))
+         (nd (ndim tx))
+         (a (%axis 'cumsum axis nd))
+         (last (- nd 1))
+         (moved (transpose tx a last))
+         (shp (tensor-shape moved))
+         (n (nth last shp))
+         (rows (append (butlast shp) (list n n)))
+         (wide (prim:expand (prim:reshape moved (append (butlast shp) (list 1 n))) rows))
+         (mask (prim:cmplt (prim:iota rows nd 'i32) (prim:add (prim:iota rows last 'i32) (prim:const 1 'i32 rows))))
+         (r (prim:reshape (prim:reduce :sum (prim:where mask wide (prim:const 0 (tensor-dtype tx) rows)) (list nd)) shp)))
+    (transpose r a last)))

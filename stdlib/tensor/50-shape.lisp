@@ -1,0 +1,347 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Shape and indexing: views (reshape, permute, expand, pad, slice, flip, ...) that never
+;;; copy, and the joins, splits and gathers built from them.
+
+(defun %shape-list (fn args)
+  "Dimensions given either as one list or as separate arguments."
+  (cond ((and (= (length args) 1) (listp (car args))) (car args))
+        ((every #'integerp args) args)
+        (t (error 'type-error "~a: expected a shape, got ~s" fn args))))
+
+(defcomposite reshape (x &rest dims)
+  "(reshape X SHAPE) X viewed with a new SHAPE of the same element count (a list, or the
+dimensions as arguments). One dimension may be -1: it is inferred."
+  (let* ((tx (%as-tensor x))
+         (shp (%shape-list 'reshape dims))
+         (holes (count -1 shp)))
+    (when (> holes 1) (error 'shape-error "reshape: more than one -1 in ~s" shp))
+    (when (= holes 1)
+      (let* ((known (apply #'dim* (remove -1 shp)))
+             (missing (and (not (eql known 0)) (dim/ (numel tx) known))))
+        (unless missing
+          (error 'shape-error "reshape: cannot reshape ~s (~a elements) to ~s" (tensor-shape tx) (numel tx) shp))
+        (setq shp (substitute missing -1 shp))))
+    (prim:reshape tx shp)))
+
+(defcomposite permute (x &rest order)
+  "(permute X ORDER) X with its axes reordered: axis i of the result is axis ORDER[i] of X
+(a list, or the axes as arguments)."
+  (let ((tx (%as-tensor x)))
+    (prim:permute tx (mapcar (lambda (a) (%axis 'permute a (ndim tx))) (%shape-list 'permute order)))))
+
+(defcomposite transpose (x &optional (axis0 -2) (axis1 -1))
+  "(transpose X [AXIS0 AXIS1]) X with two axes swapped (by default the last two; a 0-d or
+1-d tensor is returned as is)."
+  (let* ((tx (%as-tensor x)) (n (ndim tx)))
+    (if (< n 2)
+        tx
+        (let* ((a (%axis 'transpose axis0 n)) (b (%axis 'transpose axis1 n))
+               (order (mapcar (lambda (i) (cond ((= i a) b) ((= i b) a) (t i))) (range n))))
+          (prim:permute tx order)))))
+
+(defcomposite expand (x &rest dims)
+  "(expand X SHAPE) X broadcast to SHAPE without copying (-1 keeps a dimension)."
+  (let* ((tx (%as-tensor x))
+         (shp (%shape-list 'expand dims))
+         (pad (- (length shp) (ndim tx)))
+         (old (append (make-list pad 1) (tensor-shape tx))))
+    (broadcast-to tx (mapcar (lambda (d o) (if (eql d -1) o d)) shp old))))
+
+(defcomposite contiguous (x)
+  "(contiguous X) A contiguous copy of X (movement ops are otherwise views)."
+  (prim:copy (%as-tensor x)))
+
+(defcomposite flip (x &optional axis)
+  "(flip X [AXIS]) X reversed along AXIS (an integer or a list; all axes by default)."
+  (let ((tx (%as-tensor x))) (prim:flip tx (%axes 'flip axis (ndim tx)))))
+
+(defcomposite squeeze (x &optional axis)
+  "(squeeze X [AXIS]) X without its size-1 axes (or only AXIS, if it has size 1)."
+  (let* ((tx (%as-tensor x)) (shp (tensor-shape tx)))
+    (if axis
+        (let ((a (%axis 'squeeze axis (ndim tx))))
+          (if (eql (nth a shp) 1) (prim:reshape tx (%remove-axes shp (list a))) tx))
+        (prim:reshape tx (remove 1 shp)))))
+
+(defcomposite unsqueeze (x axis)
+  "(unsqueeze X AXIS) X with a new axis of size 1 inserted at AXIS (negative counts from the end)."
+  (let* ((tx (%as-tensor x)) (n (ndim tx))
+         (a (%axis 'unsqueeze axis (+ n 1)))
+         (shp (tensor-shape tx)))
+    (prim:reshape tx (append (subseq shp 0 a) (list 1) (subseq shp a)))))
+
+(defvar *list-flatten* flatten "The list version of flatten, from the prelude.")
+
+(defun flatten (x &optional (start 0) (end -1))
+  "(flatten X [START END]) For a tensor, X with axes START..END (inclusive) merged into one;
+for a list, the list of its non-nil atoms."
+  (if (not (tensorp x))
+      (funcall *list-flatten* x)
+      (let ((n (ndim x)))
+        (if (= n 0)
+            (prim:reshape x '(1))
+            (let* ((s (%axis 'flatten start n)) (e (%axis 'flatten end n)) (shp (tensor-shape x)))
+              (prim:reshape x (append (subseq shp 0 s) (list (apply #'dim* (subseq shp s (+ e 1)))) (subseq shp (+ e 1)))))))))
+(puthash 'flatten t *composites*)
+
+;;; --- padding --------------------------------------------------------------------------
+
+(defun %full-pads (fn pads n)
+  ;; Pairs given for the last axes apply to those; earlier axes get (0 0).
+  (unless (and (listp pads) (every (lambda (p) (and (consp p) (= (length p) 2))) pads))
+    (error 'type-error "~a: padding must be a list of (before after) pairs, got ~s" fn pads))
+  (when (> (length pads) n)
+    (error 'shape-error "~a: ~a padding pairs for a tensor with ~a dimensions" fn (length pads) n))
+  (append (make-list (- n (length pads)) '(0 0)) pads))
+
+(defun %shrink-axis (x axis b e)
+  (prim:shrink x (let ((i -1)) (mapcar (lambda (d) (setq i (1+ i)) (if (= i axis) (list b e) (list 0 d))) (tensor-shape x)))))
+
+(defun %pad-axis (x axis b e)
+  (prim:pad x (let ((i -1)) (mapcar (lambda (d) (setq i (1+ i)) (if (= i axis) (list b e) '(0 0))) (tensor-shape x)))))
+
+(defcomposite pad (x pads &key (mode :constant) (value 0))
+  "(pad X PADS &key (mode :constant) (value 0)) X padded by PADS, a list of (before after)
+pairs for the last axes. Modes: :constant (VALUE), :reflect (mirror without repeating the
+edge), :replicate (repeat the edge)."
+  (let* ((tx (%as-tensor x)) (n (ndim tx)) (pads (%full-pads 'pad pads n)))
+    (case mode
+      (:constant
+       (let ((p (prim:pad tx pads)))
+         (if (and (numberp value) (= value 0))
+             p
+             (where (prim:pad (prim:const t 'bool (tensor-shape tx)) pads) p value))))
+      ((:reflect :replicate)
+       (let ((r tx) (axis 0))
+         (dolist (pr pads r)
+           (let* ((b (first pr)) (e (second pr)) (len (nth axis (tensor-shape r))))
+             (when (and (eq mode :reflect) (or (>= b len) (>= e len)))
+               (error 'shape-error "pad: reflect padding (~a ~a) must be smaller than axis ~a of size ~a" b e axis len))
+             (when (> b 0)
+               (setq r (cat (list (if (eq mode :reflect)
+                                      (prim:flip (%shrink-axis r axis 1 (+ b 1)) (list axis))
+                                      (broadcast-to (%shrink-axis r axis 0 1) (%replace-nth (tensor-shape r) axis b)))
+                                  r)
+                            :axis axis)))
+             (when (> e 0)
+               (let ((len2 (nth axis (tensor-shape r))))
+                 (setq r (cat (list r (if (eq mode :reflect)
+                                          (prim:flip (%shrink-axis r axis (- len2 e 1) (- len2 1)) (list axis))
+                                          (broadcast-to (%shrink-axis r axis (- len2 1) len2) (%replace-nth (tensor-shape r) axis e))))
+                              :axis axis))))
+             (setq axis (1+ axis))))))
+      (t (error 'type-error "pad: mode must be :constant, :reflect or :replicate, got ~s" mode)))))
+
+;;; --- slicing --------------------------------------------------------------------------
+
+(defun %clamp (v lo hi) (max lo (min hi v)))
+
+(defun %slice-axis (x axis start stop step)
+  (let* ((n (nth axis (tensor-shape x))))
+    (cond ((not (integerp n))
+           ;; A symbolic axis: plain ranges only, taken as given.
+           (unless (= step 1) (error 'shape-error "slice: a step along symbolic axis ~a (~a) is not supported" axis n))
+           (%shrink-axis x axis (or start 0) (or stop n)))
+          ((= step 0) (error 'index-error "slice: step must not be zero"))
+          ((> step 0)
+           (let* ((s (%clamp (if start (if (< start 0) (+ start n) start) 0) 0 n))
+                  (e (%clamp (if stop (if (< stop 0) (+ stop n) stop) n) 0 n))
+                  (e (max s e))
+                  (y (%shrink-axis x axis s e))
+                  (len (- e s)))
+             (if (or (= step 1) (<= len 1))
+                 (if (= step 1) y (%shrink-axis y axis 0 (min len 1)))
+                 (let* ((k (ceiling len step))
+                        (padded (%pad-axis y axis 0 (- (* k step) len)))
+                        (shp (tensor-shape padded))
+                        (split (append (subseq shp 0 axis) (list k step) (subseq shp (+ axis 1))))
+                        (r (%shrink-axis (prim:reshape padded split) (+ axis 1) 0 1)))
+                   (prim:reshape r (%remove-axes (tensor-shape r) (list (+ axis 1))))))))
+          (t
+           (let* ((s (if start (%clamp (if (< start 0) (+ start n) start) -1 (- n 1)) (- n 1)))
+                  (e (if stop (%clamp (if (< stop 0) (+ stop n) stop) -1 (- n 1)) -1)))
+             ;; Element i of X is element n-1-i of the flipped X.
+             (%slice-axis (prim:flip x (list axis)) axis (- n 1 s) (- n 1 e) (- step)))))))
+
+(defcomposite slice (x &rest specs)
+  "(slice X SPEC...) A view of part of X, one SPEC per leading axis: t or nil keeps the
+axis, an integer picks one index (dropping the axis; negative counts from the end), and
+(START STOP [STEP]) takes a range as Python does (nil for a default, negative indices
+count from the end, a negative STEP walks backwards)."
+  (let* ((tx (%as-tensor x)) (n (ndim tx)) (axis 0) (drop nil))
+    (when (> (length specs) n)
+      (error 'index-error "slice: ~a specs for a tensor with ~a dimensions" (length specs) n))
+    (dolist (spec specs)
+      (cond ((or (null spec) (eq spec t)))
+            ((integerp spec)
+             (let* ((len (nth axis (tensor-shape tx)))
+                    (i (if (and (< spec 0) (integerp len)) (+ spec len) spec)))
+               (when (and (integerp len) (or (< i 0) (>= i len)))
+                 (error 'index-error "slice: index ~a out of range for axis ~a of size ~a" spec axis len))
+               (setq tx (%shrink-axis tx axis i (dim+ i 1)))
+               (push axis drop)))
+            ((listp spec)
+             (setq tx (%slice-axis tx axis (first spec) (second spec) (or (third spec) 1))))
+            (t (error 'type-error "slice: bad spec ~s (expected t, an integer or (start stop [step]))" spec)))
+      (setq axis (1+ axis)))
+    (if drop (prim:reshape tx (%remove-axes (tensor-shape tx) drop)) tx)))
+
+;;; --- joining and splitting --------------------------------------------------------------
+
+(defcomposite cat (tensors &key (axis 0))
+  "(cat TENSORS &key (axis 0)) The tensors joined along AXIS; other dimensions must match.
+Dtypes promote."
+  (when (null tensors) (error 'type-error "cat: no tensors to join"))
+  (let* ((ts (mapcar #'%as-tensor tensors))
+         (dt (apply #'result-dtype ts))
+         (ts (mapcar (lambda (x) (prim:cast x dt)) ts))
+         (n (ndim (car ts)))
+         (a (%axis 'cat axis (max n 1)))
+         (ref (tensor-shape (car ts)))
+         (k 0))
+    (dolist (x ts)
+      (unless (and (= (ndim x) n)
+                   (every #'dim= (%remove-axes (tensor-shape x) (list a)) (%remove-axes ref (list a))))
+        (error 'shape-error "cat: tensor ~a has shape ~s, which does not match ~s except along axis ~a"
+               k (tensor-shape x) ref a))
+      (setq k (1+ k)))
+    (if (null (cdr ts))
+        (car ts)
+        (let* ((total (apply #'dim+ (mapcar (lambda (x) (nth a (tensor-shape x))) ts)))
+               (offset 0) (acc nil))
+          (dolist (x ts acc)
+            (let* ((len (nth a (tensor-shape x)))
+                   (p (%pad-axis x a offset (dim- total (dim+ offset len)))))
+              (setq acc (if acc (prim:add acc p) p))
+              (setq offset (dim+ offset len))))))))
+
+(defcomposite stack (tensors &key (axis 0))
+  "(stack TENSORS &key (axis 0)) The tensors (all of one shape) joined along a new AXIS."
+  (when (null tensors) (error 'type-error "stack: no tensors to join"))
+  (let* ((ts (mapcar #'%as-tensor tensors)) (a (%axis 'stack axis (+ (ndim (car ts)) 1))))
+    (cat (mapcar (lambda (x) (unsqueeze x a)) ts) :axis a)))
+
+(defcomposite vstack (tensors)
+  "(vstack TENSORS) The tensors joined along axis 0 (1-d tensors become rows)."
+  (cat (mapcar (lambda (x) (let ((tx (%as-tensor x))) (if (< (ndim tx) 2) (reshape tx 1 -1) tx))) tensors) :axis 0))
+
+(defcomposite hstack (tensors)
+  "(hstack TENSORS) The tensors joined along axis 1 (along axis 0 for 1-d tensors)."
+  (let ((ts (mapcar #'%as-tensor tensors)))
+    (cat ts :axis (if (< (ndim (car ts)) 2) 0 1))))
+
+(defcomposite split (x sizes &key (axis 0))
+  "(split X SIZES &key (axis 0)) A list of views of X along AXIS: pieces of SIZES (a list
+whose sum is the axis size), or of size SIZES each (the last may be smaller)."
+  (let* ((tx (%as-tensor x)) (a (%axis 'split axis (ndim tx))) (n (nth a (tensor-shape tx))))
+    (when (integerp sizes)
+      (when (<= sizes 0) (error 'type-error "split: size must be positive, got ~a" sizes))
+      (setq sizes (let ((out nil) (left n))
+                    (loop while (> left 0) do (push (min sizes left) out) (setq left (- left sizes)))
+                    (reverse out))))
+    (unless (eql (apply #'+ sizes) n)
+      (error 'shape-error "split: sizes ~s add up to ~a, but axis ~a has size ~a" sizes (apply #'+ sizes) a n))
+    (let ((offset 0))
+      (mapcar (lambda (s) (prog1 (%shrink-axis tx a offset (+ offset s)) (setq offset (+ offset s)))) sizes))))
+
+(defcomposite chunk (x n &key (axis 0))
+  "(chunk X N &key (axis 0)) X split into N pieces of equal size along AXIS (the last may be
+smaller)."
+  (let* ((tx (%as-tensor x)) (len (nth (%axis 'chunk axis (ndim tx)) (tensor-shape tx))))
+    (split tx (max 1 (ceiling len n)) :axis axis)))
+
+(defcomposite repeat (x n &key axis)
+  "(repeat X N &key axis) Each element of X repeated N times along AXIS (flattened X when
+AXIS is nil), as numpy.repeat does: (repeat [1 2] 2) is [1 1 2 2]."
+  (let* ((tx (%as-tensor x)) (tx (if axis tx (prim:reshape tx (list (numel tx)))))
+         (a (if axis (%axis 'repeat axis (ndim tx)) 0))
+         (shp (tensor-shape tx))
+         (inner (append (subseq shp 0 (+ a 1)) (list 1) (subseq shp (+ a 1))))
+         (wide (append (subseq shp 0 (+ a 1)) (list n) (subseq shp (+ a 1)))))
+    (prim:reshape (prim:expand (prim:reshape tx inner) wide)
+                  (%replace-nth shp a (dim* (nth a shp) n)))))
+
+(defcomposite tile (x reps)
+  "(tile X REPS) X repeated REPS[i] times along each axis i, as numpy.tile does (REPS may be
+an integer; missing leading entries are 1)."
+  (let* ((tx (%as-tensor x))
+         (reps (if (integerp reps) (list reps) reps))
+         (n (max (ndim tx) (length reps)))
+         (reps (append (make-list (- n (length reps)) 1) reps))
+         (tx (prim:reshape tx (append (make-list (- n (ndim tx)) 1) (tensor-shape tx))))
+         (shp (tensor-shape tx))
+         (inner nil) (wide nil) (final nil))
+    (loop for d in shp for r in reps
+          do (setq inner (append inner (list 1 d))
+                   wide (append wide (list r d))
+                   final (append final (list (dim* r d)))))
+    (prim:reshape (prim:expand (prim:reshape tx inner) wide) final)))
+
+;;; --- indexing by tensors ----------------------------------------------------------------
+
+(defun %check-indices (fn index n)
+  "Realizes INDEX and checks that every entry lies in [-N, N)."
+  (when (and (integerp n) (> (numel index) 0))
+    (let ((lo (item (amin index))) (hi (item (amax index))))
+      (when (or (< lo (- n)) (>= hi n))
+        (error 'index-error "~a: index ~a out of range for an axis of size ~a" fn (if (>= hi n) hi lo) n)))))
+
+(defun %index-tensor (fn index)
+  (let ((ix (%as-tensor index)))
+    (when (or (dtype-float-p (tensor-dtype ix)) (eq (tensor-dtype ix) 'bool))
+      (error 'dtype-error "~a: indices must be an integer tensor, got ~a" fn (tensor-dtype ix)))
+    ix))
+
+(defcomposite one-hot (indices n &key (dtype 'i32))
+  "(one-hot INDICES N &key (dtype 'i32)) A tensor with a new last axis of size N that is 1 at
+each index of INDICES and 0 elsewhere."
+  (let ((ix (%index-tensor 'one-hot indices)))
+    (%check-indices 'one-hot ix n)
+    (prim:cast (equals (unsqueeze ix -1) (arange n :dtype (tensor-dtype ix))) dtype)))
+
+(defcomposite gather (x axis index)
+  "(gather X AXIS INDEX) out[i][j][k] = X[INDEX[i][j][k]][j][k] for AXIS 0 (likewise for other
+axes), as torch.gather: INDEX has X's rank, and its other dimensions are at most X's."
+  (let* ((tx (%as-tensor x)) (ix (%index-tensor 'gather index)) (n (ndim tx))
+         (a (%axis 'gather axis n))
+         (ishape (tensor-shape ix)) (n-a (nth a (tensor-shape tx))))
+    (unless (= (ndim ix) n)
+      (error 'shape-error "gather: index has shape ~s, which is not of X's rank (X is ~s)" ishape (tensor-shape tx)))
+    (%check-indices 'gather ix n-a)
+    (let* ((ix (where (lt ix 0) (add ix n-a) ix))
+           (ranges (let ((i -1)) (mapcar (lambda (d) (setq i (1+ i)) (if (= i a) (list 0 d) (list 0 (nth i ishape)))) (tensor-shape tx))))
+           (xs (prim:shrink tx ranges))
+           (xt (transpose (unsqueeze xs -1) a -1))
+           (oh (equals (unsqueeze ix -1) (arange n-a :dtype (tensor-dtype ix))))
+           (picked (where oh xt (prim:const 0 (tensor-dtype tx) '())))
+           (r (prim:reshape (prim:reduce (if (eq (tensor-dtype tx) 'bool) :max :sum) picked (list n)) ishape)))
+      r)))
+
+(defcomposite take (x indices)
+  "(take X INDICES) Elements of the flattened X at INDICES (negative counts from the end);
+the result has INDICES' shape."
+  (let* ((tx (%as-tensor x)) (ix (%index-tensor 'take indices))
+         (len (numel tx)) (flat (prim:reshape tx (list len))))
+    (%check-indices 'take ix len)
+    (let* ((ix (where (lt ix 0) (add ix len) ix))
+           (oh (equals (unsqueeze ix -1) (arange len :dtype (tensor-dtype ix))))
+           (picked (where oh flat (prim:const 0 (tensor-dtype tx) '())))
+           (nd (ndim ix)))
+      (prim:reshape (prim:reduce (if (eq (tensor-dtype tx) 'bool) :max :sum) picked (list nd)) (tensor-shape ix)))))
+
+(defun %triangle (fn x k upper)
+  (let* ((tx (%as-tensor x)) (n (ndim tx)))
+    (when (< n 2) (error 'shape-error "~a: needs at least 2 dimensions, got shape ~s" fn (tensor-shape tx)))
+    (let* ((shp (last (tensor-shape tx) 2))
+           (diff (prim:add (prim:iota shp 1 'i32) (prim:neg (prim:iota shp 0 'i32))))
+           (kk (prim:const k 'i32 shp))
+           (mask (if upper (logical-not (prim:cmplt diff kk)) (logical-not (prim:cmplt kk diff)))))
+      (where mask tx (prim:const 0 (tensor-dtype tx) '())))))
+
+(defcomposite triu (x &optional (k 0))
+  "(triu X [K]) X with the elements below the K-th diagonal of its last two axes zeroed."
+  (%triangle 'triu x k t))
+
+(defcomposite tril (x &optional (k 0))
+  "(tril X [K]) X with the elements above the K-th diagonal of its last two axes zeroed."
+  (%triangle 'tril x k nil))

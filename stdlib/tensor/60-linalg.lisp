@@ -1,0 +1,84 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Linear algebra: matmul (batched, broadcasting), dot, outer, einsum.
+
+(defcomposite matmul (a b)
+  "(matmul A B) The matrix product. 1-d operands act as a row (A) or column (B) vector and
+that axis is dropped from the result; leading batch axes broadcast, as in NumPy."
+  (let* ((ta (%as-tensor a)) (tb (%as-tensor b)))
+    (when (or (= (ndim ta) 0) (= (ndim tb) 0))
+      (error 'shape-error "matmul: operands must have at least 1 dimension, got ~s x ~s" (tensor-shape ta) (tensor-shape tb)))
+    (let* ((a2 (if (= (ndim ta) 1) (unsqueeze ta 0) ta))
+           (b2 (if (= (ndim tb) 1) (unsqueeze tb 1) tb))
+           (k1 (car (last (tensor-shape a2))))
+           (k2 (nth (- (ndim b2) 2) (tensor-shape b2))))
+      (unless (dim= k1 k2)
+        (error 'shape-error "matmul: inner dimensions differ, ~s x ~s" (tensor-shape ta) (tensor-shape tb)))
+      (let* ((ae (unsqueeze a2 -2))                    ; (... n 1 k)
+             (be (unsqueeze (transpose b2 -1 -2) -3))  ; (... 1 m k)
+             (r (sum (mul ae be) :axis -1)))           ; (... n m)
+        (cond ((and (= (ndim ta) 1) (= (ndim tb) 1)) (reshape r nil))
+              ((= (ndim ta) 1) (squeeze r -2))
+              ((= (ndim tb) 1) (squeeze r -1))
+              (t r))))))
+
+(defcomposite dot (a b)
+  "(dot A B) The inner product of two 1-d tensors of equal length."
+  (let ((ta (%as-tensor a)) (tb (%as-tensor b)))
+    (unless (and (= (ndim ta) 1) (= (ndim tb) 1) (dim= (car (tensor-shape ta)) (car (tensor-shape tb))))
+      (error 'shape-error "dot: needs two 1-d tensors of equal length, got ~s and ~s" (tensor-shape ta) (tensor-shape tb)))
+    (sum (mul ta tb))))
+
+(defcomposite outer (a b)
+  "(outer A B) The outer product of two 1-d tensors: element (i j) is A[i] * B[j]."
+  (let ((ta (%as-tensor a)) (tb (%as-tensor b)))
+    (unless (and (= (ndim ta) 1) (= (ndim tb) 1))
+      (error 'shape-error "outer: needs two 1-d tensors, got ~s and ~s" (tensor-shape ta) (tensor-shape tb)))
+    (mul (unsqueeze ta 1) (unsqueeze tb 0))))
+
+(defun %einsum-letters (s) (mapcar #'intern (coerce s 'list)))
+
+(defcomposite einsum (spec &rest operands)
+  "(einsum SPEC OPERAND...) Sums of products over the indices in SPEC, e.g. \"ij,jk->ik\"
+(matmul), \"bij,bjk->bik\", \"i,i->\" (dot), \"i,j->ij\" (outer), \"ij->ji\". Without ->, the
+output is the indices used once, in alphabetical order. An index may not repeat within one
+operand."
+  (let* ((arrow (string-contains spec "->"))
+         (lhs (if arrow (subseq spec 0 arrow) spec))
+         (inputs (mapcar #'%einsum-letters (string-split (string-replace lhs " " "") ",")))
+         (all nil))
+    (unless (= (length inputs) (length operands))
+      (error 'shape-error "einsum: ~s names ~a operands, got ~a" spec (length inputs) (length operands)))
+    (dolist (in inputs) (dolist (c in) (unless (member c all) (setq all (append all (list c))))))
+    (let* ((out (if arrow
+                    (%einsum-letters (string-replace (subseq spec (+ arrow 2)) " " ""))
+                    (sort (remove-if (lambda (c) (> (count-if (lambda (x) (eq x c)) (apply #'append inputs)) 1)) all)
+                          (lambda (p q) (string< (symbol-name p) (symbol-name q))))))
+           (sizes (make-hash-table :test 'eq))
+           (terms nil))
+      (loop for in in inputs for x in operands for k from 0
+            do (let ((tx (%as-tensor x)))
+                 (unless (= (length in) (ndim tx))
+                   (error 'shape-error "einsum: operand ~a has shape ~s but ~s names ~a indices" k (tensor-shape tx) spec (length in)))
+                 (when (/= (length (remove-duplicates in)) (length in))
+                   (error 'shape-error "einsum: an index repeats within operand ~a of ~s (diagonals are not supported)" k spec))
+                 (loop for c in in for d in (tensor-shape tx)
+                       do (let ((seen (gethash c sizes)))
+                            (when (and seen (not (dim= seen d)) (not (eql d 1)) (not (eql seen 1)))
+                              (error 'shape-error "einsum: index ~a has size ~a in one operand and ~a in another" c seen d))
+                            (when (or (null seen) (eql seen 1)) (puthash c d sizes))))
+                 ;; Move this operand's axes into the order of ALL, with size-1 axes for the rest.
+                 (let* ((present (remove-if-not (lambda (c) (member c in)) all))
+                        (perm (mapcar (lambda (c) (position c in)) present))
+                        (p (prim:permute tx perm))
+                        (full (mapcar (lambda (c) (if (member c in) (nth (position c present) (tensor-shape p)) 1)) all)))
+                   (push (prim:reshape p full) terms))))
+      (dolist (c out)
+        (unless (member c all) (error 'shape-error "einsum: output index ~a is not in any input of ~s" c spec)))
+      (let* ((prod (%fold #'mul (reverse terms)))
+             (summed (remove-if (lambda (c) (member c out)) all))
+             (axes (mapcar (lambda (c) (position c all)) summed))
+             (r (if axes (sum prod :axis axes) prod))
+             (kept (remove-if (lambda (c) (member c summed)) all)))
+        (if (null out)
+            (reshape r nil)
+            (prim:permute r (mapcar (lambda (c) (position c kept)) out)))))))
