@@ -422,10 +422,13 @@ void register_tensor_builtins(Interp& in) {
                                 Value::object(in.keyword("device")), in.make_string(rt.device)});
              });
 
-  for (auto [name, v] : {std::pair{"inf", INFINITY}, std::pair{"nan", NAN}}) {
+  // +inf+ and +nan+ are constants; inf and nan are plain globals (free to rebind).
+  for (auto [name, v] : {std::pair{"+inf+", INFINITY}, std::pair{"+nan+", NAN}}) {
     in.set_global(in.intern(name), Value::real(v));
     in.intern(name)->sym_flags |= eval::kSymConstant;
   }
+  in.set_global(in.intern("inf"), Value::real(INFINITY));
+  in.set_global(in.intern("nan"), Value::real(NAN));
 
   // Numeric builtins hand tensors to the stdlib's methods.
   const char* const kDispatch[][2] = {

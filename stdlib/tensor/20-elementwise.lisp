@@ -141,7 +141,7 @@
   "(isinf X) True where X is +inf or -inf."
   (let ((tx (%as-tensor x)))
     (if (dtype-float-p (tensor-dtype tx))
-        (equals (abs tx) (%scalar-like inf tx))
+        (equals (abs tx) (%scalar-like +inf+ tx))
         (%scalar-like nil (prim:cast tx 'bool)))))
 
 ;;; --- min, max, clip --------------------------------------------------------------------
@@ -216,7 +216,7 @@ with a fractional Y it gives NaN. 0^0 = 1."
                 (mag (prim:exp2 (prim:mul e (prim:log2 (abs b)))))
                 (odd (equals (fmod (abs e) 2) 1))
                 (integral (equals (floor e) e))
-                (r (where (lt b 0) (where integral (where odd (neg mag) mag) nan) mag)))
+                (r (where (lt b 0) (where integral (where odd (neg mag) mag) +nan+) mag)))
            (let ((out (where (equals e 0) 1 r)))
              (if (dtype-float-p dt) out (prim:cast (round out) dt)))))))
 
