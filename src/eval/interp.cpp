@@ -308,8 +308,20 @@ void Interp::raise_interrupt() {
 void Interp::decorate(tl::Error& e, Span span) {
   if (e.has_location() || !span.valid()) return;
   if (sources.is_library(span.file)) {
-    if (e.backtrace().empty()) e.set_backtrace(backtrace());
-    return;
+    // Library code is reported at the innermost call from the user's code into it.
+    Span user;
+    for (std::size_t i = frames.size(); i-- > 0;) {
+      const Span& s = frames[i].call_site;
+      if (s.valid() && !sources.is_library(s.file)) {
+        user = s;
+        break;
+      }
+    }
+    if (!user.valid()) {
+      if (e.backtrace().empty()) e.set_backtrace(backtrace());
+      return;
+    }
+    span = user;
   }
   e.set_location(sources.location(span), sources.line_text(span.file, span.line));
   if (e.backtrace().empty()) e.set_backtrace(backtrace());

@@ -158,14 +158,12 @@ NodeRef scalar_node(Graph& g, Value v, DType t, const Shape& shape) {
 
 // Converts numbers and tensors to tensors of one dtype and one broadcast shape.
 // `dtype` forces the result type (else it is promoted); fn names the caller in errors.
-std::vector<NodeRef> elementwise_args(Interp& in, const char* fn, const std::vector<Value>& args, std::optional<DType> dtype) {
+DType result_dtype(Interp& in, const char* fn, const std::vector<Value>& args) {
   std::optional<DType> t;
-  std::vector<Shape> shapes;
   for (Value v : args) {
     if (is_tensor(v)) {
       DType vt = as_tensor(v)->node->dtype;
       t = t ? promote(*t, vt) : vt;
-      shapes.push_back(as_tensor(v)->node->shape);
     } else if (!v.is_number() && !v.same(in.t()) && !v.is_nil()) {
       in.error("type-error", std::string(fn) + ": expected a tensor or a number, got " + in.repr(v));
     }
@@ -176,7 +174,15 @@ std::vector<NodeRef> elementwise_args(Interp& in, const char* fn, const std::vec
     if (!t) t = fl ? kDefaultFloat : v.is_int() ? kDefaultInt : DType::Bool;
     else t = promote_with_scalar(*t, fl);
   }
-  if (dtype) t = dtype;
+  return t.value_or(kDefaultFloat);
+}
+
+std::vector<NodeRef> elementwise_args(Interp& in, const char* fn, const std::vector<Value>& args, std::optional<DType> dtype) {
+  std::optional<DType> t = dtype ? *dtype : result_dtype(in, fn, args);
+  std::vector<Shape> shapes;
+  for (Value v : args) {
+    if (is_tensor(v)) shapes.push_back(as_tensor(v)->node->shape);
+  }
   Shape shape = broadcast_shapes(in, fn, shapes);
   Graph& g = graph_at_call(in);
   std::vector<NodeRef> out;
@@ -359,8 +365,7 @@ void register_tensor_builtins(Interp& in) {
   TL_BUILTIN(in, "result-dtype", 1, -1, "(result-dtype X...)",
              "The dtype that tensors and numbers X combine to under the promotion rules.",
              [](Interp& in, Args a, N n) -> Value {
-               std::vector<Value> args(a, a + n);
-               return dtype_to_lisp(in, elementwise_args(in, "result-dtype", args, std::nullopt)[0]->dtype);
+               return dtype_to_lisp(in, result_dtype(in, "result-dtype", std::vector<Value>(a, a + n)));
              });
   TL_BUILTIN(in, "promote-types", 2, 2, "(promote-types A B)", "The dtype two tensors of dtypes A and B combine to.",
              [](Interp& in, Args a, N) -> Value {

@@ -34,15 +34,22 @@ f32 for a float, i32 for an integer, bool for t/nil)."
   "(ones-like X &key dtype) Ones shaped like X, of X's dtype unless given."
   (full-like x 1 :dtype dtype))
 
-(defcomposite arange (start &optional stop (step 1) &key dtype)
+(defcomposite arange (&rest args)
   "(arange [START] STOP [STEP] &key dtype) The 1-d tensor START, START+STEP, ... below STOP.
-With one argument it counts from 0. Integers give i32, any float gives f32."
-  (when (null stop) (setq stop start start 0))
-  (when (= step 0) (error 'type-error "arange: step must not be zero"))
-  (let* ((n (max 0 (ceiling (- stop start) step)))
-         (dt (or dtype (if (and (integerp start) (integerp stop) (integerp step)) 'i32 'f32))))
-    (prim:add (prim:mul (prim:iota (list n) 0 dt) (prim:const step dt (list n)))
-              (prim:const start dt (list n)))))
+With one number it counts from 0. Integers give i32, any float gives f32."
+  (let* ((nums (loop for a in args while (numberp a) collect a))
+         (keys (nthcdr (length nums) args))
+         (dtype (getf keys :dtype))
+         (start (if (cdr nums) (first nums) 0))
+         (stop (if (cdr nums) (second nums) (first nums)))
+         (step (or (third nums) 1)))
+    (when (or (null nums) (> (length nums) 3) (and keys (not (equal (remove-if-not #'keywordp keys) '(:dtype)))))
+      (error 'type-error "arange: expected [START] STOP [STEP] &key dtype, got ~s" args))
+    (when (= step 0) (error 'type-error "arange: step must not be zero"))
+    (let* ((n (max 0 (ceiling (- stop start) step)))
+           (dt (or dtype (if (and (integerp start) (integerp stop) (integerp step)) 'i32 'f32))))
+      (prim:add (prim:mul (prim:iota (list n) 0 dt) (prim:const step dt (list n)))
+                (prim:const start dt (list n))))))
 
 (defcomposite linspace (start stop n &key (dtype 'f32))
   "(linspace START STOP N &key (dtype 'f32)) N evenly spaced values from START to STOP inclusive."

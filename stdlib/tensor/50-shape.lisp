@@ -188,6 +188,9 @@ count from the end, a negative STEP walks backwards)."
 
 ;;; --- joining and splitting --------------------------------------------------------------
 
+(defun %dims= (s1 s2)
+  (and (= (length s1) (length s2)) (loop for x in s1 for y in s2 always (dim= x y))))
+
 (defcomposite cat (tensors &key (axis 0))
   "(cat TENSORS &key (axis 0)) The tensors joined along AXIS; other dimensions must match.
 Dtypes promote."
@@ -201,7 +204,7 @@ Dtypes promote."
          (k 0))
     (dolist (x ts)
       (unless (and (= (ndim x) n)
-                   (every #'dim= (%remove-axes (tensor-shape x) (list a)) (%remove-axes ref (list a))))
+                   (%dims= (%remove-axes (tensor-shape x) (list a)) (%remove-axes ref (list a))))
         (error 'shape-error "cat: tensor ~a has shape ~s, which does not match ~s except along axis ~a"
                k (tensor-shape x) ref a))
       (setq k (1+ k)))
