@@ -36,7 +36,7 @@ their size when that is above 1."
   "(is FORM [MESSAGE]) checks that FORM is true. For a two-argument comparison such as
 (is (equal x y)) a failure shows both values."
   (if (and (consp form)
-           (member (car form) '(= equal eql eq string= < > <= >= /= approx=))
+           (member (car form) '(= equal eql eq string= < > <= >= /= approx= allclose tensor-equal))
            (= (length form) 3))
       (let ((a (gensym "a")) (b (gensym "b")))
         `(let ((,a ,(cadr form)) (,b ,(caddr form)))

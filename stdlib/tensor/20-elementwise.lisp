@@ -321,13 +321,13 @@ integer tensors with a divisor, floor division."
   (div (sin x) (cos x)))
 
 (defun %atan-small (x)
-  ;; Taylor series of atan for |x| <= tan(pi/16): terms to x^23 leave < 1e-17.
-  (let* ((x2 (prim:mul x x)) (acc (%scalar-like (/ 1.0 23) x)))
-    (dolist (k '(21 19 17 15 13 11 9 7 5 3))
+  ;; Taylor series of atan for |x| <= tan(pi/16): atan x = x * sum_n (-1)^n x^2n / (2n+1),
+  ;; with terms to x^23 (the rest is below 1e-17), evaluated by Horner's rule in x^2.
+  (let* ((x2 (prim:mul x x)) (acc (%scalar-like (/ -1.0 23) x)))
+    (dolist (k '(21 19 17 15 13 11 9 7 5 3 1))
       (setq acc (prim:add (prim:mul acc x2)
-                          (%scalar-like (* (if (= (mod (/ (- k 1) 2) 2) 0) 1.0 -1.0) (/ 1.0 k)) x))))
-    ;; acc now holds sum_{k>=3}; atan x = x - x^3/3 + ... = x * (1 + x2 * acc')
-    (prim:mul x (prim:add (%scalar-like 1.0 x) (prim:mul x2 (prim:neg acc))))))
+                          (%scalar-like (* (if (evenp (/ (- k 1) 2)) 1.0 -1.0) (/ 1.0 k)) x))))
+    (prim:mul x acc)))
 
 (defcomposite %tensor-atan (y &optional x)
   "(atan Y [X]) Arc tangent of Y elementwise, or of Y/X using both signs (atan2)."
