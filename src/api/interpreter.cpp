@@ -6,6 +6,7 @@
 #include "eval/interp.h"
 #include "reader/reader.h"
 #include "runtime/reference.h"
+#include "tensor/files.h"
 #include "tensor/tensor_value.h"
 #include "tensorlisp/tensorlisp.hpp"
 
@@ -234,6 +235,7 @@ void boot(Interp& in, const Interpreter::Options& options) {
   });
   tensor::register_prim_builtins(in);
   tensor::register_tensor_builtins(in);
+  tensor::register_file_builtins(in);
   in.search_path = options.search_path;
   std::vector<eval::Value> args;
   eval::Interp::StackMark mark(in);

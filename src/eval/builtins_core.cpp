@@ -45,7 +45,7 @@ Condition* arg_condition(Interp& in, const char* fn, Args a, int i) {
   if (is_symbol(c->type) && !in.builtin_conditions.count(as_symbol(c->type))) {
     message = type + ": " + message;
   }
-  tl::Error e(ErrorKind::User, "eval", type, message);
+  tl::Error e(ErrorKind::User, error_phase(type), type, message);
   auto payload = std::make_shared<tl::detail::Payload>();
   payload->condition = in.make_root(cond);
   e.set_payload(payload);

@@ -269,12 +269,15 @@ void Interp::collect() {
 
 // --- errors --------------------------------------------------------------------------------
 
+const char* error_phase(std::string_view type) {
+  if (type == "read-error") return "read";
+  if (type == "shape-error" || type == "dtype-error") return "shape";
+  if (type == "device-error") return "device";
+  return "eval";
+}
+
 tl::Error Interp::make_error(std::string_view type, std::string message, Span span) {
-  const char* phase = type == "read-error"                              ? "read"
-                      : type == "shape-error" || type == "dtype-error" ? "shape"
-                      : type == "device-error"                         ? "device"
-                                                                       : "eval";
-  tl::Error e(ErrorKind::User, phase, std::string(type), std::move(message));
+  tl::Error e(ErrorKind::User, error_phase(type), std::string(type), std::move(message));
   if (!span.valid()) span = call_site;
   if (span.valid()) decorate(e, span);
   return e;
@@ -316,6 +319,10 @@ void Interp::decorate(tl::Error& e, Span span) {
         user = s;
         break;
       }
+    }
+    // Tail calls replace frames, so the top-level form may be the only user span left.
+    if (!user.valid() && current_form_span.valid() && !sources.is_library(current_form_span.file)) {
+      user = current_form_span;
     }
     if (!user.valid()) {
       if (e.backtrace().empty()) e.set_backtrace(backtrace());

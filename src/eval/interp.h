@@ -284,6 +284,9 @@ class Interp {
 void print_float(std::string& out, double d);
 void print_string(std::string& out, const std::string& s, bool readably);
 
+// The phase an error of condition `type` is reported in: read, shape, device or eval.
+const char* error_phase(std::string_view type);
+
 // Equality predicates.
 bool eql(Value a, Value b);
 bool equal(Value a, Value b);

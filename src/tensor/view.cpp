@@ -2,6 +2,8 @@
 // Composition of movement ops into view stacks, and indexing through them.
 #include "tensor/view.h"
 
+#include <algorithm>
+
 namespace tl::tensor {
 
 View View::contiguous(const Shape& shape) {
@@ -166,8 +168,18 @@ ViewStack ViewStack::shrink(const std::vector<Range>& ranges) const {
     w.offset = w.offset + b * w.strides[i];
     w.shape[i] = ranges[i].second - b;
     if (!w.mask.empty()) {
-      // Shift the valid range; clamping to [0, size) happens when it is made concrete.
-      w.mask[i] = Range{w.mask[i].first - b, w.mask[i].second - b};
+      // Shift the valid range and clamp it to [0, size): a later pad adds to these bounds,
+      // so an unclamped bound would let padding read as data. Symbolic bounds are clamped
+      // when the view is made concrete.
+      Dim lo = w.mask[i].first - b;
+      Dim hi = w.mask[i].second - b;
+      if (lo.is_const() && hi.is_const() && w.shape[i].is_const()) {
+        std::int64_t l = std::max<std::int64_t>(0, lo.value());
+        std::int64_t h = std::min<std::int64_t>(w.shape[i].value(), hi.value());
+        lo = Dim(l);
+        hi = Dim(std::max(l, h));
+      }
+      w.mask[i] = Range{lo, hi};
     }
   }
   return out;

@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: Apache-2.0
+// placeholder
+#include <catch2/catch.hpp>
