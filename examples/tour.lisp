@@ -69,3 +69,9 @@
 (show "back at top level")
 
 (format t "done.~%")
+
+;;; Tensors: lazy graphs of primitive ops, computed when printed.
+(manual-seed 0)
+(format t "~%softmax of a 4x10 normal sample, rows sum to 1:~%~a~%" (softmax (randn '(4 10)) :axis 1))
+(format t "row sums: ~a~%" (to-list (sum (softmax (randn '(4 10)) :axis 1) :axis 1)))
+(format t "matmul: ~a~%" (to-list (matmul (tensor '((1 2) (3 4))) (tensor '((5 6) (7 8))))))
