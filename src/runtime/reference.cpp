@@ -327,9 +327,11 @@ class Executor {
       case ReduceKind::Prod: f0 = 1, i0 = 1; break;
       case ReduceKind::Max:
         f0 = -std::numeric_limits<double>::infinity();
-        i0 = n->dtype == DType::Bool ? 0 : (is_int(n->dtype) && dtype_category(n->dtype) == DCat::Unsigned)
-                                               ? 0
-                                               : -(std::int64_t{1} << (dtype_bits(n->dtype) - 1));
+        // The lowest value of the type (0 for bool and unsigned types).
+        if (dtype_category(n->dtype) == DCat::Signed) {
+          i0 = dtype_bits(n->dtype) == 64 ? std::numeric_limits<std::int64_t>::min()
+                                          : -(std::int64_t{1} << (dtype_bits(n->dtype) - 1));
+        }
         break;
     }
     std::fill(facc.begin(), facc.end(), f0);

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <bit>
 #include <cctype>
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -161,8 +161,9 @@ std::optional<std::uint64_t> data_bytes(const std::vector<std::int64_t>& shape, 
   std::uint64_t nonzero = elem;
   bool empty = false;
   for (std::int64_t d : shape) {
+    auto size = static_cast<std::uint64_t>(d);
     if (d == 0) empty = true;
-    else if (__builtin_mul_overflow(nonzero, static_cast<std::uint64_t>(d), &nonzero)) return {};
+    if (d != 0 && __builtin_mul_overflow(nonzero, size, &nonzero)) return {};
   }
   if (nonzero > static_cast<std::uint64_t>(INT64_MAX)) return {};
   return empty ? 0 : nonzero;
@@ -177,7 +178,8 @@ std::string shape_text(const std::vector<std::int64_t>& shape, const char* open,
 
 // A tensor of data read from a file. Bool bytes other than 0 become 1, the only values the
 // kernels expect.
-Value make_loaded_tensor(Interp& in, std::shared_ptr<Buffer> buf, const std::vector<std::int64_t>& shape) {
+Value make_loaded_tensor(Interp& in, std::shared_ptr<Buffer> buf,
+                         const std::vector<std::int64_t>& shape) {
   if (buf->dtype == DType::Bool) {
     for (auto& b : buf->bytes) b = b != 0;
   }
@@ -220,12 +222,14 @@ class HeaderCursor {
   HeaderCursor(const FileCtx& ctx, std::string_view text) : ctx_(ctx), text_(text) {}
 
   [[noreturn]] void fail(const std::string& what) const {
-    ctx_.fail("has a malformed header: " + what + " at byte " + std::to_string(pos_) + " of the header");
+    ctx_.fail("has a malformed header: " + what + " at byte " + std::to_string(pos_) +
+              " of the header");
   }
   bool at_end() const { return pos_ >= text_.size(); }
   bool at_digit() const { return !at_end() && text_[pos_] >= '0' && text_[pos_] <= '9'; }
   void skip_space() {
-    while (!at_end() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r')) {
+    while (!at_end() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' ||
+                         text_[pos_] == '\r')) {
       ++pos_;
     }
   }
@@ -275,6 +279,7 @@ std::string npy_code(DType t) {
 }
 
 // The descr NumPy writes for a dtype ("<f4", "|u1"): 1-byte types have no byte order.
+// Only for dtypes with a code.
 std::string npy_descr(DType t) { return (dtype_size(t) == 1 ? "|" : "<") + npy_code(t); }
 
 // The header dictionary, e.g. {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
@@ -359,7 +364,8 @@ class NpyHeaderParser : HeaderCursor {
 // The dtype of an NPY descr and whether its data is big-endian; a dtype-error otherwise.
 std::pair<DType, bool> npy_dtype(const FileCtx& ctx, const std::string& descr) {
   const char order = descr.empty() ? '=' : descr[0];
-  const std::string code = std::strchr("<>|=", order) != nullptr ? descr.substr(1) : descr;
+  const bool has_order = order != '\0' && std::strchr("<>|=", order) != nullptr;
+  const std::string code = has_order ? descr.substr(1) : descr;
   std::string supported;
   for (DType t : kAllDTypes) {
     if (t == DType::BF16) continue;
@@ -368,12 +374,13 @@ std::pair<DType, bool> npy_dtype(const FileCtx& ctx, const std::string& descr) {
     bool big = order == '>' || (order == '=' && !kHostIsLittleEndian);
     return {t, big && dtype_size(t) > 1};
   }
-  ctx.fail_dtype("has dtype " + json_quoted(descr) + ", which TensorLisp does not support (supported:" +
-                 supported + ")");
+  ctx.fail_dtype("has dtype " + json_quoted(descr) +
+                 ", which TensorLisp does not support (supported:" + supported + ")");
 }
 
 // Data stored in Fortran (column-major) order, rewritten in C (row-major) order.
-std::shared_ptr<Buffer> fortran_to_c_order(const Buffer& src, const std::vector<std::int64_t>& shape) {
+std::shared_ptr<Buffer> fortran_to_c_order(const Buffer& src,
+                                           const std::vector<std::int64_t>& shape) {
   auto out = std::make_shared<Buffer>(src.dtype, src.count());
   const std::size_t elem = dtype_size(src.dtype);
   const std::size_t rank = shape.size();
@@ -410,8 +417,8 @@ Value load_npy(const FileCtx& ctx) {
   if (size < header_start) ctx.fail("is truncated: it ends inside the header length");
   const std::uint64_t header_len = read_le(prelude + 8, len_bytes);
   if (header_len > size - header_start) {
-    ctx.fail("is truncated: header length says " + std::to_string(header_len) + " bytes, file has " +
-             std::to_string(size - header_start) + " after the length");
+    ctx.fail("is truncated: header length says " + std::to_string(header_len) +
+             " bytes, file has " + std::to_string(size - header_start) + " after the length");
   }
   std::string text = file.read_string(header_start, static_cast<std::size_t>(header_len));
   NpyHeader h = NpyHeaderParser(ctx, text).parse();
@@ -421,9 +428,13 @@ Value load_npy(const FileCtx& ctx) {
   const std::uint64_t data_start = header_start + header_len;
   const std::uint64_t have = size - data_start;
   const std::string want = std::to_string(*bytes);
-  if (have < *bytes) ctx.fail("is truncated: header says " + want + " bytes of data, file has " + std::to_string(have));
+  if (have < *bytes) {
+    ctx.fail("is truncated: header says " + want + " bytes of data, file has " +
+             std::to_string(have));
+  }
   if (have > *bytes) {
-    ctx.fail("has " + std::to_string(have - *bytes) + " bytes after its data (header says " + want + " bytes)");
+    ctx.fail("has " + std::to_string(have - *bytes) + " bytes after its data (header says " + want +
+             " bytes)");
   }
   auto buf = std::make_shared<Buffer>(dtype, static_cast<std::size_t>(*bytes / dtype_size(dtype)));
   file.read(data_start, buf->data(), buf->bytes.size());
@@ -434,13 +445,15 @@ Value load_npy(const FileCtx& ctx) {
 
 void save_npy(const FileCtx& ctx, TensorObj* t) {
   const std::string descr = npy_descr(t->node->dtype);
-  if (descr.empty()) {
+  if (npy_code(t->node->dtype).empty()) {
     ctx.fail_dtype("cannot hold " + std::string(dtype_name(t->node->dtype)) +
                    " data: NPY has no such type; cast the tensor first, e.g. (cast x 'f32)");
   }
   SavedData d = realize_for_save(ctx.in, t);
-  std::string shape = d.shape.size() == 1 ? "(" + std::to_string(d.shape[0]) + ",)" : shape_text(d.shape, "(", ")");
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string shape =
+      d.shape.size() == 1 ? "(" + std::to_string(d.shape[0]) + ",)" : shape_text(d.shape, "(", ")");
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Spaces and a newline end the header so the data starts at a multiple of 64 bytes, as
   // NumPy writes it. Version 1.0 stores the length in 2 bytes; longer headers need 2.0.
   const int major = 12 + header.size() + 64 > 0xffff ? 2 : 1;
@@ -529,7 +542,8 @@ class JsonParser : HeaderCursor {
   std::int64_t parse_integer() {
     const bool negative = text_[pos_] == '-';
     if (negative) ++pos_;
-    if (!at_end() && text_[pos_] == '0' && pos_ + 1 < text_.size() && text_[pos_ + 1] >= '0' && text_[pos_ + 1] <= '9') {
+    if (!at_end() && text_[pos_] == '0' && pos_ + 1 < text_.size() && text_[pos_ + 1] >= '0' &&
+        text_[pos_ + 1] <= '9') {
       fail("a number with a leading zero");
     }
     std::int64_t v = parse_digits();
@@ -541,7 +555,9 @@ class JsonParser : HeaderCursor {
   unsigned parse_hex4() {
     unsigned v = 0;
     const char* p = text_.data() + pos_;
-    if (text_.size() - pos_ < 4 || std::from_chars(p, p + 4, v, 16).ptr != p + 4) fail("a bad \\u escape");
+    if (text_.size() - pos_ < 4 || std::from_chars(p, p + 4, v, 16).ptr != p + 4) {
+      fail("a bad \\u escape");
+    }
     pos_ += 4;
     return v;
   }
@@ -607,22 +623,25 @@ struct StHeader {
 };
 
 // Field `key` of a tensor's entry, which must be of `kind`.
-const Json& entry_field(const FileCtx& ctx, const Json& entry, const std::string& tensor, const char* key,
-                        Json::Kind kind) {
+const Json& entry_field(const FileCtx& ctx, const Json& entry, const std::string& tensor,
+                        const char* key, Json::Kind kind) {
   for (const auto& m : entry.members) {
     if (m.key != key) continue;
     if (m.value.kind != kind) {
-      ctx.fail("has tensor " + json_quoted(tensor) + " whose " + key + " is " + json_kind_name(m.value.kind) +
-               ", not " + json_kind_name(kind));
+      ctx.fail("has tensor " + json_quoted(tensor) + " whose " + key + " is " +
+               json_kind_name(m.value.kind) + ", not " + json_kind_name(kind));
     }
     return m.value;
   }
   ctx.fail("has tensor " + json_quoted(tensor) + " without " + key);
 }
 
-StTensor parse_tensor_entry(const FileCtx& ctx, const std::string& name, const Json& entry, std::uint64_t data_size) {
+StTensor parse_tensor_entry(const FileCtx& ctx, const std::string& name, const Json& entry,
+                            std::uint64_t data_size) {
   const std::string what = "has tensor " + json_quoted(name);
-  if (entry.kind != Json::Kind::Object) ctx.fail(what + " described by " + json_kind_name(entry.kind));
+  if (entry.kind != Json::Kind::Object) {
+    ctx.fail(what + " described by " + json_kind_name(entry.kind));
+  }
   for (const auto& m : entry.members) {
     if (m.key != "dtype" && m.key != "shape" && m.key != "data_offsets") {
       ctx.fail(what + " with the unknown field " + json_quoted(m.key));
@@ -631,27 +650,34 @@ StTensor parse_tensor_entry(const FileCtx& ctx, const std::string& name, const J
   StTensor t{name, DType::F32, {}, 0, 0};
   const std::string& dtype = entry_field(ctx, entry, name, "dtype", Json::Kind::String).text;
   auto known = std::find_if(std::begin(kAllDTypes), std::end(kAllDTypes),
-                            [&](DType t) { return dtype == safetensors_dtype_name(t); });
+                            [&](DType dt) { return dtype == safetensors_dtype_name(dt); });
   if (known == std::end(kAllDTypes)) {
     std::string supported;
-    for (DType t : kAllDTypes) supported += " " + safetensors_dtype_name(t);
-    ctx.fail_dtype(what + " of dtype " + json_quoted(dtype) + ", which TensorLisp does not support (supported:" +
-                   supported + ")");
+    for (DType dt : kAllDTypes) supported += " " + safetensors_dtype_name(dt);
+    ctx.fail_dtype(what + " of dtype " + json_quoted(dtype) +
+                   ", which TensorLisp does not support (supported:" + supported + ")");
   }
   t.dtype = *known;
   for (const Json& d : entry_field(ctx, entry, name, "shape", Json::Kind::Array).items) {
-    if (d.kind != Json::Kind::Integer || d.integer < 0) ctx.fail(what + " whose shape is not a list of sizes");
+    if (d.kind != Json::Kind::Integer || d.integer < 0) {
+      ctx.fail(what + " whose shape is not a list of sizes");
+    }
     t.shape.push_back(d.integer);
   }
   const auto& offsets = entry_field(ctx, entry, name, "data_offsets", Json::Kind::Array).items;
-  if (offsets.size() != 2 || offsets[0].kind != Json::Kind::Integer || offsets[1].kind != Json::Kind::Integer ||
-      offsets[0].integer < 0 || offsets[1].integer < offsets[0].integer) {
+  if (offsets.size() != 2 || offsets[0].kind != Json::Kind::Integer ||
+      offsets[1].kind != Json::Kind::Integer || offsets[0].integer < 0 ||
+      offsets[1].integer < offsets[0].integer) {
     ctx.fail(what + " whose data_offsets are not [BEGIN, END] with 0 <= BEGIN <= END");
   }
   t.begin = static_cast<std::uint64_t>(offsets[0].integer);
   t.end = static_cast<std::uint64_t>(offsets[1].integer);
-  const std::string where = "data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "]";
-  if (t.end > data_size) ctx.fail(what + " with " + where + " beyond the " + std::to_string(data_size) + " bytes of data");
+  const std::string where =
+      "data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "]";
+  if (t.end > data_size) {
+    ctx.fail(what + " with " + where + " beyond the " + std::to_string(data_size) +
+             " bytes of data");
+  }
   auto bytes = data_bytes(t.shape, dtype_size(t.dtype));
   if (!bytes || *bytes != t.end - t.begin) {
     ctx.fail(what + " of dtype " + dtype + " and shape " + shape_text(t.shape, "[", "]") + " (" +
@@ -665,16 +691,22 @@ StTensor parse_tensor_entry(const FileCtx& ctx, const std::string& name, const J
 // shape and dtype, and overlap no other tensor's.
 StHeader read_safetensors_header(const FileCtx& ctx, InFile& file) {
   const std::uint64_t size = file.size();
-  if (size < 8) ctx.fail("is not a safetensors file: it is " + std::to_string(size) + " bytes, too short for the header length");
+  if (size < 8) {
+    ctx.fail("is not a safetensors file: it is " + std::to_string(size) +
+             " bytes, too short for the header length");
+  }
   std::uint8_t len[8];
   file.read(0, len, 8);
   const std::uint64_t header_len = read_le(len, 8);
   if (header_len > size - 8) {
-    ctx.fail("is truncated: header length says " + std::to_string(header_len) + " bytes, file has " +
-             std::to_string(size - 8) + " after the length");
+    ctx.fail("is truncated: header length says " + std::to_string(header_len) +
+             " bytes, file has " + std::to_string(size - 8) + " after the length");
   }
-  Json root = JsonParser(ctx, file.read_string(8, static_cast<std::size_t>(header_len))).parse_document();
-  if (root.kind != Json::Kind::Object) ctx.fail("has a malformed header: it is " + std::string(json_kind_name(root.kind)));
+  Json root =
+      JsonParser(ctx, file.read_string(8, static_cast<std::size_t>(header_len))).parse_document();
+  if (root.kind != Json::Kind::Object) {
+    ctx.fail("has a malformed header: it is " + std::string(json_kind_name(root.kind)));
+  }
   StHeader h;
   h.data_start = 8 + header_len;
   for (const auto& m : root.members) {
@@ -684,7 +716,9 @@ StHeader read_safetensors_header(const FileCtx& ctx, InFile& file) {
     }
     if (m.value.kind != Json::Kind::Object) ctx.fail("has __metadata__ that is not an object");
     for (const auto& kv : m.value.members) {
-      if (kv.value.kind != Json::Kind::String) ctx.fail("has __metadata__ entry " + json_quoted(kv.key) + " that is not a string");
+      if (kv.value.kind != Json::Kind::String) {
+        ctx.fail("has __metadata__ entry " + json_quoted(kv.key) + " that is not a string");
+      }
       h.metadata.emplace_back(kv.key, kv.value.text);
     }
   }
@@ -695,7 +729,8 @@ StHeader read_safetensors_header(const FileCtx& ctx, InFile& file) {
   for (const auto& t : h.tensors) {
     if (t.begin == t.end) continue;
     if (last != nullptr && t.begin < last->end) {
-      ctx.fail("has tensors " + json_quoted(last->name) + " and " + json_quoted(t.name) + " whose data overlap");
+      ctx.fail("has tensors " + json_quoted(last->name) + " and " + json_quoted(t.name) +
+               " whose data overlap");
     }
     if (last == nullptr || t.end > last->end) last = &t;
   }
@@ -737,7 +772,8 @@ Value safetensors_metadata(const FileCtx& ctx) {
 }
 
 // The (key . value) pairs of an alist or a hash table, in order.
-std::vector<std::pair<Value, Value>> pairs_of(Interp& in, const char* fn, Value v, int arg, const char* what) {
+std::vector<std::pair<Value, Value>> pairs_of(Interp& in, const char* fn, Value v, int arg,
+                                              const char* what) {
   std::vector<std::pair<Value, Value>> out;
   if (eval::is_kind(v, eval::ObjKind::HashTable)) {
     for (const auto& [k, x] : eval::as_hash(v)->entries) {
@@ -757,7 +793,8 @@ std::vector<std::pair<Value, Value>> pairs_of(Interp& in, const char* fn, Value 
 std::string name_text(Interp& in, const char* fn, Value k, const char* what) {
   if (eval::is_string(k)) return eval::as_string(k)->text;
   if (eval::is_symbol(k) && !k.is_nil()) return eval::as_symbol(k)->name;
-  in.error("type-error", std::string(fn) + ": " + what + " must be a string or a symbol, got " + in.repr(k));
+  in.error("type-error",
+           std::string(fn) + ": " + what + " must be a string or a symbol, got " + in.repr(k));
 }
 
 void save_safetensors(const FileCtx& ctx, Value tensors, Value metadata) {
@@ -768,24 +805,27 @@ void save_safetensors(const FileCtx& ctx, Value tensors, Value metadata) {
     std::string fields;
     for (auto [k, v] : pairs_of(in, fn, metadata, 4, "an alist or hash table of strings")) {
       if (!eval::is_string(v)) {
-        in.error("type-error", std::string(fn) + ": metadata values must be strings, got " + in.repr(v));
+        in.error("type-error",
+                 std::string(fn) + ": metadata values must be strings, got " + in.repr(v));
       }
-      fields += (fields.empty() ? "" : ",") + json_quoted(name_text(in, fn, k, "a metadata key")) + ":" +
-                json_quoted(eval::as_string(v)->text);
+      fields += (fields.empty() ? "" : ",") + json_quoted(name_text(in, fn, k, "a metadata key")) +
+                ":" + json_quoted(eval::as_string(v)->text);
     }
     header += "\"__metadata__\":{" + fields + "},";
   }
   std::vector<std::string> names;
   std::vector<SavedData> data;
   std::uint64_t offset = 0;
-  for (auto [k, v] : pairs_of(in, fn, tensors, 2, "an alist ((name . tensor) ...) or a hash table")) {
+  for (auto [k, v] :
+       pairs_of(in, fn, tensors, 2, "an alist ((name . tensor) ...) or a hash table")) {
     std::string name = name_text(in, fn, k, "a tensor name");
     if (name == "__metadata__" || std::find(names.begin(), names.end(), name) != names.end()) {
-      in.error("program-error", std::string(fn) + ": the tensor name " + json_quoted(name) + " is " +
-                                    (name == "__metadata__" ? "reserved" : "given twice"));
+      in.error("program-error", std::string(fn) + ": the tensor name " + json_quoted(name) +
+                                    " is " + (name == "__metadata__" ? "reserved" : "given twice"));
     }
     if (!is_tensor(v)) {
-      in.error("type-error", std::string(fn) + ": the value for " + json_quoted(name) + " must be a tensor, got " + in.repr(v));
+      in.error("type-error", std::string(fn) + ": the value for " + json_quoted(name) +
+                                 " must be a tensor, got " + in.repr(v));
     }
     const SavedData& d = data.emplace_back(realize_for_save(in, as_tensor(v)));
     names.push_back(name);
@@ -812,37 +852,43 @@ FileCtx file_ctx(Interp& in, const char* fn, Args a, int i) {
 }  // namespace
 
 void register_file_builtins(Interp& in) {
-  TL_BUILTIN(in, "load-npy", 1, 1, "(load-npy PATH)",
-             "The tensor stored in the NumPy .npy file PATH (format 1.0, 2.0 or 3.0). Dtypes: f2 f4 "
-             "f8 i1 i2 i4 i8 u1 u4 b1. Big-endian data is converted; Fortran-order data is "
-             "rearranged into row-major order.",
-             [](Interp& in, Args a, N) -> Value { return load_npy(file_ctx(in, "load-npy", a, 0)); });
-  TL_BUILTIN(in, "save-npy", 2, 2, "(save-npy TENSOR PATH)",
-             "Writes TENSOR (realizing it) to PATH as a NumPy .npy file: format 1.0, little-endian, "
-             "row-major. bf16 has no NPY type: cast to f32 first. Returns PATH.",
-             [](Interp& in, Args a, N) -> Value {
-               if (!is_tensor(a[0])) in.type_error("save-npy", 1, "a tensor", a[0]);
-               save_npy(file_ctx(in, "save-npy", a, 1), as_tensor(a[0]));
-               return a[1];
-             });
+  TL_BUILTIN(
+      in, "load-npy", 1, 1, "(load-npy PATH)",
+      "The tensor stored in the NumPy .npy file PATH (format 1.0, 2.0 or 3.0). Dtypes: f2 f4 "
+      "f8 i1 i2 i4 i8 u1 u4 b1. Big-endian data is converted; Fortran-order data is "
+      "rearranged into row-major order.",
+      [](Interp& in, Args a, N) -> Value { return load_npy(file_ctx(in, "load-npy", a, 0)); });
+  TL_BUILTIN(
+      in, "save-npy", 2, 2, "(save-npy TENSOR PATH)",
+      "Writes TENSOR (realizing it) to PATH as a NumPy .npy file: format 1.0, little-endian, "
+      "row-major. bf16 has no NPY type: cast to f32 first. Returns PATH.",
+      [](Interp& in, Args a, N) -> Value {
+        if (!is_tensor(a[0])) in.type_error("save-npy", 1, "a tensor", a[0]);
+        save_npy(file_ctx(in, "save-npy", a, 1), as_tensor(a[0]));
+        return a[1];
+      });
   TL_BUILTIN(in, "load-safetensors", 1, 1, "(load-safetensors PATH)",
              "The tensors of the safetensors file PATH as an alist ((name . tensor) ...), in the "
              "order of their data in the file.",
-             [](Interp& in, Args a, N) -> Value { return load_safetensors(file_ctx(in, "load-safetensors", a, 0)); });
-  TL_BUILTIN(in, "save-safetensors", 2, 4, "(save-safetensors PATH TENSORS &key metadata)",
-             "Writes TENSORS, an alist ((name . tensor) ...) or a hash table from names to tensors, "
-             "to PATH as a safetensors file, in that order, realizing them. :metadata, an alist or "
-             "hash table of strings, is stored as __metadata__. Returns PATH.",
-             [](Interp& in, Args a, N n) -> Value {
-               FileCtx ctx = file_ctx(in, "save-safetensors", a, 0);
-               bool has_metadata = false;
-               Value metadata = eval::keyword_arg(a, 2, n, "metadata", &has_metadata);
-               if (n > 2 && !has_metadata) {
-                 in.error("program-error", "save-safetensors: expected :metadata after TENSORS, got " + in.repr(a[2]));
-               }
-               save_safetensors(ctx, a[1], metadata);
-               return a[0];
+             [](Interp& in, Args a, N) -> Value {
+               return load_safetensors(file_ctx(in, "load-safetensors", a, 0));
              });
+  TL_BUILTIN(
+      in, "save-safetensors", 2, 4, "(save-safetensors PATH TENSORS &key metadata)",
+      "Writes TENSORS, an alist ((name . tensor) ...) or a hash table from names to tensors, "
+      "to PATH as a safetensors file, in that order, realizing them. :metadata, an alist or "
+      "hash table of strings, is stored as __metadata__. Returns PATH.",
+      [](Interp& in, Args a, N n) -> Value {
+        FileCtx ctx = file_ctx(in, "save-safetensors", a, 0);
+        bool has_metadata = false;
+        Value metadata = eval::keyword_arg(a, 2, n, "metadata", &has_metadata);
+        if (n > 2 && !has_metadata) {
+          in.error("program-error",
+                   "save-safetensors: expected :metadata after TENSORS, got " + in.repr(a[2]));
+        }
+        save_safetensors(ctx, a[1], metadata);
+        return a[0];
+      });
   TL_BUILTIN(in, "safetensors-metadata", 1, 1, "(safetensors-metadata PATH)",
              "The __metadata__ of the safetensors file PATH as an alist of strings ((key . value) "
              "...); nil when it has none.",

@@ -18,7 +18,9 @@ struct StringMaker<tl::tensor::Dim> {
 };
 template <>
 struct StringMaker<std::optional<tl::tensor::Dim>> {
-  static std::string convert(const std::optional<tl::tensor::Dim>& d) { return d ? d->str() : "none"; }
+  static std::string convert(const std::optional<tl::tensor::Dim>& d) {
+    return d ? d->str() : "none";
+  }
 };
 }  // namespace Catch
 

@@ -55,11 +55,11 @@ TEST_CASE("dtype: names round trip and facts per dtype", "[tensor][dtype]") {
     int bits;
   };
   const Fact facts[] = {
-      {DType::Bool, "bool", 1, DCat::Bool, 1},     {DType::U8, "u8", 1, DCat::Unsigned, 8},
-      {DType::I8, "i8", 1, DCat::Signed, 8},       {DType::I16, "i16", 2, DCat::Signed, 16},
-      {DType::U32, "u32", 4, DCat::Unsigned, 32},  {DType::I32, "i32", 4, DCat::Signed, 32},
-      {DType::I64, "i64", 8, DCat::Signed, 64},    {DType::F16, "f16", 2, DCat::Float, 16},
-      {DType::BF16, "bf16", 2, DCat::Float, 16},   {DType::F32, "f32", 4, DCat::Float, 32},
+      {DType::Bool, "bool", 1, DCat::Bool, 1},    {DType::U8, "u8", 1, DCat::Unsigned, 8},
+      {DType::I8, "i8", 1, DCat::Signed, 8},      {DType::I16, "i16", 2, DCat::Signed, 16},
+      {DType::U32, "u32", 4, DCat::Unsigned, 32}, {DType::I32, "i32", 4, DCat::Signed, 32},
+      {DType::I64, "i64", 8, DCat::Signed, 64},   {DType::F16, "f16", 2, DCat::Float, 16},
+      {DType::BF16, "bf16", 2, DCat::Float, 16},  {DType::F32, "f32", 4, DCat::Float, 32},
       {DType::F64, "f64", 8, DCat::Float, 64},
   };
   REQUIRE(std::size(facts) == std::size(kAll));
@@ -80,10 +80,11 @@ TEST_CASE("dtype: names round trip and facts per dtype", "[tensor][dtype]") {
 TEST_CASE("dtype: dtype_from_name accepts the long aliases and rejects others", "[tensor][dtype]") {
   using tl::tensor::dtype_from_name;
   const std::pair<const char*, DType> aliases[] = {
-      {"float32", DType::F32}, {"float", DType::F32},   {"float64", DType::F64}, {"double", DType::F64},
-      {"float16", DType::F16}, {"half", DType::F16},    {"bfloat16", DType::BF16}, {"int8", DType::I8},
-      {"int16", DType::I16},   {"int32", DType::I32},   {"int", DType::I32},     {"int64", DType::I64},
-      {"long", DType::I64},    {"uint8", DType::U8},    {"uint32", DType::U32},
+      {"float32", DType::F32},   {"float", DType::F32},   {"float64", DType::F64},
+      {"double", DType::F64},    {"float16", DType::F16}, {"half", DType::F16},
+      {"bfloat16", DType::BF16}, {"int8", DType::I8},     {"int16", DType::I16},
+      {"int32", DType::I32},     {"int", DType::I32},     {"int64", DType::I64},
+      {"long", DType::I64},      {"uint8", DType::U8},    {"uint32", DType::U32},
   };
   for (const auto& [name, t] : aliases) {
     INFO(name);
@@ -97,9 +98,10 @@ TEST_CASE("dtype: dtype_from_name accepts the long aliases and rejects others", 
 
 TEST_CASE("dtype: promote follows the table for every pair", "[tensor][dtype]") {
   // Written out by hand from the rules in dtype.h; row a, column b, same order as kAll.
-  constexpr DType b = DType::Bool, u8 = DType::U8, i8 = DType::I8, i16 = DType::I16, u32 = DType::U32,
-                  i32 = DType::I32, i64 = DType::I64, f16 = DType::F16, bf = DType::BF16, f32 = DType::F32,
-                  f64 = DType::F64;
+  constexpr DType b = DType::Bool, u8 = DType::U8, i8 = DType::I8, i16 = DType::I16,
+                  u32 = DType::U32, i32 = DType::I32, i64 = DType::I64, f16 = DType::F16,
+                  bf = DType::BF16, f32 = DType::F32, f64 = DType::F64;
+  // clang-format off
   const DType table[kN][kN] = {
       //       bool  u8   i8   i16  u32  i32  i64  f16  bf16 f32  f64
       /*bool*/ {b, u8, i8, i16, u32, i32, i64, f16, bf, f32, f64},
@@ -114,6 +116,7 @@ TEST_CASE("dtype: promote follows the table for every pair", "[tensor][dtype]") 
       /*f32 */ {f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f64},
       /*f64 */ {f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64},
   };
+  // clang-format on
   for (int i = 0; i < kN; ++i) {
     for (int j = 0; j < kN; ++j) {
       DType x = kAll[i];
@@ -254,8 +257,8 @@ TEST_CASE("dtype: bfloat16 conversion", "[tensor][dtype]") {
   CHECK(float_to_bf16(1.0f + ulp1 / 2) == 0x3f80);
   CHECK(float_to_bf16(1.0f + 3 * ulp1 / 2) == 0x3f82);
   CHECK(float_to_bf16(1.0f + ulp1 / 2 + std::ldexp(1.0f, -20)) == 0x3f81);
-  CHECK(float_to_bf16(257.0f) == 0x4380);  // between 256 and 258: to 256
-  CHECK(float_to_bf16(259.0f) == 0x4382);  // between 258 and 260: to 260
+  CHECK(float_to_bf16(257.0f) == 0x4380);                      // between 256 and 258: to 256
+  CHECK(float_to_bf16(259.0f) == 0x4382);                      // between 258 and 260: to 260
   CHECK(float_to_bf16(bits_to_float(0x3f808000u)) == 0x3f80);  // tie, even below
   CHECK(float_to_bf16(bits_to_float(0x3f818000u)) == 0x3f82);  // tie, even above
   CHECK(float_to_bf16(bits_to_float(0x3f807fffu)) == 0x3f80);
