@@ -734,20 +734,19 @@ TEST_CASE("reference: cast converts values", "[tensor][reference]") {
         fmt({0.0999755859375}));
 }
 
-// ops.def: "float->int truncates toward 0 (NaN and out of range give 0 for the reference)".
-// Known bug: the reference gives 0 only outside the i64 range and otherwise wraps to the
-// target width, so 3e9 -> i32 is -1294967296 and -1.0 -> u8 is 255. Remove [!mayfail] once
-// the code or ops.def is settled.
-TEST_CASE("reference: cast of a float out of the integer type's range gives 0",
-          "[tensor][reference][!mayfail]") {
+// ops.def: float->int truncates toward 0 and wraps to the type's width; NaN, or a value
+// beyond the i64 range, gives 0.
+TEST_CASE("reference: cast of a float out of the integer type's range wraps",
+          "[tensor][reference]") {
   Graph g;
   CHECK(as_ints(g.make_cast(floats(g, DType::F32, {3}, {3e9, -3e9, 1e10}), DType::I32)) ==
-        Ints{0, 0, 0});
-  CHECK(as_ints(g.make_cast(floats(g, DType::F32, {3}, {-1, 256, 300}), DType::U8)) ==
-        Ints{0, 0, 0});
-  CHECK(as_ints(g.make_cast(floats(g, DType::F32, {2}, {128, -129}), DType::I8)) == Ints{0, 0});
+        Ints{-1294967296, 1294967296, 1410065408});
+  CHECK(as_ints(g.make_cast(floats(g, DType::F32, {4}, {-1, 256, 300.7, -0.9}), DType::U8)) ==
+        Ints{255, 0, 44, 0});
+  CHECK(as_ints(g.make_cast(floats(g, DType::F32, {2}, {128, -129}), DType::I8)) ==
+        Ints{-128, 127});
   CHECK(as_ints(g.make_cast(floats(g, DType::F64, {2}, {-1, 4294967296.0}), DType::U32)) ==
-        Ints{0, 0});
+        Ints{kU32Max, 0});
 }
 
 TEST_CASE("reference: cast beyond the i64 range gives 0", "[tensor][reference]") {
