@@ -80,9 +80,14 @@ void Heap::destroy(Obj* obj) {
   }
 }
 
-void Heap::release(Obj* obj) {
-  std::size_t size = obj->alloc_size;
-  destroy(obj);
+void Heap::release(Obj* obj_header) {
+  std::size_t size = obj_header->alloc_size;
+  // A Foreign object is polymorphic: its vtable pointer precedes the Obj header, so the
+  // allocation starts at the most-derived object, not at the header.
+  Obj* obj = obj_header->kind == ObjKind::Foreign
+                 ? static_cast<Obj*>(dynamic_cast<void*>(static_cast<Foreign*>(obj_header)))
+                 : obj_header;
+  destroy(obj_header);
 #ifndef TL_SANITIZE
   std::size_t cls = (size + kGranule - 1) / kGranule;
   if (cls < kClasses) {
