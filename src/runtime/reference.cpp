@@ -60,18 +60,6 @@ std::int64_t numel(const std::vector<std::int64_t>& shape) {
   return n;
 }
 
-std::int64_t wrap_int(std::int64_t v, DType t) {
-  switch (t) {
-    case DType::Bool: return v != 0;
-    case DType::U8: return static_cast<std::uint8_t>(v);
-    case DType::I8: return static_cast<std::int8_t>(v);
-    case DType::I16: return static_cast<std::int16_t>(v);
-    case DType::U32: return static_cast<std::uint32_t>(v);
-    case DType::I32: return static_cast<std::int32_t>(v);
-    default: return v;
-  }
-}
-
 std::int64_t float_to_int(double v, DType t) {
   if (t == DType::Bool) return v != 0;
   if (std::isnan(v)) return 0;

@@ -16,12 +16,6 @@ using N = std::uint32_t;
 
 namespace {
 
-Graph& graph_at_call(Interp& in) {
-  Graph& g = runtime(in).graph;
-  g.current_span = in.call_site;
-  return g;
-}
-
 ReduceKind reduce_kind_from_lisp(Interp& in, Value v) {
   std::string name = eval::is_symbol(v) ? eval::as_symbol(v)->name : "";
   if (name == "sum") return ReduceKind::Sum;

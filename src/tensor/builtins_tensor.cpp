@@ -18,12 +18,6 @@ using N = std::uint32_t;
 
 namespace {
 
-Graph& graph_at_call(Interp& in) {
-  Graph& g = runtime(in).graph;
-  g.current_span = in.call_site;
-  return g;
-}
-
 TensorObj* tensor_arg(Interp& in, const char* fn, Args a, int i) {
   if (!is_tensor(a[i])) in.type_error(fn, i + 1, "a tensor", a[i]);
   return as_tensor(a[i]);

@@ -70,6 +70,18 @@ DType promote_with_scalar(DType t, bool scalar_is_float) {
   return t == DType::Bool ? kDefaultInt : t;
 }
 
+std::int64_t wrap_int(std::int64_t v, DType t) {
+  switch (t) {
+    case DType::Bool: return v != 0;
+    case DType::U8: return static_cast<std::uint8_t>(v);
+    case DType::I8: return static_cast<std::int8_t>(v);
+    case DType::I16: return static_cast<std::int16_t>(v);
+    case DType::U32: return static_cast<std::uint32_t>(v);
+    case DType::I32: return static_cast<std::int32_t>(v);
+    default: return v;
+  }
+}
+
 std::uint16_t float_to_half(float f) {
   std::uint32_t x;
   std::memcpy(&x, &f, 4);

@@ -60,6 +60,9 @@ DType promote(DType a, DType b);
 // a float tensor's type and turns an integer or bool tensor into f32.
 DType promote_with_scalar(DType t, bool scalar_is_float);
 
+// An integer reduced to the range of integer type t (two's complement wrap); bool: v != 0.
+std::int64_t wrap_int(std::int64_t v, DType t);
+
 // IEEE half and bfloat16, round to nearest even.
 std::uint16_t float_to_half(float f);
 float half_to_float(std::uint16_t h);

@@ -184,9 +184,7 @@ Value make_loaded_tensor(Interp& in, std::shared_ptr<Buffer> buf,
     for (auto& b : buf->bytes) b = b != 0;
   }
   in.heap.account_external(buf->bytes.size());
-  Graph& g = runtime(in).graph;
-  g.current_span = in.call_site;
-  return make_tensor(in, g.make_buffer(std::move(buf), Shape(shape.begin(), shape.end())));
+  return make_tensor(in, graph_at_call(in).make_buffer(std::move(buf), Shape(shape.begin(), shape.end())));
 }
 
 // A tensor's contiguous data and concrete shape, for writing. Realizes the tensor.

@@ -127,18 +127,6 @@ Node proto(Op op, DType t, Shape shape) {
   return n;
 }
 
-std::int64_t wrap_int(std::int64_t v, DType t) {
-  switch (t) {
-    case DType::Bool: return v != 0;
-    case DType::U8: return static_cast<std::uint8_t>(v);
-    case DType::I8: return static_cast<std::int8_t>(v);
-    case DType::I16: return static_cast<std::int16_t>(v);
-    case DType::U32: return static_cast<std::uint32_t>(v);
-    case DType::I32: return static_cast<std::int32_t>(v);
-    default: return v;
-  }
-}
-
 double round_float(double v, DType t) {
   switch (t) {
     case DType::F32: return static_cast<double>(static_cast<float>(v));

@@ -26,6 +26,12 @@ std::shared_ptr<TensorRuntime> install_tensor_runtime(Interp& in, RealizeFn real
   return rt;
 }
 
+Graph& graph_at_call(Interp& in) {
+  Graph& g = runtime(in).graph;
+  g.current_span = in.call_site;
+  return g;
+}
+
 bool is_tensor(Value v) {
   return eval::is_kind(v, eval::ObjKind::Foreign) && dynamic_cast<TensorObj*>(static_cast<eval::Foreign*>(v.o));
 }

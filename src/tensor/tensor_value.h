@@ -35,6 +35,9 @@ struct TensorObj : eval::Foreign {
 TensorRuntime& runtime(eval::Interp& in);
 std::shared_ptr<TensorRuntime> install_tensor_runtime(eval::Interp& in, RealizeFn realize);
 
+// The interpreter's graph, set to record the current call's span on the nodes built next.
+Graph& graph_at_call(eval::Interp& in);
+
 bool is_tensor(eval::Value v);
 TensorObj* as_tensor(eval::Value v);
 eval::Value make_tensor(eval::Interp& in, NodeRef node);
