@@ -43,6 +43,16 @@ void Dim::collect_vars(std::vector<std::string>& out) const {
   std::sort(out.begin(), out.end());
 }
 
+bool Dim::provably_nonnegative() const {
+  if (c_ < 0) return false;
+  if (terms_) {
+    for (const Term& t : *terms_) {
+      if (t.coeff < 0) return false;
+    }
+  }
+  return true;
+}
+
 std::int64_t Dim::eval(const Bindings& b) const {
   std::int64_t r = c_;
   if (is_const()) return r;

@@ -30,6 +30,9 @@ class Dim {
   }
   // The single variable, when the dim is exactly one variable.
   std::optional<std::string> as_var() const;
+  // True when the value is >= 0 for every binding (variables are sizes, never negative):
+  // the constant and every coefficient are >= 0.
+  bool provably_nonnegative() const;
   // Every variable that occurs, sorted.
   void collect_vars(std::vector<std::string>& out) const;
 

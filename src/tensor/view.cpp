@@ -130,15 +130,38 @@ ViewStack ViewStack::permute(const std::vector<int>& order) const {
   return out;
 }
 
+namespace {
+
+// True when the axis's valid range provably lies within [0, size). Bounds shifted by a shrink
+// of a symbolic axis may not; such a mask is clamped only when the view is made concrete.
+bool mask_in_bounds(const View& v, std::size_t axis) {
+  if (v.mask.empty()) return true;
+  const auto& [lo, hi] = v.mask[axis];
+  return lo.provably_nonnegative() && (v.shape[axis] - hi).provably_nonnegative();
+}
+
+}  // namespace
+
+// Padding and expanding change which indices a mask admits, which is only exact when the
+// mask lies within its axis. Otherwise the op goes on a new view over the current one, whose
+// mask is then clamped to its own (smaller) shape when made concrete.
 ViewStack ViewStack::expand(const Shape& shape) const {
   ViewStack out = *this;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    const View& v = out.views_.back();
+    if (v.shape[i] == shape[i] || v.mask.empty()) continue;
+    if (!mask_in_bounds(v, i) || !v.mask[i].first.is_const() || !v.mask[i].second.is_const()) {
+      out.views_.push_back(View::contiguous(v.shape));
+      break;
+    }
+  }
   View& w = out.views_.back();
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (w.shape[i] == shape[i]) continue;
     w.shape[i] = shape[i];
     w.strides[i] = Dim(0);
     if (!w.mask.empty()) {
-      bool valid = w.mask[i].second != w.mask[i].first;
+      bool valid = w.mask[i].first.value() < w.mask[i].second.value();
       w.mask[i] = valid ? Range{Dim(0), shape[i]} : Range{Dim(0), Dim(0)};
     }
   }
@@ -147,6 +170,13 @@ ViewStack ViewStack::expand(const Shape& shape) const {
 
 ViewStack ViewStack::pad(const std::vector<Range>& pads) const {
   ViewStack out = *this;
+  for (std::size_t i = 0; i < pads.size(); ++i) {
+    bool moves = pads[i].first != Dim(0) || pads[i].second != Dim(0);
+    if (moves && !mask_in_bounds(out.views_.back(), i)) {
+      out.views_.push_back(View::contiguous(out.shape()));
+      break;
+    }
+  }
   View& w = out.views_.back();
   if (w.mask.empty()) {
     for (const auto& d : w.shape) w.mask.push_back(Range{Dim(0), d});
@@ -168,17 +198,15 @@ ViewStack ViewStack::shrink(const std::vector<Range>& ranges) const {
     w.offset = w.offset + b * w.strides[i];
     w.shape[i] = ranges[i].second - b;
     if (!w.mask.empty()) {
-      // Shift the valid range and clamp it to [0, size): a later pad adds to these bounds,
-      // so an unclamped bound would let padding read as data. Symbolic bounds are clamped
-      // when the view is made concrete.
+      // Shift the valid range and clamp what can be clamped exactly: a constant lower bound
+      // below 0, a bound a constant past the end.
       Dim lo = w.mask[i].first - b;
       Dim hi = w.mask[i].second - b;
-      if (lo.is_const() && hi.is_const() && w.shape[i].is_const()) {
-        std::int64_t l = std::max<std::int64_t>(0, lo.value());
-        std::int64_t h = std::min<std::int64_t>(w.shape[i].value(), hi.value());
-        lo = Dim(l);
-        hi = Dim(std::max(l, h));
-      }
+      if (lo.is_const() && lo.value() < 0) lo = Dim(0);
+      if (hi.is_const() && hi.value() < 0) hi = Dim(0);
+      if (auto over = (lo - w.shape[i]).as_const(); over && *over > 0) lo = w.shape[i];
+      if (auto over = (hi - w.shape[i]).as_const(); over && *over > 0) hi = w.shape[i];
+      if (lo.is_const() && hi.is_const() && hi.value() < lo.value()) hi = lo;
       w.mask[i] = Range{lo, hi};
     }
   }
