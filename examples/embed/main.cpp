@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Embedding TensorLisp in a C++ program: evaluate code, call Lisp from C++, call C++ from
-// Lisp, and catch errors.
+// Lisp, pass tensors both ways, and catch errors.
 #include <iostream>
+#include <vector>
 
 #include <tensorlisp/tensorlisp.hpp>
 
@@ -26,6 +27,15 @@ int main() {
   tl::Value xs = tl::Value::list({1, 2, 3});
   tl::Value scaled = lisp.call("scaled-squares", {xs, tl::Value(0.5)});
   std::cout << "(scaled-squares '(1 2 3) 0.5) = " << scaled.repr() << "\n";
+
+  // Tensors: host arrays in, results out. A Lisp function over tensors is called like any other.
+  lisp.eval("(defun layer (x w) (relu (matmul x w)))", "embed.lisp");
+  tl::Tensor x(lisp, std::vector<float>{1, -2, 3, 4}, {2, 2});
+  tl::Tensor w(lisp, std::vector<float>{1, 1, 0, -1}, {2, 2});
+  tl::Tensor y(lisp.call("layer", {x, w}));
+  std::cout << "(layer x w) has shape " << y.shape_string() << ":";
+  for (float v : y.to_vector<float>()) std::cout << " " << v;
+  std::cout << "\n";
 
   try {
     lisp.eval("(square \"seven\")", "embed.lisp");

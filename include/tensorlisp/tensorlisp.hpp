@@ -78,6 +78,7 @@ class Value {
 
  private:
   friend class Interpreter;
+  friend class Tensor;
   friend class eval::Interp;
   struct Detached;                        // a host-made value not yet in an interpreter
   std::shared_ptr<detail::RootCell> cell_;
@@ -149,3 +150,5 @@ class Interpreter {
 };
 
 }  // namespace tl
+
+#include "tensorlisp/tensor.hpp"  // tl::Tensor
