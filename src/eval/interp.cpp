@@ -271,7 +271,8 @@ void Interp::collect() {
 
 const char* error_phase(std::string_view type) {
   if (type == "read-error") return "read";
-  if (type == "shape-error" || type == "dtype-error") return "shape";
+  if (type == "shape-error") return "shape";
+  if (type == "dtype-error") return "dtype";
   if (type == "device-error") return "device";
   return "eval";
 }

@@ -4,6 +4,8 @@
 // functions accept tensors.
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
 
 #include "eval/builtins.h"
 #include "runtime/elements.h"
@@ -207,8 +209,19 @@ Bindings bindings_from_lisp(Interp& in, const char* fn, Value alist) {
 }
 
 // Makes `name` (a numeric builtin) hand tensor arguments to the Lisp function `handler`.
-void dispatch_tensors(Interp& in, const char* name, const char* handler) {
+// Makes builtin `name` call the Lisp function `handler` when an argument is a tensor, and
+// appends "On tensors: <note>" to its documentation.
+void dispatch_tensors(Interp& in, const char* name, const char* handler, const char* note) {
   auto* nat = eval::as_native(in.intern(name)->value);
+  // The docs outlive every interpreter: built once per process, shared by all.
+  static std::mutex docs_mutex;
+  static std::map<std::string, std::string> docs;
+  {
+    std::lock_guard<std::mutex> lock(docs_mutex);
+    auto [it, fresh] = docs.try_emplace(name);
+    if (fresh) it->second = std::string(nat->doc) + " On tensors: " + note;
+    nat->doc = it->second.c_str();
+  }
   eval::NativeFn number_fn = nat->fn;
   eval::Symbol* h = in.intern(handler);
   const std::int32_t max_args = nat->max_args;
@@ -429,22 +442,46 @@ void register_tensor_builtins(Interp& in) {
   in.set_global(in.intern("inf"), Value::real(INFINITY));
   in.set_global(in.intern("nan"), Value::real(NAN));
 
-  // Numeric builtins hand tensors to the stdlib's methods.
-  const char* const kDispatch[][2] = {
-      {"+", "%tensor+"},          {"-", "%tensor-"},          {"*", "%tensor*"},
-      {"/", "%tensor/"},          {"<", "%tensor<"},          {">", "%tensor>"},
-      {"<=", "%tensor<="},        {">=", "%tensor>="},        {"=", "%tensor="},
-      {"/=", "%tensor/="},        {"1+", "%tensor-1+"},       {"1-", "%tensor-1-"},
-      {"mod", "%tensor-mod"},     {"rem", "%tensor-rem"},     {"floor", "%tensor-floor"},
-      {"ceiling", "%tensor-ceiling"}, {"round", "%tensor-round"}, {"truncate", "%tensor-truncate"},
-      {"abs", "%tensor-abs"},     {"min", "%tensor-min"},     {"max", "%tensor-max"},
-      {"expt", "%tensor-expt"},   {"sqrt", "%tensor-sqrt"},   {"exp", "%tensor-exp"},
-      {"log", "%tensor-log"},     {"sin", "%tensor-sin"},     {"cos", "%tensor-cos"},
-      {"tan", "%tensor-tan"},     {"asin", "%tensor-asin"},   {"acos", "%tensor-acos"},
-      {"atan", "%tensor-atan"},   {"sinh", "%tensor-sinh"},   {"cosh", "%tensor-cosh"},
-      {"tanh", "%tensor-tanh"},   {"float", "%tensor-float"}, {"aref", "%tensor-aref"},
+  // Numeric builtins hand tensors to the stdlib's methods; their docs say what that does.
+  static const char* const kDispatch[][3] = {
+      {"+", "%tensor+", "elementwise, with NumPy broadcasting between tensors and numbers."},
+      {"-", "%tensor-", "elementwise, with NumPy broadcasting between tensors and numbers. (- X) negates."},
+      {"*", "%tensor*", "elementwise, with NumPy broadcasting between tensors and numbers."},
+      {"/", "%tensor/", "elementwise, with NumPy broadcasting between tensors and numbers. Integer tensors divide as floats (true division)."},
+      {"<", "%tensor<", "elementwise, giving a bool tensor."},
+      {">", "%tensor>", "elementwise, giving a bool tensor."},
+      {"<=", "%tensor<=", "elementwise, giving a bool tensor."},
+      {">=", "%tensor>=", "elementwise, giving a bool tensor."},
+      {"=", "%tensor=", "elementwise, giving a bool tensor (use tensor-equal for one answer)."},
+      {"/=", "%tensor/=", "elementwise, giving a bool tensor."},
+      {"1+", "%tensor-1+", "elementwise."},
+      {"1-", "%tensor-1-", "elementwise."},
+      {"mod", "%tensor-mod", "elementwise; the result has the sign of the divisor."},
+      {"rem", "%tensor-rem", "elementwise; the result has the sign of the dividend."},
+      {"floor", "%tensor-floor", "elementwise, keeping the dtype; with DIVISOR, floor division."},
+      {"ceiling", "%tensor-ceiling", "elementwise, keeping the dtype."},
+      {"round", "%tensor-round", "elementwise, halves to even, keeping the dtype."},
+      {"truncate", "%tensor-truncate", "elementwise, keeping the dtype."},
+      {"abs", "%tensor-abs", "elementwise."},
+      {"min", "%tensor-min", "(min X &key axis keepdim) reduces over AXIS (all axes by default); with several arguments, elementwise minimum."},
+      {"max", "%tensor-max", "(max X &key axis keepdim) reduces over AXIS (all axes by default); with several arguments, elementwise maximum."},
+      {"expt", "%tensor-expt", "elementwise (see pow)."},
+      {"sqrt", "%tensor-sqrt", "elementwise; NaN for negative elements."},
+      {"exp", "%tensor-exp", "elementwise."},
+      {"log", "%tensor-log", "elementwise; -inf at 0, NaN below 0."},
+      {"sin", "%tensor-sin", "elementwise."},
+      {"cos", "%tensor-cos", "elementwise."},
+      {"tan", "%tensor-tan", "elementwise."},
+      {"asin", "%tensor-asin", "elementwise."},
+      {"acos", "%tensor-acos", "elementwise."},
+      {"atan", "%tensor-atan", "elementwise; (atan Y X) is atan2."},
+      {"sinh", "%tensor-sinh", "elementwise."},
+      {"cosh", "%tensor-cosh", "elementwise."},
+      {"tanh", "%tensor-tanh", "elementwise."},
+      {"float", "%tensor-float", "casts to f32."},
+      {"aref", "%tensor-aref", "(aref X I J ...) the element at one index per axis, a number."},
   };
-  for (const auto& [name, handler] : kDispatch) dispatch_tensors(in, name, handler);
+  for (const auto& [name, handler, note] : kDispatch) dispatch_tensors(in, name, handler, note);
 }
 
 }  // namespace tl::tensor

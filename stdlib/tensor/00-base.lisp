@@ -47,6 +47,19 @@ The dtype is inferred (f32 if any element is a float, else i32, i64 for integers
   "A tensor of X's dtype and shape filled with VALUE."
   (prim:const value (tensor-dtype x) (tensor-shape x)))
 
+(defun %dtype-arg (fn dt)
+  "DT when it names a dtype; a dtype-error naming FN otherwise."
+  (if (dtypep dt)
+      dt
+      (error 'dtype-error "~a: unknown dtype ~s (expected one of f32 f64 f16 bf16 i8 i16 i32 i64 u8 u32 bool)"
+             fn dt)))
+
+(defun %float-dtype-arg (fn dt)
+  "DT when it names a float dtype; a dtype-error naming FN otherwise."
+  (unless (dtype-float-p (%dtype-arg fn dt))
+    (error 'dtype-error "~a: needs a float dtype (f32 f64 f16 bf16), got ~a" fn dt))
+  dt)
+
 (defun %axis (fn axis n)
   "AXIS (possibly negative) normalized for a tensor with N axes; an index-error naming FN."
   (unless (integerp axis)

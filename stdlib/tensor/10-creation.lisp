@@ -12,19 +12,19 @@
 (defcomposite full (shp value &key dtype)
   "(full SHAPE VALUE &key dtype) A tensor of SHAPE filled with VALUE (dtype from VALUE:
 f32 for a float, i32 for an integer, bool for t/nil)."
-  (prim:const value (or dtype (%value-dtype value)) (%shape-arg 'full shp)))
+  (prim:const value (if dtype (%dtype-arg 'full dtype) (%value-dtype value)) (%shape-arg 'full shp)))
 
 (defcomposite zeros (shp &key (dtype 'f32))
   "(zeros SHAPE &key (dtype 'f32)) A tensor of SHAPE filled with 0."
-  (prim:const 0 dtype (%shape-arg 'zeros shp)))
+  (prim:const 0 (%dtype-arg 'zeros dtype) (%shape-arg 'zeros shp)))
 
 (defcomposite ones (shp &key (dtype 'f32))
   "(ones SHAPE &key (dtype 'f32)) A tensor of SHAPE filled with 1."
-  (prim:const 1 dtype (%shape-arg 'ones shp)))
+  (prim:const 1 (%dtype-arg 'ones dtype) (%shape-arg 'ones shp)))
 
 (defcomposite full-like (x value &key dtype)
   "(full-like X VALUE &key dtype) A tensor shaped like X filled with VALUE (X's dtype by default)."
-  (prim:const value (or dtype (tensor-dtype x)) (tensor-shape x)))
+  (prim:const value (if dtype (%dtype-arg 'full-like dtype) (tensor-dtype x)) (tensor-shape x)))
 
 (defcomposite zeros-like (x &key dtype)
   "(zeros-like X &key dtype) Zeros shaped like X, of X's dtype unless given."
@@ -47,18 +47,28 @@ With one number it counts from 0. Integers give i32, any float gives f32."
       (error 'type-error "arange: expected [START] STOP [STEP] &key dtype, got ~s" args))
     (when (= step 0) (error 'type-error "arange: step must not be zero"))
     (let* ((n (max 0 (ceiling (- stop start) step)))
-           (dt (or dtype (if (and (integerp start) (integerp stop) (integerp step)) 'i32 'f32))))
+           (dt (if dtype
+                   (%dtype-arg 'arange dtype)
+                   (if (and (integerp start) (integerp stop) (integerp step)) 'i32 'f32))))
       (prim:add (prim:mul (prim:iota (list n) 0 dt) (prim:const step dt (list n)))
                 (prim:const start dt (list n))))))
 
 (defcomposite linspace (start stop n &key (dtype 'f32))
-  "(linspace START STOP N &key (dtype 'f32)) N evenly spaced values from START to STOP inclusive."
+  "(linspace START STOP N &key (dtype 'f32)) N evenly spaced values from START to STOP inclusive.
+An integer DTYPE truncates the values toward zero."
+  (%dtype-arg 'linspace dtype)
   (when (< n 0) (error 'type-error "linspace: N must be non-negative, got ~a" n))
-  (let ((step (if (> n 1) (/ (float (- stop start)) (- n 1)) 0.0)))
-    (prim:add (prim:mul (prim:iota (list n) 0 dtype) (prim:const step dtype (list n)))
-              (prim:const start dtype (list n)))))
+  (let ((step (if (> n 1) (/ (float (- stop start)) (- n 1)) 0.0))
+        (ct (if (dtype-float-p dtype) dtype 'f32)))
+    (prim:cast (prim:add (prim:mul (prim:iota (list n) 0 ct) (prim:const step ct (list n)))
+                         (prim:const start ct (list n)))
+               dtype)))
 
-(defcomposite eye (n &optional m &key (dtype 'f32))
+(defcomposite eye (n &rest args)
   "(eye N [M] &key (dtype 'f32)) The N x M (default N x N) identity matrix."
-  (let ((shp (list n (or m n))))
+  (let* ((m (if (and args (not (keywordp (car args)))) (pop args) n))
+         (dtype (%dtype-arg 'eye (getf args :dtype 'f32)))
+         (shp (list n m)))
+    (when (or (remove :dtype (remove-if-not #'keywordp args)) (oddp (length args)))
+      (error 'type-error "eye: expected N [M] &key dtype, got ~s" (cons n args)))
     (prim:cast (prim:cmpeq (prim:iota shp 0 'i32) (prim:iota shp 1 'i32)) dtype)))

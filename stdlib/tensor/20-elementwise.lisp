@@ -131,7 +131,7 @@
 
 (defcomposite cast (x dt)
   "(cast X DTYPE) X converted to DTYPE (floats to integers truncate toward zero)."
-  (prim:cast (%as-tensor x) dt))
+  (prim:cast (%as-tensor x) (%dtype-arg 'cast dt)))
 
 (defcomposite isnan (x)
   "(isnan X) True where X is NaN."

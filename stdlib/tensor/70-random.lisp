@@ -47,16 +47,25 @@ integers, on counter tensors X0 and X1 (u32): a list of two u32 tensors."
     (prim:reshape bits shp)))
 
 (defcomposite rand (shp &key (dtype 'f32))
-  "(rand SHAPE &key (dtype 'f32)) Uniform random numbers in [0, 1)."
+  "(rand SHAPE &key (dtype 'f32)) Uniform random numbers in [0, 1) of a float DTYPE."
+  (%float-dtype-arg 'rand dtype)
   (let* ((shp (%shape-arg 'rand shp))
          (bits (random-bits shp))
          ;; 23 random mantissa bits under exponent 0 give a float in [1, 2).
          (one-two (prim:bitcast (prim:or (prim:idiv bits (%u32 512 shp)) (%u32 1065353216 shp)) 'f32))
-         (u (prim:add one-two (prim:const -1.0 'f32 shp))))
-    (prim:cast u dtype)))
+         (u (prim:add one-two (prim:const -1.0 'f32 shp)))
+         ;; A narrower float would round values near 1 up to 1: keep only as many bits as
+         ;; its significand holds (11 for f16, 8 for bf16), so every value is exact.
+         (bits (case dtype (f16 11) (bf16 8) (t nil))))
+    (prim:cast (if bits
+                   (let ((scale (prim:const (expt 2.0 bits) 'f32 shp)))
+                     (prim:mul (floor (prim:mul u scale)) (prim:recip scale)))
+                   u)
+               dtype)))
 
 (defcomposite randn (shp &key (dtype 'f32))
   "(randn SHAPE &key (dtype 'f32)) Standard normal random numbers (Box-Muller)."
+  (%float-dtype-arg 'randn dtype)
   (let* ((shp (%shape-arg 'randn shp))
          (u1 (rand shp)) (u2 (rand shp))
          (r (sqrt (mul -2.0 (log (sub 1.0 u1)))))
@@ -65,15 +74,18 @@ integers, on counter tensors X0 and X1 (u32): a list of two u32 tensors."
 
 (defcomposite uniform (shp &key (low 0.0) (high 1.0) (dtype 'f32))
   "(uniform SHAPE &key (low 0) (high 1) (dtype 'f32)) Uniform random numbers in [LOW, HIGH)."
+  (%float-dtype-arg 'uniform dtype)
   (cast (add (mul (rand shp :dtype 'f32) (- high low)) low) dtype))
 
 (defcomposite normal (shp &key (mean 0.0) (std 1.0) (dtype 'f32))
   "(normal SHAPE &key (mean 0) (std 1) (dtype 'f32)) Normal random numbers with MEAN and STD."
+  (%float-dtype-arg 'normal dtype)
   (cast (add (mul (randn shp) std) mean) dtype))
 
 (defcomposite randint (low high shp &key (dtype 'i32))
   "(randint LOW HIGH SHAPE &key (dtype 'i32)) Random integers in [LOW, HIGH)."
   (unless (< low high) (error 'type-error "randint: LOW (~a) must be below HIGH (~a)" low high))
+  (%dtype-arg 'randint dtype)
   (let* ((shp (%shape-arg 'randint shp))
          (span (- high low))
          (r (prim:cast (prim:mul (prim:cast (random-bits shp) 'f64) (prim:const (/ span 4294967296.0) 'f64 shp)) 'i64)))
@@ -82,6 +94,7 @@ integers, on counter tensors X0 and X1 (u32): a list of two u32 tensors."
 (defcomposite bernoulli (p &key shp (dtype 'f32))
   "(bernoulli P &key shp (dtype 'f32)) 1 with probability P (a number or a tensor of
 probabilities), else 0; SHP gives the shape when P is a number."
+  (%dtype-arg 'bernoulli dtype)
   (let* ((pt (%as-tensor p))
          (s (or shp (tensor-shape pt))))
     (cast (lt (rand s :dtype (if (dtype-float-p (tensor-dtype pt)) (tensor-dtype pt) 'f32)) pt) dtype)))

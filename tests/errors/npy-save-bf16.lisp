@@ -1,6 +1,6 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; NPY has no bfloat16 type: saving one asks for a cast.
-;; expect: npy-save-bf16.lisp:9:1: shape error: save-npy: "
+;; expect: npy-save-bf16.lisp:9:1: dtype error: save-npy: "
 ;; expect: -bf16.npy" cannot hold bf16 data: NPY has no such type;
 ;; expect: cast the tensor first, e.g. (cast x 'f32)
 

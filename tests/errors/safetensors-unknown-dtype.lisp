@@ -1,6 +1,6 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; An fp8 tensor: a dtype-error naming the tensor and its dtype.
-;; expect: safetensors-unknown-dtype.lisp:15:1: shape error: load-safetensors: "
+;; expect: safetensors-unknown-dtype.lisp:15:1: dtype error: load-safetensors: "
 ;; expect: -fp8.safetensors" has tensor "layer.0.w" of dtype "F8_E4M3",
 ;; expect: which TensorLisp does not support
 ;; expect: (supported: BOOL U8 I8 I16 U32 I32 I64 F16 BF16 F32 F64)
