@@ -3,6 +3,7 @@
 // variables and files.
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -120,6 +121,25 @@ void register_system_builtins(Interp& in) {
                if (!f) in.error("file-error", "write-file: cannot open \"" + path + "\" for writing");
                f << arg_string(in, "write-file", a, 1)->text;
                return a[1];
+             });
+  TL_BUILTIN(in, "probe-file", 1, 1, "(probe-file PATH)", "True when a file or directory PATH exists.",
+             [](Interp& in, Args a, N) -> Value {
+               std::error_code ec;
+               return in.boolean(std::filesystem::exists(arg_string(in, "probe-file", a, 0)->text, ec));
+             });
+  TL_BUILTIN(in, "delete-file", 1, 1, "(delete-file PATH)",
+             "Deletes the file PATH and returns t; a file-error when it does not exist or cannot be deleted.",
+             [](Interp& in, Args a, N) -> Value {
+               const std::string& path = arg_string(in, "delete-file", a, 0)->text;
+               std::error_code ec;
+               if (std::filesystem::is_directory(path, ec)) {
+                 in.error("file-error", "delete-file: \"" + path + "\" is a directory");
+               }
+               if (!std::filesystem::remove(path, ec)) {
+                 in.error("file-error", "delete-file: cannot delete \"" + path + "\": " +
+                                            (ec ? ec.message() : std::string("no such file")));
+               }
+               return in.boolean(true);
              });
   TL_BUILTIN(in, "read-line", 0, 0, "(read-line)", "One line from standard input without its newline, or nil at end of input.",
              [](Interp& in, Args, N) -> Value {

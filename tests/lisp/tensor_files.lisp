@@ -241,4 +241,14 @@ and é"))))
   (is-error type-error (save-safetensors (tmp ".safetensors") nil :metadata '(("k" . 1))))
   (is-error program-error (save-safetensors (tmp ".safetensors") nil :meta nil)))
 
+(defparameter *suffixes* '(".npy" ".safetensors" "-hand.safetensors" "-bad" "-b.npy" "-be.npy" "-f.npy" "-i1.npy"))
+
+;; Runs last: leaves nothing behind, and checks delete-file and probe-file.
+(deftest cleanup
+  (dolist (suffix *suffixes*)
+    (when (probe-file (tmp suffix)) (is (delete-file (tmp suffix)))))
+  (is (equal (remove-if-not (lambda (s) (probe-file (tmp s))) *suffixes*) nil))
+  (is-error file-error (delete-file (tmp ".npy")))
+  (is-error file-error (delete-file (or (getenv "TMPDIR") "/tmp"))))
+
 (run-tests)

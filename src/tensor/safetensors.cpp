@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: Apache-2.0
+// safetensors files (what Hugging Face models ship in), with a strict parser for the JSON
+// header.
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+
+#include "eval/builtins.h"
+#include "tensor/file_io.h"
+
+namespace tl::tensor::file_io {
+
+using Args = Value*;
+using N = std::uint32_t;
+
+namespace {
+
+// --- JSON (the subset safetensors headers use) -----------------------------------------------
+
+struct JsonMember;
+struct Json {
+  enum class Kind { Object, Array, String, Integer } kind = Kind::Integer;
+  std::string text;                 // String
+  std::int64_t integer = 0;         // Integer
+  std::vector<Json> items;          // Array
+  std::vector<JsonMember> members;  // Object, in file order
+};
+struct JsonMember {
+  std::string key;
+  Json value;
+};
+
+const char* json_kind_name(Json::Kind k) {
+  constexpr const char* kNames[] = {"an object", "an array", "a string", "an integer"};
+  return kNames[static_cast<int>(k)];
+}
+
+// A strict JSON reader for objects, arrays, strings and integers: no floats, booleans or
+// null (safetensors headers have none), no duplicate keys, no trailing commas.
+class JsonParser : HeaderCursor {
+ public:
+  JsonParser(const FileCtx& ctx, std::string_view text) : HeaderCursor(ctx, text) {}
+
+  Json parse_document() {
+    Json v = parse_value(0);
+    expect_end("header object");
+    return v;
+  }
+
+ private:
+  static constexpr int kMaxDepth = 32;  // safetensors needs 3; bounds the recursion
+
+  Json parse_value(int depth) {
+    if (depth > kMaxDepth) fail("nesting deeper than " + std::to_string(kMaxDepth));
+    skip_space();
+    if (at_end()) fail("an unexpected end");
+    const char c = text_[pos_];
+    Json v;
+    if (c == '{' || c == '[') {
+      v.kind = c == '{' ? Json::Kind::Object : Json::Kind::Array;
+      ++pos_;
+      if (accept(c == '{' ? '}' : ']')) return v;
+      do {
+        if (c == '[') {
+          v.items.push_back(parse_value(depth + 1));
+          continue;
+        }
+        if (!at('"')) fail("expected a string key");
+        std::string key = parse_string();
+        for (const auto& m : v.members) {
+          if (m.key == key) fail("a repeated key " + json_quoted(key));
+        }
+        expect(':');
+        v.members.push_back({std::move(key), parse_value(depth + 1)});
+      } while (accept(','));
+      expect(c == '{' ? '}' : ']');
+    } else if (c == '"') {
+      v.kind = Json::Kind::String;
+      v.text = parse_string();
+    } else if (c == '-' || at_digit()) {
+      v.kind = Json::Kind::Integer;
+      v.integer = parse_integer();
+    } else {
+      fail("an unexpected character " + json_quoted(std::string(1, c)));
+    }
+    return v;
+  }
+  std::int64_t parse_integer() {
+    const bool negative = text_[pos_] == '-';
+    if (negative) ++pos_;
+    if (!at_end() && text_[pos_] == '0' && pos_ + 1 < text_.size() && text_[pos_ + 1] >= '0' &&
+        text_[pos_ + 1] <= '9') {
+      fail("a number with a leading zero");
+    }
+    std::int64_t v = parse_digits();
+    if (!at_end() && (text_[pos_] == '.' || text_[pos_] == 'e' || text_[pos_] == 'E')) {
+      fail("a number that is not an integer");
+    }
+    return negative ? -v : v;
+  }
+  unsigned parse_hex4() {
+    unsigned v = 0;
+    const char* p = text_.data() + pos_;
+    if (text_.size() - pos_ < 4 || std::from_chars(p, p + 4, v, 16).ptr != p + 4) {
+      fail("a bad \\u escape");
+    }
+    pos_ += 4;
+    return v;
+  }
+  static void append_utf8(std::string& out, unsigned cp) {
+    const int extra = cp < 0x80 ? 0 : cp < 0x800 ? 1 : cp < 0x10000 ? 2 : 3;
+    static constexpr unsigned kLead[] = {0x00, 0xc0, 0xe0, 0xf0};
+    out += static_cast<char>(kLead[extra] | (cp >> (6 * extra)));
+    for (int i = extra - 1; i >= 0; --i) out += static_cast<char>(0x80 | ((cp >> (6 * i)) & 0x3f));
+  }
+  std::string parse_string() {
+    ++pos_;  // the opening quote
+    std::string out;
+    for (;;) {
+      if (at_end()) fail("an unterminated string");
+      const char c = text_[pos_++];
+      if (c == '"') return out;
+      if (static_cast<unsigned char>(c) < 0x20) fail("a control character in a string");
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      const char e = at_end() ? '\0' : text_[pos_++];
+      constexpr std::string_view kEscapes = "\"\\/bfnrt", kMeanings = "\"\\/\b\f\n\r\t";
+      if (std::size_t k = kEscapes.find(e); k != std::string_view::npos) {
+        out += kMeanings[k];
+        continue;
+      }
+      if (e != 'u') fail("an unknown escape " + json_quoted(std::string("\\") + e));
+      unsigned cp = parse_hex4();
+      if (cp >= 0xdc00 && cp < 0xe000) fail("a lone low surrogate");
+      if (cp >= 0xd800 && cp < 0xdc00) {
+        if (text_.substr(pos_, 2) != "\\u") fail("a high surrogate without its low half");
+        pos_ += 2;
+        unsigned low = parse_hex4();
+        if (low < 0xdc00 || low >= 0xe000) fail("a high surrogate without its low half");
+        cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+      }
+      append_utf8(out, cp);
+    }
+  }
+};
+
+// --- safetensors ------------------------------------------------------------------------------
+
+// The safetensors name of a dtype: its name in capitals (F32, BF16, BOOL).
+std::string safetensors_dtype_name(DType t) {
+  std::string name(dtype_name(t));
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return name;
+}
+
+struct StTensor {
+  std::string name;
+  DType dtype;
+  std::vector<std::int64_t> shape;
+  std::uint64_t begin, end;  // byte offsets into the data section
+};
+
+struct StHeader {
+  std::vector<StTensor> tensors;  // sorted by offset
+  std::vector<std::pair<std::string, std::string>> metadata;
+  std::uint64_t data_start = 0;
+};
+
+// Field `key` of a tensor's entry, which must be of `kind`.
+const Json& entry_field(const FileCtx& ctx, const Json& entry, const std::string& tensor,
+                        const char* key, Json::Kind kind) {
+  for (const auto& m : entry.members) {
+    if (m.key != key) continue;
+    if (m.value.kind != kind) {
+      ctx.fail("has tensor " + json_quoted(tensor) + " whose " + key + " is " +
+               json_kind_name(m.value.kind) + ", not " + json_kind_name(kind));
+    }
+    return m.value;
+  }
+  ctx.fail("has tensor " + json_quoted(tensor) + " without " + key);
+}
+
+StTensor parse_tensor_entry(const FileCtx& ctx, const std::string& name, const Json& entry,
+                            std::uint64_t data_size) {
+  const std::string what = "has tensor " + json_quoted(name);
+  if (entry.kind != Json::Kind::Object) {
+    ctx.fail(what + " described by " + json_kind_name(entry.kind));
+  }
+  for (const auto& m : entry.members) {
+    if (m.key != "dtype" && m.key != "shape" && m.key != "data_offsets") {
+      ctx.fail(what + " with the unknown field " + json_quoted(m.key));
+    }
+  }
+  StTensor t{name, DType::F32, {}, 0, 0};
+  const std::string& dtype = entry_field(ctx, entry, name, "dtype", Json::Kind::String).text;
+  auto known = std::find_if(std::begin(kAllDTypes), std::end(kAllDTypes),
+                            [&](DType dt) { return dtype == safetensors_dtype_name(dt); });
+  if (known == std::end(kAllDTypes)) {
+    std::string supported;
+    for (DType dt : kAllDTypes) supported += " " + safetensors_dtype_name(dt);
+    ctx.fail_dtype(what + " of dtype " + json_quoted(dtype) +
+                   ", which TensorLisp does not support (supported:" + supported + ")");
+  }
+  t.dtype = *known;
+  for (const Json& d : entry_field(ctx, entry, name, "shape", Json::Kind::Array).items) {
+    if (d.kind != Json::Kind::Integer || d.integer < 0) {
+      ctx.fail(what + " whose shape is not a list of sizes");
+    }
+    t.shape.push_back(d.integer);
+  }
+  const auto& offsets = entry_field(ctx, entry, name, "data_offsets", Json::Kind::Array).items;
+  if (offsets.size() != 2 || offsets[0].kind != Json::Kind::Integer ||
+      offsets[1].kind != Json::Kind::Integer || offsets[0].integer < 0 ||
+      offsets[1].integer < offsets[0].integer) {
+    ctx.fail(what + " whose data_offsets are not [BEGIN, END] with 0 <= BEGIN <= END");
+  }
+  t.begin = static_cast<std::uint64_t>(offsets[0].integer);
+  t.end = static_cast<std::uint64_t>(offsets[1].integer);
+  const std::string where =
+      "data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "]";
+  if (t.end > data_size) {
+    ctx.fail(what + " with " + where + " beyond the " + std::to_string(data_size) +
+             " bytes of data");
+  }
+  auto bytes = data_bytes(t.shape, dtype_size(t.dtype));
+  if (!bytes || *bytes != t.end - t.begin) {
+    ctx.fail(what + " of dtype " + dtype + " and shape " + shape_text(t.shape, "[", "]") + " (" +
+             (bytes ? std::to_string(*bytes) : "too many") + " bytes) but " + where + " (" +
+             std::to_string(t.end - t.begin) + " bytes)");
+  }
+  return t;
+}
+
+// Reads and checks the header: every tensor's bytes lie inside the data section, match its
+// shape and dtype, and overlap no other tensor's.
+StHeader read_safetensors_header(const FileCtx& ctx, InFile& file) {
+  const std::uint64_t size = file.size();
+  if (size < 8) {
+    ctx.fail("is not a safetensors file: it is " + std::to_string(size) +
+             " bytes, too short for the header length");
+  }
+  std::uint8_t len[8];
+  file.read(0, len, 8);
+  const std::uint64_t header_len = read_le(len, 8);
+  if (header_len > size - 8) {
+    ctx.fail("is truncated: header length says " + std::to_string(header_len) +
+             " bytes, file has " + std::to_string(size - 8) + " after the length");
+  }
+  Json root =
+      JsonParser(ctx, file.read_string(8, static_cast<std::size_t>(header_len))).parse_document();
+  if (root.kind != Json::Kind::Object) {
+    ctx.fail("has a malformed header: it is " + std::string(json_kind_name(root.kind)));
+  }
+  StHeader h;
+  h.data_start = 8 + header_len;
+  for (const auto& m : root.members) {
+    if (m.key != "__metadata__") {
+      h.tensors.push_back(parse_tensor_entry(ctx, m.key, m.value, size - h.data_start));
+      continue;
+    }
+    if (m.value.kind != Json::Kind::Object) ctx.fail("has __metadata__ that is not an object");
+    for (const auto& kv : m.value.members) {
+      if (kv.value.kind != Json::Kind::String) {
+        ctx.fail("has __metadata__ entry " + json_quoted(kv.key) + " that is not a string");
+      }
+      h.metadata.emplace_back(kv.key, kv.value.text);
+    }
+  }
+  std::stable_sort(h.tensors.begin(), h.tensors.end(), [](const StTensor& a, const StTensor& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  const StTensor* last = nullptr;  // of the non-empty tensors so far, the one ending last
+  for (const auto& t : h.tensors) {
+    if (t.begin == t.end) continue;
+    if (last != nullptr && t.begin < last->end) {
+      ctx.fail("has tensors " + json_quoted(last->name) + " and " + json_quoted(t.name) +
+               " whose data overlap");
+    }
+    if (last == nullptr || t.end > last->end) last = &t;
+  }
+  return h;
+}
+
+// A list of (name . value) conses for i below n, built on the value stack so that each part
+// stays rooted.
+template <typename NameOf, typename ValueOf>
+Value make_alist(Interp& in, std::size_t n, NameOf name_of, ValueOf value_of) {
+  Interp::StackMark mark(in);
+  Value* base = in.sp;
+  for (std::size_t i = 0; i < n; ++i) {
+    in.push(value_of(i));
+    in.sp[-1] = in.cons(in.make_string(name_of(i)), in.sp[-1]);
+  }
+  return in.list_from(base, n);
+}
+
+Value load_safetensors(const FileCtx& ctx) {
+  InFile file(ctx);
+  StHeader h = read_safetensors_header(ctx, file);
+  auto name_of = [&](std::size_t i) { return h.tensors[i].name; };
+  return make_alist(ctx.in, h.tensors.size(), name_of, [&](std::size_t i) {
+    const StTensor& t = h.tensors[i];
+    auto buf = std::make_shared<Buffer>(t.dtype, (t.end - t.begin) / dtype_size(t.dtype));
+    file.read(h.data_start + t.begin, buf->data(), buf->bytes.size());
+    if (!kHostIsLittleEndian) swap_byte_order(*buf);
+    return make_loaded_tensor(ctx.in, std::move(buf), t.shape);
+  });
+}
+
+Value safetensors_metadata(const FileCtx& ctx) {
+  InFile file(ctx);
+  StHeader h = read_safetensors_header(ctx, file);
+  auto key_of = [&](std::size_t i) { return h.metadata[i].first; };
+  return make_alist(ctx.in, h.metadata.size(), key_of,
+                    [&](std::size_t i) { return ctx.in.make_string(h.metadata[i].second); });
+}
+
+// The (key . value) pairs of an alist or a hash table, in order.
+std::vector<std::pair<Value, Value>> pairs_of(Interp& in, const char* fn, Value v, int arg,
+                                              const char* what) {
+  std::vector<std::pair<Value, Value>> out;
+  if (eval::is_kind(v, eval::ObjKind::HashTable)) {
+    for (const auto& [k, x] : eval::as_hash(v)->entries) {
+      if (k.tag == eval::Tag::Obj && k.o == nullptr) continue;  // a removed entry
+      out.emplace_back(k, x);
+    }
+    return out;
+  }
+  if (!eval::is_list(v)) in.type_error(fn, arg, what, v);
+  for (Value item : eval::list_items(in, fn, v, arg)) {
+    if (!eval::is_cons(item)) in.type_error(fn, arg, what, v);
+    out.emplace_back(eval::car(item), eval::cdr(item));
+  }
+  return out;
+}
+
+std::string name_text(Interp& in, const char* fn, Value k, const char* what) {
+  if (eval::is_string(k)) return eval::as_string(k)->text;
+  if (eval::is_symbol(k) && !k.is_nil()) return eval::as_symbol(k)->name;
+  in.error("type-error",
+           std::string(fn) + ": " + what + " must be a string or a symbol, got " + in.repr(k));
+}
+
+void save_safetensors(const FileCtx& ctx, Value tensors, Value metadata) {
+  Interp& in = ctx.in;
+  const char* fn = ctx.fn;
+  std::string header = "{";
+  if (!metadata.is_nil()) {
+    std::string fields;
+    for (auto [k, v] : pairs_of(in, fn, metadata, 4, "an alist or hash table of strings")) {
+      if (!eval::is_string(v)) {
+        in.error("type-error",
+                 std::string(fn) + ": metadata values must be strings, got " + in.repr(v));
+      }
+      fields += (fields.empty() ? "" : ",") + json_quoted(name_text(in, fn, k, "a metadata key")) +
+                ":" + json_quoted(eval::as_string(v)->text);
+    }
+    header += "\"__metadata__\":{" + fields + "},";
+  }
+  std::vector<std::string> names;
+  std::vector<SavedData> data;
+  std::uint64_t offset = 0;
+  for (auto [k, v] :
+       pairs_of(in, fn, tensors, 2, "an alist ((name . tensor) ...) or a hash table")) {
+    std::string name = name_text(in, fn, k, "a tensor name");
+    if (name == "__metadata__" || std::find(names.begin(), names.end(), name) != names.end()) {
+      in.error("program-error", std::string(fn) + ": the tensor name " + json_quoted(name) +
+                                    " is " + (name == "__metadata__" ? "reserved" : "given twice"));
+    }
+    if (!is_tensor(v)) {
+      in.error("type-error", std::string(fn) + ": the value for " + json_quoted(name) +
+                                 " must be a tensor, got " + in.repr(v));
+    }
+    const SavedData& d = data.emplace_back(realize_for_save(in, as_tensor(v)));
+    names.push_back(name);
+    const std::uint64_t end = offset + d.buffer->bytes.size();
+    header += json_quoted(name) + ":{\"dtype\":\"" + safetensors_dtype_name(d.buffer->dtype) +
+              "\",\"shape\":" + shape_text(d.shape, "[", "]", ",") + ",\"data_offsets\":[" +
+              std::to_string(offset) + "," + std::to_string(end) + "]},";
+    offset = end;
+  }
+  if (header.back() == ',') header.pop_back();
+  header += '}';
+  header.append((8 - header.size() % 8) % 8, ' ');  // the data section starts 8-byte aligned
+  OutFile out(ctx);
+  out.write(le_bytes(header.size(), 8));
+  out.write(header);
+  for (const auto& d : data) write_little_endian(out, *d.buffer);
+  out.close();
+}
+
+}  // namespace
+
+void register_safetensors_builtins(Interp& in) {
+  TL_BUILTIN(in, "load-safetensors", 1, 1, "(load-safetensors PATH)",
+             "The tensors of the safetensors file PATH as an alist ((name . tensor) ...), in the "
+             "order of their data in the file.",
+             [](Interp& in, Args a, N) -> Value {
+               return load_safetensors(file_ctx(in, "load-safetensors", a, 0));
+             });
+  TL_BUILTIN(
+      in, "save-safetensors", 2, 4, "(save-safetensors PATH TENSORS &key metadata)",
+      "Writes TENSORS, an alist ((name . tensor) ...) or a hash table from names to tensors, "
+      "to PATH as a safetensors file, in that order, realizing them. :metadata, an alist or "
+      "hash table of strings, is stored as __metadata__. Returns PATH.",
+      [](Interp& in, Args a, N n) -> Value {
+        FileCtx ctx = file_ctx(in, "save-safetensors", a, 0);
+        bool has_metadata = false;
+        Value metadata = eval::keyword_arg(a, 2, n, "metadata", &has_metadata);
+        if (n > 2 && !has_metadata) {
+          in.error("program-error",
+                   "save-safetensors: expected :metadata after TENSORS, got " + in.repr(a[2]));
+        }
+        save_safetensors(ctx, a[1], metadata);
+        return a[0];
+      });
+  TL_BUILTIN(in, "safetensors-metadata", 1, 1, "(safetensors-metadata PATH)",
+             "The __metadata__ of the safetensors file PATH as an alist of strings ((key . value) "
+             "...); nil when it has none.",
+             [](Interp& in, Args a, N) -> Value {
+               return safetensors_metadata(file_ctx(in, "safetensors-metadata", a, 0));
+             });
+}
+
+}  // namespace tl::tensor::file_io
