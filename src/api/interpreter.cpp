@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The embedding API: tl::Interpreter and tl::Value over the internal interpreter.
+#include <cstdlib>
 #include <fstream>
 
+#include "api/devices.h"
 #include "eval/builtins.h"
 #include "eval/interp.h"
 #include "reader/reader.h"
@@ -19,6 +21,8 @@ extern const PreludeFile kPreludeFiles[];
 extern const std::size_t kPreludeFileCount;
 extern const PreludeFile kStdlibFiles[];
 extern const std::size_t kStdlibFileCount;
+extern const PreludeFile kBackendsFiles[];
+extern const std::size_t kBackendsFileCount;
 }  // namespace tl::eval
 
 namespace tl {
@@ -236,6 +240,7 @@ void boot(Interp& in, const Interpreter::Options& options) {
   tensor::register_prim_builtins(in);
   tensor::register_tensor_builtins(in);
   tensor::register_file_builtins(in);
+  api::register_device_builtins(in);
   in.search_path = options.search_path;
   std::vector<eval::Value> args;
   eval::Interp::StackMark mark(in);
@@ -251,7 +256,16 @@ void boot(Interp& in, const Interpreter::Options& options) {
     for (std::size_t i = 0; i < eval::kStdlibFileCount; ++i) {
       in.eval_string(eval::kStdlibFiles[i].text, eval::kStdlibFiles[i].name);
     }
+    for (std::size_t i = 0; i < eval::kBackendsFileCount; ++i) {
+      in.eval_string(eval::kBackendsFiles[i].text, eval::kBackendsFiles[i].name);
+    }
     in.loading_library = false;
+    // The default device: TENSORLISP_DEVICE, else the CPU JIT.
+    const char* dev = std::getenv("TENSORLISP_DEVICE");
+    eval::Interp::StackMark dev_mark(in);
+    eval::Value* args = in.sp;
+    in.push(in.make_string(dev != nullptr && *dev != 0 ? dev : "cpu"));
+    in.apply(in.intern("use-backend")->value, args, 1);
   }
 }
 

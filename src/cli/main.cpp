@@ -35,13 +35,20 @@ const char* kUsage =
     "  tlisp -i FILE.lisp     load FILE.lisp, then start the REPL\n"
     "\n"
     "options:\n"
+    "  -d, --device NAME      run tensors on device NAME: cpu (the JIT), ref (the reference\n"
+    "                         executor), or another backend with a runtime file\n"
     "  -h, --help             show this help\n"
     "  -v, --version          show the version\n"
     "\n"
     "environment:\n"
-    "  TENSORLISP_PATH        colon-separated folders searched by (require 'name)\n";
+    "  TENSORLISP_PATH        colon-separated folders searched by (require 'name) and for\n"
+    "                         backend libraries and runtime files\n"
+    "  TENSORLISP_DEVICE      the default device (as --device)\n"
+    "  TENSORLISP_DEBUG       1: kernels and times per realize, 2: also loop IR, 3: also LLVM IR\n"
+    "  TENSORLISP_THREADS     CPU threads (default: all cores)\n";
 
 struct Args {
+  std::string device;
   std::vector<std::string> exprs;
   std::string script;
   bool interactive_after = false;
@@ -63,6 +70,14 @@ int run(Args& args) {
   g_interruptible = lisp.get();
   install_sigint();
   int status = 0;
+  if (!args.device.empty()) {
+    try {
+      lisp->call("use-backend", {tl::Value::symbol(args.device)});
+    } catch (const tl::Error& e) {
+      tl::cli::report_error(e);
+      return 2;
+    }
+  }
   try {
     for (const std::string& expr : args.exprs) {
       tl::Value v = lisp->eval(expr, "<command line>");
@@ -91,7 +106,7 @@ void* run_thread(void* p) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Args args{{}, "", false, {}, argc, argv};
+  Args args{"", {}, "", false, {}, argc, argv};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -108,6 +123,14 @@ int main(int argc, char** argv) {
         return 2;
       }
       args.exprs.push_back(argv[++i]);
+      continue;
+    }
+    if (a == "-d" || a == "--device") {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "tlisp: %s needs a device name\n%s", a.c_str(), kUsage);
+        return 2;
+      }
+      args.device = argv[++i];
       continue;
     }
     if (a == "-i") {

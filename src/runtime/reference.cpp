@@ -390,14 +390,54 @@ Bindings collect_bindings(const Node* root, const Bindings& extra) {
   return b;
 }
 
+std::string unbound_message(const std::string& name) {
+  return "realize: symbolic dimension " + name + " has no value (give it with :bind, e.g. (realize x :bind '((" +
+         name + " . 8))))";
+}
+
+void check_graph(const Node* root, const Bindings& b) {
+  std::vector<const Node*> stack{root};
+  std::unordered_map<const Node*, bool> seen;
+  auto concrete = [&](const Dim& d) {
+    std::int64_t v = d.eval(b);
+    if (v < 0) fail("shape-error", "realize: dimension " + d.str() + " is negative (" + std::to_string(v) + ")");
+    return v;
+  };
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (seen[n]) continue;
+    seen[n] = true;
+    std::int64_t count = 1;
+    for (const auto& d : n->shape) count *= concrete(d);
+    if (n->realized) continue;
+    if (n->op == Op::Buffer && static_cast<std::int64_t>(n->buffer->count()) != count) {
+      fail("shape-error", "realize: buffer #" + std::to_string(n->id) + " holds " + std::to_string(n->buffer->count()) +
+                              " elements but its shape " + shape_str(n->shape) + " needs " + std::to_string(count));
+    }
+    if (n->op == Op::Shrink) {
+      const Node* s = n->src[0].get();
+      for (std::size_t i = 0; i < n->ranges.size(); ++i) {
+        std::int64_t lo = n->ranges[i].first.eval(b);
+        std::int64_t hi = n->ranges[i].second.eval(b);
+        std::int64_t size = concrete(s->shape[i]);
+        if (lo < 0 || hi < lo || hi > size) {
+          fail("index-error", "shrink: range [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                  ") out of bounds for axis " + std::to_string(i) + " of size " + std::to_string(size));
+        }
+      }
+    }
+    for (const auto& s : n->src) stack.push_back(s.get());
+  }
+}
+
 std::shared_ptr<Buffer> realize_reference(const Node* root, const Bindings& extra) {
   if (root->realized) return root->realized;
   Bindings b = collect_bindings(root, extra);
   try {
     return Executor(std::move(b)).run(root);
   } catch (const std::out_of_range& e) {
-    fail("shape-error", std::string("realize: symbolic dimension ") + e.what() +
-                            " has no value (give it with :bind, e.g. (realize x :bind '((" + e.what() + " . 8))))");
+    fail("shape-error", unbound_message(e.what()));
   }
 }
 

@@ -14,6 +14,14 @@ namespace tl::runtime {
 // an unbound or conflicting variable is a GraphError.
 std::shared_ptr<tensor::Buffer> realize_reference(const tensor::Node* root, const tensor::Bindings& extra);
 
+// Checks what a symbolic graph can only check once its variables have values: no dimension
+// is negative, buffers hold as many elements as their shapes say, shrinks stay in bounds.
+// Throws GraphError (shape-error or index-error); std::out_of_range for an unbound variable.
+void check_graph(const tensor::Node* root, const tensor::Bindings& b);
+
+// The message for an unbound variable `name` at realize time.
+std::string unbound_message(const std::string& name);
+
 // Collects the variable values the graph's buffers carry, merged with `extra`.
 tensor::Bindings collect_bindings(const tensor::Node* root, const tensor::Bindings& extra);
 

@@ -43,6 +43,14 @@ void Dim::collect_vars(std::vector<std::string>& out) const {
   std::sort(out.begin(), out.end());
 }
 
+std::vector<std::pair<std::int64_t, std::vector<std::string>>> Dim::terms() const {
+  std::vector<std::pair<std::int64_t, std::vector<std::string>>> out;
+  if (terms_) {
+    for (const Term& t : *terms_) out.emplace_back(t.coeff, t.vars);
+  }
+  return out;
+}
+
 bool Dim::provably_nonnegative() const {
   if (c_ < 0) return false;
   if (terms_) {

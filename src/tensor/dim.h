@@ -33,6 +33,8 @@ class Dim {
   // True when the value is >= 0 for every binding (variables are sizes, never negative):
   // the constant and every coefficient are >= 0.
   bool provably_nonnegative() const;
+  // The terms other than the constant: coefficient and variables (repeated for powers).
+  std::vector<std::pair<std::int64_t, std::vector<std::string>>> terms() const;
   // Every variable that occurs, sorted.
   void collect_vars(std::vector<std::string>& out) const;
 

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CPU backend: object files linked in-process by LLVM's ORC JIT, kernels run on a
+// thread pool, buffers are host memory (so the runtime passes its own pointers).
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tensorlisp/backend.h"
+
+extern "C" const tl_backend_api* tl_cpu_backend_entry(uint32_t abi_version);
+
+namespace {
+
+using KernelFn = void (*)(void* const*, const int64_t*, int64_t, int64_t);
+
+void set_error(char* err, std::size_t size, const std::string& msg) {
+  if (err == nullptr || size == 0) return;
+  std::snprintf(err, size, "%s", msg.c_str());
+}
+
+// A fixed set of worker threads running slices of one launch at a time.
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads) {
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
+    size_ = threads;
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      ++generation_;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+  int size() const { return size_; }
+
+  // Runs task(part) for part in [0, parts) with parts <= size(); the caller runs part 0.
+  void run(int parts, const std::function<void(int)>& task) {
+    if (parts <= 1) {
+      task(0);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      task_ = &task;
+      parts_ = parts;
+      pending_ = parts - 1;
+      ++generation_;
+    }
+    cv_.notify_all();
+    task(0);
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [this] { return pending_ == 0; });
+    task_ = nullptr;
+  }
+
+ private:
+  void work(int id) {
+    std::uint64_t seen = 0;
+    for (;;) {
+      const std::function<void(int)>* task = nullptr;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return generation_ != seen; });
+        seen = generation_;
+        if (stop_) return;
+        if (id >= parts_) continue;
+        task = task_;
+      }
+      (*task)(id);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (--pending_ == 0) done_cv_.notify_one();
+      }
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  int size_ = 1;
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(int)>* task_ = nullptr;
+  int parts_ = 0;
+  int pending_ = 0;
+  std::uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+int default_threads() {
+  if (const char* env = std::getenv("TENSORLISP_THREADS")) {
+    int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+std::string cpu_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "CPU";
+}
+
+struct Context {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::unique_ptr<ThreadPool> pool;
+  std::mutex jit_mu;
+  std::uint64_t next_dylib = 0;
+};
+
+struct Kernel {
+  KernelFn fn;
+};
+
+void* cpu_create(const char* options, char* err, std::size_t err_size) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  int threads = default_threads();
+  if (options != nullptr) {
+    std::string opts(options);
+    auto pos = opts.find("threads=");
+    if (pos != std::string::npos) {
+      int n = std::atoi(opts.c_str() + pos + 8);
+      if (n <= 0) {
+        set_error(err, err_size, "cpu: threads must be a positive integer in \"" + opts + "\"");
+        return nullptr;
+      }
+      threads = n;
+    }
+  }
+  auto jit = llvm::orc::LLJITBuilder().create();
+  if (!jit) {
+    set_error(err, err_size, "cpu: cannot start the LLVM JIT: " + llvm::toString(jit.takeError()));
+    return nullptr;
+  }
+  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess((*jit)->getDataLayout().getGlobalPrefix());
+  if (!gen) {
+    set_error(err, err_size, "cpu: cannot resolve host symbols: " + llvm::toString(gen.takeError()));
+    return nullptr;
+  }
+  (*jit)->getMainJITDylib().addGenerator(std::move(*gen));
+  auto* ctx = new Context;
+  ctx->jit = std::move(*jit);
+  ctx->pool = std::make_unique<ThreadPool>(threads);
+  return ctx;
+}
+
+void cpu_destroy(void* c) { delete static_cast<Context*>(c); }
+
+int cpu_device_info(void* c, tl_device_info* out, char*, std::size_t) {
+  auto* ctx = static_cast<Context*>(c);
+  std::memset(out, 0, sizeof *out);
+  std::string name = cpu_name() + " (" + std::to_string(ctx->pool->size()) + " threads)";
+  std::snprintf(out->name, sizeof out->name, "%s", name.c_str());
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page = sysconf(_SC_PAGE_SIZE);
+  out->memory_bytes = pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+  out->compute_units = ctx->pool->size();
+  out->host_memory = 1;
+  return 0;
+}
+
+void* cpu_alloc(void*, std::size_t bytes, char* err, std::size_t err_size) {
+  void* p = std::aligned_alloc(64, std::max<std::size_t>(64, (bytes + 63) / 64 * 64));
+  if (p == nullptr) set_error(err, err_size, "cpu: out of memory allocating " + std::to_string(bytes) + " bytes");
+  return p;
+}
+
+void cpu_free(void*, void* p) { std::free(p); }
+
+int cpu_copy(void*, void* dst, const void* src, std::size_t bytes, char*, std::size_t) {
+  if (bytes != 0) std::memcpy(dst, src, bytes);
+  return 0;
+}
+
+void* cpu_compile(void* c, const void* code, std::size_t size, const char* entry, char* err, std::size_t err_size) {
+  auto* ctx = static_cast<Context*>(c);
+  std::lock_guard<std::mutex> lock(ctx->jit_mu);
+  // Each object goes into its own library, so kernels may share names across compiles.
+  auto& es = ctx->jit->getExecutionSession();
+  auto dylib = es.createJITDylib("k" + std::to_string(ctx->next_dylib++));
+  if (!dylib) {
+    set_error(err, err_size, "cpu: " + llvm::toString(dylib.takeError()));
+    return nullptr;
+  }
+  dylib->addToLinkOrder(ctx->jit->getMainJITDylib());
+  auto buf = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(static_cast<const char*>(code), size), entry);
+  if (auto e = ctx->jit->addObjectFile(*dylib, std::move(buf))) {
+    set_error(err, err_size, "cpu: cannot load the kernel object: " + llvm::toString(std::move(e)));
+    return nullptr;
+  }
+  auto sym = ctx->jit->lookup(*dylib, entry);
+  if (!sym) {
+    set_error(err, err_size, "cpu: kernel " + std::string(entry) + " not found: " + llvm::toString(sym.takeError()));
+    return nullptr;
+  }
+  return new Kernel{reinterpret_cast<KernelFn>(sym->getAddress())};
+}
+
+void cpu_release_kernel(void*, void* k) { delete static_cast<Kernel*>(k); }
+
+int cpu_launch(void* c, void* k, void* const* buffers, std::size_t, const int64_t* vars, std::size_t,
+               const tl_launch* launch, char*, std::size_t) {
+  auto* ctx = static_cast<Context*>(c);
+  KernelFn fn = static_cast<Kernel*>(k)->fn;
+  const std::int64_t count = launch->count;
+  if (count <= 0) return 0;
+  // Split when each thread gets enough work to pay for waking it (about 32K element ops).
+  const std::int64_t work = std::max<std::int64_t>(1, launch->work);
+  std::int64_t parts = std::min<std::int64_t>(ctx->pool->size(), count);
+  parts = std::min<std::int64_t>(parts, std::max<std::int64_t>(1, count * work / 32768));
+  if (parts <= 1) {
+    fn(buffers, vars, 0, count);
+    return 0;
+  }
+  ctx->pool->run(static_cast<int>(parts), [&](int p) {
+    std::int64_t begin = count * p / parts;
+    std::int64_t end = count * (p + 1) / parts;
+    if (begin < end) fn(buffers, vars, begin, end);
+  });
+  return 0;
+}
+
+int cpu_synchronize(void*, char*, std::size_t) { return 0; }
+
+const tl_backend_api kApi = {
+    TL_BACKEND_ABI_VERSION, sizeof(tl_backend_api), "cpu", cpu_create, cpu_destroy, cpu_device_info, cpu_alloc,
+    cpu_free, cpu_copy, cpu_copy, cpu_compile, cpu_release_kernel, cpu_launch, cpu_synchronize,
+};
+
+}  // namespace
+
+// Built into the core library as well as exported, so an embedding host needs no extra file.
+extern "C" const tl_backend_api* tl_cpu_backend_entry(uint32_t abi_version) {
+  return abi_version == TL_BACKEND_ABI_VERSION ? &kApi : nullptr;
+}

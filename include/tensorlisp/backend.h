@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The backend C ABI. A backend is a shared library exporting
+ *
+ *   const tl_backend_api* tl_backend_entry(uint32_t abi_version);
+ *
+ * which returns its function table for that ABI version (NULL when it does not support it).
+ * The JIT compiles kernels to code for the backend's target (an object file for the CPU, PTX
+ * for CUDA, a code object for HIP) and drives the device only through this table. Every
+ * function that can fail returns 0 on success and otherwise writes a message of at most
+ * `err_size` bytes (NUL-terminated) into `err`. */
+#ifndef TENSORLISP_BACKEND_H
+#define TENSORLISP_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TL_BACKEND_ABI_VERSION 1u
+
+typedef struct tl_device_info {
+  char name[128];          /* e.g. "AMD EPYC 9R45 (2 threads)" or "NVIDIA H100" */
+  uint64_t memory_bytes;   /* device memory (host memory for the CPU) */
+  int32_t compute_units;   /* cores or multiprocessors */
+  int32_t host_memory;     /* 1 when device pointers are host pointers (no copies needed) */
+} tl_device_info;
+
+/* How a kernel runs: `count` iterations of its parallel loop, each doing about `work`
+ * element operations (a hint for splitting the iterations across threads or blocks). */
+typedef struct tl_launch {
+  int64_t count;
+  int64_t work;
+} tl_launch;
+
+typedef struct tl_backend_api {
+  uint32_t abi_version;    /* TL_BACKEND_ABI_VERSION */
+  uint32_t struct_size;    /* sizeof(tl_backend_api) */
+  const char* name;        /* "cpu", "cuda", ... */
+
+  /* A device context. `options` is a string of key=value pairs separated by spaces
+   * (e.g. "threads=4"), possibly empty. */
+  void* (*create)(const char* options, char* err, size_t err_size);
+  void (*destroy)(void* ctx);
+  int (*device_info)(void* ctx, tl_device_info* out, char* err, size_t err_size);
+
+  /* Device memory. alloc returns NULL (with a message) when out of memory. */
+  void* (*alloc)(void* ctx, size_t bytes, char* err, size_t err_size);
+  void (*free)(void* ctx, void* ptr);
+  int (*copy_in)(void* ctx, void* dst, const void* host_src, size_t bytes, char* err, size_t err_size);
+  int (*copy_out)(void* ctx, void* host_dst, const void* src, size_t bytes, char* err, size_t err_size);
+
+  /* Loads compiled code and returns a kernel handle for its function `entry`, or NULL. */
+  void* (*compile)(void* ctx, const void* code, size_t code_size, const char* entry, char* err, size_t err_size);
+  void (*release_kernel)(void* ctx, void* kernel);
+
+  /* Runs a kernel on buffers (device pointers) and symbolic sizes. */
+  int (*launch)(void* ctx, void* kernel, void* const* buffers, size_t buffer_count, const int64_t* vars,
+                size_t var_count, const tl_launch* launch, char* err, size_t err_size);
+  int (*synchronize)(void* ctx, char* err, size_t err_size);
+} tl_backend_api;
+
+typedef const tl_backend_api* (*tl_backend_entry_fn)(uint32_t abi_version);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TENSORLISP_BACKEND_H */

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+// Devices from Lisp: switching the realize function between the reference executor and a
+// JIT backend, and what the JIT reports. The Lisp side (defbackend, use-backend) is in
+// stdlib/tensor/95-devices.lisp.
+#include "api/devices.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "eval/builtins.h"
+#include "runtime/jit.h"
+#include "runtime/reference.h"
+#include "tensor/tensor_value.h"
+
+namespace tl::api {
+
+using eval::Interp;
+using eval::Value;
+using Args = Value*;
+using N = std::uint32_t;
+
+namespace {
+
+struct DeviceState : Interp::Extension {
+  std::shared_ptr<runtime::JitDevice> jit;
+};
+
+DeviceState& state(Interp& in) {
+  for (const auto& ext : in.extensions) {
+    if (auto* s = dynamic_cast<DeviceState*>(ext.get())) return *s;
+  }
+  auto s = std::make_shared<DeviceState>();
+  in.extensions.push_back(s);
+  return *s;
+}
+
+runtime::JitDevice& jit_of(Interp& in, const char* fn) {
+  DeviceState& s = state(in);
+  if (!s.jit) in.error("device-error", std::string(fn) + ": the current device (ref) is not a JIT backend");
+  return *s.jit;
+}
+
+}  // namespace
+
+void use_device(Interp& in, const std::string& name, const std::string& library, const std::string& options) {
+  tensor::TensorRuntime& rt = tensor::runtime(in);
+  DeviceState& s = state(in);
+  if (name == "ref") {
+    rt.realize = [](const tensor::Node* n, const tensor::Bindings& extra) { return runtime::realize_reference(n, extra); };
+    rt.device = "ref";
+    s.jit.reset();
+    return;
+  }
+  auto backend = runtime::Backend::load(name, library, options);
+  auto jit = std::make_shared<runtime::JitDevice>(std::move(backend));
+  rt.realize = [jit](const tensor::Node* n, const tensor::Bindings& extra) { return jit->realize(n, extra); };
+  rt.device = name;
+  s.jit = std::move(jit);
+}
+
+void register_device_builtins(Interp& in) {
+  TL_BUILTIN(in, "%use-backend", 3, 3, "(%use-backend NAME LIBRARY OPTIONS)",
+             "Makes backend NAME, loaded from LIBRARY with OPTIONS, the device that realizes tensors "
+             "(\"ref\" selects the reference executor). Use use-backend instead.",
+             [](Interp& in, Args a, N) -> Value {
+               use_device(in, eval::arg_string(in, "use-backend", a, 0)->text, eval::arg_string(in, "use-backend", a, 1)->text,
+                          eval::arg_string(in, "use-backend", a, 2)->text);
+               return in.sym(eval::arg_string(in, "use-backend", a, 0)->text);
+             });
+  TL_BUILTIN(in, "device", 0, 0, "(device)", "The name of the device that realizes tensors: cpu, ref, ...",
+             [](Interp& in, Args, N) -> Value { return in.sym(tensor::runtime(in).device); });
+  TL_BUILTIN(in, "device-info", 0, 0, "(device-info)",
+             "A description of the current device: its name, memory and compute units.",
+             [](Interp& in, Args, N) -> Value {
+               DeviceState& s = state(in);
+               if (!s.jit) return in.make_string("ref: the reference executor (plain C++ loops, one op at a time)");
+               const tl_device_info& i = s.jit->backend().info();
+               return in.make_string(s.jit->backend().name() + ": " + i.name + ", " +
+                                     std::to_string(i.memory_bytes >> 20) + " MiB, " + std::to_string(i.compute_units) +
+                                     " compute units");
+             });
+  TL_BUILTIN(in, "jit-stats", 0, 0, "(jit-stats)",
+             "Counters of the JIT device as a plist: :realizes :kernels-run :kernels-compiled :cache-hits "
+             ":compile-seconds :run-seconds.",
+             [](Interp& in, Args, N) -> Value {
+               const runtime::JitStats& st = jit_of(in, "jit-stats").stats();
+               Interp::StackMark mark(in);
+               Value* base = in.sp;
+               auto put = [&](const char* k, Value v) {
+                 in.push(Value::object(in.keyword(k)));
+                 in.push(v);
+               };
+               put("realizes", Value::integer(static_cast<std::int64_t>(st.realizes)));
+               put("kernels-run", Value::integer(static_cast<std::int64_t>(st.kernels_run)));
+               put("kernels-compiled", Value::integer(static_cast<std::int64_t>(st.kernels_compiled)));
+               put("cache-hits", Value::integer(static_cast<std::int64_t>(st.cache_hits)));
+               put("compile-seconds", Value::real(st.compile_seconds));
+               put("run-seconds", Value::real(st.run_seconds));
+               return in.list_from(base, 12);
+             });
+  TL_BUILTIN(in, "jit-debug", 0, 1, "(jit-debug [LEVEL])",
+             "The JIT's debug level, set to LEVEL when given: 0 quiet, 1 kernels and times per realize, "
+             "2 also loop IR, 3 also LLVM IR (printed to stderr).",
+             [](Interp& in, Args a, N n) -> Value {
+               runtime::JitDevice& jit = jit_of(in, "jit-debug");
+               if (n == 1) jit.debug = static_cast<int>(eval::arg_int(in, "jit-debug", a, 0));
+               return Value::integer(jit.debug);
+             });
+  TL_BUILTIN(in, "%find-backend-file", 1, 1, "(%find-backend-file NAME)",
+             "The path of backend NAME's runtime file NAME.lisp, or nil: searched in TENSORLISP_PATH "
+             "folders (as NAME.lisp or NAME/NAME.lisp), then the installed and source backends folders.",
+             [](Interp& in, Args a, N) -> Value {
+               const std::string name = eval::arg_string(in, "%find-backend-file", a, 0)->text;
+               std::vector<std::string> dirs;
+               if (const char* p = std::getenv("TENSORLISP_PATH")) {
+                 std::string s = p;
+                 for (std::size_t start = 0; start <= s.size();) {
+                   std::size_t end = s.find(':', start);
+                   if (end == std::string::npos) end = s.size();
+                   if (end > start) dirs.push_back(s.substr(start, end - start));
+                   start = end + 1;
+                 }
+               }
+               dirs.push_back(std::string(TL_INSTALL_DATA_DIR) + "/backends");
+               dirs.push_back(TL_SOURCE_BACKENDS_DIR);
+               std::error_code ec;
+               for (const auto& d : dirs) {
+                 for (const auto& f : {d + "/" + name + ".lisp", d + "/" + name + "/" + name + ".lisp"}) {
+                   if (std::filesystem::is_regular_file(f, ec)) return in.make_string(f);
+                 }
+               }
+               return eval::nil();
+             });
+}
+
+}  // namespace tl::api

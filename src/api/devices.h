@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+// Device selection for an interpreter (see devices.cpp).
+#pragma once
+
+#include <string>
+
+#include "eval/interp.h"
+
+namespace tl::api {
+
+// Makes `name` the device that realizes tensors: "ref" for the reference executor, else a
+// backend loaded from `library` ("builtin" for the CPU). Throws ConditionError
+// (device-error) when the backend cannot be loaded.
+void use_device(eval::Interp& in, const std::string& name, const std::string& library, const std::string& options);
+
+void register_device_builtins(eval::Interp& in);
+
+}  // namespace tl::api

@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loop IR to LLVM IR to an object file. Values live in registers of a compute type (f16 and
+// bf16 as float, bool as i1) and are converted on load and store; f16 and bf16 results round
+// to their type after every op, so fused kernels compute what the reference executor does.
+#include "codegen/llvm_emit.h"
+
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <mutex>
+#include <stdexcept>
+
+namespace tl::codegen {
+
+namespace {
+
+using llvm::IRBuilder;
+using llvm::Type;
+using llvm::Value;
+using tensor::DCat;
+
+void init_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+bool is_signed_int(DType t) { return tensor::dtype_category(t) == DCat::Signed; }
+bool is_fp(DType t) { return tensor::is_float(t); }
+
+class Emitter {
+ public:
+  Emitter(llvm::LLVMContext& ctx, llvm::Module& m, const Kernel& k) : ctx_(ctx), m_(m), k_(k), b_(ctx) {}
+
+  void emit(const std::string& entry) {
+    Type* i8pp = llvm::PointerType::getUnqual(llvm::Type::getInt8PtrTy(ctx_));
+    Type* i64p = llvm::PointerType::getUnqual(b_.getInt64Ty());
+    auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {i8pp, i64p, b_.getInt64Ty(), b_.getInt64Ty()}, false);
+    fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, entry, m_);
+    fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    fn_->addFnAttr(llvm::Attribute::NoFree);
+    fn_->addFnAttr(llvm::Attribute::NoSync);
+    auto args = fn_->arg_begin();
+    llvm::Argument* bufs = &*args++;
+    llvm::Argument* vars = &*args++;
+    begin_ = &*args++;
+    end_ = &*args++;
+    bufs->setName("buffers");
+    vars->setName("vars");
+    begin_->setName("begin");
+    end_->setName("end");
+    for (unsigned i = 0; i < 2; ++i) {
+      fn_->addParamAttr(i, llvm::Attribute::NoAlias);
+      fn_->addParamAttr(i, llvm::Attribute::ReadOnly);
+      fn_->addParamAttr(i, llvm::Attribute::NoCapture);
+    }
+    auto* entry_bb = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+    b_.SetInsertPoint(entry_bb);
+    // Buffer pointers and symbolic sizes, loaded once.
+    for (std::size_t i = 0; i < k_.buffers.size(); ++i) {
+      Value* slot = b_.CreateConstInBoundsGEP1_64(llvm::Type::getInt8PtrTy(ctx_), bufs, i);
+      Value* raw = b_.CreateLoad(llvm::Type::getInt8PtrTy(ctx_), slot);
+      Type* st = storage_type(k_.buffers[i].dtype);
+      buffers_.push_back(b_.CreateBitCast(raw, llvm::PointerType::getUnqual(st), "b" + std::to_string(i)));
+    }
+    for (std::size_t i = 0; i < k_.vars.size(); ++i) {
+      Value* slot = b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), vars, i);
+      var_values_.push_back(b_.CreateLoad(b_.getInt64Ty(), slot, k_.vars[i]));
+    }
+    for (std::int32_t a = 0; a < k_.acc_count(); ++a) accs_.push_back(nullptr);
+    memo_.assign(k_.expr_count(), nullptr);
+    frames_.emplace_back();
+    loop_vars_.assign(static_cast<std::size_t>(k_.loop_count()), nullptr);
+    body(k_.body);
+    b_.CreateRetVoid();
+  }
+
+ private:
+  llvm::LLVMContext& ctx_;
+  llvm::Module& m_;
+  const Kernel& k_;
+  IRBuilder<> b_;
+  llvm::Function* fn_ = nullptr;
+  Value* begin_ = nullptr;
+  Value* end_ = nullptr;
+  std::vector<Value*> buffers_;
+  std::vector<Value*> var_values_;
+  std::vector<Value*> loop_vars_;
+  std::vector<llvm::AllocaInst*> accs_;
+  std::vector<Value*> memo_;
+  std::vector<std::vector<ExprId>> frames_;  // memo entries made in each open loop
+
+  // --- types and conversions ---------------------------------------------------------------
+
+  Type* compute_type(DType t) {
+    switch (t) {
+      case DType::F64: return b_.getDoubleTy();
+      case DType::F32:
+      case DType::F16:
+      case DType::BF16: return b_.getFloatTy();
+      case DType::Bool: return b_.getInt1Ty();
+      default: return b_.getIntNTy(static_cast<unsigned>(tensor::dtype_size(t) * 8));
+    }
+  }
+
+  Type* storage_type(DType t) {
+    switch (t) {
+      case DType::F64: return b_.getDoubleTy();
+      case DType::F32: return b_.getFloatTy();
+      case DType::F16:
+      case DType::BF16: return b_.getInt16Ty();
+      case DType::Bool: return b_.getInt8Ty();
+      default: return b_.getIntNTy(static_cast<unsigned>(tensor::dtype_size(t) * 8));
+    }
+  }
+
+  // bf16 bits (in an i32's high half) of a float, rounded to nearest even; NaN stays quiet.
+  Value* bf16_bits32(Value* f) {
+    Value* x = b_.CreateBitCast(f, b_.getInt32Ty());
+    Value* mag = b_.CreateAnd(x, b_.getInt32(0x7fffffff));
+    Value* nan = b_.CreateICmpUGT(mag, b_.getInt32(0x7f800000));
+    Value* nan_bits = b_.CreateShl(b_.CreateOr(b_.CreateLShr(x, 16), b_.getInt32(0x40)), 16);
+    Value* lsb = b_.CreateAnd(b_.CreateLShr(x, 16), b_.getInt32(1));
+    Value* rounded = b_.CreateAnd(b_.CreateAdd(x, b_.CreateAdd(b_.getInt32(0x7fff), lsb)), b_.getInt32(0xffff0000u));
+    return b_.CreateSelect(nan, nan_bits, rounded);
+  }
+
+  // A float value rounded to what dtype t can hold (a no-op for f32 and f64).
+  Value* round_to(DType t, Value* v) {
+    if (t == DType::F16) return b_.CreateFPExt(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getFloatTy());
+    if (t == DType::BF16) return b_.CreateBitCast(bf16_bits32(v), b_.getFloatTy());
+    return v;
+  }
+
+  Value* from_storage(DType t, Value* s) {
+    switch (t) {
+      case DType::F16: return b_.CreateFPExt(b_.CreateBitCast(s, b_.getHalfTy()), b_.getFloatTy());
+      case DType::BF16:
+        return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(s, b_.getInt32Ty()), 16), b_.getFloatTy());
+      case DType::Bool: return b_.CreateICmpNE(s, b_.getInt8(0));
+      default: return s;
+    }
+  }
+
+  Value* to_storage(DType t, Value* v) {
+    switch (t) {
+      case DType::F16: return b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getInt16Ty());
+      case DType::BF16: return b_.CreateTrunc(b_.CreateLShr(bf16_bits32(v), 16), b_.getInt16Ty());
+      case DType::Bool: return b_.CreateZExt(v, b_.getInt8Ty());
+      default: return v;
+    }
+  }
+
+  Value* float_const(DType t, double v) { return llvm::ConstantFP::get(compute_type(t), v); }
+
+  Value* cast(Value* v, DType from, DType to) {
+    if (from == to) return v;
+    Type* rt = compute_type(to);
+    if (is_fp(from)) {
+      if (is_fp(to)) {
+        Value* w = v->getType() == rt ? v
+                   : rt->isDoubleTy()  ? b_.CreateFPExt(v, rt)
+                                       : b_.CreateFPTrunc(v, rt);
+        return round_to(to, w);
+      }
+      if (to == DType::Bool) return b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
+      // NaN and values beyond the i64 range give 0; the rest truncate toward 0 and wrap.
+      Value* lim = llvm::ConstantFP::get(v->getType(), 9223372036854775808.0);
+      Value* ok = b_.CreateAnd(b_.CreateFCmpOLT(v, lim), b_.CreateFCmpOGE(v, b_.CreateFNeg(lim)));
+      Value* safe = b_.CreateSelect(ok, v, llvm::ConstantFP::get(v->getType(), 0.0));
+      Value* i = b_.CreateFPToSI(safe, b_.getInt64Ty());
+      return b_.CreateTrunc(i, rt);
+    }
+    const bool from_unsigned = !is_signed_int(from);  // unsigned types and bool
+    if (is_fp(to)) {
+      Value* f = from_unsigned ? b_.CreateUIToFP(v, rt) : b_.CreateSIToFP(v, rt);
+      return round_to(to, f);
+    }
+    if (to == DType::Bool) return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+    return from_unsigned ? b_.CreateZExtOrTrunc(v, rt) : b_.CreateSExtOrTrunc(v, rt);
+  }
+
+  // The bits of a value of type t as an integer of its size.
+  Value* bits_of(DType t, Value* v) {
+    switch (t) {
+      case DType::F32: return b_.CreateBitCast(v, b_.getInt32Ty());
+      case DType::F64: return b_.CreateBitCast(v, b_.getInt64Ty());
+      default: return to_storage(t, v);
+    }
+  }
+
+  Value* from_bits(DType t, Value* bits) {
+    switch (t) {
+      case DType::F32: return b_.CreateBitCast(bits, b_.getFloatTy());
+      case DType::F64: return b_.CreateBitCast(bits, b_.getDoubleTy());
+      default: return from_storage(t, bits);
+    }
+  }
+
+  Value* intrinsic(llvm::Intrinsic::ID id, Value* v) {
+    llvm::Function* f = llvm::Intrinsic::getDeclaration(&m_, id, {v->getType()});
+    return b_.CreateCall(f, {v});
+  }
+
+  Value* nan_max(Value* a, Value* b) {
+    Value* either_nan = b_.CreateFCmpUNO(a, b);
+    Value* larger = b_.CreateSelect(b_.CreateFCmpOGT(a, b), a, b);
+    return b_.CreateSelect(either_nan, llvm::ConstantFP::getNaN(a->getType()), larger);
+  }
+
+  // --- expressions ---------------------------------------------------------------------------
+
+  Value* value(ExprId id) {
+    if (Value* v = memo_[static_cast<std::size_t>(id)]) return v;
+    const Expr& e = k_.expr(id);
+    Value* v = compute(e);
+    if (e.op != EOp::AccRead) {
+      memo_[static_cast<std::size_t>(id)] = v;
+      frames_.back().push_back(id);
+    }
+    return v;
+  }
+
+  Value* compute(const Expr& e) {
+    const DType t = e.dtype;
+    switch (e.op) {
+      case EOp::Const:
+        if (is_fp(t)) return float_const(t, e.fval);
+        return llvm::ConstantInt::get(compute_type(t), static_cast<std::uint64_t>(e.ival), is_signed_int(t));
+      case EOp::LoopVar: return loop_vars_[static_cast<std::size_t>(e.arg)];
+      case EOp::SymVar: return var_values_[static_cast<std::size_t>(e.arg)];
+      case EOp::AccRead: {
+        llvm::AllocaInst* a = accs_[static_cast<std::size_t>(e.arg)];
+        return b_.CreateLoad(a->getAllocatedType(), a);
+      }
+      case EOp::Load: {
+        Value* base = buffers_[static_cast<std::size_t>(e.arg)];
+        Type* st = storage_type(k_.buffers[static_cast<std::size_t>(e.arg)].dtype);
+        Value* p = b_.CreateInBoundsGEP(st, base, value(e.src[0]));
+        return from_storage(t, b_.CreateLoad(st, p));
+      }
+      default: break;
+    }
+    Value* a = value(e.src[0]);
+    const DType at = k_.expr(e.src[0]).dtype;  // operand dtype
+    const bool fl = is_fp(at);
+    const bool sgn = is_signed_int(at);
+    switch (e.op) {
+      case EOp::Neg: return fl ? b_.CreateFNeg(a) : b_.CreateNeg(a);
+      case EOp::Recip: return round_to(t, b_.CreateFDiv(llvm::ConstantFP::get(a->getType(), 1.0), a));
+      case EOp::Sqrt: return round_to(t, intrinsic(llvm::Intrinsic::sqrt, a));
+      case EOp::Exp2: return round_to(t, intrinsic(llvm::Intrinsic::exp2, a));
+      case EOp::Log2: return round_to(t, intrinsic(llvm::Intrinsic::log2, a));
+      case EOp::Sin: return round_to(t, intrinsic(llvm::Intrinsic::sin, a));
+      case EOp::Cast: return cast(a, at, t);
+      case EOp::Bitcast: return from_bits(t, bits_of(at, a));
+      default: break;
+    }
+    if (e.op == EOp::Where) return b_.CreateSelect(a, value(e.src[1]), value(e.src[2]));
+    Value* b = value(e.src[1]);
+    switch (e.op) {
+      case EOp::Add:
+        if (fl) return round_to(t, b_.CreateFAdd(a, b));
+        return at == DType::Bool ? b_.CreateOr(a, b) : b_.CreateAdd(a, b);
+      case EOp::Mul:
+        if (fl) return round_to(t, b_.CreateFMul(a, b));
+        return at == DType::Bool ? b_.CreateAnd(a, b) : b_.CreateMul(a, b);
+      case EOp::Idiv:
+      case EOp::Mod: {
+        // b = 0 gives 0 (idiv) or a (mod); b = -1 (signed) gives -a or 0, with no trap.
+        Value* zero = llvm::ConstantInt::get(b->getType(), 0);
+        Value* is_zero = b_.CreateICmpEQ(b, zero);
+        if (!sgn) {
+          Value* safe = b_.CreateSelect(is_zero, llvm::ConstantInt::get(b->getType(), 1), b);
+          if (e.op == EOp::Idiv) return b_.CreateSelect(is_zero, zero, b_.CreateUDiv(a, safe));
+          return b_.CreateSelect(is_zero, a, b_.CreateURem(a, safe));
+        }
+        Value* minus_one = b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(b->getType(), -1));
+        Value* safe = b_.CreateSelect(b_.CreateOr(is_zero, minus_one), llvm::ConstantInt::get(b->getType(), 1), b);
+        if (e.op == EOp::Idiv) {
+          Value* q = b_.CreateSDiv(a, safe);
+          return b_.CreateSelect(is_zero, zero, b_.CreateSelect(minus_one, b_.CreateNeg(a), q));
+        }
+        Value* r = b_.CreateSRem(a, safe);
+        return b_.CreateSelect(is_zero, a, b_.CreateSelect(minus_one, zero, r));
+      }
+      case EOp::Max:
+        if (fl) return nan_max(a, b);
+        return b_.CreateSelect(sgn ? b_.CreateICmpSGT(a, b) : b_.CreateICmpUGT(a, b), a, b);
+      case EOp::Cmplt:
+        if (fl) return b_.CreateFCmpOLT(a, b);
+        return sgn ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b);
+      case EOp::Cmpeq: return fl ? b_.CreateFCmpOEQ(a, b) : b_.CreateICmpEQ(a, b);
+      case EOp::And: return b_.CreateAnd(a, b);
+      case EOp::Or: return b_.CreateOr(a, b);
+      case EOp::Xor: return b_.CreateXor(a, b);
+      default: break;
+    }
+    throw std::logic_error(std::string("llvm emit: unhandled op ") + eop_name(e.op));
+  }
+
+  // --- statements ----------------------------------------------------------------------------
+
+  void body(const std::vector<Stmt>& stmts) {
+    for (const Stmt& s : stmts) {
+      switch (s.kind) {
+        case Stmt::Kind::Loop: loop(s); break;
+        case Stmt::Kind::Store: {
+          DType t = k_.buffers[static_cast<std::size_t>(s.buffer)].dtype;
+          Type* st = storage_type(t);
+          Value* p = b_.CreateInBoundsGEP(st, buffers_[static_cast<std::size_t>(s.buffer)], value(s.index));
+          b_.CreateStore(to_storage(t, value(s.value)), p);
+          break;
+        }
+        case Stmt::Kind::AccDef: {
+          llvm::IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+          auto* a = eb.CreateAlloca(compute_type(s.dtype), nullptr, "acc" + std::to_string(s.acc));
+          accs_[static_cast<std::size_t>(s.acc)] = a;
+          b_.CreateStore(value(s.value), a);
+          break;
+        }
+        case Stmt::Kind::AccUpdate: {
+          llvm::AllocaInst* a = accs_[static_cast<std::size_t>(s.acc)];
+          Value* cur = b_.CreateLoad(a->getAllocatedType(), a);
+          Value* v = value(s.value);
+          const bool fl = is_fp(s.dtype);
+          Value* next = nullptr;
+          switch (s.reduce) {
+            case ReduceKind::Sum:
+              if (fl) {
+                auto* add = llvm::cast<llvm::Instruction>(b_.CreateFAdd(cur, v));
+                add->setHasAllowReassoc(true);  // lets the vectorizer split the sum
+                next = add;
+              } else {
+                next = b_.CreateAdd(cur, v);
+              }
+              break;
+            case ReduceKind::Prod: next = fl ? b_.CreateFMul(cur, v) : b_.CreateMul(cur, v); break;
+            case ReduceKind::Max: next = fl ? nan_max(cur, v) : b_.CreateSelect(b_.CreateICmpSGT(cur, v), cur, v); break;
+          }
+          b_.CreateStore(next, a);
+          break;
+        }
+      }
+    }
+  }
+
+  void loop(const Stmt& s) {
+    Value* start = s.parallel ? begin_ : b_.getInt64(0);
+    Value* stop = s.parallel ? end_ : value(s.extent);
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(ctx_, "loop" + std::to_string(s.var), fn_);
+    auto* bodybb = llvm::BasicBlock::Create(ctx_, "body" + std::to_string(s.var), fn_);
+    auto* exit = llvm::BasicBlock::Create(ctx_, "exit" + std::to_string(s.var), fn_);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "i" + std::to_string(s.var));
+    i->addIncoming(start, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(i, stop), bodybb, exit);
+    b_.SetInsertPoint(bodybb);
+    loop_vars_[static_cast<std::size_t>(s.var)] = i;
+    frames_.emplace_back();
+    body(s.body);
+    for (ExprId id : frames_.back()) memo_[static_cast<std::size_t>(id)] = nullptr;
+    frames_.pop_back();
+    Value* next = b_.CreateNSWAdd(i, b_.getInt64(1));
+    i->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateBr(header);
+    b_.SetInsertPoint(exit);
+  }
+};
+
+}  // namespace
+
+struct CpuCodegen::Impl {
+  std::unique_ptr<llvm::TargetMachine> tm;
+  std::string id;
+};
+
+CpuCodegen::CpuCodegen() : impl_(std::make_unique<Impl>()) {
+  init_llvm();
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) throw std::runtime_error("LLVM has no target for this host: " + llvm::toString(jtmb.takeError()));
+  jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
+  auto tm = jtmb->createTargetMachine();
+  if (!tm) throw std::runtime_error("cannot create an LLVM target machine: " + llvm::toString(tm.takeError()));
+  impl_->tm = std::move(*tm);
+  impl_->id = impl_->tm->getTargetTriple().str() + "/" + impl_->tm->getTargetCPU().str() + "/" +
+              impl_->tm->getTargetFeatureString().str() + "/llvm" + LLVM_VERSION_STRING;
+}
+
+CpuCodegen::~CpuCodegen() = default;
+
+const std::string& CpuCodegen::target_id() const { return impl_->id; }
+
+CompileOutput CpuCodegen::compile(const Kernel& k, const std::string& entry, bool want_ir) const {
+  llvm::LLVMContext ctx;
+  auto m = std::make_unique<llvm::Module>(entry, ctx);
+  m->setDataLayout(impl_->tm->createDataLayout());
+  m->setTargetTriple(impl_->tm->getTargetTriple().str());
+  Emitter(ctx, *m, k).emit(entry);
+  std::string verify_errors;
+  llvm::raw_string_ostream verify_os(verify_errors);
+  if (llvm::verifyModule(*m, &verify_os)) {
+    throw std::logic_error("llvm emit produced invalid IR for " + entry + ": " + verify_os.str());
+  }
+  // The standard O3 pipeline for this target: inlining, loop vectorization, unrolling.
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = true;
+  pto.SLPVectorization = true;
+  llvm::PassBuilder pb(impl_->tm.get(), pto);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(*m, mam);
+  CompileOutput out;
+  if (want_ir) {
+    llvm::raw_string_ostream os(out.ir);
+    m->print(os, nullptr);
+  }
+  llvm::SmallVector<char, 0> obj;
+  llvm::raw_svector_ostream os(obj);
+  llvm::legacy::PassManager pm;
+  if (impl_->tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile)) {
+    throw std::runtime_error("LLVM cannot emit object files for " + impl_->id);
+  }
+  pm.run(*m);
+  out.object.assign(obj.begin(), obj.end());
+  return out;
+}
+
+}  // namespace tl::codegen

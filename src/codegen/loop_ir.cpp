@@ -1,0 +1,648 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loop IR: hash-consed expressions with folding and index simplification, and printing.
+#include "codegen/loop_ir.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <functional>
+#include <map>
+#include <stdexcept>
+
+namespace tl::codegen {
+
+namespace {
+
+constexpr std::int64_t kUnknownLo = std::numeric_limits<std::int64_t>::min();
+
+bool is_index(DType t) { return t == DType::I64; }
+
+bool known(const Range& r) { return r.lo != kUnknownLo && r.hi.has_value(); }
+
+Range unknown() { return Range{kUnknownLo, std::nullopt}; }
+
+std::optional<std::int64_t> add_checked(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+std::optional<std::int64_t> mul_checked(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+std::int64_t floor_div(std::int64_t a, std::int64_t d) {
+  std::int64_t q = a / d;
+  if ((a % d != 0) && ((a < 0) != (d < 0))) --q;
+  return q;
+}
+
+// The folding of an integer op on constants, wrapped to dtype t, with the primitives' rules.
+std::int64_t fold_int(EOp op, std::int64_t a, std::int64_t b, DType t) {
+  auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+  const bool is_unsigned = tensor::dtype_category(t) == tensor::DCat::Unsigned || t == DType::Bool;
+  std::int64_t r = 0;
+  switch (op) {
+    case EOp::Add: r = static_cast<std::int64_t>(u(a) + u(b)); break;
+    case EOp::Mul: r = static_cast<std::int64_t>(u(a) * u(b)); break;
+    case EOp::Idiv:
+      if (b == 0) r = 0;
+      else if (b == -1) r = static_cast<std::int64_t>(0 - u(a));
+      else r = is_unsigned ? static_cast<std::int64_t>(u(a) / u(b)) : a / b;
+      break;
+    case EOp::Mod:
+      if (b == 0) r = a;
+      else if (b == -1) r = 0;
+      else r = is_unsigned ? static_cast<std::int64_t>(u(a) % u(b)) : a % b;
+      break;
+    case EOp::Max: r = is_unsigned ? static_cast<std::int64_t>(std::max(u(a), u(b))) : std::max(a, b); break;
+    case EOp::And: r = a & b; break;
+    case EOp::Or: r = a | b; break;
+    case EOp::Xor: r = a ^ b; break;
+    default: throw std::logic_error("fold_int: not an integer op");
+  }
+  return tensor::wrap_int(r, t);
+}
+
+}  // namespace
+
+const char* eop_name(EOp op) {
+  switch (op) {
+    case EOp::Const: return "const";
+    case EOp::LoopVar: return "loop";
+    case EOp::SymVar: return "var";
+    case EOp::Load: return "load";
+    case EOp::AccRead: return "acc";
+    case EOp::Neg: return "neg";
+    case EOp::Recip: return "recip";
+    case EOp::Sqrt: return "sqrt";
+    case EOp::Exp2: return "exp2";
+    case EOp::Log2: return "log2";
+    case EOp::Sin: return "sin";
+    case EOp::Cast: return "cast";
+    case EOp::Bitcast: return "bitcast";
+    case EOp::Add: return "add";
+    case EOp::Mul: return "mul";
+    case EOp::Idiv: return "idiv";
+    case EOp::Mod: return "mod";
+    case EOp::Max: return "max";
+    case EOp::Cmplt: return "cmplt";
+    case EOp::Cmpeq: return "cmpeq";
+    case EOp::And: return "and";
+    case EOp::Or: return "or";
+    case EOp::Xor: return "xor";
+    case EOp::Where: return "where";
+  }
+  return "?";
+}
+
+// --- interning and ranges --------------------------------------------------------------------
+
+ExprId Kernel::intern(const Expr& e) {
+  std::string key;
+  key.resize(sizeof(EOp) + sizeof(DType) + sizeof(e.arg) + sizeof(e.src) + sizeof(e.ival) + sizeof(e.fval));
+  char* p = key.data();
+  auto put = [&p](const void* v, std::size_t n) {
+    std::memcpy(p, v, n);
+    p += n;
+  };
+  put(&e.op, sizeof e.op);
+  put(&e.dtype, sizeof e.dtype);
+  put(&e.arg, sizeof e.arg);
+  put(e.src, sizeof e.src);
+  put(&e.ival, sizeof e.ival);
+  put(&e.fval, sizeof e.fval);
+  auto [it, fresh] = intern_.try_emplace(std::move(key), static_cast<ExprId>(exprs_.size()));
+  if (fresh) {
+    exprs_.push_back(e);
+    ranges_.push_back(compute_range(e));
+  }
+  return it->second;
+}
+
+Range Kernel::range(ExprId id) const { return ranges_[static_cast<std::size_t>(id)]; }
+
+std::optional<std::int64_t> Kernel::as_const(ExprId id) const {
+  const Expr& e = expr(id);
+  if (e.op == EOp::Const && !tensor::is_float(e.dtype)) return e.ival;
+  return std::nullopt;
+}
+
+Range Kernel::compute_range(const Expr& e) const {
+  if (e.dtype == DType::Bool) return Range{0, 1};
+  if (!is_index(e.dtype)) return unknown();
+  auto r = [this](ExprId id) { return range(id); };
+  switch (e.op) {
+    case EOp::Const: return Range{e.ival, e.ival};
+    case EOp::LoopVar: {
+      auto ext = as_const(loop_extents_[static_cast<std::size_t>(e.arg)]);
+      if (ext) return Range{0, std::max<std::int64_t>(0, *ext - 1)};
+      return Range{0, std::nullopt};
+    }
+    case EOp::SymVar: return Range{0, std::nullopt};
+    case EOp::Add: {
+      Range a = r(e.src[0]), b = r(e.src[1]);
+      if (a.lo == kUnknownLo || b.lo == kUnknownLo) return unknown();
+      auto lo = add_checked(a.lo, b.lo);
+      if (!lo) return unknown();
+      Range out{*lo, std::nullopt};
+      if (a.hi && b.hi) out.hi = add_checked(*a.hi, *b.hi);
+      return out;
+    }
+    case EOp::Mul: {
+      Range a = r(e.src[0]), b = r(e.src[1]);
+      if (!known(a) || !known(b)) {
+        // Two non-negative factors stay non-negative.
+        if (a.lo >= 0 && b.lo >= 0) return Range{0, std::nullopt};
+        return unknown();
+      }
+      std::int64_t c[4];
+      const std::int64_t xs[2] = {a.lo, *a.hi}, ys[2] = {b.lo, *b.hi};
+      for (int i = 0; i < 4; ++i) {
+        auto v = mul_checked(xs[i / 2], ys[i % 2]);
+        if (!v) return unknown();
+        c[i] = *v;
+      }
+      return Range{*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+    }
+    case EOp::Idiv: {
+      Range a = r(e.src[0]);
+      auto d = as_const(e.src[1]);
+      if (!d || *d <= 0 || a.lo < 0) return unknown();
+      Range out{a.lo / *d, std::nullopt};
+      if (a.hi) out.hi = *a.hi / *d;
+      return out;
+    }
+    case EOp::Mod: {
+      Range a = r(e.src[0]);
+      auto d = as_const(e.src[1]);
+      if (!d || *d <= 0 || a.lo < 0) return unknown();
+      if (a.hi && *a.hi < *d) return a;
+      return Range{0, *d - 1};
+    }
+    case EOp::Max: {
+      Range a = r(e.src[0]), b = r(e.src[1]);
+      if (a.lo == kUnknownLo || b.lo == kUnknownLo) return unknown();
+      Range out{std::max(a.lo, b.lo), std::nullopt};
+      if (a.hi && b.hi) out.hi = std::max(*a.hi, *b.hi);
+      return out;
+    }
+    case EOp::Where: {
+      Range a = r(e.src[1]), b = r(e.src[2]);
+      if (a.lo == kUnknownLo || b.lo == kUnknownLo) return unknown();
+      Range out{std::min(a.lo, b.lo), std::nullopt};
+      if (a.hi && b.hi) out.hi = std::max(*a.hi, *b.hi);
+      return out;
+    }
+    default: return unknown();
+  }
+}
+
+// --- linear forms ----------------------------------------------------------------------------
+
+Kernel::Linear Kernel::linear(ExprId id) const {
+  const Expr& e = expr(id);
+  Linear l;
+  if (e.op == EOp::Const) {
+    l.c = e.ival;
+    return l;
+  }
+  if (e.op == EOp::Add) {
+    Linear a = linear(e.src[0]), b = linear(e.src[1]);
+    l.c = a.c + b.c;
+    std::map<ExprId, std::int64_t> m;
+    for (auto [t, k] : a.terms) m[t] += k;
+    for (auto [t, k] : b.terms) m[t] += k;
+    for (auto [t, k] : m) {
+      if (k != 0) l.terms.emplace_back(t, k);
+    }
+    return l;
+  }
+  if (e.op == EOp::Mul) {
+    for (int side = 0; side < 2; ++side) {
+      if (auto c = as_const(e.src[side])) {
+        l = linear(e.src[1 - side]);
+        l.c *= *c;
+        for (auto& [t, k] : l.terms) k *= *c;
+        return l;
+      }
+    }
+  }
+  l.terms.emplace_back(id, 1);
+  return l;
+}
+
+Range Kernel::linear_range(const Linear& l) const {
+  Range out{l.c, l.c};
+  for (auto [t, k] : l.terms) {
+    Range tr = range(t);
+    if (tr.lo == kUnknownLo) return unknown();
+    std::int64_t lo = 0;
+    std::optional<std::int64_t> hi;
+    if (k >= 0) {
+      auto v = mul_checked(tr.lo, k);
+      if (!v) return unknown();
+      lo = *v;
+      if (tr.hi) hi = mul_checked(*tr.hi, k);
+    } else {
+      if (!tr.hi) return unknown();
+      auto v = mul_checked(*tr.hi, k);
+      auto w = mul_checked(tr.lo, k);
+      if (!v || !w) return unknown();
+      lo = *v;
+      hi = *w;
+    }
+    auto nlo = add_checked(out.lo, lo);
+    if (!nlo) return unknown();
+    out.lo = *nlo;
+    if (out.hi && hi) out.hi = add_checked(*out.hi, *hi);
+    else out.hi.reset();
+  }
+  return out;
+}
+
+ExprId Kernel::from_linear(const Linear& l) {
+  ExprId sum = -1;
+  for (auto [t, k] : l.terms) {
+    ExprId term = k == 1 ? t : raw_binary(EOp::Mul, t, constant_int(k), DType::I64);
+    sum = sum < 0 ? term : raw_binary(EOp::Add, sum, term, DType::I64);
+  }
+  if (sum < 0) return constant_int(l.c);
+  if (l.c != 0) sum = raw_binary(EOp::Add, sum, constant_int(l.c), DType::I64);
+  return sum;
+}
+
+ExprId Kernel::raw_binary(EOp op, ExprId a, ExprId b, DType t) {
+  Expr e{op, t};
+  e.src[0] = a;
+  e.src[1] = b;
+  return intern(e);
+}
+
+ExprId Kernel::simplify_index_div_mod(EOp op, ExprId a, std::int64_t d) {
+  Range ra = range(a);
+  if (ra.lo >= 0 && ra.hi && *ra.hi < d) return op == EOp::Idiv ? constant_int(0) : a;
+  Linear l = linear(a);
+  bool nonneg = l.c >= 0;
+  for (auto [t, k] : l.terms) nonneg = nonneg && k > 0 && range(t).lo >= 0;
+  if (!nonneg) return raw_binary(op, a, constant_int(d), DType::I64);
+  // a = d * Q + R with Q, R >= 0, so a / d = Q + R / d and a mod d = R mod d.
+  Linear q, r;
+  q.c = l.c / d;
+  r.c = l.c % d;
+  for (auto [t, k] : l.terms) {
+    if (k / d != 0) q.terms.emplace_back(t, k / d);
+    if (k % d != 0) r.terms.emplace_back(t, k % d);
+  }
+  Range rr = linear_range(r);
+  bool r_small = rr.lo >= 0 && rr.hi && *rr.hi < d;
+  ExprId rexpr = from_linear(r);
+  if (op == EOp::Mod) return r_small ? rexpr : raw_binary(EOp::Mod, rexpr, constant_int(d), DType::I64);
+  if (!r_small) {
+    // (x / a) / b = x / (a * b) for x >= 0 and positive constants.
+    const Expr& re = expr(rexpr);
+    ExprId rest = raw_binary(EOp::Idiv, rexpr, constant_int(d), DType::I64);
+    if (r.terms.size() == 1 && r.c == 0 && r.terms[0].second == 1 && re.op == EOp::Idiv) {
+      if (auto inner = as_const(re.src[1])) {
+        if (auto prod = mul_checked(*inner, d)) rest = simplify_index_div_mod(EOp::Idiv, re.src[0], *prod);
+      }
+    }
+    q.terms.emplace_back(rest, 1);
+    std::sort(q.terms.begin(), q.terms.end());
+  }
+  return from_linear(q);
+}
+
+// --- builders --------------------------------------------------------------------------------
+
+ExprId Kernel::constant_int(std::int64_t v, DType t) {
+  Expr e{EOp::Const, t};
+  e.ival = tensor::is_float(t) ? 0 : tensor::wrap_int(v, t);
+  if (tensor::is_float(t)) e.fval = static_cast<double>(v);
+  return intern(e);
+}
+
+ExprId Kernel::constant_float(double v, DType t) {
+  if (!tensor::is_float(t)) return constant_int(static_cast<std::int64_t>(v), t);
+  Expr e{EOp::Const, t};
+  // Round to the dtype now, so the constant means what the reference executor computes.
+  switch (t) {
+    case DType::F32: v = static_cast<float>(v); break;
+    case DType::F16: v = tensor::half_to_float(tensor::float_to_half(static_cast<float>(v))); break;
+    case DType::BF16: v = tensor::bf16_to_float(tensor::float_to_bf16(static_cast<float>(v))); break;
+    default: break;
+  }
+  e.fval = v;
+  return intern(e);
+}
+
+ExprId Kernel::sym_var(const std::string& name) {
+  auto it = std::find(vars.begin(), vars.end(), name);
+  std::int32_t slot = static_cast<std::int32_t>(it - vars.begin());
+  if (it == vars.end()) vars.push_back(name);
+  Expr e{EOp::SymVar, DType::I64};
+  e.arg = slot;
+  return intern(e);
+}
+
+ExprId Kernel::dim(const tensor::Dim& d) {
+  if (d.is_const()) return constant_int(d.value());
+  ExprId sum = constant_int(d.value());
+  for (const auto& [coeff, names] : d.terms()) {
+    ExprId term = constant_int(coeff);
+    for (const auto& n : names) term = binary(EOp::Mul, term, sym_var(n));
+    sum = binary(EOp::Add, sum, term);
+  }
+  return sum;
+}
+
+ExprId Kernel::load(std::int32_t buffer, ExprId index) {
+  Expr e{EOp::Load, buffers[static_cast<std::size_t>(buffer)].dtype};
+  e.arg = buffer;
+  e.src[0] = index;
+  return intern(e);
+}
+
+ExprId Kernel::acc_read(std::int32_t acc, DType t) {
+  Expr e{EOp::AccRead, t};
+  e.arg = acc;
+  return intern(e);
+}
+
+ExprId Kernel::unary(EOp op, ExprId a, DType result) {
+  const Expr& x = expr(a);
+  if (op == EOp::Cast && x.dtype == result) return a;
+  if (op == EOp::Cast && x.op == EOp::Const) {
+    if (tensor::is_float(result)) {
+      return constant_float(tensor::is_float(x.dtype) ? x.fval : static_cast<double>(x.ival), result);
+    }
+    if (!tensor::is_float(x.dtype)) return constant_int(result == DType::Bool ? x.ival != 0 : x.ival, result);
+  }
+  if (op == EOp::Neg && x.op == EOp::Const && !tensor::is_float(x.dtype)) {
+    return constant_int(static_cast<std::int64_t>(0 - static_cast<std::uint64_t>(x.ival)), x.dtype);
+  }
+  if (op == EOp::Neg && is_index(x.dtype)) return binary(EOp::Mul, a, constant_int(-1));
+  Expr e{op, op == EOp::Cast || op == EOp::Bitcast ? result : x.dtype};
+  e.src[0] = a;
+  return intern(e);
+}
+
+ExprId Kernel::binary(EOp op, ExprId a, ExprId b) {
+  const DType t = expr(a).dtype;
+  const DType result = op == EOp::Cmplt || op == EOp::Cmpeq ? DType::Bool : t;
+  auto ca = as_const(a), cb = as_const(b);
+  const bool integral = !tensor::is_float(t);
+  if (integral && ca && cb) {
+    if (op == EOp::Cmplt || op == EOp::Cmpeq) {
+      bool uns = tensor::dtype_category(t) == tensor::DCat::Unsigned;
+      bool v = op == EOp::Cmpeq ? *ca == *cb
+                                : (uns ? static_cast<std::uint64_t>(*ca) < static_cast<std::uint64_t>(*cb) : *ca < *cb);
+      return constant_bool(v);
+    }
+    return constant_int(fold_int(op, *ca, *cb, t), t);
+  }
+  if (t == DType::Bool) {
+    if (op == EOp::And) {
+      if (ca) return *ca ? b : a;
+      if (cb) return *cb ? a : b;
+      if (a == b) return a;
+    }
+    if (op == EOp::Or) {
+      if (ca) return *ca ? a : b;
+      if (cb) return *cb ? b : a;
+      if (a == b) return a;
+    }
+  }
+  if (is_index(t)) {
+    switch (op) {
+      case EOp::Add: {
+        Linear la = linear(a), lb = linear(b);
+        Linear s;
+        s.c = la.c + lb.c;
+        std::map<ExprId, std::int64_t> m;
+        for (auto [x, k] : la.terms) m[x] += k;
+        for (auto [x, k] : lb.terms) m[x] += k;
+        for (auto [x, k] : m) {
+          if (k != 0) s.terms.emplace_back(x, k);
+        }
+        return from_linear(s);
+      }
+      case EOp::Mul:
+        if (ca || cb) {
+          Linear l = linear(ca ? b : a);
+          std::int64_t c = ca ? *ca : *cb;
+          if (c == 0) return constant_int(0);
+          l.c *= c;
+          for (auto& [x, k] : l.terms) k *= c;
+          return from_linear(l);
+        }
+        if (b < a) std::swap(a, b);
+        break;
+      case EOp::Idiv:
+      case EOp::Mod:
+        if (cb && *cb > 0) {
+          if (*cb == 1) return op == EOp::Idiv ? a : constant_int(0);
+          return simplify_index_div_mod(op, a, *cb);
+        }
+        break;
+      case EOp::Cmplt: {
+        Range ra = range(a), rb = range(b);
+        if (known(ra) && known(rb)) {
+          if (*ra.hi < rb.lo) return constant_bool(true);
+          if (ra.lo >= *rb.hi) return constant_bool(false);
+        } else if (ra.lo != kUnknownLo && rb.hi && ra.lo >= *rb.hi) {
+          return constant_bool(false);
+        } else if (ra.hi && rb.lo != kUnknownLo && *ra.hi < rb.lo) {
+          return constant_bool(true);
+        }
+        // a < b  <=>  a - b < 0: decide from the range of the difference.
+        Linear d = linear(a);
+        for (auto [x, k] : linear(b).terms) d.terms.emplace_back(x, -k);
+        d.c -= linear(b).c;
+        std::map<ExprId, std::int64_t> m;
+        for (auto [x, k] : d.terms) m[x] += k;
+        d.terms.clear();
+        for (auto [x, k] : m) {
+          if (k != 0) d.terms.emplace_back(x, k);
+        }
+        Range rd = linear_range(d);
+        if (rd.hi && *rd.hi < 0 && rd.lo != kUnknownLo) return constant_bool(true);
+        if (rd.lo != kUnknownLo && rd.lo >= 0) return constant_bool(false);
+        break;
+      }
+      case EOp::Max: {
+        Range ra = range(a), rb = range(b);
+        if (ra.hi && rb.lo != kUnknownLo && *ra.hi <= rb.lo) return b;
+        if (rb.hi && ra.lo != kUnknownLo && *rb.hi <= ra.lo) return a;
+        break;
+      }
+      default: break;
+    }
+  }
+  if ((op == EOp::Add || op == EOp::Mul || op == EOp::Max || op == EOp::Cmpeq || op == EOp::And ||
+       op == EOp::Or || op == EOp::Xor) &&
+      b < a) {
+    std::swap(a, b);
+  }
+  return raw_binary(op, a, b, result);
+}
+
+ExprId Kernel::where(ExprId c, ExprId a, ExprId b) {
+  if (auto cc = as_const(c)) return *cc ? a : b;
+  if (a == b) return a;
+  Expr e{EOp::Where, expr(a).dtype};
+  e.src[0] = c;
+  e.src[1] = a;
+  e.src[2] = b;
+  return intern(e);
+}
+
+std::pair<Stmt, ExprId> Kernel::make_loop(ExprId extent) {
+  Stmt s{Stmt::Kind::Loop};
+  s.var = loops_++;
+  s.extent = extent;
+  loop_extents_.push_back(extent);
+  Expr e{EOp::LoopVar, DType::I64};
+  e.arg = s.var;
+  return {std::move(s), intern(e)};
+}
+
+// --- printing --------------------------------------------------------------------------------
+
+std::string Kernel::expr_str(ExprId id) const {
+  const Expr& e = expr(id);
+  switch (e.op) {
+    case EOp::Const:
+      if (tensor::is_float(e.dtype)) {
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "%.17g", e.fval);
+        return std::string(buf) + (e.dtype == DType::F32 ? "f" : ":" + std::string(tensor::dtype_name(e.dtype)));
+      }
+      if (e.dtype == DType::Bool) return e.ival ? "true" : "false";
+      return std::to_string(e.ival) + (is_index(e.dtype) ? "" : ":" + std::string(tensor::dtype_name(e.dtype)));
+    case EOp::LoopVar: return "i" + std::to_string(e.arg);
+    case EOp::SymVar: return vars[static_cast<std::size_t>(e.arg)];
+    case EOp::AccRead: return "acc" + std::to_string(e.arg);
+    case EOp::Load: return "b" + std::to_string(e.arg) + "[" + expr_str(e.src[0]) + "]";
+    default: break;
+  }
+  std::string s = std::string(eop_name(e.op));
+  if (e.op == EOp::Cast || e.op == EOp::Bitcast) s += ":" + std::string(tensor::dtype_name(e.dtype));
+  s += "(";
+  for (int i = 0; i < 3 && e.src[i] >= 0; ++i) s += (i ? ", " : "") + expr_str(e.src[i]);
+  return s + ")";
+}
+
+namespace {
+
+void collect(const Kernel& k, ExprId id, std::vector<char>& seen) {
+  std::vector<ExprId> stack{id};
+  while (!stack.empty()) {
+    ExprId x = stack.back();
+    stack.pop_back();
+    if (x < 0 || seen[static_cast<std::size_t>(x)]) continue;
+    seen[static_cast<std::size_t>(x)] = 1;
+    for (ExprId s : k.expr(x).src) stack.push_back(s);
+  }
+}
+
+void collect_stmts(const Kernel& k, const std::vector<Stmt>& body, std::vector<char>& seen) {
+  for (const Stmt& s : body) {
+    for (ExprId x : {s.extent, s.index, s.value}) collect(k, x, seen);
+    collect_stmts(k, s.body, seen);
+  }
+}
+
+}  // namespace
+
+std::string Kernel::str() const {
+  // Values used more than once, or not trivially small, are printed once as %n = ...; the
+  // statements refer to them. Numbering follows first use, so equal kernels print equally.
+  std::vector<char> seen(exprs_.size(), 0);
+  collect_stmts(*this, body, seen);
+  std::vector<std::int32_t> number(exprs_.size(), -1);
+  std::string defs;
+  std::int32_t next = 0;
+  std::function<std::string(ExprId)> ref = [&](ExprId id) -> std::string {
+    const Expr& e = expr(id);
+    if (e.op == EOp::Const || e.op == EOp::LoopVar || e.op == EOp::SymVar || e.op == EOp::AccRead) {
+      return expr_str(id);
+    }
+    auto& n = number[static_cast<std::size_t>(id)];
+    if (n >= 0) return "%" + std::to_string(n);
+    std::string args;
+    for (int i = 0; i < 3 && e.src[i] >= 0; ++i) args += (i ? ", " : "") + ref(e.src[i]);
+    n = next++;
+    std::string rhs;
+    if (e.op == EOp::Load) {
+      rhs = "load b" + std::to_string(e.arg) + "[" + args + "]";
+    } else {
+      rhs = std::string(eop_name(e.op)) + ":" + std::string(tensor::dtype_name(e.dtype)) + "(" + args + ")";
+    }
+    defs += "%" + std::to_string(n) + " = " + rhs + "\n";
+    return "%" + std::to_string(n);
+  };
+  std::string out;
+  auto flush = [&](const std::string& pad) {
+    std::size_t start = 0;
+    while (start < defs.size()) {
+      std::size_t end = defs.find('\n', start);
+      out += pad + defs.substr(start, end + 1 - start);
+      start = end + 1;
+    }
+    defs.clear();
+  };
+  std::function<void(const std::vector<Stmt>&, int)> print = [&](const std::vector<Stmt>& stmts, int depth) {
+    std::string pad(static_cast<std::size_t>(2 * depth), ' ');
+    for (const Stmt& s : stmts) {
+      switch (s.kind) {
+        case Stmt::Kind::Loop: {
+          std::string ext = ref(s.extent);
+          flush(pad);
+          out += pad + "for i" + std::to_string(s.var) + " in [0, " + ext + ")" + (s.parallel ? " parallel" : "") + "\n";
+          print(s.body, depth + 1);
+          break;
+        }
+        case Stmt::Kind::Store: {
+          std::string idx = ref(s.index), val = ref(s.value);
+          flush(pad);
+          out += pad + "b" + std::to_string(s.buffer) + "[" + idx + "] = " + val + "\n";
+          break;
+        }
+        case Stmt::Kind::AccDef: {
+          std::string val = ref(s.value);
+          flush(pad);
+          out += pad + "acc" + std::to_string(s.acc) + ":" + std::string(tensor::dtype_name(s.dtype)) + " = " + val + "\n";
+          break;
+        }
+        case Stmt::Kind::AccUpdate: {
+          std::string val = ref(s.value);
+          flush(pad);
+          out += pad + "acc" + std::to_string(s.acc) + " " + tensor::reduce_kind_name(s.reduce) + "= " + val + "\n";
+          break;
+        }
+      }
+    }
+  };
+  out = "kernel " + name + "(";
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    out += (i ? ", " : "") + std::string(buffers[i].output ? "out " : "") + "b" + std::to_string(i) + ":" +
+           std::string(tensor::dtype_name(buffers[i].dtype));
+  }
+  out += ")";
+  if (!vars.empty()) {
+    out += " vars(";
+    for (std::size_t i = 0; i < vars.size(); ++i) out += (i ? " " : "") + vars[i];
+    out += ")";
+  }
+  out += "\n";
+  std::string header = out;
+  out.clear();
+  print(body, 1);
+  return header + out;
+}
+
+}  // namespace tl::codegen

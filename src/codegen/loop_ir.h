@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+// The loop IR: one kernel as loops, accumulators, loads, stores and scalar arithmetic.
+//
+// Expressions live in the kernel's arena, hash-consed (equal expressions are one id) and
+// simplified as they are built: constants fold, and integer index arithmetic is kept as
+// linear forms over loop variables whose ranges are known, so that e.g. (i*4 + j) / 4 becomes
+// i when 0 <= j < 4. Statements form a tree of loops. A kernel prints as text (str()) and that
+// text, with the target, is its identity in the kernel caches.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tensor/dim.h"
+#include "tensor/dtype.h"
+#include "tensor/graph.h"
+
+namespace tl::codegen {
+
+using tensor::DType;
+using tensor::ReduceKind;
+
+enum class EOp : std::uint8_t {
+  Const,    // ival (integers, bool) or fval (floats) in dtype
+  LoopVar,  // arg: loop id; i64
+  SymVar,   // arg: slot in Kernel::vars; i64
+  Load,     // src[0]: element index (i64); arg: buffer slot; dtype: the buffer's
+  AccRead,  // arg: accumulator id
+  // Elementwise, with the semantics of the primitive of the same name (ops.def). Operands
+  // of f16 and bf16 compute in f32 and round to their dtype after each op.
+  Neg, Recip, Sqrt, Exp2, Log2, Sin, Cast, Bitcast,
+  Add, Mul, Idiv, Mod, Max, Cmplt, Cmpeq, And, Or, Xor,
+  Where,
+};
+
+const char* eop_name(EOp op);
+
+using ExprId = std::int32_t;
+
+struct Expr {
+  EOp op;
+  DType dtype;
+  std::int32_t arg = 0;
+  ExprId src[3] = {-1, -1, -1};
+  std::int64_t ival = 0;
+  double fval = 0;
+};
+
+struct Stmt {
+  enum class Kind : std::uint8_t { Loop, Store, AccDef, AccUpdate };
+  Kind kind;
+  // Loop: for var in [0, extent); `parallel` loops are split across threads (the outermost
+  // only); body runs in order.
+  std::int32_t var = 0;
+  ExprId extent = -1;
+  bool parallel = false;
+  std::vector<Stmt> body;
+  // Store: buffers[buffer][index] = value.
+  std::int32_t buffer = 0;
+  ExprId index = -1;
+  // Store value; AccDef initial value; AccUpdate operand.
+  ExprId value = -1;
+  // AccDef / AccUpdate: accumulator id, its dtype, and how it combines.
+  std::int32_t acc = 0;
+  DType dtype = DType::F32;
+  ReduceKind reduce = ReduceKind::Sum;
+};
+
+struct BufferParam {
+  DType dtype;
+  bool output = false;
+};
+
+struct Range {
+  std::int64_t lo = 0;
+  std::optional<std::int64_t> hi;  // inclusive; none when unbounded
+};
+
+class Kernel {
+ public:
+  std::string name = "kernel";
+  std::vector<BufferParam> buffers;   // slot 0 is the output
+  std::vector<std::string> vars;      // symbolic dimensions, passed as i64 at launch
+  std::vector<Stmt> body;
+
+  // Expression builders: they fold constants and simplify integer arithmetic.
+  ExprId constant_int(std::int64_t v, DType t = DType::I64);
+  ExprId constant_float(double v, DType t);
+  ExprId constant_bool(bool v) { return constant_int(v ? 1 : 0, DType::Bool); }
+  ExprId sym_var(const std::string& name);
+  ExprId dim(const tensor::Dim& d);  // a Dim as an i64 expression over sym vars
+  ExprId load(std::int32_t buffer, ExprId index);
+  ExprId acc_read(std::int32_t acc, DType t);
+  ExprId unary(EOp op, ExprId a, DType result);  // Cast and Bitcast use `result`
+  ExprId binary(EOp op, ExprId a, ExprId b);
+  ExprId where(ExprId c, ExprId a, ExprId b);
+
+  // A new loop over [0, extent): returns the statement (to fill and append) and its
+  // variable as an expression.
+  std::pair<Stmt, ExprId> make_loop(ExprId extent);
+  std::int32_t new_acc() { return accs_++; }
+  std::int32_t loop_count() const { return loops_; }
+  std::int32_t acc_count() const { return accs_; }
+
+  const Expr& expr(ExprId id) const { return exprs_[static_cast<std::size_t>(id)]; }
+  std::size_t expr_count() const { return exprs_.size(); }
+  // The range of an integer expression, from the loop extents.
+  Range range(ExprId id) const;
+  std::optional<std::int64_t> as_const(ExprId id) const;
+
+  std::string expr_str(ExprId id) const;
+  std::string str() const;  // the whole kernel, as text (also its cache identity)
+
+ private:
+  std::vector<Expr> exprs_;
+  std::unordered_map<std::string, ExprId> intern_;
+  std::vector<ExprId> loop_extents_;  // per loop id
+  std::vector<Range> ranges_;         // per expression, computed when built
+  std::int32_t loops_ = 0;
+  std::int32_t accs_ = 0;
+
+  ExprId intern(const Expr& e);
+  Range compute_range(const Expr& e) const;
+  // Integer index arithmetic as a linear form: constant + sum of coeff * term.
+  struct Linear {
+    std::int64_t c = 0;
+    std::vector<std::pair<ExprId, std::int64_t>> terms;  // sorted by id, no zero coefficients
+  };
+  Linear linear(ExprId id) const;
+  ExprId from_linear(const Linear& l);
+  ExprId raw_binary(EOp op, ExprId a, ExprId b, DType t);
+  ExprId simplify_index_div_mod(EOp op, ExprId a, std::int64_t d);
+  Range linear_range(const Linear& l) const;
+};
+
+}  // namespace tl::codegen

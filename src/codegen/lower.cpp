@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: Apache-2.0
+// From a scheduled node to loops. Each node's value is an expression of the index into its
+// shape; movement ops rewrite that index (a pad also guards the value with its validity),
+// so views cost index arithmetic, never copies.
+#include "codegen/lower.h"
+
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+namespace tl::codegen {
+
+using tensor::Dim;
+using tensor::Node;
+using tensor::Op;
+
+namespace {
+
+class Lowerer {
+ public:
+  Lowerer(const Node* out, const std::unordered_set<const Node*>& materialized)
+      : out_(out), materialized_(materialized) {
+    k_.buffers.push_back(BufferParam{out->dtype, true});
+  }
+
+  Lowered run() {
+    const Node* n = out_;
+    std::vector<Stmt>* body = &k_.body;
+    std::vector<ExprId> idx(n->shape.size());
+    bool parallel_set = false;
+    Lowered result;
+    // One loop per axis of the output (an axis of size 1 needs none). For a reduce, the
+    // reduced axes become inner loops around an accumulator.
+    const bool reduce = n->op == Op::Reduce;
+    std::vector<bool> reduced(n->shape.size(), false);
+    if (reduce) {
+      for (auto a : n->axes) reduced[static_cast<std::size_t>(a)] = true;
+    }
+    auto open_loop = [&](const Dim& extent) -> ExprId {
+      auto [loop, var] = k_.make_loop(k_.dim(extent));
+      if (!parallel_set) {
+        loop.parallel = true;
+        parallel_set = true;
+        result.parallel_extent = extent;
+      }
+      body->push_back(std::move(loop));
+      Stmt* s = &body->back();
+      body = &s->body;
+      return var;
+    };
+    for (std::size_t i = 0; i < n->shape.size(); ++i) {
+      if (reduced[i] || n->shape[i] == Dim(1)) {
+        idx[i] = k_.constant_int(0);
+        continue;
+      }
+      idx[i] = open_loop(n->shape[i]);
+    }
+    result.work_per_iteration = 1;
+    bool past_parallel = false;
+    for (std::size_t i = 0; i < n->shape.size(); ++i) {
+      if (reduced[i] || n->shape[i] == Dim(1)) continue;
+      if (past_parallel) result.work_per_iteration = result.work_per_iteration * n->shape[i];
+      past_parallel = true;
+    }
+    ExprId out_index = linear_index(idx, n->shape);
+    if (!reduce) {
+      ExprId v = value(value_source(n), idx);
+      body->push_back(store(out_index, v));
+    } else {
+      const Node* src = n->src[0].get();
+      const bool fl = tensor::is_float(n->dtype);
+      const DType acc_t = fl ? (n->dtype == DType::F64 ? DType::F64 : DType::F32) : DType::I64;
+      std::int32_t acc = k_.new_acc();
+      Stmt def{Stmt::Kind::AccDef};
+      def.acc = acc;
+      def.dtype = acc_t;
+      def.reduce = n->reduce_kind;
+      def.value = reduce_init(n->reduce_kind, n->dtype, acc_t);
+      body->push_back(def);
+      std::vector<Stmt>* outer = body;
+      std::vector<ExprId> sidx = idx;
+      for (std::size_t i = 0; i < src->shape.size(); ++i) {
+        if (!reduced[i]) continue;
+        if (src->shape[i] == Dim(1)) continue;
+        auto [loop, var] = k_.make_loop(k_.dim(src->shape[i]));
+        body->push_back(std::move(loop));
+        Stmt* s = &body->back();
+        body = &s->body;
+        sidx[i] = var;
+        result.work_per_iteration = result.work_per_iteration * src->shape[i];
+      }
+      Stmt upd{Stmt::Kind::AccUpdate};
+      upd.acc = acc;
+      upd.dtype = acc_t;
+      upd.reduce = n->reduce_kind;
+      upd.value = k_.unary(EOp::Cast, value(src, sidx), acc_t);
+      body->push_back(upd);
+      body = outer;
+      body->push_back(store(out_index, k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), n->dtype)));
+    }
+    if (!parallel_set) result.parallel_extent = 1;
+    result.kernel = std::move(k_);
+    result.inputs = std::move(inputs_);
+    return result;
+  }
+
+ private:
+  const Node* out_;
+  const std::unordered_set<const Node*>& materialized_;
+  Kernel k_;
+  std::vector<const Node*> inputs_;
+  std::map<const Node*, std::int32_t> slots_;
+  std::map<std::pair<const Node*, std::vector<ExprId>>, ExprId> memo_;
+
+  // The node whose value the kernel's output takes: copies and assigns store their source.
+  static const Node* value_source(const Node* n) {
+    if (n->op == Op::Copy) return n->src[0].get();
+    if (n->op == Op::Assign) return n->src[1].get();
+    return n;
+  }
+
+  Stmt store(ExprId index, ExprId v) {
+    Stmt s{Stmt::Kind::Store};
+    s.buffer = 0;
+    s.index = index;
+    s.value = v;
+    return s;
+  }
+
+  ExprId reduce_init(ReduceKind kind, DType t, DType acc_t) {
+    switch (kind) {
+      case ReduceKind::Sum: return tensor::is_float(acc_t) ? k_.constant_float(0, acc_t) : k_.constant_int(0, acc_t);
+      case ReduceKind::Prod: return tensor::is_float(acc_t) ? k_.constant_float(1, acc_t) : k_.constant_int(1, acc_t);
+      case ReduceKind::Max:
+        if (tensor::is_float(acc_t)) return k_.constant_float(-std::numeric_limits<double>::infinity(), acc_t);
+        if (tensor::dtype_category(t) == tensor::DCat::Signed) {
+          std::int64_t lowest = tensor::dtype_bits(t) == 64 ? std::numeric_limits<std::int64_t>::min()
+                                                             : -(std::int64_t{1} << (tensor::dtype_bits(t) - 1));
+          return k_.constant_int(lowest, acc_t);
+        }
+        return k_.constant_int(0, acc_t);
+    }
+    return k_.constant_int(0, acc_t);
+  }
+
+  // Row-major flat index of idx in shape.
+  ExprId linear_index(const std::vector<ExprId>& idx, const tensor::Shape& shape) {
+    ExprId flat = k_.constant_int(0);
+    Dim stride = 1;
+    for (std::size_t i = shape.size(); i-- > 0;) {
+      flat = k_.binary(EOp::Add, flat, k_.binary(EOp::Mul, idx[i], k_.dim(stride)));
+      stride = stride * shape[i];
+    }
+    return flat;
+  }
+
+  std::int32_t slot(const Node* n) {
+    auto [it, fresh] = slots_.try_emplace(n, static_cast<std::int32_t>(inputs_.size() + 1));
+    if (fresh) {
+      inputs_.push_back(n);
+      k_.buffers.push_back(BufferParam{n->dtype, false});
+    }
+    return it->second;
+  }
+
+  ExprId zero(DType t) { return tensor::is_float(t) ? k_.constant_float(0, t) : k_.constant_int(0, t); }
+
+  ExprId value(const Node* n, const std::vector<ExprId>& idx) {
+    auto key = std::make_pair(n, idx);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    ExprId v = compute(n, idx);
+    memo_.emplace(std::move(key), v);
+    return v;
+  }
+
+  ExprId compute(const Node* n, const std::vector<ExprId>& idx) {
+    if (n != out_ && materialized_.count(n)) return k_.load(slot(n), linear_index(idx, n->shape));
+    const auto& src = n->src;
+    auto arg = [&](std::size_t i) { return value(src[i].get(), idx); };
+    switch (n->op) {
+      case Op::Const:
+        return tensor::is_float(n->dtype) ? k_.constant_float(n->fvalue, n->dtype) : k_.constant_int(n->ivalue, n->dtype);
+      case Op::Iota: return k_.unary(EOp::Cast, idx[static_cast<std::size_t>(n->axes[0])], n->dtype);
+      case Op::Neg: return k_.unary(EOp::Neg, arg(0), n->dtype);
+      case Op::Recip: return k_.unary(EOp::Recip, arg(0), n->dtype);
+      case Op::Sqrt: return k_.unary(EOp::Sqrt, arg(0), n->dtype);
+      case Op::Exp2: return k_.unary(EOp::Exp2, arg(0), n->dtype);
+      case Op::Log2: return k_.unary(EOp::Log2, arg(0), n->dtype);
+      case Op::Sin: return k_.unary(EOp::Sin, arg(0), n->dtype);
+      case Op::Cast: return k_.unary(EOp::Cast, arg(0), n->dtype);
+      case Op::Bitcast: return k_.unary(EOp::Bitcast, arg(0), n->dtype);
+      case Op::Add: return k_.binary(EOp::Add, arg(0), arg(1));
+      case Op::Mul: return k_.binary(EOp::Mul, arg(0), arg(1));
+      case Op::Idiv: return k_.binary(EOp::Idiv, arg(0), arg(1));
+      case Op::Mod: return k_.binary(EOp::Mod, arg(0), arg(1));
+      case Op::Max: return k_.binary(EOp::Max, arg(0), arg(1));
+      case Op::Cmplt: return k_.binary(EOp::Cmplt, arg(0), arg(1));
+      case Op::Cmpeq: return k_.binary(EOp::Cmpeq, arg(0), arg(1));
+      case Op::And: return k_.binary(EOp::And, arg(0), arg(1));
+      case Op::Or: return k_.binary(EOp::Or, arg(0), arg(1));
+      case Op::Xor: return k_.binary(EOp::Xor, arg(0), arg(1));
+      case Op::Where: return k_.where(arg(0), arg(1), arg(2));
+      case Op::Copy: return arg(0);
+      case Op::Assign: return value(src[1].get(), idx);
+      default: break;
+    }
+    if (tensor::op_info(n->op).group == tensor::OpGroup::Movement) return movement(n, idx);
+    throw std::logic_error(std::string("lower: unexpected op ") + tensor::op_name(n->op) + " inside a kernel");
+  }
+
+  ExprId movement(const Node* n, const std::vector<ExprId>& idx) {
+    const Node* s = n->src[0].get();
+    std::vector<ExprId> sidx(s->shape.size());
+    switch (n->op) {
+      case Op::Reshape: {
+        ExprId flat = linear_index(idx, n->shape);
+        Dim stride = 1;
+        for (std::size_t i = s->shape.size(); i-- > 0;) {
+          ExprId q = k_.binary(EOp::Idiv, flat, k_.dim(stride));
+          sidx[i] = i == 0 ? q : k_.binary(EOp::Mod, q, k_.dim(s->shape[i]));
+          if (s->shape[i] == Dim(1)) sidx[i] = k_.constant_int(0);
+          stride = stride * s->shape[i];
+        }
+        return value(s, sidx);
+      }
+      case Op::Permute:
+        for (std::size_t i = 0; i < idx.size(); ++i) sidx[static_cast<std::size_t>(n->axes[i])] = idx[i];
+        return value(s, sidx);
+      case Op::Expand:
+        for (std::size_t i = 0; i < idx.size(); ++i) sidx[i] = s->shape[i] == Dim(1) ? k_.constant_int(0) : idx[i];
+        return value(s, sidx);
+      case Op::Shrink:
+        for (std::size_t i = 0; i < idx.size(); ++i) sidx[i] = k_.binary(EOp::Add, idx[i], k_.dim(n->ranges[i].first));
+        return value(s, sidx);
+      case Op::Flip:
+        for (std::size_t i = 0; i < idx.size(); ++i) {
+          sidx[i] = n->axes[i] ? k_.binary(EOp::Add, k_.dim(s->shape[i] - Dim(1)), k_.unary(EOp::Neg, idx[i], DType::I64))
+                               : idx[i];
+        }
+        return value(s, sidx);
+      case Op::Pad: {
+        ExprId valid = k_.constant_bool(true);
+        for (std::size_t i = 0; i < idx.size(); ++i) {
+          const Dim& before = n->ranges[i].first;
+          ExprId shifted = k_.binary(EOp::Add, idx[i], k_.dim(-before));
+          ExprId below = k_.binary(EOp::Cmplt, shifted, k_.constant_int(0));
+          ExprId ok = k_.binary(EOp::And, k_.binary(EOp::Cmpeq, below, k_.constant_bool(false)),
+                                k_.binary(EOp::Cmplt, shifted, k_.dim(s->shape[i])));
+          valid = k_.binary(EOp::And, valid, ok);
+          sidx[i] = shifted;
+        }
+        if (auto c = k_.as_const(valid); c && *c) return value(s, sidx);
+        if (auto c = k_.as_const(valid); c && !*c) return zero(n->dtype);
+        // Loads under an invalid index read element 0 instead (every buffer has one).
+        for (auto& x : sidx) x = k_.where(valid, x, k_.constant_int(0));
+        return k_.where(valid, value(s, sidx), zero(n->dtype));
+      }
+      default: break;
+    }
+    throw std::logic_error("lower: not a movement op");
+  }
+};
+
+}  // namespace
+
+Lowered lower(const Node* out, const std::unordered_set<const Node*>& materialized) {
+  return Lowerer(out, materialized).run();
+}
+
+}  // namespace tl::codegen

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+// Lowering: one scheduled node to a loop-IR kernel. The kernel writes the node, contiguous
+// and row-major, into buffer 0 and reads the materialized nodes it depends on from buffers
+// 1..n (listed in `inputs`, in slot order).
+#pragma once
+
+#include <unordered_set>
+#include <vector>
+
+#include "codegen/loop_ir.h"
+
+namespace tl::codegen {
+
+struct Lowered {
+  Kernel kernel;
+  std::vector<const tensor::Node*> inputs;  // node read through buffer slot i + 1
+  tensor::Dim parallel_extent = 1;          // iterations of the outermost (parallel) loop
+  tensor::Dim work_per_iteration = 1;       // elements computed per iteration, for splitting
+};
+
+Lowered lower(const tensor::Node* out, const std::unordered_set<const tensor::Node*>& materialized);
+
+}  // namespace tl::codegen

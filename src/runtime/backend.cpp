@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loading backends and calling through their tables.
+#include "runtime/backend.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "support/condition_error.h"
+
+extern "C" const tl_backend_api* tl_cpu_backend_entry(uint32_t abi_version);
+
+namespace tl::runtime {
+
+namespace {
+
+[[noreturn]] void device_error(const std::string& msg) { throw ConditionError("device-error", msg); }
+
+std::string executable_dir() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : p.parent_path().string();
+}
+
+// Candidate paths for a library name, most specific first.
+std::vector<std::string> library_candidates(const std::string& library) {
+  if (library.find('/') != std::string::npos) return {library};
+  std::string file = library.rfind("lib", 0) == 0 ? library : "lib" + library;
+  if (file.find(".so") == std::string::npos) file += ".so";
+  std::vector<std::string> out;
+  if (const char* path = std::getenv("TENSORLISP_PATH")) {
+    std::string p = path;
+    std::size_t start = 0;
+    while (start <= p.size()) {
+      std::size_t end = p.find(':', start);
+      if (end == std::string::npos) end = p.size();
+      if (end > start) out.push_back(p.substr(start, end - start) + "/" + file);
+      start = end + 1;
+    }
+  }
+  std::string exe = executable_dir();
+  if (!exe.empty()) {
+    out.push_back(exe + "/" + file);
+    out.push_back(exe + "/../lib/" + file);
+  }
+  out.push_back(file);  // the system loader's search path
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<Backend> Backend::load(const std::string& name, const std::string& library,
+                                       const std::string& options) {
+  std::shared_ptr<Backend> b(new Backend);
+  b->name_ = name;
+  if (library == "builtin") {
+    if (name != "cpu") device_error("backend " + name + ": no builtin backend of that name (builtin: cpu)");
+    b->api_ = tl_cpu_backend_entry(TL_BACKEND_ABI_VERSION);
+  } else {
+    std::string tried;
+    for (const auto& path : library_candidates(library)) {
+      b->library_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (b->library_ != nullptr) break;
+      tried += "\n  " + path + ": " + dlerror();
+    }
+    if (b->library_ == nullptr) device_error("backend " + name + ": cannot load library " + library + tried);
+    auto entry = reinterpret_cast<tl_backend_entry_fn>(dlsym(b->library_, "tl_backend_entry"));
+    if (entry == nullptr) device_error("backend " + name + ": " + library + " does not export tl_backend_entry");
+    b->api_ = entry(TL_BACKEND_ABI_VERSION);
+  }
+  if (b->api_ == nullptr || b->api_->abi_version != TL_BACKEND_ABI_VERSION) {
+    device_error("backend " + name + ": the library does not support backend ABI version " +
+                 std::to_string(TL_BACKEND_ABI_VERSION));
+  }
+  b->ctx_ = b->api_->create(options.c_str(), b->err_, sizeof b->err_);
+  if (b->ctx_ == nullptr) b->fail("cannot start");
+  if (b->api_->device_info(b->ctx_, &b->info_, b->err_, sizeof b->err_) != 0) b->fail("device query failed");
+  return b;
+}
+
+Backend::~Backend() {
+  if (ctx_ != nullptr) api_->destroy(ctx_);
+  if (library_ != nullptr) dlclose(library_);
+}
+
+void Backend::fail(const std::string& what) const {
+  device_error("backend " + name_ + ": " + what + (err_[0] ? std::string(": ") + err_ : std::string()));
+}
+
+void* Backend::compile(const std::string& code, const std::string& entry) {
+  err_[0] = 0;
+  void* k = api_->compile(ctx_, code.data(), code.size(), entry.c_str(), err_, sizeof err_);
+  if (k == nullptr) fail("compiling " + entry);
+  return k;
+}
+
+void Backend::release_kernel(void* kernel) { api_->release_kernel(ctx_, kernel); }
+
+void Backend::launch(void* kernel, const std::vector<void*>& buffers, const std::vector<std::int64_t>& vars,
+                     const tl_launch& launch) {
+  err_[0] = 0;
+  if (api_->launch(ctx_, kernel, buffers.data(), buffers.size(), vars.data(), vars.size(), &launch, err_,
+                   sizeof err_) != 0) {
+    fail("launch failed");
+  }
+}
+
+void Backend::synchronize() {
+  err_[0] = 0;
+  if (api_->synchronize(ctx_, err_, sizeof err_) != 0) fail("synchronize failed");
+}
+
+}  // namespace tl::runtime

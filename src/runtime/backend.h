@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// A loaded backend: its C function table (include/tensorlisp/backend.h) and one device
+// context, with C++ error handling around the calls.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tensorlisp/backend.h"
+
+namespace tl::runtime {
+
+class Backend {
+ public:
+  // Loads backend `name` from `library`: "builtin" for a backend linked into TensorLisp (the
+  // CPU), else a library name ("tensorlisp-cuda" is found as libtensorlisp-cuda.so next to
+  // the executable, in TENSORLISP_PATH directories, or by the system loader) or a path.
+  // Throws ConditionError (device-error) naming what is missing.
+  static std::shared_ptr<Backend> load(const std::string& name, const std::string& library,
+                                       const std::string& options);
+  ~Backend();
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  const std::string& name() const { return name_; }
+  const tl_device_info& info() const { return info_; }
+  bool host_memory() const { return info_.host_memory != 0; }
+
+  void* compile(const std::string& code, const std::string& entry);
+  void release_kernel(void* kernel);
+  void launch(void* kernel, const std::vector<void*>& buffers, const std::vector<std::int64_t>& vars,
+              const tl_launch& launch);
+  void synchronize();
+
+ private:
+  Backend() = default;
+  [[noreturn]] void fail(const std::string& what) const;
+  std::string name_;
+  const tl_backend_api* api_ = nullptr;
+  void* ctx_ = nullptr;
+  void* library_ = nullptr;  // dlopen handle, null for builtin
+  tl_device_info info_{};
+  char err_[1024] = {};
+};
+
+}  // namespace tl::runtime

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+// Running a graph on a JIT backend.
+#include "runtime/jit.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "codegen/lower.h"
+#include "runtime/reference.h"
+#include "schedule/schedule.h"
+
+namespace tl::runtime {
+
+using tensor::Buffer;
+using tensor::Node;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Every buffer has at least one element's worth of readable memory, so a load under an
+// invalid (padded) index, redirected to element 0, stays in bounds even for empty tensors.
+alignas(64) const std::uint8_t kZeros[64] = {};
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+JitDevice::JitDevice(std::shared_ptr<Backend> backend) : backend_(std::move(backend)) {
+  if (const char* d = std::getenv("TENSORLISP_DEBUG")) debug = std::atoi(d);
+}
+
+JitDevice::~JitDevice() {
+  for (auto& [text, c] : kernels_) backend_->release_kernel(c.handle);
+}
+
+JitDevice::Compiled& JitDevice::compiled(const codegen::Kernel& k) {
+  const std::string text = k.str();
+  if (auto it = kernels_.find(text); it != kernels_.end()) {
+    ++stats_.cache_hits;
+    return it->second;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  char name[32];
+  std::snprintf(name, sizeof name, "tl_k%016llx", static_cast<unsigned long long>(fnv1a(text + codegen_.target_id())));
+  codegen::CompileOutput out = codegen_.compile(k, name, debug >= 3);
+  void* handle = backend_->compile(out.object, name);
+  double dt = seconds_since(t0);
+  stats_.compile_seconds += dt;
+  ++stats_.kernels_compiled;
+  if (debug >= 2) std::fprintf(stderr, "%s", text.c_str());
+  if (debug >= 3) std::fprintf(stderr, "%s\n", out.ir.c_str());
+  if (debug >= 1) std::fprintf(stderr, "tensorlisp: compiled %s in %.1f ms\n", name, dt * 1e3);
+  return kernels_.emplace(text, Compiled{handle, name}).first->second;
+}
+
+std::shared_ptr<Buffer> JitDevice::realize(const Node* root, const tensor::Bindings& extra) {
+  if (root->realized) return root->realized;
+  if (root->op == tensor::Op::Buffer) return root->buffer;
+  tensor::Bindings b = collect_bindings(root, extra);
+  try {
+    return run(root, b);
+  } catch (const std::out_of_range& e) {
+    throw tensor::GraphError("shape-error", unbound_message(e.what()));
+  }
+}
+
+std::shared_ptr<Buffer> JitDevice::run(const Node* root, const tensor::Bindings& b) {
+  check_graph(root, b);
+  auto t_start = std::chrono::steady_clock::now();
+  schedule::Schedule s = schedule::make_schedule(root);
+  std::unordered_map<const Node*, std::shared_ptr<Buffer>> values;
+  for (const Node* in : s.inputs) values[in] = in->realized ? in->realized : in->buffer;
+  // How many kernels still read each computed buffer, so it can be freed after the last.
+  std::unordered_map<const Node*, int> readers;
+  std::vector<codegen::Lowered> lowered;
+  lowered.reserve(s.kernels.size());
+  for (const Node* n : s.kernels) {
+    lowered.push_back(codegen::lower(n, s.materialized));
+    for (const Node* in : lowered.back().inputs) ++readers[in];
+  }
+  ++stats_.realizes;
+  double run_time = 0;
+  std::shared_ptr<Buffer> result;
+  for (std::size_t i = 0; i < s.kernels.size(); ++i) {
+    const Node* n = s.kernels[i];
+    codegen::Lowered& l = lowered[i];
+    Compiled& c = compiled(l.kernel);
+    std::int64_t count = 1;
+    for (const auto& d : n->shape) count *= d.eval(b);
+    auto out = std::make_shared<Buffer>(n->dtype, static_cast<std::size_t>(count));
+    std::vector<void*> ptrs;
+    ptrs.push_back(out->bytes.empty() ? const_cast<std::uint8_t*>(kZeros) : out->bytes.data());
+    for (const Node* in : l.inputs) {
+      Buffer& ib = *values.at(in);
+      ptrs.push_back(ib.bytes.empty() ? const_cast<std::uint8_t*>(kZeros) : ib.bytes.data());
+    }
+    std::vector<std::int64_t> vars;
+    for (const auto& name : l.kernel.vars) vars.push_back(b.at(name));
+    tl_launch launch{l.parallel_extent.eval(b), l.work_per_iteration.eval(b)};
+    auto t0 = std::chrono::steady_clock::now();
+    if (count > 0) backend_->launch(c.handle, ptrs, vars, launch);
+    double dt = seconds_since(t0);
+    run_time += dt;
+    ++stats_.kernels_run;
+    if (debug >= 1) {
+      std::fprintf(stderr, "tensorlisp: kernel %zu/%zu %s %s%s: %.3f ms\n", i + 1, s.kernels.size(), c.entry.c_str(),
+                   tensor::op_name(n->op), tensor::shape_str(n->shape).c_str(), dt * 1e3);
+    }
+    if (n->op == tensor::Op::Assign) {
+      // The value goes into the target's buffer, which is the assign's result.
+      const Node* target = n->src[0].get();
+      target->buffer->bytes = std::move(out->bytes);
+      out = target->buffer;
+    }
+    values[n] = out;
+    for (const Node* in : l.inputs) {
+      if (--readers[in] == 0 && !schedule::holds_data(in)) values.erase(in);  // an intermediate
+    }
+    result = out;
+  }
+  stats_.run_seconds += run_time;
+  if (debug >= 1) {
+    std::fprintf(stderr, "tensorlisp: realize: %zu kernels, %.3f ms run, %.3f ms total\n", s.kernels.size(),
+                 run_time * 1e3, seconds_since(t_start) * 1e3);
+  }
+  return result;
+}
+
+}  // namespace tl::runtime

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// The JIT device: schedules a graph into kernels, lowers them to loop IR, compiles them
+// through LLVM for the backend's target (cached by kernel text), and runs them.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "codegen/llvm_emit.h"
+#include "runtime/backend.h"
+#include "tensor/graph.h"
+
+namespace tl::runtime {
+
+struct JitStats {
+  std::uint64_t realizes = 0;
+  std::uint64_t kernels_run = 0;
+  std::uint64_t kernels_compiled = 0;
+  std::uint64_t cache_hits = 0;
+  double compile_seconds = 0;
+  double run_seconds = 0;
+};
+
+class JitDevice {
+ public:
+  explicit JitDevice(std::shared_ptr<Backend> backend);
+  ~JitDevice();
+  JitDevice(const JitDevice&) = delete;
+  JitDevice& operator=(const JitDevice&) = delete;
+
+  // Computes `root` into a new contiguous host buffer. Errors (an unbound variable, a bad
+  // symbolic shrink) are ConditionErrors, as from the reference executor.
+  std::shared_ptr<tensor::Buffer> realize(const tensor::Node* root, const tensor::Bindings& extra);
+
+  const Backend& backend() const { return *backend_; }
+  const JitStats& stats() const { return stats_; }
+  // 0: quiet; 1: kernel count and times per realize; 2: also the loop IR; 3: also LLVM IR.
+  // Starts from TENSORLISP_DEBUG.
+  int debug = 0;
+
+ private:
+  std::shared_ptr<Backend> backend_;
+  codegen::CpuCodegen codegen_;
+  struct Compiled {
+    void* handle;
+    std::string entry;
+  };
+  std::unordered_map<std::string, Compiled> kernels_;  // by kernel text
+  JitStats stats_;
+  Compiled& compiled(const codegen::Kernel& k);
+  std::shared_ptr<tensor::Buffer> run(const tensor::Node* root, const tensor::Bindings& b);
+};
+
+}  // namespace tl::runtime

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// The scheduler: cuts a graph into kernels. A kernel computes one node into a new buffer;
+// everything between that node and the buffers it reads is fused into it: elementwise ops
+// inline, movement ops become index arithmetic, and a reduce takes its elementwise input
+// in its inner loop.
+#pragma once
+
+#include <unordered_set>
+#include <vector>
+
+#include "tensor/graph.h"
+
+namespace tl::schedule {
+
+using tensor::Node;
+
+struct Schedule {
+  // The nodes computed into buffers, in dependency order; the last is the root (or the
+  // node it views, for a root that is a movement op of a computed node).
+  std::vector<const Node*> kernels;
+  // Nodes read as buffers that are not computed here (buffer nodes and realized nodes).
+  std::vector<const Node*> inputs;
+  // kernels and inputs as a set: what a kernel reads from memory instead of inlining.
+  std::unordered_set<const Node*> materialized;
+};
+
+// Schedules the computation of `root`. Nodes that already hold data are inputs.
+Schedule make_schedule(const Node* root);
+
+// True when the node holds data already (a buffer, or a realized node).
+inline bool holds_data(const Node* n) { return n->op == tensor::Op::Buffer || n->realized != nullptr; }
+
+}  // namespace tl::schedule

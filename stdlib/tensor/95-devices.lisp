@@ -1,0 +1,35 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Devices: backends are described by runtime files (defbackend) and selected with
+;;; use-backend. `ref`, the reference executor, is always there.
+
+(defvar *backends* nil
+  "The known backends: an alist of (name . properties), filled by defbackend.")
+
+(defmacro defbackend (name &rest properties)
+  "(defbackend NAME &key library target limits search doc) Describes backend NAME for the JIT:
+LIBRARY is the shared library implementing the backend ABI (\"builtin\" for one linked into
+TensorLisp), TARGET the code it runs (:host, :nvptx, :amdgpu)."
+  `(progn
+     (setq *backends* (cons (cons ',name ',properties)
+                            (remove-if (lambda (b) (eq (car b) ',name)) *backends*)))
+     ',name))
+
+(defun use-backend (name &key (options ""))
+  "(use-backend NAME &key options) Realizes tensors on backend NAME from now on: cpu, ref (the
+reference executor) or one with a runtime file NAME.lisp on TENSORLISP_PATH. OPTIONS is a string
+for the backend, e.g. \"threads=1\". Returns NAME."
+  (let ((name (if (stringp name) (intern (string-downcase name)) name)))
+    (unless (symbolp name)
+      (error 'type-error "use-backend: expected a backend name, got ~s" name))
+    (if (eq name 'ref)
+        (%use-backend "ref" "" "")
+        (let ((desc (cdr (assoc name *backends*))))
+          (unless desc
+            (let ((file (%find-backend-file (symbol-name name))))
+              (when file (load file))
+              (setq desc (cdr (assoc name *backends*)))))
+          (unless desc
+            (error 'device-error "use-backend: no backend named ~a (known: ~a; a backend needs a runtime file ~a.lisp on TENSORLISP_PATH)"
+                   name (string-join (mapcar #'symbol-name (cons 'ref (mapcar #'car *backends*))) " ") name))
+          (%use-backend (symbol-name name) (getf desc :library) options)))
+    name))
