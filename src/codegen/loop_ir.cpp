@@ -303,7 +303,7 @@ ExprId Kernel::simplify_index_div_mod(EOp op, ExprId a, std::int64_t d) {
   if (op == EOp::Mod) return r_small ? rexpr : raw_binary(EOp::Mod, rexpr, constant_int(d), DType::I64);
   if (!r_small) {
     // (x / a) / b = x / (a * b) for x >= 0 and positive constants.
-    const Expr& re = expr(rexpr);
+    const Expr re = expr(rexpr);  // a copy: interning below may move the arena
     ExprId rest = raw_binary(EOp::Idiv, rexpr, constant_int(d), DType::I64);
     if (r.terms.size() == 1 && r.c == 0 && r.terms[0].second == 1 && re.op == EOp::Idiv) {
       if (auto inner = as_const(re.src[1])) {
@@ -373,7 +373,7 @@ ExprId Kernel::acc_read(std::int32_t acc, DType t) {
 }
 
 ExprId Kernel::unary(EOp op, ExprId a, DType result) {
-  const Expr& x = expr(a);
+  const Expr x = expr(a);  // a copy: interning may move the arena
   if (op == EOp::Cast && x.dtype == result) return a;
   if (op == EOp::Cast && x.op == EOp::Const) {
     if (tensor::is_float(result)) {

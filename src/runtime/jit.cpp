@@ -64,9 +64,12 @@ JitDevice::Compiled& JitDevice::compiled(const codegen::Kernel& k) {
 
 std::shared_ptr<Buffer> JitDevice::realize(const Node* root, const tensor::Bindings& extra) {
   if (root->realized) return root->realized;
-  if (root->op == tensor::Op::Buffer) return root->buffer;
   tensor::Bindings b = collect_bindings(root, extra);
   try {
+    if (root->op == tensor::Op::Buffer) {
+      check_graph(root, b);
+      return root->buffer;
+    }
     return run(root, b);
   } catch (const std::out_of_range& e) {
     throw tensor::GraphError("shape-error", unbound_message(e.what()));
@@ -77,6 +80,12 @@ std::shared_ptr<Buffer> JitDevice::run(const Node* root, const tensor::Bindings&
   check_graph(root, b);
   auto t_start = std::chrono::steady_clock::now();
   schedule::Schedule s = schedule::make_schedule(root);
+  for (const Node* n : s.kernels) {
+    if (n->op == tensor::Op::Extern) {
+      throw tensor::GraphError("device-error", "extern: the " + backend_->name() + " backend has no kernel named \"" +
+                                                   n->name + "\"");
+    }
+  }
   std::unordered_map<const Node*, std::shared_ptr<Buffer>> values;
   for (const Node* in : s.inputs) values[in] = in->realized ? in->realized : in->buffer;
   // How many kernels still read each computed buffer, so it can be freed after the last.

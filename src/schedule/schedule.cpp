@@ -4,6 +4,7 @@
 // much work.
 #include "schedule/schedule.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace tl::schedule {
@@ -31,6 +32,9 @@ bool costs_work(const Node* n) {
 }
 
 constexpr int kInlineLimit = 6;  // ops of a shared node recomputed by each consumer, at most
+// Nodes fused into one kernel along any path: deeper chains are cut into several kernels,
+// which bounds the recursion of lowering and code generation.
+constexpr int kMaxFusedDepth = 96;
 
 }  // namespace
 
@@ -59,6 +63,7 @@ Schedule make_schedule(const Node* root) {
   }
   // Inline cost of each node: the work ops it repeats up to the next materialized node.
   std::unordered_map<const Node*, int> cost;
+  std::unordered_map<const Node*, int> depth;
   auto materialize = [&](const Node* n) {
     if (s.materialized.insert(n).second) {
       if (holds_data(n)) s.inputs.push_back(n);
@@ -69,21 +74,28 @@ Schedule make_schedule(const Node* root) {
     if (holds_data(n)) {
       materialize(n);
       cost[n] = 0;
+      depth[n] = 0;
       continue;
     }
     int c = costs_work(n) ? 1 : 0;
+    int dep = 1;
     for (const auto& src : n->src) {
       const Node* d = src.get();
-      if (!s.materialized.count(d)) c += cost[d];
+      if (!s.materialized.count(d)) {
+        c += cost[d];
+        dep = std::max(dep, depth[d] + 1);
+      }
     }
     bool must = n == root || n->op == Op::Reduce || n->op == Op::Copy || n->op == Op::Assign ||
                 n->op == Op::Extern;
     bool shared = uses[n] > 1 && c > kInlineLimit;
-    if (must || shared) {
+    if (must || shared || dep >= kMaxFusedDepth) {
       materialize(n);
       c = 0;
+      dep = 0;
     }
     cost[n] = c;
+    depth[n] = dep;
   }
   return s;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Unit tests for tensor/graph.h and runtime/reference.h: hash-consing and node lifetime, the
-// shape and dtype rules' errors, and the reference executor op by op against hand-computed values.
+// shape and dtype rules' errors, and the reference executor op by op against hand-computed values
+// (every realize also runs the CPU JIT and checks it agrees).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -9,12 +10,14 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "runtime/elements.h"
+#include "runtime/jit.h"
 #include "runtime/reference.h"
 #include "tensor/graph.h"
 
@@ -59,10 +62,73 @@ NodeRef ints(Graph& g, DType t, const Shape& shape, const Ints& v, Bindings b = 
   return g.make_buffer(buf, shape, std::move(b));
 }
 
+// The CPU JIT, which every realize below also runs: each hand-computed case checks it too.
+tl::runtime::JitDevice& jit() {
+  static auto device = std::make_unique<tl::runtime::JitDevice>(tl::runtime::Backend::load("cpu", "builtin", ""));
+  return *device;
+}
+
+bool has_assign(const tl::tensor::Node* root) {
+  std::vector<const tl::tensor::Node*> stack{root};
+  std::set<const tl::tensor::Node*> seen;
+  while (!stack.empty()) {
+    const tl::tensor::Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (n->op == Op::Assign) return true;
+    for (const auto& s : n->src) stack.push_back(s.get());
+  }
+  return false;
+}
+
+// Equal elements: integers bit for bit; floats equal, both NaN, or (for transcendental
+// functions computed in float by the JIT and in double by the reference) within 2 ulp.
+std::string compare_buffers(const Buffer& want, const Buffer& got) {
+  if (want.dtype != got.dtype || want.count() != got.count()) return "dtype or size differ";
+  for (std::size_t i = 0; i < want.count(); ++i) {
+    auto k = static_cast<std::int64_t>(i);
+    if (!tl::tensor::is_float(want.dtype)) {
+      if (tl::runtime::load_bits(want, k) != tl::runtime::load_bits(got, k)) {
+        return "element " + std::to_string(i) + ": " + std::to_string(tl::runtime::load_int(want, k)) + " vs " +
+               std::to_string(tl::runtime::load_int(got, k));
+      }
+      continue;
+    }
+    double a = tl::runtime::load_float(want, k), b = tl::runtime::load_float(got, k);
+    if (std::isnan(a) && std::isnan(b)) continue;
+    if (a == b && std::signbit(a) == std::signbit(b)) continue;
+    double ulp = want.dtype == DType::F64 ? 2.3e-16 : want.dtype == DType::F32 ? 1.2e-7 : 8e-3;
+    if (std::abs(a - b) <= 2 * ulp * std::max(std::abs(a), std::abs(b))) continue;
+    char msg[120];
+    std::snprintf(msg, sizeof msg, "element %zu: %.17g vs %.17g", i, a, b);
+    return msg;
+  }
+  return "";
+}
+
 std::shared_ptr<Buffer> realize(const NodeRef& n, const Bindings& b = {}) {
-  auto buf = tl::runtime::realize_reference(n.get(), b);
+  std::shared_ptr<Buffer> buf;
+  try {
+    buf = tl::runtime::realize_reference(n.get(), b);
+  } catch (const tl::ConditionError& e) {
+    // The JIT fails the same way.
+    std::string jit_type = "(no error)";
+    try {
+      jit().realize(n.get(), b);
+    } catch (const tl::ConditionError& je) {
+      jit_type = je.type;
+    }
+    INFO("the reference raised " << e.type << ": " << e.what());
+    CHECK(jit_type == e.type);
+    throw;
+  }
   REQUIRE(buf != nullptr);
   CHECK(buf->dtype == n->dtype);
+  if (!has_assign(n.get())) {
+    auto got = jit().realize(n.get(), b);
+    INFO("graph: " << tl::tensor::node_str(n.get()));
+    CHECK(compare_buffers(*buf, *got) == "");
+  }
   return buf;
 }
 
