@@ -10,6 +10,7 @@
 #include "eval/builtins.h"
 #include "runtime/jit.h"
 #include "runtime/reference.h"
+#include "schedule/schedule.h"
 #include "tensor/tensor_value.h"
 
 namespace tl::api {
@@ -105,6 +106,15 @@ void register_device_builtins(Interp& in) {
                runtime::JitDevice& jit = jit_of(in, "jit-debug");
                if (n == 1) jit.debug = static_cast<int>(eval::arg_int(in, "jit-debug", a, 0));
                return Value::integer(jit.debug);
+             });
+  TL_BUILTIN(in, "kernel-count", 1, 1, "(kernel-count X)",
+             "How many kernels realizing tensor X would run on a JIT device (0 when X is realized): what "
+             "the scheduler fused.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!tensor::is_tensor(a[0])) in.type_error("kernel-count", 1, "a tensor", a[0]);
+               const tensor::Node* n = tensor::as_tensor(a[0])->node.get();
+               if (schedule::holds_data(n)) return Value::integer(0);
+               return Value::integer(static_cast<std::int64_t>(schedule::make_schedule(n).kernels.size()));
              });
   TL_BUILTIN(in, "%find-backend-file", 1, 1, "(%find-backend-file NAME)",
              "The path of backend NAME's runtime file NAME.lisp, or nil: searched in TENSORLISP_PATH "

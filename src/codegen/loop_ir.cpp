@@ -404,6 +404,17 @@ ExprId Kernel::binary(EOp op, ExprId a, ExprId b) {
     }
     return constant_int(fold_int(op, *ca, *cb, t), t);
   }
+  if (integral && t != DType::Bool && !is_index(t)) {
+    // Identities of wrapping integer arithmetic.
+    for (int side = 0; side < 2; ++side) {
+      auto c = side == 0 ? ca : cb;
+      ExprId other = side == 0 ? b : a;
+      if (!c) continue;
+      if (*c == 0 && (op == EOp::Add || op == EOp::Or || op == EOp::Xor)) return other;
+      if (*c == 0 && (op == EOp::Mul || op == EOp::And)) return constant_int(0, t);
+      if (*c == 1 && op == EOp::Mul) return other;
+    }
+  }
   if (t == DType::Bool) {
     if (op == EOp::And) {
       if (ca) return *ca ? b : a;

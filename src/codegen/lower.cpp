@@ -6,6 +6,7 @@
 
 #include <limits>
 #include <map>
+#include <unordered_set>
 #include <stdexcept>
 
 namespace tl::codegen {
@@ -23,15 +24,32 @@ class Lowerer {
     k_.buffers.push_back(BufferParam{out->dtype, true});
   }
 
+  // The reduce whose loops this kernel runs: the output itself, or a reduce fused under the
+  // output's elementwise epilogue (found through unmaterialized nodes).
+  const Node* find_reduce() const {
+    if (out_->op == Op::Reduce) return out_;
+    std::vector<const Node*> stack{value_source(out_)};
+    std::unordered_set<const Node*> seen;
+    while (!stack.empty()) {
+      const Node* m = stack.back();
+      stack.pop_back();
+      if (!seen.insert(m).second || (m != out_ && materialized_.count(m))) continue;
+      if (m->op == Op::Reduce) return m;
+      for (const auto& s : m->src) stack.push_back(s.get());
+    }
+    return nullptr;
+  }
+
   Lowered run() {
-    const Node* n = out_;
+    const Node* red = find_reduce();
+    const Node* n = red ? red : out_;
     std::vector<Stmt>* body = &k_.body;
     std::vector<ExprId> idx(n->shape.size());
     bool parallel_set = false;
     Lowered result;
     // One loop per axis of the output (an axis of size 1 needs none). For a reduce, the
     // reduced axes become inner loops around an accumulator.
-    const bool reduce = n->op == Op::Reduce;
+    const bool reduce = red != nullptr;
     std::vector<bool> reduced(n->shape.size(), false);
     if (reduce) {
       for (auto a : n->axes) reduced[static_cast<std::size_t>(a)] = true;
@@ -96,7 +114,15 @@ class Lowerer {
       upd.value = k_.unary(EOp::Cast, value(src, sidx), acc_t);
       body->push_back(upd);
       body = outer;
-      body->push_back(store(out_index, k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), n->dtype)));
+      fused_reduce_ = n;
+      fused_value_ = k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), n->dtype);
+      ExprId v = fused_value_;
+      if (n != out_) {
+        // The epilogue: the output has one element per reduce output, in the same order.
+        std::vector<ExprId> oidx = unravel(out_index, out_->shape);
+        v = value(value_source(out_), oidx);
+      }
+      body->push_back(store(out_index, v));
     }
     if (!parallel_set) result.parallel_extent = 1;
     result.kernel = std::move(k_);
@@ -111,6 +137,20 @@ class Lowerer {
   std::vector<const Node*> inputs_;
   std::map<const Node*, std::int32_t> slots_;
   std::map<std::pair<const Node*, std::vector<ExprId>>, ExprId> memo_;
+  const Node* fused_reduce_ = nullptr;  // its value is the accumulator's, once lowered
+  ExprId fused_value_ = -1;
+
+  // The index into `shape` of row-major position `flat`.
+  std::vector<ExprId> unravel(ExprId flat, const tensor::Shape& shape) {
+    std::vector<ExprId> idx(shape.size());
+    Dim stride = 1;
+    for (std::size_t i = shape.size(); i-- > 0;) {
+      ExprId q = k_.binary(EOp::Idiv, flat, k_.dim(stride));
+      idx[i] = shape[i] == Dim(1) ? k_.constant_int(0) : i == 0 ? q : k_.binary(EOp::Mod, q, k_.dim(shape[i]));
+      stride = stride * shape[i];
+    }
+    return idx;
+  }
 
   // The node whose value the kernel's output takes: copies and assigns store their source.
   static const Node* value_source(const Node* n) {
@@ -174,6 +214,7 @@ class Lowerer {
   }
 
   ExprId compute(const Node* n, const std::vector<ExprId>& idx) {
+    if (n == fused_reduce_) return fused_value_;
     if (n != out_ && materialized_.count(n)) return k_.load(slot(n), linear_index(idx, n->shape));
     const auto& src = n->src;
     auto arg = [&](std::size_t i) { return value(src[i].get(), idx); };
@@ -212,17 +253,7 @@ class Lowerer {
     const Node* s = n->src[0].get();
     std::vector<ExprId> sidx(s->shape.size());
     switch (n->op) {
-      case Op::Reshape: {
-        ExprId flat = linear_index(idx, n->shape);
-        Dim stride = 1;
-        for (std::size_t i = s->shape.size(); i-- > 0;) {
-          ExprId q = k_.binary(EOp::Idiv, flat, k_.dim(stride));
-          sidx[i] = i == 0 ? q : k_.binary(EOp::Mod, q, k_.dim(s->shape[i]));
-          if (s->shape[i] == Dim(1)) sidx[i] = k_.constant_int(0);
-          stride = stride * s->shape[i];
-        }
-        return value(s, sidx);
-      }
+      case Op::Reshape: return value(s, unravel(linear_index(idx, n->shape), s->shape));
       case Op::Permute:
         for (std::size_t i = 0; i < idx.size(); ++i) sidx[static_cast<std::size_t>(n->axes[i])] = idx[i];
         return value(s, sidx);

@@ -98,7 +98,6 @@ std::shared_ptr<Buffer> JitDevice::run(const Node* root, const tensor::Bindings&
   }
   ++stats_.realizes;
   double run_time = 0;
-  std::shared_ptr<Buffer> result;
   for (std::size_t i = 0; i < s.kernels.size(); ++i) {
     const Node* n = s.kernels[i];
     codegen::Lowered& l = lowered[i];
@@ -134,8 +133,8 @@ std::shared_ptr<Buffer> JitDevice::run(const Node* root, const tensor::Bindings&
     for (const Node* in : l.inputs) {
       if (--readers[in] == 0 && !schedule::holds_data(in)) values.erase(in);  // an intermediate
     }
-    result = out;
   }
+  std::shared_ptr<Buffer> result = values.at(s.result);
   stats_.run_seconds += run_time;
   if (debug >= 1) {
     std::fprintf(stderr, "tensorlisp: realize: %zu kernels, %.3f ms run, %.3f ms total\n", s.kernels.size(),

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tl::schedule {
 
@@ -40,10 +41,20 @@ constexpr int kMaxFusedDepth = 96;
 
 Schedule make_schedule(const Node* root) {
   Schedule s;
+  if (is_movement(root) && !holds_data(root)) {
+    const Node* base = nullptr;
+    tensor::ViewStack vs = tensor::view_of(root, &base);
+    if (!holds_data(base) && vs.views().size() == 1 && vs.views()[0].is_contiguous() &&
+        tensor::shape_numel(root->shape) == tensor::shape_numel(base->shape)) {
+      root = base;
+    }
+  }
+  s.result = root;
   // Nodes reachable through unrealized nodes, in post-order (sources first), with how many
   // consumer edges reach each data source (a movement chain counts for its consumer).
   std::vector<const Node*> order;
   std::unordered_map<const Node*, int> uses;
+  std::unordered_set<const Node*> viewed;  // read by some consumer through a movement op
   std::unordered_map<const Node*, bool> visited;
   std::vector<std::pair<const Node*, std::size_t>> stack{{root, 0}};
   visited[root] = true;
@@ -51,7 +62,11 @@ Schedule make_schedule(const Node* root) {
     auto& [n, next] = stack.back();
     if (!holds_data(n) && next < n->src.size()) {
       const Node* c = n->src[next++].get();
-      if (!is_movement(n) || n == root) ++uses[data_source(c)];
+      if (!is_movement(n) || n == root) {
+        const Node* d = data_source(c);
+        ++uses[d];
+        if (d != c) viewed.insert(d);
+      }
       if (!visited[c]) {
         visited[c] = true;
         stack.emplace_back(c, 0);
@@ -70,6 +85,21 @@ Schedule make_schedule(const Node* root) {
       else s.kernels.push_back(n);
     }
   };
+  // Kernels that end in a reduce, or in elementwise work on a reduce's result with one
+  // element per reduce output: a consumer of the same kind can take the kernel over, so the
+  // reduce's result never goes to memory (an epilogue: bias adds, scaling, activations).
+  std::unordered_set<const Node*> heads;
+  auto epilogue_source = [&](const Node* n) -> const Node* {
+    if (!costs_work(n)) return nullptr;
+    for (const auto& src : n->src) {
+      const Node* d = src.get();
+      while (d->op == Op::Reshape && !holds_data(d)) d = d->src[0].get();
+      if (heads.count(d) && uses[d] == 1 && d != root && tensor::shape_numel(d->shape) == tensor::shape_numel(n->shape)) {
+        return d;
+      }
+    }
+    return nullptr;
+  };
   for (const Node* n : order) {
     if (holds_data(n)) {
       materialize(n);
@@ -86,9 +116,23 @@ Schedule make_schedule(const Node* root) {
         dep = std::max(dep, depth[d] + 1);
       }
     }
+    if (const Node* head = epilogue_source(n)) {
+      // Take over the head's kernel.
+      s.materialized.erase(head);
+      s.kernels.erase(std::find(s.kernels.begin(), s.kernels.end(), head));
+      heads.erase(head);
+      materialize(n);
+      heads.insert(n);
+      cost[n] = 0;
+      depth[n] = 0;
+      continue;
+    }
     bool must = n == root || n->op == Op::Reduce || n->op == Op::Copy || n->op == Op::Assign ||
                 n->op == Op::Extern;
-    bool shared = uses[n] > 1 && c > kInlineLimit;
+    if (n->op == Op::Reduce) heads.insert(n);
+    // A node read several times at the same index is computed once per kernel (the lowering
+    // shares equal expressions); read through different views it would be recomputed.
+    bool shared = uses[n] > 1 && c > kInlineLimit && viewed.count(n);
     if (must || shared || dep >= kMaxFusedDepth) {
       materialize(n);
       c = 0;

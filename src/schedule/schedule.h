@@ -15,9 +15,11 @@ namespace tl::schedule {
 using tensor::Node;
 
 struct Schedule {
-  // The nodes computed into buffers, in dependency order; the last is the root (or the
-  // node it views, for a root that is a movement op of a computed node).
+  // The nodes computed into buffers, in dependency order; the last is `result`.
   std::vector<const Node*> kernels;
+  // The node whose buffer holds the root's elements in row-major order: the root, or, when
+  // the root only reshapes a computed node, that node (so no copy is made).
+  const Node* result = nullptr;
   // Nodes read as buffers that are not computed here (buffer nodes and realized nodes).
   std::vector<const Node*> inputs;
   // kernels and inputs as a set: what a kernel reads from memory instead of inlining.

@@ -141,3 +141,11 @@ deviations divided by N - CORRECTION (1: unbiased, as PyTorch defaults to)."
          (mask (prim:cmplt (prim:iota rows nd 'i32) (prim:add (prim:iota rows last 'i32) (prim:const 1 'i32 rows))))
          (r (prim:reshape (prim:reduce :sum (prim:where mask wide (prim:const 0 (tensor-dtype tx) rows)) (list nd)) shp)))
     (transpose r a last)))
+
+(defcomposite layer-norm (x &key (axis -1) (eps 1e-5))
+  "(layer-norm X &key (axis -1) (eps 1e-5)) X normalized over AXIS to mean 0 and variance 1:
+(X - mean) / sqrt(var + EPS), with the biased variance (as layer normalization uses)."
+  (let* ((tx (%float-tensor x))
+         (d (sub tx (mean tx :axis axis :keepdim t)))
+         (v (mean (mul d d) :axis axis :keepdim t)))
+    (mul d (rsqrt (add v eps)))))
