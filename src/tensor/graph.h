@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "support/condition_error.h"
+#include "support/host_memory.h"
 #include "support/span.h"
 #include "tensor/dim.h"
 #include "tensor/dtype.h"
@@ -48,7 +49,7 @@ const char* reduce_kind_name(ReduceKind k);
 // device memory behind the same object.
 struct Buffer {
   DType dtype;
-  std::vector<std::uint8_t> bytes;
+  host_memory::Bytes bytes;  // uninitialized when made: the producer writes every element
   Buffer(DType t, std::size_t count) : dtype(t), bytes(count * dtype_size(t)) {}
   std::size_t count() const { return bytes.size() / dtype_size(dtype); }
   void* data() { return bytes.data(); }

@@ -1,0 +1,50 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Tensor benchmarks on the current device (run with tlisp --device cpu). Each line:
+;;;   NAME  best-ms  GFLOP/s  GB/s
+;;; best of several runs after one warm-up run (which compiles). bench/tensor/run.sh runs this
+;;; next to PyTorch and NumPy and prints the ratios.
+
+(defun now-ms () (/ (get-internal-real-time) 1e6))
+
+(defun best-ms (thunk reps)
+  (funcall thunk)  ; warm-up: compiles the kernels
+  (let ((best nil))
+    (dotimes (i reps)
+      (let ((t0 (now-ms)))
+        (funcall thunk)
+        (let ((dt (- (now-ms) t0)))
+          (when (or (null best) (< dt best)) (setq best dt)))))
+    best))
+
+(defun report (name ms flops bytes)
+  (format t "~a ~,3f ~,2f ~,2f~%" name ms (/ flops ms 1e6) (/ bytes ms 1e6)))
+
+(defun bench (name thunk &key (flops 0) (bytes 0) (reps 5))
+  (report name (best-ms thunk reps) flops bytes))
+
+(manual-seed 0)
+
+;; Matmul: 2 N^3 flops.
+(dolist (n '(256 512 1024 2048))
+  (let ((a (realize (randn (list n n))))
+        (b (realize (randn (list n n)))))
+    (bench (format nil "matmul-~a" n) (lambda () (realize (matmul a b)))
+           :flops (* 2.0 n n n) :bytes (* 12.0 n n) :reps (if (> n 1024) 2 5))))
+
+;; Elementwise on 2^24 floats: bytes moved are what must cross memory (inputs and output).
+(let* ((n (expt 2 24))
+       (a (realize (randn (list n))))
+       (b (realize (randn (list n))))
+       (c (realize (randn (list n)))))
+  (bench "add-2^24" (lambda () (realize (+ a b))) :flops n :bytes (* 12.0 n))
+  (bench "relu(a*b+c)-2^24" (lambda () (realize (relu (+ (* a b) c)))) :flops (* 3.0 n) :bytes (* 16.0 n))
+  (bench "6-op-chain-2^24" (lambda () (realize (* (+ (* (- a b) c) 1.5) (maximum a 0.0))))
+         :flops (* 6.0 n) :bytes (* 16.0 n)))
+
+;; Softmax over the last axis of 4096x4096 and layer-norm over (4096, 1024).
+(let ((x (realize (randn '(4096 4096)))))
+  (bench "softmax-4096x4096" (lambda () (realize (softmax x :axis 1)))
+         :flops (* 5.0 4096 4096) :bytes (* 8.0 4096 4096)))
+(let ((x (realize (randn '(4096 1024)))))
+  (bench "layernorm-4096x1024" (lambda () (realize (layer-norm x)))
+         :flops (* 7.0 4096 1024) :bytes (* 8.0 4096 1024)))
