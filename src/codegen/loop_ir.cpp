@@ -131,6 +131,26 @@ std::optional<std::int64_t> Kernel::as_const(ExprId id) const {
   return std::nullopt;
 }
 
+std::optional<std::int64_t> Kernel::coefficient(ExprId index, ExprId var) const {
+  auto contains = [&](ExprId root) {
+    std::vector<ExprId> stack{root};
+    while (!stack.empty()) {
+      ExprId e = stack.back();
+      stack.pop_back();
+      if (e < 0) continue;
+      if (e == var) return true;
+      for (ExprId s : expr(e).src) stack.push_back(s);
+    }
+    return false;
+  };
+  std::int64_t c = 0;
+  for (auto [t, k] : linear(index).terms) {
+    if (t == var) c += k;
+    else if (contains(t)) return std::nullopt;
+  }
+  return c;
+}
+
 Range Kernel::compute_range(const Expr& e) const {
   if (e.dtype == DType::Bool) return Range{0, 1};
   if (!is_index(e.dtype)) return unknown();

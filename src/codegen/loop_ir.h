@@ -110,6 +110,9 @@ class Kernel {
   // The range of an integer expression, from the loop extents.
   Range range(ExprId id) const;
   std::optional<std::int64_t> as_const(ExprId id) const;
+  // The coefficient of loop variable `var` in integer expression `index` (0 when absent), or
+  // none when var occurs other than linearly (inside a division, say).
+  std::optional<std::int64_t> coefficient(ExprId index, ExprId var) const;
 
   std::string expr_str(ExprId id) const;
   std::string str() const;  // the whole kernel, as text (also its cache identity)

@@ -42,17 +42,81 @@ class Lowerer {
 
   Lowered run() {
     const Node* red = find_reduce();
+    Lowered result = build(red, false);
+    if (red != nullptr && interchange_pays(red)) {
+      // Rebuild with the last output axis innermost (see build): the loads then run along
+      // memory, as a matmul's right operand does along its rows.
+      k_.body.clear();
+      memo_.clear();
+      result = build(red, true);
+    }
+    result.kernel = std::move(k_);
+    result.inputs = std::move(inputs_);
+    return result;
+  }
+
+ private:
+  // Set by build for the reduce's update: the loads' index expressions and the loop
+  // variables of the last output axis and the innermost reduce axis.
+  ExprId update_value_ = -1;
+  ExprId last_out_var_ = -1;
+  ExprId inner_reduce_var_ = -1;
+
+  // Whether putting the last output axis inside the reduce loops makes the update's loads
+  // more contiguous. Only for float sums and maxes whose output dtype can hold the running
+  // value (the output buffer accumulates).
+  bool interchange_pays(const Node* red) {
+    if (last_out_var_ < 0 || inner_reduce_var_ < 0) return false;
+    if (red->dtype != DType::F32 && red->dtype != DType::F64) return false;
+    if (out_->dtype != red->dtype) return false;  // the output buffer holds the running values
+    auto cost = [&](ExprId var) {
+      int c = 0;
+      for (ExprId index : load_indices(update_value_)) {
+        auto coeff = k_.coefficient(index, var);
+        if (!coeff) c += 4;
+        else if (*coeff == 0) continue;
+        else if (*coeff == 1 || *coeff == -1) c += 1;
+        else c += 4;
+      }
+      return c;
+    };
+    return cost(last_out_var_) < cost(inner_reduce_var_);
+  }
+
+  std::vector<ExprId> load_indices(ExprId root) const {
+    std::vector<ExprId> out, stack{root};
+    std::unordered_set<ExprId> seen;
+    while (!stack.empty()) {
+      ExprId e = stack.back();
+      stack.pop_back();
+      if (e < 0 || !seen.insert(e).second) continue;
+      const Expr& x = k_.expr(e);
+      if (x.op == EOp::Load) out.push_back(x.src[0]);
+      for (ExprId s : x.src) stack.push_back(s);
+    }
+    return out;
+  }
+
+  // Builds the kernel's loops. One loop per axis of the output (an axis of size 1 needs
+  // none); for a reduce, the reduced axes become inner loops around an accumulator. With
+  // `interchange`, a reduce instead accumulates in the output row: the last output axis
+  // loops innermost, once to initialize, once per reduce step, and once for any epilogue.
+  Lowered build(const Node* red, bool interchange) {
+    fused_reduce_ = nullptr;
     const Node* n = red ? red : out_;
     std::vector<Stmt>* body = &k_.body;
     std::vector<ExprId> idx(n->shape.size());
     bool parallel_set = false;
     Lowered result;
-    // One loop per axis of the output (an axis of size 1 needs none). For a reduce, the
-    // reduced axes become inner loops around an accumulator.
     const bool reduce = red != nullptr;
     std::vector<bool> reduced(n->shape.size(), false);
     if (reduce) {
       for (auto a : n->axes) reduced[static_cast<std::size_t>(a)] = true;
+    }
+    // The last output axis that needs a loop.
+    std::size_t last = n->shape.size();
+    for (std::size_t i = 0; i < n->shape.size(); ++i) {
+      if (!reduced[i] && n->shape[i] != Dim(1)) last = i;
     }
     auto open_loop = [&](const Dim& extent) -> ExprId {
       auto [loop, var] = k_.make_loop(k_.dim(extent));
@@ -67,7 +131,7 @@ class Lowerer {
       return var;
     };
     for (std::size_t i = 0; i < n->shape.size(); ++i) {
-      if (reduced[i] || n->shape[i] == Dim(1)) {
+      if (reduced[i] || n->shape[i] == Dim(1) || (interchange && i == last)) {
         idx[i] = k_.constant_int(0);
         continue;
       }
@@ -77,60 +141,102 @@ class Lowerer {
     bool past_parallel = false;
     for (std::size_t i = 0; i < n->shape.size(); ++i) {
       if (reduced[i] || n->shape[i] == Dim(1)) continue;
-      if (past_parallel) result.work_per_iteration = result.work_per_iteration * n->shape[i];
+      if (past_parallel || (interchange && i == last && parallel_set)) {
+        result.work_per_iteration = result.work_per_iteration * n->shape[i];
+      }
       past_parallel = true;
     }
-    ExprId out_index = linear_index(idx, n->shape);
     if (!reduce) {
       ExprId v = value(value_source(n), idx);
-      body->push_back(store(out_index, v));
+      body->push_back(store(linear_index(idx, n->shape), v));
+      if (!parallel_set) result.parallel_extent = 1;
+      return result;
+    }
+    const Node* src = n->src[0].get();
+    const bool fl = tensor::is_float(n->dtype);
+    const DType acc_t = fl ? (n->dtype == DType::F64 ? DType::F64 : DType::F32) : DType::I64;
+    // The row loop of an interchanged reduce: parallel when no outer loop is.
+    const bool row_parallel = interchange && !parallel_set;
+    auto row_loop = [&](std::vector<Stmt>* into, std::vector<ExprId>& at) -> std::vector<Stmt>* {
+      auto [loop, var] = k_.make_loop(k_.dim(n->shape[last]));
+      loop.parallel = row_parallel;
+      into->push_back(std::move(loop));
+      at[last] = var;
+      return &into->back().body;
+    };
+    if (row_parallel) result.parallel_extent = n->shape[last];
+    std::int32_t acc = -1;
+    std::vector<Stmt>* outer = body;
+    if (interchange) {
+      std::vector<ExprId> at = idx;
+      std::vector<Stmt>* row = row_loop(body, at);
+      row->push_back(store(linear_index(at, n->shape), reduce_init(n->reduce_kind, n->dtype, acc_t)));
     } else {
-      const Node* src = n->src[0].get();
-      const bool fl = tensor::is_float(n->dtype);
-      const DType acc_t = fl ? (n->dtype == DType::F64 ? DType::F64 : DType::F32) : DType::I64;
-      std::int32_t acc = k_.new_acc();
+      acc = k_.new_acc();
       Stmt def{Stmt::Kind::AccDef};
       def.acc = acc;
       def.dtype = acc_t;
       def.reduce = n->reduce_kind;
       def.value = reduce_init(n->reduce_kind, n->dtype, acc_t);
       body->push_back(def);
-      std::vector<Stmt>* outer = body;
-      std::vector<ExprId> sidx = idx;
-      for (std::size_t i = 0; i < src->shape.size(); ++i) {
-        if (!reduced[i]) continue;
-        if (src->shape[i] == Dim(1)) continue;
-        auto [loop, var] = k_.make_loop(k_.dim(src->shape[i]));
-        body->push_back(std::move(loop));
-        Stmt* s = &body->back();
-        body = &s->body;
-        sidx[i] = var;
-        result.work_per_iteration = result.work_per_iteration * src->shape[i];
-      }
-      Stmt upd{Stmt::Kind::AccUpdate};
-      upd.acc = acc;
-      upd.dtype = acc_t;
-      upd.reduce = n->reduce_kind;
-      upd.value = k_.unary(EOp::Cast, value(src, sidx), acc_t);
-      body->push_back(upd);
-      body = outer;
-      fused_reduce_ = n;
-      fused_value_ = k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), n->dtype);
-      ExprId v = fused_value_;
-      if (n != out_) {
-        // The epilogue: the output has one element per reduce output, in the same order.
-        std::vector<ExprId> oidx = unravel(out_index, out_->shape);
-        v = value(value_source(out_), oidx);
-      }
-      body->push_back(store(out_index, v));
     }
+    std::vector<ExprId> sidx = idx;
+    inner_reduce_var_ = -1;
+    for (std::size_t i = 0; i < src->shape.size(); ++i) {
+      if (!reduced[i] || src->shape[i] == Dim(1)) continue;
+      auto [loop, var] = k_.make_loop(k_.dim(src->shape[i]));
+      body->push_back(std::move(loop));
+      Stmt* s = &body->back();
+      body = &s->body;
+      sidx[i] = var;
+      inner_reduce_var_ = var;
+      result.work_per_iteration = result.work_per_iteration * src->shape[i];
+    }
+    if (interchange) {
+      std::vector<ExprId> at = idx;
+      std::vector<Stmt>* row = row_loop(body, at);
+      sidx[last] = at[last];
+      ExprId here = linear_index(at, n->shape);
+      ExprId v = k_.unary(EOp::Cast, value(src, sidx), acc_t);
+      ExprId cur = k_.load(0, here);
+      ExprId next = n->reduce_kind == ReduceKind::Sum ? k_.binary(EOp::Add, cur, v)
+                    : n->reduce_kind == ReduceKind::Max ? k_.binary(EOp::Max, cur, v)
+                                                        : k_.binary(EOp::Mul, cur, v);
+      row->push_back(store(here, next));
+      body = outer;
+      if (n != out_) {
+        std::vector<ExprId> at2 = idx;
+        std::vector<Stmt>* erow = row_loop(body, at2);
+        ExprId ehere = linear_index(at2, n->shape);
+        fused_reduce_ = n;
+        fused_value_ = k_.load(0, ehere);
+        erow->push_back(store(ehere, value(value_source(out_), unravel(ehere, out_->shape))));
+      }
+      if (!parallel_set && !row_parallel) result.parallel_extent = 1;
+      return result;
+    }
+    Stmt upd{Stmt::Kind::AccUpdate};
+    upd.acc = acc;
+    upd.dtype = acc_t;
+    upd.reduce = n->reduce_kind;
+    upd.value = k_.unary(EOp::Cast, value(src, sidx), acc_t);
+    update_value_ = upd.value;
+    last_out_var_ = last < n->shape.size() ? idx[last] : -1;
+    body->push_back(upd);
+    body = outer;
+    fused_reduce_ = n;
+    fused_value_ = k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), n->dtype);
+    ExprId out_index = linear_index(idx, n->shape);
+    ExprId v = fused_value_;
+    if (n != out_) {
+      // The epilogue: the output has one element per reduce output, in the same order.
+      v = value(value_source(out_), unravel(out_index, out_->shape));
+    }
+    body->push_back(store(out_index, v));
     if (!parallel_set) result.parallel_extent = 1;
-    result.kernel = std::move(k_);
-    result.inputs = std::move(inputs_);
     return result;
   }
 
- private:
   const Node* out_;
   const std::unordered_set<const Node*>& materialized_;
   Kernel k_;
