@@ -214,6 +214,68 @@ class Emitter {
     return b_.CreateCall(f, {v});
   }
 
+  // exp2 and log2 of floats, inline and branch-free so loops over them vectorize (libm's
+  // are scalar calls). They compute in double and round once, so results match the
+  // reference executor's double computation to within an ulp.
+  Value* dconst(double v) { return llvm::ConstantFP::get(b_.getDoubleTy(), v); }
+
+  Value* horner(Value* x, std::initializer_list<double> coeffs_high_to_low) {
+    Value* acc = nullptr;
+    for (double c : coeffs_high_to_low) {
+      acc = acc == nullptr ? dconst(c) : b_.CreateFAdd(b_.CreateFMul(acc, x), dconst(c));
+    }
+    return acc;
+  }
+
+  Value* exp2_via_double(Value* xf) {
+    Value* is_nan = b_.CreateFCmpUNO(xf, xf);
+    Value* x = b_.CreateFPExt(xf, b_.getDoubleTy());
+    // Beyond [-200, 200] a float result is 0 or inf anyway.
+    x = b_.CreateSelect(b_.CreateFCmpOLT(x, dconst(-200)), dconst(-200), x);
+    x = b_.CreateSelect(b_.CreateFCmpOGT(x, dconst(200)), dconst(200), x);
+    x = b_.CreateSelect(is_nan, dconst(0), x);
+    Value* n = intrinsic(llvm::Intrinsic::rint, x);
+    Value* f = b_.CreateFSub(x, n);  // in [-0.5, 0.5]
+    // 2^f = e^(f ln 2): Taylor terms (ln 2)^k / k! up to k = 11 (error below 1e-13).
+    std::vector<double> c;
+    double term = 1;
+    for (int k = 0; k <= 11; ++k) {
+      c.push_back(term);
+      term *= 0.69314718055994530942 / (k + 1);
+    }
+    Value* p = horner(f, {c[11], c[10], c[9], c[8], c[7], c[6], c[5], c[4], c[3], c[2], c[1], c[0]});
+    // 2^n from the exponent bits (n is within the normal range of double).
+    Value* ni = b_.CreateFPToSI(n, b_.getInt64Ty());
+    Value* bits = b_.CreateShl(b_.CreateAdd(ni, b_.getInt64(1023)), 52);
+    Value* r = b_.CreateFMul(p, b_.CreateBitCast(bits, b_.getDoubleTy()));
+    return b_.CreateSelect(is_nan, xf, b_.CreateFPTrunc(r, b_.getFloatTy()));
+  }
+
+  Value* log2_via_double(Value* xf) {
+    Value* x = b_.CreateFPExt(xf, b_.getDoubleTy());  // every positive float is a normal double
+    Value* bits = b_.CreateBitCast(x, b_.getInt64Ty());
+    Value* e = b_.CreateSub(b_.CreateAnd(b_.CreateLShr(bits, 52), b_.getInt64(0x7ff)), b_.getInt64(1023));
+    Value* mbits = b_.CreateOr(b_.CreateAnd(bits, b_.getInt64(0xfffffffffffffLL)), b_.getInt64(0x3ff0000000000000LL));
+    Value* m = b_.CreateBitCast(mbits, b_.getDoubleTy());  // in [1, 2)
+    Value* big = b_.CreateFCmpOGT(m, dconst(1.4142135623730951));
+    m = b_.CreateSelect(big, b_.CreateFMul(m, dconst(0.5)), m);
+    e = b_.CreateSelect(big, b_.CreateAdd(e, b_.getInt64(1)), e);
+    // ln m = 2 atanh(s), s = (m - 1) / (m + 1), |s| < 0.172: the series to s^15.
+    Value* sv = b_.CreateFDiv(b_.CreateFSub(m, dconst(1)), b_.CreateFAdd(m, dconst(1)));
+    Value* s2 = b_.CreateFMul(sv, sv);
+    Value* series = horner(s2, {1.0 / 15, 1.0 / 13, 1.0 / 11, 1.0 / 9, 1.0 / 7, 1.0 / 5, 1.0 / 3, 1.0});
+    Value* ln_m = b_.CreateFMul(b_.CreateFMul(dconst(2), sv), series);
+    Value* r = b_.CreateFAdd(b_.CreateSIToFP(e, b_.getDoubleTy()), b_.CreateFMul(ln_m, dconst(1.4426950408889634)));
+    Value* rf = b_.CreateFPTrunc(r, b_.getFloatTy());
+    // log2(0) = -inf, log2(x < 0) = NaN, log2(inf) = inf, NaN stays NaN.
+    Value* inf = llvm::ConstantFP::getInfinity(b_.getFloatTy());
+    Value* zero = llvm::ConstantFP::get(b_.getFloatTy(), 0.0);
+    rf = b_.CreateSelect(b_.CreateFCmpOEQ(xf, zero), llvm::ConstantFP::getInfinity(b_.getFloatTy(), true), rf);
+    rf = b_.CreateSelect(b_.CreateFCmpOLT(xf, zero), llvm::ConstantFP::getNaN(b_.getFloatTy()), rf);
+    rf = b_.CreateSelect(b_.CreateFCmpOEQ(xf, inf), inf, rf);
+    return b_.CreateSelect(b_.CreateFCmpUNO(xf, xf), xf, rf);
+  }
+
   Value* nan_max(Value* a, Value* b) {
     Value* either_nan = b_.CreateFCmpUNO(a, b);
     Value* larger = b_.CreateSelect(b_.CreateFCmpOGT(a, b), a, b);
@@ -261,8 +323,8 @@ class Emitter {
       case EOp::Neg: return fl ? b_.CreateFNeg(a) : b_.CreateNeg(a);
       case EOp::Recip: return round_to(t, b_.CreateFDiv(llvm::ConstantFP::get(a->getType(), 1.0), a));
       case EOp::Sqrt: return round_to(t, intrinsic(llvm::Intrinsic::sqrt, a));
-      case EOp::Exp2: return round_to(t, intrinsic(llvm::Intrinsic::exp2, a));
-      case EOp::Log2: return round_to(t, intrinsic(llvm::Intrinsic::log2, a));
+      case EOp::Exp2: return round_to(t, a->getType()->isFloatTy() ? exp2_via_double(a) : intrinsic(llvm::Intrinsic::exp2, a));
+      case EOp::Log2: return round_to(t, a->getType()->isFloatTy() ? log2_via_double(a) : intrinsic(llvm::Intrinsic::log2, a));
       case EOp::Sin: return round_to(t, intrinsic(llvm::Intrinsic::sin, a));
       case EOp::Cast: return cast(a, at, t);
       case EOp::Bitcast: return from_bits(t, bits_of(at, a));

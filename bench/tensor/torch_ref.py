@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: Apache-2.0
+# The tensor benchmarks of jit.lisp in PyTorch (eager) and NumPy, printed in the same format:
+#   NAME  best-ms  GFLOP/s  GB/s   (lines prefixed with torch- or numpy-)
+# Usage: python3 torch_ref.py THREADS
+import sys
+import time
+
+threads = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+
+
+def best_ms(fn, reps):
+    fn()
+    best = None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        dt = (time.perf_counter() - t0) * 1e3
+        best = dt if best is None or dt < best else best
+    return best
+
+
+def report(prefix, name, ms, flops, nbytes):
+    print(f"{prefix}-{name} {ms:.3f} {flops / ms / 1e6:.2f} {nbytes / ms / 1e6:.2f}")
+
+
+def run(prefix, lib, randn, matmul, relu, maximum, softmax, layernorm):
+    for n in (256, 512, 1024, 2048):
+        a, b = randn(n, n), randn(n, n)
+        report(prefix, f"matmul-{n}", best_ms(lambda: matmul(a, b), 2 if n > 1024 else 5), 2.0 * n**3, 12.0 * n * n)
+    n = 2**24
+    a, b, c = randn(n), randn(n), randn(n)
+    report(prefix, "add-2^24", best_ms(lambda: a + b, 5), n, 12.0 * n)
+    report(prefix, "relu(a*b+c)-2^24", best_ms(lambda: relu(a * b + c), 5), 3.0 * n, 16.0 * n)
+    report(prefix, "6-op-chain-2^24", best_ms(lambda: ((a - b) * c + 1.5) * maximum(a, 0.0), 5), 6.0 * n, 16.0 * n)
+    x = randn(4096, 4096)
+    report(prefix, "softmax-4096x4096", best_ms(lambda: softmax(x), 5), 5.0 * 4096 * 4096, 8.0 * 4096 * 4096)
+    x = randn(4096, 1024)
+    report(prefix, "layernorm-4096x1024", best_ms(lambda: layernorm(x), 5), 7.0 * 4096 * 1024, 8.0 * 4096 * 1024)
+
+
+try:
+    import torch
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    run("torch", torch, lambda *s: torch.randn(*s), torch.matmul, torch.relu,
+        lambda x, v: torch.clamp(x, min=v), lambda x: torch.softmax(x, dim=-1),
+        lambda x: torch.nn.functional.layer_norm(x, (x.shape[-1],)))
+except ImportError:
+    pass
+
+try:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+
+    def np_softmax(x):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    def np_layernorm(x):
+        d = x - x.mean(axis=-1, keepdims=True)
+        return d / np.sqrt((d * d).mean(axis=-1, keepdims=True) + 1e-5)
+
+    run("numpy", np, lambda *s: rng.standard_normal(s, dtype=np.float32), np.matmul,
+        lambda x: np.maximum(x, 0), np.maximum, np_softmax, np_layernorm)
+except ImportError:
+    pass
