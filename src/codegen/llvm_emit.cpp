@@ -42,7 +42,8 @@ bool is_fp(DType t) { return tensor::is_float(t); }
 
 class Emitter {
  public:
-  Emitter(llvm::LLVMContext& ctx, llvm::Module& m, const Kernel& k) : ctx_(ctx), m_(m), k_(k), b_(ctx) {}
+  Emitter(llvm::LLVMContext& ctx, llvm::Module& m, const Kernel& k, bool prefer_512)
+      : ctx_(ctx), m_(m), k_(k), b_(ctx), prefer_512_(prefer_512) {}
 
   void emit(const std::string& entry) {
     Type* i8pp = llvm::PointerType::getUnqual(llvm::Type::getInt8PtrTy(ctx_));
@@ -50,6 +51,7 @@ class Emitter {
     auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {i8pp, i64p, b_.getInt64Ty(), b_.getInt64Ty()}, false);
     fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, entry, m_);
     fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    if (prefer_512_) fn_->addFnAttr("prefer-vector-width", "512");
     fn_->addFnAttr(llvm::Attribute::NoFree);
     fn_->addFnAttr(llvm::Attribute::NoSync);
     auto args = fn_->arg_begin();
@@ -92,6 +94,7 @@ class Emitter {
   llvm::Module& m_;
   const Kernel& k_;
   IRBuilder<> b_;
+  bool prefer_512_;
   llvm::Function* fn_ = nullptr;
   Value* begin_ = nullptr;
   Value* end_ = nullptr;
@@ -234,7 +237,9 @@ class Emitter {
     x = b_.CreateSelect(b_.CreateFCmpOLT(x, dconst(-200)), dconst(-200), x);
     x = b_.CreateSelect(b_.CreateFCmpOGT(x, dconst(200)), dconst(200), x);
     x = b_.CreateSelect(is_nan, dconst(0), x);
-    Value* n = intrinsic(llvm::Intrinsic::rint, x);
+    // Round to an integer n by adding 1.5 * 2^52: n lands in the low bits of the sum.
+    Value* shifted = b_.CreateFAdd(x, dconst(6755399441055744.0));
+    Value* n = b_.CreateFSub(shifted, dconst(6755399441055744.0));
     Value* f = b_.CreateFSub(x, n);  // in [-0.5, 0.5]
     // 2^f = e^(f ln 2): Taylor terms (ln 2)^k / k! up to k = 11 (error below 1e-13).
     std::vector<double> c;
@@ -245,7 +250,7 @@ class Emitter {
     }
     Value* p = horner(f, {c[11], c[10], c[9], c[8], c[7], c[6], c[5], c[4], c[3], c[2], c[1], c[0]});
     // 2^n from the exponent bits (n is within the normal range of double).
-    Value* ni = b_.CreateFPToSI(n, b_.getInt64Ty());
+    Value* ni = b_.CreateBitCast(shifted, b_.getInt64Ty());
     Value* bits = b_.CreateShl(b_.CreateAdd(ni, b_.getInt64(1023)), 52);
     Value* r = b_.CreateFMul(p, b_.CreateBitCast(bits, b_.getDoubleTy()));
     return b_.CreateSelect(is_nan, xf, b_.CreateFPTrunc(r, b_.getFloatTy()));
@@ -449,6 +454,7 @@ class Emitter {
 struct CpuCodegen::Impl {
   std::unique_ptr<llvm::TargetMachine> tm;
   std::string id;
+  bool avx512 = false;  // use 512-bit vectors (LLVM prefers 256 bits by default)
 };
 
 CpuCodegen::CpuCodegen() : impl_(std::make_unique<Impl>()) {
@@ -459,6 +465,7 @@ CpuCodegen::CpuCodegen() : impl_(std::make_unique<Impl>()) {
   auto tm = jtmb->createTargetMachine();
   if (!tm) throw std::runtime_error("cannot create an LLVM target machine: " + llvm::toString(tm.takeError()));
   impl_->tm = std::move(*tm);
+  impl_->avx512 = impl_->tm->getTargetFeatureString().contains("+avx512f");
   impl_->id = impl_->tm->getTargetTriple().str() + "/" + impl_->tm->getTargetCPU().str() + "/" +
               impl_->tm->getTargetFeatureString().str() + "/llvm" + LLVM_VERSION_STRING;
 }
@@ -472,7 +479,7 @@ CompileOutput CpuCodegen::compile(const Kernel& k, const std::string& entry, boo
   auto m = std::make_unique<llvm::Module>(entry, ctx);
   m->setDataLayout(impl_->tm->createDataLayout());
   m->setTargetTriple(impl_->tm->getTargetTriple().str());
-  Emitter(ctx, *m, k).emit(entry);
+  Emitter(ctx, *m, k, impl_->avx512).emit(entry);
   std::string verify_errors;
   llvm::raw_string_ostream verify_os(verify_errors);
   if (llvm::verifyModule(*m, &verify_os)) {

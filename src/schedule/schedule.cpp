@@ -22,7 +22,27 @@ const Node* data_source(const Node* n) {
   return n;
 }
 
-// Ops an inlined copy repeats (movement and constants are free).
+// The work an inlined copy repeats: transcendental ops count more.
+int work(const Node* n) {
+  switch (n->op) {
+    case Op::Exp2:
+    case Op::Log2:
+    case Op::Sin:
+    case Op::Sqrt:
+    case Op::Recip:
+    case Op::Idiv:
+    case Op::Mod: return 4;
+    default: break;
+  }
+  switch (tensor::op_info(n->op).group) {
+    case OpGroup::Unary:
+    case OpGroup::Binary:
+    case OpGroup::Ternary: return 1;
+    default: return 0;
+  }
+}
+
+// Ops that compute (movement and constants are free).
 bool costs_work(const Node* n) {
   switch (tensor::op_info(n->op).group) {
     case OpGroup::Unary:
@@ -55,6 +75,7 @@ Schedule make_schedule(const Node* root) {
   std::vector<const Node*> order;
   std::unordered_map<const Node*, int> uses;
   std::unordered_set<const Node*> viewed;  // read by some consumer through a movement op
+  std::unordered_set<const Node*> reduced;  // read by a reduce (whose kernel is another)
   std::unordered_map<const Node*, bool> visited;
   std::vector<std::pair<const Node*, std::size_t>> stack{{root, 0}};
   visited[root] = true;
@@ -66,6 +87,7 @@ Schedule make_schedule(const Node* root) {
         const Node* d = data_source(c);
         ++uses[d];
         if (d != c) viewed.insert(d);
+        if (n->op == Op::Reduce) reduced.insert(d);
       }
       if (!visited[c]) {
         visited[c] = true;
@@ -107,7 +129,7 @@ Schedule make_schedule(const Node* root) {
       depth[n] = 0;
       continue;
     }
-    int c = costs_work(n) ? 1 : 0;
+    int c = work(n);
     int dep = 1;
     for (const auto& src : n->src) {
       const Node* d = src.get();
@@ -131,8 +153,9 @@ Schedule make_schedule(const Node* root) {
                 n->op == Op::Extern;
     if (n->op == Op::Reduce) heads.insert(n);
     // A node read several times at the same index is computed once per kernel (the lowering
-    // shares equal expressions); read through different views it would be recomputed.
-    bool shared = uses[n] > 1 && c > kInlineLimit && viewed.count(n);
+    // shares equal expressions); read through different views, or by a reduce and another
+    // consumer (two kernels), it would be recomputed.
+    bool shared = uses[n] > 1 && c > kInlineLimit && (viewed.count(n) || reduced.count(n));
     if (must || shared || dep >= kMaxFusedDepth) {
       materialize(n);
       c = 0;
