@@ -82,7 +82,7 @@ void register_device_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "jit-stats", 0, 0, "(jit-stats)",
              "Counters of the JIT device as a plist: :realizes :kernels-run :kernels-compiled :cache-hits "
-             ":compile-seconds :run-seconds.",
+             ":disk-hits :compile-seconds :run-seconds.",
              [](Interp& in, Args, N) -> Value {
                const runtime::JitStats& st = jit_of(in, "jit-stats").stats();
                Interp::StackMark mark(in);
@@ -95,9 +95,10 @@ void register_device_builtins(Interp& in) {
                put("kernels-run", Value::integer(static_cast<std::int64_t>(st.kernels_run)));
                put("kernels-compiled", Value::integer(static_cast<std::int64_t>(st.kernels_compiled)));
                put("cache-hits", Value::integer(static_cast<std::int64_t>(st.cache_hits)));
+               put("disk-hits", Value::integer(static_cast<std::int64_t>(st.disk_hits)));
                put("compile-seconds", Value::real(st.compile_seconds));
                put("run-seconds", Value::real(st.run_seconds));
-               return in.list_from(base, 12);
+               return in.list_from(base, 14);
              });
   TL_BUILTIN(in, "jit-debug", 0, 1, "(jit-debug [LEVEL])",
              "The JIT's debug level, set to LEVEL when given: 0 quiet, 1 kernels and times per realize, "

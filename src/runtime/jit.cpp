@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "codegen/lower.h"
+#include "support/condition_error.h"
 #include "runtime/reference.h"
 #include "schedule/schedule.h"
 
@@ -34,7 +35,8 @@ std::uint64_t fnv1a(const std::string& s) {
 
 }  // namespace
 
-JitDevice::JitDevice(std::shared_ptr<Backend> backend) : backend_(std::move(backend)) {
+JitDevice::JitDevice(std::shared_ptr<Backend> backend, std::string cache_dir)
+    : backend_(std::move(backend)), disk_(std::move(cache_dir)) {
   if (const char* d = std::getenv("TENSORLISP_DEBUG")) debug = std::atoi(d);
 }
 
@@ -49,16 +51,40 @@ JitDevice::Compiled& JitDevice::compiled(const codegen::Kernel& k) {
     return it->second;
   }
   auto t0 = std::chrono::steady_clock::now();
+  const std::string key = codegen_.target_id() + "\n" + backend_->name() + "\n" + text;
   char name[32];
-  std::snprintf(name, sizeof name, "tl_k%016llx", static_cast<unsigned long long>(fnv1a(text + codegen_.target_id())));
-  codegen::CompileOutput out = codegen_.compile(k, name, debug >= 3);
-  void* handle = backend_->compile(out.object, name);
+  std::snprintf(name, sizeof name, "tl_k%016llx", static_cast<unsigned long long>(fnv1a(key)));
+  // The disk cache holds code for this exact kernel text and target; without debug output
+  // asked for, it saves compiling.
+  std::optional<std::string> code;
+  if (debug < 3) code = disk_.load(key);
+  const bool from_disk = code.has_value();
+  if (!from_disk) {
+    codegen::CompileOutput out = codegen_.compile(k, name, debug >= 3);
+    if (debug >= 3) std::fprintf(stderr, "%s\n", out.ir.c_str());
+    code = std::move(out.object);
+  }
+  const double codegen_ms = seconds_since(t0) * 1e3;
+  void* handle = nullptr;
+  try {
+    handle = backend_->compile(*code, name);
+  } catch (const ConditionError&) {
+    if (!from_disk) throw;
+    // A stale or damaged entry that passed the checks: compile afresh.
+    codegen::CompileOutput out = codegen_.compile(k, name, false);
+    code = std::move(out.object);
+    handle = backend_->compile(*code, name);
+  }
+  if (!from_disk) disk_.store(key, *code);
   double dt = seconds_since(t0);
   stats_.compile_seconds += dt;
-  ++stats_.kernels_compiled;
+  if (from_disk) ++stats_.disk_hits;
+  else ++stats_.kernels_compiled;
   if (debug >= 2) std::fprintf(stderr, "%s", text.c_str());
-  if (debug >= 3) std::fprintf(stderr, "%s\n", out.ir.c_str());
-  if (debug >= 1) std::fprintf(stderr, "tensorlisp: compiled %s in %.1f ms\n", name, dt * 1e3);
+  if (debug >= 1) {
+    std::fprintf(stderr, "tensorlisp: %s %s in %.1f ms (%.1f ms generating code)\n", from_disk ? "loaded" : "compiled",
+                 name, dt * 1e3, codegen_ms);
+  }
   return kernels_.emplace(text, Compiled{handle, name}).first->second;
 }
 

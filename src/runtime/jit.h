@@ -9,6 +9,7 @@
 
 #include "codegen/llvm_emit.h"
 #include "runtime/backend.h"
+#include "runtime/disk_cache.h"
 #include "tensor/graph.h"
 
 namespace tl::runtime {
@@ -17,14 +18,16 @@ struct JitStats {
   std::uint64_t realizes = 0;
   std::uint64_t kernels_run = 0;
   std::uint64_t kernels_compiled = 0;
-  std::uint64_t cache_hits = 0;
+  std::uint64_t cache_hits = 0;       // kernels found compiled in memory
+  std::uint64_t disk_hits = 0;        // kernels loaded from the disk cache
   double compile_seconds = 0;
   double run_seconds = 0;
 };
 
 class JitDevice {
  public:
-  explicit JitDevice(std::shared_ptr<Backend> backend);
+  // `cache_dir`: where compiled kernels are kept across processes ("" for no disk cache).
+  explicit JitDevice(std::shared_ptr<Backend> backend, std::string cache_dir = DiskCache::default_dir());
   ~JitDevice();
   JitDevice(const JitDevice&) = delete;
   JitDevice& operator=(const JitDevice&) = delete;
@@ -42,6 +45,7 @@ class JitDevice {
  private:
   std::shared_ptr<Backend> backend_;
   codegen::CpuCodegen codegen_;
+  DiskCache disk_;
   struct Compiled {
     void* handle;
     std::string entry;

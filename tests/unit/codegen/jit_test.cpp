@@ -3,10 +3,15 @@
 // the reference executor (libm in double), and random graphs run on both executors.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <limits>
 #include <random>
 #include <vector>
@@ -130,4 +135,54 @@ TEST_CASE("jit: exp2 and log2 are within an ulp of the double-precision referenc
                                  << got[worst_at]);
     CHECK(worst <= 1);
   }
+}
+
+TEST_CASE("jit: the disk cache is reused by a new device and survives corruption", "[codegen][jit]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tl-cache-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  Graph g;
+  NodeRef x = f32_buffer(g, {1.0f, 2.0f, 3.0f, 4.0f});
+  NodeRef y = g.make_unary(Op::Exp2, g.make_binary(Op::Add, x, g.make_const_float(0.5, DType::F32, {4})));
+  const std::vector<float> want = as_f32(*tl::runtime::realize_reference(y.get(), {}));
+  auto run = [&]() {
+    tl::runtime::JitDevice d(tl::runtime::Backend::load("cpu", "builtin", ""), dir.string());
+    CHECK(as_f32(*d.realize(y.get(), {})) == want);
+    return d.stats();
+  };
+  auto first = run();
+  CHECK(first.kernels_compiled == 1);
+  CHECK(first.disk_hits == 0);
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path());
+  REQUIRE(files.size() == 1);
+  auto second = run();
+  CHECK(second.kernels_compiled == 0);
+  CHECK(second.disk_hits == 1);
+  // Damaged entries are ignored and replaced: flipped bytes, a truncated file, garbage.
+  auto damage = [&](const std::function<void(std::string&)>& how) {
+    std::string data;
+    {
+      std::ifstream f(files[0], std::ios::binary);
+      data.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    }
+    how(data);
+    std::ofstream(files[0], std::ios::binary | std::ios::trunc) << data;
+    auto s = run();
+    CHECK(s.kernels_compiled == 1);
+    CHECK(s.disk_hits == 0);
+    CHECK(run().disk_hits == 1);  // rewritten
+  };
+  damage([](std::string& d) { d[d.size() - 100] ^= 0x5a; });
+  damage([](std::string& d) { d.resize(d.size() / 2); });
+  damage([](std::string& d) { d = "not a kernel"; });
+  damage([](std::string& d) { d.clear(); });
+  // An entry for another kernel at this file (a hash collision) is not used either.
+  tl::runtime::DiskCache cache(dir.string());
+  CHECK_FALSE(cache.load("some other key").has_value());
+  fs::remove_all(dir);
+  // With no directory the cache is off.
+  tl::runtime::JitDevice off(tl::runtime::Backend::load("cpu", "builtin", ""), "");
+  CHECK(as_f32(*off.realize(y.get(), {})) == want);
+  CHECK(off.stats().kernels_compiled == 1);
 }

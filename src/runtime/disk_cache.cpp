@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// Kernel cache files: "TLKC1\n", key size and code size (8 bytes each, little-endian), a
+// 64-bit FNV-1a checksum of key and code, then the key and the code.
+#include "runtime/disk_cache.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace tl::runtime {
+
+namespace {
+
+constexpr char kMagic[] = "TLKC1\n";
+constexpr std::size_t kMagicSize = 6;
+constexpr std::size_t kHeaderSize = kMagicSize + 24;
+
+std::uint64_t fnv1a(const std::string& a, const std::string& b) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : a) h = (h ^ c) * 1099511628211ull;
+  h = (h ^ 0xff) * 1099511628211ull;
+  for (unsigned char c : b) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+void put_u64(std::string& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+std::uint64_t get_u64(const char* p) {
+  std::uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+}  // namespace
+
+std::string DiskCache::default_dir() {
+  if (const char* off = std::getenv("TENSORLISP_CACHE"); off != nullptr && std::string(off) == "0") return "";
+  if (const char* d = std::getenv("TENSORLISP_CACHE_DIR"); d != nullptr && *d != 0) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != 0) return std::string(x) + "/tensorlisp";
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != 0) return std::string(h) + "/.cache/tensorlisp";
+  return "";
+}
+
+std::string DiskCache::path_for(const std::string& key) const {
+  char name[40];
+  std::snprintf(name, sizeof name, "%016llx.kernel", static_cast<unsigned long long>(fnv1a(key, "")));
+  return dir_ + "/" + name;
+}
+
+std::optional<std::string> DiskCache::load(const std::string& key) const {
+  if (!enabled()) return std::nullopt;
+  std::ifstream f(path_for(key), std::ios::binary);
+  if (!f) return std::nullopt;
+  std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (data.size() < kHeaderSize || data.compare(0, kMagicSize, kMagic) != 0) return std::nullopt;
+  std::uint64_t key_size = get_u64(data.data() + kMagicSize);
+  std::uint64_t code_size = get_u64(data.data() + kMagicSize + 8);
+  std::uint64_t sum = get_u64(data.data() + kMagicSize + 16);
+  if (key_size != key.size() || code_size > data.size() || data.size() - kHeaderSize != key_size + code_size) {
+    return std::nullopt;
+  }
+  if (data.compare(kHeaderSize, key_size, key) != 0) return std::nullopt;  // another key, same hash
+  std::string code = data.substr(kHeaderSize + key_size);
+  if (fnv1a(key, code) != sum) return std::nullopt;
+  return code;
+}
+
+void DiskCache::store(const std::string& key, const std::string& code) const {
+  if (!enabled()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  std::string data(kMagic, kMagicSize);
+  put_u64(data, key.size());
+  put_u64(data, code.size());
+  put_u64(data, fnv1a(key, code));
+  data += key;
+  data += code;
+  const std::string path = path_for(key);
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return;
+    f.write(data.data(), static_cast<std::streamsize>(data.size()));
+    if (!f) {
+      f.close();
+      std::filesystem::remove(tmp, ec);
+      return;
+    }
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) std::filesystem::remove(tmp, ec);
+}
+
+}  // namespace tl::runtime

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// The on-disk kernel cache: compiled code by kernel text and target, so a second process
+// skips compiling. Each entry is one file holding a magic number, the full key and a
+// checksum of the code; an entry that is truncated, corrupt or for another key is ignored
+// (and replaced when the kernel is compiled again). Files are written atomically.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace tl::runtime {
+
+class DiskCache {
+ public:
+  // `dir` empty: the cache is off. default_dir() gives TENSORLISP_CACHE_DIR, else
+  // $XDG_CACHE_HOME/tensorlisp, else ~/.cache/tensorlisp ("" when TENSORLISP_CACHE=0).
+  explicit DiskCache(std::string dir) : dir_(std::move(dir)) {}
+  static std::string default_dir();
+
+  bool enabled() const { return !dir_.empty(); }
+  const std::string& dir() const { return dir_; }
+  std::optional<std::string> load(const std::string& key) const;
+  // Best effort: a cache that cannot be written is not an error.
+  void store(const std::string& key, const std::string& code) const;
+  // The file an entry for `key` lives in.
+  std::string path_for(const std::string& key) const;
+
+ private:
+  std::string dir_;
+};
+
+}  // namespace tl::runtime
