@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Tensor benchmarks: TensorLisp on the CPU JIT next to PyTorch and NumPy (Debian's
-# python3-torch and python3-numpy, when installed), with 1 and with all threads.
+# python3-torch and python3-numpy, when installed), with 1 and with all threads, then the
+# compile latency. For a fair reference install libopenblas0-pthread too: without it Debian's
+# PyTorch and NumPy use the unoptimized reference BLAS.
 #   bench/tensor/run.sh [TLISP]
 # Each row: the benchmark, TensorLisp's time and rate, then each reference's rate and the
 # ratio TensorLisp / reference (above 1: TensorLisp is faster).
@@ -35,3 +37,8 @@ for threads in 1 "$(nproc)"; do
     echo "$line"
   done <<<"$ours"
 done
+echo "== compile latency (fresh process, new shape)"
+cache=$(mktemp -d)
+echo "cold cache: $(TENSORLISP_CACHE_DIR=$cache "$tlisp" --device cpu "$here/compile.lisp")"
+echo "warm cache: $(TENSORLISP_CACHE_DIR=$cache "$tlisp" --device cpu "$here/compile.lisp")"
+rm -rf "$cache"

@@ -25,3 +25,17 @@
 (defvar ln (layer-norm x))
 (format t "layer-norm rows: mean ~,3f, variance ~,3f~%"
         (item (mean (sum ln :axis 1))) (item (mean (var ln :axis 1 :correction 0))))
+
+;; A kernel compiled for a symbolic dimension serves every value of it: the second batch size
+;; compiles nothing.
+(defun compiled () (getf (jit-stats) :kernels-compiled))
+(defvar x3 (realize (randn '(3 16))))
+(defvar x5 (realize (randn '(5 16))))
+(defvar b3 (symbolic-shape x3 '(batch 16)))
+(defvar b5 (symbolic-shape x5 '(batch 16)))
+(realize (relu (* b3 2.0)))
+(defvar before (compiled))
+(defvar r5 (realize (relu (* b5 2.0))))
+(format t "kernels compiled for a new batch size: ~a~%" (- (compiled) before))
+(format t "result shape: ~a, equal to the concrete computation: ~a~%" (shape r5)
+        (equal (to-list r5) (to-list (relu (* x5 2.0)))))
