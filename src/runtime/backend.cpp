@@ -63,7 +63,7 @@ std::shared_ptr<Backend> Backend::load(const std::string& name, const std::strin
     for (const auto& path : library_candidates(library)) {
       b->library_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (b->library_ != nullptr) break;
-      tried += "\n  " + path + ": " + dlerror();
+      tried += std::string("\n  ") + dlerror();
     }
     if (b->library_ == nullptr) device_error("backend " + name + ": cannot load library " + library + tried);
     auto entry = reinterpret_cast<tl_backend_entry_fn>(dlsym(b->library_, "tl_backend_entry"));
