@@ -34,12 +34,6 @@ std::optional<std::int64_t> mul_checked(std::int64_t a, std::int64_t b) {
   return r;
 }
 
-std::int64_t floor_div(std::int64_t a, std::int64_t d) {
-  std::int64_t q = a / d;
-  if ((a % d != 0) && ((a < 0) != (d < 0))) --q;
-  return q;
-}
-
 // The folding of an integer op on constants, wrapped to dtype t, with the primitives' rules.
 std::int64_t fold_int(EOp op, std::int64_t a, std::int64_t b, DType t) {
   auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };

@@ -51,6 +51,7 @@ struct Expr {
 
 struct Stmt {
   enum class Kind : std::uint8_t { Loop, Store, AccDef, AccUpdate };
+  explicit Stmt(Kind k) : kind(k) {}
   Kind kind;
   // Loop: for var in [0, extent); `parallel` loops are split across threads (the outermost
   // only); body runs in order.

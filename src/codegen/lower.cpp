@@ -5,6 +5,7 @@
 #include "codegen/lower.h"
 
 #include <limits>
+#include <functional>
 #include <map>
 #include <unordered_set>
 #include <stdexcept>
@@ -50,9 +51,46 @@ class Lowerer {
       memo_.clear();
       result = build(red, true);
     }
+    const Node* counted = red ? red->src[0].get() : out_;
+    result.elements = tensor::shape_numel(counted->shape);
+    result.ops_per_element = arithmetic_ops();
     result.kernel = std::move(k_);
     result.inputs = std::move(inputs_);
     return result;
+  }
+
+  // Arithmetic on data (not index math) reachable from the kernel's statements.
+  int arithmetic_ops() const {
+    std::vector<ExprId> stack;
+    int ops = 0;
+    std::function<void(const std::vector<Stmt>&)> roots = [&](const std::vector<Stmt>& body) {
+      for (const Stmt& st : body) {
+        if (st.kind != Stmt::Kind::Loop) stack.push_back(st.value);
+        if (st.kind == Stmt::Kind::AccUpdate) ++ops;  // the combine
+        roots(st.body);
+      }
+    };
+    roots(k_.body);
+    std::unordered_set<ExprId> seen;
+    while (!stack.empty()) {
+      ExprId e = stack.back();
+      stack.pop_back();
+      if (e < 0 || !seen.insert(e).second) continue;
+      const Expr& x = k_.expr(e);
+      switch (x.op) {
+        case EOp::Const:
+        case EOp::LoopVar:
+        case EOp::SymVar:
+        case EOp::AccRead:
+        case EOp::Cast:
+        case EOp::Bitcast: break;
+        case EOp::Load: continue;  // its index is not data arithmetic
+        default:
+          if (x.dtype != DType::I64) ++ops;
+      }
+      for (ExprId src : x.src) stack.push_back(src);
+    }
+    return ops;
   }
 
  private:

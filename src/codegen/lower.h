@@ -16,6 +16,10 @@ struct Lowered {
   std::vector<const tensor::Node*> inputs;  // node read through buffer slot i + 1
   tensor::Dim parallel_extent = 1;          // iterations of the outermost (parallel) loop
   tensor::Dim work_per_iteration = 1;       // elements computed per iteration, for splitting
+  // Static counts for reporting rates: the elements the innermost statements run for (the
+  // output's, or a reduce's input's) and the arithmetic ops each runs (index math excluded).
+  tensor::Dim elements = 1;
+  int ops_per_element = 0;
 };
 
 Lowered lower(const tensor::Node* out, const std::unordered_set<const tensor::Node*>& materialized);

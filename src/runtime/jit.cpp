@@ -146,8 +146,12 @@ std::shared_ptr<Buffer> JitDevice::run(const Node* root, const tensor::Bindings&
     run_time += dt;
     ++stats_.kernels_run;
     if (debug >= 1) {
-      std::fprintf(stderr, "tensorlisp: kernel %zu/%zu %s %s%s: %.3f ms\n", i + 1, s.kernels.size(), c.entry.c_str(),
-                   tensor::op_name(n->op), tensor::shape_str(n->shape).c_str(), dt * 1e3);
+      double bytes = static_cast<double>(out->bytes.size());
+      for (const Node* in : l.inputs) bytes += static_cast<double>(values.at(in)->bytes.size());
+      double flops = static_cast<double>(l.elements.eval(b)) * l.ops_per_element;
+      std::fprintf(stderr, "tensorlisp: kernel %zu/%zu %s %s%s: %.3f ms, %.2f GFLOP/s, %.2f GB/s\n", i + 1,
+                   s.kernels.size(), c.entry.c_str(), tensor::op_name(n->op), tensor::shape_str(n->shape).c_str(),
+                   dt * 1e3, dt > 0 ? flops / dt * 1e-9 : 0.0, dt > 0 ? bytes / dt * 1e-9 : 0.0);
     }
     if (n->op == tensor::Op::Assign) {
       // The value goes into the target's buffer, which is the assign's result.
