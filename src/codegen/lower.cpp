@@ -41,7 +41,37 @@ class Lowerer {
     return nullptr;
   }
 
+  // Reduces fused row-wise into an elementwise output of their input's shape (see
+  // schedule.cpp, fuse_rows), in dependency order (inner first).
+  std::vector<const Node*> row_reduces() const {
+    if (out_->op == Op::Reduce) return {};
+    std::vector<const Node*> order;
+    std::unordered_set<const Node*> seen;
+    std::vector<std::pair<const Node*, bool>> stack{{value_source(out_), false}};
+    while (!stack.empty()) {
+      auto [m, expanded] = stack.back();
+      stack.pop_back();
+      if (expanded) {
+        if (m->op == Op::Reduce) order.push_back(m);
+        continue;
+      }
+      if (!seen.insert(m).second || (m != out_ && materialized_.count(m))) continue;
+      stack.emplace_back(m, true);
+      for (const auto& src : m->src) stack.emplace_back(src.get(), false);
+    }
+    for (const Node* r : order) {
+      if (r->src[0]->shape != out_->shape) return {};  // an epilogue kernel, not rows
+    }
+    return order;
+  }
+
   Lowered run() {
+    std::vector<const Node*> rows = row_reduces();
+    if (!rows.empty()) {
+      Lowered result = build_rows(rows);
+      finish(result, out_);
+      return result;
+    }
     const Node* red = find_reduce();
     Lowered result = build(red, false);
     if (red != nullptr && interchange_pays(red)) {
@@ -51,11 +81,86 @@ class Lowerer {
       memo_.clear();
       result = build(red, true);
     }
-    const Node* counted = red ? red->src[0].get() : out_;
+    finish(result, red ? red->src[0].get() : out_);
+    return result;
+  }
+
+  void finish(Lowered& result, const Node* counted) {
     result.elements = tensor::shape_numel(counted->shape);
     result.ops_per_element = arithmetic_ops();
     result.kernel = std::move(k_);
     result.inputs = std::move(inputs_);
+  }
+
+  // A row kernel: loops over the rows (the axes the reduces keep), then per row one pass per
+  // reduce over the reduced axes, accumulating, then a pass writing the output.
+  Lowered build_rows(const std::vector<const Node*>& reduces) {
+    Lowered result;
+    const tensor::Shape& shape = out_->shape;
+    std::vector<bool> reduced(shape.size(), false);
+    for (auto a : reduces.front()->axes) reduced[static_cast<std::size_t>(a)] = true;
+    std::vector<Stmt>* body = &k_.body;
+    std::vector<ExprId> row(shape.size());
+    bool parallel_set = false;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      if (reduced[i] || shape[i] == Dim(1)) {
+        row[i] = k_.constant_int(0);
+        continue;
+      }
+      auto [loop, var] = k_.make_loop(k_.dim(shape[i]));
+      if (!parallel_set) {
+        loop.parallel = true;
+        parallel_set = true;
+        result.parallel_extent = shape[i];
+      } else {
+        result.work_per_iteration = result.work_per_iteration * shape[i];
+      }
+      body->push_back(std::move(loop));
+      body = &body->back().body;
+      row[i] = var;
+    }
+    if (!parallel_set) result.parallel_extent = 1;
+    Dim cols = 1;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      if (reduced[i]) cols = cols * shape[i];
+    }
+    result.work_per_iteration = result.work_per_iteration * cols * Dim(static_cast<std::int64_t>(reduces.size() + 1));
+    // Loops over the reduced axes inside `into`; returns the innermost body and the index.
+    auto col_loops = [&](std::vector<Stmt>* into, std::vector<ExprId>& at) {
+      at = row;
+      for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (!reduced[i] || shape[i] == Dim(1)) continue;
+        auto [loop, var] = k_.make_loop(k_.dim(shape[i]));
+        into->push_back(std::move(loop));
+        into = &into->back().body;
+        at[i] = var;
+      }
+      return into;
+    };
+    for (const Node* r : reduces) {
+      const bool fl = tensor::is_float(r->dtype);
+      const DType acc_t = fl ? (r->dtype == DType::F64 ? DType::F64 : DType::F32) : DType::I64;
+      std::int32_t acc = k_.new_acc();
+      Stmt def{Stmt::Kind::AccDef};
+      def.acc = acc;
+      def.dtype = acc_t;
+      def.reduce = r->reduce_kind;
+      def.value = reduce_init(r->reduce_kind, r->dtype, acc_t);
+      body->push_back(def);
+      std::vector<ExprId> at;
+      std::vector<Stmt>* inner = col_loops(body, at);
+      Stmt upd{Stmt::Kind::AccUpdate};
+      upd.acc = acc;
+      upd.dtype = acc_t;
+      upd.reduce = r->reduce_kind;
+      upd.value = k_.unary(EOp::Cast, value(r->src[0].get(), at), acc_t);
+      inner->push_back(upd);
+      // Read (through the expand) at the row's index, the reduce is its accumulator.
+      row_accs_[r] = k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), r->dtype);
+    }
+    std::vector<ExprId> at;
+    std::vector<Stmt>* inner = col_loops(body, at);
+    inner->push_back(store(linear_index(at, shape), value(value_source(out_), at)));
     return result;
   }
 
@@ -282,6 +387,7 @@ class Lowerer {
   std::map<const Node*, std::int32_t> slots_;
   std::map<std::pair<const Node*, std::vector<ExprId>>, ExprId> memo_;
   const Node* fused_reduce_ = nullptr;  // its value is the accumulator's, once lowered
+  std::map<const Node*, ExprId> row_accs_;  // row-fused reduces: their accumulators
   ExprId fused_value_ = -1;
 
   // The index into `shape` of row-major position `flat`.
@@ -359,6 +465,7 @@ class Lowerer {
 
   ExprId compute(const Node* n, const std::vector<ExprId>& idx) {
     if (n == fused_reduce_) return fused_value_;
+    if (auto it = row_accs_.find(n); it != row_accs_.end()) return it->second;
     if (n != out_ && materialized_.count(n)) return k_.load(slot(n), linear_index(idx, n->shape));
     const auto& src = n->src;
     auto arg = [&](std::size_t i) { return value(src[i].get(), idx); };

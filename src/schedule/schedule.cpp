@@ -57,6 +57,79 @@ constexpr int kInlineLimit = 6;  // ops of a shared node recomputed by each cons
 // which bounds the recursion of lowering and code generation.
 constexpr int kMaxFusedDepth = 96;
 
+// The nodes a kernel computes inline: from its output down to materialized nodes.
+std::vector<const Node*> region(const Schedule& s, const Node* out) {
+  std::vector<const Node*> nodes, stack{out};
+  std::unordered_set<const Node*> seen;
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    nodes.push_back(n);
+    if (n != out && s.materialized.count(n)) continue;
+    for (const auto& src : n->src) stack.push_back(src.get());
+  }
+  return nodes;
+}
+
+// The reduce whose kernel `head` is (a reduce, or elementwise work on one of the same shape).
+const Node* reduce_of(const Schedule& s, const Node* head) {
+  for (const Node* n : region(s, head)) {
+    if (n->op == Op::Reduce && (n == head || !s.materialized.count(n))) return n;
+  }
+  return nullptr;
+}
+
+// Row fusion. A kernel that reads a row-wise reduce's result broadcast back over the rows it
+// reduced (x - max(x), x / sum(x), layer-norm's (x - mean) / std) computes the reduce itself:
+// per row, a pass over the row accumulates, then the row's output is written, so the reduce's
+// result never goes to memory and the row stays in cache between passes. The lowering (see
+// codegen/lower.cpp) runs one such pass per fused reduce, in dependency order.
+void fuse_rows(Schedule& s, std::unordered_set<const Node*>& heads, std::unordered_map<const Node*, int>& uses,
+               const Node* root) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Node* k : s.kernels) {
+      if (heads.count(k) || !costs_work(k)) continue;
+      const tensor::Shape& shape = k->shape;
+      // The reduce axes of the reduces fused into k so far (all must agree).
+      std::vector<std::int64_t> axes;
+      for (const Node* n : region(s, k)) {
+        if (n->op == Op::Reduce && n != k && !s.materialized.count(n)) axes = n->axes;
+      }
+      const Node* absorb = nullptr;
+      for (const Node* n : region(s, k)) {
+        if (n->op != Op::Expand || n->shape != shape) continue;
+        const Node* h = n->src[0].get();
+        if (!heads.count(h) || h == root || uses[h] != 1) continue;
+        const Node* r = reduce_of(s, h);
+        if (r == nullptr || r->shape != h->shape || r->src[0]->shape != shape) continue;
+        if (!axes.empty() && axes != r->axes) continue;
+        // At least one axis is not reduced (the rows), and the expand restores exactly the
+        // reduced ones.
+        bool rows = false;
+        bool exact = true;
+        for (std::size_t i = 0; i < shape.size(); ++i) {
+          bool reduced = std::find(r->axes.begin(), r->axes.end(), static_cast<std::int64_t>(i)) != r->axes.end();
+          if (!reduced && shape[i] != tensor::Dim(1)) rows = true;
+          if (!reduced && h->shape[i] != shape[i]) exact = false;
+        }
+        if (rows && exact) {
+          absorb = h;
+          break;
+        }
+      }
+      if (absorb != nullptr) {
+        s.materialized.erase(absorb);
+        s.kernels.erase(std::find(s.kernels.begin(), s.kernels.end(), absorb));
+        heads.erase(absorb);
+        changed = true;
+        break;  // the kernel list changed
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Schedule make_schedule(const Node* root) {
@@ -164,6 +237,7 @@ Schedule make_schedule(const Node* root) {
     cost[n] = c;
     depth[n] = dep;
   }
+  fuse_rows(s, heads, uses, root);
   return s;
 }
 

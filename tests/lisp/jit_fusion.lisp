@@ -1,6 +1,8 @@
-;; What the scheduler fuses, as kernel counts: elementwise chains are one kernel, elementwise
-;; work feeds the reduce that consumes it, and each reduce ends a kernel (for now; fusing a
-;; reduce with the elementwise work after it is next).
+;; What the scheduler fuses, as kernel counts: elementwise chains are one kernel; elementwise
+;; work feeds the reduce that consumes it; elementwise work on a reduce's result (a bias, a
+;; scale) runs in the reduce's kernel; and a reduce whose result is broadcast back over its
+;; rows runs inside the consumer's kernel, one pass per row (layer-norm: one kernel; softmax:
+;; two, because exp(x - max) is computed once and stored rather than twice).
 
 (defvar x (realize (randn '(64 128))))
 (defvar w1 (realize (randn '(128 32))))
