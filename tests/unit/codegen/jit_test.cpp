@@ -249,7 +249,7 @@ class GraphGen {
     const int rank = static_cast<int>(shape.size());
     const bool fl = x->dtype == DType::F32;
     NodeRef y;
-    switch (pick(0, 11)) {
+    switch (pick(0, 13)) {
       case 0:
         if (!fl) return;
         y = g_.make_unary(std::vector<Op>{Op::Neg, Op::Sqrt, Op::Exp2, Op::Sin, Op::Log2}[pick(0, 4)], x);
@@ -321,6 +321,21 @@ class GraphGen {
       case 11: {
         std::vector<std::int64_t> axes{pick(0, rank - 1)};
         y = g_.make_reduce(coin() ? tl::tensor::ReduceKind::Sum : tl::tensor::ReduceKind::Max, x, axes);
+        break;
+      }
+      case 12:
+      case 13: {
+        // A reduce broadcast back over what it reduced, as softmax and layer-norm do (the
+        // scheduler fuses these row-wise).
+        std::vector<std::int64_t> axes{pick(0, rank - 1)};
+        NodeRef r = g_.make_reduce(coin() ? tl::tensor::ReduceKind::Sum : tl::tensor::ReduceKind::Max, x, axes);
+        if (fl && coin()) r = g_.make_unary(coin() ? Op::Neg : Op::Exp2, r);
+        NodeRef back = g_.make_expand(r, x->shape);
+        y = g_.make_binary(coin() ? Op::Add : Op::Mul, x, back);
+        if (coin()) {
+          NodeRef r2 = g_.make_reduce(tl::tensor::ReduceKind::Sum, y, axes);
+          y = g_.make_binary(Op::Add, y, g_.make_expand(r2, x->shape));
+        }
         break;
       }
     }
