@@ -406,7 +406,13 @@ class Emitter {
           Value* next = nullptr;
           switch (s.reduce) {
             case ReduceKind::Sum:
-              if (fl) {
+              if (fl && k_.expr(s.value).op == EOp::Mul && s.dtype != DType::F64 &&
+                  k_.expr(s.value).dtype == DType::F32) {
+                // A sum of products: one fused multiply-add (the sum's order is free anyway).
+                const Expr& m = k_.expr(s.value);
+                llvm::Function* f = llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::fmuladd, {cur->getType()});
+                next = b_.CreateCall(f, {value(m.src[0]), value(m.src[1]), cur});
+              } else if (fl) {
                 auto* add = llvm::cast<llvm::Instruction>(b_.CreateFAdd(cur, v));
                 add->setHasAllowReassoc(true);  // lets the vectorizer split the sum
                 next = add;

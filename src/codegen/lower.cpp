@@ -7,6 +7,7 @@
 #include <limits>
 #include <functional>
 #include <map>
+#include <optional>
 #include <unordered_set>
 #include <stdexcept>
 
@@ -75,11 +76,17 @@ class Lowerer {
     const Node* red = find_reduce();
     Lowered result = build(red, false);
     if (red != nullptr && interchange_pays(red)) {
-      // Rebuild with the last output axis innermost (see build): the loads then run along
-      // memory, as a matmul's right operand does along its rows.
+      // Rebuild with the last output axis innermost: the loads then run along memory, as a
+      // matmul's right operand does along its rows. Register tiles when the shape allows.
       k_.body.clear();
       memo_.clear();
-      result = build(red, true);
+      if (auto tiled = build_tiled(red)) {
+        result = std::move(*tiled);
+      } else {
+        k_.body.clear();
+        memo_.clear();
+        result = build(red, true);
+      }
     }
     finish(result, red ? red->src[0].get() : out_);
     return result;
@@ -90,6 +97,111 @@ class Lowerer {
     result.ops_per_element = arithmetic_ops();
     result.kernel = std::move(k_);
     result.inputs = std::move(inputs_);
+  }
+
+  // A register tile for a matmul-like sum: kTileRows x kTileCols outputs (rows of the
+  // second-to-last output axis, columns of the last) accumulate in registers over the whole
+  // reduce, so each loaded element of either operand feeds several multiply-adds. Only for
+  // f32 sums with constant extents divisible by the tile; otherwise nullopt.
+  static constexpr std::int64_t kTileRows = 4;
+  static constexpr std::int64_t kTileCols = 16;
+
+  std::optional<Lowered> build_tiled(const Node* red) {
+    if (red->reduce_kind != ReduceKind::Sum || red->dtype != DType::F32 || out_->dtype != DType::F32) return std::nullopt;
+    const tensor::Shape& shape = red->shape;
+    std::vector<bool> reduced(shape.size(), false);
+    for (auto a : red->axes) reduced[static_cast<std::size_t>(a)] = true;
+    std::vector<std::size_t> kept;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      if (!reduced[i] && shape[i] != Dim(1)) kept.push_back(i);
+    }
+    if (kept.size() < 2) return std::nullopt;
+    const std::size_t col = kept.back(), row = kept[kept.size() - 2];
+    auto rows = shape[row].as_const(), cols = shape[col].as_const();
+    if (!rows || !cols || *rows % kTileRows != 0 || *cols % kTileCols != 0) return std::nullopt;
+    const Node* src = red->src[0].get();
+    Lowered result;
+    std::vector<Stmt>* body = &k_.body;
+    std::vector<ExprId> idx(shape.size(), k_.constant_int(0));
+    bool parallel_set = false;
+    auto open = [&](ExprId extent, const Dim& dim_extent) {
+      auto [loop, var] = k_.make_loop(extent);
+      if (!parallel_set) {
+        loop.parallel = true;
+        parallel_set = true;
+        result.parallel_extent = dim_extent;
+      }
+      body->push_back(std::move(loop));
+      body = &body->back().body;
+      return var;
+    };
+    for (std::size_t i : kept) {
+      if (i == row || i == col) continue;
+      idx[i] = open(k_.dim(shape[i]), shape[i]);
+    }
+    // Column blocks outside row blocks: one column block of the right operand (reduce size x
+    // kTileCols) stays in cache while every row block streams past it.
+    ExprId c0 = open(k_.constant_int(*cols / kTileCols), Dim(*cols / kTileCols));
+    ExprId r0 = open(k_.constant_int(*rows / kTileRows), Dim(*rows / kTileRows));
+    Dim reduce_size = 1;
+    for (std::size_t i = 0; i < src->shape.size(); ++i) {
+      if (reduced[i]) reduce_size = reduce_size * src->shape[i];
+    }
+    result.work_per_iteration = Dim(kTileCols) * shape[row] * reduce_size;
+    // The tile's accumulators, then the reduce loops with one update per tile element.
+    std::vector<std::int32_t> accs;
+    std::vector<std::vector<ExprId>> at;  // output index per tile element
+    for (std::int64_t t = 0; t < kTileRows; ++t) {
+      for (std::int64_t w = 0; w < kTileCols; ++w) {
+        std::vector<ExprId> e = idx;
+        e[row] = k_.binary(EOp::Add, k_.binary(EOp::Mul, r0, k_.constant_int(kTileRows)), k_.constant_int(t));
+        e[col] = k_.binary(EOp::Add, k_.binary(EOp::Mul, c0, k_.constant_int(kTileCols)), k_.constant_int(w));
+        at.push_back(e);
+        std::int32_t acc = k_.new_acc();
+        accs.push_back(acc);
+        Stmt def{Stmt::Kind::AccDef};
+        def.acc = acc;
+        def.dtype = DType::F32;
+        def.reduce = ReduceKind::Sum;
+        def.value = k_.constant_float(0, DType::F32);
+        body->push_back(def);
+      }
+    }
+    std::vector<Stmt>* outer = body;
+    std::vector<ExprId> rvars(src->shape.size(), -1);
+    for (std::size_t i = 0; i < src->shape.size(); ++i) {
+      if (!reduced[i] || src->shape[i] == Dim(1)) continue;
+      auto [loop, var] = k_.make_loop(k_.dim(src->shape[i]));
+      body->push_back(std::move(loop));
+      body = &body->back().body;
+      rvars[i] = var;
+    }
+    for (std::size_t e = 0; e < accs.size(); ++e) {
+      std::vector<ExprId> sidx = at[e];
+      for (std::size_t i = 0; i < sidx.size(); ++i) {
+        if (reduced[i]) sidx[i] = rvars[i] >= 0 ? rvars[i] : k_.constant_int(0);
+      }
+      Stmt upd{Stmt::Kind::AccUpdate};
+      upd.acc = accs[e];
+      upd.dtype = DType::F32;
+      upd.reduce = ReduceKind::Sum;
+      upd.value = value(src, sidx);
+      body->push_back(upd);
+    }
+    body = outer;
+    fused_reduce_ = red;
+    for (std::size_t e = 0; e < accs.size(); ++e) {
+      ExprId here = linear_index(at[e], shape);
+      ExprId v = k_.acc_read(accs[e], DType::F32);
+      if (red != out_) {
+        // The epilogue, per tile element: the reduce's value here is this accumulator.
+        fused_value_ = v;
+        memo_.clear();
+        v = value(value_source(out_), unravel(here, out_->shape));
+      }
+      body->push_back(store(here, v));
+    }
+    return result;
   }
 
   // A row kernel: loops over the rows (the axes the reduces keep), then per row one pass per

@@ -52,7 +52,8 @@ bool costs_work(const Node* n) {
   }
 }
 
-constexpr int kInlineLimit = 6;  // ops of a shared node recomputed by each consumer, at most
+constexpr int kInlineLimit = 6;
+constexpr int kCostCap = 1 << 20;  // costs saturate here (a DAG's paths multiply)  // ops of a shared node recomputed by each consumer, at most
 // Nodes fused into one kernel along any path: deeper chains are cut into several kernels,
 // which bounds the recursion of lowering and code generation.
 constexpr int kMaxFusedDepth = 96;
@@ -207,7 +208,7 @@ Schedule make_schedule(const Node* root) {
     for (const auto& src : n->src) {
       const Node* d = src.get();
       if (!s.materialized.count(d)) {
-        c += cost[d];
+        c = std::min(c + cost[d], kCostCap);  // shared subgraphs count once per path
         dep = std::max(dep, depth[d] + 1);
       }
     }
