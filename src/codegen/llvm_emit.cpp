@@ -17,6 +17,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <map>
 #include <mutex>
 #include <stdexcept>
 
@@ -72,9 +73,16 @@ class Emitter {
     b_.SetInsertPoint(entry_bb);
     // Buffer pointers and symbolic sizes, loaded once.
     for (std::size_t i = 0; i < k_.buffers.size(); ++i) {
+      Type* st = storage_type(k_.buffers[i].dtype);
+      if (k_.buffers[i].local_elems > 0) {
+        auto* a = b_.CreateAlloca(st, b_.getInt64(static_cast<std::uint64_t>(k_.buffers[i].local_elems)),
+                                  "b" + std::to_string(i));
+        a->setAlignment(llvm::Align(64));
+        buffers_.push_back(a);
+        continue;
+      }
       Value* slot = b_.CreateConstInBoundsGEP1_64(llvm::Type::getInt8PtrTy(ctx_), bufs, i);
       Value* raw = b_.CreateLoad(llvm::Type::getInt8PtrTy(ctx_), slot);
-      Type* st = storage_type(k_.buffers[i].dtype);
       buffers_.push_back(b_.CreateBitCast(raw, llvm::PointerType::getUnqual(st), "b" + std::to_string(i)));
     }
     for (std::size_t i = 0; i < k_.vars.size(); ++i) {
@@ -82,6 +90,9 @@ class Emitter {
       var_values_.push_back(b_.CreateLoad(b_.getInt64Ty(), slot, k_.vars[i]));
     }
     for (std::int32_t a = 0; a < k_.acc_count(); ++a) accs_.push_back(nullptr);
+    acc_group_.assign(static_cast<std::size_t>(k_.acc_count()), -1);
+    acc_lane_.assign(static_cast<std::size_t>(k_.acc_count()), 0);
+    plan_vector_groups(k_.body);
     memo_.assign(k_.expr_count(), nullptr);
     frames_.emplace_back();
     loop_vars_.assign(static_cast<std::size_t>(k_.loop_count()), nullptr);
@@ -104,6 +115,81 @@ class Emitter {
   std::vector<llvm::AllocaInst*> accs_;
   std::vector<Value*> memo_;
   std::vector<std::vector<ExprId>> frames_;  // memo entries made in each open loop
+
+  // Register tiles: runs of f32 sum accumulators updated with (same scalar) x (consecutive
+  // elements) become one vector accumulator, so a tile's multiply-adds are vector FMAs by
+  // construction (the SLP vectorizer, left to find them, spills).
+  struct VecGroup {
+    std::vector<std::int32_t> accs;
+    ExprId scalar = -1;     // the operand shared by the run
+    ExprId first_load = -1; // the load of lane 0's element
+    llvm::AllocaInst* alloca = nullptr;
+  };
+  std::vector<VecGroup> groups_;
+  std::vector<std::int32_t> acc_group_, acc_lane_;
+  std::map<std::int32_t, ExprId> acc_init_;
+
+  unsigned vector_width() const { return prefer_512_ ? 16 : 8; }
+
+  void plan_vector_groups(const std::vector<Stmt>& stmts) {
+    const unsigned vf = vector_width();
+    for (std::size_t i = 0; i < stmts.size(); ++i) {
+      const Stmt& st = stmts[i];
+      if (st.kind == Stmt::Kind::Loop) plan_vector_groups(st.body);
+      if (st.kind == Stmt::Kind::AccDef) acc_init_[st.acc] = st.value;
+    }
+    for (std::size_t i = 0; i + vf <= stmts.size();) {
+      VecGroup g;
+      bool ok = true;
+      for (unsigned lane = 0; lane < vf && ok; ++lane) {
+        const Stmt& st = stmts[i + lane];
+        ok = st.kind == Stmt::Kind::AccUpdate && st.reduce == ReduceKind::Sum && st.dtype == DType::F32;
+        if (!ok) break;
+        const Expr m = k_.expr(st.value);
+        ok = m.op == EOp::Mul && m.dtype == DType::F32;
+        if (!ok) break;
+        ExprId load = -1, other = -1;
+        for (int side = 0; side < 2; ++side) {
+          const Expr& e = k_.expr(m.src[side]);
+          if (e.op == EOp::Load && (lane == 0 ? load < 0 : false)) {
+            // lane 0: try this side as the vector operand if the next lanes agree (checked below)
+          }
+        }
+        // Lane 0 picks the side whose operand is a load; later lanes must match its shape.
+        if (lane == 0) {
+          for (int side = 0; side < 2 && load < 0; ++side) {
+            if (k_.expr(m.src[side]).op == EOp::Load) {
+              load = m.src[side];
+              other = m.src[1 - side];
+            }
+          }
+          ok = load >= 0 && acc_init_.count(st.acc);
+          g.first_load = load;
+          g.scalar = other;
+        } else {
+          ok = false;
+          for (int side = 0; side < 2 && !ok; ++side) {
+            const Expr& e = k_.expr(m.src[side]);
+            const Expr& first = k_.expr(g.first_load);
+            ok = e.op == EOp::Load && e.arg == first.arg && m.src[1 - side] == g.scalar &&
+                 k_.constant_difference(first.src[0], e.src[0]) == std::optional<std::int64_t>(lane);
+          }
+          ok = ok && acc_init_.count(st.acc) && acc_init_[st.acc] == acc_init_[stmts[i].acc];
+        }
+        if (ok) g.accs.push_back(st.acc);
+      }
+      if (ok && g.accs.size() == vf) {
+        for (unsigned lane = 0; lane < vf; ++lane) {
+          acc_group_[static_cast<std::size_t>(g.accs[lane])] = static_cast<std::int32_t>(groups_.size());
+          acc_lane_[static_cast<std::size_t>(g.accs[lane])] = static_cast<std::int32_t>(lane);
+        }
+        groups_.push_back(std::move(g));
+        i += vf;
+      } else {
+        ++i;
+      }
+    }
+  }
 
   // --- types and conversions ---------------------------------------------------------------
 
@@ -309,6 +395,11 @@ class Emitter {
       case EOp::LoopVar: return loop_vars_[static_cast<std::size_t>(e.arg)];
       case EOp::SymVar: return var_values_[static_cast<std::size_t>(e.arg)];
       case EOp::AccRead: {
+        if (std::int32_t g = acc_group_[static_cast<std::size_t>(e.arg)]; g >= 0) {
+          llvm::AllocaInst* a = groups_[static_cast<std::size_t>(g)].alloca;
+          return b_.CreateExtractElement(b_.CreateLoad(a->getAllocatedType(), a),
+                                         static_cast<std::uint64_t>(acc_lane_[static_cast<std::size_t>(e.arg)]));
+        }
         llvm::AllocaInst* a = accs_[static_cast<std::size_t>(e.arg)];
         return b_.CreateLoad(a->getAllocatedType(), a);
       }
@@ -392,6 +483,15 @@ class Emitter {
           break;
         }
         case Stmt::Kind::AccDef: {
+          if (std::int32_t g = acc_group_[static_cast<std::size_t>(s.acc)]; g >= 0) {
+            if (acc_lane_[static_cast<std::size_t>(s.acc)] != 0) break;
+            llvm::IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+            auto* vt = llvm::FixedVectorType::get(b_.getFloatTy(), vector_width());
+            VecGroup& vg = groups_[static_cast<std::size_t>(g)];
+            vg.alloca = eb.CreateAlloca(vt, nullptr, "tile" + std::to_string(g));
+            b_.CreateStore(b_.CreateVectorSplat(vector_width(), value(s.value)), vg.alloca);
+            break;
+          }
           llvm::IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
           auto* a = eb.CreateAlloca(compute_type(s.dtype), nullptr, "acc" + std::to_string(s.acc));
           accs_[static_cast<std::size_t>(s.acc)] = a;
@@ -399,9 +499,24 @@ class Emitter {
           break;
         }
         case Stmt::Kind::AccUpdate: {
+          if (std::int32_t g = acc_group_[static_cast<std::size_t>(s.acc)]; g >= 0) {
+            if (acc_lane_[static_cast<std::size_t>(s.acc)] != 0) break;
+            VecGroup& vg = groups_[static_cast<std::size_t>(g)];
+            auto* vt = llvm::FixedVectorType::get(b_.getFloatTy(), vector_width());
+            Value* cur = b_.CreateLoad(vt, vg.alloca);
+            Value* x = b_.CreateVectorSplat(vector_width(), value(vg.scalar));
+            const Expr& ld = k_.expr(vg.first_load);
+            Type* st = storage_type(k_.buffers[static_cast<std::size_t>(ld.arg)].dtype);
+            Value* p = b_.CreateInBoundsGEP(st, buffers_[static_cast<std::size_t>(ld.arg)], value(ld.src[0]));
+            Value* y = b_.CreateAlignedLoad(vt, b_.CreateBitCast(p, llvm::PointerType::getUnqual(vt)), llvm::Align(4));
+            llvm::Function* f = llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::fmuladd, {vt});
+            b_.CreateStore(b_.CreateCall(f, {x, y, cur}), vg.alloca);
+            break;
+          }
           llvm::AllocaInst* a = accs_[static_cast<std::size_t>(s.acc)];
           Value* cur = b_.CreateLoad(a->getAllocatedType(), a);
           Value* v = value(s.value);
+          (void)v;
           const bool fl = is_fp(s.dtype);
           Value* next = nullptr;
           switch (s.reduce) {
@@ -409,9 +524,17 @@ class Emitter {
               if (fl && k_.expr(s.value).op == EOp::Mul && s.dtype != DType::F64 &&
                   k_.expr(s.value).dtype == DType::F32) {
                 // A sum of products: one fused multiply-add (the sum's order is free anyway).
-                const Expr& m = k_.expr(s.value);
+                const Expr m = k_.expr(s.value);
+                // Operands in a fixed role order (scratch-buffer loads second), so that a tile's
+                // updates are isomorphic for the vectorizers.
+                ExprId x = m.src[0], y = m.src[1];
+                auto from_scratch = [&](ExprId id) {
+                  const Expr& e = k_.expr(id);
+                  return e.op == EOp::Load && k_.buffers[static_cast<std::size_t>(e.arg)].local_elems > 0;
+                };
+                if (from_scratch(x) && !from_scratch(y)) std::swap(x, y);
                 llvm::Function* f = llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::fmuladd, {cur->getType()});
-                next = b_.CreateCall(f, {value(m.src[0]), value(m.src[1]), cur});
+                next = b_.CreateCall(f, {value(x), value(y), cur});
               } else if (fl) {
                 auto* add = llvm::cast<llvm::Instruction>(b_.CreateFAdd(cur, v));
                 add->setHasAllowReassoc(true);  // lets the vectorizer split the sum
@@ -430,19 +553,18 @@ class Emitter {
     }
   }
 
+  // Loops are emitted rotated (a guard, then a body that tests at its end), the form LLVM's
+  // loop passes expect; values that leave the loop then come from its last iteration.
   void loop(const Stmt& s) {
     Value* start = s.parallel ? begin_ : b_.getInt64(0);
     Value* stop = s.parallel ? end_ : value(s.extent);
     llvm::BasicBlock* pre = b_.GetInsertBlock();
-    auto* header = llvm::BasicBlock::Create(ctx_, "loop" + std::to_string(s.var), fn_);
     auto* bodybb = llvm::BasicBlock::Create(ctx_, "body" + std::to_string(s.var), fn_);
     auto* exit = llvm::BasicBlock::Create(ctx_, "exit" + std::to_string(s.var), fn_);
-    b_.CreateBr(header);
-    b_.SetInsertPoint(header);
+    b_.CreateCondBr(b_.CreateICmpSLT(start, stop), bodybb, exit);
+    b_.SetInsertPoint(bodybb);
     llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "i" + std::to_string(s.var));
     i->addIncoming(start, pre);
-    b_.CreateCondBr(b_.CreateICmpSLT(i, stop), bodybb, exit);
-    b_.SetInsertPoint(bodybb);
     loop_vars_[static_cast<std::size_t>(s.var)] = i;
     frames_.emplace_back();
     body(s.body);
@@ -450,7 +572,7 @@ class Emitter {
     frames_.pop_back();
     Value* next = b_.CreateNSWAdd(i, b_.getInt64(1));
     i->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateBr(header);
+    b_.CreateCondBr(b_.CreateICmpSLT(next, stop), bodybb, exit);
     b_.SetInsertPoint(exit);
   }
 };

@@ -145,6 +145,12 @@ std::optional<std::int64_t> Kernel::coefficient(ExprId index, ExprId var) const 
   return c;
 }
 
+std::optional<std::int64_t> Kernel::constant_difference(ExprId a, ExprId b) const {
+  Linear la = linear(a), lb = linear(b);
+  if (la.terms != lb.terms) return std::nullopt;
+  return lb.c - la.c;
+}
+
 Range Kernel::compute_range(const Expr& e) const {
   if (e.dtype == DType::Bool) return Range{0, 1};
   if (!is_index(e.dtype)) return unknown();
@@ -654,8 +660,10 @@ std::string Kernel::str() const {
   };
   out = "kernel " + name + "(";
   for (std::size_t i = 0; i < buffers.size(); ++i) {
-    out += (i ? ", " : "") + std::string(buffers[i].output ? "out " : "") + "b" + std::to_string(i) + ":" +
+    out += (i ? ", " : "") + std::string(buffers[i].output ? "out " : "") +
+           std::string(buffers[i].local_elems > 0 ? "local " : "") + "b" + std::to_string(i) + ":" +
            std::string(tensor::dtype_name(buffers[i].dtype));
+    if (buffers[i].local_elems > 0) out += "[" + std::to_string(buffers[i].local_elems) + "]";
   }
   out += ")";
   if (!vars.empty()) {

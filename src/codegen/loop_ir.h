@@ -73,6 +73,9 @@ struct Stmt {
 struct BufferParam {
   DType dtype;
   bool output = false;
+  // > 0: scratch memory of this many elements that the kernel allocates itself (per call,
+  // so per thread); not passed at launch.
+  std::int64_t local_elems = 0;
 };
 
 struct Range {
@@ -114,6 +117,8 @@ class Kernel {
   // The coefficient of loop variable `var` in integer expression `index` (0 when absent), or
   // none when var occurs other than linearly (inside a division, say).
   std::optional<std::int64_t> coefficient(ExprId index, ExprId var) const;
+  // b - a when it is a constant (both integer index expressions).
+  std::optional<std::int64_t> constant_difference(ExprId a, ExprId b) const;
 
   std::string expr_str(ExprId id) const;
   std::string str() const;  // the whole kernel, as text (also its cache identity)

@@ -94,9 +94,10 @@ class Lowerer {
 
   void finish(Lowered& result, const Node* counted) {
     result.elements = tensor::shape_numel(counted->shape);
-    result.ops_per_element = arithmetic_ops();
+    result.ops_per_element = arithmetic_ops() / tile_size_;  // ops are counted once per tile element
     result.kernel = std::move(k_);
     result.inputs = std::move(inputs_);
+    result.input_slots = std::move(input_slots_);
   }
 
   // A register tile for a matmul-like sum: kTileRows x kTileCols outputs (rows of the
@@ -142,6 +143,45 @@ class Lowerer {
     // Column blocks outside row blocks: one column block of the right operand (reduce size x
     // kTileCols) stays in cache while every row block streams past it.
     ExprId c0 = open(k_.constant_int(*cols / kTileCols), Dim(*cols / kTileCols));
+    // Pack the column block of a row-invariant operand (a matmul's right operand, broadcast
+    // over the rows) into contiguous scratch memory: the reduce loop then reads it in order
+    // instead of one row of the operand (a page apart) per step.
+    const Node* packed = nullptr;  // the operand read from scratch
+    std::int32_t pack_slot = -1;
+    std::size_t red_axis = shape.size();
+    for (std::size_t i = 0; i < src->shape.size(); ++i) {
+      if (reduced[i] && src->shape[i] != Dim(1)) red_axis = red_axis == shape.size() ? i : src->shape.size();
+    }
+    auto red_extent = red_axis < src->shape.size() ? src->shape[red_axis].as_const() : std::nullopt;
+    if (src->op == Op::Mul && !materialized_.count(src) && red_extent && *red_extent * kTileCols * 4 <= (256 << 10)) {
+      for (int side = 0; side < 2 && packed == nullptr; ++side) {
+        const Node* operand = src->src[static_cast<std::size_t>(side)].get();
+        if (operand->op == Op::Expand && !materialized_.count(operand) && operand->src[0]->shape[row] == Dim(1) &&
+            operand->shape[row] != Dim(1)) {
+          packed = operand;
+        }
+      }
+    }
+    if (packed != nullptr) {
+      pack_slot = static_cast<std::int32_t>(k_.buffers.size());
+      k_.buffers.push_back(BufferParam{src->dtype, false, *red_extent * kTileCols});
+      auto [loop, kk] = k_.make_loop(k_.constant_int(*red_extent));
+      body->push_back(std::move(loop));
+      std::vector<Stmt>* pack_body = &body->back().body;
+      for (std::int64_t w = 0; w < kTileCols; ++w) {
+        std::vector<ExprId> sidx = idx;
+        for (std::size_t i = 0; i < sidx.size(); ++i) {
+          if (reduced[i]) sidx[i] = k_.constant_int(0);
+        }
+        sidx[red_axis] = kk;
+        sidx[col] = k_.binary(EOp::Add, k_.binary(EOp::Mul, c0, k_.constant_int(kTileCols)), k_.constant_int(w));
+        Stmt st{Stmt::Kind::Store};
+        st.buffer = pack_slot;
+        st.index = k_.binary(EOp::Add, k_.binary(EOp::Mul, kk, k_.constant_int(kTileCols)), k_.constant_int(w));
+        st.value = value(packed, sidx);
+        pack_body->push_back(st);
+      }
+    }
     ExprId r0 = open(k_.constant_int(*rows / kTileRows), Dim(*rows / kTileRows));
     Dim reduce_size = 1;
     for (std::size_t i = 0; i < src->shape.size(); ++i) {
@@ -149,6 +189,7 @@ class Lowerer {
     }
     result.work_per_iteration = Dim(kTileCols) * shape[row] * reduce_size;
     // The tile's accumulators, then the reduce loops with one update per tile element.
+    tile_size_ = static_cast<int>(kTileRows * kTileCols);
     std::vector<std::int32_t> accs;
     std::vector<std::vector<ExprId>> at;  // output index per tile element
     for (std::int64_t t = 0; t < kTileRows; ++t) {
@@ -185,7 +226,15 @@ class Lowerer {
       upd.acc = accs[e];
       upd.dtype = DType::F32;
       upd.reduce = ReduceKind::Sum;
-      upd.value = value(src, sidx);
+      if (packed != nullptr) {
+        const std::int64_t w = static_cast<std::int64_t>(e) % kTileCols;
+        ExprId from_pack = k_.load(pack_slot, k_.binary(EOp::Add, k_.binary(EOp::Mul, rvars[red_axis], k_.constant_int(kTileCols)),
+                                                         k_.constant_int(w)));
+        ExprId other = value(src->src[packed == src->src[0].get() ? 1 : 0].get(), sidx);
+        upd.value = packed == src->src[0].get() ? k_.binary(EOp::Mul, from_pack, other) : k_.binary(EOp::Mul, other, from_pack);
+      } else {
+        upd.value = value(src, sidx);
+      }
       body->push_back(upd);
     }
     body = outer;
@@ -496,6 +545,8 @@ class Lowerer {
   const std::unordered_set<const Node*>& materialized_;
   Kernel k_;
   std::vector<const Node*> inputs_;
+  std::vector<std::int32_t> input_slots_;
+  int tile_size_ = 1;  // output elements a register tile computes together
   std::map<const Node*, std::int32_t> slots_;
   std::map<std::pair<const Node*, std::vector<ExprId>>, ExprId> memo_;
   const Node* fused_reduce_ = nullptr;  // its value is the accumulator's, once lowered
@@ -557,9 +608,10 @@ class Lowerer {
   }
 
   std::int32_t slot(const Node* n) {
-    auto [it, fresh] = slots_.try_emplace(n, static_cast<std::int32_t>(inputs_.size() + 1));
+    auto [it, fresh] = slots_.try_emplace(n, static_cast<std::int32_t>(k_.buffers.size()));
     if (fresh) {
       inputs_.push_back(n);
+      input_slots_.push_back(it->second);
       k_.buffers.push_back(BufferParam{n->dtype, false});
     }
     return it->second;

@@ -13,7 +13,8 @@ namespace tl::codegen {
 
 struct Lowered {
   Kernel kernel;
-  std::vector<const tensor::Node*> inputs;  // node read through buffer slot i + 1
+  std::vector<const tensor::Node*> inputs;  // nodes read from memory
+  std::vector<std::int32_t> input_slots;    // the buffer slot of each (slot 0: the output)
   tensor::Dim parallel_extent = 1;          // iterations of the outermost (parallel) loop
   tensor::Dim work_per_iteration = 1;       // elements computed per iteration, for splitting
   // Static counts for reporting rates: the elements the innermost statements run for (the

@@ -131,11 +131,11 @@ std::shared_ptr<Buffer> JitDevice::run(const Node* root, const tensor::Bindings&
     std::int64_t count = 1;
     for (const auto& d : n->shape) count *= d.eval(b);
     auto out = std::make_shared<Buffer>(n->dtype, static_cast<std::size_t>(count));
-    std::vector<void*> ptrs;
-    ptrs.push_back(out->bytes.empty() ? const_cast<std::uint8_t*>(kZeros) : out->bytes.data());
-    for (const Node* in : l.inputs) {
-      Buffer& ib = *values.at(in);
-      ptrs.push_back(ib.bytes.empty() ? const_cast<std::uint8_t*>(kZeros) : ib.bytes.data());
+    std::vector<void*> ptrs(l.kernel.buffers.size(), nullptr);  // local scratch stays null
+    ptrs[0] = out->bytes.empty() ? const_cast<std::uint8_t*>(kZeros) : out->bytes.data();
+    for (std::size_t j = 0; j < l.inputs.size(); ++j) {
+      Buffer& ib = *values.at(l.inputs[j]);
+      ptrs[static_cast<std::size_t>(l.input_slots[j])] = ib.bytes.empty() ? const_cast<std::uint8_t*>(kZeros) : ib.bytes.data();
     }
     std::vector<std::int64_t> vars;
     for (const auto& name : l.kernel.vars) vars.push_back(b.at(name));
