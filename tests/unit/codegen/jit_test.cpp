@@ -393,7 +393,8 @@ TEST_CASE("jit: register-tiled matmuls agree with the reference, with and withou
     return g.make_buffer(buf, {rows, cols});
   };
   // (M K) @ (K N) as the composites build it: expand both to (M K N), multiply, sum over K.
-  for (auto [m, k, n] : {std::array<std::int64_t, 3>{8, 32, 16}, {12, 5, 48}, {4, 1, 16}, {6, 7, 16}, {8, 3, 20}}) {
+  for (auto [m, k, n] : {std::array<std::int64_t, 3>{8, 32, 16}, {12, 5, 48}, {4, 1, 16}, {6, 7, 16}, {8, 3, 20},
+                        {128, 9, 32}, {192, 16, 16}}) {
     NodeRef a = random(m, k), b = random(k, n);
     NodeRef a3 = g.make_expand(g.make_reshape(a, {m, k, 1}), {m, k, n});
     NodeRef b3 = g.make_expand(g.make_reshape(b, {1, k, n}), {m, k, n});
