@@ -521,21 +521,7 @@ class Emitter {
           Value* next = nullptr;
           switch (s.reduce) {
             case ReduceKind::Sum:
-              if (fl && k_.expr(s.value).op == EOp::Mul && s.dtype != DType::F64 &&
-                  k_.expr(s.value).dtype == DType::F32) {
-                // A sum of products: one fused multiply-add (the sum's order is free anyway).
-                const Expr m = k_.expr(s.value);
-                // Operands in a fixed role order (scratch-buffer loads second), so that a tile's
-                // updates are isomorphic for the vectorizers.
-                ExprId x = m.src[0], y = m.src[1];
-                auto from_scratch = [&](ExprId id) {
-                  const Expr& e = k_.expr(id);
-                  return e.op == EOp::Load && k_.buffers[static_cast<std::size_t>(e.arg)].local_elems > 0;
-                };
-                if (from_scratch(x) && !from_scratch(y)) std::swap(x, y);
-                llvm::Function* f = llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::fmuladd, {cur->getType()});
-                next = b_.CreateCall(f, {value(x), value(y), cur});
-              } else if (fl) {
+              if (fl) {
                 auto* add = llvm::cast<llvm::Instruction>(b_.CreateFAdd(cur, v));
                 add->setHasAllowReassoc(true);  // lets the vectorizer split the sum
                 next = add;
