@@ -198,14 +198,7 @@ class Lowerer {
         e[row] = k_.binary(EOp::Add, k_.binary(EOp::Mul, r0, k_.constant_int(kTileRows)), k_.constant_int(t));
         e[col] = k_.binary(EOp::Add, k_.binary(EOp::Mul, c0, k_.constant_int(kTileCols)), k_.constant_int(w));
         at.push_back(e);
-        std::int32_t acc = k_.new_acc();
-        accs.push_back(acc);
-        Stmt def{Stmt::Kind::AccDef};
-        def.acc = acc;
-        def.dtype = DType::F32;
-        def.reduce = ReduceKind::Sum;
-        def.value = k_.constant_float(0, DType::F32);
-        body->push_back(def);
+        accs.push_back(define_acc(body, DType::F32, ReduceKind::Sum, k_.constant_float(0, DType::F32)));
       }
     }
     std::vector<Stmt>* outer = body;
@@ -222,10 +215,7 @@ class Lowerer {
       for (std::size_t i = 0; i < sidx.size(); ++i) {
         if (reduced[i]) sidx[i] = rvars[i] >= 0 ? rvars[i] : k_.constant_int(0);
       }
-      Stmt upd{Stmt::Kind::AccUpdate};
-      upd.acc = accs[e];
-      upd.dtype = DType::F32;
-      upd.reduce = ReduceKind::Sum;
+      Stmt upd = update_acc(accs[e], DType::F32, ReduceKind::Sum, -1);
       if (packed != nullptr) {
         const std::int64_t w = static_cast<std::int64_t>(e) % kTileCols;
         ExprId from_pack = k_.load(pack_slot, k_.binary(EOp::Add, k_.binary(EOp::Mul, rvars[red_axis], k_.constant_int(kTileCols)),
@@ -299,23 +289,11 @@ class Lowerer {
       return into;
     };
     for (const Node* r : reduces) {
-      const bool fl = tensor::is_float(r->dtype);
-      const DType acc_t = fl ? (r->dtype == DType::F64 ? DType::F64 : DType::F32) : DType::I64;
-      std::int32_t acc = k_.new_acc();
-      Stmt def{Stmt::Kind::AccDef};
-      def.acc = acc;
-      def.dtype = acc_t;
-      def.reduce = r->reduce_kind;
-      def.value = reduce_init(r->reduce_kind, r->dtype, acc_t);
-      body->push_back(def);
+      const DType acc_t = acc_dtype(r->dtype);
+      std::int32_t acc = define_acc(body, acc_t, r->reduce_kind, reduce_init(r->reduce_kind, r->dtype, acc_t));
       std::vector<ExprId> at;
       std::vector<Stmt>* inner = col_loops(body, at);
-      Stmt upd{Stmt::Kind::AccUpdate};
-      upd.acc = acc;
-      upd.dtype = acc_t;
-      upd.reduce = r->reduce_kind;
-      upd.value = k_.unary(EOp::Cast, value(r->src[0].get(), at), acc_t);
-      inner->push_back(upd);
+      inner->push_back(update_acc(acc, acc_t, r->reduce_kind, k_.unary(EOp::Cast, value(r->src[0].get(), at), acc_t)));
       // Read (through the expand) at the row's index, the reduce is its accumulator.
       row_accs_[r] = k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), r->dtype);
     }
@@ -457,8 +435,7 @@ class Lowerer {
       return result;
     }
     const Node* src = n->src[0].get();
-    const bool fl = tensor::is_float(n->dtype);
-    const DType acc_t = fl ? (n->dtype == DType::F64 ? DType::F64 : DType::F32) : DType::I64;
+    const DType acc_t = acc_dtype(n->dtype);
     // The row loop of an interchanged reduce: parallel when no outer loop is.
     const bool row_parallel = interchange && !parallel_set;
     auto row_loop = [&](std::vector<Stmt>* into, std::vector<ExprId>& at) -> std::vector<Stmt>* {
@@ -476,13 +453,7 @@ class Lowerer {
       std::vector<Stmt>* row = row_loop(body, at);
       row->push_back(store(linear_index(at, n->shape), reduce_init(n->reduce_kind, n->dtype, acc_t)));
     } else {
-      acc = k_.new_acc();
-      Stmt def{Stmt::Kind::AccDef};
-      def.acc = acc;
-      def.dtype = acc_t;
-      def.reduce = n->reduce_kind;
-      def.value = reduce_init(n->reduce_kind, n->dtype, acc_t);
-      body->push_back(def);
+      acc = define_acc(body, acc_t, n->reduce_kind, reduce_init(n->reduce_kind, n->dtype, acc_t));
     }
     std::vector<ExprId> sidx = idx;
     inner_reduce_var_ = -1;
@@ -519,11 +490,7 @@ class Lowerer {
       if (!parallel_set && !row_parallel) result.parallel_extent = 1;
       return result;
     }
-    Stmt upd{Stmt::Kind::AccUpdate};
-    upd.acc = acc;
-    upd.dtype = acc_t;
-    upd.reduce = n->reduce_kind;
-    upd.value = k_.unary(EOp::Cast, value(src, sidx), acc_t);
+    Stmt upd = update_acc(acc, acc_t, n->reduce_kind, k_.unary(EOp::Cast, value(src, sidx), acc_t));
     update_value_ = upd.value;
     last_out_var_ = last < n->shape.size() ? idx[last] : -1;
     body->push_back(upd);
@@ -570,6 +537,33 @@ class Lowerer {
     if (n->op == Op::Copy) return n->src[0].get();
     if (n->op == Op::Assign) return n->src[1].get();
     return n;
+  }
+
+  // The accumulator dtype of a reduce of dtype t: f32 for every float narrower than f64, i64
+  // for integers (which wrap when stored).
+  static DType acc_dtype(DType t) {
+    if (!tensor::is_float(t)) return DType::I64;
+    return t == DType::F64 ? DType::F64 : DType::F32;
+  }
+
+  // Defines a new accumulator starting at `init`, appended to `into`; returns its id.
+  std::int32_t define_acc(std::vector<Stmt>* into, DType acc_t, ReduceKind kind, ExprId init) {
+    Stmt def{Stmt::Kind::AccDef};
+    def.acc = k_.new_acc();
+    def.dtype = acc_t;
+    def.reduce = kind;
+    def.value = init;
+    into->push_back(def);
+    return def.acc;
+  }
+
+  static Stmt update_acc(std::int32_t acc, DType acc_t, ReduceKind kind, ExprId v) {
+    Stmt upd{Stmt::Kind::AccUpdate};
+    upd.acc = acc;
+    upd.dtype = acc_t;
+    upd.reduce = kind;
+    upd.value = v;
+    return upd;
   }
 
   Stmt store(ExprId index, ExprId v) {
