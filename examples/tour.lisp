@@ -75,3 +75,10 @@
 (format t "~%softmax of a 4x10 normal sample, rows sum to 1:~%~a~%" (softmax (randn '(4 10)) :axis 1))
 (format t "row sums: ~a~%" (to-list (sum (softmax (randn '(4 10)) :axis 1) :axis 1)))
 (format t "matmul: ~a~%" (to-list (matmul (tensor '((1 2) (3 4))) (tensor '((5 6) (7 8))))))
+
+;;; They run on a device: by default the CPU JIT, which fuses each computation into few
+;;; kernels (--device ref runs the reference executor instead).
+(let ((x (realize (randn '(64 128)))))
+  (format t "on ~a: softmax is ~a kernels, layer-norm ~a, a 2-layer MLP ~a~%" (device)
+          (kernel-count (softmax x :axis 1)) (kernel-count (layer-norm x))
+          (kernel-count (matmul (relu (matmul x (randn '(128 32)))) (randn '(32 10))))))
