@@ -95,21 +95,29 @@ const char* eop_name(EOp op) {
 
 // --- interning and ranges --------------------------------------------------------------------
 
+std::size_t Kernel::ExprHash::operator()(const Expr& e) const {
+  std::uint64_t bits;
+  std::memcpy(&bits, &e.fval, sizeof bits);
+  std::uint64_t h = static_cast<std::uint64_t>(e.op) | static_cast<std::uint64_t>(e.dtype) << 8 |
+                    static_cast<std::uint64_t>(static_cast<std::uint32_t>(e.arg)) << 16;
+  for (std::uint64_t v : {static_cast<std::uint64_t>(static_cast<std::uint32_t>(e.src[0])),
+                          static_cast<std::uint64_t>(static_cast<std::uint32_t>(e.src[1])),
+                          static_cast<std::uint64_t>(static_cast<std::uint32_t>(e.src[2])),
+                          static_cast<std::uint64_t>(e.ival), bits}) {
+    h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+  }
+  return static_cast<std::size_t>(h);
+}
+
+bool Kernel::ExprEq::operator()(const Expr& a, const Expr& b) const {
+  // Floats compare by bits, so -0.0 and 0.0 (and NaNs) stay distinct constants.
+  return a.op == b.op && a.dtype == b.dtype && a.arg == b.arg && a.src[0] == b.src[0] && a.src[1] == b.src[1] &&
+         a.src[2] == b.src[2] && a.ival == b.ival && std::memcmp(&a.fval, &b.fval, sizeof a.fval) == 0;
+}
+
 ExprId Kernel::intern(const Expr& e) {
-  std::string key;
-  key.resize(sizeof(EOp) + sizeof(DType) + sizeof(e.arg) + sizeof(e.src) + sizeof(e.ival) + sizeof(e.fval));
-  char* p = key.data();
-  auto put = [&p](const void* v, std::size_t n) {
-    std::memcpy(p, v, n);
-    p += n;
-  };
-  put(&e.op, sizeof e.op);
-  put(&e.dtype, sizeof e.dtype);
-  put(&e.arg, sizeof e.arg);
-  put(e.src, sizeof e.src);
-  put(&e.ival, sizeof e.ival);
-  put(&e.fval, sizeof e.fval);
-  auto [it, fresh] = intern_.try_emplace(std::move(key), static_cast<ExprId>(exprs_.size()));
+  auto [it, fresh] = intern_.try_emplace(e, static_cast<ExprId>(exprs_.size()));
   if (fresh) {
     exprs_.push_back(e);
     ranges_.push_back(compute_range(e));

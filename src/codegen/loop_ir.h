@@ -125,7 +125,13 @@ class Kernel {
 
  private:
   std::vector<Expr> exprs_;
-  std::unordered_map<std::string, ExprId> intern_;
+  struct ExprHash {
+    std::size_t operator()(const Expr& e) const;
+  };
+  struct ExprEq {
+    bool operator()(const Expr& a, const Expr& b) const;
+  };
+  std::unordered_map<Expr, ExprId, ExprHash, ExprEq> intern_;
   std::vector<ExprId> loop_extents_;  // per loop id
   std::vector<Range> ranges_;         // per expression, computed when built
   std::int32_t loops_ = 0;
