@@ -82,7 +82,7 @@ void register_device_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "jit-stats", 0, 0, "(jit-stats)",
              "Counters of the JIT device as a plist: :realizes :kernels-run :kernels-compiled :cache-hits "
-             ":disk-hits :compile-seconds :run-seconds.",
+             ":disk-hits :plan-hits (realizes that reused a schedule) :compile-seconds :run-seconds.",
              [](Interp& in, Args, N) -> Value {
                const runtime::JitStats& st = jit_of(in, "jit-stats").stats();
                Interp::StackMark mark(in);
@@ -96,9 +96,10 @@ void register_device_builtins(Interp& in) {
                put("kernels-compiled", Value::integer(static_cast<std::int64_t>(st.kernels_compiled)));
                put("cache-hits", Value::integer(static_cast<std::int64_t>(st.cache_hits)));
                put("disk-hits", Value::integer(static_cast<std::int64_t>(st.disk_hits)));
+               put("plan-hits", Value::integer(static_cast<std::int64_t>(st.plan_hits)));
                put("compile-seconds", Value::real(st.compile_seconds));
                put("run-seconds", Value::real(st.run_seconds));
-               return in.list_from(base, 14);
+               return in.list_from(base, 16);
              });
   TL_BUILTIN(in, "jit-debug", 0, 1, "(jit-debug [LEVEL])",
              "The JIT's debug level, set to LEVEL when given: 0 quiet, 1 kernels and times per realize, "

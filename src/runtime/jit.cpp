@@ -102,56 +102,130 @@ std::shared_ptr<Buffer> JitDevice::realize(const Node* root, const tensor::Bindi
   }
 }
 
-std::shared_ptr<Buffer> JitDevice::run(const Node* root, const tensor::Bindings& b) {
-  check_graph(root, b);
-  auto t_start = std::chrono::steady_clock::now();
+namespace {
+
+// The graph below root in a fixed post-order (sources first; nodes that hold data are leaves),
+// and a text that identifies its structure: ops, dtypes, shapes, op arguments, which nodes are
+// inputs, and the wiring. Two graphs with equal texts schedule and lower identically.
+std::string structure_key(const Node* root, std::vector<const Node*>& order) {
+  std::unordered_map<const Node*, std::size_t> pos;
+  std::vector<std::pair<const Node*, std::size_t>> stack{{root, 0}};
+  std::string key;
+  while (!stack.empty()) {
+    auto& [n, next] = stack.back();
+    if (pos.count(n)) {
+      stack.pop_back();
+      continue;
+    }
+    if (!schedule::holds_data(n) && next < n->src.size()) {
+      const Node* c = n->src[next++].get();
+      if (!pos.count(c)) stack.emplace_back(c, 0);
+      continue;
+    }
+    pos[n] = order.size();
+    order.push_back(n);
+    key += std::to_string(static_cast<int>(n->op)) + ":" + std::to_string(static_cast<int>(n->dtype)) +
+           tensor::shape_str(n->shape);
+    if (schedule::holds_data(n)) {
+      key += "I;";
+    } else {
+      for (auto a : n->axes) key += "," + std::to_string(a);
+      for (const auto& [lo, hi] : n->ranges) key += "[" + lo.str() + " " + hi.str() + ")";
+      char c[64];
+      std::snprintf(c, sizeof c, "k%d v%a i%lld", static_cast<int>(n->reduce_kind), n->fvalue,
+                    static_cast<long long>(n->ivalue));
+      key += c + n->name;
+      for (const auto& src : n->src) key += " " + std::to_string(pos.at(src.get()));
+      key += ";";
+    }
+    stack.pop_back();
+  }
+  return key;
+}
+
+}  // namespace
+
+JitDevice::Plan JitDevice::make_plan(const Node* root, const std::vector<const Node*>& order) {
+  std::unordered_map<const Node*, int> pos;
+  for (std::size_t i = 0; i < order.size(); ++i) pos[order[i]] = static_cast<int>(i);
   schedule::Schedule s = schedule::make_schedule(root);
+  Plan plan;
   for (const Node* n : s.kernels) {
     if (n->op == tensor::Op::Extern) {
       throw tensor::GraphError("device-error", "extern: the " + backend_->name() + " backend has no kernel named \"" +
                                                    n->name + "\"");
     }
+    codegen::Lowered l = codegen::lower(n, s.materialized);
+    PlanKernel k;
+    k.compiled = &compiled(l.kernel);
+    k.node = pos.at(n);
+    for (const Node* in : l.inputs) k.inputs.push_back(pos.at(in));
+    k.input_slots = l.input_slots;
+    k.buffer_count = l.kernel.buffers.size();
+    k.vars = l.kernel.vars;
+    k.parallel_extent = l.parallel_extent;
+    k.work_per_iteration = l.work_per_iteration;
+    k.elements = l.elements;
+    k.ops_per_element = l.ops_per_element;
+    plan.kernels.push_back(std::move(k));
   }
-  std::unordered_map<const Node*, std::shared_ptr<Buffer>> values;
-  for (const Node* in : s.inputs) values[in] = in->realized ? in->realized : in->buffer;
+  plan.result = pos.at(s.result);
+  return plan;
+}
+
+std::shared_ptr<Buffer> JitDevice::run(const Node* root, const tensor::Bindings& b) {
+  check_graph(root, b);
+  auto t_start = std::chrono::steady_clock::now();
+  // The plan for this graph's structure: scheduled, lowered and compiled once.
+  std::vector<const Node*> order;
+  std::string key = structure_key(root, order);
+  auto found = plans_.find(key);
+  if (found == plans_.end()) {
+    found = plans_.emplace(std::move(key), make_plan(root, order)).first;
+  } else {
+    ++stats_.plan_hits;
+  }
+  const Plan& plan = found->second;
+  std::unordered_map<int, std::shared_ptr<Buffer>> values;  // by position in `order`
   // How many kernels still read each computed buffer, so it can be freed after the last.
-  std::unordered_map<const Node*, int> readers;
-  std::vector<codegen::Lowered> lowered;
-  lowered.reserve(s.kernels.size());
-  for (const Node* n : s.kernels) {
-    lowered.push_back(codegen::lower(n, s.materialized));
-    for (const Node* in : lowered.back().inputs) ++readers[in];
+  std::unordered_map<int, int> readers;
+  for (const PlanKernel& k : plan.kernels) {
+    for (int in : k.inputs) {
+      ++readers[in];
+      const Node* n = order[static_cast<std::size_t>(in)];
+      if (schedule::holds_data(n)) values[in] = n->realized ? n->realized : n->buffer;
+    }
   }
   ++stats_.realizes;
   double run_time = 0;
-  for (std::size_t i = 0; i < s.kernels.size(); ++i) {
-    const Node* n = s.kernels[i];
-    codegen::Lowered& l = lowered[i];
-    Compiled& c = compiled(l.kernel);
+  for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
+    const PlanKernel& k = plan.kernels[i];
+    const Node* n = order[static_cast<std::size_t>(k.node)];
     std::int64_t count = 1;
     for (const auto& d : n->shape) count *= d.eval(b);
     auto out = std::make_shared<Buffer>(n->dtype, static_cast<std::size_t>(count));
-    std::vector<void*> ptrs(l.kernel.buffers.size(), nullptr);  // local scratch stays null
+    std::vector<void*> ptrs(k.buffer_count, nullptr);  // local scratch stays null
     ptrs[0] = out->bytes.empty() ? const_cast<std::uint8_t*>(kZeros) : out->bytes.data();
-    for (std::size_t j = 0; j < l.inputs.size(); ++j) {
-      Buffer& ib = *values.at(l.inputs[j]);
-      ptrs[static_cast<std::size_t>(l.input_slots[j])] = ib.bytes.empty() ? const_cast<std::uint8_t*>(kZeros) : ib.bytes.data();
+    for (std::size_t j = 0; j < k.inputs.size(); ++j) {
+      Buffer& ib = *values.at(k.inputs[j]);
+      ptrs[static_cast<std::size_t>(k.input_slots[j])] = ib.bytes.empty() ? const_cast<std::uint8_t*>(kZeros) : ib.bytes.data();
     }
     std::vector<std::int64_t> vars;
-    for (const auto& name : l.kernel.vars) vars.push_back(b.at(name));
-    tl_launch launch{l.parallel_extent.eval(b), l.work_per_iteration.eval(b)};
+    for (const auto& name : k.vars) vars.push_back(b.at(name));
+    tl_launch launch{k.parallel_extent.eval(b), k.work_per_iteration.eval(b)};
     auto t0 = std::chrono::steady_clock::now();
-    if (count > 0) backend_->launch(c.handle, ptrs, vars, launch);
+    if (count > 0) backend_->launch(k.compiled->handle, ptrs, vars, launch);
     double dt = seconds_since(t0);
     run_time += dt;
     ++stats_.kernels_run;
     if (debug >= 1) {
       double bytes = static_cast<double>(out->bytes.size());
-      for (const Node* in : l.inputs) bytes += static_cast<double>(values.at(in)->bytes.size());
-      double flops = static_cast<double>(l.elements.eval(b)) * l.ops_per_element;
+      for (int in : k.inputs) bytes += static_cast<double>(values.at(in)->bytes.size());
+      double flops = static_cast<double>(k.elements.eval(b)) * k.ops_per_element;
       std::fprintf(stderr, "tensorlisp: kernel %zu/%zu %s %s%s: %.3f ms, %.2f GFLOP/s, %.2f GB/s\n", i + 1,
-                   s.kernels.size(), c.entry.c_str(), tensor::op_name(n->op), tensor::shape_str(n->shape).c_str(),
-                   dt * 1e3, dt > 0 ? flops / dt * 1e-9 : 0.0, dt > 0 ? bytes / dt * 1e-9 : 0.0);
+                   plan.kernels.size(), k.compiled->entry.c_str(), tensor::op_name(n->op),
+                   tensor::shape_str(n->shape).c_str(), dt * 1e3, dt > 0 ? flops / dt * 1e-9 : 0.0,
+                   dt > 0 ? bytes / dt * 1e-9 : 0.0);
     }
     if (n->op == tensor::Op::Assign) {
       // The value goes into the target's buffer, which is the assign's result.
@@ -159,15 +233,15 @@ std::shared_ptr<Buffer> JitDevice::run(const Node* root, const tensor::Bindings&
       target->buffer->bytes = std::move(out->bytes);
       out = target->buffer;
     }
-    values[n] = out;
-    for (const Node* in : l.inputs) {
-      if (--readers[in] == 0 && !schedule::holds_data(in)) values.erase(in);  // an intermediate
+    values[k.node] = out;
+    for (int in : k.inputs) {
+      if (--readers[in] == 0 && !schedule::holds_data(order[static_cast<std::size_t>(in)])) values.erase(in);
     }
   }
-  std::shared_ptr<Buffer> result = values.at(s.result);
+  std::shared_ptr<Buffer> result = values.at(plan.result);
   stats_.run_seconds += run_time;
   if (debug >= 1) {
-    std::fprintf(stderr, "tensorlisp: realize: %zu kernels, %.3f ms run, %.3f ms total\n", s.kernels.size(),
+    std::fprintf(stderr, "tensorlisp: realize: %zu kernels, %.3f ms run, %.3f ms total\n", plan.kernels.size(),
                  run_time * 1e3, seconds_since(t_start) * 1e3);
   }
   return result;

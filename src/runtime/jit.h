@@ -20,6 +20,7 @@ struct JitStats {
   std::uint64_t kernels_compiled = 0;
   std::uint64_t cache_hits = 0;       // kernels found compiled in memory
   std::uint64_t disk_hits = 0;        // kernels loaded from the disk cache
+  std::uint64_t plan_hits = 0;        // realizes that reused a whole schedule
   double compile_seconds = 0;
   double run_seconds = 0;
 };
@@ -50,9 +51,27 @@ class JitDevice {
     void* handle;
     std::string entry;
   };
-  std::unordered_map<std::string, Compiled> kernels_;  // by kernel text
+  std::unordered_map<std::string, Compiled> kernels_;  // by kernel text (node-based: stable)
+  // A graph's schedule, lowered and compiled: kernels referring to nodes by their position in
+  // the graph's post-order, so any graph of the same structure can run it.
+  struct PlanKernel {
+    Compiled* compiled = nullptr;
+    int node = 0;                          // the node the kernel computes
+    std::vector<int> inputs;               // the nodes it reads
+    std::vector<std::int32_t> input_slots; // their buffer slots
+    std::size_t buffer_count = 0;
+    std::vector<std::string> vars;
+    tensor::Dim parallel_extent = 1, work_per_iteration = 1, elements = 1;
+    int ops_per_element = 0;
+  };
+  struct Plan {
+    std::vector<PlanKernel> kernels;
+    int result = 0;
+  };
+  std::unordered_map<std::string, Plan> plans_;  // by graph structure
   JitStats stats_;
   Compiled& compiled(const codegen::Kernel& k);
+  Plan make_plan(const tensor::Node* root, const std::vector<const tensor::Node*>& order);
   std::shared_ptr<tensor::Buffer> run(const tensor::Node* root, const tensor::Bindings& b);
 };
 
