@@ -149,12 +149,6 @@ class Emitter {
         ok = m.op == EOp::Mul && m.dtype == DType::F32;
         if (!ok) break;
         ExprId load = -1, other = -1;
-        for (int side = 0; side < 2; ++side) {
-          const Expr& e = k_.expr(m.src[side]);
-          if (e.op == EOp::Load && (lane == 0 ? load < 0 : false)) {
-            // lane 0: try this side as the vector operand if the next lanes agree (checked below)
-          }
-        }
         // Lane 0 picks the side whose operand is a load; later lanes must match its shape.
         if (lane == 0) {
           for (int side = 0; side < 2 && load < 0; ++side) {
