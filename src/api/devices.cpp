@@ -11,6 +11,7 @@
 #include "runtime/jit.h"
 #include "runtime/reference.h"
 #include "schedule/schedule.h"
+#include "support/search_path.h"
 #include "tensor/tensor_value.h"
 
 namespace tl::api {
@@ -123,16 +124,7 @@ void register_device_builtins(Interp& in) {
              "folders (as NAME.lisp or NAME/NAME.lisp), then the installed and source backends folders.",
              [](Interp& in, Args a, N) -> Value {
                const std::string name = eval::arg_string(in, "%find-backend-file", a, 0)->text;
-               std::vector<std::string> dirs;
-               if (const char* p = std::getenv("TENSORLISP_PATH")) {
-                 std::string s = p;
-                 for (std::size_t start = 0; start <= s.size();) {
-                   std::size_t end = s.find(':', start);
-                   if (end == std::string::npos) end = s.size();
-                   if (end > start) dirs.push_back(s.substr(start, end - start));
-                   start = end + 1;
-                 }
-               }
+               std::vector<std::string> dirs = tensorlisp_path();
                dirs.push_back(std::string(TL_INSTALL_DATA_DIR) + "/backends");
                dirs.push_back(TL_SOURCE_BACKENDS_DIR);
                std::error_code ec;

@@ -135,15 +135,12 @@ std::optional<std::int64_t> Kernel::as_const(ExprId id) const {
 
 std::optional<std::int64_t> Kernel::coefficient(ExprId index, ExprId var) const {
   auto contains = [&](ExprId root) {
-    std::vector<ExprId> stack{root};
-    while (!stack.empty()) {
-      ExprId e = stack.back();
-      stack.pop_back();
-      if (e < 0) continue;
-      if (e == var) return true;
-      for (ExprId s : expr(e).src) stack.push_back(s);
-    }
-    return false;
+    bool found = false;
+    visit({root}, [&](ExprId e, const Expr&) {
+      found = found || e == var;
+      return !found;
+    });
+    return found;
   };
   std::int64_t c = 0;
   for (auto [t, k] : linear(index).terms) {
@@ -575,33 +572,9 @@ std::string Kernel::expr_str(ExprId id) const {
   return s + ")";
 }
 
-namespace {
-
-void collect(const Kernel& k, ExprId id, std::vector<char>& seen) {
-  std::vector<ExprId> stack{id};
-  while (!stack.empty()) {
-    ExprId x = stack.back();
-    stack.pop_back();
-    if (x < 0 || seen[static_cast<std::size_t>(x)]) continue;
-    seen[static_cast<std::size_t>(x)] = 1;
-    for (ExprId s : k.expr(x).src) stack.push_back(s);
-  }
-}
-
-void collect_stmts(const Kernel& k, const std::vector<Stmt>& body, std::vector<char>& seen) {
-  for (const Stmt& s : body) {
-    for (ExprId x : {s.extent, s.index, s.value}) collect(k, x, seen);
-    collect_stmts(k, s.body, seen);
-  }
-}
-
-}  // namespace
-
 std::string Kernel::str() const {
   // Values used more than once, or not trivially small, are printed once as %n = ...; the
   // statements refer to them. Numbering follows first use, so equal kernels print equally.
-  std::vector<char> seen(exprs_.size(), 0);
-  collect_stmts(*this, body, seen);
   std::vector<std::int32_t> number(exprs_.size(), -1);
   std::string defs;
   std::int32_t next = 0;

@@ -120,6 +120,21 @@ class Kernel {
   // b - a when it is a constant (both integer index expressions).
   std::optional<std::int64_t> constant_difference(ExprId a, ExprId b) const;
 
+  // Calls fn(id, expr) once for each expression reachable from roots (negative ids are
+  // skipped); fn returns whether to go on into that expression's sources.
+  template <class F>
+  void visit(std::vector<ExprId> roots, F&& fn) const {
+    std::vector<char> seen(exprs_.size(), 0);
+    while (!roots.empty()) {
+      ExprId e = roots.back();
+      roots.pop_back();
+      if (e < 0 || seen[static_cast<std::size_t>(e)]) continue;
+      seen[static_cast<std::size_t>(e)] = 1;
+      const Expr& x = expr(e);
+      if (fn(e, x)) roots.insert(roots.end(), std::begin(x.src), std::end(x.src));
+    }
+  }
+
   std::string expr_str(ExprId id) const;
   std::string str() const;  // the whole kernel, as text (also its cache identity)
 

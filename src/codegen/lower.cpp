@@ -330,25 +330,20 @@ class Lowerer {
       }
     };
     roots(k_.body);
-    std::unordered_set<ExprId> seen;
-    while (!stack.empty()) {
-      ExprId e = stack.back();
-      stack.pop_back();
-      if (e < 0 || !seen.insert(e).second) continue;
-      const Expr& x = k_.expr(e);
+    k_.visit(stack, [&](ExprId, const Expr& x) {
       switch (x.op) {
         case EOp::Const:
         case EOp::LoopVar:
         case EOp::SymVar:
         case EOp::AccRead:
         case EOp::Cast:
-        case EOp::Bitcast: break;
-        case EOp::Load: continue;  // its index is not data arithmetic
+        case EOp::Bitcast: return true;
+        case EOp::Load: return false;  // its index is not data arithmetic
         default:
           if (x.dtype != DType::I64) ++ops;
+          return true;
       }
-      for (ExprId src : x.src) stack.push_back(src);
-    }
+    });
     return ops;
   }
 
@@ -381,16 +376,11 @@ class Lowerer {
   }
 
   std::vector<ExprId> load_indices(ExprId root) const {
-    std::vector<ExprId> out, stack{root};
-    std::unordered_set<ExprId> seen;
-    while (!stack.empty()) {
-      ExprId e = stack.back();
-      stack.pop_back();
-      if (e < 0 || !seen.insert(e).second) continue;
-      const Expr& x = k_.expr(e);
+    std::vector<ExprId> out;
+    k_.visit({root}, [&](ExprId, const Expr& x) {
       if (x.op == EOp::Load) out.push_back(x.src[0]);
-      for (ExprId s : x.src) stack.push_back(s);
-    }
+      return true;
+    });
     return out;
   }
 

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "reader/reader.h"
+#include "support/search_path.h"
 
 namespace tl::detail {
 RootCell::~RootCell() {
@@ -476,16 +477,7 @@ std::string Interp::find_module(const std::string& name) const {
   std::vector<std::string> dirs;
   if (!load_stack.empty()) dirs.push_back(fs::path(load_stack.back()).parent_path().string());
   for (const auto& d : search_path) dirs.push_back(d);
-  if (const char* env = std::getenv("TENSORLISP_PATH")) {
-    std::string all = env;
-    std::size_t start = 0;
-    while (start <= all.size()) {
-      std::size_t end = all.find(':', start);
-      if (end == std::string::npos) end = all.size();
-      if (end > start) dirs.push_back(all.substr(start, end - start));
-      start = end + 1;
-    }
-  }
+  for (const auto& d : tensorlisp_path()) dirs.push_back(d);
   dirs.push_back(TL_SOURCE_LISP_DIR);
   dirs.push_back(TL_SOURCE_STDLIB_DIR);
   dirs.push_back(std::string(TL_INSTALL_DATA_DIR) + "/lisp");

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "support/condition_error.h"
+#include "support/search_path.h"
 
 extern "C" const tl_backend_api* tl_cpu_backend_entry(uint32_t abi_version);
 
@@ -30,16 +31,7 @@ std::vector<std::string> library_candidates(const std::string& library) {
   std::string file = library.rfind("lib", 0) == 0 ? library : "lib" + library;
   if (file.find(".so") == std::string::npos) file += ".so";
   std::vector<std::string> out;
-  if (const char* path = std::getenv("TENSORLISP_PATH")) {
-    std::string p = path;
-    std::size_t start = 0;
-    while (start <= p.size()) {
-      std::size_t end = p.find(':', start);
-      if (end == std::string::npos) end = p.size();
-      if (end > start) out.push_back(p.substr(start, end - start) + "/" + file);
-      start = end + 1;
-    }
-  }
+  for (const auto& dir : tensorlisp_path()) out.push_back(dir + "/" + file);
   std::string exe = executable_dir();
   if (!exe.empty()) {
     out.push_back(exe + "/" + file);

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/hash.h"
+
 namespace tl::runtime {
 
 namespace {
@@ -19,12 +21,9 @@ constexpr char kMagic[] = "TLKC1\n";
 constexpr std::size_t kMagicSize = 6;
 constexpr std::size_t kHeaderSize = kMagicSize + 24;
 
-std::uint64_t fnv1a(const std::string& a, const std::string& b) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : a) h = (h ^ c) * 1099511628211ull;
-  h = (h ^ 0xff) * 1099511628211ull;
-  for (unsigned char c : b) h = (h ^ c) * 1099511628211ull;
-  return h;
+// The checksum of an entry: key, a separator byte, code.
+std::uint64_t checksum(const std::string& key, const std::string& code) {
+  return fnv1a(code, fnv1a("\xff", fnv1a(key)));
 }
 
 void put_u64(std::string& out, std::uint64_t v) {
@@ -49,7 +48,7 @@ std::string DiskCache::default_dir() {
 
 std::string DiskCache::path_for(const std::string& key) const {
   char name[40];
-  std::snprintf(name, sizeof name, "%016llx.kernel", static_cast<unsigned long long>(fnv1a(key, "")));
+  std::snprintf(name, sizeof name, "%016llx.kernel", static_cast<unsigned long long>(fnv1a(key)));
   return dir_ + "/" + name;
 }
 
@@ -67,7 +66,7 @@ std::optional<std::string> DiskCache::load(const std::string& key) const {
   }
   if (data.compare(kHeaderSize, key_size, key) != 0) return std::nullopt;  // another key, same hash
   std::string code = data.substr(kHeaderSize + key_size);
-  if (fnv1a(key, code) != sum) return std::nullopt;
+  if (checksum(key, code) != sum) return std::nullopt;
   return code;
 }
 
@@ -78,7 +77,7 @@ void DiskCache::store(const std::string& key, const std::string& code) const {
   std::string data(kMagic, kMagicSize);
   put_u64(data, key.size());
   put_u64(data, code.size());
-  put_u64(data, fnv1a(key, code));
+  put_u64(data, checksum(key, code));
   data += key;
   data += code;
   const std::string path = path_for(key);

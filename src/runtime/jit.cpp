@@ -8,9 +8,10 @@
 #include <cstdlib>
 
 #include "codegen/lower.h"
-#include "support/condition_error.h"
 #include "runtime/reference.h"
 #include "schedule/schedule.h"
+#include "support/condition_error.h"
+#include "support/hash.h"
 
 namespace tl::runtime {
 
@@ -27,11 +28,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // invalid (padded) index, redirected to element 0, stays in bounds even for empty tensors.
 alignas(64) const std::uint8_t kZeros[64] = {};
 
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
 
 }  // namespace
 
