@@ -266,19 +266,34 @@ void register_tensor_builtins(Interp& in) {
                realize(in, t, b);
                return a[0];
              });
+  TL_BUILTIN(in, "manual-seed", 1, 1, "(manual-seed N)",
+             "Seeds the tensor random number generator with integer N: the same seed gives the same "
+             "sequence of random tensors.",
+             [](Interp& in, Args a, N) -> Value {
+               TensorRuntime& rt = runtime(in);
+               rt.rng_seed = eval::arg_int(in, "manual-seed", a, 0);
+               rt.rng_draws = 0;
+               return a[0];
+             });
+  TL_BUILTIN(in, "%rng-next-key", 0, 0, "(%rng-next-key)",
+             "The key of the next random draw: a u32 tensor (seed-low draw seed-high); advances the "
+             "generator. Random functions use it through random-bits.",
+             [](Interp& in, Args, N) -> Value {
+               return make_tensor(in, graph_at_call(in).make_buffer(next_rng_key(runtime(in)), Shape{3}));
+             });
   TL_BUILTIN(in, "realizedp", 1, 1, "(realizedp X)", "True when tensor X holds computed data (not a pending graph).",
              [](Interp& in, Args a, N) -> Value { return in.boolean(tensor_arg(in, "realizedp", a, 0)->node->op == Op::Buffer); });
   TL_BUILTIN(in, "to-list", 1, 1, "(to-list X)", "The elements of tensor X as nested lists (a number for a 0-d tensor).",
              [](Interp& in, Args a, N) -> Value {
                TensorObj* t = tensor_arg(in, "to-list", a, 0);
-               const Buffer& b = realize(in, t);
+               const Buffer& b = read_back(in, t);
                std::int64_t k = 0;
                return to_list(in, b, concrete_shape(t), 0, k);
              });
   TL_BUILTIN(in, "item", 1, 1, "(item X)", "The single element of tensor X as a number.",
              [](Interp& in, Args a, N) -> Value {
                TensorObj* t = tensor_arg(in, "item", a, 0);
-               const Buffer& b = realize(in, t);
+               const Buffer& b = read_back(in, t);
                if (b.count() != 1) {
                  in.error("shape-error", "item: tensor of shape " + shape_str(t->node->shape) + " has " + std::to_string(b.count()) +
                                              " elements, not 1");
@@ -288,7 +303,7 @@ void register_tensor_builtins(Interp& in) {
   TL_BUILTIN(in, "%tensor-aref", 1, -1, "(%tensor-aref X INDEX...)", "One element of tensor X (used by aref).",
              [](Interp& in, Args a, N n) -> Value {
                TensorObj* t = tensor_arg(in, "aref", a, 0);
-               const Buffer& b = realize(in, t);
+               const Buffer& b = read_back(in, t);
                auto shape = concrete_shape(t);
                if (n - 1 != shape.size()) {
                  in.error("index-error", "aref: tensor of shape " + shape_str(t->node->shape) + " needs " + std::to_string(shape.size()) +

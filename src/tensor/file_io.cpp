@@ -81,7 +81,7 @@ Value make_loaded_tensor(Interp& in, std::shared_ptr<Buffer> buf,
 }
 
 SavedData realize_for_save(Interp& in, TensorObj* t) {
-  realize(in, t);
+  read_back(in, t);
   SavedData d{t->node->buffer, eval_shape(t->node->shape, t->node->bindings)};
   auto bytes = data_bytes(d.shape, dtype_size(d.buffer->dtype));
   if (!bytes || *bytes != d.buffer->bytes.size()) {

@@ -52,6 +52,23 @@ const NodeRef& arg_tensor(Interp& in, const char* fn, Value* args, int i) {
   return as_tensor(args[i])->node;
 }
 
+std::shared_ptr<Buffer> next_rng_key(TensorRuntime& rt) {
+  auto key = std::make_shared<Buffer>(DType::U32, 3);
+  auto* w = reinterpret_cast<std::uint32_t*>(key->bytes.data());
+  const auto seed = static_cast<std::uint64_t>(rt.rng_seed);  // two's complement: mod 2^64
+  w[0] = static_cast<std::uint32_t>(seed);
+  w[1] = static_cast<std::uint32_t>(rt.rng_draws);
+  w[2] = static_cast<std::uint32_t>(seed >> 32);
+  if (rt.tracer) rt.tracer->on_rng_key(key, rt.rng_draws);
+  ++rt.rng_draws;
+  return key;
+}
+
+const Buffer& read_back(Interp& in, TensorObj* t) {
+  ++t->rt->host_reads;
+  return realize(in, t);
+}
+
 const Buffer& realize(Interp& in, TensorObj* t, const Bindings& extra) {
   const Node* n = t->node.get();
   if (n->op == Op::Buffer) return *n->buffer;
@@ -184,7 +201,7 @@ void TensorObj::print(std::string& out) const {
   const Node* n = node.get();
   std::string head = "#<tensor " + std::string(dtype_name(n->dtype)) + " " + shape_str(n->shape);
   try {
-    const Buffer& b = realize(*rt->interp, const_cast<TensorObj*>(this));
+    const Buffer& b = read_back(*rt->interp, const_cast<TensorObj*>(this));
     const Node* r = node.get();
     auto shape = eval_shape(r->shape, r->bindings);
     std::string body = format_buffer(b, shape, " ");

@@ -15,14 +15,29 @@ namespace tl::tensor {
 // Computes a node into a contiguous buffer; `extra` gives variable values from the caller.
 using RealizeFn = std::function<std::shared_ptr<Buffer>(const Node*, const Bindings& extra)>;
 
+// Watches a function being traced by (jit f): the random keys it draws.
+struct Tracer {
+  virtual ~Tracer() = default;
+  virtual void on_rng_key(const std::shared_ptr<Buffer>& key, std::uint64_t draw) = 0;
+};
+
 struct TensorRuntime : eval::Interp::Extension {
   explicit TensorRuntime(eval::Interp* in) : interp(in) {}
   eval::Interp* interp;
   Graph graph;
-  RealizeFn realize;          // the selected device (the reference executor for now)
+  RealizeFn realize;          // the selected device
   std::string device = "ref";
   std::size_t realized_bytes = 0;  // total bytes realized, for (tensor-stats)
+  std::uint64_t host_reads = 0;    // tensor data read into Lisp values (item, aref, print, save)
+  // The random generator: a seed and the number of random tensors drawn since it was set.
+  std::int64_t rng_seed = 0;
+  std::uint64_t rng_draws = 0;
+  Tracer* tracer = nullptr;  // set while (jit f) traces f
 };
+
+// A new u32 buffer (seed mod 2^32, draw mod 2^32, seed div 2^32 mod 2^32): the Threefry key and
+// second counter word of the next random draw; advances the draw count.
+std::shared_ptr<Buffer> next_rng_key(TensorRuntime& rt);
 
 struct TensorObj : eval::Foreign {
   std::shared_ptr<TensorRuntime> rt;  // declared first: outlives `node`
@@ -47,6 +62,8 @@ const NodeRef& arg_tensor(eval::Interp& in, const char* fn, eval::Value* args, i
 // Realizes the tensor in place: its node becomes a buffer node holding the result, so the
 // graph that computed it can be freed.
 const Buffer& realize(eval::Interp& in, TensorObj* t, const Bindings& extra = {});
+// realize, for reading the data into Lisp (counted: a jitted function must not do it).
+const Buffer& read_back(eval::Interp& in, TensorObj* t);
 
 eval::Value dim_to_lisp(eval::Interp& in, const Dim& d);
 Dim dim_from_lisp(eval::Interp& in, const char* fn, eval::Value v);

@@ -3,15 +3,10 @@
 ;;; so generation is part of the graph, fuses, and reproduces on every backend. Each draw
 ;;; uses key (seed, draw number) and counters 0..n-1.
 
-(defvar *rng-seed* 0 "The seed set by manual-seed.")
-(defvar *rng-draws* 0 "Random tensors drawn since the seed was set.")
-
-(defun manual-seed (n)
-  "(manual-seed N) Seeds the tensor random number generator: the same seed gives the same
-sequence of random tensors."
-  (unless (integerp n) (error 'type-error "manual-seed: the seed must be an integer, got ~s" n))
-  (setq *rng-seed* n *rng-draws* 0)
-  n)
+;;; The generator's state (seed, draws) lives in the tensor runtime: manual-seed sets it, and
+;;; each draw reads its key from a small u32 tensor made by %rng-next-key. Because the key is
+;;; data, not a constant in the graph, every draw of one shape runs the same compiled kernel,
+;;; and a function captured by (jit f) draws fresh numbers on every call.
 
 (defun %u32 (v shp) (prim:const v 'u32 shp))
 
@@ -19,31 +14,40 @@ sequence of random tensors."
   ;; Rotation left by R: multiplication by 2^R wraps, division by 2^(32-R) brings the top bits down.
   (prim:or (prim:mul x (%u32 (expt 2 r) shp)) (prim:idiv x (%u32 (expt 2 (- 32 r)) shp))))
 
+(defun %u32-word (k shp)
+  ;; K (an integer, or a u32 tensor of one element) as a u32 tensor of shape SHP.
+  (if (integerp k)
+      (%u32 (mod k 4294967296) shp)
+      (prim:expand (prim:reshape k (mapcar (lambda (d) 1) shp)) shp)))
+
 (defun threefry2x32 (k0 k1 x0 x1)
   "(threefry2x32 K0 K1 X0 X1) The Threefry-2x32 block function (20 rounds) with key (K0 K1),
-integers, on counter tensors X0 and X1 (u32): a list of two u32 tensors."
+integers or one-element u32 tensors, on counter tensors X0 and X1 (u32): a list of two u32
+tensors."
   (let* ((shp (tensor-shape x0))
-         (ks (list k0 k1 (logxor 466688986 k0 k1)))
+         (k0 (%u32-word k0 shp))
+         (k1 (%u32-word k1 shp))
+         (ks (list k0 k1 (prim:xor (prim:xor k0 k1) (%u32 466688986 shp))))
          (rot '(13 15 26 6 17 29 16 24))
-         (x0 (prim:add x0 (%u32 k0 shp)))
-         (x1 (prim:add x1 (%u32 k1 shp))))
+         (x0 (prim:add x0 k0))
+         (x1 (prim:add x1 k1)))
     (dotimes (i 20)
       (setq x0 (prim:add x0 x1))
       (setq x1 (prim:xor (%rotl32 x1 (nth (mod i 8) rot) shp) x0))
       (when (= (mod i 4) 3)
         (let ((s (/ (+ i 1) 4)))
-          (setq x0 (prim:add x0 (%u32 (nth (mod s 3) ks) shp)))
-          (setq x1 (prim:add x1 (%u32 (+ (nth (mod (+ s 1) 3) ks) s) shp))))))
+          (setq x0 (prim:add x0 (nth (mod s 3) ks)))
+          (setq x1 (prim:add x1 (prim:add (nth (mod (+ s 1) 3) ks) (%u32 s shp)))))))
     (list x0 x1)))
 
 (defun random-bits (shp)
   "(random-bits SHAPE) A u32 tensor of SHAPE with uniformly random bits (advances the generator)."
   (let* ((n (%numel-of shp))
-         (draw *rng-draws*)
+         (key (%rng-next-key))
+         (word (lambda (i) (prim:shrink key (list (list i (+ i 1))))))
          (counters (prim:iota (list n) 0 'u32))
-         (bits (first (threefry2x32 (mod *rng-seed* 4294967296) (mod draw 4294967296)
-                                    counters (%u32 (mod (floor *rng-seed* 4294967296) 4294967296) (list n))))))
-    (setq *rng-draws* (+ draw 1))
+         (bits (first (threefry2x32 (funcall word 0) (funcall word 1) counters
+                                    (%u32-word (funcall word 2) (list n))))))
     (prim:reshape bits shp)))
 
 (defcomposite rand (shp &key (dtype 'f32))

@@ -44,8 +44,8 @@
         (equal (to-list r5) (to-list (relu (* x5 2.0)))))
 
 ;; The same graph structure on new data reuses the whole schedule (no scheduling, lowering or
-;; kernel lookup): the second and third (* x 2) + 1 below. The random draws differ each time
-;; (their counters are constants in the graph), so they do not.
+;; kernel lookup): the second and third (* x 2) + 1 below, and the second and third random
+;; draws too (the generator's key is data, not a constant in the graph).
 (defun plan-hits () (getf (jit-stats) :plan-hits))
 (defvar hits-before (plan-hits))
 (dotimes (i 3) (realize (+ (* (realize (randn '(8 8))) 2.0) 1.0)))
