@@ -125,13 +125,13 @@ std::string structure_key(const Node* root, std::vector<const Node*>& order) {
     if (schedule::holds_data(n)) {
       key += "I;";
     } else {
-      for (auto a : n->axes) key += "," + std::to_string(a);
-      for (const auto& [lo, hi] : n->ranges) key += "[" + lo.str() + " " + hi.str() + ")";
+      for (auto a : n->axes) key.append(",").append(std::to_string(a));
+      for (const auto& [lo, hi] : n->ranges) key.append("[").append(lo.str()).append(" ").append(hi.str()).append(")");
       char c[64];
       std::snprintf(c, sizeof c, "k%d v%a i%lld", static_cast<int>(n->reduce_kind), n->fvalue,
                     static_cast<long long>(n->ivalue));
-      key += c + n->name;
-      for (const auto& src : n->src) key += " " + std::to_string(pos.at(src.get()));
+      key.append(c).append(n->name);
+      for (const auto& src : n->src) key.append(" ").append(std::to_string(pos.at(src.get())));
       key += ";";
     }
     stack.pop_back();
@@ -155,6 +155,10 @@ JitDevice::Plan JitDevice::make_plan(const Node* root, const std::vector<const N
     PlanKernel k;
     k.compiled = &compiled(l.kernel);
     k.node = pos.at(n);
+    k.op = n->op;
+    k.dtype = n->dtype;
+    k.shape = n->shape;
+    if (n->op == tensor::Op::Assign) k.assign_target = pos.at(n->src[0].get());
     for (const Node* in : l.inputs) k.inputs.push_back(pos.at(in));
     k.input_slots = l.input_slots;
     k.buffer_count = l.kernel.buffers.size();
@@ -166,6 +170,18 @@ JitDevice::Plan JitDevice::make_plan(const Node* root, const std::vector<const N
     plan.kernels.push_back(std::move(k));
   }
   plan.result = pos.at(s.result);
+  std::vector<char> is_leaf(order.size(), 0);
+  auto mark = [&](int p) {
+    if (p >= 0 && schedule::holds_data(order[static_cast<std::size_t>(p)]) && !is_leaf[static_cast<std::size_t>(p)]) {
+      is_leaf[static_cast<std::size_t>(p)] = 1;
+      plan.leaves.push_back(p);
+    }
+  };
+  for (const PlanKernel& k : plan.kernels) {
+    for (int in : k.inputs) mark(in);
+    mark(k.assign_target);
+  }
+  mark(plan.result);
   return plan;
 }
 
@@ -182,24 +198,43 @@ std::shared_ptr<Buffer> JitDevice::run(const Node* root, const tensor::Bindings&
     ++stats_.plan_hits;
   }
   const Plan& plan = found->second;
-  std::unordered_map<int, std::shared_ptr<Buffer>> values;  // by position in `order`
+  std::vector<std::shared_ptr<Buffer>> leaves;
+  for (int p : plan.leaves) {
+    const Node* n = order[static_cast<std::size_t>(p)];
+    leaves.push_back(n->realized ? n->realized : n->buffer);
+  }
+  std::vector<const Node*> leaf_nodes;
+  if (recording) {
+    for (int p : plan.leaves) leaf_nodes.push_back(order[static_cast<std::size_t>(p)]);
+  }
+  std::shared_ptr<Buffer> result = execute(plan, std::move(leaves), b, std::move(leaf_nodes));
+  if (debug >= 1) {
+    std::fprintf(stderr, "tensorlisp: realize: %zu kernels, %.3f ms total\n", plan.kernels.size(),
+                 seconds_since(t_start) * 1e3);
+  }
+  return result;
+}
+
+std::shared_ptr<Buffer> JitDevice::execute(const Plan& plan, std::vector<std::shared_ptr<Buffer>> leaves,
+                                           const tensor::Bindings& b, std::vector<const Node*> leaf_nodes) {
+  std::vector<Recorded>* rec = recording;
+  const std::size_t rec_index = rec ? rec->size() : 0;
+  if (rec) rec->push_back(Recorded{&plan, std::move(leaf_nodes), leaves, b, nullptr});
+  std::unordered_map<int, std::shared_ptr<Buffer>> values;  // by position in the graph's order
+  for (std::size_t i = 0; i < plan.leaves.size(); ++i) values[plan.leaves[i]] = std::move(leaves[i]);
   // How many kernels still read each computed buffer, so it can be freed after the last.
   std::unordered_map<int, int> readers;
   for (const PlanKernel& k : plan.kernels) {
-    for (int in : k.inputs) {
-      ++readers[in];
-      const Node* n = order[static_cast<std::size_t>(in)];
-      if (schedule::holds_data(n)) values[in] = n->realized ? n->realized : n->buffer;
-    }
+    for (int in : k.inputs) ++readers[in];
+    if (k.assign_target >= 0) ++readers[k.assign_target];
   }
   ++stats_.realizes;
   double run_time = 0;
   for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
     const PlanKernel& k = plan.kernels[i];
-    const Node* n = order[static_cast<std::size_t>(k.node)];
     std::int64_t count = 1;
-    for (const auto& d : n->shape) count *= d.eval(b);
-    auto out = std::make_shared<Buffer>(n->dtype, static_cast<std::size_t>(count));
+    for (const auto& d : k.shape) count *= d.eval(b);
+    auto out = std::make_shared<Buffer>(k.dtype, static_cast<std::size_t>(count));
     std::vector<void*> ptrs(k.buffer_count, nullptr);  // local scratch stays null
     ptrs[0] = out->bytes.empty() ? const_cast<std::uint8_t*>(kZeros) : out->bytes.data();
     for (std::size_t j = 0; j < k.inputs.size(); ++j) {
@@ -219,27 +254,27 @@ std::shared_ptr<Buffer> JitDevice::run(const Node* root, const tensor::Bindings&
       for (int in : k.inputs) bytes += static_cast<double>(values.at(in)->bytes.size());
       double flops = static_cast<double>(k.elements.eval(b)) * k.ops_per_element;
       std::fprintf(stderr, "tensorlisp: kernel %zu/%zu %s %s%s: %.3f ms, %.2f GFLOP/s, %.2f GB/s\n", i + 1,
-                   plan.kernels.size(), k.compiled->entry.c_str(), tensor::op_name(n->op),
-                   tensor::shape_str(n->shape).c_str(), dt * 1e3, dt > 0 ? flops / dt * 1e-9 : 0.0,
+                   plan.kernels.size(), k.compiled->entry.c_str(), tensor::op_name(k.op),
+                   tensor::shape_str(k.shape).c_str(), dt * 1e3, dt > 0 ? flops / dt * 1e-9 : 0.0,
                    dt > 0 ? bytes / dt * 1e-9 : 0.0);
     }
-    if (n->op == tensor::Op::Assign) {
+    if (k.assign_target >= 0) {
       // The value goes into the target's buffer, which is the assign's result.
-      const Node* target = n->src[0].get();
-      target->buffer->bytes = std::move(out->bytes);
-      out = target->buffer;
+      std::shared_ptr<Buffer> target = values.at(k.assign_target);
+      target->bytes = std::move(out->bytes);
+      out = std::move(target);
     }
     values[k.node] = out;
-    for (int in : k.inputs) {
-      if (--readers[in] == 0 && !schedule::holds_data(order[static_cast<std::size_t>(in)])) values.erase(in);
-    }
+    auto done_with = [&](int in) {
+      if (--readers[in] == 0 && in != plan.result) values.erase(in);
+    };
+    for (int in : k.inputs) done_with(in);
+    if (k.assign_target >= 0) done_with(k.assign_target);
   }
   std::shared_ptr<Buffer> result = values.at(plan.result);
   stats_.run_seconds += run_time;
-  if (debug >= 1) {
-    std::fprintf(stderr, "tensorlisp: realize: %zu kernels, %.3f ms run, %.3f ms total\n", plan.kernels.size(),
-                 run_time * 1e3, seconds_since(t_start) * 1e3);
-  }
+  if (rec) (*rec)[rec_index].result = result;
+  if (debug >= 1) std::fprintf(stderr, "tensorlisp: %zu kernels ran in %.3f ms\n", plan.kernels.size(), run_time * 1e3);
   return result;
 }
 

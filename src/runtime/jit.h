@@ -26,7 +26,20 @@ struct JitStats {
 };
 
 class JitDevice {
+  struct Plan;
+
  public:
+  // One run of a plan, as (jit f) records it while tracing: the plan, the buffers its leaves
+  // held (with their nodes, valid only while the trace runs), the variable values, and the
+  // result. Replaying it runs the same kernels on other leaf buffers.
+  struct Recorded {
+    const Plan* plan = nullptr;
+    std::vector<const tensor::Node*> leaf_nodes;
+    std::vector<std::shared_ptr<tensor::Buffer>> leaves;
+    tensor::Bindings bindings;
+    std::shared_ptr<tensor::Buffer> result;
+  };
+
   // `cache_dir`: where compiled kernels are kept across processes ("" for no disk cache).
   explicit JitDevice(std::shared_ptr<Backend> backend, std::string cache_dir = DiskCache::default_dir());
   ~JitDevice();
@@ -42,6 +55,13 @@ class JitDevice {
   // 0: quiet; 1: kernel count and times per realize; 2: also the loop IR; 3: also LLVM IR.
   // Starts from TENSORLISP_DEBUG.
   int debug = 0;
+  // While set, every plan run is appended here (see Recorded).
+  std::vector<Recorded>* recording = nullptr;
+
+  // Runs a plan on leaf buffers (in the order of Recorded::leaves): a fresh result buffer, or
+  // the target's buffer for an assign. `leaf_nodes` go into the recording, when there is one.
+  std::shared_ptr<tensor::Buffer> execute(const Plan& plan, std::vector<std::shared_ptr<tensor::Buffer>> leaves,
+                                          const tensor::Bindings& b, std::vector<const tensor::Node*> leaf_nodes = {});
 
  private:
   std::shared_ptr<Backend> backend_;
@@ -57,6 +77,10 @@ class JitDevice {
   struct PlanKernel {
     Compiled* compiled = nullptr;
     int node = 0;                          // the node the kernel computes
+    tensor::Op op{};                       // its op, dtype and shape
+    tensor::DType dtype{};
+    tensor::Shape shape;
+    int assign_target = -1;                // for an assign: the node whose buffer it writes
     std::vector<int> inputs;               // the nodes it reads
     std::vector<std::int32_t> input_slots; // their buffer slots
     std::size_t buffer_count = 0;
@@ -65,6 +89,7 @@ class JitDevice {
     int ops_per_element = 0;
   };
   struct Plan {
+    std::vector<int> leaves;  // the nodes holding data that the kernels read or assign to
     std::vector<PlanKernel> kernels;
     int result = 0;
   };
