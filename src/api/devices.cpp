@@ -44,6 +44,8 @@ runtime::JitDevice& jit_of(Interp& in, const char* fn) {
 
 }  // namespace
 
+std::shared_ptr<runtime::JitDevice> current_jit(Interp& in) { return state(in).jit; }
+
 void use_device(Interp& in, const std::string& name, const std::string& library, const std::string& options) {
   tensor::TensorRuntime& rt = tensor::runtime(in);
   DeviceState& s = state(in);
@@ -83,7 +85,8 @@ void register_device_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "jit-stats", 0, 0, "(jit-stats)",
              "Counters of the JIT device as a plist: :realizes :kernels-run :kernels-compiled :cache-hits "
-             ":disk-hits :plan-hits (realizes that reused a schedule) :compile-seconds :run-seconds.",
+             ":disk-hits :plan-hits (realizes that reused a schedule) :traces and :replays (of jit functions) "
+             ":compile-seconds :run-seconds.",
              [](Interp& in, Args, N) -> Value {
                const runtime::JitStats& st = jit_of(in, "jit-stats").stats();
                Interp::StackMark mark(in);
@@ -98,9 +101,11 @@ void register_device_builtins(Interp& in) {
                put("cache-hits", Value::integer(static_cast<std::int64_t>(st.cache_hits)));
                put("disk-hits", Value::integer(static_cast<std::int64_t>(st.disk_hits)));
                put("plan-hits", Value::integer(static_cast<std::int64_t>(st.plan_hits)));
+               put("traces", Value::integer(static_cast<std::int64_t>(st.traces)));
+               put("replays", Value::integer(static_cast<std::int64_t>(st.replays)));
                put("compile-seconds", Value::real(st.compile_seconds));
                put("run-seconds", Value::real(st.run_seconds));
-               return in.list_from(base, 16);
+               return in.list_from(base, 20);
              });
   TL_BUILTIN(in, "jit-debug", 0, 1, "(jit-debug [LEVEL])",
              "The JIT's debug level, set to LEVEL when given: 0 quiet, 1 kernels and times per realize, "

@@ -2,9 +2,14 @@
 // Device selection for an interpreter (see devices.cpp).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "eval/interp.h"
+
+namespace tl::runtime {
+class JitDevice;
+}
 
 namespace tl::api {
 
@@ -14,5 +19,11 @@ namespace tl::api {
 void use_device(eval::Interp& in, const std::string& name, const std::string& library, const std::string& options);
 
 void register_device_builtins(eval::Interp& in);
+
+// (jit f): %make-capture and %capture-call (capture.cpp).
+void register_capture_builtins(eval::Interp& in);
+
+// The current JIT device, or null when tensors are realized by the reference executor.
+std::shared_ptr<runtime::JitDevice> current_jit(eval::Interp& in);
 
 }  // namespace tl::api

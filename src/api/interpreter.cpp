@@ -241,6 +241,7 @@ void boot(Interp& in, const Interpreter::Options& options) {
   tensor::register_tensor_builtins(in);
   tensor::register_file_builtins(in);
   api::register_device_builtins(in);
+  api::register_capture_builtins(in);
   in.search_path = options.search_path;
   std::vector<eval::Value> args;
   eval::Interp::StackMark mark(in);

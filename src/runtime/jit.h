@@ -21,14 +21,16 @@ struct JitStats {
   std::uint64_t cache_hits = 0;       // kernels found compiled in memory
   std::uint64_t disk_hits = 0;        // kernels loaded from the disk cache
   std::uint64_t plan_hits = 0;        // realizes that reused a whole schedule
+  std::uint64_t traces = 0;           // (jit f) signatures traced
+  std::uint64_t replays = 0;          // (jit f) calls replayed
   double compile_seconds = 0;
   double run_seconds = 0;
 };
 
 class JitDevice {
-  struct Plan;
-
  public:
+  struct Plan;  // a graph's schedule, lowered and compiled (defined below)
+
   // One run of a plan, as (jit f) records it while tracing: the plan, the buffers its leaves
   // held (with their nodes, valid only while the trace runs), the variable values, and the
   // result. Replaying it runs the same kernels on other leaf buffers.
@@ -72,8 +74,11 @@ class JitDevice {
     std::string entry;
   };
   std::unordered_map<std::string, Compiled> kernels_;  // by kernel text (node-based: stable)
+
+ public:
   // A graph's schedule, lowered and compiled: kernels referring to nodes by their position in
-  // the graph's post-order, so any graph of the same structure can run it.
+  // the graph's post-order, so any graph of the same structure can run it. Only the device
+  // looks inside; a recording holds plans by pointer (they live as long as the device).
   struct PlanKernel {
     Compiled* compiled = nullptr;
     int node = 0;                          // the node the kernel computes
@@ -93,6 +98,11 @@ class JitDevice {
     std::vector<PlanKernel> kernels;
     int result = 0;
   };
+
+  // Counters kept by the users of execute (jit captures).
+  JitStats& mutable_stats() { return stats_; }
+
+ private:
   std::unordered_map<std::string, Plan> plans_;  // by graph structure
   JitStats stats_;
   Compiled& compiled(const codegen::Kernel& k);

@@ -160,10 +160,11 @@ NodeRef Graph::make_const_int(std::int64_t v, DType t, const Shape& shape) {
   return intern(std::move(n));
 }
 
-NodeRef Graph::make_buffer(std::shared_ptr<Buffer> b, const Shape& shape, Bindings bindings) {
+NodeRef Graph::make_buffer(std::shared_ptr<Buffer> b, const Shape& shape, Bindings bindings, std::string tag) {
   Node n = proto(Op::Buffer, b->dtype, shape);
   n.buffer = std::move(b);
   n.bindings = std::move(bindings);
+  n.name = std::move(tag);
   return intern(std::move(n));
 }
 

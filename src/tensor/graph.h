@@ -96,7 +96,7 @@ struct Node {
   ReduceKind reduce_kind = ReduceKind::Sum;
   double fvalue = 0;               // const of a float dtype
   std::int64_t ivalue = 0;         // const of an integer or bool dtype
-  std::string name;                // extern kernel name
+  std::string name;                // extern kernel name; buffer tag
   std::shared_ptr<Buffer> buffer;  // buffer
   Bindings bindings;               // buffer: values of the variables in its shape
   // Not part of the identity:
@@ -123,7 +123,9 @@ class Graph {
 
   NodeRef make_const_float(double v, DType t, const Shape& shape);
   NodeRef make_const_int(std::int64_t v, DType t, const Shape& shape);
-  NodeRef make_buffer(std::shared_ptr<Buffer> b, const Shape& shape, Bindings bindings = {});
+  // `tag` (kept in the node's name) tells apart nodes of one buffer that must stay distinct,
+  // such as the arguments of a traced function.
+  NodeRef make_buffer(std::shared_ptr<Buffer> b, const Shape& shape, Bindings bindings = {}, std::string tag = {});
   NodeRef make_iota(const Shape& shape, int axis, DType t);
   NodeRef make_unary(Op op, const NodeRef& x);
   NodeRef make_cast(const NodeRef& x, DType t, bool bitcast = false);

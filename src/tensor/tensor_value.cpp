@@ -52,13 +52,18 @@ const NodeRef& arg_tensor(Interp& in, const char* fn, Value* args, int i) {
   return as_tensor(args[i])->node;
 }
 
-std::shared_ptr<Buffer> next_rng_key(TensorRuntime& rt) {
+std::shared_ptr<Buffer> rng_key(std::int64_t seed, std::uint64_t draw) {
   auto key = std::make_shared<Buffer>(DType::U32, 3);
   auto* w = reinterpret_cast<std::uint32_t*>(key->bytes.data());
-  const auto seed = static_cast<std::uint64_t>(rt.rng_seed);  // two's complement: mod 2^64
-  w[0] = static_cast<std::uint32_t>(seed);
-  w[1] = static_cast<std::uint32_t>(rt.rng_draws);
-  w[2] = static_cast<std::uint32_t>(seed >> 32);
+  const auto s = static_cast<std::uint64_t>(seed);  // two's complement: mod 2^64
+  w[0] = static_cast<std::uint32_t>(s);
+  w[1] = static_cast<std::uint32_t>(draw);
+  w[2] = static_cast<std::uint32_t>(s >> 32);
+  return key;
+}
+
+std::shared_ptr<Buffer> next_rng_key(TensorRuntime& rt) {
+  std::shared_ptr<Buffer> key = rng_key(rt.rng_seed, rt.rng_draws);
   if (rt.tracer) rt.tracer->on_rng_key(key, rt.rng_draws);
   ++rt.rng_draws;
   return key;

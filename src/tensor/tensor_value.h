@@ -38,6 +38,8 @@ struct TensorRuntime : eval::Interp::Extension {
 // A new u32 buffer (seed mod 2^32, draw mod 2^32, seed div 2^32 mod 2^32): the Threefry key and
 // second counter word of the next random draw; advances the draw count.
 std::shared_ptr<Buffer> next_rng_key(TensorRuntime& rt);
+// The key of draw number `draw` under `seed`.
+std::shared_ptr<Buffer> rng_key(std::int64_t seed, std::uint64_t draw);
 
 struct TensorObj : eval::Foreign {
   std::shared_ptr<TensorRuntime> rt;  // declared first: outlives `node`

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: Apache-2.0
+// (jit f): a function of tensors traced once per signature, then replayed as the list of
+// compiled plans it ran, with no Lisp evaluation, graph building or schedule lookup.
+//
+// Tracing calls f with the JIT device recording every plan it runs. Tensor arguments go in
+// on fresh graph nodes, so they are told apart from other tensors that share their data. Each
+// leaf a recorded plan read is then one of: an argument, the result of an earlier plan of the
+// trace, a random key drawn during the trace, or captured data (weights and constants, read
+// from the same buffer at every replay, so updates made in place with assign are seen).
+// A replay runs the plans in order on the new arguments' buffers and fresh random keys.
+//
+// The signature (a key) is the tensor arguments' dtypes and shapes, and the other arguments'
+// values; a new one traces again. (Arguments that share a buffer need nothing more: each
+// has its own node.) What a replay cannot reproduce makes that
+// signature run uncaptured, calling f every time: reading tensor data into Lisp (item, aref,
+// print, save) or reseeding the generator during the trace. Lisp side effects of f other
+// than tensor work (printing text, setq) happen only while it is traced.
+#include <cstdio>
+#include <deque>
+#include <unordered_map>
+
+#include "api/devices.h"
+#include "eval/builtins.h"
+#include "runtime/jit.h"
+#include "tensor/tensor_value.h"
+
+namespace tl::api {
+
+using eval::Interp;
+using eval::Value;
+using runtime::JitDevice;
+using tensor::Buffer;
+using tensor::Node;
+using tensor::TensorObj;
+using Args = Value*;
+using N = std::uint32_t;
+
+namespace {
+
+// Where a plan's leaf, or an output, comes from at replay.
+struct Slot {
+  enum Kind { Arg, Step, Rng, Data } kind = Data;
+  std::size_t index = 0;               // argument, step, or draw offset
+  std::shared_ptr<Buffer> data;        // captured data
+};
+
+struct Step {
+  const JitDevice::Plan* plan = nullptr;
+  std::vector<Slot> leaves;
+  tensor::Bindings bindings;
+};
+
+struct Output {
+  Slot slot;
+  tensor::Shape shape;
+  tensor::Bindings bindings;
+};
+
+struct Trace {
+  std::shared_ptr<JitDevice> device;  // keeps the plans alive
+  bool uncaptured = false;
+  std::vector<Step> steps;
+  std::vector<Output> outputs;
+  Value result;  // f's result with each tensor replaced by the capture's marker
+  std::uint64_t draws = 0;
+};
+
+struct CaptureObj : eval::Foreign {
+  Value fn;
+  Value marker;  // a cons of its own, standing for an output tensor in a result template
+  std::unordered_map<std::string, Trace> traces;
+  std::deque<std::string> trace_order;  // oldest first, for the bound on traces
+  std::vector<Value> pinned;  // arguments keyed by identity, kept so their address stays theirs
+  bool warned = false;
+  const char* type_name() const override { return "jit-function"; }
+  void print(std::string& out) const override { out += "#<jit-function>"; }
+  void trace(const std::function<void(Value)>& visit) override {
+    visit(fn);
+    visit(marker);
+    for (const auto& [k, t] : traces) visit(t.result);
+    for (Value v : pinned) visit(v);
+  }
+};
+
+constexpr std::size_t kMaxTraces = 64;
+
+// The tensors of a call's arguments (searched through lists), with the original values.
+struct CallTensors {
+  std::vector<Value> values;
+  std::vector<TensorObj*> tensors;
+};
+
+void key_of(Interp& in, CaptureObj& cap, Value v, std::string& key, CallTensors& ct) {
+  for (;;) {
+    if (tensor::is_tensor(v)) {
+      TensorObj* t = tensor::as_tensor(v);
+      tensor::realize(in, t);
+      const Node* n = t->node.get();
+      key.append("T").append(tensor::dtype_name(n->dtype)).append(tensor::shape_str(n->shape));
+      for (const auto& [name, value] : n->bindings) key.append(name).append("=").append(std::to_string(value)).append(",");
+      ct.values.push_back(v);
+      ct.tensors.push_back(t);
+      return;
+    }
+    if (eval::is_cons(v)) {
+      key += "(";
+      key_of(in, cap, eval::car(v), key, ct);
+      key += " ";
+      v = eval::cdr(v);
+      continue;
+    }
+    char buf[48];
+    if (v.is_nil() || v.is_int() || eval::is_symbol(v) || eval::is_string(v)) {
+      key += in.repr(v);
+    } else if (v.is_float()) {
+      std::snprintf(buf, sizeof buf, "%a", v.f);
+      key += buf;
+    } else {
+      // Any other object counts by identity.
+      std::snprintf(buf, sizeof buf, "@%p", static_cast<void*>(v.o));
+      key += buf;
+      bool known = false;
+      for (Value p : cap.pinned) known = known || p.same(v);
+      if (!known) cap.pinned.push_back(v);
+    }
+    key += ";";
+    return;
+  }
+}
+
+// `v` with each tensor replaced by the next of `fresh` (tensors in key_of's order).
+Value substitute(Interp& in, Value v, const std::vector<Value>& fresh, std::size_t& next) {
+  if (tensor::is_tensor(v)) return fresh[next++];
+  if (!eval::is_cons(v)) return v;
+  Value a = substitute(in, eval::car(v), fresh, next);
+  Value d = substitute(in, eval::cdr(v), fresh, next);
+  return in.cons(a, d);
+}
+
+// The tensors of a result, in order; anything but tensors, lists, numbers, symbols and
+// strings is refused (a replay could not rebuild it).
+void collect_outputs(Interp& in, Value v, std::vector<TensorObj*>& outs) {
+  for (;;) {
+    if (tensor::is_tensor(v)) {
+      outs.push_back(tensor::as_tensor(v));
+      return;
+    }
+    if (eval::is_cons(v)) {
+      collect_outputs(in, eval::car(v), outs);
+      v = eval::cdr(v);
+      continue;
+    }
+    if (v.is_nil() || v.is_number() || eval::is_symbol(v) || eval::is_string(v)) return;
+    in.error("type-error", "jit: a jitted function returns tensors, numbers, symbols, strings or lists of them, got " +
+                               in.repr(v));
+  }
+}
+
+Value make_template(Interp& in, Value v, Value marker) {
+  if (tensor::is_tensor(v)) return marker;
+  if (!eval::is_cons(v)) return v;
+  Value a = make_template(in, eval::car(v), marker);
+  Value d = make_template(in, eval::cdr(v), marker);
+  return in.cons(a, d);
+}
+
+Value rebuild(Interp& in, Value tmpl, Value marker, const std::vector<Value>& outs, std::size_t& next) {
+  if (tmpl.same(marker)) return outs[next++];
+  if (!eval::is_cons(tmpl)) return tmpl;
+  Value a = rebuild(in, eval::car(tmpl), marker, outs, next);
+  Value d = rebuild(in, eval::cdr(tmpl), marker, outs, next);
+  return in.cons(a, d);
+}
+
+// Calls f with `argv` (rooted on the stack) and realizes the tensors of its result.
+Value call_uncaptured(Interp& in, CaptureObj& cap, Value* argv, std::size_t n) {
+  Value r = in.apply(cap.fn, argv, static_cast<std::uint32_t>(n));
+  in.push(r);
+  std::vector<TensorObj*> outs;
+  collect_outputs(in, r, outs);
+  for (TensorObj* t : outs) tensor::realize(in, t);
+  return r;
+}
+
+// The tensor values of a call's results: an argument's own value, else a new tensor.
+Value output_value(Interp& in, const Output& o, const std::shared_ptr<Buffer>& buf, const CallTensors& ct, bool fresh) {
+  if (o.slot.kind == Slot::Arg) return ct.values[o.slot.index];
+  if (fresh) {
+    tensor::runtime(in).realized_bytes += buf->bytes.size();
+    in.heap.account_external(buf->bytes.size());
+  }
+  return tensor::make_tensor(in, tensor::runtime(in).graph.make_buffer(buf, o.shape, o.bindings));
+}
+
+struct RngLog : tensor::Tracer {
+  std::vector<std::pair<std::shared_ptr<Buffer>, std::uint64_t>> keys;
+  void on_rng_key(const std::shared_ptr<Buffer>& key, std::uint64_t draw) override { keys.emplace_back(key, draw); }
+};
+
+Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& jit, const std::string& key, Value args,
+                 const CallTensors& ct) {
+  tensor::TensorRuntime& rt = tensor::runtime(in);
+  Trace tr;
+  tr.device = jit;
+  // Fresh nodes for the tensor arguments: a tag keeps each apart from equal buffer nodes.
+  std::vector<Value> fresh;
+  std::unordered_map<const Node*, std::size_t> arg_of;
+  Value* base = in.sp;
+  for (std::size_t j = 0; j < ct.tensors.size(); ++j) {
+    const Node* n = ct.tensors[j]->node.get();
+    char tag[64];
+    std::snprintf(tag, sizeof tag, "jit-argument %p %zu", static_cast<void*>(&cap), j);
+    tensor::NodeRef node = rt.graph.make_buffer(n->buffer, n->shape, n->bindings, tag);
+    arg_of[node.get()] = j;
+    fresh.push_back(tensor::make_tensor(in, std::move(node)));
+    in.push(fresh.back());
+  }
+  std::size_t next = 0;
+  Value traced_args = substitute(in, args, fresh, next);
+  in.push(traced_args);
+  Value* argv = in.sp;
+  std::size_t argc = 0;
+  for (Value r = traced_args; eval::is_cons(r); r = eval::cdr(r), ++argc) in.push(eval::car(r));
+
+  RngLog rng;
+  std::vector<JitDevice::Recorded> runs;
+  const std::uint64_t reads0 = rt.host_reads, draws0 = rt.rng_draws;
+  const std::int64_t seed0 = rt.rng_seed;
+  struct Restore {
+    tensor::TensorRuntime& rt;
+    JitDevice& jit;
+    ~Restore() {
+      rt.tracer = nullptr;
+      jit.recording = nullptr;
+    }
+  } restore{rt, *jit};
+  rt.tracer = &rng;
+  jit->recording = &runs;
+  Value result = call_uncaptured(in, cap, argv, argc);
+  rt.tracer = nullptr;
+  jit->recording = nullptr;
+  (void)base;
+
+  std::vector<TensorObj*> outs;
+  collect_outputs(in, result, outs);
+  tr.draws = rt.rng_draws - draws0;
+  tr.uncaptured = rt.host_reads != reads0 || rt.rng_seed != seed0 || rt.rng_draws < draws0;
+  std::vector<Value> out_values;
+  if (tr.uncaptured) {
+    if (!cap.warned) {
+      std::fprintf(stderr,
+                   "tensorlisp: warning: jit: %s reads tensor data into Lisp (item, aref, print, save) or reseeds "
+                   "while traced; it runs uncaptured\n",
+                   in.repr(cap.fn).c_str());
+      cap.warned = true;
+    }
+    // The arguments' own values stand for them in the result.
+    for (TensorObj* t : outs) {
+      auto it = arg_of.find(t->node.get());
+      out_values.push_back(it != arg_of.end() ? ct.values[it->second] : Value::object(t));
+    }
+  } else {
+    std::unordered_map<const Buffer*, std::size_t> step_of;
+    std::unordered_map<const Buffer*, std::uint64_t> draw_of;
+    for (const auto& [k, draw] : rng.keys) draw_of[k.get()] = draw - draws0;
+    auto classify = [&](const Node* n, const std::shared_ptr<Buffer>& b) {
+      Slot s;
+      if (auto a = arg_of.find(n); a != arg_of.end()) {
+        s.kind = Slot::Arg;
+        s.index = a->second;
+      } else if (auto st = step_of.find(b.get()); st != step_of.end()) {
+        s.kind = Slot::Step;
+        s.index = st->second;
+      } else if (auto d = draw_of.find(b.get()); d != draw_of.end()) {
+        s.kind = Slot::Rng;
+        s.index = d->second;
+      } else {
+        s.data = b;
+      }
+      return s;
+    };
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      const JitDevice::Recorded& r = runs[k];
+      Step st;
+      st.plan = r.plan;
+      st.bindings = r.bindings;
+      for (std::size_t i = 0; i < r.leaves.size(); ++i) st.leaves.push_back(classify(r.leaf_nodes[i], r.leaves[i]));
+      tr.steps.push_back(std::move(st));
+      step_of[r.result.get()] = k;
+    }
+    for (TensorObj* t : outs) {
+      const Node* n = t->node.get();
+      tr.outputs.push_back(Output{classify(n, n->buffer), n->shape, n->bindings});
+      out_values.push_back(output_value(in, tr.outputs.back(), n->buffer, ct, false));
+    }
+    ++jit->mutable_stats().traces;
+  }
+  tr.result = make_template(in, result, cap.marker);
+  std::size_t used = 0;
+  Value r = rebuild(in, tr.result, cap.marker, out_values, used);
+  if (cap.traces.size() >= kMaxTraces) {
+    cap.traces.erase(cap.trace_order.front());
+    cap.trace_order.pop_front();
+  }
+  cap.traces.emplace(key, std::move(tr));
+  cap.trace_order.push_back(key);
+  return r;
+}
+
+Value replay(Interp& in, CaptureObj& cap, JitDevice& jit, const Trace& tr, const CallTensors& ct) {
+  tensor::TensorRuntime& rt = tensor::runtime(in);
+  const std::uint64_t draw0 = rt.rng_draws;
+  std::unordered_map<std::size_t, std::shared_ptr<Buffer>> keys;  // by draw offset
+  std::vector<std::shared_ptr<Buffer>> results(tr.steps.size());
+  auto resolve = [&](const Slot& s) -> std::shared_ptr<Buffer> {
+    switch (s.kind) {
+      case Slot::Arg: return ct.tensors[s.index]->node->buffer;
+      case Slot::Step: return results[s.index];
+      case Slot::Rng: {
+        auto& k = keys[s.index];
+        if (!k) k = tensor::rng_key(rt.rng_seed, draw0 + s.index);
+        return k;
+      }
+      case Slot::Data: return s.data;
+    }
+    return nullptr;
+  };
+  for (std::size_t k = 0; k < tr.steps.size(); ++k) {
+    const Step& st = tr.steps[k];
+    std::vector<std::shared_ptr<Buffer>> leaves;
+    leaves.reserve(st.leaves.size());
+    for (const Slot& s : st.leaves) leaves.push_back(resolve(s));
+    results[k] = jit.execute(*st.plan, std::move(leaves), st.bindings);
+  }
+  rt.rng_draws = draw0 + tr.draws;
+  ++jit.mutable_stats().replays;
+  std::vector<Value> out_values;
+  Value* base = in.sp;
+  for (const Output& o : tr.outputs) {
+    out_values.push_back(output_value(in, o, resolve(o.slot), ct, o.slot.kind == Slot::Step));
+    in.push(out_values.back());
+  }
+  (void)base;
+  std::size_t used = 0;
+  return rebuild(in, tr.result, cap.marker, out_values, used);
+}
+
+Value capture_call(Interp& in, CaptureObj& cap, Value args) {
+  Interp::StackMark mark(in);
+  in.push(args);
+  tensor::TensorRuntime& rt = tensor::runtime(in);
+  std::shared_ptr<JitDevice> jit = current_jit(in);
+  if (!jit || rt.tracer || jit->recording) {
+    // No JIT to replay on, or inside another trace (which records what this call runs).
+    Value* argv = in.sp;
+    std::size_t argc = 0;
+    for (Value r = args; eval::is_cons(r); r = eval::cdr(r), ++argc) in.push(eval::car(r));
+    return call_uncaptured(in, cap, argv, argc);
+  }
+  char dev[32];
+  std::snprintf(dev, sizeof dev, "%p|", static_cast<void*>(jit.get()));
+  std::string key = dev;
+  CallTensors ct;
+  key_of(in, cap, args, key, ct);
+  auto it = cap.traces.find(key);
+  if (it == cap.traces.end()) return trace_call(in, cap, jit, key, args, ct);
+  if (it->second.uncaptured) {
+    Value* argv = in.sp;
+    std::size_t argc = 0;
+    for (Value r = args; eval::is_cons(r); r = eval::cdr(r), ++argc) in.push(eval::car(r));
+    return call_uncaptured(in, cap, argv, argc);
+  }
+  return replay(in, cap, *jit, it->second, ct);
+}
+
+CaptureObj* as_capture(Interp& in, const char* fn, Value v) {
+  auto* f = eval::is_kind(v, eval::ObjKind::Foreign) ? dynamic_cast<CaptureObj*>(static_cast<eval::Foreign*>(v.o)) : nullptr;
+  if (!f) in.type_error(fn, 1, "a capture made by %make-capture", v);
+  return f;
+}
+
+}  // namespace
+
+void register_capture_builtins(Interp& in) {
+  TL_BUILTIN(in, "%make-capture", 1, 1, "(%make-capture F)", "The capture state of (jit F). Use jit instead.",
+             [](Interp& in, Args a, N) -> Value {
+               eval::arg_function(in, "jit", a, 0);
+               auto* c = in.heap.make<CaptureObj>(eval::ObjKind::Foreign);
+               c->fn = a[0];
+               c->marker = in.cons(eval::nil(), eval::nil());
+               return Value::object(c);
+             });
+  TL_BUILTIN(in, "%capture-call", 2, 2, "(%capture-call CAPTURE ARGS)",
+             "Calls a jit function's capture with the list ARGS: replays its trace for their signature, "
+             "tracing first when there is none. Use jit instead.",
+             [](Interp& in, Args a, N) -> Value { return capture_call(in, *as_capture(in, "%capture-call", a[0]), a[1]); });
+}
+
+}  // namespace tl::api

@@ -1,0 +1,22 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; (jit f): capture a function of tensors once per signature and replay its kernels.
+
+(defun jit (f)
+  "(jit F) A function that computes what F does, for functions of tensors such as a training
+step. The first call with a new signature (the tensor arguments' shapes and dtypes, the other
+arguments' values) runs F and records the compiled kernels it runs; later calls with that
+signature replay them on the new tensors, skipping F's Lisp code. Tensor results come back
+realized. Weights F reads (not passed as arguments) are read afresh at each call, and random
+draws are fresh each call, so update weights in place with assign. Lisp side effects of F
+(printing text, setq) happen only when it is traced; a function that reads tensor data
+into Lisp (item, aref, print) is run uncaptured, with a warning."
+  (let ((capture (%make-capture f)))
+    (lambda (&rest args) (%capture-call capture args))))
+
+(defmacro defjit (name params &rest body)
+  "(defjit NAME (PARAM...) [DOC] BODY...) Defines NAME as (jit (lambda (PARAM...) BODY...)):
+a function whose tensor kernels are captured on the first call and replayed after."
+  `(progn
+     (defvar ,name nil)
+     (setq ,name (jit (lambda ,params ,@body)))
+     ',name))
