@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -33,7 +34,10 @@ void set_error(char* err, std::size_t size, const std::string& msg) {
   std::snprintf(err, size, "%s", msg.c_str());
 }
 
-// A fixed set of worker threads running slices of one launch at a time.
+// A fixed set of worker threads running slices of one launch at a time. Waking a sleeping
+// thread costs tens of microseconds on a virtual machine, more than a small kernel runs, so
+// both sides spin for a while (yielding the core) before they sleep: kernels launched back to
+// back find the workers awake.
 class ThreadPool {
  public:
   explicit ThreadPool(int threads) {
@@ -41,12 +45,8 @@ class ThreadPool {
     size_ = threads;
   }
   ~ThreadPool() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-      ++generation_;
-    }
-    cv_.notify_all();
+    stop_ = true;
+    publish();
     for (auto& t : workers_) t.join();
   }
   int size() const { return size_; }
@@ -57,37 +57,57 @@ class ThreadPool {
       task(0);
       return;
     }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      task_ = &task;
-      parts_ = parts;
-      pending_ = parts - 1;
-      ++generation_;
-    }
-    cv_.notify_all();
+    task_ = &task;
+    parts_ = parts;
+    // Every worker checks in, even one with no part: none can still be reading task_ and
+    // parts_ when the next launch writes them.
+    pending_.store(size_ - 1);
+    publish();
     task(0);
-    std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [this] { return pending_ == 0; });
+    wait_until([this] { return pending_.load() == 0; }, done_sleepers_, done_cv_);
     task_ = nullptr;
   }
 
  private:
+  // How long a thread spins before it sleeps.
+  static constexpr std::chrono::microseconds kSpin{2000};
+
+  // Starts a new generation, waking the workers that sleep.
+  void publish() {
+    generation_.fetch_add(1);
+    if (sleepers_.load() > 0) {
+      std::lock_guard<std::mutex> lock(mu_);
+      cv_.notify_all();
+    }
+  }
+
+  // Spins until ready(), then sleeps on cv until it is (counted in `sleepers`, so the other
+  // side knows to notify). Sequentially consistent atomics make the two checks see each other.
+  template <typename Ready>
+  void wait_until(Ready ready, std::atomic<int>& sleepers, std::condition_variable& cv) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; !ready(); ++i) {
+      if ((i & 63) == 63 && std::chrono::steady_clock::now() - t0 > kSpin) {
+        std::unique_lock<std::mutex> lock(mu_);
+        sleepers.fetch_add(1);
+        cv.wait(lock, ready);
+        sleepers.fetch_sub(1);
+        return;
+      }
+      std::this_thread::yield();
+    }
+  }
+
   void work(int id) {
     std::uint64_t seen = 0;
     for (;;) {
-      const std::function<void(int)>* task = nullptr;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return generation_ != seen; });
-        seen = generation_;
-        if (stop_) return;
-        if (id >= parts_) continue;
-        task = task_;
-      }
-      (*task)(id);
-      {
+      wait_until([&] { return generation_.load() != seen; }, sleepers_, cv_);
+      seen = generation_.load();
+      if (stop_) return;
+      if (id < parts_) (*task_)(id);
+      if (pending_.fetch_sub(1) == 1 && done_sleepers_.load() > 0) {
         std::lock_guard<std::mutex> lock(mu_);
-        if (--pending_ == 0) done_cv_.notify_one();
+        done_cv_.notify_one();
       }
     }
   }
@@ -96,11 +116,13 @@ class ThreadPool {
   int size_ = 1;
   std::mutex mu_;
   std::condition_variable cv_, done_cv_;
+  std::atomic<int> sleepers_{0}, done_sleepers_{0};
+  // Written by run() before publish(), read by workers after they see the new generation.
   const std::function<void(int)>* task_ = nullptr;
   int parts_ = 0;
-  int pending_ = 0;
-  std::uint64_t generation_ = 0;
-  bool stop_ = false;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> pending_{0};
+  std::atomic<std::uint64_t> generation_{0};
 };
 
 int default_threads() {

@@ -48,3 +48,15 @@
 (let ((x (realize (randn '(4096 1024)))))
   (bench "layernorm-4096x1024" (lambda () (realize (layer-norm x)))
          :flops (* 7.0 4096 1024) :bytes (* 8.0 4096 1024)))
+
+;; Call overhead: a 784-256-10 MLP forward on one example, where launching dominates. Eager
+;; calls build the graph and look up its schedule each time; a jit function replays.
+(let* ((w1 (realize (randn '(784 256)))) (b1 (realize (randn '(256))))
+       (w2 (realize (randn '(256 10)))) (b2 (realize (randn '(10))))
+       (x (realize (randn '(1 784))))
+       (flops (* 2.0 (+ (* 784 256) (* 256 10))))
+       (bytes (* 4.0 (+ (* 784 256) (* 256 10))))
+       (forward (lambda (x) (+ (matmul (relu (+ (matmul x w1) b1)) w2) b2)))
+       (jitted (jit forward)))
+  (bench "mlp-1x784-eager" (lambda () (realize (funcall forward x))) :flops flops :bytes bytes :reps 300)
+  (bench "mlp-1x784-jit" (lambda () (funcall jitted x)) :flops flops :bytes bytes :reps 300))

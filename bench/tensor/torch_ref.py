@@ -24,6 +24,12 @@ def report(prefix, name, ms, flops, nbytes):
 
 
 def run(prefix, lib, randn, matmul, relu, maximum, softmax, layernorm):
+    w1, b1, w2, b2, x1 = randn(784, 256), randn(256), randn(256, 10), randn(10), randn(1, 784)
+    mlp_flops, mlp_bytes = 2.0 * (784 * 256 + 256 * 10), 4.0 * (784 * 256 + 256 * 10)
+    ms = best_ms(lambda: matmul(relu(matmul(x1, w1) + b1), w2) + b2, 300)
+    # Eager libraries have one way to call it: both of ours are compared with it.
+    report(prefix, "mlp-1x784-eager", ms, mlp_flops, mlp_bytes)
+    report(prefix, "mlp-1x784-jit", ms, mlp_flops, mlp_bytes)
     for n in (256, 512, 1024, 2048):
         a, b = randn(n, n), randn(n, n)
         report(prefix, f"matmul-{n}", best_ms(lambda: matmul(a, b), 2 if n > 1024 else 5), 2.0 * n**3, 12.0 * n * n)
