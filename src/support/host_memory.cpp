@@ -4,6 +4,7 @@
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -24,6 +25,15 @@ struct Pool {
   std::size_t cached = 0;
   std::size_t reuses = 0;
 };
+
+std::atomic<std::size_t> in_use{0}, peak{0};
+
+void count_allocation(std::size_t size) {
+  std::size_t now = in_use.fetch_add(size) + size;
+  std::size_t p = peak.load();
+  while (now > p && !peak.compare_exchange_weak(p, now)) {
+  }
+}
 
 Pool& pool() {
   static Pool* p = new Pool;  // never destroyed: blocks may be released during exit
@@ -52,8 +62,9 @@ void unmap_pages(void* p, std::size_t size) { munmap(p, size); }
 
 }  // namespace
 
-void* allocate(std::size_t bytes) {
-  std::size_t size = rounded(bytes == 0 ? 1 : bytes);
+namespace {
+
+void* allocate_block(std::size_t size) {
   if (size >= kPooledFrom) {
     Pool& p = pool();
     std::lock_guard<std::mutex> lock(p.mu);
@@ -72,9 +83,19 @@ void* allocate(std::size_t bytes) {
   return block;
 }
 
+}  // namespace
+
+void* allocate(std::size_t bytes) {
+  std::size_t size = rounded(bytes == 0 ? 1 : bytes);
+  void* block = allocate_block(size);
+  count_allocation(size);
+  return block;
+}
+
 void release(void* block, std::size_t bytes) {
   if (block == nullptr) return;
   std::size_t size = rounded(bytes == 0 ? 1 : bytes);
+  in_use.fetch_sub(size);
   if (size >= kPooledFrom) {
     Pool& p = pool();
     std::lock_guard<std::mutex> lock(p.mu);
@@ -92,8 +113,10 @@ void release(void* block, std::size_t bytes) {
 PoolStats stats() {
   Pool& p = pool();
   std::lock_guard<std::mutex> lock(p.mu);
-  return PoolStats{p.cached, p.reuses};
+  return PoolStats{p.cached, p.reuses, in_use.load(), peak.load()};
 }
+
+void reset_peak() { peak.store(in_use.load()); }
 
 void trim() {
   Pool& p = pool();

@@ -21,8 +21,12 @@ void release(void* p, std::size_t bytes);
 struct PoolStats {
   std::size_t cached_bytes = 0;   // free blocks held for reuse
   std::size_t reuses = 0;         // allocations served from the pool
+  std::size_t in_use_bytes = 0;   // allocated and not yet released (rounded sizes)
+  std::size_t peak_bytes = 0;     // the most in use at once since the last reset_peak
 };
 PoolStats stats();
+// Starts measuring the peak again from what is in use now.
+void reset_peak();
 // Returns every cached block to the system.
 void trim();
 

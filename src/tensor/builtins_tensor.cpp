@@ -9,6 +9,7 @@
 
 #include "eval/builtins.h"
 #include "runtime/elements.h"
+#include "support/host_memory.h"
 #include "tensor/tensor_value.h"
 
 namespace tl::tensor {
@@ -439,14 +440,26 @@ void register_tensor_builtins(Interp& in) {
                ViewStack vs = view_of(tensor_arg(in, "view-string", a, 0)->node.get(), &base);
                return in.make_string(vs.str());
              });
-  TL_BUILTIN(in, "tensor-stats", 0, 0, "(tensor-stats)", "A plist: live graph nodes and bytes realized so far.",
+  TL_BUILTIN(in, "tensor-stats", 0, 0, "(tensor-stats)",
+             "A plist: :live-nodes (graph nodes alive), :realized-bytes (realized so far), :device, and "
+             "the process's tensor memory: :bytes-in-use, :peak-bytes (since reset-peak-memory) and "
+             ":pooled-bytes (freed, kept for reuse).",
              [](Interp& in, Args, N) -> Value {
                TensorRuntime& rt = runtime(in);
-               return in.list({Value::object(in.keyword("live-nodes")),
-                                Value::integer(static_cast<std::int64_t>(rt.graph.live_nodes())),
-                                Value::object(in.keyword("realized-bytes")),
-                                Value::integer(static_cast<std::int64_t>(rt.realized_bytes)),
-                                Value::object(in.keyword("device")), in.make_string(rt.device)});
+               host_memory::PoolStats m = host_memory::stats();
+               auto num = [](std::size_t v) { return Value::integer(static_cast<std::int64_t>(v)); };
+               return in.list({Value::object(in.keyword("live-nodes")), num(rt.graph.live_nodes()),
+                                Value::object(in.keyword("realized-bytes")), num(rt.realized_bytes),
+                                Value::object(in.keyword("device")), in.make_string(rt.device),
+                                Value::object(in.keyword("bytes-in-use")), num(m.in_use_bytes),
+                                Value::object(in.keyword("peak-bytes")), num(m.peak_bytes),
+                                Value::object(in.keyword("pooled-bytes")), num(m.cached_bytes)});
+             });
+  TL_BUILTIN(in, "reset-peak-memory", 0, 0, "(reset-peak-memory)",
+             "Starts measuring :peak-bytes of (tensor-stats) again from the memory in use now.",
+             [](Interp&, Args, N) -> Value {
+               host_memory::reset_peak();
+               return eval::nil();
              });
 
   // +inf+ and +nan+ are constants; inf and nan are plain globals (free to rebind).
