@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "eval/builtins.h"
+#include "rewrite/rewrite.h"
 #include "runtime/jit.h"
 #include "runtime/reference.h"
 #include "schedule/schedule.h"
@@ -57,6 +58,9 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
   }
   auto backend = runtime::Backend::load(name, library, options);
   auto jit = std::make_shared<runtime::JitDevice>(std::move(backend));
+  Interp* ip = &in;
+  jit->rewrite = [ip, name](const tensor::NodeRef& root) { return rewrite::optimizers(*ip).run(*ip, root, name); };
+  jit->rewrite_key = [ip] { return rewrite::optimizers(*ip).generation(); };
   rt.realize = [jit](const tensor::Node* n, const tensor::Bindings& extra) { return jit->realize(n, extra); };
   rt.device = name;
   s.jit = std::move(jit);
@@ -117,11 +121,12 @@ void register_device_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "kernel-count", 1, 1, "(kernel-count X)",
              "How many kernels realizing tensor X would run on a JIT device (0 when X is realized): what "
-             "the scheduler fused.",
+             "the optimizer rules and the scheduler made of it.",
              [](Interp& in, Args a, N) -> Value {
                if (!tensor::is_tensor(a[0])) in.type_error("kernel-count", 1, "a tensor", a[0]);
                const tensor::Node* n = tensor::as_tensor(a[0])->node.get();
                if (schedule::holds_data(n)) return Value::integer(0);
+               if (DeviceState& s = state(in); s.jit) return Value::integer(static_cast<std::int64_t>(s.jit->kernel_count(n)));
                return Value::integer(static_cast<std::int64_t>(schedule::make_schedule(n).kernels.size()));
              });
   TL_BUILTIN(in, "%find-backend-file", 1, 1, "(%find-backend-file NAME)",

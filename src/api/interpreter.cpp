@@ -7,6 +7,7 @@
 #include "eval/builtins.h"
 #include "eval/interp.h"
 #include "reader/reader.h"
+#include "rewrite/rewrite.h"
 #include "runtime/reference.h"
 #include "tensor/files.h"
 #include "tensor/tensor_value.h"
@@ -21,6 +22,8 @@ extern const PreludeFile kPreludeFiles[];
 extern const std::size_t kPreludeFileCount;
 extern const PreludeFile kStdlibFiles[];
 extern const std::size_t kStdlibFileCount;
+extern const PreludeFile kOptimizersFiles[];
+extern const std::size_t kOptimizersFileCount;
 extern const PreludeFile kBackendsFiles[];
 extern const std::size_t kBackendsFileCount;
 }  // namespace tl::eval
@@ -242,6 +245,7 @@ void boot(Interp& in, const Interpreter::Options& options) {
   tensor::register_file_builtins(in);
   api::register_device_builtins(in);
   api::register_capture_builtins(in);
+  rewrite::register_rewrite_builtins(in);
   in.search_path = options.search_path;
   std::vector<eval::Value> args;
   eval::Interp::StackMark mark(in);
@@ -256,6 +260,9 @@ void boot(Interp& in, const Interpreter::Options& options) {
     }
     for (std::size_t i = 0; i < eval::kStdlibFileCount; ++i) {
       in.eval_string(eval::kStdlibFiles[i].text, eval::kStdlibFiles[i].name);
+    }
+    for (std::size_t i = 0; i < eval::kOptimizersFileCount; ++i) {
+      in.eval_string(eval::kOptimizersFiles[i].text, eval::kOptimizersFiles[i].name);
     }
     for (std::size_t i = 0; i < eval::kBackendsFileCount; ++i) {
       in.eval_string(eval::kBackendsFiles[i].text, eval::kBackendsFiles[i].name);

@@ -152,6 +152,7 @@ void Interp::init_symbols() {
       {"shape-error", "error"},
       {"dtype-error", "error"},
       {"device-error", "error"},
+      {"optimizer-error", "error"},
       {"assertion-error", "error"},
       {"stack-overflow", "error"},
       {"storage-error", "error"},
@@ -275,6 +276,7 @@ const char* error_phase(std::string_view type) {
   if (type == "shape-error") return "shape";
   if (type == "dtype-error") return "dtype";
   if (type == "device-error") return "device";
+  if (type == "optimizer-error") return "optimizer";
   return "eval";
 }
 

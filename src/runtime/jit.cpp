@@ -141,11 +141,30 @@ std::string structure_key(const Node* root, std::vector<const Node*>& order) {
 
 }  // namespace
 
+std::size_t JitDevice::kernel_count(const Node* root) {
+  if (schedule::holds_data(root)) return 0;
+  tensor::NodeRef g(const_cast<Node*>(root));
+  if (rewrite) g = rewrite(g);
+  if (schedule::holds_data(g.get())) return 1;  // a copy
+  return schedule::make_schedule(g.get()).kernels.size();
+}
+
 JitDevice::Plan JitDevice::make_plan(const Node* root, const std::vector<const Node*>& order) {
-  std::unordered_map<const Node*, int> pos;
-  for (std::size_t i = 0; i < order.size(); ++i) pos[order[i]] = static_cast<int>(i);
-  schedule::Schedule s = schedule::make_schedule(root);
+  std::unordered_map<const Node*, int> known;
+  for (std::size_t i = 0; i < order.size(); ++i) known[order[i]] = static_cast<int>(i);
+  tensor::NodeRef graph(const_cast<Node*>(root));
+  if (rewrite) graph = rewrite(graph);
+  // Rewritten to data (neg (neg x)) -> x: the result is still a new buffer, not x's.
+  if (schedule::holds_data(graph.get())) graph = graph->graph->make_copy(graph);
+  schedule::Schedule s = schedule::make_schedule(graph.get());
   Plan plan;
+  // Nodes of the rewritten graph keep their position in the original one; new nodes get
+  // positions past it, and new data among them goes into the plan as constants.
+  auto pos = [&](const Node* n) {
+    auto [it, added] = known.emplace(n, static_cast<int>(known.size()));
+    if (added && schedule::holds_data(n)) plan.constants.emplace_back(it->second, n->realized ? n->realized : n->buffer);
+    return it->second;
+  };
   for (const Node* n : s.kernels) {
     if (n->op == tensor::Op::Extern) {
       throw tensor::GraphError("device-error", "extern: the " + backend_->name() + " backend has no kernel named \"" +
@@ -154,12 +173,12 @@ JitDevice::Plan JitDevice::make_plan(const Node* root, const std::vector<const N
     codegen::Lowered l = codegen::lower(n, s.materialized);
     PlanKernel k;
     k.compiled = &compiled(l.kernel);
-    k.node = pos.at(n);
+    k.node = pos(n);
     k.op = n->op;
     k.dtype = n->dtype;
     k.shape = n->shape;
-    if (n->op == tensor::Op::Assign) k.assign_target = pos.at(n->src[0].get());
-    for (const Node* in : l.inputs) k.inputs.push_back(pos.at(in));
+    if (n->op == tensor::Op::Assign) k.assign_target = pos(n->src[0].get());
+    for (const Node* in : l.inputs) k.inputs.push_back(pos(in));
     k.input_slots = l.input_slots;
     k.buffer_count = l.kernel.buffers.size();
     k.vars = l.kernel.vars;
@@ -169,10 +188,11 @@ JitDevice::Plan JitDevice::make_plan(const Node* root, const std::vector<const N
     k.ops_per_element = l.ops_per_element;
     plan.kernels.push_back(std::move(k));
   }
-  plan.result = pos.at(s.result);
+  plan.result = pos(s.result);
   std::vector<char> is_leaf(order.size(), 0);
   auto mark = [&](int p) {
-    if (p >= 0 && schedule::holds_data(order[static_cast<std::size_t>(p)]) && !is_leaf[static_cast<std::size_t>(p)]) {
+    if (p >= 0 && p < static_cast<int>(order.size()) && schedule::holds_data(order[static_cast<std::size_t>(p)]) &&
+        !is_leaf[static_cast<std::size_t>(p)]) {
       is_leaf[static_cast<std::size_t>(p)] = 1;
       plan.leaves.push_back(p);
     }
@@ -191,6 +211,7 @@ std::shared_ptr<Buffer> JitDevice::run(const Node* root, const tensor::Bindings&
   // The plan for this graph's structure: scheduled, lowered and compiled once.
   std::vector<const Node*> order;
   std::string key = structure_key(root, order);
+  if (rewrite_key) key += "|rules " + std::to_string(rewrite_key());
   auto found = plans_.find(key);
   if (found == plans_.end()) {
     found = plans_.emplace(std::move(key), make_plan(root, order)).first;
@@ -222,6 +243,7 @@ std::shared_ptr<Buffer> JitDevice::execute(const Plan& plan, std::vector<std::sh
   if (rec) rec->push_back(Recorded{&plan, std::move(leaf_nodes), leaves, b, nullptr});
   std::unordered_map<int, std::shared_ptr<Buffer>> values;  // by position in the graph's order
   for (std::size_t i = 0; i < plan.leaves.size(); ++i) values[plan.leaves[i]] = std::move(leaves[i]);
+  for (const auto& [p, buffer] : plan.constants) values[p] = buffer;
   // How many kernels still read each computed buffer, so it can be freed after the last.
   std::unordered_map<int, int> readers;
   for (const PlanKernel& k : plan.kernels) {

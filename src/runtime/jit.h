@@ -3,6 +3,7 @@
 // through LLVM for the backend's target (cached by kernel text), and runs them.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -57,6 +58,14 @@ class JitDevice {
   // 0: quiet; 1: kernel count and times per realize; 2: also the loop IR; 3: also LLVM IR.
   // Starts from TENSORLISP_DEBUG.
   int debug = 0;
+  // Rewrites a graph before it is scheduled (the optimizer rules), and a number that changes
+  // when the rules do, so plans made under other rules are not reused. Rewrites must depend
+  // on a graph's structure only (ops, shapes, dtypes, constants), never on data.
+  std::function<tensor::NodeRef(const tensor::NodeRef&)> rewrite;
+  std::function<std::uint64_t()> rewrite_key;
+  // How many kernels realizing `root` runs (after rewriting).
+  std::size_t kernel_count(const tensor::Node* root);
+
   // While set, every plan run is appended here (see Recorded).
   std::vector<Recorded>* recording = nullptr;
 
@@ -95,6 +104,8 @@ class JitDevice {
   };
   struct Plan {
     std::vector<int> leaves;  // the nodes holding data that the kernels read or assign to
+    // Data that rewriting brought in (not in the graph): positions past the graph's nodes.
+    std::vector<std::pair<int, std::shared_ptr<tensor::Buffer>>> constants;
     std::vector<PlanKernel> kernels;
     int result = 0;
   };

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Lisp side of the rewrite engine: defining rules and sets (the defoptimizer macros in
+// stdlib/optimizers/ call these), switching them, seeing them work, and constant folding.
+#include <cstdio>
+#include <fstream>
+
+#include "eval/builtins.h"
+#include "rewrite/rewrite.h"
+#include "runtime/elements.h"
+#include "runtime/reference.h"
+#include "schedule/schedule.h"
+#include "support/condition_error.h"
+#include "tensor/tensor_value.h"
+
+namespace tl::rewrite {
+
+using eval::Interp;
+using eval::Value;
+using tensor::Node;
+using tensor::NodeRef;
+using tensor::Op;
+using Args = Value*;
+using N = std::uint32_t;
+
+namespace {
+
+std::string name_of(Interp& in, const char* fn, Value v) {
+  if (eval::is_symbol(v) && !v.is_nil()) return eval::as_symbol(v)->name;
+  if (eval::is_string(v)) return eval::as_string(v)->text;
+  in.type_error(fn, 1, "a rule or set name", v);
+}
+
+std::vector<std::string> strings_of(Interp& in, const char* fn, Value list) {
+  std::vector<std::string> out;
+  if (!eval::is_list(list)) list = in.cons(list, eval::nil());
+  for (Value r = list; eval::is_cons(r); r = eval::cdr(r)) out.push_back(name_of(in, fn, eval::car(r)));
+  return out;
+}
+
+// Switches a rule or a set; an unknown name is an error.
+void switch_optimizer(Interp& in, const char* fn, Value name, bool on) {
+  Optimizers& o = optimizers(in);
+  const std::string n = name_of(in, fn, name);
+  bool found = false;
+  for (auto& r : o.rules) {
+    if (r.name == n) r.enabled = on, found = true;
+  }
+  for (auto& s : o.sets) {
+    if (s.name == n) s.enabled = on, found = true;
+  }
+  if (!found) in.error("optimizer-error", std::string(fn) + ": no optimizer rule or set named " + n);
+  o.touch();
+}
+
+// The backend rules are checked against: the current device's name.
+std::string backend_name(Interp& in) { return tensor::runtime(in).device; }
+
+// A constant that a node of constants folds to, computed by the reference executor on one
+// element; nullopt when the node does not fold exactly.
+NodeRef fold(Interp& in, const Node* n) {
+  tensor::Graph& g = tensor::runtime(in).graph;
+  auto is_const = [](const NodeRef& s) { return s->op == Op::Const; };
+  const auto group = tensor::op_info(n->op).group;
+  if (n->src.empty() || !std::all_of(n->src.begin(), n->src.end(), is_const)) return {};
+  auto const_like = [&](const Node* c, const tensor::Shape& shape, tensor::DType t) {
+    return tensor::is_float(t) ? g.make_const_float(c->fvalue, t, shape) : g.make_const_int(c->ivalue, t, shape);
+  };
+  switch (group) {
+    case tensor::OpGroup::Unary:
+    case tensor::OpGroup::Binary:
+    case tensor::OpGroup::Ternary: {
+      // The same op on one-element constants, run by the reference executor.
+      std::vector<NodeRef> one;
+      for (const auto& s : n->src) one.push_back(const_like(s.get(), {}, s->dtype));
+      Node p;
+      p.op = n->op;
+      p.dtype = n->dtype;
+      p.src = std::move(one);
+      NodeRef scalar = g.intern(std::move(p));
+      auto buf = runtime::realize_reference(scalar.get(), {});
+      if (tensor::is_float(n->dtype)) return g.make_const_float(runtime::load_float(*buf, 0), n->dtype, n->shape);
+      return g.make_const_int(runtime::load_int(*buf, 0), n->dtype, n->shape);
+    }
+    case tensor::OpGroup::Movement:
+      if (n->op == Op::Pad) return {};  // padding reads zeros: not uniform
+      return const_like(n->src[0].get(), n->shape, n->dtype);
+    case tensor::OpGroup::Reduce: {
+      const Node* c = n->src[0].get();
+      const bool zero = tensor::is_float(c->dtype) ? c->fvalue == 0 : c->ivalue == 0;
+      const bool one = tensor::is_float(c->dtype) ? c->fvalue == 1 : c->ivalue == 1;
+      // Exact in any order: the max of copies, a sum of zeros, a product of zeros or ones
+      // (over a non-empty reduce).
+      bool empty = false;
+      for (auto a : n->axes) empty = empty || c->shape[static_cast<std::size_t>(a)] == tensor::Dim(0);
+      if (empty) return {};
+      if (n->reduce_kind == tensor::ReduceKind::Max || (n->reduce_kind == tensor::ReduceKind::Sum && zero) ||
+          (n->reduce_kind == tensor::ReduceKind::Prod && (zero || one))) {
+        return const_like(c, n->shape, n->dtype);
+      }
+      return {};
+    }
+    default: return {};
+  }
+}
+
+}  // namespace
+
+void register_rewrite_builtins(Interp& in) {
+  TL_BUILTIN(in, "%define-optimizer", 8, 8, "(%define-optimizer NAME DOC PATTERN VARS GUARD REPLACE SET BACKEND)",
+             "Adds rule NAME: PATTERN with variables VARS (the parameters, after ?root, of the functions "
+             "GUARD and REPLACE), in SET, for BACKEND (nil: any). Use defoptimizer instead.",
+             [](Interp& in, Args a, N) -> Value {
+               Optimizers& o = optimizers(in);
+               Rule r;
+               r.name = name_of(in, "defoptimizer", a[0]);
+               r.doc = eval::is_string(a[1]) ? eval::as_string(a[1])->text : "";
+               for (Value v = a[3]; eval::is_cons(v); v = eval::cdr(v)) r.vars.push_back(name_of(in, "defoptimizer", eval::car(v)));
+               r.source = in.make_root(a[2]);
+               r.guard = in.make_root(a[4]);
+               r.replace = in.make_root(a[5]);
+               r.set = a[6].is_nil() ? "user" : name_of(in, "defoptimizer", a[6]);
+               r.backend = a[7].is_nil() ? "" : name_of(in, "defoptimizer", a[7]);
+               o.define(in, std::move(r), a[2]);
+               return a[0];
+             });
+  TL_BUILTIN(in, "%define-optimizer-set", 2, 2, "(%define-optimizer-set NAME DOC)",
+             "Declares the optimizer rule set NAME. Use defoptimizer-set instead.", [](Interp& in, Args a, N) -> Value {
+               RuleSet& s = optimizers(in).set(name_of(in, "defoptimizer-set", a[0]));
+               if (eval::is_string(a[1])) s.doc = eval::as_string(a[1])->text;
+               return a[0];
+             });
+  TL_BUILTIN(in, "optimizer-enable", 1, 1, "(optimizer-enable NAME)",
+             "Turns the optimizer rule or rule set NAME on (rules and sets start on).", [](Interp& in, Args a, N) -> Value {
+               switch_optimizer(in, "optimizer-enable", a[0], true);
+               return a[0];
+             });
+  TL_BUILTIN(in, "optimizer-disable", 1, 1, "(optimizer-disable NAME)",
+             "Turns the optimizer rule or rule set NAME off, for every graph realized from now on.",
+             [](Interp& in, Args a, N) -> Value {
+               switch_optimizer(in, "optimizer-disable", a[0], false);
+               return a[0];
+             });
+  TL_BUILTIN(in, "optimizers-enabled", 0, 1, "(optimizers-enabled [FLAG])",
+             "Whether graph rewriting runs at all before scheduling; FLAG, when given, sets it.",
+             [](Interp& in, Args a, N n) -> Value {
+               Optimizers& o = optimizers(in);
+               if (n == 1) {
+                 o.enabled = a[0].truthy();
+                 o.touch();
+               }
+               return in.boolean(o.enabled);
+             });
+  TL_BUILTIN(in, "%call-with-optimizers-disabled", 2, 2, "(%call-with-optimizers-disabled NAMES THUNK)",
+             "Calls THUNK with the rules and sets NAMES off. Use with-optimizers-disabled instead.",
+             [](Interp& in, Args a, N) -> Value {
+               Optimizers& o = optimizers(in);
+               std::vector<std::string> names = strings_of(in, "with-optimizers-disabled", a[0]);
+               for (const auto& s : names) {
+                 bool known = o.find_rule(s) != nullptr;
+                 for (const auto& set : o.sets) known = known || set.name == s;
+                 if (!known) in.error("optimizer-error", "with-optimizers-disabled: no optimizer rule or set named " + s);
+               }
+               const std::size_t before = o.disabled_now.size();
+               o.disabled_now.insert(o.disabled_now.end(), names.begin(), names.end());
+               o.touch();
+               struct Restore {
+                 Optimizers& o;
+                 std::size_t size;
+                 ~Restore() {
+                   o.disabled_now.resize(size);
+                   o.touch();
+                 }
+               } restore{o, before};
+               return in.apply(a[1], a, 0);
+             });
+  TL_BUILTIN(in, "list-optimizers", 0, 0, "(list-optimizers)",
+             "The optimizer rules, in the order they are tried: for each, a plist (:name :set :enabled "
+             ":backend :fired :doc).",
+             [](Interp& in, Args, N) -> Value {
+               Optimizers& o = optimizers(in);
+               Interp::StackMark mark(in);
+               Value* base = in.sp;
+               for (const auto& r : o.rules) {
+                 bool on = r.enabled;
+                 for (const auto& s : o.sets) on = on && !(s.name == r.set && !s.enabled);
+                 in.push(in.list({Value::object(in.keyword("name")), Value::object(in.intern(r.name)),
+                                  Value::object(in.keyword("set")), Value::object(in.intern(r.set)),
+                                  Value::object(in.keyword("enabled")), in.boolean(on),
+                                  Value::object(in.keyword("backend")),
+                                  r.backend.empty() ? eval::nil() : Value::object(in.keyword(r.backend)),
+                                  Value::object(in.keyword("fired")), Value::integer(static_cast<std::int64_t>(r.fired)),
+                                  Value::object(in.keyword("doc")), in.make_string(r.doc)}));
+               }
+               return in.list_from(base, static_cast<std::size_t>(in.sp - base));
+             });
+  TL_BUILTIN(in, "optimize", 1, 1, "(optimize X)",
+             "Tensor X's graph rewritten by the active optimizer rules, as the JIT rewrites it before "
+             "scheduling.",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& x = tensor::arg_tensor(in, "optimize", a, 0);
+               return tensor::make_tensor(in, optimizers(in).run(in, x, backend_name(in)));
+             });
+  TL_BUILTIN(in, "explain-optimizers", 1, 1, "(explain-optimizers X)",
+             "Prints tensor X's graph, each optimizer rule that fires on it (in order, with the subgraph "
+             "it matched and its replacement), and the graph after; returns the names of the rules fired.",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& x = tensor::arg_tensor(in, "explain-optimizers", a, 0);
+               std::vector<Firing> log;
+               NodeRef after = optimizers(in).run(in, x, backend_name(in), &log);
+               std::string out = "graph before:\n" + graph_text(x.get());
+               if (log.empty()) out += "no rule fired\n";
+               for (std::size_t i = 0; i < log.size(); ++i) {
+                 out += std::to_string(i + 1) + ". " + log[i].rule + ": " + log[i].before + "\n   => " + log[i].after + "\n";
+               }
+               out += "graph after:\n" + graph_text(after.get());
+               in.write(out);
+               Interp::StackMark mark(in);
+               Value* base = in.sp;
+               for (const auto& f : log) in.push(Value::object(in.intern(f.rule)));
+               return in.list_from(base, log.size());
+             });
+  TL_BUILTIN(in, "graph->text", 1, 1, "(graph->text X)",
+             "Tensor X's graph as text, one numbered line per node, sources first.",
+             [](Interp& in, Args a, N) -> Value {
+               return in.make_string(graph_text(tensor::arg_tensor(in, "graph->text", a, 0).get()));
+             });
+  TL_BUILTIN(in, "graph->dot", 2, 2, "(graph->dot X FILE)",
+             "Writes tensor X's graph to FILE in Graphviz's dot language (render it with dot -Tsvg).",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& x = tensor::arg_tensor(in, "graph->dot", a, 0);
+               const std::string path = eval::arg_string(in, "graph->dot", a, 1)->text;
+               std::ofstream f(path);
+               f << graph_dot(x.get());
+               if (!f) in.error("file-error", "graph->dot: cannot write " + path);
+               return a[1];
+             });
+  TL_BUILTIN(in, "prim-op-p", 1, 1, "(prim-op-p SYMBOL)", "True when SYMBOL names a primitive op (neg, add, reduce, ...).",
+             [](Interp& in, Args a, N) -> Value {
+               return in.boolean(eval::is_symbol(a[0]) && !a[0].is_nil() && tensor::op_from_name(eval::as_symbol(a[0])->name));
+             });
+  TL_BUILTIN(in, "%op-signature", 1, 1, "(%op-signature OP)",
+             "The slots of an op form after its name, as in the prim:* builtins: S a source, A an argument.",
+             [](Interp& in, Args a, N) -> Value {
+               auto op = tensor::op_from_name(name_of(in, "%op-signature", a[0]));
+               if (!op) in.error("optimizer-error", "no primitive op named " + in.repr(a[0]));
+               return in.make_string(op_signature(*op));
+             });
+  TL_BUILTIN(in, "%prim-function-name", 1, 1, "(%prim-function-name OP)", "The symbol prim:OP.",
+             [](Interp& in, Args a, N) -> Value {
+               return Value::object(in.intern("prim:" + name_of(in, "%prim-function-name", a[0])));
+             });
+  TL_BUILTIN(in, "%fold-constant", 1, 1, "(%fold-constant X)",
+             "The constant that tensor X, an op on constants, folds to exactly, or nil.",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& x = tensor::arg_tensor(in, "%fold-constant", a, 0);
+               if (schedule::holds_data(x.get())) return eval::nil();
+               NodeRef r = fold(in, x.get());
+               return r ? tensor::make_tensor(in, std::move(r)) : eval::nil();
+             });
+  TL_BUILTIN(in, "node-id", 1, 1, "(node-id X)",
+             "A number identifying tensor X's graph node, in creation order (for ordering guards).",
+             [](Interp& in, Args a, N) -> Value {
+               return Value::integer(tensor::arg_tensor(in, "node-id", a, 0)->id);
+             });
+  TL_BUILTIN(in, "node-op", 1, 1, "(node-op X)", "The primitive op of tensor X's graph node, a symbol (buffer when realized).",
+             [](Interp& in, Args a, N) -> Value {
+               const Node* n = tensor::arg_tensor(in, "node-op", a, 0).get();
+               return Value::object(in.intern(schedule::holds_data(n) ? "buffer" : tensor::op_name(n->op)));
+             });
+}
+
+}  // namespace tl::rewrite
