@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Lisp side of the rewrite engine: defining rules and sets (the defoptimizer macros in
 // stdlib/optimizers/ call these), switching them, seeing them work, and constant folding.
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
@@ -256,6 +257,10 @@ void register_rewrite_builtins(Interp& in) {
                if (schedule::holds_data(x.get())) return eval::nil();
                NodeRef r = fold(in, x.get());
                return r ? tensor::make_tensor(in, std::move(r)) : eval::nil();
+             });
+  TL_BUILTIN(in, "sign-bit-p", 1, 1, "(sign-bit-p X)", "True when number X has its sign bit set (so -0.0 too).",
+             [](Interp& in, Args a, N) -> Value {
+               return in.boolean(a[0].is_int() ? a[0].i < 0 : std::signbit(eval::arg_number(in, "sign-bit-p", a, 0)));
              });
   TL_BUILTIN(in, "node-id", 1, 1, "(node-id X)",
              "A number identifying tensor X's graph node, in creation order (for ordering guards).",

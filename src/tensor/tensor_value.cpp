@@ -77,8 +77,10 @@ const Buffer& read_back(Interp& in, TensorObj* t) {
 const Buffer& realize(Interp& in, TensorObj* t, const Bindings& extra) {
   const Node* n = t->node.get();
   if (n->op == Op::Buffer) return *n->buffer;
-  std::shared_ptr<Buffer> buf = n->realized ? n->realized : t->rt->realize(n, extra);
-  n->realized = buf;
+  // A node's realized value is cached on it, except one computed with variable values given
+  // here: another realize of the node may give others.
+  std::shared_ptr<Buffer> buf = n->realized && extra.empty() ? n->realized : t->rt->realize(n, extra);
+  if (extra.empty()) n->realized = buf;
   if (n->op != Op::Buffer) {
     Bindings used;
     std::vector<std::string> vars;

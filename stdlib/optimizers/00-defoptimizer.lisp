@@ -50,14 +50,15 @@
       (error 'optimizer-error "defoptimizer ~a: ~a in the ~a is not bound by the pattern" rule v where))))
 
 (defun %check-heads (rule form)
-  ;; Every op form of the replacement names a primitive op, a ?variable or a function.
+  ;; The op forms of a replacement template name a primitive op, a ?variable or a function
+  ;; (Lisp code below a function call is left to the evaluator).
   (when (consp form)
     (let ((h (car form)))
       (when (and (symbolp h) h (not (%pattern-var-p h)) (not (prim-op-p h)) (not (fboundp h))
                  (not (member h '(quote lambda let let* if when unless cond and or progn function))))
         (error 'optimizer-error "defoptimizer ~a: unknown op or function ~a in the replacement ~s" rule h form))
-      (unless (eq h 'quote)
-        (dolist (a (if (listp (cdr form)) (cdr form) nil)) (%check-heads rule a))))))
+      (when (or (%pattern-var-p h) (and (symbolp h) (prim-op-p h)))
+        (dolist (a (cdr form)) (%check-heads rule a))))))
 
 (defmacro defoptimizer (name &rest spec)
   "(defoptimizer NAME [DOC] PATTERN [:when GUARD] [:set SET] [:backend B] => REPLACEMENT)

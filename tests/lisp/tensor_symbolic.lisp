@@ -33,7 +33,12 @@
   (let ((z (zeros '(n 2))))
     (is (equal (shape z) '(n 2)))
     (is (equal (tl (realize (+ z 1) :bind '((n . 2)))) '((1.0 1.0) (1.0 1.0))))
-    (is-error shape-error (to-list (+ z 1)))))
+    (is-error shape-error (to-list (+ z 1))))
+  ;; One lazy tensor realized for two values of n gives each its own result.
+  (let* ((z (zeros '(n 2))) (y (+ z 1)))
+    (is (equal (tl (realize (+ z 1) :bind '((n . 1)))) '((1.0 1.0))))
+    (is (equal (tl (realize (+ z 1) :bind '((n . 3)))) '((1.0 1.0) (1.0 1.0) (1.0 1.0))))
+    (is (equal (shape y) '(n 2)))))
 
 (deftest dimension-arithmetic
   (is (equal (dim* 'a 3) '(* 3 a)))
