@@ -220,6 +220,18 @@ void register_rewrite_builtins(Interp& in) {
                for (const auto& f : log) in.push(Value::object(in.intern(f.rule)));
                return in.list_from(base, log.size());
              });
+  TL_BUILTIN(in, "optimizers-fired", 1, 1, "(optimizers-fired X)",
+             "The names of the optimizer rules that fire on tensor X's graph, in order (explain-optimizers "
+             "without the printing).",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& x = tensor::arg_tensor(in, "optimizers-fired", a, 0);
+               std::vector<Firing> log;
+               optimizers(in).run(in, x, backend_name(in), &log);
+               Interp::StackMark mark(in);
+               Value* base = in.sp;
+               for (const auto& f : log) in.push(Value::object(in.intern(f.rule)));
+               return in.list_from(base, log.size());
+             });
   TL_BUILTIN(in, "graph->text", 1, 1, "(graph->text X)",
              "Tensor X's graph as text, one numbered line per node, sources first.",
              [](Interp& in, Args a, N) -> Value {

@@ -2,6 +2,7 @@
 // The rewrite engine: pattern compilation, matching, and the fixed-point rewriter.
 #include "rewrite/rewrite.h"
 
+#include <cctype>
 #include <unordered_map>
 
 #include "schedule/schedule.h"
@@ -286,6 +287,18 @@ NodeRef remake(tensor::Graph& g, const Node* n, std::vector<NodeRef> srcs) {
   return g.intern(std::move(p));
 }
 
+// node_str without buffer ids (they depend on how many nodes came before).
+std::string expr_text(const Node* n) {
+  std::string s = tensor::node_str(n, 4);
+  for (std::size_t p = 0; (p = s.find("buffer#", p)) != std::string::npos;) {
+    std::size_t e = p + 7;
+    while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
+    s.erase(p + 6, e - (p + 6));
+    p += 6;
+  }
+  return s;
+}
+
 std::string describe(const Node* n) {
   return std::string(tensor::dtype_name(n->dtype)) + " " + tensor::shape_str(n->shape);
 }
@@ -373,7 +386,7 @@ class Rewriter {
     if (!rule) return m;
     if (++firings_ > budget_ || static_cast<int>(chain_.size()) >= kMaxChain) loop_error(m.get(), rule->name);
     ++opt_.rules[static_cast<std::size_t>(rule - opt_.rules.data())].fired;
-    if (log_) log_->push_back(Firing{rule->name, tensor::node_str(m.get(), 4), tensor::node_str(replacement.get(), 4)});
+    if (log_) log_->push_back(Firing{rule->name, expr_text(m.get()), expr_text(replacement.get())});
     chain_.push_back(rule->name);
     NodeRef r = rewrite(replacement);
     chain_.pop_back();
@@ -558,7 +571,7 @@ std::vector<const Node*> post_order(const Node* root) {
 
 // The node's op with its arguments, without sources: "reduce :sum (1)".
 std::string label(const Node* n) {
-  if (schedule::holds_data(n)) return "buffer#" + std::to_string(n->id);
+  if (schedule::holds_data(n)) return "buffer";
   std::string s = tensor::node_str(n, 0);
   // node_str prints sources as "..." at depth 0: drop them.
   for (std::size_t p; (p = s.find(" ...")) != std::string::npos;) s.erase(p, 4);

@@ -277,11 +277,9 @@ NodeRef Graph::make_reshape(const NodeRef& x, const Shape& shape) {
                             " elements) to " + shape_str(shape) + " (" + shape_numel(shape).str() + " elements)");
   }
   if (shape == x->shape) return x;
-  // reshape of reshape is one reshape.
-  const NodeRef& base = x->op == Op::Reshape ? x->src[0] : x;
-  if (shape == base->shape) return base;
+  // (A reshape of a reshape is merged by the views optimizer rules, reshape-reshape.)
   Node n = proto(Op::Reshape, x->dtype, shape);
-  n.src = {base};
+  n.src = {x};
   return intern(std::move(n));
 }
 

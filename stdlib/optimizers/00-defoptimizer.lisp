@@ -71,7 +71,7 @@ of commutative ops match in either order. GUARD is any Lisp expression over the 
 language, or a Lisp expression returning a tensor (nil declines). Rules run before
 scheduling, to a fixed point, in the order defined; SET groups them (default user) and B
 restricts one to a backend (:cpu)."
-  (let ((doc nil) (pattern nil) (guard nil) (replacement nil) (arrow nil) (set nil) (backend nil))
+  (let ((doc nil) (pattern nil) (guard nil) (has-guard nil) (replacement nil) (arrow nil) (set nil) (backend nil))
     (when (stringp (car spec)) (setq doc (car spec) spec (cdr spec)))
     (unless spec (error 'optimizer-error "defoptimizer ~a: no pattern" name))
     (setq pattern (car spec) spec (cdr spec))
@@ -80,7 +80,7 @@ restricts one to a backend (:cpu)."
       (let ((key (car spec)))
         (unless (cdr spec) (error 'optimizer-error "defoptimizer ~a: ~a needs a value" name key))
         (cond ((eq key '=>) (setq arrow t replacement (cadr spec)))
-              ((eq key :when) (setq guard (cadr spec)))
+              ((eq key :when) (setq guard (cadr spec) has-guard t))
               ((eq key :set) (setq set (cadr spec)))
               ((eq key :backend) (setq backend (cadr spec)))
               (t (error 'optimizer-error "defoptimizer ~a: unexpected ~s (expected =>, :when, :set or :backend)"
@@ -92,7 +92,7 @@ restricts one to a backend (:cpu)."
       (%check-bound name "guard" guard vars)
       (%check-heads name replacement)
       `(%define-optimizer ',name ,doc ',pattern ',vars
-                          ,(if guard `(lambda (?root ,@vars) ,guard) nil)
+                          ,(if has-guard `(lambda (?root ,@vars) ,guard) nil)
                           (lambda (?root ,@vars) ,(%template replacement))
                           ',set ,(if backend (symbol-name backend) nil)))))
 

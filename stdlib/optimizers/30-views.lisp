@@ -1,7 +1,12 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; View clean-up: chains of movement ops collapse into one, and views that change nothing go.
+;;; (A reshape, permute or expand that keeps the shape is never built: the graph returns its
+;;; source, so no rule is needed for those.)
 
 (defoptimizer-set views "View clean-up.")
+
+(defoptimizer reshape-to-source "A reshape of a reshape back to the original shape is nothing."
+  (reshape (reshape ?x _) ?s) :set views :when (equal (shape ?x) ?s) => ?x)
 
 (defoptimizer reshape-reshape "Two reshapes are one." (reshape (reshape ?x _) ?s) :set views
   => (reshape ?x ?s))
@@ -18,14 +23,8 @@
   => (let ((order (%compose-orders ?p ?q)))
        (if (%identity-order-p order) ?x (prim:permute ?x order))))
 
-(defoptimizer permute-identity "A permute that keeps every axis in place does nothing."
-  (permute ?x ?p) :set views :when (%identity-order-p ?p) => ?x)
-
 (defoptimizer expand-expand "Two expands are one." (expand (expand ?x _) ?s) :set views
   => (expand ?x ?s))
-
-(defoptimizer expand-size-one "An expand of a size-1 axis into a reshape when it only adds size-1 axes... or nothing."
-  (expand ?x ?s) :set views :when (equal (shape ?x) ?s) => ?x)
 
 (defoptimizer flip-flip "Flipping the same axes twice does nothing."
   (flip (flip ?x ?a) ?a) :set views => ?x)

@@ -256,11 +256,11 @@ TEST_CASE("graph: building the same expression twice gives the same node", "[ten
   CHECK(g.make_pad(x, {{0, 0}, {0, 0}}).get() == x.get());
   CHECK(g.make_shrink(x, {{0, 2}, {0, 3}}).get() == x.get());
   CHECK(g.make_flip(x, {0, 0}).get() == x.get());
-  // A reshape of a reshape is one reshape of the original.
+  // A reshape of a reshape stays two nodes in the graph (the views optimizer rules merge
+  // them before scheduling).
   NodeRef r = g.make_reshape(g.make_reshape(x, {6}), {3, 2});
-  CHECK(r.get() == g.make_reshape(x, {3, 2}).get());
-  CHECK(r->src[0].get() == x.get());
-  CHECK(g.make_reshape(g.make_reshape(x, {6}), {2, 3}).get() == x.get());
+  CHECK(r->src[0]->op == Op::Reshape);
+  CHECK(r->src[0]->src[0].get() == x.get());
 }
 
 TEST_CASE("graph: op names round trip", "[tensor][graph]") {
