@@ -5,6 +5,7 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -153,9 +154,108 @@ struct Context {
   std::uint64_t next_dylib = 0;
 };
 
+// An external kernel: called once per launch on the whole buffers (it may thread itself).
+// Returns an error message, or an empty string when it ran.
+using ExternFn = std::string (*)(void* const* buffers, std::size_t buffer_count, const int64_t* vars, std::size_t var_count);
+
 struct Kernel {
-  KernelFn fn;
+  KernelFn fn = nullptr;
+  ExternFn ext = nullptr;
 };
+
+// --- external kernels ------------------------------------------------------------------------
+
+// cblas_sgemm, from the first CBLAS library found at run time (OpenBLAS in Debian's
+// libopenblas0; the reference libblas3 also exports it). Nothing is linked at build time.
+using SgemmFn = void (*)(int layout, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+                         const float* b, int ldb, float beta, float* c, int ldc);
+
+SgemmFn load_sgemm(std::string& why) {
+  static SgemmFn fn = nullptr;
+  static std::string error;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const char* lib : {"libopenblas.so.0", "libcblas.so.3", "libblas.so.3"}) {
+      void* h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+      if (h == nullptr) continue;
+      if (auto* f = reinterpret_cast<SgemmFn>(dlsym(h, "cblas_sgemm"))) {
+        fn = f;
+        return;
+      }
+      dlclose(h);
+    }
+    error = "no CBLAS library with cblas_sgemm found (install libopenblas0 or libblas3)";
+  });
+  why = error;
+  return fn;
+}
+
+// The buffers an external kernel was given, read from its vars: dtype, rank, sizes each.
+struct ExternBuffer {
+  int64_t dtype = -1;
+  std::vector<int64_t> shape;
+};
+
+std::vector<ExternBuffer> extern_buffers(std::size_t count, const int64_t* vars, std::size_t var_count) {
+  std::vector<ExternBuffer> out;
+  std::size_t i = 0;
+  for (std::size_t b = 0; b < count && i + 2 <= var_count; ++b) {
+    ExternBuffer e;
+    e.dtype = vars[i];
+    const auto rank = static_cast<std::size_t>(vars[i + 1]);
+    i += 2;
+    if (i + rank > var_count) break;
+    e.shape.assign(vars + i, vars + i + rank);
+    i += rank;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string shape_text(const std::vector<int64_t>& s) {
+  std::string t = "(";
+  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? " " : "") + std::to_string(s[i]);
+  return t + ")";
+}
+
+// sgemm: f32 sources A (..., M, 1, K) and B (..., 1, N, K), the operands of a matmul as the
+// matmul composite lays them out, and f32 output (..., M, N, 1) = A B^T per batch.
+std::string extern_sgemm(void* const* buffers, std::size_t buffer_count, const int64_t* vars, std::size_t var_count) {
+  std::vector<ExternBuffer> b = extern_buffers(buffer_count, vars, var_count);
+  if (b.size() != 3) return "sgemm takes two sources";
+  const ExternBuffer &out = b[0], &a = b[1], &bt = b[2];
+  const std::size_t r = a.shape.size();
+  bool ok = out.dtype == TL_DTYPE_F32 && a.dtype == TL_DTYPE_F32 && bt.dtype == TL_DTYPE_F32 && r >= 3 &&
+            bt.shape.size() == r && out.shape.size() == r;
+  if (ok) {
+    ok = a.shape[r - 2] == 1 && bt.shape[r - 3] == 1 && a.shape[r - 1] == bt.shape[r - 1] && out.shape[r - 3] == a.shape[r - 3] &&
+         out.shape[r - 2] == bt.shape[r - 2] && out.shape[r - 1] == 1;
+    for (std::size_t i = 0; ok && i + 3 < r; ++i) ok = a.shape[i] == bt.shape[i] && out.shape[i] == a.shape[i];
+  }
+  if (!ok) {
+    return "sgemm needs f32 A (... M 1 K) and B (... 1 N K) giving (... M N 1), got A " + shape_text(a.shape) + ", B " +
+           shape_text(bt.shape) + " giving " + shape_text(out.shape);
+  }
+  std::string why;
+  SgemmFn sgemm = load_sgemm(why);
+  if (sgemm == nullptr) return why;
+  const int64_t m = a.shape[r - 3], k = a.shape[r - 1], n = bt.shape[r - 2];
+  int64_t batch = 1;
+  for (std::size_t i = 0; i + 3 < r; ++i) batch *= a.shape[i];
+  const auto* pa = static_cast<const float*>(buffers[1]);
+  const auto* pb = static_cast<const float*>(buffers[2]);
+  auto* pc = static_cast<float*>(buffers[0]);
+  for (int64_t i = 0; i < batch; ++i) {
+    if (k == 0) {
+      std::memset(pc + i * m * n, 0, static_cast<std::size_t>(m * n) * sizeof(float));
+      continue;
+    }
+    // Row-major (101), A not transposed (111), B transposed (112).
+    sgemm(101, 111, 112, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, pa + i * m * k,
+          static_cast<int>(k), pb + i * n * k, static_cast<int>(k), 0.0f, pc + i * m * n, static_cast<int>(n));
+  }
+  return {};
+}
 
 void* cpu_create(const char* options, char* err, std::size_t err_size) {
   static std::once_flag once;
@@ -247,9 +347,30 @@ void* cpu_compile(void* c, const void* code, std::size_t size, const char* entry
 
 void cpu_release_kernel(void*, void* k) { delete static_cast<Kernel*>(k); }
 
-int cpu_launch(void* c, void* k, void* const* buffers, std::size_t, const int64_t* vars, std::size_t,
-               const tl_launch* launch, char*, std::size_t) {
+void* cpu_find_extern(void*, const char* name, char* err, std::size_t err_size) {
+  if (std::strcmp(name, "sgemm") == 0) {
+    std::string why;
+    if (load_sgemm(why) == nullptr) {
+      set_error(err, err_size, why);
+      return nullptr;
+    }
+    auto* k = new Kernel;
+    k->ext = extern_sgemm;
+    return k;
+  }
+  set_error(err, err_size, std::string("no external kernel named \"") + name + "\" (the cpu backend has: sgemm)");
+  return nullptr;
+}
+
+int cpu_launch(void* c, void* k, void* const* buffers, std::size_t buffer_count, const int64_t* vars,
+               std::size_t var_count, const tl_launch* launch, char* err, std::size_t err_size) {
   auto* ctx = static_cast<Context*>(c);
+  if (ExternFn ext = static_cast<Kernel*>(k)->ext) {
+    std::string why = ext(buffers, buffer_count, vars, var_count);
+    if (why.empty()) return 0;
+    set_error(err, err_size, why);
+    return 1;
+  }
   KernelFn fn = static_cast<Kernel*>(k)->fn;
   const std::int64_t count = launch->count;
   if (count <= 0) return 0;
@@ -273,7 +394,7 @@ int cpu_synchronize(void*, char*, std::size_t) { return 0; }
 
 const tl_backend_api kApi = {
     TL_BACKEND_ABI_VERSION, sizeof(tl_backend_api), "cpu", cpu_create, cpu_destroy, cpu_device_info, cpu_alloc,
-    cpu_free, cpu_copy, cpu_copy, cpu_compile, cpu_release_kernel, cpu_launch, cpu_synchronize,
+    cpu_free, cpu_copy, cpu_copy, cpu_compile, cpu_release_kernel, cpu_launch, cpu_synchronize, cpu_find_extern,
 };
 
 }  // namespace

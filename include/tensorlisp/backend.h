@@ -20,6 +20,12 @@ extern "C" {
 
 #define TL_BACKEND_ABI_VERSION 1u
 
+/* Element types, as external kernels are told them. */
+enum {
+  TL_DTYPE_BOOL = 0, TL_DTYPE_U8, TL_DTYPE_I8, TL_DTYPE_I16, TL_DTYPE_U32, TL_DTYPE_I32, TL_DTYPE_I64,
+  TL_DTYPE_F16, TL_DTYPE_BF16, TL_DTYPE_F32, TL_DTYPE_F64
+};
+
 typedef struct tl_device_info {
   char name[128];          /* e.g. "AMD EPYC 9R45 (2 threads)" or "NVIDIA H100" */
   uint64_t memory_bytes;   /* device memory (host memory for the CPU) */
@@ -59,6 +65,13 @@ typedef struct tl_backend_api {
   int (*launch)(void* ctx, void* kernel, void* const* buffers, size_t buffer_count, const int64_t* vars,
                 size_t var_count, const tl_launch* launch, char* err, size_t err_size);
   int (*synchronize)(void* ctx, char* err, size_t err_size);
+  /* An external kernel by name (e.g. "sgemm"), run by launch like a compiled one, or NULL
+   * with a message when the backend has none. Its buffers are the output then the sources,
+   * each contiguous; its vars describe them in the same order: for each, its dtype (a
+   * TL_DTYPE_* code), its rank, then its sizes. launch fails with a message when they are not
+   * what the kernel computes. Added in ABI 1 at the end of the table: a caller checks
+   * struct_size before using it, and a backend may leave it NULL. */
+  void* (*find_extern)(void* ctx, const char* name, char* err, size_t err_size);
 } tl_backend_api;
 
 typedef const tl_backend_api* (*tl_backend_entry_fn)(uint32_t abi_version);

@@ -274,6 +274,14 @@ void register_rewrite_builtins(Interp& in) {
              [](Interp& in, Args a, N) -> Value {
                return in.boolean(a[0].is_int() ? a[0].i < 0 : std::signbit(eval::arg_number(in, "sign-bit-p", a, 0)));
              });
+  TL_BUILTIN(in, "unexpanded", 1, 1, "(unexpanded X)",
+             "The tensor that X's graph node expands, or X when it is not an expand (for guards and "
+             "replacements).",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& x = tensor::arg_tensor(in, "unexpanded", a, 0);
+               if (x->op != Op::Expand || schedule::holds_data(x.get())) return a[0];
+               return tensor::make_tensor(in, x->src[0]);
+             });
   TL_BUILTIN(in, "node-id", 1, 1, "(node-id X)",
              "A number identifying tensor X's graph node, in creation order (for ordering guards).",
              [](Interp& in, Args a, N) -> Value {

@@ -3,6 +3,7 @@
 #include "rewrite/rewrite.h"
 
 #include <cctype>
+#include <functional>
 #include <unordered_map>
 
 #include "schedule/schedule.h"
@@ -215,6 +216,10 @@ struct Binding {
   Value value;                 // an argument or op variable's value
 };
 
+// Matching with a continuation: each way the pattern matches (commutative operands give two)
+// is passed on to `k`, which checks the guard; the first that k accepts wins.
+using Cont = std::function<bool()>;
+
 struct Matcher {
   Interp& in;
   std::vector<Binding>& b;
@@ -227,44 +232,55 @@ struct Matcher {
     return true;
   }
 
-  bool match(const Pattern& p, const Node* n) {
+  bool sources(const std::vector<Pattern>& ps, const std::vector<const Node*>& ns, std::size_t i, const Cont& k) {
+    if (i == ps.size()) return k();
+    return match(ps[i], ns[i], [&] { return sources(ps, ns, i + 1, k); });
+  }
+
+  bool match(const Pattern& p, const Node* n, const Cont& k) {
     switch (p.kind) {
-      case Pattern::Kind::Any: return true;
+      case Pattern::Kind::Any: return k();
       case Pattern::Kind::Literal: return false;  // only in argument position
       case Pattern::Kind::Var: {
         Binding& x = b[static_cast<std::size_t>(p.var)];
-        if (x.bound) return x.node == n;
+        if (x.bound) return x.node == n && k();
         x.bound = true;
         x.node = n;
-        return true;
+        if (k()) return true;
+        b[static_cast<std::size_t>(p.var)] = Binding{};
+        return false;
       }
       case Pattern::Kind::Op: break;
     }
+    const std::vector<Binding> saved = b;
+    auto fail = [&] {
+      b = saved;
+      return false;
+    };
     const bool data = schedule::holds_data(n);
     if (p.var >= 0) {
       if (data || static_cast<int>(n->src.size()) != p.arity) return false;
-      if (!bind_value(p.var, Value::object(in.intern(tensor::op_name(n->op))))) return false;
+      if (!bind_value(p.var, Value::object(in.intern(tensor::op_name(n->op))))) return fail();
     } else {
       if (data ? p.op != Op::Buffer : n->op != p.op) return false;
       if (p.op == Op::Extern && n->src.size() != p.srcs.size()) return false;
     }
-    for (std::size_t k = 0; k < p.args.size(); ++k) {
-      const Pattern& a = p.args[k];
+    for (std::size_t i = 0; i < p.args.size(); ++i) {
+      const Pattern& a = p.args[i];
       if (a.kind == Pattern::Kind::Any) continue;
-      Value v = argument_value(in, n, k);
-      if (a.kind == Pattern::Kind::Literal ? !same_value(a.literal, v) : !bind_value(a.var, v)) return false;
+      Value v = argument_value(in, n, i);
+      if (a.kind == Pattern::Kind::Literal ? !same_value(a.literal, v) : !bind_value(a.var, v)) return fail();
     }
-    if (p.srcs.empty()) return true;
+    std::vector<const Node*> ns;
+    for (const auto& s : n->src) ns.push_back(s.get());
+    if (p.srcs.empty()) return k() || fail();
+    if (sources(p.srcs, ns, 0, k)) return true;
+    b = saved;
     if (p.srcs.size() == 2 && p.var < 0 && commutative(p.op)) {
-      std::vector<Binding> saved = b;
-      if (match(p.srcs[0], n->src[0].get()) && match(p.srcs[1], n->src[1].get())) return true;
-      b = saved;
-      return match(p.srcs[0], n->src[1].get()) && match(p.srcs[1], n->src[0].get());
+      std::swap(ns[0], ns[1]);
+      if (sources(p.srcs, ns, 0, k)) return true;
     }
-    for (std::size_t i = 0; i < p.srcs.size(); ++i) {
-      if (!match(p.srcs[i], n->src[i].get())) return false;
-    }
-    return true;
+    return fail();
   }
 };
 
@@ -419,27 +435,31 @@ class Rewriter {
   NodeRef try_rule(const Rule& r, const NodeRef& m) {
     std::vector<Binding> b(r.vars.size());
     Matcher matcher{in_, b};
-    if (!matcher.match(r.pattern, m.get())) return {};
-    // Call the guard and the replacement with ?root and the variables.
-    Interp::StackMark mark(in_);
-    Value* base = in_.sp;
-    in_.push(tensor::make_tensor(in_, m));
-    for (const Binding& x : b) {
-      if (!x.bound) in_.push(eval::nil());
-      else if (x.node) in_.push(tensor::make_tensor(in_, NodeRef(const_cast<Node*>(x.node))));
-      else in_.push(x.value);
-    }
-    const auto argc = static_cast<std::uint32_t>(b.size() + 1);
-    Value guard = r.guard->value;
-    if (!guard.is_nil() && !in_.apply(guard, base, argc).truthy()) return {};
-    Value out = in_.apply(r.replace->value, base, argc);
-    if (out.is_nil()) return {};
-    if (!tensor::is_tensor(out)) {
-      throw ConditionError("optimizer-error", "optimizer " + r.name + ": the replacement must be a tensor or nil, got " +
-                                                  in_.repr(out));
-    }
-    NodeRef result = tensor::as_tensor(out)->node;
-    if (result.get() == m.get()) return {};
+    NodeRef result;
+    // For each way the pattern matches: the guard, then the replacement, with ?root and the
+    // variables as arguments.
+    matcher.match(r.pattern, m.get(), [&] {
+      Interp::StackMark mark(in_);
+      Value* base = in_.sp;
+      in_.push(tensor::make_tensor(in_, m));
+      for (const Binding& x : b) {
+        if (!x.bound) in_.push(eval::nil());
+        else if (x.node) in_.push(tensor::make_tensor(in_, NodeRef(const_cast<Node*>(x.node))));
+        else in_.push(x.value);
+      }
+      const auto argc = static_cast<std::uint32_t>(b.size() + 1);
+      Value guard = r.guard->value;
+      if (!guard.is_nil() && !in_.apply(guard, base, argc).truthy()) return false;
+      Value out = in_.apply(r.replace->value, base, argc);
+      if (out.is_nil()) return false;
+      if (!tensor::is_tensor(out)) {
+        throw ConditionError("optimizer-error", "optimizer " + r.name + ": the replacement must be a tensor or nil, got " +
+                                                    in_.repr(out));
+      }
+      result = tensor::as_tensor(out)->node;
+      return true;
+    });
+    if (!result || result.get() == m.get()) return {};
     if (result->dtype != m->dtype || result->shape != m->shape) {
       throw ConditionError("optimizer-error", "optimizer " + r.name + ": its replacement is " + describe(result.get()) +
                                                   " but the node it replaces, " + tensor::node_str(m.get(), 2) + ", is " +

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <filesystem>
 
@@ -85,6 +86,15 @@ void* Backend::compile(const std::string& code, const std::string& entry) {
   err_[0] = 0;
   void* k = api_->compile(ctx_, code.data(), code.size(), entry.c_str(), err_, sizeof err_);
   if (k == nullptr) fail("compiling " + entry);
+  return k;
+}
+
+void* Backend::find_extern(const std::string& name) {
+  err_[0] = 0;
+  const bool has = api_->struct_size >= offsetof(tl_backend_api, find_extern) + sizeof(void*) && api_->find_extern;
+  if (!has) device_error("extern: the " + name_ + " backend has no external kernels (no kernel named \"" + name + "\")");
+  void* k = api_->find_extern(ctx_, name.c_str(), err_, sizeof err_);
+  if (k == nullptr) fail("extern " + name);
   return k;
 }
 

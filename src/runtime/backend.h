@@ -28,6 +28,9 @@ class Backend {
   bool host_memory() const { return info_.host_memory != 0; }
 
   void* compile(const std::string& code, const std::string& entry);
+  // The backend's external kernel `name` (released with release_kernel); a device-error
+  // saying why when it has none.
+  void* find_extern(const std::string& name);
   void release_kernel(void* kernel);
   void launch(void* kernel, const std::vector<void*>& buffers, const std::vector<std::int64_t>& vars,
               const tl_launch& launch);

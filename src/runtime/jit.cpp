@@ -141,6 +141,36 @@ std::string structure_key(const Node* root, std::vector<const Node*>& order) {
 
 }  // namespace
 
+JitDevice::PlanKernel JitDevice::extern_kernel(const Node* n, const std::function<int(const Node*)>& pos) {
+  const std::string key = "extern " + n->name;
+  auto it = kernels_.find(key);
+  if (it == kernels_.end()) it = kernels_.emplace(key, Compiled{backend_->find_extern(n->name), key}).first;
+  PlanKernel k;
+  k.compiled = &it->second;
+  k.node = pos(n);
+  k.op = n->op;
+  k.dtype = n->dtype;
+  k.shape = n->shape;
+  static_assert(TL_DTYPE_F32 == static_cast<int>(tensor::DType::F32) && TL_DTYPE_F64 == static_cast<int>(tensor::DType::F64) &&
+                TL_DTYPE_BOOL == static_cast<int>(tensor::DType::Bool));
+  auto describe = [&](tensor::DType t, const tensor::Shape& shape) {
+    k.extern_dims.push_back(tensor::Dim(static_cast<std::int64_t>(t)));
+    k.extern_dims.push_back(tensor::Dim(static_cast<std::int64_t>(shape.size())));
+    for (const auto& d : shape) k.extern_dims.push_back(d);
+  };
+  describe(n->dtype, n->shape);
+  for (std::size_t i = 0; i < n->src.size(); ++i) {
+    const Node* d = n->src[i].get();
+    while (d->op == tensor::Op::Reshape && !schedule::holds_data(d)) d = d->src[0].get();
+    k.inputs.push_back(pos(d));
+    k.input_slots.push_back(static_cast<std::int32_t>(i + 1));
+    describe(n->src[i]->dtype, n->src[i]->shape);
+  }
+  k.buffer_count = n->src.size() + 1;
+  k.elements = tensor::shape_numel(n->shape);
+  return k;
+}
+
 std::size_t JitDevice::kernel_count(const Node* root) {
   if (schedule::holds_data(root)) return 0;
   tensor::NodeRef g(const_cast<Node*>(root));
@@ -167,8 +197,8 @@ JitDevice::Plan JitDevice::make_plan(const Node* root, const std::vector<const N
   };
   for (const Node* n : s.kernels) {
     if (n->op == tensor::Op::Extern) {
-      throw tensor::GraphError("device-error", "extern: the " + backend_->name() + " backend has no kernel named \"" +
-                                                   n->name + "\"");
+      plan.kernels.push_back(extern_kernel(n, pos));
+      continue;
     }
     codegen::Lowered l = codegen::lower(n, s.materialized);
     PlanKernel k;
@@ -265,6 +295,7 @@ std::shared_ptr<Buffer> JitDevice::execute(const Plan& plan, std::vector<std::sh
     }
     std::vector<std::int64_t> vars;
     for (const auto& name : k.vars) vars.push_back(b.at(name));
+    for (const auto& d : k.extern_dims) vars.push_back(d.eval(b));
     tl_launch launch{k.parallel_extent.eval(b), k.work_per_iteration.eval(b)};
     auto t0 = std::chrono::steady_clock::now();
     if (count > 0) backend_->launch(k.compiled->handle, ptrs, vars, launch);

@@ -99,6 +99,7 @@ class JitDevice {
     std::vector<std::int32_t> input_slots; // their buffer slots
     std::size_t buffer_count = 0;
     std::vector<std::string> vars;
+    std::vector<tensor::Dim> extern_dims;  // an external kernel's vars: rank and sizes per buffer
     tensor::Dim parallel_extent = 1, work_per_iteration = 1, elements = 1;
     int ops_per_element = 0;
   };
@@ -118,6 +119,7 @@ class JitDevice {
   JitStats stats_;
   Compiled& compiled(const codegen::Kernel& k);
   Plan make_plan(const tensor::Node* root, const std::vector<const tensor::Node*>& order);
+  PlanKernel extern_kernel(const tensor::Node* n, const std::function<int(const tensor::Node*)>& pos);
   std::shared_ptr<tensor::Buffer> run(const tensor::Node* root, const tensor::Bindings& b);
 };
 

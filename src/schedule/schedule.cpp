@@ -223,6 +223,15 @@ Schedule make_schedule(const Node* root) {
       depth[n] = 0;
       continue;
     }
+    if (n->op == Op::Extern) {
+      // An external kernel reads its sources as contiguous buffers: each source's data (below
+      // any reshapes, which keep row-major order) must be in memory.
+      for (const auto& src : n->src) {
+        const Node* d = src.get();
+        while (d->op == Op::Reshape && !holds_data(d)) d = d->src[0].get();
+        materialize(d);
+      }
+    }
     bool must = n == root || n->op == Op::Reduce || n->op == Op::Copy || n->op == Op::Assign ||
                 n->op == Op::Extern;
     if (n->op == Op::Reduce) heads.insert(n);

@@ -203,6 +203,35 @@
     (is (member 'commute-canonical (optimizers-fired e)))
     (is (same-without-rules (lambda (p q) (prim:mul (prim:add p q) (prim:add q p))) m (prim:neg m)))))
 
+;;; --- external kernels ----------------------------------------------------------------------
+
+(deftest blas-matmul
+  ;; The user's one rule (shipped as use-blas-for-matmul in set blas, off by default).
+  (defoptimizer my-blas-matmul
+    (reduce :sum (mul (expand ?a) (expand ?b)) ?axes)
+    :when (matmul-shaped-p ?a ?b ?axes) :backend :cpu
+    => (extern "sgemm" ?a ?b))
+  (flet ((check (rule shapes)
+           (let* ((a (realize (randn (first shapes)))) (b (realize (randn (second shapes))))
+                  (own (with-optimizers-disabled (my-blas-matmul blas) (realize (matmul (fresh a) (fresh b)))))
+                  (e (matmul (fresh a) (fresh b))))
+             (is (member rule (optimizers-fired e)))
+             (is (allclose (realize e) own :atol 1e-4)))))
+    (dolist (shapes '(((64 48) (48 80)) ((3 5 7) (3 7 4)) ((2 3 5 7) (2 3 7 4))))
+      (check 'my-blas-matmul shapes))
+    (optimizer-disable 'my-blas-matmul)
+    ;; The shipped rule also takes vectors and size-1 axes (operands that need no expand).
+    (optimizer-enable 'blas)
+    (dolist (shapes '(((64 48) (48 80)) ((48) (48 80)) ((64 48) (48)) ((1 1) (1 1)) ((2 1 3) (2 3 1))))
+      (check 'use-blas-for-matmul shapes)))
+  ;; Batch axes that broadcast are not sgemm's shape, nor is f64: the JIT keeps those.
+  (is (not (member 'use-blas-for-matmul (optimizers-fired (matmul (realize (randn '(2 3 4))) (realize (randn '(4 5))))))))
+  (is (not (member 'use-blas-for-matmul
+                   (optimizers-fired (matmul (realize (randn '(3 4) :dtype 'f64)) (realize (randn '(4 5) :dtype 'f64)))))))
+  (optimizer-disable 'blas)
+  ;; A kernel the backend does not have is a clear error when it would run.
+  (is-error device-error (realize (prim:extern "no-such" (list m) 'f32 '(2 3 4)))))
+
 ;;; --- seeing it work -----------------------------------------------------------------------
 
 (deftest explain-and-dot
