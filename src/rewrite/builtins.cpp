@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <unordered_set>
 
 #include "eval/builtins.h"
 #include "rewrite/rewrite.h"
@@ -273,6 +274,21 @@ void register_rewrite_builtins(Interp& in) {
   TL_BUILTIN(in, "sign-bit-p", 1, 1, "(sign-bit-p X)", "True when number X has its sign bit set (so -0.0 too).",
              [](Interp& in, Args a, N) -> Value {
                return in.boolean(a[0].is_int() ? a[0].i < 0 : std::signbit(eval::arg_number(in, "sign-bit-p", a, 0)));
+             });
+  TL_BUILTIN(in, "graph-size", 1, 1, "(graph-size X)", "The number of distinct nodes in tensor X's graph.",
+             [](Interp& in, Args a, N) -> Value {
+               const Node* root = tensor::arg_tensor(in, "graph-size", a, 0).get();
+               std::unordered_set<const Node*> seen{root};
+               std::vector<const Node*> stack{root};
+               while (!stack.empty()) {
+                 const Node* n = stack.back();
+                 stack.pop_back();
+                 if (schedule::holds_data(n)) continue;
+                 for (const auto& s : n->src) {
+                   if (seen.insert(s.get()).second) stack.push_back(s.get());
+                 }
+               }
+               return Value::integer(static_cast<std::int64_t>(seen.size()));
              });
   TL_BUILTIN(in, "unexpanded", 1, 1, "(unexpanded X)",
              "The tensor that X's graph node expands, or X when it is not an expand (for guards and "

@@ -326,8 +326,10 @@ constexpr std::size_t kMaxFiringsPerNode = 16;  // total firings, per node of th
 class Rewriter {
  public:
   Rewriter(Interp& in, Optimizers& opt, const std::vector<std::size_t>* by_op, const std::vector<std::size_t>& any,
-           const std::string& backend, std::vector<Firing>* log, std::size_t budget)
-      : in_(in), opt_(opt), by_op_(by_op), any_(any), backend_(backend), log_(log), budget_(budget) {}
+           const std::string& backend, std::vector<Firing>* log)
+      : in_(in), opt_(opt), by_op_(by_op), any_(any), backend_(backend), log_(log) {
+    done_.reserve(1024);
+  }
 
   NodeRef rewrite(const NodeRef& start) {
     if (auto it = done_.find(start.get()); it != done_.end()) return it->second.second;
@@ -373,7 +375,6 @@ class Rewriter {
   const std::vector<std::size_t>& any_;
   const std::string& backend_;
   std::vector<Firing>* log_;
-  std::size_t budget_;
   std::size_t firings_ = 0;
   std::vector<std::string> chain_;  // the rules that fired on replacements of one node
   // node -> (the node itself, kept alive so its address stays its own; its rewritten form)
@@ -400,7 +401,10 @@ class Rewriter {
       if (rule) break;
     }
     if (!rule) return m;
-    if (++firings_ > budget_ || static_cast<int>(chain_.size()) >= kMaxChain) loop_error(m.get(), rule->name);
+    // A bound on firings that a rule set reaching its fixed point stays far under.
+    if (++firings_ > kMaxFiringsPerNode * done_.size() + 1024 || static_cast<int>(chain_.size()) >= kMaxChain) {
+      loop_error(m.get(), rule->name);
+    }
     ++opt_.rules[static_cast<std::size_t>(rule - opt_.rules.data())].fired;
     if (log_) log_->push_back(Firing{rule->name, expr_text(m.get()), expr_text(replacement.get())});
     chain_.push_back(rule->name);
@@ -545,21 +549,7 @@ void Optimizers::index() {
 
 NodeRef Optimizers::run(Interp& in, const NodeRef& root, const std::string& backend, std::vector<Firing>* log) {
   if (!enabled || rules.empty()) return root;
-  std::size_t nodes = 0;
-  {
-    std::vector<const Node*> stack{root.get()};
-    std::unordered_map<const Node*, bool> seen;
-    while (!stack.empty()) {
-      const Node* n = stack.back();
-      stack.pop_back();
-      if (!seen.emplace(n, true).second) continue;
-      ++nodes;
-      if (!schedule::holds_data(n)) {
-        for (const auto& s : n->src) stack.push_back(s.get());
-      }
-    }
-  }
-  Rewriter rw(in, *this, by_op_.data(), any_op_, backend, log, kMaxFiringsPerNode * nodes + 64);
+  Rewriter rw(in, *this, by_op_.data(), any_op_, backend, log);
   return rw.rewrite(root);
 }
 
