@@ -4,7 +4,9 @@
 // stdlib/tensor/95-devices.lisp.
 #include "api/devices.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <filesystem>
 
 #include "eval/builtins.h"
@@ -59,7 +61,21 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
   auto backend = runtime::Backend::load(name, library, options);
   auto jit = std::make_shared<runtime::JitDevice>(std::move(backend));
   Interp* ip = &in;
-  jit->rewrite = [ip, name](const tensor::NodeRef& root) { return rewrite::optimizers(*ip).run(*ip, root, name); };
+  runtime::JitDevice* device = jit.get();
+  jit->rewrite = [ip, name, device](const tensor::NodeRef& root) {
+    if (device->debug < 1) return rewrite::optimizers(*ip).run(*ip, root, name);
+    // At debug level 1 and up, say which rules fired.
+    std::vector<rewrite::Firing> log;
+    tensor::NodeRef r = rewrite::optimizers(*ip).run(*ip, root, name, &log);
+    if (!log.empty()) {
+      std::map<std::string, int> count;
+      for (const auto& f : log) ++count[f.rule];
+      std::string text;
+      for (const auto& [rule, n] : count) text += (text.empty() ? "" : ", ") + rule + (n > 1 ? " x" + std::to_string(n) : "");
+      std::fprintf(stderr, "tensorlisp: optimizers: %zu rewrites (%s)\n", log.size(), text.c_str());
+    }
+    return r;
+  };
   jit->rewrite_key = [ip] { return rewrite::optimizers(*ip).generation(); };
   rt.realize = [jit](const tensor::Node* n, const tensor::Bindings& extra) { return jit->realize(n, extra); };
   rt.device = name;
