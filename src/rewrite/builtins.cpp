@@ -298,15 +298,55 @@ void register_rewrite_builtins(Interp& in) {
                if (x->op != Op::Expand || schedule::holds_data(x.get())) return a[0];
                return tensor::make_tensor(in, x->src[0]);
              });
+  TL_BUILTIN(in, "node-sources", 1, 1, "(node-sources X)",
+             "The sources of tensor X's graph node, as tensors (nil for data: buffers and realized tensors).",
+             [](Interp& in, Args a, N) -> Value {
+               const Node* n = tensor::arg_tensor(in, "node-sources", a, 0).get();
+               Interp::StackMark mark(in);
+               Value* base = in.sp;
+               if (!schedule::holds_data(n)) {
+                 for (const auto& s : n->src) in.push(tensor::make_tensor(in, s));
+               }
+               return in.list_from(base, static_cast<std::size_t>(in.sp - base));
+             });
+  TL_BUILTIN(in, "node-arg", 2, 2, "(node-arg X K)",
+             "Argument K of tensor X's graph node, in the order of its prim:* builtin's arguments: for "
+             "(prim:reduce KIND X AXES) 0 is KIND and 1 is AXES.",
+             [](Interp& in, Args a, N) -> Value {
+               const Node* n = tensor::arg_tensor(in, "node-arg", a, 0).get();
+               return node_argument(in, n, static_cast<std::size_t>(eval::arg_int(in, "node-arg", a, 1)));
+             });
+  TL_BUILTIN(in, "graph-order", 1, 1, "(graph-order X)",
+             "The nodes of tensor X's graph as tensors, each once, sources before the nodes that use them "
+             "(data nodes are leaves); X is last.",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& root = tensor::arg_tensor(in, "graph-order", a, 0);
+               std::vector<const Node*> order;
+               std::unordered_set<const Node*> seen{root.get()};
+               std::vector<std::pair<const Node*, std::size_t>> stack{{root.get(), 0}};
+               while (!stack.empty()) {
+                 auto& [n, next] = stack.back();
+                 if (!schedule::holds_data(n) && next < n->src.size()) {
+                   const Node* c = n->src[next++].get();
+                   if (seen.insert(c).second) stack.emplace_back(c, 0);
+                   continue;
+                 }
+                 order.push_back(n);
+                 stack.pop_back();
+               }
+               Interp::StackMark mark(in);
+               Value* base = in.sp;
+               for (const Node* n : order) in.push(tensor::make_tensor(in, NodeRef(const_cast<Node*>(n))));
+               return in.list_from(base, order.size());
+             });
   TL_BUILTIN(in, "node-id", 1, 1, "(node-id X)",
              "A number identifying tensor X's graph node, in creation order (for ordering guards).",
              [](Interp& in, Args a, N) -> Value {
                return Value::integer(tensor::arg_tensor(in, "node-id", a, 0)->id);
              });
-  TL_BUILTIN(in, "node-op", 1, 1, "(node-op X)", "The primitive op of tensor X's graph node, a symbol (buffer when realized).",
+  TL_BUILTIN(in, "node-op", 1, 1, "(node-op X)", "The primitive op of tensor X's graph node, a symbol (buffer for data).",
              [](Interp& in, Args a, N) -> Value {
-               const Node* n = tensor::arg_tensor(in, "node-op", a, 0).get();
-               return Value::object(in.intern(schedule::holds_data(n) ? "buffer" : tensor::op_name(n->op)));
+               return Value::object(in.intern(tensor::op_name(tensor::arg_tensor(in, "node-op", a, 0)->op)));
              });
 }
 

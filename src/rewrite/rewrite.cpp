@@ -170,8 +170,10 @@ Value ints_to_lisp(Interp& in, const std::vector<std::int64_t>& v) {
   return out;
 }
 
+}  // namespace
+
 // Argument k of node n, as the prim:* builtins take it.
-Value argument_value(Interp& in, const Node* n, std::size_t k) {
+Value node_argument(Interp& in, const Node* n, std::size_t k) {
   switch (n->op) {
     case Op::Const:
       if (k == 0) return tensor::is_float(n->dtype) ? Value::real(n->fvalue) : Value::integer(n->ivalue);
@@ -209,6 +211,8 @@ Value argument_value(Interp& in, const Node* n, std::size_t k) {
     default: return eval::nil();
   }
 }
+
+namespace {
 
 struct Binding {
   bool bound = false;
@@ -268,7 +272,7 @@ struct Matcher {
     for (std::size_t i = 0; i < p.args.size(); ++i) {
       const Pattern& a = p.args[i];
       if (a.kind == Pattern::Kind::Any) continue;
-      Value v = argument_value(in, n, i);
+      Value v = node_argument(in, n, i);
       if (a.kind == Pattern::Kind::Literal ? !same_value(a.literal, v) : !bind_value(a.var, v)) return fail();
     }
     std::vector<const Node*> ns;
@@ -300,7 +304,8 @@ NodeRef remake(tensor::Graph& g, const Node* n, std::vector<NodeRef> srcs) {
   p.buffer = n->buffer;
   p.bindings = n->bindings;
   p.span = n->span;
-  return g.intern(std::move(p));
+  p.grad = n->grad;
+  return g.intern(std::move(p), true);
 }
 
 // node_str without buffer ids (they depend on how many nodes came before).

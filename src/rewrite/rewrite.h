@@ -91,6 +91,10 @@ Optimizers& optimizers(eval::Interp& in);
 // previous slot ("ASA" for reduce: kind, source, axes).
 const char* op_signature(tensor::Op op);
 
+// Argument k of node n (an A slot of its signature) as a Lisp value, as the prim:* builtins
+// take it: a const's value, a reduce's kind or axes, a reshape's shape...
+eval::Value node_argument(eval::Interp& in, const tensor::Node* n, std::size_t k);
+
 // The graph as numbered lines, sources first: "%2 = neg %1".
 std::string graph_text(const tensor::Node* root);
 // The graph in Graphviz's dot language.

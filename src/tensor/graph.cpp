@@ -90,11 +90,18 @@ bool Graph::Eq::operator()(const Node* a, const Node* b) const {
   }
   return a->axes == b->axes && a->ranges == b->ranges && a->reduce_kind == b->reduce_kind &&
          std::memcmp(&a->fvalue, &b->fvalue, sizeof(double)) == 0 && a->ivalue == b->ivalue &&
-         a->name == b->name && a->buffer == b->buffer && a->bindings == b->bindings;
+         a->name == b->name && a->buffer == b->buffer && a->bindings == b->bindings && a->grad == b->grad;
 }
 
-NodeRef Graph::intern(Node&& proto) {
+NodeRef Graph::intern(Node&& proto, bool keep_grad) {
+  if (!keep_grad && !proto.src.empty()) {
+    proto.grad = false;
+    if (grad_enabled) {
+      for (const auto& s : proto.src) proto.grad = proto.grad || s->grad;
+    }
+  }
   std::size_t h = mix(static_cast<std::size_t>(proto.op), static_cast<std::size_t>(proto.dtype));
+  h = mix(h, proto.grad ? 1 : 0);
   for (const auto& d : proto.shape) h = mix(h, d.hash());
   for (const auto& s : proto.src) h = mix(h, std::hash<const void*>{}(s.get()));
   for (auto a : proto.axes) h = mix(h, static_cast<std::size_t>(a));
@@ -166,6 +173,42 @@ NodeRef Graph::make_buffer(std::shared_ptr<Buffer> b, const Shape& shape, Bindin
   n.bindings = std::move(bindings);
   n.name = std::move(tag);
   return intern(std::move(n));
+}
+
+NodeRef Graph::make_detached(const NodeRef& x) {
+  if (!x->grad) return x;
+  Node p;
+  p.op = x->op;
+  p.dtype = x->dtype;
+  p.shape = x->shape;
+  p.src = x->src;
+  p.axes = x->axes;
+  p.ranges = x->ranges;
+  p.reduce_kind = x->reduce_kind;
+  p.fvalue = x->fvalue;
+  p.ivalue = x->ivalue;
+  p.name = x->name;
+  p.buffer = x->buffer;
+  p.bindings = x->bindings;
+  p.span = x->span;
+  p.grad = false;
+  NodeRef d = intern(std::move(p), true);
+  if (x->realized && !d->realized) d->realized = x->realized;
+  return d;
+}
+
+NodeRef Graph::with_grad(const NodeRef& b, bool grad) {
+  if (b->grad == grad) return b;
+  Node p;
+  p.op = Op::Buffer;
+  p.dtype = b->dtype;
+  p.shape = b->shape;
+  p.buffer = b->buffer;
+  p.bindings = b->bindings;
+  p.name = b->name;
+  p.span = b->span;
+  p.grad = grad;
+  return intern(std::move(p), true);
 }
 
 NodeRef Graph::make_iota(const Shape& shape, int axis, DType t) {

@@ -99,6 +99,10 @@ struct Node {
   std::string name;                // extern kernel name; buffer tag
   std::shared_ptr<Buffer> buffer;  // buffer
   Bindings bindings;               // buffer: values of the variables in its shape
+  // Autograd: gradients flow through this node (a leaf marked with requires-grad!, or an op
+  // with such a source, built while gradients are on). Part of the identity, so a detached
+  // copy or a value built under no-grad is a node of its own.
+  bool grad = false;
   // Not part of the identity:
   Span span;                       // the form that first built this node
   std::size_t hash = 0;
@@ -107,6 +111,10 @@ struct Node {
   Graph* graph = nullptr;
   // A cache of the realized value of this node (set for roots that were realized).
   mutable std::shared_ptr<Buffer> realized;
+  // Autograd. A buffer that realized a node gradients flow through keeps that node here, so
+  // backward can go on through it; a leaf that requires a gradient accumulates it here.
+  NodeRef origin;
+  NodeRef grad_value;
 };
 
 // The hash-consing table and node factory. One per interpreter runtime.
@@ -119,6 +127,8 @@ class Graph {
 
   // The span recorded on nodes built from now on (set by the Lisp layer per call).
   Span current_span;
+  // Whether ops built from now on carry gradients from their sources (off under no-grad).
+  bool grad_enabled = true;
   std::size_t live_nodes() const { return table_.size(); }
 
   NodeRef make_const_float(double v, DType t, const Shape& shape);
@@ -142,8 +152,13 @@ class Graph {
   NodeRef make_assign(const NodeRef& target, const NodeRef& value);
   NodeRef make_extern(const std::string& name, std::vector<NodeRef> srcs, DType t, const Shape& shape);
 
-  // Interns a fully described node (used by the make_* functions and by rewrites).
-  NodeRef intern(Node&& proto);
+  // Interns a fully described node (used by the make_* functions and by rewrites). An op's
+  // grad flag is derived from its sources unless `keep_grad` (rewrites, detach).
+  NodeRef intern(Node&& proto, bool keep_grad = false);
+  // x as a node that gradients do not flow through (the same computation).
+  NodeRef make_detached(const NodeRef& x);
+  // A buffer node that gradients flow into (requires-grad!), or not.
+  NodeRef with_grad(const NodeRef& buffer_node, bool grad);
   void release(Node* n);  // called when a node's count reaches zero
 
  private:

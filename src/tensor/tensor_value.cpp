@@ -98,7 +98,13 @@ const Buffer& realize(Interp& in, TensorObj* t, const Bindings& extra) {
       std::erase_if(used, [&](const auto& kv) { return std::find(vars.begin(), vars.end(), kv.first) == vars.end(); });
     }
     Graph& g = t->rt->graph;
-    t->node = g.make_buffer(buf, n->shape, std::move(used));
+    NodeRef data = g.make_buffer(buf, n->shape, std::move(used));
+    if (n->grad) {
+      // Gradients still flow through the value to the graph that computed it.
+      data = g.with_grad(data, true);
+      data->origin = t->node;
+    }
+    t->node = std::move(data);
     t->rt->realized_bytes += buf->bytes.size();
     in.heap.account_external(buf->bytes.size());
   }

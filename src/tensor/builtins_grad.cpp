@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+// The graph side of autograd: which nodes gradients flow through (a flag on each node, part
+// of its identity), leaves that accumulate gradients, and the walk backward follows. The
+// backward rules and backward itself are Lisp (stdlib/tensor/90-autograd.lisp).
+#include <unordered_set>
+
+#include "eval/builtins.h"
+#include "tensor/tensor_value.h"
+
+namespace tl::tensor {
+
+using eval::Interp;
+using eval::Value;
+using Args = Value*;
+using N = std::uint32_t;
+
+namespace {
+
+TensorObj* tensor_arg(Interp& in, const char* fn, Args a, int i) {
+  if (!is_tensor(a[i])) in.type_error(fn, i + 1, "a tensor", a[i]);
+  return as_tensor(a[i]);
+}
+
+// The nodes gradients flow back to from n: an op's sources, or the graph a realized value
+// came from.
+std::vector<const Node*> grad_sources(const Node* n) {
+  std::vector<const Node*> out;
+  if (n->op == Op::Buffer) {
+    if (n->origin) out.push_back(n->origin.get());
+    return out;
+  }
+  for (const auto& s : n->src) out.push_back(s.get());
+  return out;
+}
+
+}  // namespace
+
+void register_grad_builtins(Interp& in) {
+  TL_BUILTIN(in, "requires-grad!", 1, 2, "(requires-grad! X [FLAG])",
+             "Marks tensor X (realized first) as a leaf whose gradient backward accumulates, or unmarks it "
+             "when FLAG is nil. Ops built from X afterwards carry gradients; returns X.",
+             [](Interp& in, Args a, N n) -> Value {
+               TensorObj* t = tensor_arg(in, "requires-grad!", a, 0);
+               const bool on = n < 2 || a[1].truthy();
+               if (on && !is_float(t->node->dtype)) {
+                 in.error("dtype-error", "requires-grad!: only float tensors have gradients, got " +
+                                             std::string(dtype_name(t->node->dtype)));
+               }
+               realize(in, t);
+               NodeRef leaf = t->node;
+               if (leaf->origin) {
+                 // A computed value becomes a leaf of its own (its graph is forgotten).
+                 leaf = runtime(in).graph.make_buffer(leaf->buffer, leaf->shape, leaf->bindings);
+               }
+               t->node = runtime(in).graph.with_grad(leaf, on);
+               return a[0];
+             });
+  TL_BUILTIN(in, "requires-grad-p", 1, 1, "(requires-grad-p X)",
+             "True when gradients flow through tensor X: a leaf marked with requires-grad!, or a value "
+             "computed from one while gradients were on.",
+             [](Interp& in, Args a, N) -> Value { return in.boolean(tensor_arg(in, "requires-grad-p", a, 0)->node->grad); });
+  TL_BUILTIN(in, "detach", 1, 1, "(detach X)",
+             "Tensor X's value without its gradient history: backward does not go through it.",
+             [](Interp& in, Args a, N) -> Value {
+               return make_tensor(in, graph_at_call(in).make_detached(tensor_arg(in, "detach", a, 0)->node));
+             });
+  TL_BUILTIN(in, "%set-grad-enabled", 1, 1, "(%set-grad-enabled FLAG)",
+             "Turns gradient tracking of new ops on or off; returns the previous setting. Use no-grad.",
+             [](Interp& in, Args a, N) -> Value {
+               Graph& g = runtime(in).graph;
+               const bool old = g.grad_enabled;
+               g.grad_enabled = a[0].truthy();
+               return in.boolean(old);
+             });
+  TL_BUILTIN(in, "grad-enabled-p", 0, 0, "(grad-enabled-p)", "True unless inside no-grad.",
+             [](Interp& in, Args, N) -> Value { return in.boolean(runtime(in).graph.grad_enabled); });
+  TL_BUILTIN(in, "grad", 1, 1, "(grad X)",
+             "The gradient backward accumulated for leaf tensor X (marked with requires-grad!), or nil.",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& g = tensor_arg(in, "grad", a, 0)->node->grad_value;
+               return g ? make_tensor(in, g) : eval::nil();
+             });
+  TL_BUILTIN(in, "%set-grad", 2, 2, "(%set-grad X G)", "Sets leaf X's accumulated gradient to G (nil clears it).",
+             [](Interp& in, Args a, N) -> Value {
+               Node* leaf = tensor_arg(in, "%set-grad", a, 0)->node.get();
+               if (a[1].is_nil()) leaf->grad_value = NodeRef();
+               else leaf->grad_value = tensor_arg(in, "%set-grad", a, 1)->node;
+               return a[1];
+             });
+  TL_BUILTIN(in, "grad-sources", 1, 1, "(grad-sources X)",
+             "The tensors gradients flow to from X: its op's sources, or for a realized value the graph "
+             "that computed it (nil for a leaf).",
+             [](Interp& in, Args a, N) -> Value {
+               Interp::StackMark mark(in);
+               Value* base = in.sp;
+               for (const Node* s : grad_sources(tensor_arg(in, "grad-sources", a, 0)->node.get())) {
+                 in.push(make_tensor(in, NodeRef(const_cast<Node*>(s))));
+               }
+               return in.list_from(base, static_cast<std::size_t>(in.sp - base));
+             });
+  TL_BUILTIN(in, "grad-order", 1, 1, "(grad-order X)",
+             "The nodes gradients flow through from X, each once, sources before users (X last).",
+             [](Interp& in, Args a, N) -> Value {
+               const Node* root = tensor_arg(in, "grad-order", a, 0)->node.get();
+               std::vector<const Node*> order;
+               if (root->grad) {
+                 std::unordered_set<const Node*> seen{root};
+                 std::vector<std::pair<const Node*, std::vector<const Node*>>> stack;
+                 stack.emplace_back(root, grad_sources(root));
+                 while (!stack.empty()) {
+                   auto& [n, pending] = stack.back();
+                   if (!pending.empty()) {
+                     const Node* c = pending.back();
+                     pending.pop_back();
+                     if (c->grad && seen.insert(c).second) stack.emplace_back(c, grad_sources(c));
+                     continue;
+                   }
+                   order.push_back(n);
+                   stack.pop_back();
+                 }
+               }
+               Interp::StackMark mark(in);
+               Value* base = in.sp;
+               for (const Node* n : order) in.push(make_tensor(in, NodeRef(const_cast<Node*>(n))));
+               return in.list_from(base, order.size());
+             });
+  TL_BUILTIN(in, "grad-leaf-p", 1, 1, "(grad-leaf-p X)", "True when X is a leaf marked with requires-grad!.",
+             [](Interp& in, Args a, N) -> Value {
+               const Node* n = tensor_arg(in, "grad-leaf-p", a, 0)->node.get();
+               return in.boolean(n->grad && n->op == Op::Buffer && !n->origin);
+             });
+}
+
+}  // namespace tl::tensor
