@@ -660,7 +660,8 @@ class Lowerer {
       default: break;
     }
     if (tensor::op_info(n->op).group == tensor::OpGroup::Movement) return movement(n, idx);
-    throw std::logic_error(std::string("lower: unexpected op ") + tensor::op_name(n->op) + " inside a kernel");
+    throw std::logic_error(std::string("lower: unexpected op ") + tensor::op_name(n->op) + " inside the kernel for " +
+                           tensor::node_str(out_, 6));
   }
 
   ExprId movement(const Node* n, const std::vector<ExprId>& idx) {

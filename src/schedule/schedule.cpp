@@ -115,7 +115,16 @@ void fuse_rows(Schedule& s, std::unordered_set<const Node*>& heads, std::unorder
           if (!reduced && shape[i] != tensor::Dim(1)) rows = true;
           if (!reduced && h->shape[i] != shape[i]) exact = false;
         }
-        if (rows && exact) {
+        // The expand must be read by this kernel alone: a node inlined into two kernels
+        // (computed twice) would leave the other with a reduce it cannot run.
+        bool only_here = true;
+        for (const Node* other : s.kernels) {
+          if (other == k || !only_here) continue;
+          for (const Node* m : region(s, other)) {
+            if (m == n && other != h) only_here = false;
+          }
+        }
+        if (rows && exact && only_here) {
           absorb = h;
           break;
         }

@@ -55,6 +55,20 @@ void register_grad_builtins(Interp& in) {
                t->node = runtime(in).graph.with_grad(leaf, on);
                return a[0];
              });
+  TL_BUILTIN(in, "%fresh-leaf", 1, 1, "(%fresh-leaf X)",
+             "X's value (realized) as a new leaf that requires a gradient, distinct from every other node "
+             "(so its gradient starts empty).",
+             [](Interp& in, Args a, N) -> Value {
+               TensorObj* t = tensor_arg(in, "%fresh-leaf", a, 0);
+               if (!is_float(t->node->dtype)) in.error("dtype-error", "value-and-grad: only float tensors have gradients");
+               const Buffer& b = realize(in, t);
+               (void)b;
+               static std::uint64_t counter = 0;
+               const Node* n = t->node.get();
+               NodeRef leaf = runtime(in).graph.make_buffer(n->buffer, n->shape, n->bindings,
+                                                            "leaf " + std::to_string(++counter));
+               return make_tensor(in, runtime(in).graph.with_grad(leaf, true));
+             });
   TL_BUILTIN(in, "requires-grad-p", 1, 1, "(requires-grad-p X)",
              "True when gradients flow through tensor X: a leaf marked with requires-grad!, or a value "
              "computed from one while gradients were on.",

@@ -1,0 +1,138 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Autograd: reverse-mode differentiation over the primitive graph. Each primitive op has one
+;;; backward rule (defgrad), written with primitives, so every composite is differentiable
+;;; with nothing more. Gradients are lazy graphs too: they fuse like any other computation.
+
+(defvar *grad-rules* (make-hash-table :test 'eq)
+  "The backward rule of each primitive op: a function of the output gradient, the node and
+its sources, giving one gradient (or nil) per source.")
+
+(defmacro defgrad (op params &rest body)
+  "(defgrad OP (G Y SRC...) BODY...) The backward rule of primitive OP: given the gradient G of
+its output Y and its sources, a list of the sources' gradients (nil for none)."
+  `(progn (puthash ',op (lambda ,params ,@body) *grad-rules*) ',op))
+
+(defun %like (v x) (prim:const v (dtype x) (shape x)))
+
+(defun %inverse-order (order)
+  (let ((inv (make-list (length order) 0)) (i 0))
+    (dolist (a order) (setf (nth a inv) i) (setq i (+ i 1)))
+    inv))
+
+(defgrad add (g y a b) (list g g))
+(defgrad mul (g y a b) (list (prim:mul g b) (prim:mul g a)))
+(defgrad neg (g y a) (list (prim:neg g)))
+(defgrad recip (g y a) (list (prim:neg (prim:mul g (prim:mul y y)))))
+(defgrad sqrt (g y a) (list (prim:mul g (prim:recip (prim:mul y (%like 2 y))))))
+(defgrad exp2 (g y a) (list (prim:mul g (prim:mul y (%like (log 2) y)))))
+(defgrad log2 (g y a) (list (prim:mul g (prim:recip (prim:mul a (%like (log 2) a))))))
+(defgrad sin (g y a) (list (prim:mul g (prim:sin (prim:add a (%like (/ pi 2) a))))))
+(defgrad cast (g y a) (list (if (dtype-float-p (dtype a)) (prim:cast g (dtype a)) nil)))
+(defgrad copy (g y a) (list g))
+
+(defgrad max (g y a b)
+  ;; To the larger operand; split evenly on ties.
+  (let* ((half (prim:mul (prim:cast (prim:cmpeq a b) (dtype g)) (%like 0.5 g)))
+         (to-a (prim:add (prim:cast (prim:cmplt b a) (dtype g)) half))
+         (to-b (prim:add (prim:cast (prim:cmplt a b) (dtype g)) half)))
+    (list (prim:mul g to-a) (prim:mul g to-b))))
+
+(defgrad where (g y c a b)
+  (let ((zero (%like 0 g)))
+    (list nil (prim:where c g zero) (prim:where c zero g))))
+
+(defgrad reduce (g y a)
+  (let ((axes (node-arg y 1)) (sa (shape a)))
+    (case (node-arg y 0)
+      (:sum (list (prim:expand g sa)))
+      (:max
+       ;; To the elements equal to the maximum, split evenly among ties.
+       (let* ((mask (prim:cast (prim:cmpeq a (prim:expand y sa)) (dtype g)))
+              (count (prim:reduce :sum mask axes)))
+         (list (prim:mul mask (prim:expand (prim:mul g (prim:recip count)) sa)))))
+      (t (list (prim:mul (prim:expand (prim:mul g y) sa) (prim:recip a)))))))
+
+(defgrad reshape (g y a) (list (prim:reshape g (shape a))))
+(defgrad permute (g y a) (list (prim:permute g (%inverse-order (node-arg y 0)))))
+(defgrad flip (g y a) (list (prim:flip g (node-arg y 0))))
+
+(defgrad expand (g y a)
+  ;; Summed over the axes the expand grew.
+  (let ((axes nil) (i 0))
+    (mapcar (lambda (from to) (unless (equal from to) (setq axes (cons i axes))) (setq i (+ i 1)))
+          (shape a) (shape y))
+    (list (if axes (prim:reduce :sum g (reverse axes)) g))))
+
+(defgrad pad (g y a)
+  (list (prim:shrink g (mapcar (lambda (p d) (list (first p) (dim+ (first p) d))) (node-arg y 0) (shape a)))))
+
+(defgrad shrink (g y a)
+  (list (prim:pad g (mapcar (lambda (r d) (list (first r) (dim+ d (dim* -1 (second r))))) (node-arg y 0) (shape a)))))
+
+(dolist (op '(idiv mod cmplt cmpeq and or xor bitcast))
+  (puthash op (lambda (g y &rest srcs) (mapcar (lambda (s) nil) srcs)) *grad-rules*))
+
+(defmacro no-grad (&rest body)
+  "(no-grad BODY...) Runs BODY with gradient tracking off: tensors computed in it are constants
+to backward (e.g. an optimizer's update)."
+  `(let ((%was (%set-grad-enabled nil)))
+     (unwind-protect (progn ,@body) (%set-grad-enabled %was))))
+
+(defun %grad-of (n g)
+  ;; The gradients of node N's sources, given the gradient G of N.
+  (if (eq (node-op n) 'buffer)
+      (list g)                          ; a realized value: on to the graph that computed it
+      (let ((rule (gethash (node-op n) *grad-rules*)))
+        (unless rule
+          (error 'type-error "backward: no gradient through ~a (in ~a)" (node-op n) (graph->text n)))
+        (apply rule g n (grad-sources n)))))
+
+(defun backward (loss &optional gradient)
+  "(backward LOSS [GRADIENT]) Computes the gradient of LOSS (one element, else give GRADIENT,
+the gradient of LOSS itself) with respect to every leaf marked with requires-grad! that it
+depends on, and adds it to the leaf's (grad X). Returns LOSS."
+  (unless (tensorp loss) (error 'type-error "backward: expected a tensor, got ~s" loss))
+  (unless (requires-grad-p loss)
+    (error 'type-error "backward: the loss does not depend on any tensor marked with requires-grad!"))
+  (let ((g0 (cond (gradient
+                   (unless (equal (shape gradient) (shape loss))
+                     (error 'shape-error "backward: the gradient is ~s but the loss is ~s" (shape gradient) (shape loss)))
+                   (cast gradient (dtype loss)))
+                  ((eql (numel loss) 1) (prim:const 1 (dtype loss) (shape loss)))
+                  (t (error 'shape-error "backward: the loss has shape ~s; give the gradient for more than one element"
+                            (shape loss)))))
+        (grads (make-hash-table))
+        (leaves nil))
+    (puthash (node-id loss) g0 grads)
+    (dolist (n (reverse (grad-order loss)))
+      (let ((g (gethash (node-id n) grads)))
+        (when g
+          (if (grad-leaf-p n)
+              (setq leaves (cons (cons n g) leaves))
+              (mapcar (lambda (s gs)
+                      (when (and gs (requires-grad-p s))
+                        (let ((old (gethash (node-id s) grads)))
+                          (puthash (node-id s) (if old (prim:add old gs) gs) grads))))
+                    (grad-sources n) (%grad-of n g))))))
+    (no-grad
+      (dolist (leaf leaves)
+        (let* ((n (car leaf)) (old (grad n)))
+          (%set-grad n (realize (if old (prim:add old (cdr leaf)) (cdr leaf)))))))
+    loss))
+
+(defun zero-grad! (params)
+  "(zero-grad! PARAMS) Clears the accumulated gradients of a tensor or a list of tensors."
+  (dolist (p (if (listp params) params (list params))) (%set-grad p nil))
+  nil)
+
+(defun value-and-grad (f)
+  "(value-and-grad F) A function of the same arguments as F that returns (VALUE GRADS): F's
+value (a one-element tensor) and its gradients with respect to each tensor argument (nil
+for the others), computed with the arguments as fresh leaves; gradients accumulated
+elsewhere are not touched."
+  (lambda (&rest args)
+    (let* ((leaves (mapcar (lambda (a) (if (and (tensorp a) (dtype-float-p (dtype a))) (%fresh-leaf a) a))
+                           args))
+           (value (apply f leaves)))
+      (when (requires-grad-p value) (backward value))
+      (list value (mapcar (lambda (a) (if (and (tensorp a) (requires-grad-p a)) (grad a) nil)) leaves)))))

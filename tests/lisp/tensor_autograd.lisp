@@ -1,0 +1,156 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Autograd: gradients of every differentiable primitive, through composites, checked against
+;;; central finite differences in f64; broadcasting, views and reductions over several axes;
+;;; and the API (requires-grad!, backward, grad, zero-grad!, detach, no-grad, value-and-grad).
+
+(defun tl (x) (to-list x))
+
+(defun with-element (x i delta)
+  ;; X (f64) with its flat element I moved by DELTA.
+  (let ((flat (to-list (reshape x (list (numel x))))))
+    (setf (nth i flat) (+ (nth i flat) delta))
+    (reshape (tensor flat :dtype 'f64) (shape x))))
+
+(defun numeric-grads (f inputs weight)
+  ;; d/d inputs of sum(f(inputs) * weight), by central differences.
+  (let ((eps 1e-6))
+    (mapcar (lambda (k)
+              (let ((x (nth k inputs)) (out nil))
+                (dotimes (i (numel x))
+                  (flet ((at (delta)
+                           (let ((args (copy-list inputs)))
+                             (setf (nth k args) (with-element x i delta))
+                             (item (sum (mul (apply f args) weight))))))
+                    (setq out (cons (/ (- (at eps) (at (- eps))) (* 2 eps)) out))))
+                (reshape (tensor (reverse out) :dtype 'f64) (shape x))))
+            (let ((ks nil)) (dotimes (k (length inputs)) (setq ks (cons k ks))) (reverse ks)))))
+
+(defun grad-check (f &rest inputs)
+  ;; The gradients value-and-grad computes for F at INPUTS agree with finite differences.
+  (let* ((inputs (mapcar (lambda (x) (cast x 'f64)) inputs))
+         (out (apply f inputs))
+         (weight (add (rand (shape out) :dtype 'f64) 0.5))
+         (analytic (second (apply (value-and-grad (lambda (&rest xs) (sum (mul (apply f xs) weight)))) inputs)))
+         (numeric (numeric-grads f inputs weight)))
+    (every #'identity (mapcar (lambda (a n) (allclose a n :rtol 1e-5 :atol 1e-7)) analytic numeric))))
+
+(manual-seed 3)
+(defvar a (add (randn '(2 3)) 0.1))
+(defvar b (add (randn '(2 3)) -0.2))
+(defvar pos (add (rand '(2 3)) 0.5))           ; positive, for sqrt, log, pow
+(defvar v3 (randn '(3)))
+(defvar m34 (randn '(3 4)))
+(defvar t234 (randn '(2 3 4)))
+
+(deftest elementwise-gradients
+  (is (grad-check #'add a b))
+  (is (grad-check #'sub a b))
+  (is (grad-check #'mul a b))
+  (is (grad-check #'div a pos))
+  (is (grad-check #'neg a))
+  (is (grad-check #'reciprocal pos))
+  (is (grad-check #'sqrt pos))
+  (is (grad-check #'exp a))
+  (is (grad-check #'log pos))
+  (is (grad-check #'exp2 a))
+  (is (grad-check #'log2 pos))
+  (is (grad-check #'sin a))
+  (is (grad-check #'cos a))
+  (is (grad-check #'tanh a))
+  (is (grad-check #'sigmoid a))
+  (is (grad-check #'relu a))
+  (is (grad-check #'gelu a))
+  (is (grad-check #'silu a))
+  (is (grad-check #'softplus a))
+  (is (grad-check (lambda (x) (pow x 3)) pos))
+  (is (grad-check #'square a))
+  (is (grad-check #'abs a))
+  (is (grad-check #'maximum a b))
+  (is (grad-check #'minimum a b))
+  (is (grad-check (lambda (x y) (where (lt x y) (mul x x) (sin y))) a b))
+  ;; Through a cast (to f32 and back: finite differences would see f32 rounding).
+  (let ((r (funcall (value-and-grad (lambda (x) (sum (cast (mul (cast x 'f32) 3.0) 'f64)))) (cast a 'f64))))
+    (is (equal (to-list (first (second r))) (list (make-list 3 3.0) (make-list 3 3.0))))))
+
+(deftest broadcasting-and-views
+  (is (grad-check #'add m34 (reshape v3 '(3 1))))          ; broadcast over columns
+  (is (grad-check #'mul t234 (randn '(4))))                  ; over leading axes
+  (is (grad-check (lambda (x) (transpose x 0 1)) m34))
+  (is (grad-check (lambda (x) (permute x '(2 0 1))) t234))
+  (is (grad-check (lambda (x) (reshape x '(4 6))) t234))
+  (is (grad-check (lambda (x) (expand (reshape x '(3 1)) '(3 5))) v3))
+  (is (grad-check (lambda (x) (pad x '((1 2) (0 1)))) m34))
+  (is (grad-check (lambda (x) (slice x '(1 3) '(0 4 2))) m34))
+  (is (grad-check (lambda (x) (flip x '(0 1))) m34))
+  (is (grad-check (lambda (x y) (cat (list x y) :axis 0)) m34 (randn '(2 4))))
+  (is (grad-check (lambda (x y) (stack (list x y))) a b)))
+
+(deftest reductions
+  (is (grad-check #'sum t234))
+  (is (grad-check (lambda (x) (sum x :axis 1)) t234))
+  (is (grad-check (lambda (x) (sum x :axis '(0 2))) t234))
+  (is (grad-check (lambda (x) (mean x :axis '(1 2) :keepdim t)) t234))
+  (is (grad-check (lambda (x) (amax x :axis 1)) t234))
+  (is (grad-check (lambda (x) (var x :axis 0)) m34))
+  (is (grad-check (lambda (x) (prod x :axis 1)) pos))
+  (is (grad-check (lambda (x) (softmax x :axis 1)) m34))
+  (is (grad-check (lambda (x) (log-softmax x :axis -1)) t234))
+  (is (grad-check (lambda (x) (logsumexp x :axis 1)) m34))
+  (is (grad-check (lambda (x) (layer-norm x)) m34))
+  ;; Ties in max split the gradient evenly.
+  (let ((x (requires-grad! (tensor '(1.0 3.0 3.0 2.0)))))
+    (backward (amax x))
+    (is (equal (tl (grad x)) '(0.0 0.5 0.5 0.0)))))
+
+(deftest linear-algebra
+  (is (grad-check #'matmul m34 (randn '(4 2))))
+  (is (grad-check #'matmul t234 (randn '(2 4 3))))           ; batched
+  (is (grad-check #'matmul v3 m34))                          ; vector @ matrix
+  (is (grad-check (lambda (x w bias) (relu (add (matmul x w) bias))) m34 (randn '(4 5)) (randn '(5)))))
+
+(deftest api
+  (let ((w (requires-grad! (tensor '(1.0 2.0 3.0))))
+        (c (tensor '(4.0 5.0 6.0))))
+    (is (requires-grad-p w))
+    (is (not (requires-grad-p c)))
+    (is (requires-grad-p (mul w c)))
+    ;; backward accumulates until zero-grad!.
+    (backward (sum (mul w c)))
+    (is (equal (tl (grad w)) '(4.0 5.0 6.0)))
+    (backward (sum (mul w c)))
+    (is (equal (tl (grad w)) '(8.0 10.0 12.0)))
+    (zero-grad! (list w))
+    (is (null (grad w)))
+    ;; Printing (realizing) the loss does not cut the graph.
+    (let ((loss (sum (mul w w))))
+      (is (= (item loss) 14.0))
+      (backward loss)
+      (is (equal (tl (grad w)) '(2.0 4.0 6.0))))
+    (zero-grad! w)
+    ;; detach and no-grad stop gradients.
+    (backward (sum (add (mul w (detach w)) (no-grad (mul w w)))))
+    (is (equal (tl (grad w)) '(1.0 2.0 3.0)))
+    (is (not (requires-grad-p (no-grad (mul w c)))))
+    (is (grad-enabled-p))
+    (zero-grad! w)
+    ;; A gradient for a loss of several elements.
+    (backward (mul w w) (tensor '(1.0 0.0 2.0)))
+    (is (equal (tl (grad w)) '(2.0 0.0 12.0)))
+    (is-error shape-error (backward (mul w w)))
+    (is-error type-error (backward (sum c)))
+    (is-error dtype-error (requires-grad! (tensor '(1 2)))))
+  ;; value-and-grad gives the value and one gradient per tensor argument.
+  (let ((r (funcall (value-and-grad (lambda (x k) (sum (mul x (mul x k))))) (tensor '(1.0 -2.0)) 3.0)))
+    (is (= (item (first r)) 15.0))
+    (is (equal (tl (first (second r))) '(6.0 -12.0)))
+    (is (null (second (second r))))))
+
+(deftest shared-subexpressions
+  ;; A node used twice gets both contributions.
+  (let ((x (requires-grad! (tensor '(0.5 -1.5)))))
+    (let ((y (mul x x)))
+      (backward (sum (add (mul y y) y))))
+    ;; d/dx (x^4 + x^2) = 4x^3 + 2x
+    (is (allclose (grad x) (tensor '(1.5 -16.5))))))
+
+(run-tests)
