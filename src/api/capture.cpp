@@ -41,6 +41,7 @@ namespace {
 struct Slot {
   enum Kind { Arg, Step, Rng, Data } kind = Data;
   std::size_t index = 0;               // argument, step, or draw offset
+  std::size_t output = 0;              // Step: which of the step's results
   std::shared_ptr<Buffer> data;        // captured data
 };
 
@@ -260,7 +261,7 @@ Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& 
       out_values.push_back(it != arg_of.end() ? ct.values[it->second] : Value::object(t));
     }
   } else {
-    std::unordered_map<const Buffer*, std::size_t> step_of;
+    std::unordered_map<const Buffer*, std::pair<std::size_t, std::size_t>> step_of;  // (step, output)
     std::unordered_map<const Buffer*, std::uint64_t> draw_of;
     for (const auto& [k, draw] : rng.keys) draw_of[k.get()] = draw - draws0;
     auto classify = [&](const Node* n, const std::shared_ptr<Buffer>& b) {
@@ -270,7 +271,8 @@ Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& 
         s.index = a->second;
       } else if (auto st = step_of.find(b.get()); st != step_of.end()) {
         s.kind = Slot::Step;
-        s.index = st->second;
+        s.index = st->second.first;
+        s.output = st->second.second;
       } else if (auto d = draw_of.find(b.get()); d != draw_of.end()) {
         s.kind = Slot::Rng;
         s.index = d->second;
@@ -286,7 +288,7 @@ Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& 
       st.bindings = r.bindings;
       for (std::size_t i = 0; i < r.leaves.size(); ++i) st.leaves.push_back(classify(r.leaf_nodes[i], r.leaves[i]));
       tr.steps.push_back(std::move(st));
-      step_of[r.result.get()] = k;
+      for (std::size_t j = 0; j < r.results.size(); ++j) step_of[r.results[j].get()] = {k, j};
     }
     for (TensorObj* t : outs) {
       const Node* n = t->node.get();
@@ -311,11 +313,11 @@ Value replay(Interp& in, CaptureObj& cap, JitDevice& jit, const Trace& tr, const
   tensor::TensorRuntime& rt = tensor::runtime(in);
   const std::uint64_t draw0 = rt.rng_draws;
   std::unordered_map<std::size_t, std::shared_ptr<Buffer>> keys;  // by draw offset
-  std::vector<std::shared_ptr<Buffer>> results(tr.steps.size());
+  std::vector<std::vector<std::shared_ptr<Buffer>>> results(tr.steps.size());
   auto resolve = [&](const Slot& s) -> std::shared_ptr<Buffer> {
     switch (s.kind) {
       case Slot::Arg: return ct.tensors[s.index]->node->buffer;
-      case Slot::Step: return results[s.index];
+      case Slot::Step: return results[s.index][s.output];
       case Slot::Rng: {
         auto& k = keys[s.index];
         if (!k) k = tensor::rng_key(rt.rng_seed, draw0 + s.index);

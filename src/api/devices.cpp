@@ -54,6 +54,7 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
   DeviceState& s = state(in);
   if (name == "ref") {
     rt.realize = [](const tensor::Node* n, const tensor::Bindings& extra) { return runtime::realize_reference(n, extra); };
+    rt.realize_many = nullptr;
     rt.device = "ref";
     s.jit.reset();
     return;
@@ -78,6 +79,9 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
   };
   jit->rewrite_key = [ip] { return rewrite::optimizers(*ip).generation(); };
   rt.realize = [jit](const tensor::Node* n, const tensor::Bindings& extra) { return jit->realize(n, extra); };
+  rt.realize_many = [jit](const std::vector<const tensor::Node*>& ns, const tensor::Bindings& extra) {
+    return jit->realize_many(ns, extra);
+  };
   rt.device = name;
   s.jit = std::move(jit);
 }

@@ -85,14 +85,34 @@ JitDevice::Compiled& JitDevice::compiled(const codegen::Kernel& k) {
 }
 
 std::shared_ptr<Buffer> JitDevice::realize(const Node* root, const tensor::Bindings& extra) {
-  if (root->realized) return root->realized;
-  tensor::Bindings b = collect_bindings(root, extra);
+  return realize_many({root}, extra)[0];
+}
+
+std::vector<std::shared_ptr<Buffer>> JitDevice::realize_many(const std::vector<const Node*>& roots,
+                                                             const tensor::Bindings& extra) {
+  std::vector<std::shared_ptr<Buffer>> out(roots.size());
+  std::vector<const Node*> todo;  // the roots that need computing, each once
+  tensor::Bindings b;
   try {
-    if (root->op == tensor::Op::Buffer) {
-      check_graph(root, b);
-      return root->buffer;
+    for (std::size_t i = 0; i < roots.size(); ++i) {
+      const Node* root = roots[i];
+      if (root->realized) {
+        out[i] = root->realized;
+      } else if (root->op == tensor::Op::Buffer) {
+        check_graph(root, collect_bindings(root, extra));
+        out[i] = root->buffer;
+      } else if (std::find(todo.begin(), todo.end(), root) == todo.end()) {
+        for (const auto& [k, v] : collect_bindings(root, extra)) b.emplace(k, v);
+        todo.push_back(root);
+      }
     }
-    return run(root, b);
+    if (todo.empty()) return out;
+    std::vector<std::shared_ptr<Buffer>> computed = run(todo, b);
+    for (std::size_t i = 0; i < roots.size(); ++i) {
+      if (out[i]) continue;
+      out[i] = computed[static_cast<std::size_t>(std::find(todo.begin(), todo.end(), roots[i]) - todo.begin())];
+    }
+    return out;
   } catch (const std::out_of_range& e) {
     throw tensor::GraphError("shape-error", unbound_message(e.what()));
   }
@@ -103,10 +123,12 @@ namespace {
 // The graph below root in a fixed post-order (sources first; nodes that hold data are leaves),
 // and a text that identifies its structure: ops, dtypes, shapes, op arguments, which nodes are
 // inputs, and the wiring. Two graphs with equal texts schedule and lower identically.
-std::string structure_key(const Node* root, std::vector<const Node*>& order) {
+std::string structure_key(const std::vector<const Node*>& roots, std::vector<const Node*>& order) {
   std::unordered_map<const Node*, std::size_t> pos;
-  std::vector<std::pair<const Node*, std::size_t>> stack{{root, 0}};
+  std::vector<std::pair<const Node*, std::size_t>> stack;
   std::string key;
+  for (const Node* root : roots) {
+  if (!pos.count(root)) stack.emplace_back(root, 0);
   while (!stack.empty()) {
     auto& [n, next] = stack.back();
     if (pos.count(n)) {
@@ -136,6 +158,9 @@ std::string structure_key(const Node* root, std::vector<const Node*>& order) {
     }
     stack.pop_back();
   }
+  }
+  key += "|roots";
+  for (const Node* root : roots) key.append(" ").append(std::to_string(pos.at(root)));
   return key;
 }
 
@@ -179,14 +204,20 @@ std::size_t JitDevice::kernel_count(const Node* root) {
   return schedule::make_schedule(g.get()).kernels.size();
 }
 
-JitDevice::Plan JitDevice::make_plan(const Node* root, const std::vector<const Node*>& order) {
+JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, const std::vector<const Node*>& order) {
   std::unordered_map<const Node*, int> known;
   for (std::size_t i = 0; i < order.size(); ++i) known[order[i]] = static_cast<int>(i);
-  tensor::NodeRef graph(const_cast<Node*>(root));
-  if (rewrite) graph = rewrite(graph);
-  // Rewritten to data (neg (neg x)) -> x: the result is still a new buffer, not x's.
-  if (schedule::holds_data(graph.get())) graph = graph->graph->make_copy(graph);
-  schedule::Schedule s = schedule::make_schedule(graph.get());
+  std::vector<tensor::NodeRef> graphs;
+  std::vector<const Node*> outputs;
+  for (const Node* root : roots) {
+    tensor::NodeRef graph(const_cast<Node*>(root));
+    if (rewrite) graph = rewrite(graph);
+    // Rewritten to data (neg (neg x)) -> x: the result is still a new buffer, not x's.
+    if (schedule::holds_data(graph.get())) graph = graph->graph->make_copy(graph);
+    outputs.push_back(graph.get());
+    graphs.push_back(std::move(graph));
+  }
+  schedule::Schedule s = schedule::make_schedule(outputs);
   Plan plan;
   // Nodes of the rewritten graph keep their position in the original one; new nodes get
   // positions past it, and new data among them goes into the plan as constants.
@@ -218,7 +249,7 @@ JitDevice::Plan JitDevice::make_plan(const Node* root, const std::vector<const N
     k.ops_per_element = l.ops_per_element;
     plan.kernels.push_back(std::move(k));
   }
-  plan.result = pos(s.result);
+  for (const Node* r : s.results) plan.results.push_back(pos(r));
   std::vector<char> is_leaf(order.size(), 0);
   auto mark = [&](int p) {
     if (p >= 0 && p < static_cast<int>(order.size()) && schedule::holds_data(order[static_cast<std::size_t>(p)]) &&
@@ -231,20 +262,20 @@ JitDevice::Plan JitDevice::make_plan(const Node* root, const std::vector<const N
     for (int in : k.inputs) mark(in);
     mark(k.assign_target);
   }
-  mark(plan.result);
+  for (int r : plan.results) mark(r);
   return plan;
 }
 
-std::shared_ptr<Buffer> JitDevice::run(const Node* root, const tensor::Bindings& b) {
-  check_graph(root, b);
+std::vector<std::shared_ptr<Buffer>> JitDevice::run(const std::vector<const Node*>& roots, const tensor::Bindings& b) {
+  for (const Node* root : roots) check_graph(root, b);
   auto t_start = std::chrono::steady_clock::now();
   // The plan for this graph's structure: scheduled, lowered and compiled once.
   std::vector<const Node*> order;
-  std::string key = structure_key(root, order);
+  std::string key = structure_key(roots, order);
   if (rewrite_key) key += "|rules " + std::to_string(rewrite_key());
   auto found = plans_.find(key);
   if (found == plans_.end()) {
-    found = plans_.emplace(std::move(key), make_plan(root, order)).first;
+    found = plans_.emplace(std::move(key), make_plan(roots, order)).first;
   } else {
     ++stats_.plan_hits;
   }
@@ -258,19 +289,19 @@ std::shared_ptr<Buffer> JitDevice::run(const Node* root, const tensor::Bindings&
   if (recording) {
     for (int p : plan.leaves) leaf_nodes.push_back(order[static_cast<std::size_t>(p)]);
   }
-  std::shared_ptr<Buffer> result = execute(plan, std::move(leaves), b, std::move(leaf_nodes));
+  std::vector<std::shared_ptr<Buffer>> results = execute(plan, std::move(leaves), b, std::move(leaf_nodes));
   if (debug >= 1) {
     std::fprintf(stderr, "tensorlisp: realize: %zu kernels, %.3f ms total\n", plan.kernels.size(),
                  seconds_since(t_start) * 1e3);
   }
-  return result;
+  return results;
 }
 
-std::shared_ptr<Buffer> JitDevice::execute(const Plan& plan, std::vector<std::shared_ptr<Buffer>> leaves,
-                                           const tensor::Bindings& b, std::vector<const Node*> leaf_nodes) {
+std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::vector<std::shared_ptr<Buffer>> leaves,
+                                                        const tensor::Bindings& b, std::vector<const Node*> leaf_nodes) {
   std::vector<Recorded>* rec = recording;
   const std::size_t rec_index = rec ? rec->size() : 0;
-  if (rec) rec->push_back(Recorded{&plan, std::move(leaf_nodes), leaves, b, nullptr});
+  if (rec) rec->push_back(Recorded{&plan, std::move(leaf_nodes), leaves, b, {}});
   std::unordered_map<int, std::shared_ptr<Buffer>> values;  // by position in the graph's order
   for (std::size_t i = 0; i < plan.leaves.size(); ++i) values[plan.leaves[i]] = std::move(leaves[i]);
   for (const auto& [p, buffer] : plan.constants) values[p] = buffer;
@@ -319,14 +350,17 @@ std::shared_ptr<Buffer> JitDevice::execute(const Plan& plan, std::vector<std::sh
     }
     values[k.node] = out;
     auto done_with = [&](int in) {
-      if (--readers[in] == 0 && in != plan.result) values.erase(in);
+      if (--readers[in] == 0 && std::find(plan.results.begin(), plan.results.end(), in) == plan.results.end()) {
+        values.erase(in);
+      }
     };
     for (int in : k.inputs) done_with(in);
     if (k.assign_target >= 0) done_with(k.assign_target);
   }
-  std::shared_ptr<Buffer> result = values.at(plan.result);
+  std::vector<std::shared_ptr<Buffer>> result;
+  for (int r : plan.results) result.push_back(values.at(r));
   stats_.run_seconds += run_time;
-  if (rec) (*rec)[rec_index].result = result;
+  if (rec) (*rec)[rec_index].results = result;
   if (debug >= 1) std::fprintf(stderr, "tensorlisp: %zu kernels ran in %.3f ms\n", plan.kernels.size(), run_time * 1e3);
   return result;
 }

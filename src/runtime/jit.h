@@ -40,7 +40,7 @@ class JitDevice {
     std::vector<const tensor::Node*> leaf_nodes;
     std::vector<std::shared_ptr<tensor::Buffer>> leaves;
     tensor::Bindings bindings;
-    std::shared_ptr<tensor::Buffer> result;
+    std::vector<std::shared_ptr<tensor::Buffer>> results;
   };
 
   // `cache_dir`: where compiled kernels are kept across processes ("" for no disk cache).
@@ -52,6 +52,9 @@ class JitDevice {
   // Computes `root` into a new contiguous host buffer. Errors (an unbound variable, a bad
   // symbolic shrink) are ConditionErrors, as from the reference executor.
   std::shared_ptr<tensor::Buffer> realize(const tensor::Node* root, const tensor::Bindings& extra);
+  // Computes several roots in one plan, so work they share runs once.
+  std::vector<std::shared_ptr<tensor::Buffer>> realize_many(const std::vector<const tensor::Node*>& roots,
+                                                            const tensor::Bindings& extra);
 
   const Backend& backend() const { return *backend_; }
   const JitStats& stats() const { return stats_; }
@@ -69,9 +72,9 @@ class JitDevice {
   // While set, every plan run is appended here (see Recorded).
   std::vector<Recorded>* recording = nullptr;
 
-  // Runs a plan on leaf buffers (in the order of Recorded::leaves): a fresh result buffer, or
-  // the target's buffer for an assign. `leaf_nodes` go into the recording, when there is one.
-  std::shared_ptr<tensor::Buffer> execute(const Plan& plan, std::vector<std::shared_ptr<tensor::Buffer>> leaves,
+  // Runs a plan on leaf buffers (in the order of Recorded::leaves): a fresh buffer per root,
+  // or the target's buffer for an assign. `leaf_nodes` go into the recording, if one is on.
+  std::vector<std::shared_ptr<tensor::Buffer>> execute(const Plan& plan, std::vector<std::shared_ptr<tensor::Buffer>> leaves,
                                           const tensor::Bindings& b, std::vector<const tensor::Node*> leaf_nodes = {});
 
  private:
@@ -108,7 +111,7 @@ class JitDevice {
     // Data that rewriting brought in (not in the graph): positions past the graph's nodes.
     std::vector<std::pair<int, std::shared_ptr<tensor::Buffer>>> constants;
     std::vector<PlanKernel> kernels;
-    int result = 0;
+    std::vector<int> results;  // one per root
   };
 
   // Counters kept by the users of execute (jit captures).
@@ -118,9 +121,10 @@ class JitDevice {
   std::unordered_map<std::string, Plan> plans_;  // by graph structure
   JitStats stats_;
   Compiled& compiled(const codegen::Kernel& k);
-  Plan make_plan(const tensor::Node* root, const std::vector<const tensor::Node*>& order);
+  Plan make_plan(const std::vector<const tensor::Node*>& roots, const std::vector<const tensor::Node*>& order);
   PlanKernel extern_kernel(const tensor::Node* n, const std::function<int(const tensor::Node*)>& pos);
-  std::shared_ptr<tensor::Buffer> run(const tensor::Node* root, const tensor::Bindings& b);
+  std::vector<std::shared_ptr<tensor::Buffer>> run(const std::vector<const tensor::Node*>& roots,
+                                                   const tensor::Bindings& b);
 };
 
 }  // namespace tl::runtime

@@ -87,7 +87,7 @@ const Node* reduce_of(const Schedule& s, const Node* head) {
 // result never goes to memory and the row stays in cache between passes. The lowering (see
 // codegen/lower.cpp) runs one such pass per fused reduce, in dependency order.
 void fuse_rows(Schedule& s, std::unordered_set<const Node*>& heads, std::unordered_map<const Node*, int>& uses,
-               const Node* root) {
+               const std::unordered_set<const Node*>& roots) {
   for (bool changed = true; changed;) {
     changed = false;
     for (const Node* k : s.kernels) {
@@ -102,7 +102,7 @@ void fuse_rows(Schedule& s, std::unordered_set<const Node*>& heads, std::unorder
       for (const Node* n : region(s, k)) {
         if (n->op != Op::Expand || n->shape != shape) continue;
         const Node* h = n->src[0].get();
-        if (!heads.count(h) || h == root || uses[h] != 1) continue;
+        if (!heads.count(h) || roots.count(h) || uses[h] != 1) continue;
         const Node* r = reduce_of(s, h);
         if (r == nullptr || r->shape != h->shape || r->src[0]->shape != shape) continue;
         if (!axes.empty() && axes != r->axes) continue;
@@ -142,17 +142,25 @@ void fuse_rows(Schedule& s, std::unordered_set<const Node*>& heads, std::unorder
 
 }  // namespace
 
-Schedule make_schedule(const Node* root) {
+Schedule make_schedule(const Node* root) { return make_schedule(std::vector<const Node*>{root}); }
+
+Schedule make_schedule(const std::vector<const Node*>& outputs) {
   Schedule s;
-  if (is_movement(root) && !holds_data(root)) {
-    const Node* base = nullptr;
-    tensor::ViewStack vs = tensor::view_of(root, &base);
-    if (!holds_data(base) && vs.views().size() == 1 && vs.views()[0].is_contiguous() &&
-        tensor::shape_numel(root->shape) == tensor::shape_numel(base->shape)) {
-      root = base;
+  std::unordered_set<const Node*> roots;
+  for (const Node* root : outputs) {
+    // A root that only reshapes a computed node contiguously is that node's buffer.
+    if (is_movement(root) && !holds_data(root)) {
+      const Node* base = nullptr;
+      tensor::ViewStack vs = tensor::view_of(root, &base);
+      if (!holds_data(base) && vs.views().size() == 1 && vs.views()[0].is_contiguous() &&
+          tensor::shape_numel(root->shape) == tensor::shape_numel(base->shape)) {
+        root = base;
+      }
     }
+    s.results.push_back(root);
+    roots.insert(root);
   }
-  s.result = root;
+  s.result = s.results.back();
   // Nodes reachable through unrealized nodes, in post-order (sources first), with how many
   // consumer edges reach each data source (a movement chain counts for its consumer).
   std::vector<const Node*> order;
@@ -160,26 +168,31 @@ Schedule make_schedule(const Node* root) {
   std::unordered_set<const Node*> viewed;  // read by some consumer through a movement op
   std::unordered_set<const Node*> reduced;  // read by a reduce (whose kernel is another)
   std::unordered_map<const Node*, bool> visited;
-  std::vector<std::pair<const Node*, std::size_t>> stack{{root, 0}};
-  visited[root] = true;
-  while (!stack.empty()) {
-    auto& [n, next] = stack.back();
-    if (!holds_data(n) && next < n->src.size()) {
-      const Node* c = n->src[next++].get();
-      if (!is_movement(n) || n == root) {
-        const Node* d = data_source(c);
-        ++uses[d];
-        if (d != c) viewed.insert(d);
-        if (n->op == Op::Reduce) reduced.insert(d);
+  std::vector<std::pair<const Node*, std::size_t>> stack;
+  for (const Node* root : s.results) {
+    // One root after another, so a root that another one reads comes before it.
+    if (visited[root]) continue;
+    visited[root] = true;
+    stack.emplace_back(root, 0);
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (!holds_data(n) && next < n->src.size()) {
+        const Node* c = n->src[next++].get();
+        if (!is_movement(n) || roots.count(n)) {
+          const Node* d = data_source(c);
+          ++uses[d];
+          if (d != c) viewed.insert(d);
+          if (n->op == Op::Reduce) reduced.insert(d);
+        }
+        if (!visited[c]) {
+          visited[c] = true;
+          stack.emplace_back(c, 0);
+        }
+        continue;
       }
-      if (!visited[c]) {
-        visited[c] = true;
-        stack.emplace_back(c, 0);
-      }
-      continue;
+      order.push_back(n);
+      stack.pop_back();
     }
-    order.push_back(n);
-    stack.pop_back();
   }
   // Inline cost of each node: the work ops it repeats up to the next materialized node.
   std::unordered_map<const Node*, int> cost;
@@ -199,7 +212,7 @@ Schedule make_schedule(const Node* root) {
     for (const auto& src : n->src) {
       const Node* d = src.get();
       while (d->op == Op::Reshape && !holds_data(d)) d = d->src[0].get();
-      if (heads.count(d) && uses[d] == 1 && d != root && tensor::shape_numel(d->shape) == tensor::shape_numel(n->shape)) {
+      if (heads.count(d) && uses[d] == 1 && !roots.count(d) && tensor::shape_numel(d->shape) == tensor::shape_numel(n->shape)) {
         return d;
       }
     }
@@ -241,7 +254,7 @@ Schedule make_schedule(const Node* root) {
         materialize(d);
       }
     }
-    bool must = n == root || n->op == Op::Reduce || n->op == Op::Copy || n->op == Op::Assign ||
+    bool must = roots.count(n) || n->op == Op::Reduce || n->op == Op::Copy || n->op == Op::Assign ||
                 n->op == Op::Extern;
     if (n->op == Op::Reduce) heads.insert(n);
     // A node read several times at the same index is computed once per kernel (the lowering
@@ -256,7 +269,7 @@ Schedule make_schedule(const Node* root) {
     cost[n] = c;
     depth[n] = dep;
   }
-  fuse_rows(s, heads, uses, root);
+  fuse_rows(s, heads, uses, roots);
   return s;
 }
 

@@ -20,6 +20,8 @@ struct Schedule {
   // The node whose buffer holds the root's elements in row-major order: the root, or, when
   // the root only reshapes a computed node, that node (so no copy is made).
   const Node* result = nullptr;
+  // With several roots: each one's node, in order (result is the last).
+  std::vector<const Node*> results;
   // Nodes read as buffers that are not computed here (buffer nodes and realized nodes).
   std::vector<const Node*> inputs;
   // kernels and inputs as a set: what a kernel reads from memory instead of inlining.
@@ -28,6 +30,8 @@ struct Schedule {
 
 // Schedules the computation of `root`. Nodes that already hold data are inputs.
 Schedule make_schedule(const Node* root);
+// Schedules several roots at once: work they share is computed once.
+Schedule make_schedule(const std::vector<const Node*>& roots);
 
 // True when the node holds data already (a buffer, or a realized node).
 inline bool holds_data(const Node* n) { return n->op == tensor::Op::Buffer || n->realized != nullptr; }

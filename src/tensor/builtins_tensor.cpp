@@ -282,6 +282,20 @@ void register_tensor_builtins(Interp& in) {
              [](Interp& in, Args, N) -> Value {
                return make_tensor(in, graph_at_call(in).make_buffer(next_rng_key(runtime(in)), Shape{3}));
              });
+  TL_BUILTIN(in, "realize-all", 1, 1, "(realize-all TENSORS)",
+             "Computes every tensor of the list TENSORS now, in one schedule, so work they share runs "
+             "once (e.g. the gradients of a model's parameters); returns the list.",
+             [](Interp& in, Args a, N) -> Value {
+               std::vector<TensorObj*> ts;
+               for (Value r = a[0]; eval::is_cons(r); r = eval::cdr(r)) {
+                 Value x = eval::car(r);
+                 if (!is_tensor(x)) in.type_error("realize-all", 1, "a list of tensors", a[0]);
+                 ts.push_back(as_tensor(x));
+               }
+               if (!a[0].is_nil() && !eval::is_cons(a[0])) in.type_error("realize-all", 1, "a list of tensors", a[0]);
+               realize_all(in, ts);
+               return a[0];
+             });
   TL_BUILTIN(in, "realizedp", 1, 1, "(realizedp X)", "True when tensor X holds computed data (not a pending graph).",
              [](Interp& in, Args a, N) -> Value { return in.boolean(tensor_arg(in, "realizedp", a, 0)->node->op == Op::Buffer); });
   TL_BUILTIN(in, "to-list", 1, 1, "(to-list X)", "The elements of tensor X as nested lists (a number for a 0-d tensor).",

@@ -74,41 +74,75 @@ const Buffer& read_back(Interp& in, TensorObj* t) {
   return realize(in, t);
 }
 
+namespace {
+
+// Makes t hold buf, the value of its node computed with `extra`.
+void adopt(Interp& in, TensorObj* t, const std::shared_ptr<Buffer>& buf, const Bindings& extra) {
+  const Node* n = t->node.get();
+  // A node's realized value is cached on it, except one computed with variable values given
+  // here: another realize of the node may give others.
+  if (extra.empty()) n->realized = buf;
+  Bindings used;
+  std::vector<std::string> vars;
+  for (const auto& d : n->shape) d.collect_vars(vars);
+  if (!vars.empty()) {
+    // Keep the values of the shape's variables with the buffer.
+    std::vector<const Node*> stack{n};
+    while (!stack.empty() && used.size() < vars.size()) {
+      const Node* m = stack.back();
+      stack.pop_back();
+      for (const auto& [k, v] : m->bindings) used.emplace(k, v);
+      for (const auto& s : m->src) stack.push_back(s.get());
+    }
+    for (const auto& [k, v] : extra) used.emplace(k, v);
+    std::erase_if(used, [&](const auto& kv) { return std::find(vars.begin(), vars.end(), kv.first) == vars.end(); });
+  }
+  Graph& g = t->rt->graph;
+  NodeRef data = g.make_buffer(buf, n->shape, std::move(used));
+  if (n->grad) {
+    // Gradients still flow through the value to the graph that computed it.
+    data = g.with_grad(data, true);
+    data->origin = t->node;
+  }
+  t->node = std::move(data);
+  t->rt->realized_bytes += buf->bytes.size();
+  in.heap.account_external(buf->bytes.size());
+}
+
+}  // namespace
+
 const Buffer& realize(Interp& in, TensorObj* t, const Bindings& extra) {
   const Node* n = t->node.get();
   if (n->op == Op::Buffer) return *n->buffer;
-  // A node's realized value is cached on it, except one computed with variable values given
-  // here: another realize of the node may give others.
   std::shared_ptr<Buffer> buf = n->realized && extra.empty() ? n->realized : t->rt->realize(n, extra);
-  if (extra.empty()) n->realized = buf;
-  if (n->op != Op::Buffer) {
-    Bindings used;
-    std::vector<std::string> vars;
-    for (const auto& d : n->shape) d.collect_vars(vars);
-    if (!vars.empty()) {
-      // Keep the values of the shape's variables with the buffer.
-      std::vector<const Node*> stack{n};
-      while (!stack.empty() && used.size() < vars.size()) {
-        const Node* m = stack.back();
-        stack.pop_back();
-        for (const auto& [k, v] : m->bindings) used.emplace(k, v);
-        for (const auto& s : m->src) stack.push_back(s.get());
-      }
-      for (const auto& [k, v] : extra) used.emplace(k, v);
-      std::erase_if(used, [&](const auto& kv) { return std::find(vars.begin(), vars.end(), kv.first) == vars.end(); });
-    }
-    Graph& g = t->rt->graph;
-    NodeRef data = g.make_buffer(buf, n->shape, std::move(used));
-    if (n->grad) {
-      // Gradients still flow through the value to the graph that computed it.
-      data = g.with_grad(data, true);
-      data->origin = t->node;
-    }
-    t->node = std::move(data);
-    t->rt->realized_bytes += buf->bytes.size();
-    in.heap.account_external(buf->bytes.size());
-  }
+  adopt(in, t, buf, extra);
   return *buf;
+}
+
+void realize_all(Interp& in, const std::vector<TensorObj*>& ts) {
+  std::vector<TensorObj*> todo;
+  std::vector<const Node*> nodes;
+  for (TensorObj* t : ts) {
+    const Node* n = t->node.get();
+    if (n->op == Op::Buffer) continue;
+    if (n->realized) {
+      adopt(in, t, n->realized, {});
+      continue;
+    }
+    todo.push_back(t);
+    nodes.push_back(n);
+  }
+  if (todo.empty()) return;
+  TensorRuntime& rt = *todo[0]->rt;
+  std::vector<std::shared_ptr<Buffer>> bufs;
+  if (rt.realize_many) {
+    bufs = rt.realize_many(nodes, {});
+  } else {
+    for (const Node* n : nodes) bufs.push_back(rt.realize(n, {}));
+  }
+  for (std::size_t i = 0; i < todo.size(); ++i) {
+    if (todo[i]->node->op != Op::Buffer) adopt(in, todo[i], bufs[i], {});
+  }
 }
 
 // --- dims, shapes, dtypes --------------------------------------------------------------------

@@ -14,6 +14,9 @@ namespace tl::tensor {
 
 // Computes a node into a contiguous buffer; `extra` gives variable values from the caller.
 using RealizeFn = std::function<std::shared_ptr<Buffer>(const Node*, const Bindings& extra)>;
+// Computes several nodes together (work they share runs once).
+using RealizeManyFn =
+    std::function<std::vector<std::shared_ptr<Buffer>>(const std::vector<const Node*>&, const Bindings& extra)>;
 
 // Watches a function being traced by (jit f): the random keys it draws.
 struct Tracer {
@@ -26,6 +29,7 @@ struct TensorRuntime : eval::Interp::Extension {
   eval::Interp* interp;
   Graph graph;
   RealizeFn realize;          // the selected device
+  RealizeManyFn realize_many;  // the same for several nodes (null: one realize each)
   std::string device = "ref";
   std::size_t realized_bytes = 0;  // total bytes realized, for (tensor-stats)
   std::uint64_t host_reads = 0;    // tensor data read into Lisp values (item, aref, print, save)
@@ -64,6 +68,8 @@ const NodeRef& arg_tensor(eval::Interp& in, const char* fn, eval::Value* args, i
 // Realizes the tensor in place: its node becomes a buffer node holding the result, so the
 // graph that computed it can be freed.
 const Buffer& realize(eval::Interp& in, TensorObj* t, const Bindings& extra = {});
+// Realizes several tensors at once.
+void realize_all(eval::Interp& in, const std::vector<TensorObj*>& ts);
 // realize, for reading the data into Lisp (counted: a jitted function must not do it).
 const Buffer& read_back(eval::Interp& in, TensorObj* t);
 

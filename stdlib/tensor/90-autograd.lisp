@@ -114,10 +114,14 @@ depends on, and adds it to the leaf's (grad X). Returns LOSS."
                         (let ((old (gethash (node-id s) grads)))
                           (puthash (node-id s) (if old (prim:add old gs) gs) grads))))
                     (grad-sources n) (%grad-of n g))))))
+    ;; Every leaf's gradient in one schedule: the backward work they share runs once.
     (no-grad
-      (dolist (leaf leaves)
-        (let* ((n (car leaf)) (old (grad n)))
-          (%set-grad n (realize (if old (prim:add old (cdr leaf)) (cdr leaf)))))))
+      (let ((totals (mapcar (lambda (leaf)
+                              (let ((old (grad (car leaf))))
+                                (if old (prim:add old (cdr leaf)) (cdr leaf))))
+                            leaves)))
+        (realize-all totals)
+        (mapcar (lambda (leaf total) (%set-grad (car leaf) total)) leaves totals)))
     loss))
 
 (defun zero-grad! (params)

@@ -50,3 +50,15 @@
 (defvar hits-before (plan-hits))
 (dotimes (i 3) (realize (+ (* (realize (randn '(8 8))) 2.0) 1.0)))
 (format t "schedules reused: ~a~%" (- (plan-hits) hits-before))
+
+;; Several tensors realized together share their work: three reductions of one softmax run
+;; the softmax once.
+(defvar xs (realize (randn '(64 256))))
+(defvar sm (softmax xs :axis 1))
+(defvar runs-before (getf (jit-stats) :kernels-run))
+(defvar outs (realize-all (list (sum sm :axis 1) (amax sm :axis 1) (mean sm))))
+(format t "realize-all of three reductions of a softmax: ~a kernels~%" (- (getf (jit-stats) :kernels-run) runs-before))
+(defvar sm2 (softmax (realize (prim:copy xs)) :axis 1))  ; new nodes: computed again, one by one
+(format t "the same values as one by one: ~a~%"
+        (every #'identity (mapcar (lambda (a b) (allclose a b))
+                                  outs (list (sum sm2 :axis 1) (amax sm2 :axis 1) (mean sm2)))))
