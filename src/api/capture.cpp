@@ -64,6 +64,7 @@ struct Trace {
   std::vector<Output> outputs;
   Value result;  // f's result with each tensor replaced by the capture's marker
   std::uint64_t draws = 0;
+  bool assigns = false;  // some plan writes into a buffer
 };
 
 struct CaptureObj : eval::Foreign {
@@ -285,6 +286,7 @@ Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& 
       const JitDevice::Recorded& r = runs[k];
       Step st;
       st.plan = r.plan;
+      for (const auto& k : r.plan->kernels) tr.assigns = tr.assigns || k.assign_target >= 0;
       st.bindings = r.bindings;
       for (std::size_t i = 0; i < r.leaves.size(); ++i) st.leaves.push_back(classify(r.leaf_nodes[i], r.leaves[i]));
       tr.steps.push_back(std::move(st));
@@ -335,6 +337,7 @@ Value replay(Interp& in, CaptureObj& cap, JitDevice& jit, const Trace& tr, const
     results[k] = jit.execute(*st.plan, std::move(leaves), st.bindings);
   }
   rt.rng_draws = draw0 + tr.draws;
+  if (tr.assigns) ++rt.graph.epoch;  // values cached on lazy nodes may be stale now
   ++jit.mutable_stats().replays;
   std::vector<Value> out_values;
   Value* base = in.sp;

@@ -96,8 +96,8 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::realize_many(const std::vector<c
   try {
     for (std::size_t i = 0; i < roots.size(); ++i) {
       const Node* root = roots[i];
-      if (root->realized) {
-        out[i] = root->realized;
+      if (auto c = root->cached()) {
+        out[i] = c;
       } else if (root->op == tensor::Op::Buffer) {
         check_graph(root, collect_bindings(root, extra));
         out[i] = root->buffer;
@@ -223,7 +223,7 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
   // positions past it, and new data among them goes into the plan as constants.
   auto pos = [&](const Node* n) {
     auto [it, added] = known.emplace(n, static_cast<int>(known.size()));
-    if (added && schedule::holds_data(n)) plan.constants.emplace_back(it->second, n->realized ? n->realized : n->buffer);
+    if (added && schedule::holds_data(n)) plan.constants.emplace_back(it->second, n->cached() ? n->cached() : n->buffer);
     return it->second;
   };
   for (const Node* n : s.kernels) {
@@ -283,7 +283,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::run(const std::vector<const Node
   std::vector<std::shared_ptr<Buffer>> leaves;
   for (int p : plan.leaves) {
     const Node* n = order[static_cast<std::size_t>(p)];
-    leaves.push_back(n->realized ? n->realized : n->buffer);
+    leaves.push_back(n->cached() ? n->cached() : n->buffer);
   }
   std::vector<const Node*> leaf_nodes;
   if (recording) {

@@ -102,7 +102,7 @@ class Executor {
 
   static std::vector<const Node*> data_inputs(const Node* n) {
     std::vector<const Node*> out;
-    if (n->realized) return out;
+    if (n->cached()) return out;
     for (const auto& s : n->src) out.push_back(data_source(s.get()));
     return out;
   }
@@ -186,7 +186,7 @@ class Executor {
   }
 
   std::shared_ptr<Buffer> compute(const Node* n) {
-    if (n->realized) return n->realized;
+    if (auto c = n->cached()) return c;
     auto shape = concrete(n->shape);
     const std::int64_t count = numel(shape);
     switch (n->op) {
@@ -384,7 +384,7 @@ Bindings collect_bindings(const Node* root, const Bindings& extra) {
                                 " and " + std::to_string(value));
       }
     }
-    if (n->realized) continue;
+    if (n->cached()) continue;
     for (const auto& s : n->src) stack.push_back(s.get());
   }
   return b;
@@ -410,7 +410,7 @@ void check_graph(const Node* root, const Bindings& b) {
     seen[n] = true;
     std::int64_t count = 1;
     for (const auto& d : n->shape) count *= concrete(d);
-    if (n->realized) continue;
+    if (n->cached()) continue;
     if (n->op == Op::Buffer && static_cast<std::int64_t>(n->buffer->count()) != count) {
       fail("shape-error", "realize: buffer #" + std::to_string(n->id) + " holds " + std::to_string(n->buffer->count()) +
                               " elements but its shape " + shape_str(n->shape) + " needs " + std::to_string(count));
@@ -432,7 +432,7 @@ void check_graph(const Node* root, const Bindings& b) {
 }
 
 std::shared_ptr<Buffer> realize_reference(const Node* root, const Bindings& extra) {
-  if (root->realized) return root->realized;
+  if (auto c = root->cached()) return c;
   Bindings b = collect_bindings(root, extra);
   try {
     return Executor(std::move(b)).run(root);

@@ -34,6 +34,6 @@ Schedule make_schedule(const Node* root);
 Schedule make_schedule(const std::vector<const Node*>& roots);
 
 // True when the node holds data already (a buffer, or a realized node).
-inline bool holds_data(const Node* n) { return n->op == tensor::Op::Buffer || n->realized != nullptr; }
+inline bool holds_data(const Node* n) { return n->op == tensor::Op::Buffer || n->cached() != nullptr; }
 
 }  // namespace tl::schedule

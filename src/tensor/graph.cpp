@@ -100,6 +100,8 @@ NodeRef Graph::intern(Node&& proto, bool keep_grad) {
       for (const auto& s : proto.src) proto.grad = proto.grad || s->grad;
     }
   }
+  proto.has_assign = proto.op == Op::Assign;
+  for (const auto& s : proto.src) proto.has_assign = proto.has_assign || s->has_assign;
   std::size_t h = mix(static_cast<std::size_t>(proto.op), static_cast<std::size_t>(proto.dtype));
   h = mix(h, proto.grad ? 1 : 0);
   for (const auto& d : proto.shape) h = mix(h, d.hash());
@@ -193,7 +195,7 @@ NodeRef Graph::make_detached(const NodeRef& x) {
   p.span = x->span;
   p.grad = false;
   NodeRef d = intern(std::move(p), true);
-  if (x->realized && !d->realized) d->realized = x->realized;
+  if (x->cached() && !d->cached()) d->set_cached(x->cached());
   return d;
 }
 

@@ -109,8 +109,13 @@ struct Node {
   std::uint32_t id = 0;            // creation order, for printing
   mutable std::int32_t refs = 0;
   Graph* graph = nullptr;
-  // A cache of the realized value of this node (set for roots that were realized).
-  mutable std::shared_ptr<Buffer> realized;
+  // A cache of the realized value of this node (set for roots that were realized), valid
+  // until the graph's epoch changes (an assign wrote into a buffer).
+  std::shared_ptr<Buffer> cached() const;
+  void set_cached(std::shared_ptr<Buffer> b) const;
+  mutable std::shared_ptr<Buffer> realized_;
+  mutable std::uint64_t realized_epoch_ = 0;
+  bool has_assign = false;  // an assign is among this node and its sources
   // Autograd. A buffer that realized a node gradients flow through keeps that node here, so
   // backward can go on through it; a leaf that requires a gradient accumulates it here.
   NodeRef origin;
@@ -129,6 +134,8 @@ class Graph {
   Span current_span;
   // Whether ops built from now on carry gradients from their sources (off under no-grad).
   bool grad_enabled = true;
+  // Advanced when an assign writes into a buffer: every cached realization is then stale.
+  std::uint64_t epoch = 0;
   std::size_t live_nodes() const { return table_.size(); }
 
   NodeRef make_const_float(double v, DType t, const Shape& shape);
@@ -173,6 +180,14 @@ class Graph {
   std::vector<Node*> dying_;
   bool releasing_ = false;
 };
+
+inline std::shared_ptr<Buffer> Node::cached() const {
+  return realized_ && graph != nullptr && realized_epoch_ == graph->epoch ? realized_ : nullptr;
+}
+inline void Node::set_cached(std::shared_ptr<Buffer> b) const {
+  realized_ = std::move(b);
+  realized_epoch_ = graph != nullptr ? graph->epoch : 0;
+}
 
 // Walks a chain of movement ops down to the node that produces data, composing the views.
 ViewStack view_of(const Node* n, const Node** base);

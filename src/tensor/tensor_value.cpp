@@ -81,7 +81,7 @@ void adopt(Interp& in, TensorObj* t, const std::shared_ptr<Buffer>& buf, const B
   const Node* n = t->node.get();
   // A node's realized value is cached on it, except one computed with variable values given
   // here: another realize of the node may give others.
-  if (extra.empty()) n->realized = buf;
+  if (extra.empty()) n->set_cached(buf);
   Bindings used;
   std::vector<std::string> vars;
   for (const auto& d : n->shape) d.collect_vars(vars);
@@ -114,7 +114,10 @@ void adopt(Interp& in, TensorObj* t, const std::shared_ptr<Buffer>& buf, const B
 const Buffer& realize(Interp& in, TensorObj* t, const Bindings& extra) {
   const Node* n = t->node.get();
   if (n->op == Op::Buffer) return *n->buffer;
-  std::shared_ptr<Buffer> buf = n->realized && extra.empty() ? n->realized : t->rt->realize(n, extra);
+  std::shared_ptr<Buffer> cached = extra.empty() ? n->cached() : nullptr;
+  std::shared_ptr<Buffer> buf = cached ? cached : t->rt->realize(n, extra);
+  // An assign changed a buffer: values cached on lazy nodes may now be stale.
+  if (n->has_assign && !cached) ++t->rt->graph.epoch;
   adopt(in, t, buf, extra);
   return *buf;
 }
@@ -125,8 +128,8 @@ void realize_all(Interp& in, const std::vector<TensorObj*>& ts) {
   for (TensorObj* t : ts) {
     const Node* n = t->node.get();
     if (n->op == Op::Buffer) continue;
-    if (n->realized) {
-      adopt(in, t, n->realized, {});
+    if (auto c = n->cached()) {
+      adopt(in, t, c, {});
       continue;
     }
     todo.push_back(t);
@@ -140,6 +143,9 @@ void realize_all(Interp& in, const std::vector<TensorObj*>& ts) {
   } else {
     for (const Node* n : nodes) bufs.push_back(rt.realize(n, {}));
   }
+  bool assigned = false;
+  for (const Node* n : nodes) assigned = assigned || n->has_assign;
+  if (assigned) ++rt.graph.epoch;
   for (std::size_t i = 0; i < todo.size(); ++i) {
     if (todo[i]->node->op != Op::Buffer) adopt(in, todo[i], bufs[i], {});
   }

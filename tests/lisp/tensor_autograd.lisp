@@ -153,4 +153,19 @@
     ;; d/dx (x^4 + x^2) = 4x^3 + 2x
     (is (allclose (grad x) (tensor '(1.5 -16.5))))))
 
+;; A training loop: the same graph every step (hash-consed nodes), weights updated in place.
+;; Each step must see the new weights: w_k = t + (w_0 - t)(1 - 2 lr)^k.
+(deftest training-loop-sees-updates
+  (let* ((target (tensor '(1.0 -2.0 0.5)))
+         (w (requires-grad! (tensor '(0.0 0.0 0.0))))
+         (losses nil))
+    (dotimes (k 5)
+      (let ((loss (sum (square (sub w target)))))
+        (setq losses (cons (item loss) losses))
+        (zero-grad! w)
+        (backward loss)
+        (no-grad (realize (prim:assign w (sub w (mul (grad w) 0.1)))))))
+    (is (allclose w (tensor (mapcar (lambda (ti) (* ti (- 1 (expt 0.8 5)))) '(1.0 -2.0 0.5))) :atol 1e-6))
+    (is (apply #'> (reverse losses)))))
+
 (run-tests)
