@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The host memory pool: exact-size free lists for blocks of 1 MiB and more.
+// The host memory pool: exact-size free lists for blocks of 64 KiB and more.
 #include "support/host_memory.h"
 
 #include <sys/mman.h>
@@ -14,7 +14,7 @@ namespace tl::host_memory {
 
 namespace {
 
-constexpr std::size_t kPooledFrom = std::size_t{1} << 20;  // smaller blocks go to malloc
+constexpr std::size_t kPooledFrom = std::size_t{64} << 10;  // smaller blocks go to malloc
 constexpr std::size_t kAlign = 64;
 constexpr std::size_t kPageAlign = 4096;
 constexpr std::size_t kMaxCached = std::size_t{2} << 30;  // free memory kept, at most

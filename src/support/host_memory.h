@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Host memory for tensor data. Large blocks are kept when freed and handed out again for
+// Host memory for tensor data. Blocks of 64 KiB and more are kept when freed and handed out again for
 // the next request of the same size, so a loop that makes fresh tensors of the same shapes
 // does not pay the kernel's page faults (and zeroing) on every iteration; bytes are not
 // initialized. Like malloc, the pool is shared by the whole process (it holds no program
