@@ -218,28 +218,28 @@ std::string shape_text(const std::vector<int64_t>& s) {
   return t + ")";
 }
 
-// sgemm: f32 sources A (..., M, 1, K) and B (..., 1, N, K), the operands of a matmul as the
-// matmul composite lays them out, and f32 output (..., M, N, 1) = A B^T per batch.
+// sgemm: f32 sources A (..., M, K, 1) and B (..., 1, K, N), the operands of a matmul as the
+// matmul composite lays them out, and f32 output (..., M, 1, N) = A B per batch.
 std::string extern_sgemm(void* const* buffers, std::size_t buffer_count, const int64_t* vars, std::size_t var_count) {
   std::vector<ExternBuffer> b = extern_buffers(buffer_count, vars, var_count);
   if (b.size() != 3) return "sgemm takes two sources";
-  const ExternBuffer &out = b[0], &a = b[1], &bt = b[2];
+  const ExternBuffer &out = b[0], &a = b[1], &bb = b[2];
   const std::size_t r = a.shape.size();
-  bool ok = out.dtype == TL_DTYPE_F32 && a.dtype == TL_DTYPE_F32 && bt.dtype == TL_DTYPE_F32 && r >= 3 &&
-            bt.shape.size() == r && out.shape.size() == r;
+  bool ok = out.dtype == TL_DTYPE_F32 && a.dtype == TL_DTYPE_F32 && bb.dtype == TL_DTYPE_F32 && r >= 3 &&
+            bb.shape.size() == r && out.shape.size() == r;
   if (ok) {
-    ok = a.shape[r - 2] == 1 && bt.shape[r - 3] == 1 && a.shape[r - 1] == bt.shape[r - 1] && out.shape[r - 3] == a.shape[r - 3] &&
-         out.shape[r - 2] == bt.shape[r - 2] && out.shape[r - 1] == 1;
-    for (std::size_t i = 0; ok && i + 3 < r; ++i) ok = a.shape[i] == bt.shape[i] && out.shape[i] == a.shape[i];
+    ok = a.shape[r - 1] == 1 && bb.shape[r - 3] == 1 && a.shape[r - 2] == bb.shape[r - 2] && out.shape[r - 3] == a.shape[r - 3] &&
+         out.shape[r - 2] == 1 && out.shape[r - 1] == bb.shape[r - 1];
+    for (std::size_t i = 0; ok && i + 3 < r; ++i) ok = a.shape[i] == bb.shape[i] && out.shape[i] == a.shape[i];
   }
   if (!ok) {
-    return "sgemm needs f32 A (... M 1 K) and B (... 1 N K) giving (... M N 1), got A " + shape_text(a.shape) + ", B " +
-           shape_text(bt.shape) + " giving " + shape_text(out.shape);
+    return "sgemm needs f32 A (... M K 1) and B (... 1 K N) giving (... M 1 N), got A " + shape_text(a.shape) + ", B " +
+           shape_text(bb.shape) + " giving " + shape_text(out.shape);
   }
   std::string why;
   SgemmFn sgemm = load_sgemm(why);
   if (sgemm == nullptr) return why;
-  const int64_t m = a.shape[r - 3], k = a.shape[r - 1], n = bt.shape[r - 2];
+  const int64_t m = a.shape[r - 3], k = a.shape[r - 2], n = bb.shape[r - 1];
   int64_t batch = 1;
   for (std::size_t i = 0; i + 3 < r; ++i) batch *= a.shape[i];
   const auto* pa = static_cast<const float*>(buffers[1]);
@@ -250,9 +250,9 @@ std::string extern_sgemm(void* const* buffers, std::size_t buffer_count, const i
       std::memset(pc + i * m * n, 0, static_cast<std::size_t>(m * n) * sizeof(float));
       continue;
     }
-    // Row-major (101), A not transposed (111), B transposed (112).
-    sgemm(101, 111, 112, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, pa + i * m * k,
-          static_cast<int>(k), pb + i * n * k, static_cast<int>(k), 0.0f, pc + i * m * n, static_cast<int>(n));
+    // Row-major (101), neither operand transposed (111).
+    sgemm(101, 111, 111, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, pa + i * m * k,
+          static_cast<int>(k), pb + i * k * n, static_cast<int>(n), 0.0f, pc + i * m * n, static_cast<int>(n));
   }
   return {};
 }

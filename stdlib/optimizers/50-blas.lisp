@@ -4,22 +4,22 @@
 ;;; fuse with their neighbors (a bias, an activation); (optimizer-enable 'blas) turns it on.
 
 (defun %sgemm-result (a b)
-  ;; A (... M 1 K) and B (... 1 N K) give f32 (... M N 1).
+  ;; A (... M K 1) and B (... 1 K N) give f32 (... M 1 N).
   (let ((sa (shape a)) (sb (shape b)))
-    (list 'f32 (append (butlast sa 2) (list (nth (- (length sb) 2) sb) 1)))))
+    (list 'f32 (append (butlast sa 2) (list 1 (car (last sb)))))))
 
 (setq *extern-kernels* (cons (cons "sgemm" #'%sgemm-result) *extern-kernels*))
 
 (defun matmul-shaped-p (a b axes)
   "(matmul-shaped-p A B AXES) In a guard: true when (reduce :sum (mul (expand A) (expand B))
-AXES) is a float matmul as the matmul composite builds it, A (... M 1 K) times B (... 1 N K)
-summed over the last axis, with equal batch axes: what the sgemm external kernel computes."
+AXES) is a float matmul as the matmul composite builds it, A (... M K 1) times B (... 1 K N)
+summed over the K axis, with equal batch axes: what the sgemm external kernel computes."
   (let* ((sa (shape a)) (sb (shape b)) (r (length sa)))
     (and (eq (dtype a) 'f32) (eq (dtype b) 'f32)
          (>= r 3) (= (length sb) r)
-         (equal axes (list (- r 1)))
-         (eql (nth (- r 2) sa) 1) (eql (nth (- r 3) sb) 1)
-         (equal (nth (- r 1) sa) (nth (- r 1) sb))
+         (equal axes (list (- r 2)))
+         (eql (nth (- r 1) sa) 1) (eql (nth (- r 3) sb) 1)
+         (equal (nth (- r 2) sa) (nth (- r 2) sb))
          (equal (butlast sa 3) (butlast sb 3)))))
 
 (defoptimizer-set blas "Matmul through the BLAS library's sgemm (off by default).")

@@ -13,9 +13,11 @@ that axis is dropped from the result; leading batch axes broadcast, as in NumPy.
            (k2 (nth (- (ndim b2) 2) (tensor-shape b2))))
       (unless (dim= k1 k2)
         (error 'shape-error "matmul: inner dimensions differ, ~s x ~s" (tensor-shape ta) (tensor-shape tb)))
-      (let* ((ae (unsqueeze a2 -2))                    ; (... n 1 k)
-             (be (unsqueeze (transpose b2 -1 -2) -3))  ; (... 1 m k)
-             (r (sum (mul ae be) :axis -1)))           ; (... n m)
+      ;; A (... n k 1) times B (... 1 k m), summed over k: neither operand is transposed, so
+      ;; B's rows stream in order, and the gradient of each comes back in its own layout.
+      (let* ((ae (unsqueeze a2 -1))                    ; (... n k 1)
+             (be (unsqueeze b2 -3))                    ; (... 1 k m)
+             (r (sum (mul ae be) :axis -2)))           ; (... n m)
         (cond ((and (= (ndim ta) 1) (= (ndim tb) 1)) (reshape r nil))
               ((= (ndim ta) 1) (squeeze r -2))
               ((= (ndim tb) 1) (squeeze r -1))
