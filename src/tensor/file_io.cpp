@@ -109,6 +109,7 @@ FileCtx file_ctx(Interp& in, const char* fn, Value* a, int i) {
 void register_file_builtins(eval::Interp& in) {
   file_io::register_npy_builtins(in);
   file_io::register_safetensors_builtins(in);
+  file_io::register_idx_builtins(in);
 }
 
 }  // namespace tl::tensor

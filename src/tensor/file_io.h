@@ -198,5 +198,6 @@ FileCtx file_ctx(eval::Interp& in, const char* fn, eval::Value* args, int i);
 // Registration, one per format (called by register_file_builtins).
 void register_npy_builtins(Interp& in);
 void register_safetensors_builtins(Interp& in);
+void register_idx_builtins(Interp& in);
 
 }  // namespace tl::tensor::file_io

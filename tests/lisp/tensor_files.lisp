@@ -244,6 +244,24 @@ and é"))))
 (defparameter *suffixes* '(".npy" ".safetensors" "-hand.safetensors" "-bad" "-b.npy" "-be.npy" "-f.npy" "-i1.npy"))
 
 ;; Runs last: leaves nothing behind, and checks delete-file and probe-file.
+;; IDX (MNIST's format): big-endian elements, plain or gzip-compressed.
+(deftest idx-files
+  (let ((u8 (load-idx "data/small-u8.idx")))
+    (is (equal (shape u8) '(2 3)))
+    (is (eq (dtype u8) 'u8))
+    (is (equal (to-list u8) '((1 2 3) (250 251 252)))))
+  (let ((i32 (load-idx "data/small-i32.idx.gz")))
+    (is (eq (dtype i32) 'i32))
+    (is (equal (to-list i32) '(1 -2 70000 -2147483648))))
+  (is (equal (to-list (load-idx "data/small-f32.idx")) '((1.5 -2.25) (0.0 1e10))))
+  (is-error file-error (load-idx "data/truncated.idx"))
+  (is-error file-error (load-idx "data/small-f32.npy-missing"))
+  (is-error file-error (load-idx "tensor_files.lisp"))
+  ;; Fashion-MNIST as Debian ships it (dataset-fashion-mnist), when installed.
+  (let ((labels "/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz"))
+    (is (or (not (probe-file labels))
+            (equal (to-list (slice (load-idx labels) '(0 10))) '(9 2 1 1 6 1 4 6 5 7))))))
+
 (deftest cleanup
   (dolist (suffix *suffixes*)
     (when (probe-file (tmp suffix)) (is (delete-file (tmp suffix)))))

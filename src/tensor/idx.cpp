@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// The IDX format of MNIST and Fashion-MNIST (plain or gzip-compressed, as Debian ships them):
+// two zero bytes, a type code, the number of dimensions, the sizes as big-endian u32, then
+// the elements, big-endian.
+#include <zlib.h>
+
+#include <cstring>
+
+#include "eval/builtins.h"
+#include "tensor/file_io.h"
+#include "tensor/tensor_value.h"
+
+namespace tl::tensor::file_io {
+
+namespace {
+
+struct GzCloser {
+  void operator()(gzFile f) const { gzclose(f); }
+};
+
+// Reads exactly n bytes (zlib reads plain files as they are).
+void read_exact(const FileCtx& ctx, gzFile f, void* out, std::size_t n, const char* what) {
+  auto* p = static_cast<unsigned char*>(out);
+  while (n > 0) {
+    const unsigned chunk = static_cast<unsigned>(std::min<std::size_t>(n, 1u << 30));
+    int got = gzread(f, p, chunk);
+    if (got <= 0) {
+      int code = 0;
+      const char* msg = gzerror(f, &code);
+      if (got < 0) ctx.fail(std::string("cannot be read (") + (msg ? msg : "zlib error") + ") in the " + what);
+      ctx.fail(std::string("is truncated: it ends in the ") + what);
+    }
+    p += got;
+    n -= static_cast<std::size_t>(got);
+  }
+}
+
+Value load_idx(Interp& in, const FileCtx& ctx) {
+  std::unique_ptr<gzFile_s, GzCloser> f(gzopen(ctx.path.c_str(), "rb"));
+  if (!f) ctx.fail("cannot be opened: " + errno_text());
+  unsigned char magic[4];
+  read_exact(ctx, f.get(), magic, 4, "header");
+  if (magic[0] != 0 || magic[1] != 0) ctx.fail("is not an IDX file (it does not start with two zero bytes)");
+  DType t;
+  switch (magic[2]) {
+    case 0x08: t = DType::U8; break;
+    case 0x09: t = DType::I8; break;
+    case 0x0B: t = DType::I16; break;
+    case 0x0C: t = DType::I32; break;
+    case 0x0D: t = DType::F32; break;
+    case 0x0E: t = DType::F64; break;
+    default: ctx.fail_dtype("has the unknown IDX element type 0x" + std::to_string(magic[2]));
+  }
+  const int rank = magic[3];
+  if (rank == 0) ctx.fail("declares no dimensions");
+  std::vector<std::int64_t> shape;
+  std::uint64_t count = 1;
+  for (int i = 0; i < rank; ++i) {
+    unsigned char d[4];
+    read_exact(ctx, f.get(), d, 4, "header");
+    const std::uint64_t n = (std::uint64_t{d[0]} << 24) | (std::uint64_t{d[1]} << 16) | (std::uint64_t{d[2]} << 8) | d[3];
+    shape.push_back(static_cast<std::int64_t>(n));
+    if (n != 0 && count > (std::uint64_t{1} << 40) / n) ctx.fail("declares too many elements");
+    count *= n;
+  }
+  auto buf = std::make_shared<Buffer>(t, static_cast<std::size_t>(count));
+  read_exact(ctx, f.get(), buf->bytes.data(), buf->bytes.size(), "data");
+  // Elements are big-endian.
+  const std::size_t size = dtype_size(t);
+  if (size > 1) {
+    for (std::size_t i = 0; i < buf->bytes.size(); i += size) std::reverse(buf->bytes.begin() + i, buf->bytes.begin() + i + size);
+  }
+  return make_loaded_tensor(in, std::move(buf), shape);
+}
+
+}  // namespace
+
+void register_idx_builtins(Interp& in) {
+  TL_BUILTIN(in, "load-idx", 1, 1, "(load-idx PATH)",
+             "The tensor in the IDX file PATH (the format of MNIST and Fashion-MNIST; gzip-compressed files "
+             "are read as they are): u8 images of shape (n 28 28), labels of shape (n), ...",
+             [](Interp& in, Value* a, std::uint32_t) -> Value { return load_idx(in, file_ctx(in, "load-idx", a, 0)); });
+}
+
+}  // namespace tl::tensor::file_io
