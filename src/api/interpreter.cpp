@@ -243,6 +243,7 @@ void boot(Interp& in, const Interpreter::Options& options) {
   tensor::register_prim_builtins(in);
   tensor::register_tensor_builtins(in);
   tensor::register_grad_builtins(in);
+  tensor::register_model_builtins(in);
   tensor::register_file_builtins(in);
   api::register_device_builtins(in);
   api::register_capture_builtins(in);

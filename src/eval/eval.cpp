@@ -459,6 +459,11 @@ Value Interp::run(Node* node, Env* env) {
           ++args;
           --nargs;
         }
+        if (fn.tag == Tag::Obj && fn.o->kind == ObjKind::Foreign) {
+          // A funcallable object runs its function.
+          Value f = static_cast<Foreign*>(fn.o)->function();
+          if (!f.is_nil()) fn = f;
+        }
         if (fn.tag == Tag::Obj && fn.o->kind == ObjKind::Closure) {
           Closure* c = as_closure(fn);
           check_interrupt();
@@ -514,6 +519,10 @@ Value Interp::apply(Value fn, Value* args, std::uint32_t nargs) {
     Span site;
     ~KeepSite() { in.call_site = site; }
   } keep_site{*this, call_site};
+  if (is_kind(fn, ObjKind::Foreign)) {
+    Value f = static_cast<Foreign*>(fn.o)->function();
+    if (!f.is_nil()) fn = f;
+  }
   if (is_kind(fn, ObjKind::Native)) {
     return call_native(*this, as_native(fn), args, nargs);
   }

@@ -186,6 +186,9 @@ struct Foreign : Obj {
   virtual void print(std::string& out) const = 0;
   // Reports every Value this object refers to.
   virtual void trace(const std::function<void(Value)>& visit) { (void)visit; }
+  // A funcallable object (a model, say) returns the function a call of it runs; nil when it
+  // cannot be called.
+  virtual Value function() const { return Value(); }
 };
 
 inline bool is_kind(Value v, ObjKind k) { return v.tag == Tag::Obj && v.o->kind == k; }
@@ -205,7 +208,8 @@ inline Condition* as_condition(Value v) { return static_cast<Condition*>(v.o); }
 inline Value car(Value v) { return is_cons(v) ? as_cons(v)->car : nil(); }
 inline Value cdr(Value v) { return is_cons(v) ? as_cons(v)->cdr : nil(); }
 inline bool is_function(Value v) {
-  return is_kind(v, ObjKind::Closure) || is_kind(v, ObjKind::Native);
+  return is_kind(v, ObjKind::Closure) || is_kind(v, ObjKind::Native) ||
+         (is_kind(v, ObjKind::Foreign) && !static_cast<Foreign*>(v.o)->function().is_nil());
 }
 
 }  // namespace tl::eval

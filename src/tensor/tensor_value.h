@@ -88,5 +88,6 @@ std::string format_buffer(const Buffer& b, const std::vector<std::int64_t>& shap
 void register_tensor_builtins(eval::Interp& in);
 void register_prim_builtins(eval::Interp& in);
 void register_grad_builtins(eval::Interp& in);
+void register_model_builtins(eval::Interp& in);
 
 }  // namespace tl::tensor

@@ -1,0 +1,65 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Models: defmodel makes a constructor whose result is a callable model holding named
+;;; fields (parameters, sub-models, settings). Layers are in the nn module (require 'nn).
+
+(defmacro defmodel (name params fields &rest forward)
+  "(defmodel NAME (PARAM...) ((FIELD INIT)...) [DOC] (ARG...) BODY...)
+Defines NAME as a function of PARAM... that builds a model: each FIELD is bound to its INIT
+in order (later INITs see earlier fields), and calling the model with ARG... runs BODY,
+which sees the fields and SELF, the model. Fields that are tensors marked with
+requires-grad! are its parameters, and fields that are models are its sub-models:
+  (defmodel mlp (in hidden out)
+    ((fc1 (nn:linear in hidden)) (fc2 (nn:linear hidden out)))
+    (x) (fc2 (relu (fc1 x))))"
+  (let* ((doc (when (and (stringp (car forward)) (cdr forward)) (car forward)))
+         (forward (if doc (cdr forward) forward))
+         (args (car forward))
+         (body (cdr forward)))
+    (unless (listp fields)
+      (error 'type-error "defmodel ~a: expected a list of (FIELD INIT) after the parameters, got ~s" name fields))
+    `(defun ,name ,params
+       ,@(if doc (list doc) nil)
+       (let* (,@fields)
+         (let ((self (%make-model ',name (list ,@(mapcar (lambda (f) `(cons ',(car f) ,(car f))) fields))
+                                  #'identity)))
+           (%set-model-function self (lambda ,args ,@body))
+           self)))))
+
+(defun named-parameters (model)
+  "(named-parameters MODEL) MODEL's parameters with their dotted names, as an alist
+((\"fc1.weight\" . TENSOR) ...), in definition order."
+  (let ((out nil))
+    (labels ((walk (v prefix)
+               (cond ((model-p v)
+                      (dolist (f (model-fields v))
+                        (walk (cdr f) (concat prefix (if (equal prefix "") "" ".") (string-downcase (symbol-name (car f)))))))
+                     ((and (tensorp v) (requires-grad-p v))
+                      (unless (find v out :key #'cdr :test #'eq) (setq out (cons (cons prefix v) out))))
+                     ((consp v)
+                      (let ((i 0))
+                        (dolist (x v)
+                          (walk x (concat prefix (if (equal prefix "") "" ".") (format nil "~a" i)))
+                          (setq i (+ i 1))))))))
+      (walk model ""))
+    (reverse out)))
+
+(defun parameters (model)
+  "(parameters MODEL) MODEL's parameters (tensors that require gradients), sub-models'
+included, in definition order."
+  (mapcar #'cdr (named-parameters model)))
+
+(defun %set-mode (model flag)
+  (labels ((walk (v)
+             (cond ((model-p v) (%set-training v flag) (dolist (f (model-fields v)) (walk (cdr f))))
+                   ((consp v) (dolist (x v) (walk x))))))
+    (walk model))
+  model)
+
+(defun train! (model)
+  "(train! MODEL) Puts MODEL and its sub-models in training mode (dropout drops, batch-norm
+uses batch statistics); returns MODEL."
+  (%set-mode model t))
+
+(defun eval! (model)
+  "(eval! MODEL) Puts MODEL and its sub-models in evaluation mode; returns MODEL."
+  (%set-mode model nil))
