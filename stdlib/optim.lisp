@@ -1,0 +1,90 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; optim: optimizers that update parameters in place from their gradients. (require 'optim)
+;;; An optimizer is a hash table: its settings, its parameters and per-parameter state.
+
+(defun optim:%make (kind params settings)
+  (let ((o (make-hash-table :test 'eq)))
+    (unless (and (listp params) params (every #'tensorp params))
+      (error 'type-error "optim:~a: expected a non-empty list of parameter tensors, got ~s" kind params))
+    (puthash :kind kind o)
+    (puthash :params params o)
+    (puthash :step 0 o)
+    (puthash :state (make-hash-table :test 'eq) o)   ; parameter -> list of state tensors
+    (dolist (kv settings) (puthash (car kv) (cdr kv) o))
+    o))
+
+(defun optim:sgd (params &key (lr 0.01) (momentum 0.0) (nesterov nil) (weight-decay 0.0))
+  "(optim:sgd PARAMS &key (lr 0.01) (momentum 0) nesterov (weight-decay 0)) Stochastic
+gradient descent, with PyTorch's momentum and Nesterov updates and L2 weight decay."
+  (optim:%make 'sgd params (list (cons :lr lr) (cons :momentum momentum) (cons :nesterov nesterov)
+                                 (cons :weight-decay weight-decay))))
+
+(defun optim:adam (params &key (lr 0.001) (betas '(0.9 0.999)) (eps 1e-8) (weight-decay 0.0))
+  "(optim:adam PARAMS &key (lr 0.001) (betas '(0.9 0.999)) (eps 1e-8) (weight-decay 0)) Adam
+(Kingma and Ba), with bias correction and L2 weight decay added to the gradient."
+  (optim:%make 'adam params (list (cons :lr lr) (cons :betas betas) (cons :eps eps)
+                                  (cons :weight-decay weight-decay) (cons :decoupled nil))))
+
+(defun optim:adamw (params &key (lr 0.001) (betas '(0.9 0.999)) (eps 1e-8) (weight-decay 0.01))
+  "(optim:adamw PARAMS &key (lr 0.001) (betas '(0.9 0.999)) (eps 1e-8) (weight-decay 0.01))
+Adam with decoupled weight decay (Loshchilov and Hutter): p <- p - lr wd p."
+  (optim:%make 'adam params (list (cons :lr lr) (cons :betas betas) (cons :eps eps)
+                                  (cons :weight-decay weight-decay) (cons :decoupled t))))
+
+(defun optim:lr (opt) "(optim:lr OPT) The learning rate." (gethash :lr opt))
+(defun optim:set-lr! (opt lr) "(optim:set-lr! OPT LR) Sets the learning rate." (puthash :lr lr opt))
+
+(defun optim:%state (opt p n)
+  ;; P's N state tensors (zeros like P), made on first use.
+  (or (gethash p (gethash :state opt))
+      (puthash p (let ((s nil)) (dotimes (i n) (setq s (cons (realize (zeros-like p)) s))) s)
+               (gethash :state opt))))
+
+(defun optim:%sgd-step (opt p g)
+  (let* ((lr (gethash :lr opt)) (mu (gethash :momentum opt)) (wd (gethash :weight-decay opt))
+         ;; Realized now: the updates below must not read p after it changes.
+         (g (if (> wd 0) (realize (add g (mul p wd))) g)))
+    (if (> mu 0)
+        (let* ((buf (first (optim:%state opt p 1)))
+               (first-step (= (gethash :step opt) 1))
+               (new-buf (if first-step g (add (mul buf mu) g)))
+               (update (if (gethash :nesterov opt) (add g (mul new-buf mu)) new-buf)))
+          ;; p first (it reads the old buffer through new-buf), then the buffer.
+          (realize (prim:assign p (sub p (mul update lr))))
+          (realize (prim:assign buf new-buf)))
+        (realize (prim:assign p (sub p (mul g lr)))))))
+
+(defun optim:%adam-step (opt p g)
+  (let* ((lr (gethash :lr opt)) (b1 (first (gethash :betas opt))) (b2 (second (gethash :betas opt)))
+         (eps (gethash :eps opt)) (wd (gethash :weight-decay opt)) (decoupled (gethash :decoupled opt))
+         (k (gethash :step opt))
+         ;; Realized now: the moments' updates must not read p after it changes.
+         (g (if (and (> wd 0) (not decoupled)) (realize (add g (mul p wd))) g))
+         (state (optim:%state opt p 2))
+         (m (first state)) (v (second state))
+         (new-m (add (mul m b1) (mul g (- 1 b1))))
+         (new-v (add (mul v b2) (mul (square g) (- 1 b2))))
+         (step-size (/ lr (- 1 (expt b1 k))))
+         (denom (add (div (sqrt new-v) (sqrt (- 1 (expt b2 k)))) eps))
+         (p0 (if (and (> wd 0) decoupled) (mul p (- 1 (* lr wd))) p)))
+    ;; p first (reading the old moments through new-m and new-v), then the moments.
+    (realize (prim:assign p (sub p0 (mul (div new-m denom) step-size))))
+    (realize-all (list (prim:assign m new-m) (prim:assign v new-v)))))
+
+(defun step! (opt &optional loss)
+  "(step! OPT [LOSS]) Updates OPT's parameters from their gradients (after backward), in
+place; LOSS is returned (so (step! opt (backward loss)) reads well). Parameters without a
+gradient are left alone."
+  (puthash :step (+ 1 (gethash :step opt)) opt)
+  (no-grad
+    (dolist (p (gethash :params opt))
+      (let ((g (grad p)))
+        (when g
+          (if (eq (gethash :kind opt) 'sgd) (optim:%sgd-step opt p g) (optim:%adam-step opt p g))))))
+  loss)
+
+(defun optim:zero-grad! (opt)
+  "(optim:zero-grad! OPT) Clears the gradients of OPT's parameters."
+  (zero-grad! (gethash :params opt)))
+
+(provide 'optim)
