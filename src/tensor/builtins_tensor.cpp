@@ -4,6 +4,7 @@
 // functions accept tensors.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -335,6 +336,45 @@ void register_tensor_builtins(Interp& in) {
                  k = k * shape[i] + ix;
                }
                return element_value(in, b, k);
+             });
+  TL_BUILTIN(in, "take-rows", 2, 2, "(take-rows X INDICES)",
+             "The rows of X (along its first axis) at INDICES, a list of integers or an integer tensor, "
+             "copied into a new tensor: how a batch is drawn from a dataset.",
+             [](Interp& in, Args a, N) -> Value {
+               TensorObj* t = tensor_arg(in, "take-rows", a, 0);
+               const Buffer& b = realize(in, t);
+               auto shape = concrete_shape(t);
+               if (shape.empty()) in.error("shape-error", "take-rows: X must have at least one axis, got a 0-d tensor");
+               std::vector<std::int64_t> idx;
+               if (is_tensor(a[1])) {
+                 TensorObj* it = as_tensor(a[1]);
+                 if (is_float(it->node->dtype) || it->node->dtype == DType::Bool) {
+                   in.error("dtype-error", "take-rows: INDICES must be integers, got " + std::string(dtype_name(it->node->dtype)));
+                 }
+                 const Buffer& ib = read_back(in, it);
+                 for (std::size_t i = 0; i < ib.count(); ++i) idx.push_back(runtime::load_int(ib, static_cast<std::int64_t>(i)));
+               } else {
+                 for (Value r = a[1]; eval::is_cons(r); r = eval::cdr(r)) {
+                   if (!eval::car(r).is_int()) in.type_error("take-rows", 2, "a list of integers or an integer tensor", a[1]);
+                   idx.push_back(eval::car(r).i);
+                 }
+                 if (!eval::is_list(a[1])) in.type_error("take-rows", 2, "a list of integers or an integer tensor", a[1]);
+               }
+               std::size_t row = dtype_size(b.dtype);
+               for (std::size_t i = 1; i < shape.size(); ++i) row *= static_cast<std::size_t>(shape[i]);
+               auto out = std::make_shared<Buffer>(b.dtype, idx.size() * (row / dtype_size(b.dtype)));
+               for (std::size_t i = 0; i < idx.size(); ++i) {
+                 std::int64_t r = idx[i] < 0 ? idx[i] + shape[0] : idx[i];
+                 if (r < 0 || r >= shape[0]) {
+                   in.error("index-error", "take-rows: index " + std::to_string(idx[i]) + " out of range for " +
+                                               std::to_string(shape[0]) + " rows");
+                 }
+                 if (row) std::memcpy(out->bytes.data() + i * row, b.bytes.data() + static_cast<std::size_t>(r) * row, row);
+               }
+               Shape s{Dim(static_cast<std::int64_t>(idx.size()))};
+               for (std::size_t i = 1; i < shape.size(); ++i) s.push_back(Dim(shape[i]));
+               in.heap.account_external(out->bytes.size());
+               return make_tensor(in, graph_at_call(in).make_buffer(std::move(out), s));
              });
   TL_BUILTIN(in, "%tensor-from-list", 2, 2, "(%tensor-from-list DATA DTYPE)",
              "A tensor of the numbers in nested list DATA; DTYPE nil infers f32, i32 (i64 when needed) or bool.",

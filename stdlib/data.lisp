@@ -1,0 +1,74 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; data: datasets and batches. (require 'data)
+
+(defvar data:*fashion-mnist-dir* "/usr/share/datasets/fashion-mnist"
+  "Where Fashion-MNIST's IDX files are (Debian's dataset-fashion-mnist puts them here).")
+
+(defun data:%idx-file (dir base)
+  (let ((gz (concat dir "/" base ".gz")) (plain (concat dir "/" base)))
+    (cond ((probe-file gz) gz)
+          ((probe-file plain) plain)
+          (t (error 'file-error "data: ~a not found in ~a (install dataset-fashion-mnist, or set data:*fashion-mnist-dir*)"
+                    base dir)))))
+
+(defun data:load-fashion-mnist (&key (dir data:*fashion-mnist-dir*) limit)
+  "(data:load-fashion-mnist &key dir limit) Fashion-MNIST as a plist :train-x :train-y :test-x
+:test-y: images flattened to f32 rows of 784 values in [0, 1], labels as i32. LIMIT keeps
+only the first LIMIT examples of each split (for quick runs)."
+  (flet ((images (base)
+           (let* ((x (load-idx (data:%idx-file dir base)))
+                  (x (if (and limit (< limit (first (shape x)))) (take-rows x (range limit)) x)))
+             (realize (div (cast (reshape x (list (first (shape x)) 784)) 'f32) 255.0))))
+         (labels-of (base)
+           (let* ((y (load-idx (data:%idx-file dir base)))
+                  (y (if (and limit (< limit (first (shape y)))) (take-rows y (range limit)) y)))
+             (realize (cast y 'i32)))))
+    (list :train-x (images "train-images-idx3-ubyte") :train-y (labels-of "train-labels-idx1-ubyte")
+          :test-x (images "t10k-images-idx3-ubyte") :test-y (labels-of "t10k-labels-idx1-ubyte"))))
+
+(defun range (n)
+  "(range N) The list 0 1 ... N-1."
+  (let ((out nil)) (dotimes (i n) (setq out (cons (- n 1 i) out))) out))
+
+(defun data:shuffled (n seed)
+  "(data:shuffled N SEED) A random permutation of 0 ... N-1 (Fisher-Yates), the same for the
+same SEED."
+  (random-seed seed)
+  (let ((v (make-vector n 0)))
+    (dotimes (i n) (setf (aref v i) i))
+    (dotimes (k (- n 1))
+      (let* ((i (- n 1 k)) (j (random (+ i 1))) (tmp (aref v i)))
+        (setf (aref v i) (aref v j))
+        (setf (aref v j) tmp)))
+    (coerce v 'list)))
+
+(defun data:batch-indices (n size &key shuffle (seed 0))
+  "(data:batch-indices N SIZE &key shuffle seed) Lists of row indices covering 0 ... N-1 in
+batches of SIZE (the last may be smaller), shuffled with SEED when SHUFFLE."
+  (let ((order (if shuffle (data:shuffled n seed) (range n))) (out nil))
+    (loop
+      (when (null order) (return))
+      (let ((batch nil))
+        (dotimes (i size) (when order (setq batch (cons (car order) batch) order (cdr order))))
+        (setq out (cons (reverse batch) out))))
+    (reverse out)))
+
+(defmacro data:do-batches ((xb yb x y &key (size 128) shuffle (seed 0)) &rest body)
+  "(data:do-batches (XB YB X Y &key (size 128) shuffle seed) BODY...) Runs BODY with XB and YB
+bound to the rows of X and Y of each batch."
+  (let ((rows (gensym)))
+    `(dolist (,rows (data:batch-indices (first (shape ,x)) ,size :shuffle ,shuffle :seed ,seed))
+       (let ((,xb (take-rows ,x ,rows)) (,yb (take-rows ,y ,rows)))
+         ,@body))))
+
+(defun data:progress (label done total start-seconds &optional (extra ""))
+  "(data:progress LABEL DONE TOTAL START-SECONDS [EXTRA]) Prints a one-line progress bar with
+throughput (items per second), rewritten in place."
+  (let* ((width 30)
+         (filled (floor (* width done) (max total 1)))
+         (elapsed (max 1e-9 (- (/ (get-internal-real-time) 1e9) start-seconds)))
+         (bar (let ((s "")) (dotimes (i width) (setq s (concat s (if (< i filled) "=" " ")))) s)))
+    (format t "~a~a [~a] ~a/~a ~,0f/s ~a" (code-char 13) label bar done total (/ done elapsed) extra)
+    (when (>= done total) (terpri))))
+
+(provide 'data)
