@@ -97,8 +97,9 @@ void register_grad_builtins(Interp& in) {
   TL_BUILTIN(in, "%set-grad", 2, 2, "(%set-grad X G)", "Sets leaf X's accumulated gradient to G (nil clears it).",
              [](Interp& in, Args a, N) -> Value {
                Node* leaf = tensor_arg(in, "%set-grad", a, 0)->node.get();
+               // Detached: a gradient that led back to the leaf would be a reference cycle.
                if (a[1].is_nil()) leaf->grad_value = NodeRef();
-               else leaf->grad_value = tensor_arg(in, "%set-grad", a, 1)->node;
+               else leaf->grad_value = runtime(in).graph.make_detached(tensor_arg(in, "%set-grad", a, 1)->node);
                return a[1];
              });
   TL_BUILTIN(in, "grad-sources", 1, 1, "(grad-sources X)",

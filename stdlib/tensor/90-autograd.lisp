@@ -104,6 +104,9 @@ depends on, and adds it to the leaf's (grad X). Returns LOSS."
         (grads (make-hash-table))
         (leaves nil))
     (puthash (node-id loss) g0 grads)
+    ;; The gradient graph is built with tracking off: it is not differentiated again, and
+    ;; its nodes must not keep the forward graph alive from the leaves.
+    (no-grad
     (dolist (n (reverse (grad-order loss)))
       (let ((g (gethash (node-id n) grads)))
         (when g
@@ -113,7 +116,7 @@ depends on, and adds it to the leaf's (grad X). Returns LOSS."
                       (when (and gs (requires-grad-p s))
                         (let ((old (gethash (node-id s) grads)))
                           (puthash (node-id s) (if old (prim:add old gs) gs) grads))))
-                    (grad-sources n) (%grad-of n g))))))
+                    (grad-sources n) (%grad-of n g)))))))
     ;; Every leaf's gradient in one schedule: the backward work they share runs once.
     (no-grad
       (let ((totals (mapcar (lambda (leaf)
