@@ -64,8 +64,10 @@ Adam with decoupled weight decay (Loshchilov and Hutter): p <- p - lr wd p."
          (m (first state)) (v (second state))
          (new-m (add (mul m b1) (mul g (- 1 b1))))
          (new-v (add (mul v b2) (mul (square g) (- 1 b2))))
-         (step-size (/ lr (- 1 (expt b1 k))))
-         (denom (add (div (sqrt new-v) (sqrt (- 1 (expt b2 k)))) eps))
+         ;; Scalars that change every step go in as data, not constants: the step's graph keeps
+         ;; one structure, so its compiled plan is reused.
+         (step-size (tensor (/ lr (- 1 (expt b1 k))) :dtype (dtype p)))
+         (denom (add (mul (sqrt new-v) (tensor (/ 1.0 (sqrt (- 1 (expt b2 k)))) :dtype (dtype p))) eps))
          (p0 (if (and (> wd 0) decoupled) (mul p (- 1 (* lr wd))) p)))
     ;; p first (reading the old moments through new-m and new-v), then the moments.
     (realize (prim:assign p (sub p0 (mul (div new-m denom) step-size))))
