@@ -207,7 +207,6 @@ Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& 
   // Fresh nodes for the tensor arguments: a tag keeps each apart from equal buffer nodes.
   std::vector<Value> fresh;
   std::unordered_map<const Node*, std::size_t> arg_of;
-  Value* base = in.sp;
   for (std::size_t j = 0; j < ct.tensors.size(); ++j) {
     const Node* n = ct.tensors[j]->node.get();
     char tag[64];
@@ -241,7 +240,6 @@ Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& 
   Value result = call_uncaptured(in, cap, argv, argc);
   rt.tracer = nullptr;
   jit->recording = nullptr;
-  (void)base;
 
   std::vector<TensorObj*> outs;
   collect_outputs(in, result, outs);
@@ -340,12 +338,10 @@ Value replay(Interp& in, CaptureObj& cap, JitDevice& jit, const Trace& tr, const
   if (tr.assigns) ++rt.graph.epoch;  // values cached on lazy nodes may be stale now
   ++jit.mutable_stats().replays;
   std::vector<Value> out_values;
-  Value* base = in.sp;
   for (const Output& o : tr.outputs) {
     out_values.push_back(output_value(in, o, resolve(o.slot), ct, o.slot.kind == Slot::Step));
     in.push(out_values.back());
   }
-  (void)base;
   std::size_t used = 0;
   return rebuild(in, tr.result, cap.marker, out_values, used);
 }

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <unordered_set>
 
 #include "eval/builtins.h"
 #include "rewrite/rewrite.h"
@@ -277,18 +276,7 @@ void register_rewrite_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "graph-size", 1, 1, "(graph-size X)", "The number of distinct nodes in tensor X's graph.",
              [](Interp& in, Args a, N) -> Value {
-               const Node* root = tensor::arg_tensor(in, "graph-size", a, 0).get();
-               std::unordered_set<const Node*> seen{root};
-               std::vector<const Node*> stack{root};
-               while (!stack.empty()) {
-                 const Node* n = stack.back();
-                 stack.pop_back();
-                 if (schedule::holds_data(n)) continue;
-                 for (const auto& s : n->src) {
-                   if (seen.insert(s.get()).second) stack.push_back(s.get());
-                 }
-               }
-               return Value::integer(static_cast<std::int64_t>(seen.size()));
+               return Value::integer(static_cast<std::int64_t>(graph_order(tensor::arg_tensor(in, "graph-size", a, 0).get()).size()));
              });
   TL_BUILTIN(in, "unexpanded", 1, 1, "(unexpanded X)",
              "The tensor that X's graph node expands, or X when it is not an expand (for guards and "
@@ -320,20 +308,7 @@ void register_rewrite_builtins(Interp& in) {
              "The nodes of tensor X's graph as tensors, each once, sources before the nodes that use them "
              "(data nodes are leaves); X is last.",
              [](Interp& in, Args a, N) -> Value {
-               const NodeRef& root = tensor::arg_tensor(in, "graph-order", a, 0);
-               std::vector<const Node*> order;
-               std::unordered_set<const Node*> seen{root.get()};
-               std::vector<std::pair<const Node*, std::size_t>> stack{{root.get(), 0}};
-               while (!stack.empty()) {
-                 auto& [n, next] = stack.back();
-                 if (!schedule::holds_data(n) && next < n->src.size()) {
-                   const Node* c = n->src[next++].get();
-                   if (seen.insert(c).second) stack.emplace_back(c, 0);
-                   continue;
-                 }
-                 order.push_back(n);
-                 stack.pop_back();
-               }
+               std::vector<const Node*> order = graph_order(tensor::arg_tensor(in, "graph-order", a, 0).get());
                Interp::StackMark mark(in);
                Value* base = in.sp;
                for (const Node* n : order) in.push(tensor::make_tensor(in, NodeRef(const_cast<Node*>(n))));

@@ -85,14 +85,18 @@ struct Compiler {
     return static_cast<int>(vars.size() - 1);
   }
 
+  // _ or a ?variable, in any position: true when v is one (p then describes it).
+  bool variable(Value v, Pattern& p) {
+    if (is_wildcard(v)) return true;
+    if (!is_pattern_var(v)) return false;
+    p.kind = Pattern::Kind::Var;
+    p.var = var_index(v);
+    return true;
+  }
+
   Pattern argument(Value v) {
     Pattern p;
-    if (is_wildcard(v)) return p;
-    if (is_pattern_var(v)) {
-      p.kind = Pattern::Kind::Var;
-      p.var = var_index(v);
-      return p;
-    }
+    if (variable(v, p)) return p;
     p.kind = Pattern::Kind::Literal;
     p.literal = v;
     return p;
@@ -100,12 +104,7 @@ struct Compiler {
 
   Pattern node(Value v) {
     Pattern p;
-    if (is_wildcard(v)) return p;
-    if (is_pattern_var(v)) {
-      p.kind = Pattern::Kind::Var;
-      p.var = var_index(v);
-      return p;
-    }
+    if (variable(v, p)) return p;
     if (!eval::is_cons(v) || !eval::is_symbol(eval::car(v)) || eval::car(v).is_nil()) {
       malformed(rule, "expected an op form such as (neg ?x), a ?variable or _ in the pattern, got " + in.repr(v));
     }
@@ -290,21 +289,8 @@ struct Matcher {
 
 // A node like n with other sources (of the same shapes and dtypes).
 NodeRef remake(tensor::Graph& g, const Node* n, std::vector<NodeRef> srcs) {
-  Node p;
-  p.op = n->op;
-  p.dtype = n->dtype;
-  p.shape = n->shape;
+  Node p = tensor::identity_of(*n);
   p.src = std::move(srcs);
-  p.axes = n->axes;
-  p.ranges = n->ranges;
-  p.reduce_kind = n->reduce_kind;
-  p.fvalue = n->fvalue;
-  p.ivalue = n->ivalue;
-  p.name = n->name;
-  p.buffer = n->buffer;
-  p.bindings = n->bindings;
-  p.span = n->span;
-  p.grad = n->grad;
   return g.intern(std::move(p), true);
 }
 
@@ -560,10 +546,7 @@ NodeRef Optimizers::run(Interp& in, const NodeRef& root, const std::string& back
 
 // --- printing ------------------------------------------------------------------------------
 
-namespace {
-
-// Nodes under root, sources first, each once.
-std::vector<const Node*> post_order(const Node* root) {
+std::vector<const Node*> graph_order(const Node* root) {
   std::vector<const Node*> order;
   std::unordered_map<const Node*, bool> seen;
   std::vector<std::pair<const Node*, bool>> stack{{root, false}};
@@ -584,6 +567,8 @@ std::vector<const Node*> post_order(const Node* root) {
   return order;
 }
 
+namespace {
+
 // The node's op with its arguments, without sources: "reduce :sum (1)".
 std::string label(const Node* n) {
   if (schedule::holds_data(n)) return "buffer";
@@ -596,7 +581,7 @@ std::string label(const Node* n) {
 }  // namespace
 
 std::string graph_text(const Node* root) {
-  std::vector<const Node*> order = post_order(root);
+  std::vector<const Node*> order = graph_order(root);
   std::unordered_map<const Node*, std::size_t> num;
   std::string out;
   for (const Node* n : order) {
@@ -611,7 +596,7 @@ std::string graph_text(const Node* root) {
 }
 
 std::string graph_dot(const Node* root) {
-  std::vector<const Node*> order = post_order(root);
+  std::vector<const Node*> order = graph_order(root);
   std::unordered_map<const Node*, std::size_t> num;
   std::string out = "digraph tensorlisp {\n  rankdir=BT;\n  node [shape=box, fontname=\"monospace\"];\n";
   for (const Node* n : order) {

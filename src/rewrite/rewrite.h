@@ -95,6 +95,9 @@ const char* op_signature(tensor::Op op);
 // take it: a const's value, a reduce's kind or axes, a reshape's shape...
 eval::Value node_argument(eval::Interp& in, const tensor::Node* n, std::size_t k);
 
+// The nodes under root, each once, sources before their users (data nodes are leaves).
+std::vector<const tensor::Node*> graph_order(const tensor::Node* root);
+
 // The graph as numbered lines, sources first: "%2 = neg %1".
 std::string graph_text(const tensor::Node* root);
 // The graph in Graphviz's dot language.

@@ -90,6 +90,11 @@ void fuse_rows(Schedule& s, std::unordered_set<const Node*>& heads, std::unorder
                const std::unordered_set<const Node*>& roots) {
   for (bool changed = true; changed;) {
     changed = false;
+    // How many kernels compute each node (a node inlined into two kernels runs in both).
+    std::unordered_map<const Node*, int> computed_by;
+    for (const Node* k : s.kernels) {
+      for (const Node* n : region(s, k)) ++computed_by[n];
+    }
     for (const Node* k : s.kernels) {
       if (heads.count(k) || !costs_work(k)) continue;
       const tensor::Shape& shape = k->shape;
@@ -115,16 +120,9 @@ void fuse_rows(Schedule& s, std::unordered_set<const Node*>& heads, std::unorder
           if (!reduced && shape[i] != tensor::Dim(1)) rows = true;
           if (!reduced && h->shape[i] != shape[i]) exact = false;
         }
-        // The expand must be read by this kernel alone: a node inlined into two kernels
-        // (computed twice) would leave the other with a reduce it cannot run.
-        bool only_here = true;
-        for (const Node* other : s.kernels) {
-          if (other == k || !only_here) continue;
-          for (const Node* m : region(s, other)) {
-            if (m == n && other != h) only_here = false;
-          }
-        }
-        if (rows && exact && only_here) {
+        // The expand must be computed by this kernel alone: absorbing the reduce would leave
+        // another kernel that inlines the expand with a reduce it cannot run.
+        if (rows && exact && computed_by[n] == 1) {
           absorb = h;
           break;
         }

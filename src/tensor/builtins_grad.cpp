@@ -16,11 +16,6 @@ using N = std::uint32_t;
 
 namespace {
 
-TensorObj* tensor_arg(Interp& in, const char* fn, Args a, int i) {
-  if (!is_tensor(a[i])) in.type_error(fn, i + 1, "a tensor", a[i]);
-  return as_tensor(a[i]);
-}
-
 // The nodes gradients flow back to from n: an op's sources, or the graph a realized value
 // came from.
 std::vector<const Node*> grad_sources(const Node* n) {

@@ -22,11 +22,6 @@ using N = std::uint32_t;
 
 namespace {
 
-TensorObj* tensor_arg(Interp& in, const char* fn, Args a, int i) {
-  if (!is_tensor(a[i])) in.type_error(fn, i + 1, "a tensor", a[i]);
-  return as_tensor(a[i]);
-}
-
 Value element_value(Interp& in, const Buffer& b, std::int64_t k) {
   if (b.dtype == DType::Bool) return in.boolean(runtime::load_int(b, k) != 0);
   if (is_float(b.dtype)) return Value::real(runtime::load_float(b, k));

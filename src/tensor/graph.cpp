@@ -177,22 +177,28 @@ NodeRef Graph::make_buffer(std::shared_ptr<Buffer> b, const Shape& shape, Bindin
   return intern(std::move(n));
 }
 
+Node identity_of(const Node& n) {
+  Node p;
+  p.op = n.op;
+  p.dtype = n.dtype;
+  p.shape = n.shape;
+  p.src = n.src;
+  p.axes = n.axes;
+  p.ranges = n.ranges;
+  p.reduce_kind = n.reduce_kind;
+  p.fvalue = n.fvalue;
+  p.ivalue = n.ivalue;
+  p.name = n.name;
+  p.buffer = n.buffer;
+  p.bindings = n.bindings;
+  p.grad = n.grad;
+  p.span = n.span;
+  return p;
+}
+
 NodeRef Graph::make_detached(const NodeRef& x) {
   if (!x->grad) return x;
-  Node p;
-  p.op = x->op;
-  p.dtype = x->dtype;
-  p.shape = x->shape;
-  p.src = x->src;
-  p.axes = x->axes;
-  p.ranges = x->ranges;
-  p.reduce_kind = x->reduce_kind;
-  p.fvalue = x->fvalue;
-  p.ivalue = x->ivalue;
-  p.name = x->name;
-  p.buffer = x->buffer;
-  p.bindings = x->bindings;
-  p.span = x->span;
+  Node p = identity_of(*x);
   p.grad = false;
   NodeRef d = intern(std::move(p), true);
   if (x->cached() && !d->cached()) d->set_cached(x->cached());
@@ -201,14 +207,7 @@ NodeRef Graph::make_detached(const NodeRef& x) {
 
 NodeRef Graph::with_grad(const NodeRef& b, bool grad) {
   if (b->grad == grad) return b;
-  Node p;
-  p.op = Op::Buffer;
-  p.dtype = b->dtype;
-  p.shape = b->shape;
-  p.buffer = b->buffer;
-  p.bindings = b->bindings;
-  p.name = b->name;
-  p.span = b->span;
+  Node p = identity_of(*b);
   p.grad = grad;
   return intern(std::move(p), true);
 }

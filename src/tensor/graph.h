@@ -181,6 +181,10 @@ class Graph {
   bool releasing_ = false;
 };
 
+// A node description with n's identity (op, sources, arguments, data, grad flag) and span,
+// to intern a variant of n.
+Node identity_of(const Node& n);
+
 inline std::shared_ptr<Buffer> Node::cached() const {
   return realized_ && graph != nullptr && realized_epoch_ == graph->epoch ? realized_ : nullptr;
 }

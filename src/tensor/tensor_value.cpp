@@ -47,10 +47,12 @@ Value make_tensor(Interp& in, NodeRef node) {
   return Value::object(t);
 }
 
-const NodeRef& arg_tensor(Interp& in, const char* fn, Value* args, int i) {
+TensorObj* tensor_arg(Interp& in, const char* fn, Value* args, int i) {
   if (!is_tensor(args[i])) in.type_error(fn, i + 1, "a tensor", args[i]);
-  return as_tensor(args[i])->node;
+  return as_tensor(args[i]);
 }
+
+const NodeRef& arg_tensor(Interp& in, const char* fn, Value* args, int i) { return tensor_arg(in, fn, args, i)->node; }
 
 std::shared_ptr<Buffer> rng_key(std::int64_t seed, std::uint64_t draw) {
   auto key = std::make_shared<Buffer>(DType::U32, 3);

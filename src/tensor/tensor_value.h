@@ -64,6 +64,8 @@ TensorObj* as_tensor(eval::Value v);
 eval::Value make_tensor(eval::Interp& in, NodeRef node);
 // Argument i as a tensor node; a type error naming fn otherwise.
 const NodeRef& arg_tensor(eval::Interp& in, const char* fn, eval::Value* args, int i);
+// The same, as the tensor object (to realize or replace its node).
+TensorObj* tensor_arg(eval::Interp& in, const char* fn, eval::Value* args, int i);
 
 // Realizes the tensor in place: its node becomes a buffer node holding the result, so the
 // graph that computed it can be freed.
