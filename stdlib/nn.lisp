@@ -28,6 +28,311 @@ both initialized uniformly in +-1/sqrt(IN) as in PyTorch."
   (dolist (l layers) (setq x (funcall l x)))
   x)
 
+;;; --- convolution and pooling -----------------------------------------------------------
+
+(defun nn:%kernel-text (kernel)
+  (format nil "~{~a~^x~}" kernel))
+
+(defun nn:%check-channels (layer x rank channels)
+  ;; X must be (batch CHANNELS spatial...) with RANK spatial axes.
+  (unless (and (tensorp x) (= (ndim x) (+ rank 2)) (dim= (second (shape x)) channels))
+    (error 'shape-error "~a: expected an input of shape (batch ~a~a), got ~s" layer channels
+           (if (= rank 1) " length" " height width") (if (tensorp x) (shape x) x))))
+
+(defmodel nn:conv2d (in out kernel-size &key (stride 1) (padding 0) (dilation 1) (groups 1) (bias t))
+  ((kernel (%tuple 'nn:conv2d "kernel-size" kernel-size 2))
+   (fan-in (* (/ in groups) (apply #'* kernel)))
+   (bound (/ 1.0 (sqrt fan-in)))
+   (weight (nn:%param (uniform (append (list out (/ in groups)) kernel) :low (- bound) :high bound)))
+   (bias (when bias (nn:%param (uniform (list out) :low (- bound) :high bound))))
+   (name (format nil "nn:conv2d (~a -> ~a, ~a)" in out (nn:%kernel-text kernel))))
+  "(nn:conv2d IN OUT KERNEL-SIZE &key (stride 1) (padding 0) (dilation 1) (groups 1) (bias t))
+A 2-d convolution layer on (batch IN height width) inputs, with weight (OUT IN/groups kh kw)
+and bias initialized uniformly in +-1/sqrt(fan-in), as in PyTorch."
+  (x)
+  (nn:%check-channels name x 2 in)
+  (conv2d x weight :bias bias :stride stride :padding padding :dilation dilation :groups groups))
+
+(defmodel nn:conv1d (in out kernel-size &key (stride 1) (padding 0) (dilation 1) (groups 1) (bias t))
+  ((fan-in (* (/ in groups) kernel-size))
+   (bound (/ 1.0 (sqrt fan-in)))
+   (weight (nn:%param (uniform (list out (/ in groups) kernel-size) :low (- bound) :high bound)))
+   (bias (when bias (nn:%param (uniform (list out) :low (- bound) :high bound))))
+   (name (format nil "nn:conv1d (~a -> ~a, ~a)" in out kernel-size)))
+  "(nn:conv1d IN OUT KERNEL-SIZE &key (stride 1) (padding 0) (dilation 1) (groups 1) (bias t))
+A 1-d convolution layer on (batch IN length) inputs, initialized as in PyTorch."
+  (x)
+  (nn:%check-channels name x 1 in)
+  (conv1d x weight :bias bias :stride stride :padding padding :dilation dilation :groups groups))
+
+(defmodel nn:conv-transpose2d (in out kernel-size &key (stride 1) (padding 0) (output-padding 0)
+                                  (dilation 1) (groups 1) (bias t))
+  ((kernel (%tuple 'nn:conv-transpose2d "kernel-size" kernel-size 2))
+   (fan-in (* (/ out groups) (apply #'* kernel)))
+   (bound (/ 1.0 (sqrt fan-in)))
+   (weight (nn:%param (uniform (append (list in (/ out groups)) kernel) :low (- bound) :high bound)))
+   (bias (when bias (nn:%param (uniform (list out) :low (- bound) :high bound))))
+   (name (format nil "nn:conv-transpose2d (~a -> ~a, ~a)" in out (nn:%kernel-text kernel))))
+  "(nn:conv-transpose2d IN OUT KERNEL-SIZE &key (stride 1) (padding 0) (output-padding 0) (dilation 1)
+(groups 1) (bias t)) A transposed 2-d convolution layer, weight (IN OUT/groups kh kw),
+initialized as in PyTorch."
+  (x)
+  (nn:%check-channels name x 2 in)
+  (conv-transpose2d x weight :bias bias :stride stride :padding padding :output-padding output-padding
+                    :dilation dilation :groups groups))
+
+(defmodel nn:max-pool2d (kernel-size &key stride (padding 0) (dilation 1))
+  ()
+  "(nn:max-pool2d KERNEL-SIZE &key stride (padding 0) (dilation 1)) Max pooling as a layer."
+  (x) (max-pool2d x kernel-size :stride stride :padding padding :dilation dilation))
+
+(defmodel nn:avg-pool2d (kernel-size &key stride (padding 0) (count-include-pad t))
+  ()
+  "(nn:avg-pool2d KERNEL-SIZE &key stride (padding 0) (count-include-pad t)) Average pooling as a layer."
+  (x) (avg-pool2d x kernel-size :stride stride :padding padding :count-include-pad count-include-pad))
+
+(defmodel nn:flatten (&optional (start 1) (end -1))
+  ()
+  "(nn:flatten [START END]) Flattens axes START..END (by default all but the batch axis)."
+  (x) (flatten x start end))
+
+(defmodel nn:relu () () "(nn:relu) ReLU as a layer." (x) (relu x))
+
+;;; --- normalization ---------------------------------------------------------------------
+
+(defmodel nn:batch-norm (features &key (eps 1e-5) (momentum 0.1) (affine t))
+  ((weight (when affine (nn:%param (ones (list features)))))
+   (bias (when affine (nn:%param (zeros (list features)))))
+   (running-mean (realize (zeros (list features))))
+   (running-var (realize (ones (list features))))
+   (name (format nil "nn:batch-norm (~a)" features)))
+  "(nn:batch-norm FEATURES &key (eps 1e-5) (momentum 0.1) (affine t)) Batch normalization of
+(batch FEATURES ...) inputs over every axis but the features'. In training mode it uses the
+batch's statistics and updates the running mean and (unbiased) variance with MOMENTUM; in
+evaluation mode it uses the running statistics. As PyTorch's BatchNorm1d/2d/3d."
+  (x)
+  (unless (and (tensorp x) (>= (ndim x) 2) (dim= (second (shape x)) features))
+    (error 'shape-error "~a: expected an input of shape (batch ~a ...), got ~s" name features
+           (if (tensorp x) (shape x) x)))
+  (let* ((axes (cons 0 (loop for a from 2 below (ndim x) collect a)))
+         (bshape (cons 1 (cons features (make-list (- (ndim x) 2) 1))))
+         (y (if (training-p self)
+                (let* ((mu (mean x :axis axes :keepdim t))
+                       (d (sub x mu))
+                       (var (mean (mul d d) :axis axes :keepdim t))
+                       (count (/ (numel x) features)))
+                  (no-grad
+                    (realize-all
+                     (list (prim:assign running-mean
+                                        (add (mul running-mean (- 1 momentum)) (mul (reshape (detach mu) features) momentum)))
+                           (prim:assign running-var
+                                        (add (mul running-var (- 1 momentum))
+                                             (mul (reshape (detach var) features) (* momentum (/ count (max 1 (- count 1))))))))))
+                  (mul d (rsqrt (add var eps))))
+                (mul (sub x (reshape running-mean bshape)) (rsqrt (add (reshape running-var bshape) eps))))))
+    (if affine (add (mul y (reshape weight bshape)) (reshape bias bshape)) y)))
+
+(defun nn:%norm-shape (shape)
+  (if (integerp shape) (list shape) shape))
+
+(defun nn:%check-trailing (layer x shp)
+  (let ((s (and (tensorp x) (shape x))))
+    (unless (and s (>= (length s) (length shp)) (%dims= (last s (length shp)) shp))
+      (error 'shape-error "~a: expected an input of shape (... ~{~a~^ ~}), got ~s" layer shp (if (tensorp x) s x)))))
+
+(defmodel nn:layer-norm (shape &key (eps 1e-5) (elementwise-affine t) (bias t))
+  ((shp (nn:%norm-shape shape))
+   (weight (when elementwise-affine (nn:%param (ones shp))))
+   (bias (when (and elementwise-affine bias) (nn:%param (zeros shp)))))
+  "(nn:layer-norm SHAPE &key (eps 1e-5) (elementwise-affine t) (bias t)) Layer normalization
+over the last axes (SHAPE, an integer or a list), with a learned scale and shift."
+  (x)
+  (nn:%check-trailing "nn:layer-norm" x shp)
+  (let* ((axes (loop for a from (- (ndim x) (length shp)) below (ndim x) collect a))
+         (y (layer-norm x :axis axes :eps eps))
+         (y (if weight (mul y weight) y)))
+    (if bias (add y bias) y)))
+
+(defmodel nn:rms-norm (shape &key (eps 1e-6) (elementwise-affine t))
+  ((shp (nn:%norm-shape shape))
+   (weight (when elementwise-affine (nn:%param (ones shp)))))
+  "(nn:rms-norm SHAPE &key (eps 1e-6) (elementwise-affine t)) Root-mean-square normalization
+over the last axes: x / sqrt(mean(x^2) + EPS), times a learned scale."
+  (x)
+  (nn:%check-trailing "nn:rms-norm" x shp)
+  (let* ((axes (loop for a from (- (ndim x) (length shp)) below (ndim x) collect a))
+         (y (mul x (rsqrt (add (mean (square x) :axis axes :keepdim t) eps)))))
+    (if weight (mul y weight) y)))
+
+(defmodel nn:group-norm (groups channels &key (eps 1e-5) (affine t))
+  ((weight (when affine (nn:%param (ones (list channels)))))
+   (bias (when affine (nn:%param (zeros (list channels)))))
+   (check (unless (and (integerp groups) (> groups 0) (= 0 (mod channels groups)))
+            (error 'shape-error "nn:group-norm: ~a groups must divide ~a channels" groups channels))))
+  "(nn:group-norm GROUPS CHANNELS &key (eps 1e-5) (affine t)) Group normalization of
+(batch CHANNELS ...) inputs: each group of CHANNELS/GROUPS channels is normalized over its
+channels and spatial axes, then scaled and shifted per channel."
+  (x)
+  (unless (and (tensorp x) (>= (ndim x) 2) (dim= (second (shape x)) channels))
+    (error 'shape-error "nn:group-norm (~a groups, ~a channels): expected an input of shape (batch ~a ...), got ~s"
+           groups channels channels (if (tensorp x) (shape x) x)))
+  (let* ((s (shape x))
+         (g (reshape x (append (list (first s) groups -1))))
+         (y (reshape (layer-norm g :axis 2 :eps eps) s))
+         (bshape (cons 1 (cons channels (make-list (- (ndim x) 2) 1)))))
+    (if affine (add (mul y (reshape weight bshape)) (reshape bias bshape)) y)))
+
+;;; --- embeddings and dropout ------------------------------------------------------------
+
+(defmodel nn:embedding (count dim &key padding-idx)
+  ((weight (nn:%param (if padding-idx
+                          (mul (randn (list count dim))
+                               (reshape (ne (arange count) padding-idx) count 1))
+                          (randn (list count dim))))))
+  "(nn:embedding COUNT DIM &key padding-idx) A table of COUNT vectors of length DIM (initialized
+from N(0, 1)); called with integer indices of any shape it gives their vectors, shape
+(... DIM). The PADDING-IDX row starts at zero and gets no gradient."
+  (indices)
+  (unless (and (tensorp indices) (not (dtype-float-p (dtype indices))))
+    (error 'type-error "nn:embedding (~a x ~a): expected a tensor of integer indices, got ~s" count dim
+           (if (tensorp indices) (dtype indices) indices)))
+  (let ((hot (one-hot indices count :dtype (dtype weight))))
+    (when padding-idx
+      (setq hot (mul hot (reshape (ne (arange count) padding-idx) count))))
+    (matmul hot weight)))
+
+(defmodel nn:dropout (&optional (p 0.5))
+  ((check (unless (and (realp p) (<= 0 p) (< p 1))
+            (error 'type-error "nn:dropout: the probability must be in [0, 1), got ~s" p))))
+  "(nn:dropout [P]) In training mode, zeroes each element with probability P (default 0.5)
+and scales the rest by 1/(1-P); in evaluation mode, the identity."
+  (x)
+  (if (and (training-p self) (> p 0))
+      (mul x (div (cast (ge (rand (shape x)) p) (dtype x)) (- 1 p)))
+      x))
+
+;;; --- recurrent cells -------------------------------------------------------------------
+
+(defun nn:%cell-params (in hidden gates bias)
+  ;; Input and hidden weights (IN GATES*HIDDEN), (HIDDEN GATES*HIDDEN) and biases, uniform in
+  ;; +-1/sqrt(HIDDEN) as PyTorch initializes its recurrent layers.
+  (let ((b (/ 1.0 (sqrt hidden))) (width (* gates hidden)))
+    (list (nn:%param (uniform (list in width) :low (- b) :high b))
+          (nn:%param (uniform (list hidden width) :low (- b) :high b))
+          (when bias (nn:%param (uniform (list width) :low (- b) :high b)))
+          (when bias (nn:%param (uniform (list width) :low (- b) :high b))))))
+
+(defun nn:%cell-input (layer x in)
+  (nn:%check-last-axis layer x in)
+  (unless (<= 1 (ndim x) 2)
+    (error 'shape-error "~a: expected an input of shape (batch ~a) or (~a), got ~s" layer in in (shape x))))
+
+(defun nn:%hidden-or-zeros (h x hidden)
+  (or h (zeros (if (= (ndim x) 1) (list hidden) (list (first (shape x)) hidden)) :dtype (dtype x))))
+
+(defun nn:%affine (x w b) (if b (add (matmul x w) b) (matmul x w)))
+
+(defmodel nn:rnn-cell (in hidden &key (bias t) (nonlinearity :tanh))
+  ((params (nn:%cell-params in hidden 1 bias))
+   (weight-ih (first params)) (weight-hh (second params))
+   (bias-ih (third params)) (bias-hh (fourth params))
+   (name (format nil "nn:rnn-cell (~a -> ~a)" in hidden)))
+  "(nn:rnn-cell IN HIDDEN &key (bias t) (nonlinearity :tanh)) An Elman RNN cell:
+h' = act(x W_ih + b_ih + h W_hh + b_hh), act tanh or :relu. Called with X (batch IN) and an
+optional H (batch HIDDEN), zeros by default; returns h'."
+  (x &optional h)
+  (nn:%cell-input name x in)
+  (let* ((h (nn:%hidden-or-zeros h x hidden))
+         (pre (add (nn:%affine x weight-ih bias-ih) (nn:%affine h weight-hh bias-hh))))
+    (if (eq nonlinearity :relu) (relu pre) (tanh pre))))
+
+(defmodel nn:gru-cell (in hidden &key (bias t))
+  ((params (nn:%cell-params in hidden 3 bias))
+   (weight-ih (first params)) (weight-hh (second params))
+   (bias-ih (third params)) (bias-hh (fourth params))
+   (name (format nil "nn:gru-cell (~a -> ~a)" in hidden)))
+  "(nn:gru-cell IN HIDDEN &key (bias t)) A gated recurrent unit cell, gates (r z n) as in
+PyTorch: r = sig(..), z = sig(..), n = tanh(x W_in + b_in + r (h W_hn + b_hn)),
+h' = (1 - z) n + z h. Called with X and an optional H; returns h'."
+  (x &optional h)
+  (nn:%cell-input name x in)
+  (let* ((h (nn:%hidden-or-zeros h x hidden))
+         (gi (chunk (nn:%affine x weight-ih bias-ih) 3 :axis -1))
+         (gh (chunk (nn:%affine h weight-hh bias-hh) 3 :axis -1))
+         (r (sigmoid (add (first gi) (first gh))))
+         (z (sigmoid (add (second gi) (second gh))))
+         (n (tanh (add (third gi) (mul r (third gh))))))
+    (add (mul (sub 1 z) n) (mul z h))))
+
+(defmodel nn:lstm-cell (in hidden &key (bias t))
+  ((params (nn:%cell-params in hidden 4 bias))
+   (weight-ih (first params)) (weight-hh (second params))
+   (bias-ih (third params)) (bias-hh (fourth params))
+   (name (format nil "nn:lstm-cell (~a -> ~a)" in hidden)))
+  "(nn:lstm-cell IN HIDDEN &key (bias t)) A long short-term memory cell, gates (i f g o) as in
+PyTorch: c' = f c + i g, h' = o tanh(c'). Called with X and an optional STATE, a list (H C)
+(zeros by default); returns the list (h' c')."
+  (x &optional state)
+  (nn:%cell-input name x in)
+  (let* ((h (nn:%hidden-or-zeros (first state) x hidden))
+         (c (nn:%hidden-or-zeros (second state) x hidden))
+         (gates (chunk (add (nn:%affine x weight-ih bias-ih) (nn:%affine h weight-hh bias-hh)) 4 :axis -1))
+         (i (sigmoid (first gates))) (f (sigmoid (second gates)))
+         (g (tanh (third gates))) (o (sigmoid (fourth gates)))
+         (c2 (add (mul f c) (mul i g))))
+    (list (mul o (tanh c2)) c2)))
+
+;;; --- attention -------------------------------------------------------------------------
+
+(defun nn:attention (q k v &key causal mask)
+  "(nn:attention Q K V &key causal mask) Scaled dot-product attention over the last two axes:
+softmax(Q K^T / sqrt(d) + MASK) V. CAUSAL hides later positions; MASK is a boolean tensor
+(true where attention is allowed) or an additive float tensor, broadcast to the scores."
+  (let* ((d (car (last (shape q))))
+         (scores (mul (matmul q (transpose k)) (/ 1.0 (sqrt d))))
+         (lq (nth (- (ndim scores) 2) (shape scores))) (lk (car (last (shape scores)))))
+    (when causal
+      (setq scores (where (tril (ones (list lq lk) :dtype 'bool) (- lk lq)) scores (- inf))))
+    (when mask
+      (setq scores (if (eq (dtype mask) 'bool) (where mask scores (- inf)) (add scores mask))))
+    (matmul (softmax scores :axis -1) v)))
+
+(defmodel nn:multihead-attention (embed heads &key (bias t))
+  ((check (unless (and (integerp heads) (> heads 0) (= 0 (mod embed heads)))
+            (error 'shape-error "nn:multihead-attention: ~a heads must divide the embedding size ~a" heads embed)))
+   (bound (sqrt (/ 6.0 (+ embed (* 3 embed)))))
+   (in-weight (nn:%param (uniform (list embed (* 3 embed)) :low (- bound) :high bound)))
+   (in-bias (when bias (nn:%param (zeros (list (* 3 embed))))))
+   (out-weight (nn:%param (uniform (list embed embed) :low (- (/ 1.0 (sqrt embed))) :high (/ 1.0 (sqrt embed)))))
+   (out-bias (when bias (nn:%param (zeros (list embed)))))
+   (name (format nil "nn:multihead-attention (~a, ~a heads)" embed heads)))
+  "(nn:multihead-attention EMBED HEADS &key (bias t)) Multi-head attention as PyTorch's
+MultiheadAttention (batch first, projections initialized alike). Called with QUERY
+(batch lq EMBED) and optional KEY and VALUE (batch lk EMBED; default QUERY, i.e. self-
+attention), and :causal t or :mask (see nn:attention, per head or broadcast); returns
+(batch lq EMBED)."
+  (query &optional key value &key causal mask)
+  (let ((key (or key query)) (value (or value key)))
+    (dolist (x (list query key value))
+      (unless (and (tensorp x) (= (ndim x) 3) (dim= (third (shape x)) embed))
+        (error 'shape-error "~a: expected inputs of shape (batch seq ~a), got ~s" name embed (if (tensorp x) (shape x) x))))
+    (let* ((w (chunk in-weight 3 :axis 1))
+           (b (if in-bias (chunk in-bias 3) (list nil nil nil)))
+           (hd (/ embed heads)))
+      (flet ((heads-of (x w b)
+               (let ((p (nn:%affine x w b)) (s (shape x)))
+                 ;; (batch seq embed) -> (batch heads seq hd)
+                 (permute (reshape p (first s) (second s) heads hd) 0 2 1 3))))
+        (let* ((o (nn:attention (heads-of query (first w) (first b))
+                                (heads-of key (second w) (second b))
+                                (heads-of value (third w) (third b))
+                                :causal causal :mask mask))
+               (s (shape query))
+               (o (reshape (permute o 0 2 1 3) (first s) (second s) embed)))
+          (nn:%affine o out-weight out-bias))))))
+
+;;; --- losses ----------------------------------------------------------------------------
+
 (defun nn:mse (prediction target)
   "(nn:mse PREDICTION TARGET) The mean squared error."
   (mean (square (sub prediction target))))
@@ -58,5 +363,88 @@ LOGITS (batch, classes) against integer class TARGETS (batch), as PyTorch's Cros
   "(nn:nll LOG-PROBS TARGETS) The mean negative log-likelihood of integer class TARGETS under
 LOG-PROBS (batch, classes)."
   (neg (mean (sum (mul log-probs (nn:%targets log-probs targets nil)) :axis 1))))
+
+;;; --- losses (continued) -------------------------------------------------------------
+
+(defun nn:%check-same-shape (fn a b)
+  (unless (and (tensorp a) (%dims= (shape a) (shape (%as-tensor b))))
+    (error 'shape-error "~a: prediction of shape ~s and target of shape ~s differ" fn
+           (if (tensorp a) (shape a) a) (shape (%as-tensor b)))))
+
+(defun nn:%reduce-loss (fn l reduction)
+  (case reduction
+    (:mean (mean l))
+    (:sum (sum l))
+    (:none l)
+    (t (error 'type-error "~a: reduction must be :mean, :sum or :none, got ~s" fn reduction))))
+
+(defun nn:binary-cross-entropy (probs targets &key weight (reduction :mean))
+  "(nn:binary-cross-entropy PROBS TARGETS &key weight (reduction :mean)) The binary
+cross-entropy of probabilities PROBS against TARGETS in [0, 1], each log clamped at -100 as
+PyTorch's BCELoss does; WEIGHT scales each element."
+  (nn:%check-same-shape 'nn:binary-cross-entropy probs targets)
+  (let* ((lp (maximum (log probs) -100.0))
+         (lq (maximum (log (sub 1 probs)) -100.0))
+         (l (neg (add (mul targets lp) (mul (sub 1 targets) lq)))))
+    (nn:%reduce-loss 'nn:binary-cross-entropy (if weight (mul l weight) l) reduction)))
+
+(defun nn:binary-cross-entropy-with-logits (logits targets &key (reduction :mean))
+  "(nn:binary-cross-entropy-with-logits LOGITS TARGETS &key (reduction :mean)) Binary
+cross-entropy of sigmoid(LOGITS) against TARGETS, computed stably:
+max(x, 0) - x t + log(1 + exp(-|x|))."
+  (nn:%check-same-shape 'nn:binary-cross-entropy-with-logits logits targets)
+  (nn:%reduce-loss 'nn:binary-cross-entropy-with-logits
+                   (add (sub (relu logits) (mul logits targets)) (log (add 1 (exp (neg (abs logits))))))
+                   reduction))
+
+(defun nn:kl-div (log-probs targets &key (reduction :mean) log-target)
+  "(nn:kl-div LOG-PROBS TARGETS &key (reduction :mean) log-target) The Kullback-Leibler
+divergence of TARGETS (probabilities, or log-probabilities with :log-target t) from the
+distribution whose log-probabilities are LOG-PROBS, pointwise t (log t - x) (0 where t = 0),
+as PyTorch's KLDivLoss. REDUCTION is :mean (over elements), :batchmean (sum / batch size),
+:sum or :none."
+  (nn:%check-same-shape 'nn:kl-div log-probs targets)
+  (let ((l (if log-target
+               (mul (exp targets) (sub targets log-probs))
+               (where (gt targets 0) (mul targets (sub (log (maximum targets 1e-38)) log-probs)) 0.0))))
+    (if (eq reduction :batchmean)
+        (div (sum l) (first (shape log-probs)))
+        (nn:%reduce-loss 'nn:kl-div l reduction))))
+
+;;; --- checkpoints -----------------------------------------------------------------------
+
+(defun nn:state (model)
+  "(nn:state MODEL) MODEL's named tensors: its parameters and its buffers (tensors it keeps
+without gradients, such as batch-norm's running statistics), as an alist of dotted names."
+  (named-tensors model))
+
+(defun nn:save (model file &key optimizer)
+  "(nn:save MODEL FILE &key optimizer) Saves MODEL's parameters and buffers, and OPTIMIZER's
+state when given, to the safetensors FILE."
+  (save-safetensors file (append (nn:state model)
+                                 (when optimizer (funcall 'optim:state optimizer model)))))
+
+(defun nn:load (model file &key optimizer)
+  "(nn:load MODEL FILE &key optimizer) Loads MODEL's parameters and buffers (and OPTIMIZER's
+state) from FILE, saved by nn:save. Names or shapes that do not match are reported together."
+  (let* ((saved (load-safetensors file))
+         (problems nil)
+         (wanted (append (nn:state model)
+                         (when optimizer (funcall 'optim:state optimizer model)))))
+    (dolist (p wanted)
+      (let ((v (cdr (assoc (car p) saved #'equal))))
+        (cond ((null v) (push (format nil "~a is missing" (car p)) problems))
+              ((not (equal (shape v) (shape (cdr p))))
+               (push (format nil "~a is ~s in the file but ~s in the model" (car p) (shape v) (shape (cdr p))) problems)))))
+    (dolist (s saved)
+      (unless (assoc (car s) wanted #'equal)
+        (push (format nil "~a is in the file but not in the model" (car s)) problems)))
+    (when problems
+      (error 'file-error "nn:load: ~a does not match ~a: ~{~a~^; ~}" file (model-name model) (reverse problems)))
+    (no-grad
+      (realize-all (mapcar (lambda (p) (prim:assign (cdr p) (cast (cdr (assoc (car p) saved #'equal)) (dtype (cdr p)))))
+                           wanted)))
+    (when optimizer (funcall 'optim:%loaded optimizer saved))
+    model))
 
 (provide 'nn)

@@ -76,14 +76,97 @@ Adam with decoupled weight decay (Loshchilov and Hutter): p <- p - lr wd p."
 (defun step! (opt &optional loss)
   "(step! OPT [LOSS]) Updates OPT's parameters from their gradients (after backward), in
 place; LOSS is returned (so (step! opt (backward loss)) reads well). Parameters without a
-gradient are left alone."
-  (puthash :step (+ 1 (gethash :step opt)) opt)
-  (no-grad
-    (dolist (p (gethash :params opt))
-      (let ((g (grad p)))
-        (when g
-          (if (eq (gethash :kind opt) 'sgd) (optim:%sgd-step opt p g) (optim:%adam-step opt p g))))))
+gradient are left alone. On a learning-rate schedule, advances it by one step instead."
+  (if (eq (gethash :kind opt) 'schedule)
+      (optim:%schedule-step opt)
+      (progn
+        (puthash :step (+ 1 (gethash :step opt)) opt)
+        (no-grad
+          (dolist (p (gethash :params opt))
+            (let ((g (grad p)))
+              (when g
+                (if (eq (gethash :kind opt) 'sgd) (optim:%sgd-step opt p g) (optim:%adam-step opt p g))))))))
   loss)
+
+;;; --- gradient clipping -----------------------------------------------------------------
+
+(defun optim:clip-grad-norm! (params max-norm)
+  "(optim:clip-grad-norm! PARAMS MAX-NORM) Scales the gradients of PARAMS (a list of tensors,
+or an optimizer) in place so that their joint L2 norm is at most MAX-NORM; returns the norm
+before clipping, as PyTorch's clip_grad_norm_."
+  (let* ((params (if (hash-table-p params) (gethash :params params) params))
+         (grads (remove nil (mapcar #'grad params))))
+    (if (null grads)
+        0.0
+        (let* ((total (item (sqrt (%fold #'add (mapcar (lambda (g) (sum (square (cast g 'f32)))) grads)))))
+               (scale (/ max-norm (+ total 1e-6))))
+          (when (< scale 1.0)
+            (no-grad (realize-all (mapcar (lambda (g) (prim:assign g (mul g scale))) grads))))
+          total))))
+
+;;; --- learning-rate schedules -----------------------------------------------------------
+
+(defun optim:%schedule (opt fn)
+  ;; A schedule sets OPT's learning rate to base * (FN step) after each step!.
+  (let ((s (make-hash-table :test 'eq)))
+    (puthash :kind 'schedule s)
+    (puthash :optimizer opt s)
+    (puthash :base-lr (optim:lr opt) s)
+    (puthash :fn fn s)
+    (puthash :count 0 s)
+    (optim:set-lr! opt (* (optim:lr opt) (funcall fn 0)))
+    s))
+
+(defun optim:%schedule-step (s)
+  (puthash :count (+ 1 (gethash :count s)) s)
+  (optim:set-lr! (gethash :optimizer s) (* (gethash :base-lr s) (funcall (gethash :fn s) (gethash :count s)))))
+
+(defun optim:step-lr (opt step-size &key (gamma 0.1))
+  "(optim:step-lr OPT STEP-SIZE &key (gamma 0.1)) A schedule multiplying OPT's learning rate
+by GAMMA every STEP-SIZE calls of step! on it (PyTorch's StepLR)."
+  (optim:%schedule opt (lambda (k) (expt gamma (floor k step-size)))))
+
+(defun optim:cosine-lr (opt t-max &key (eta-min 0.0))
+  "(optim:cosine-lr OPT T-MAX &key (eta-min 0)) A schedule annealing OPT's learning rate from
+its value to ETA-MIN along half a cosine over T-MAX steps (PyTorch's CosineAnnealingLR)."
+  (let ((base (optim:lr opt)))
+    (optim:%schedule opt (lambda (k)
+                           (let ((k (min k t-max)))
+                             (/ (+ eta-min (* 0.5 (- base eta-min) (+ 1 (cos (/ (* pi k) t-max))))) base))))))
+
+(defun optim:warmup-lr (opt warmup-steps &key (start-factor 0.0) then)
+  "(optim:warmup-lr OPT WARMUP-STEPS &key (start-factor 0) then) A schedule raising OPT's
+learning rate linearly from START-FACTOR times its value to its value over WARMUP-STEPS,
+then following THEN, a function of the steps since warm-up ending that gives the factor
+(for example (lambda (k) (expt 0.5 (floor k 1000))))."
+  (optim:%schedule opt (lambda (k)
+                         (if (< k warmup-steps)
+                             (+ start-factor (* (- 1 start-factor) (/ k (float warmup-steps))))
+                             (if then (funcall then (- k warmup-steps)) 1.0)))))
+
+;;; --- checkpoints -----------------------------------------------------------------------
+
+(defun optim:%slots (opt)
+  (cond ((eq (gethash :kind opt) 'adam) '("exp-avg" "exp-avg-sq"))
+        ((> (gethash :momentum opt) 0) '("momentum"))
+        (t nil)))
+
+(defun optim:state (opt model)
+  "(optim:state OPT MODEL) OPT's state (its step count and per-parameter moments, named after
+MODEL's parameters) as an alist for a checkpoint; nn:save and nn:load use it."
+  (let ((slots (optim:%slots opt)) (out nil))
+    (dolist (np (named-parameters model))
+      (when (member (cdr np) (gethash :params opt) :test #'eq)
+        (loop for tensor in (if slots (optim:%state opt (cdr np) (length slots)) nil)
+              for slot in slots
+              do (push (cons (format nil "optim.~a.~a" (car np) slot) tensor) out))))
+    (cons (cons "optim.step" (realize (tensor (gethash :step opt) :dtype 'i64))) (reverse out))))
+
+(defun optim:%loaded (opt saved)
+  ;; After nn:load assigned the moments: the step count.
+  (let ((step (cdr (assoc "optim.step" saved #'equal))))
+    (when step (puthash :step (item step) opt))
+    opt))
 
 (defun optim:zero-grad! (opt)
   "(optim:zero-grad! OPT) Clears the gradients of OPT's parameters."

@@ -8,6 +8,7 @@
 #include <limits>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 
 namespace tl::codegen {
@@ -324,6 +325,42 @@ ExprId Kernel::simplify_index_div_mod(EOp op, ExprId a, std::int64_t d) {
   }
   Range rr = linear_range(r);
   bool r_small = rr.lo >= 0 && rr.hi && *rr.hi < d;
+  if (!r_small && !r.terms.empty()) {
+    // R = G * B + S with G dividing D and 0 <= S < G: then R / D = B / (D / G) and
+    // R mod D = (B mod (D / G)) * G + S. This splits a flattened (row, column) index such as
+    // 1152 i + k (k < 288) by 3168 = 11 * 288 into 4 i / 11, so the row part no longer
+    // depends on the column and can be hoisted out of the column loop.
+    std::vector<std::pair<ExprId, std::int64_t>> by_size = r.terms;
+    std::sort(by_size.begin(), by_size.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+    for (std::size_t cut = 1; cut < by_size.size(); ++cut) {
+      std::int64_t g = d;
+      for (std::size_t j = cut; j < by_size.size(); ++j) g = std::gcd(g, by_size[j].second);
+      if (g <= 1) continue;
+      Linear small, big;
+      small.c = r.c;
+      small.terms.assign(by_size.begin(), by_size.begin() + static_cast<std::ptrdiff_t>(cut));
+      Range sr = linear_range(small);
+      if (sr.lo < 0 || !sr.hi || *sr.hi >= g) continue;
+      for (std::size_t j = cut; j < by_size.size(); ++j) big.terms.emplace_back(by_size[j].first, by_size[j].second / g);
+      std::sort(big.terms.begin(), big.terms.end());
+      std::sort(small.terms.begin(), small.terms.end());
+      ExprId b = from_linear(big);
+      if (op == EOp::Mod) {
+        ExprId bm = simplify_index_div_mod(EOp::Mod, b, d / g);
+        Linear out = linear(bm);
+        for (auto& [t, k] : out.terms) k *= g;
+        out.c *= g;
+        Linear sum = small;
+        sum.c += out.c;
+        for (auto& term : out.terms) sum.terms.push_back(term);
+        std::sort(sum.terms.begin(), sum.terms.end());
+        return from_linear(sum);
+      }
+      q.terms.emplace_back(simplify_index_div_mod(EOp::Idiv, b, d / g), 1);
+      std::sort(q.terms.begin(), q.terms.end());
+      return from_linear(q);
+    }
+  }
   ExprId rexpr = from_linear(r);
   if (op == EOp::Mod) return r_small ? rexpr : raw_binary(EOp::Mod, rexpr, constant_int(d), DType::I64);
   if (!r_small) {

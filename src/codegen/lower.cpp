@@ -391,19 +391,29 @@ class Lowerer {
   Lowered build(const Node* red, bool interchange) {
     fused_reduce_ = nullptr;
     const Node* n = red ? red : out_;
+    // An elementwise kernel loops over the finest shape its value is a reshape of: the store
+    // index is the same, and a view that splits axes (a convolution's window) then indexes
+    // each loop linearly instead of dividing a merged index.
+    const Node* vs = value_source(n);
+    if (red == nullptr) {
+      while (vs->op == Op::Reshape && (vs == n || !materialized_.count(vs)) && vs->src[0]->shape.size() > vs->shape.size()) {
+        vs = vs->src[0].get();
+      }
+    }
+    const tensor::Shape& shape = red == nullptr ? vs->shape : n->shape;
     std::vector<Stmt>* body = &k_.body;
-    std::vector<ExprId> idx(n->shape.size());
+    std::vector<ExprId> idx(shape.size());
     bool parallel_set = false;
     Lowered result;
     const bool reduce = red != nullptr;
-    std::vector<bool> reduced(n->shape.size(), false);
+    std::vector<bool> reduced(shape.size(), false);
     if (reduce) {
       for (auto a : n->axes) reduced[static_cast<std::size_t>(a)] = true;
     }
     // The last output axis that needs a loop.
-    std::size_t last = n->shape.size();
-    for (std::size_t i = 0; i < n->shape.size(); ++i) {
-      if (!reduced[i] && n->shape[i] != Dim(1)) last = i;
+    std::size_t last = shape.size();
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      if (!reduced[i] && shape[i] != Dim(1)) last = i;
     }
     auto open_loop = [&](const Dim& extent) -> ExprId {
       auto [loop, var] = k_.make_loop(k_.dim(extent));
@@ -417,25 +427,25 @@ class Lowerer {
       body = &s->body;
       return var;
     };
-    for (std::size_t i = 0; i < n->shape.size(); ++i) {
-      if (reduced[i] || n->shape[i] == Dim(1) || (interchange && i == last)) {
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      if (reduced[i] || shape[i] == Dim(1) || (interchange && i == last)) {
         idx[i] = k_.constant_int(0);
         continue;
       }
-      idx[i] = open_loop(n->shape[i]);
+      idx[i] = open_loop(shape[i]);
     }
     result.work_per_iteration = 1;
     bool past_parallel = false;
-    for (std::size_t i = 0; i < n->shape.size(); ++i) {
-      if (reduced[i] || n->shape[i] == Dim(1)) continue;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      if (reduced[i] || shape[i] == Dim(1)) continue;
       if (past_parallel || (interchange && i == last && parallel_set)) {
-        result.work_per_iteration = result.work_per_iteration * n->shape[i];
+        result.work_per_iteration = result.work_per_iteration * shape[i];
       }
       past_parallel = true;
     }
     if (!reduce) {
-      ExprId v = value(value_source(n), idx);
-      body->push_back(store(linear_index(idx, n->shape), v));
+      ExprId v = value(vs, idx);
+      body->push_back(store(linear_index(idx, shape), v));
       if (!parallel_set) result.parallel_extent = 1;
       return result;
     }

@@ -25,15 +25,14 @@ requires-grad! are its parameters, and fields that are models are its sub-models
            (%set-model-function self (lambda ,args ,@body))
            self)))))
 
-(defun named-parameters (model)
-  "(named-parameters MODEL) MODEL's parameters with their dotted names, as an alist
-((\"fc1.weight\" . TENSOR) ...), in definition order."
+(defun %named-tensors (model keep)
+  ;; MODEL's tensors for which KEEP is true, with dotted names, in definition order.
   (let ((out nil))
     (labels ((walk (v prefix)
                (cond ((model-p v)
                       (dolist (f (model-fields v))
                         (walk (cdr f) (concat prefix (if (equal prefix "") "" ".") (string-downcase (symbol-name (car f)))))))
-                     ((and (tensorp v) (requires-grad-p v))
+                     ((and (tensorp v) (funcall keep v))
                       (unless (find v out :key #'cdr :test #'eq) (setq out (cons (cons prefix v) out))))
                      ((consp v)
                       (let ((i 0))
@@ -42,6 +41,21 @@ requires-grad! are its parameters, and fields that are models are its sub-models
                           (setq i (+ i 1))))))))
       (walk model ""))
     (reverse out)))
+
+(defun named-parameters (model)
+  "(named-parameters MODEL) MODEL's parameters with their dotted names, as an alist
+((\"fc1.weight\" . TENSOR) ...), in definition order."
+  (%named-tensors model #'requires-grad-p))
+
+(defun named-buffers (model)
+  "(named-buffers MODEL) MODEL's buffers (tensors it keeps that are not parameters, such as
+batch-norm's running statistics) with their dotted names, in definition order."
+  (%named-tensors model (lambda (x) (not (requires-grad-p x)))))
+
+(defun named-tensors (model)
+  "(named-tensors MODEL) MODEL's parameters and buffers with their dotted names, in definition
+order: what a checkpoint holds."
+  (%named-tensors model (lambda (x) t)))
 
 (defun parameters (model)
   "(parameters MODEL) MODEL's parameters (tensors that require gradients), sub-models'

@@ -1,0 +1,234 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Convolutions and pooling, as windowed views: a window view is a few movement ops (no
+;;; copy), so a convolution is a matmul-shaped sum over it and a pool is a reduce over it.
+
+(defun %mapcat (fn &rest lists)
+  ;; The lists FN returns for the elements of LISTS (in step), appended.
+  (apply #'append (apply #'mapcar fn lists)))
+
+(defun %tuple (fn name v n)
+  ;; V as a list of N non-negative integers (an integer stands for N copies).
+  (let ((l (if (integerp v) (make-list n v) v)))
+    (unless (and (listp l) (= (length l) n) (every #'integerp l))
+      (error 'type-error "~a: ~a must be an integer or a list of ~a integers, got ~s" fn name n v))
+    l))
+
+(defun %window-out (fn i k s d)
+  ;; The number of windows of size K (dilation D) at stride S along an axis of I elements.
+  (let ((span (+ (* d (- k 1)) 1)))
+    (when (> span i)
+      (error 'shape-error "~a: a window of ~a (kernel ~a, dilation ~a) does not fit in ~a elements" fn span k d i))
+    (+ (floor (- i span) s) 1)))
+
+(defun %set-axis-length (x axis len)
+  ;; X shrunk or zero-padded at the end of AXIS to LEN elements.
+  (let ((n (nth axis (tensor-shape x))))
+    (cond ((< len n) (%shrink-axis x axis 0 len))
+          ((> len n) (%pad-axis x axis 0 (- len n)))
+          (t x))))
+
+(defun %windows (fn x kernel stride dilation)
+  "The windows of X's last (length KERNEL) axes as a view of shape
+(LEADING... OUT... KERNEL...), OUT being the number of windows per axis: element
+(..., o1.., k1..) is X[..., o1*s1 + k1*d1, ...]. Built from expand, reshape, shrink and pad,
+whose index arithmetic folds back to a linear form."
+  (let* ((n (length kernel))
+         (shp (tensor-shape x))
+         (lead (subseq shp 0 (- (length shp) n)))
+         (nl (length lead))
+         (in (subseq shp nl))
+         (out (mapcar (lambda (i k s d) (%window-out fn i k s d)) in kernel stride dilation)))
+    (dolist (i in)
+      (unless (integerp i) (error 'shape-error "~a: spatial dimensions must be integers, got ~s" fn shp)))
+    (if (every #'identity (mapcar (lambda (k s d) (and (<= k s) (= d 1))) kernel stride dilation))
+        ;; Windows that do not overlap: each axis splits into (OUT STRIDE), keeping KERNEL.
+        (let ((v x))
+          (loop for j from 0 below n
+                do (setq v (%set-axis-length v (+ nl j) (* (nth j out) (nth j stride)))))
+          (setq v (prim:reshape v (append lead (%mapcat (lambda (o s) (list o s)) out stride))))
+          (setq v (prim:shrink v (append (mapcar (lambda (d) (list 0 d)) lead)
+                                         (%mapcat (lambda (o k) (list (list 0 o) (list 0 k))) out kernel))))
+          (prim:permute v (append (loop for a from 0 below nl collect a)
+                                  (loop for j from 0 below n collect (+ nl (* 2 j)))
+                                  (loop for j from 0 below n collect (+ nl (* 2 j) 1)))))
+        ;; Overlapping windows: repeat each axis E times and read it back with a row length
+        ;; of I + D, so row K starts K * D elements further on; then take every S-th element.
+        (let* ((reps (mapcar (lambda (i k d) (ceiling (* k (+ i d)) i)) in kernel dilation))
+               (v (prim:reshape x (append lead (%mapcat (lambda (i) (list 1 i)) in)))))
+          (setq v (prim:expand v (append lead (%mapcat (lambda (e i) (list e i)) reps in))))
+          (setq v (prim:reshape v (append lead (mapcar #'* reps in))))
+          (setq v (prim:shrink v (append (mapcar (lambda (d) (list 0 d)) lead)
+                                         (mapcar (lambda (k i d) (list 0 (* k (+ i d)))) kernel in dilation))))
+          (setq v (prim:reshape v (append lead (%mapcat (lambda (k i d) (list k (+ i d))) kernel in dilation))))
+          (loop for j from 0 below n
+                do (setq v (%set-axis-length v (+ nl (* 2 j) 1) (* (nth j out) (nth j stride)))))
+          (setq v (prim:reshape v (append lead (%mapcat (lambda (k o s) (list k o s)) kernel out stride))))
+          (setq v (prim:shrink v (append (mapcar (lambda (d) (list 0 d)) lead)
+                                         (%mapcat (lambda (k o) (list (list 0 k) (list 0 o) (list 0 1))) kernel out))))
+          (setq v (prim:reshape v (append lead (%mapcat (lambda (k o) (list k o)) kernel out))))
+          (prim:permute v (append (loop for a from 0 below nl collect a)
+                                  (loop for j from 0 below n collect (+ nl (* 2 j) 1))
+                                  (loop for j from 0 below n collect (+ nl (* 2 j)))))))))
+
+(defun %spatial-pads (fn padding n)
+  ;; PADDING (an integer, a list of N integers, or a list of N (before after) pairs) as pairs.
+  (cond ((integerp padding) (make-list n (list padding padding)))
+        ((and (listp padding) (= (length padding) n) (every #'integerp padding))
+         (mapcar (lambda (p) (list p p)) padding))
+        ((and (listp padding) (= (length padding) n)
+              (every (lambda (p) (and (consp p) (= (length p) 2) (every #'integerp p))) padding))
+         padding)
+        (t (error 'type-error "~a: padding must be an integer, ~a integers or ~a (before after) pairs, got ~s"
+                  fn n n padding))))
+
+(defun %conv (fn n x w bias stride padding dilation groups)
+  ;; The N-d convolution (cross-correlation, as in PyTorch) of X (batch channels spatial...)
+  ;; with W (out-channels channels/groups kernel...).
+  (let* ((x (%float-tensor x))
+         (w (%as-tensor w (tensor-dtype x))))
+    (unless (= (ndim x) (+ n 2))
+      (error 'shape-error "~a: expected an input of shape (batch channels ~a), got ~s" fn
+             (if (= n 1) "length" "height width") (tensor-shape x)))
+    (unless (= (ndim w) (+ n 2))
+      (error 'shape-error "~a: expected a weight of shape (out-channels in-channels/groups ~a), got ~s" fn
+             (if (= n 1) "k" "kh kw") (tensor-shape w)))
+    (let* ((xs (tensor-shape x)) (ws (tensor-shape w))
+           (batch (first xs)) (c (second xs)) (oc (first ws)) (cg (second ws))
+           (kernel (subseq ws 2))
+           (stride (%tuple fn "stride" stride n))
+           (dilation (%tuple fn "dilation" dilation n))
+           (pads (%spatial-pads fn padding n)))
+      (unless (and (integerp groups) (> groups 0) (integerp c) (= (mod c groups) 0) (= (mod oc groups) 0))
+        (error 'shape-error "~a: ~a groups must divide both the ~a input and ~a output channels" fn groups c oc))
+      (unless (= (* cg groups) c)
+        (error 'shape-error "~a: input of shape ~s has ~a channels, but the weight of shape ~s expects ~a (~a per group, ~a groups)"
+               fn xs c ws (* cg groups) cg groups))
+      (when (some (lambda (v) (<= v 0)) (append stride dilation))
+        (error 'shape-error "~a: stride and dilation must be positive, got ~s and ~s" fn stride dilation))
+      (let* ((padded (prim:pad x (append '((0 0) (0 0)) pads)))
+             ;; (batch c out... k...) -> (batch groups cg out... k...) -> (groups batch out... cg k...)
+             (win (%windows fn padded kernel stride dilation))
+             (out (subseq (tensor-shape win) 2 (+ 2 n)))
+             (og (/ oc groups))
+             (kk (* cg (apply #'* kernel)))
+             (cols (prim:reshape win (append (list batch groups cg) out kernel)))
+             (cols (prim:permute cols (append '(1 0) (loop for j from 0 below n collect (+ 3 j))
+                                              (list 2) (loop for j from 0 below n collect (+ 3 n j)))))
+             ;; (groups batch*P K) x (groups K og) -> (groups batch*P og): the batch joins
+             ;; the rows, so the product is one tall matmul per group.
+             (cols (prim:copy (prim:reshape cols (list groups (* batch (apply #'* out)) kk))))
+             (wm (prim:permute (prim:reshape w (list groups og kk)) '(0 2 1)))
+             (y (matmul cols wm))
+             ;; -> (groups batch P og) -> (batch groups og P) -> (batch oc out...)
+             (y (prim:reshape y (list groups batch (apply #'* out) og)))
+             (y (prim:permute y '(1 0 3 2)))
+             (y (prim:reshape y (append (list batch oc) out))))
+        (if bias
+            (add y (prim:reshape (%as-tensor bias (tensor-dtype y)) (append (list oc) (make-list n 1))))
+            y)))))
+
+(defcomposite conv1d (x w &key bias (stride 1) (padding 0) (dilation 1) (groups 1))
+  "(conv1d X W &key bias (stride 1) (padding 0) (dilation 1) (groups 1)) The 1-d convolution
+(cross-correlation, as PyTorch's) of X (batch channels length) with W (out-channels
+channels/groups k), plus BIAS (out-channels) when given."
+  (%conv 'conv1d 1 x w bias stride padding dilation groups))
+
+(defcomposite conv2d (x w &key bias (stride 1) (padding 0) (dilation 1) (groups 1))
+  "(conv2d X W &key bias (stride 1) (padding 0) (dilation 1) (groups 1)) The 2-d convolution
+(cross-correlation, as PyTorch's) of X (batch channels height width) with W (out-channels
+channels/groups kh kw), plus BIAS (out-channels) when given. STRIDE, DILATION and PADDING
+take an integer or one per spatial axis; PADDING may also be (before after) pairs."
+  (%conv 'conv2d 2 x w bias stride padding dilation groups))
+
+(defcomposite conv-transpose2d (x w &key bias (stride 1) (padding 0) (output-padding 0) (dilation 1) (groups 1))
+  "(conv-transpose2d X W &key bias (stride 1) (padding 0) (output-padding 0) (dilation 1) (groups 1))
+The transposed 2-d convolution (the gradient of conv2d with respect to its input, as PyTorch's
+ConvTranspose2d) of X (batch channels height width) with W (channels out-channels/groups kh
+kw): the output is (H - 1) * stride - 2 * padding + dilation * (k - 1) + output-padding + 1
+per spatial axis."
+  (let* ((x (%float-tensor x))
+         (w (%as-tensor w (tensor-dtype x))))
+    (unless (and (= (ndim x) 4) (= (ndim w) 4))
+      (error 'shape-error "conv-transpose2d: expected an input (batch channels h w) and a weight (channels out/groups kh kw), got ~s and ~s"
+             (tensor-shape x) (tensor-shape w)))
+    (let* ((xs (tensor-shape x)) (ws (tensor-shape w))
+           (batch (first xs)) (c (second xs)) (ogp (second ws))
+           (kernel (subseq ws 2))
+           (stride (%tuple 'conv-transpose2d "stride" stride 2))
+           (dilation (%tuple 'conv-transpose2d "dilation" dilation 2))
+           (padding (%tuple 'conv-transpose2d "padding" padding 2))
+           (opad (%tuple 'conv-transpose2d "output-padding" output-padding 2)))
+      (unless (and (integerp groups) (> groups 0) (= (first ws) c) (= (mod c groups) 0))
+        (error 'shape-error "conv-transpose2d: input of shape ~s and weight of shape ~s with ~a groups do not match" xs ws groups))
+      (loop for p in padding for k in kernel for d in dilation for op in opad for s in stride
+            do (when (> p (* d (- k 1)))
+                 (error 'shape-error "conv-transpose2d: padding ~a is larger than dilation * (kernel - 1) = ~a" p (* d (- k 1))))
+               (when (>= op (max s d))
+                 (error 'shape-error "conv-transpose2d: output-padding ~a must be smaller than the stride or the dilation" op)))
+      ;; Spread X's elements STRIDE apart (zeros between), pad by dilation * (k - 1) - padding,
+      ;; and correlate with the flipped kernel, channels swapped per group.
+      (let* ((spread x))
+        (loop for j from 0 below 2 for s in stride
+              do (when (> s 1)
+                   (let* ((axis (+ 2 j)) (len (nth axis (tensor-shape spread)))
+                          (shp (tensor-shape spread))
+                          (e (prim:reshape spread (append (subseq shp 0 (+ axis 1)) '(1) (subseq shp (+ axis 1)))))
+                          (e (%pad-axis e (+ axis 1) 0 (- s 1)))
+                          (e (prim:reshape e (append (subseq shp 0 axis) (list (* len s)) (subseq shp (+ axis 1))))))
+                     (setq spread (%shrink-axis e axis 0 (+ (* (- len 1) s) 1))))))
+        (let* ((pads (loop for k in kernel for d in dilation for p in padding for op in opad
+                           collect (list (- (* d (- k 1)) p) (+ (- (* d (- k 1)) p) op))))
+               (cg (/ c groups))
+               ;; (c og kh kw) -> (groups cg og kh kw) -> (groups og cg kh kw) -> (oc cg kh kw), flipped
+               (wt (prim:reshape w (list groups cg ogp (first kernel) (second kernel))))
+               (wt (prim:permute wt '(0 2 1 3 4)))
+               (wt (prim:reshape wt (list (* groups ogp) cg (first kernel) (second kernel))))
+               (wt (prim:flip wt '(2 3))))
+          (%conv 'conv-transpose2d 2 spread wt bias 1 pads dilation groups))))))
+
+(defun %pool (fn x kernel stride padding dilation pad-value)
+  (let* ((x (%as-tensor x))
+         (n (- (ndim x) 2)))
+    (unless (= n 2)
+      (error 'shape-error "~a: expected an input of shape (batch channels height width), got ~s" fn (tensor-shape x)))
+    (let* ((kernel (%tuple fn "kernel size" kernel 2))
+           (stride (if stride (%tuple fn "stride" stride 2) kernel))
+           (dilation (%tuple fn "dilation" dilation 2))
+           (pads (%spatial-pads fn padding 2)))
+      (loop for p in pads for k in kernel
+            do (when (> (max (first p) (second p)) (floor k 2))
+                 (error 'shape-error "~a: padding ~s must be at most half the kernel size ~s" fn pads kernel)))
+      (let ((padded (if (every (lambda (p) (equal p '(0 0))) pads)
+                        x
+                        (pad x pads :value pad-value))))
+        (list (%windows fn padded kernel stride dilation) kernel pads)))))
+
+(defcomposite max-pool2d (x kernel-size &key stride (padding 0) (dilation 1))
+  "(max-pool2d X KERNEL-SIZE &key stride (padding 0) (dilation 1)) The largest element of each
+KERNEL-SIZE window of X (batch channels height width); STRIDE defaults to KERNEL-SIZE and
+padding counts as -inf."
+  (let ((win (%pool 'max-pool2d x kernel-size stride padding dilation
+                    (if (dtype-float-p (dtype x)) (- inf) -2147483648))))
+    (amax (first win) :axis '(4 5))))
+
+(defcomposite avg-pool2d (x kernel-size &key stride (padding 0) (count-include-pad t))
+  "(avg-pool2d X KERNEL-SIZE &key stride (padding 0) (count-include-pad t)) The mean of each
+KERNEL-SIZE window of X (batch channels height width); STRIDE defaults to KERNEL-SIZE.
+Padding is zeros; with :count-include-pad nil a window's mean counts only X's elements."
+  (destructuring-bind (win kernel pads) (%pool 'avg-pool2d (%float-tensor x) kernel-size stride padding 1 0)
+    (let ((s (sum win :axis '(4 5))))
+      (if (or count-include-pad (every (lambda (p) (equal p '(0 0))) pads))
+          (div s (apply #'* kernel))
+          (let ((ones (%pool 'avg-pool2d (prim:const 1 (dtype s) (list 1 1 (nth 2 (shape x)) (nth 3 (shape x))))
+                             kernel-size stride padding 1 0)))
+            (div s (sum (first ones) :axis '(4 5))))))))
+
+(defcomposite adaptive-avg-pool2d (x size)
+  "(adaptive-avg-pool2d X SIZE) X (batch channels height width) averaged down to SIZE (an
+integer or (h w)), which must divide the height and width."
+  (let* ((tx (%float-tensor x))
+         (size (%tuple 'adaptive-avg-pool2d "size" size 2))
+         (h (nth 2 (shape tx))) (w (nth 3 (shape tx))))
+    (unless (and (= (mod h (first size)) 0) (= (mod w (second size)) 0))
+      (error 'shape-error "adaptive-avg-pool2d: output size ~s must divide the input's ~s" size (list h w)))
+    (avg-pool2d tx (list (/ h (first size)) (/ w (second size))))))
