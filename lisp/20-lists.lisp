@@ -116,3 +116,16 @@
 (defun make-list (n &optional init)
   "(make-list N [INIT]) A list of N elements, each INIT."
   (let ((out nil)) (dotimes (i n out) (push init out))))
+
+(defun command-line-option (name &optional default)
+  "(command-line-option NAME [DEFAULT]) The argument after NAME (\"--epochs\") in *argv*, as a
+number when it reads as one, else as a string; DEFAULT when NAME is absent."
+  (let ((tail (member name *argv* #'equal)))
+    (cond ((null tail) default)
+          ((null (cdr tail)) (error 'type-error "command line: ~a needs a value" name))
+          (t (let ((v (cadr tail)))
+               (handler-case (parse-number v) (error () v)))))))
+
+(defun command-line-flag (name)
+  "(command-line-flag NAME) True when NAME (\"--eval\") is in *argv*."
+  (if (member name *argv* #'equal) t nil))

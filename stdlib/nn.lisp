@@ -2,6 +2,8 @@
 ;;; nn: layers and losses, as models over the tensor library. (require 'nn)
 ;;; Initializations follow PyTorch's documented defaults.
 
+(require 'data)
+
 (defun nn:%param (x)
   ;; X realized as a parameter (a leaf that requires a gradient).
   (requires-grad! (realize x)))
@@ -31,7 +33,7 @@ both initialized uniformly in +-1/sqrt(IN) as in PyTorch."
 ;;; --- convolution and pooling -----------------------------------------------------------
 
 (defun nn:%kernel-text (kernel)
-  (format nil "~{~a~^x~}" kernel))
+  (string-join (mapcar (lambda (k) (format nil "~a" k)) kernel) "x"))
 
 (defun nn:%check-channels (layer x rank channels)
   ;; X must be (batch CHANNELS spatial...) with RANK spatial axes.
@@ -124,10 +126,10 @@ evaluation mode it uses the running statistics. As PyTorch's BatchNorm1d/2d/3d."
                   (no-grad
                     (realize-all
                      (list (prim:assign running-mean
-                                        (add (mul running-mean (- 1 momentum)) (mul (reshape (detach mu) features) momentum)))
+                                        (add (mul running-mean (- 1 momentum)) (mul (cast (reshape (detach mu) features) (dtype running-mean)) momentum)))
                            (prim:assign running-var
                                         (add (mul running-var (- 1 momentum))
-                                             (mul (reshape (detach var) features) (* momentum (/ count (max 1 (- count 1))))))))))
+                                             (mul (cast (reshape (detach var) features) (dtype running-var)) (* momentum (/ count (max 1 (- count 1))))))))))
                   (mul d (rsqrt (add var eps))))
                 (mul (sub x (reshape running-mean bshape)) (rsqrt (add (reshape running-var bshape) eps))))))
     (if affine (add (mul y (reshape weight bshape)) (reshape bias bshape)) y)))
@@ -138,7 +140,8 @@ evaluation mode it uses the running statistics. As PyTorch's BatchNorm1d/2d/3d."
 (defun nn:%check-trailing (layer x shp)
   (let ((s (and (tensorp x) (shape x))))
     (unless (and s (>= (length s) (length shp)) (%dims= (last s (length shp)) shp))
-      (error 'shape-error "~a: expected an input of shape (... ~{~a~^ ~}), got ~s" layer shp (if (tensorp x) s x)))))
+      (error 'shape-error "~a: expected an input of shape (... ~a), got ~s" layer
+             (string-join (mapcar (lambda (d) (format nil "~a" d)) shp) " ") (if (tensorp x) s x)))))
 
 (defmodel nn:layer-norm (shape &key (eps 1e-5) (elementwise-affine t) (bias t))
   ((shp (nn:%norm-shape shape))
@@ -186,8 +189,7 @@ channels and spatial axes, then scaled and shifted per channel."
 
 (defmodel nn:embedding (count dim &key padding-idx)
   ((weight (nn:%param (if padding-idx
-                          (mul (randn (list count dim))
-                               (reshape (ne (arange count) padding-idx) count 1))
+                          (where (reshape (equals (arange count) padding-idx) count 1) 0.0 (randn (list count dim)))
                           (randn (list count dim))))))
   "(nn:embedding COUNT DIM &key padding-idx) A table of COUNT vectors of length DIM (initialized
 from N(0, 1)); called with integer indices of any shape it gives their vectors, shape
@@ -202,7 +204,7 @@ from N(0, 1)); called with integer indices of any shape it gives their vectors, 
     (matmul hot weight)))
 
 (defmodel nn:dropout (&optional (p 0.5))
-  ((check (unless (and (realp p) (<= 0 p) (< p 1))
+  ((check (unless (and (numberp p) (<= 0 p) (< p 1))
             (error 'type-error "nn:dropout: the probability must be in [0, 1), got ~s" p))))
   "(nn:dropout [P]) In training mode, zeroes each element with probability P (default 0.5)
 and scales the rest by 1/(1-P); in evaluation mode, the identity."
@@ -312,7 +314,7 @@ MultiheadAttention (batch first, projections initialized alike). Called with QUE
 attention), and :causal t or :mask (see nn:attention, per head or broadcast); returns
 (batch lq EMBED)."
   (query &optional key value &key causal mask)
-  (let ((key (or key query)) (value (or value key)))
+  (let* ((key (or key query)) (value (or value key)))
     (dolist (x (list query key value))
       (unless (and (tensorp x) (= (ndim x) 3) (dim= (third (shape x)) embed))
         (error 'shape-error "~a: expected inputs of shape (batch seq ~a), got ~s" name embed (if (tensorp x) (shape x) x))))
@@ -411,6 +413,30 @@ as PyTorch's KLDivLoss. REDUCTION is :mean (over elements), :batchmean (sum / ba
         (div (sum l) (first (shape log-probs)))
         (nn:%reduce-loss 'nn:kl-div l reduction))))
 
+;;; --- evaluation ------------------------------------------------------------------------
+
+(defun nn:accuracy (model x y &key (batch-size 1000))
+  "(nn:accuracy MODEL X Y &key (batch-size 1000)) The fraction of the rows of X whose largest
+output of MODEL is at the class in Y, computed in evaluation mode and batches of BATCH-SIZE;
+MODEL's mode is restored."
+  (let ((was (training-p model)) (right 0))
+    (eval! model)
+    (unwind-protect
+         (no-grad
+           (dolist (rows (data:batch-indices (first (shape x)) batch-size))
+             (let ((xb (take-rows x rows)) (yb (take-rows y rows)))
+               (setq right (+ right (item (sum (cast (equals (argmax (funcall model xb) :axis 1) yb) 'i32))))))))
+      (when was (train! model)))
+    (/ right (float (first (shape y))))))
+
+(defun nn:check-loss (loss step &optional (what "the loss"))
+  "(nn:check-loss LOSS STEP [WHAT]) LOSS as a number; an arithmetic-error naming STEP when it
+is NaN or infinite, so a diverging run stops where it diverged."
+  (let ((l (if (tensorp loss) (item loss) loss)))
+    (when (or (/= l l) (= l inf) (= l (- inf)))
+      (error 'arithmetic-error "~a became ~a at step ~a" what l step))
+    l))
+
 ;;; --- checkpoints -----------------------------------------------------------------------
 
 (defun nn:state (model)
@@ -422,7 +448,7 @@ without gradients, such as batch-norm's running statistics), as an alist of dott
   "(nn:save MODEL FILE &key optimizer) Saves MODEL's parameters and buffers, and OPTIMIZER's
 state when given, to the safetensors FILE."
   (save-safetensors file (append (nn:state model)
-                                 (when optimizer (funcall 'optim:state optimizer model)))))
+                                 (when optimizer (optim:state optimizer model)))))
 
 (defun nn:load (model file &key optimizer)
   "(nn:load MODEL FILE &key optimizer) Loads MODEL's parameters and buffers (and OPTIMIZER's
@@ -430,7 +456,7 @@ state) from FILE, saved by nn:save. Names or shapes that do not match are report
   (let* ((saved (load-safetensors file))
          (problems nil)
          (wanted (append (nn:state model)
-                         (when optimizer (funcall 'optim:state optimizer model)))))
+                         (when optimizer (optim:state optimizer model)))))
     (dolist (p wanted)
       (let ((v (cdr (assoc (car p) saved #'equal))))
         (cond ((null v) (push (format nil "~a is missing" (car p)) problems))
@@ -440,11 +466,12 @@ state) from FILE, saved by nn:save. Names or shapes that do not match are report
       (unless (assoc (car s) wanted #'equal)
         (push (format nil "~a is in the file but not in the model" (car s)) problems)))
     (when problems
-      (error 'file-error "nn:load: ~a does not match ~a: ~{~a~^; ~}" file (model-name model) (reverse problems)))
+      (error 'file-error "nn:load: ~a does not match ~a: ~a" file (model-name model)
+             (string-join (reverse problems) "; ")))
     (no-grad
       (realize-all (mapcar (lambda (p) (prim:assign (cdr p) (cast (cdr (assoc (car p) saved #'equal)) (dtype (cdr p)))))
                            wanted)))
-    (when optimizer (funcall 'optim:%loaded optimizer saved))
+    (when optimizer (optim:%loaded optimizer saved))
     model))
 
 (provide 'nn)

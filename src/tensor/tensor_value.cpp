@@ -2,6 +2,8 @@
 // Tensor values, the tensor runtime object, and Lisp <-> shape/dtype conversions.
 #include "tensor/tensor_value.h"
 
+#include <cstring>
+
 #include <algorithm>
 #include <cctype>
 
@@ -111,13 +113,23 @@ void adopt(Interp& in, TensorObj* t, const std::shared_ptr<Buffer>& buf, const B
   in.heap.account_external(buf->bytes.size());
 }
 
+// A private copy of a value cached on a lazy node. Two tensors that are equal computations
+// share one node (hash-consing), but each realized tensor owns its data: an assign into one
+// (a parameter, an optimizer's moment, batch-norm's running statistics) must not write into
+// the other.
+std::shared_ptr<Buffer> own_copy(const std::shared_ptr<Buffer>& cached) {
+  auto copy = std::make_shared<Buffer>(cached->dtype, cached->count());
+  std::memcpy(copy->data(), cached->data(), cached->bytes.size());
+  return copy;
+}
+
 }  // namespace
 
 const Buffer& realize(Interp& in, TensorObj* t, const Bindings& extra) {
   const Node* n = t->node.get();
   if (n->op == Op::Buffer) return *n->buffer;
   std::shared_ptr<Buffer> cached = extra.empty() ? n->cached() : nullptr;
-  std::shared_ptr<Buffer> buf = cached ? cached : t->rt->realize(n, extra);
+  std::shared_ptr<Buffer> buf = cached ? own_copy(cached) : t->rt->realize(n, extra);
   // An assign changed a buffer: values cached on lazy nodes may now be stale.
   if (n->has_assign && !cached) ++t->rt->graph.epoch;
   adopt(in, t, buf, extra);
@@ -131,7 +143,7 @@ void realize_all(Interp& in, const std::vector<TensorObj*>& ts) {
     const Node* n = t->node.get();
     if (n->op == Op::Buffer) continue;
     if (auto c = n->cached()) {
-      adopt(in, t, c, {});
+      adopt(in, t, own_copy(c), {});
       continue;
     }
     todo.push_back(t);

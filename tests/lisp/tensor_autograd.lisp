@@ -141,4 +141,17 @@
     (is (allclose w (tensor (mapcar (lambda (ti) (* ti (- 1 (expt 0.8 5)))) '(1.0 -2.0 0.5))) :atol 1e-6))
     (is (apply #'> (reverse losses)))))
 
+
+;; Two tensors realized from equal computations (one hash-consed node) own their data: an
+;; assign into one, as an optimizer or batch-norm does to its state, leaves the other alone.
+(deftest realized-tensors-do-not-alias
+  (let* ((weight (requires-grad! (realize (ones '(2)))))
+         (state (realize (ones '(2))))
+         (other (realize (ones '(2)))))
+    (no-grad (realize (prim:assign state (tensor '(5.0 6.0)))))
+    (is (equal (tl state) '(5.0 6.0)))
+    (is (equal (tl weight) '(1.0 1.0)))
+    (is (equal (tl other) '(1.0 1.0)))
+    (is (equal (tl (realize (ones '(2)))) '(1.0 1.0)))))
+
 (run-tests)

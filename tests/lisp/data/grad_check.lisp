@@ -22,10 +22,15 @@
             (let ((ks nil)) (dotimes (k (length inputs)) (setq ks (cons k ks))) (reverse ks)))))
 
 (defun grad-check (f &rest inputs)
-  ;; The gradients value-and-grad computes for F at INPUTS agree with finite differences.
+  ;; The gradients value-and-grad computes for F at INPUTS agree with finite differences;
+  ;; on a mismatch, prints the largest difference per input.
   (let* ((inputs (mapcar (lambda (x) (cast x 'f64)) inputs))
          (out (apply f inputs))
          (weight (add (rand (shape out) :dtype 'f64) 0.5))
          (analytic (second (apply (value-and-grad (lambda (&rest xs) (sum (mul (apply f xs) weight)))) inputs)))
-         (numeric (numeric-grads f inputs weight)))
-    (every #'identity (mapcar (lambda (a n) (allclose a n :rtol 1e-5 :atol 1e-7)) analytic numeric))))
+         (numeric (numeric-grads f inputs weight))
+         (ok (every #'identity (mapcar (lambda (a n) (allclose a n :rtol 1e-5 :atol 1e-7)) analytic numeric))))
+    (unless ok
+      (format t "grad-check: largest differences ~s~%"
+              (mapcar (lambda (a n) (item (amax (abs (sub a n))))) analytic numeric)))
+    ok))
