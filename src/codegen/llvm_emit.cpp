@@ -451,6 +451,7 @@ class Emitter {
       case EOp::Max:
         if (fl) return nan_max(a, b);
         return b_.CreateSelect(sgn ? b_.CreateICmpSGT(a, b) : b_.CreateICmpUGT(a, b), a, b);
+      case EOp::Min: return b_.CreateSelect(sgn ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b), a, b);
       case EOp::Cmplt:
         if (fl) return b_.CreateFCmpOLT(a, b);
         return sgn ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b);

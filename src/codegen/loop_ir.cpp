@@ -54,6 +54,7 @@ std::int64_t fold_int(EOp op, std::int64_t a, std::int64_t b, DType t) {
       else r = is_unsigned ? static_cast<std::int64_t>(u(a) % u(b)) : a % b;
       break;
     case EOp::Max: r = is_unsigned ? static_cast<std::int64_t>(std::max(u(a), u(b))) : std::max(a, b); break;
+    case EOp::Min: r = is_unsigned ? static_cast<std::int64_t>(std::min(u(a), u(b))) : std::min(a, b); break;
     case EOp::And: r = a & b; break;
     case EOp::Or: r = a | b; break;
     case EOp::Xor: r = a ^ b; break;
@@ -90,6 +91,7 @@ const char* eop_name(EOp op) {
     case EOp::Or: return "or";
     case EOp::Xor: return "xor";
     case EOp::Where: return "where";
+    case EOp::Min: return "min";
   }
   return "?";
 }
@@ -214,6 +216,15 @@ Range Kernel::compute_range(const Expr& e) const {
       if (a.lo == kUnknownLo || b.lo == kUnknownLo) return unknown();
       Range out{std::max(a.lo, b.lo), std::nullopt};
       if (a.hi && b.hi) out.hi = std::max(*a.hi, *b.hi);
+      return out;
+    }
+    case EOp::Min: {
+      Range a = r(e.src[0]), b = r(e.src[1]);
+      if (a.lo == kUnknownLo || b.lo == kUnknownLo) return unknown();
+      Range out{std::min(a.lo, b.lo), std::nullopt};
+      if (a.hi && b.hi) out.hi = std::min(*a.hi, *b.hi);
+      else if (a.hi) out.hi = a.hi;
+      else if (b.hi) out.hi = b.hi;
       return out;
     }
     case EOp::Where: {
@@ -552,10 +563,16 @@ ExprId Kernel::binary(EOp op, ExprId a, ExprId b) {
         if (rb.hi && ra.lo != kUnknownLo && *rb.hi <= ra.lo) return a;
         break;
       }
+      case EOp::Min: {
+        Range ra = range(a), rb = range(b);
+        if (ra.hi && rb.lo != kUnknownLo && *ra.hi <= rb.lo) return a;
+        if (rb.hi && ra.lo != kUnknownLo && *rb.hi <= ra.lo) return b;
+        break;
+      }
       default: break;
     }
   }
-  if ((op == EOp::Add || op == EOp::Mul || op == EOp::Max || op == EOp::Cmpeq || op == EOp::And ||
+  if ((op == EOp::Add || op == EOp::Mul || op == EOp::Max || op == EOp::Min || op == EOp::Cmpeq || op == EOp::And ||
        op == EOp::Or || op == EOp::Xor) &&
       b < a) {
     std::swap(a, b);

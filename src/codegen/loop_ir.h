@@ -34,6 +34,7 @@ enum class EOp : std::uint8_t {
   Neg, Recip, Sqrt, Exp2, Log2, Sin, Cast, Bitcast,
   Add, Mul, Idiv, Mod, Max, Cmplt, Cmpeq, And, Or, Xor,
   Where,
+  Min,  // integer minimum: index arithmetic only (a pad's clamped index), not a primitive
 };
 
 const char* eop_name(EOp op);

@@ -707,8 +707,13 @@ class Lowerer {
         }
         if (auto c = k_.as_const(valid); c && *c) return value(s, sidx);
         if (auto c = k_.as_const(valid); c && !*c) return zero(n->dtype);
-        // Loads under an invalid index read element 0 instead (every buffer has one).
-        for (auto& x : sidx) x = k_.where(valid, x, k_.constant_int(0));
+        // Outside the source, the index is clamped into it: loads stay in bounds, and the
+        // clamped index has a known range, so the index arithmetic below still simplifies
+        // (a convolution's gradient reads through several pads and reshapes).
+        for (std::size_t i = 0; i < sidx.size(); ++i) {
+          sidx[i] = k_.binary(EOp::Min, k_.binary(EOp::Max, sidx[i], k_.constant_int(0)),
+                              k_.binary(EOp::Add, k_.dim(s->shape[i]), k_.constant_int(-1)));
+        }
         return k_.where(valid, value(s, sidx), zero(n->dtype));
       }
       default: break;

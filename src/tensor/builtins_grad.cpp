@@ -24,6 +24,10 @@ std::vector<const Node*> grad_sources(const Node* n) {
     if (n->origin) out.push_back(n->origin.get());
     return out;
   }
+  if (n->custom_grad) {
+    for (const auto& s : n->custom_inputs) out.push_back(s.get());
+    return out;
+  }
   for (const auto& s : n->src) out.push_back(s.get());
   return out;
 }
@@ -96,6 +100,35 @@ void register_grad_builtins(Interp& in) {
                if (a[1].is_nil()) leaf->grad_value = NodeRef();
                else leaf->grad_value = runtime(in).graph.make_detached(tensor_arg(in, "%set-grad", a, 1)->node);
                return a[1];
+             });
+  TL_BUILTIN(in, "%set-custom-grad", 2, 2, "(%set-custom-grad Y INPUTS)",
+             "Marks Y's node as having a custom gradient with respect to the tensors INPUTS and returns its "
+             "id, under which the Lisp side keeps the rule. Use with-custom-grad.",
+             [](Interp& in, Args a, N) -> Value {
+               Node* y = const_cast<Node*>(tensor_arg(in, "%set-custom-grad", a, 0)->node.get());
+               std::vector<NodeRef> inputs;
+               for (Value l = a[1]; !l.is_nil(); l = eval::cdr(l)) {
+                 Value x = eval::car(l);
+                 if (!is_tensor(x)) in.error("type-error", "with-custom-grad: the inputs must be tensors");
+                 inputs.push_back(as_tensor(x)->node);
+               }
+               y->custom_grad = true;
+               y->custom_inputs = std::move(inputs);
+               return Value::integer(y->id);
+             });
+  TL_BUILTIN(in, "custom-grad-p", 1, 1, "(custom-grad-p X)", "True when X's node has a custom gradient.",
+             [](Interp& in, Args a, N) -> Value {
+               return in.boolean(tensor_arg(in, "custom-grad-p", a, 0)->node->custom_grad);
+             });
+  TL_BUILTIN(in, "%dead-custom-grads", 0, 0, "(%dead-custom-grads)",
+             "The ids of nodes with custom gradients that died since the last call.",
+             [](Interp& in, Args, N) -> Value {
+               auto& dead = runtime(in).graph.dead_custom_grads;
+               Interp::StackMark mark(in);
+               Value* base = in.sp;
+               for (auto id : dead) in.push(Value::integer(id));
+               dead.clear();
+               return in.list_from(base, static_cast<std::size_t>(in.sp - base));
              });
   TL_BUILTIN(in, "grad-sources", 1, 1, "(grad-sources X)",
              "The tensors gradients flow to from X: its op's sources, or for a realized value the graph "

@@ -72,6 +72,7 @@ void Graph::release(Node* n) {
     Node* d = dying_.back();
     dying_.pop_back();
     table_.erase(d);
+    if (d->custom_grad) dead_custom_grads.push_back(d->id);
     delete d;  // dropping d->src may push more nodes onto dying_
   }
   releasing_ = false;

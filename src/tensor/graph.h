@@ -120,6 +120,11 @@ struct Node {
   // backward can go on through it; a leaf that requires a gradient accumulates it here.
   NodeRef origin;
   NodeRef grad_value;
+  // A custom gradient (with-custom-grad): backward sends this node's gradient to a Lisp rule
+  // (kept by the Lisp side under this node's id) giving the gradients of `custom_inputs`,
+  // instead of going through the ops that computed it.
+  bool custom_grad = false;
+  std::vector<NodeRef> custom_inputs;
 };
 
 // The hash-consing table and node factory. One per interpreter runtime.
@@ -136,6 +141,9 @@ class Graph {
   bool grad_enabled = true;
   // Advanced when an assign writes into a buffer: every cached realization is then stale.
   std::uint64_t epoch = 0;
+  // Ids of nodes with a custom gradient that have died since the Lisp side last looked, so
+  // it can drop their rules.
+  std::vector<std::uint32_t> dead_custom_grads;
   std::size_t live_nodes() const { return table_.size(); }
 
   NodeRef make_const_float(double v, DType t, const Shape& shape);

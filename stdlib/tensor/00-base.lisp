@@ -88,3 +88,29 @@ The dtype is inferred (f32 if any element is a float, else i32, i64 for integers
 
 (defun %numel-of (shp)
   (apply #'dim* shp))
+
+;;; Custom gradients: defined here, before the composites that use them (autograd itself
+;;; is in 90-autograd.lisp).
+
+(defvar *custom-grads* (make-hash-table)
+  "Custom gradient rules (with-custom-grad), by node id.")
+
+(defmacro with-custom-grad (inputs forward &rest backward)
+  "(with-custom-grad ((VAR TENSOR)...) FORWARD (G) BODY...) FORWARD's value, whose gradient
+backward computes by BODY (with G bound to the value's gradient and each VAR to its TENSOR)
+as a list of gradients, one per VAR (nil for none), instead of differentiating the ops of
+FORWARD. For an equivalent but cheaper derivative of a composite (as conv2d's windows use).
+BODY must not refer to FORWARD's value; it runs with gradient tracking off."
+  ;; The rule is made before FORWARD runs, so it cannot hold on to FORWARD's value (which
+  ;; would keep the node, and so the rule, alive).
+  (let ((g (car (car backward))) (body (cdr backward)) (rule (gensym)))
+    `(let* (,@inputs)
+       (let ((,rule (lambda (,g) ,@body)))
+         (%custom-grad ,forward (list ,@(mapcar #'car inputs)) ,rule)))))
+
+(defun %custom-grad (y inputs rule)
+  ;; Registers RULE for Y's node (when gradients flow through it); rules of dead nodes go.
+  (dolist (id (%dead-custom-grads)) (remhash id *custom-grads*))
+  (when (requires-grad-p y)
+    (puthash (%set-custom-grad y inputs) rule *custom-grads*))
+  y)

@@ -28,6 +28,53 @@
           (t x))))
 
 (defun %windows (fn x kernel stride dilation)
+  "X's windows (see %window-view). Their gradient is a sum over the kernel's offsets of the
+gradient's slices placed back where they were read from (col2im): one elementwise kernel
+with a load per offset, where differentiating the view would sum over its repeats."
+  (if (or (> (apply #'* kernel) 32)
+          ;; Windows that do not overlap are a view each element appears in at most once:
+          ;; differentiating it is already one load per element.
+          (every #'identity (mapcar (lambda (k s d) (and (<= k s) (= d 1))) kernel stride dilation)))
+      (%window-view fn x kernel stride dilation)
+      (with-custom-grad ((x x))
+          (%window-view fn x kernel stride dilation)
+        (g) (list (%windows-grad g (tensor-shape x) kernel stride dilation)))))
+
+(defun %place-axis (v axis o s offset len)
+  ;; V's AXIS (O elements) spread S apart and moved OFFSET on, in an axis of LEN zeros.
+  (when (> s 1)
+    (let ((shp (tensor-shape v)))
+      (setq v (prim:reshape v (append (subseq shp 0 (+ axis 1)) '(1) (subseq shp (+ axis 1)))))
+      (setq v (%pad-axis v (+ axis 1) 0 (- s 1)))
+      (setq v (prim:reshape v (append (subseq shp 0 axis) (list (* o s)) (subseq shp (+ axis 1)))))))
+  (let* ((l (if (> s 1) (* o s) o))
+         (after (- len offset l)))
+    (when (< after 0)
+      (setq v (%shrink-axis v axis 0 (+ l after)))
+      (setq after 0))
+    (%pad-axis v axis offset after)))
+
+(defun %windows-grad (g in-shape kernel stride dilation)
+  ;; The gradient of X from the gradient G of its windows (LEADING... OUT... KERNEL...).
+  (let* ((n (length kernel))
+         (gs (tensor-shape g))
+         (nl (- (length gs) (* 2 n)))
+         (out (subseq gs nl (+ nl n)))
+         (offsets (list nil))
+         (acc nil))
+    ;; Every kernel offset (k1 ... kn).
+    (dolist (k (reverse kernel))
+      (setq offsets (apply #'append (mapcar (lambda (rest) (mapcar (lambda (i) (cons i rest)) (iota k))) offsets))))
+    (dolist (ks offsets acc)
+      (let ((v (prim:reshape (prim:shrink g (append (mapcar (lambda (d) (list 0 d)) (subseq gs 0 (+ nl n)))
+                                                    (mapcar (lambda (k) (list k (+ k 1))) ks)))
+                             (subseq gs 0 (+ nl n)))))
+        (loop for j from 0 below n
+              do (setq v (%place-axis v (+ nl j) (nth j out) (nth j stride) (* (nth j ks) (nth j dilation))
+                                      (nth (+ nl j) in-shape))))
+        (setq acc (if acc (prim:add acc v) v))))))
+
+(defun %window-view (fn x kernel stride dilation)
   "The windows of X's last (length KERNEL) axes as a view of shape
 (LEADING... OUT... KERNEL...), OUT being the number of windows per axis: element
 (..., o1.., k1..) is X[..., o1*s1 + k1*d1, ...]. Built from expand, reshape, shrink and pad,

@@ -82,10 +82,10 @@ to backward (e.g. an optimizer's update)."
   ;; The gradients of node N's sources, given the gradient G of N.
   (if (eq (node-op n) 'buffer)
       (list g)                          ; a realized value: on to the graph that computed it
-      (let ((rule (gethash (node-op n) *grad-rules*)))
+      (let ((rule (if (custom-grad-p n) (gethash (node-id n) *custom-grads*) (gethash (node-op n) *grad-rules*))))
         (unless rule
           (error 'type-error "backward: no gradient through ~a (in ~a)" (node-op n) (graph->text n)))
-        (apply rule g n (grad-sources n)))))
+        (if (custom-grad-p n) (funcall rule g) (apply rule g n (grad-sources n))))))
 
 (defun backward (loss &optional gradient)
   "(backward LOSS [GRADIENT]) Computes the gradient of LOSS (one element, else give GRADIENT,

@@ -154,4 +154,21 @@
     (is (equal (tl other) '(1.0 1.0)))
     (is (equal (tl (realize (ones '(2)))) '(1.0 1.0)))))
 
+;; A custom gradient replaces the derivative of the ops it wraps; rules of dead nodes go.
+(deftest custom-gradients
+  (flet ((square-with-rule (x)
+           ;; The true derivative is 2x; the rule says 3 so we can see it is used.
+           (with-custom-grad ((x x)) (mul x x) (g) (list (mul g 3.0)))))
+    (let ((x (requires-grad! (tensor '(1.0 2.0)))))
+      (backward (sum (mul (square-with-rule x) (tensor '(1.0 10.0)))))
+      (is (equal (tl (grad x)) '(3.0 30.0)))
+      (is (equal (tl (square-with-rule x)) '(1.0 4.0))))
+    ;; Without gradients flowing, nothing is registered.
+    (is (not (custom-grad-p (square-with-rule (tensor '(1.0))))))
+    (let ((x (requires-grad! (tensor '(1.0 2.0 3.0)))))
+      (dotimes (i 50) (backward (sum (square-with-rule (mul x (+ i 1.0))))))
+      (gc)
+      (square-with-rule x)
+      (is (< (hash-table-count *custom-grads*) 10)))))
+
 (run-tests)
