@@ -138,6 +138,37 @@ void fuse_rows(Schedule& s, std::unordered_set<const Node*>& heads, std::unorder
   }
 }
 
+// An elementwise kernel whose every reader sees it through one chain of permutes and
+// reshapes stores the chain's end instead: the kernel then writes in the order it is read. (A convolution's output
+// gradient is read as the channels-last matrix of its weight gradient; computed in NCHW
+// order it would be written and read across channels.)
+void store_in_read_order(Schedule& s, const std::vector<const Node*>& order, const std::unordered_set<const Node*>& heads,
+                         const std::unordered_set<const Node*>& roots) {
+  std::unordered_map<const Node*, std::vector<const Node*>> readers;
+  for (const Node* n : order) {
+    if (holds_data(n)) continue;
+    for (const auto& src : n->src) readers[src.get()].push_back(n);
+  }
+  for (auto& k : s.kernels) {
+    if (roots.count(k) || heads.count(k) || !costs_work(k)) continue;
+    // Follow the chain of reshapes and permutes that is k's only reader.
+    const Node* p = k;
+    bool permuted = false;
+    for (;;) {
+      const auto& r = readers[p];
+      if (r.empty() || (r[0]->op != Op::Permute && r[0]->op != Op::Reshape)) break;
+      if (s.materialized.count(r[0]) || roots.count(r[0])) break;
+      if (!std::all_of(r.begin(), r.end(), [&](const Node* q) { return q == r[0]; })) break;
+      p = r[0];
+      permuted = permuted || p->op == Op::Permute;
+    }
+    if (!permuted) continue;
+    s.materialized.erase(k);
+    s.materialized.insert(p);
+    k = p;
+  }
+}
+
 }  // namespace
 
 Schedule make_schedule(const Node* root) { return make_schedule(std::vector<const Node*>{root}); }
@@ -268,6 +299,7 @@ Schedule make_schedule(const std::vector<const Node*>& outputs) {
     depth[n] = dep;
   }
   fuse_rows(s, heads, uses, roots);
+  store_in_read_order(s, order, heads, roots);
   return s;
 }
 

@@ -153,26 +153,33 @@ whose index arithmetic folds back to a linear form."
       (when (some (lambda (v) (<= v 0)) (append stride dilation))
         (error 'shape-error "~a: stride and dilation must be positive, got ~s and ~s" fn stride dilation))
       (let* ((padded (prim:pad x (append '((0 0) (0 0)) pads)))
-             ;; (batch c out... k...) -> (batch groups cg out... k...) -> (groups batch out... cg k...)
+             ;; (batch c out... k...) -> (batch groups cg out... k...) -> (groups batch out... k... cg):
+             ;; channels innermost, so with channels-last data (what this function returns
+             ;; underneath its NCHW view) the copy below reads and writes runs of channels.
              (win (%windows fn padded kernel stride dilation))
              (out (subseq (tensor-shape win) 2 (+ 2 n)))
              (og (/ oc groups))
              (kk (* cg (apply #'* kernel)))
              (cols (prim:reshape win (append (list batch groups cg) out kernel)))
              (cols (prim:permute cols (append '(1 0) (loop for j from 0 below n collect (+ 3 j))
-                                              (list 2) (loop for j from 0 below n collect (+ 3 n j)))))
+                                              (loop for j from 0 below n collect (+ 3 n j)) (list 2))))
              ;; (groups batch*P K) x (groups K og) -> (groups batch*P og): the batch joins
              ;; the rows, so the product is one tall matmul per group.
              (cols (prim:copy (prim:reshape cols (list groups (* batch (apply #'* out)) kk))))
-             (wm (prim:permute (prim:reshape w (list groups og kk)) '(0 2 1)))
+             ;; (oc cg k...) -> (groups og cg k...) -> (groups k... cg og) -> (groups K og)
+             (wm (prim:permute (prim:reshape w (append (list groups og cg) kernel))
+                               (append '(0) (loop for j from 0 below n collect (+ 3 j)) '(2 1))))
+             (wm (prim:reshape wm (list groups kk og)))
              (y (matmul cols wm))
+             ;; The bias joins in the matmul's layout (an epilogue of its kernel, and its
+             ;; gradient is read in the same order as the weight's).
+             (y (if bias
+                    (add y (prim:reshape (%as-tensor bias (tensor-dtype y)) (list groups 1 og)))
+                    y))
              ;; -> (groups batch P og) -> (batch groups og P) -> (batch oc out...)
              (y (prim:reshape y (list groups batch (apply #'* out) og)))
-             (y (prim:permute y '(1 0 3 2)))
-             (y (prim:reshape y (append (list batch oc) out))))
-        (if bias
-            (add y (prim:reshape (%as-tensor bias (tensor-dtype y)) (append (list oc) (make-list n 1))))
-            y)))))
+             (y (prim:permute y '(1 0 3 2))))
+        (prim:reshape y (append (list batch oc) out))))))
 
 (defcomposite conv1d (x w &key bias (stride 1) (padding 0) (dilation 1) (groups 1))
   "(conv1d X W &key bias (stride 1) (padding 0) (dilation 1) (groups 1)) The 1-d convolution
@@ -250,25 +257,30 @@ per spatial axis."
                         (pad x pads :value pad-value))))
         (list (%windows fn padded kernel stride dilation) kernel pads)))))
 
+(defun %pool-reduce (reduce win)
+  ;; REDUCE over the window axes of WIN (batch c oh ow kh kw), computed channels-last: the
+  ;; result is stored (batch oh ow c), as a convolution's output is, and viewed as NCHW.
+  (prim:permute (funcall reduce (prim:permute win '(0 2 3 1 4 5)) :axis '(4 5)) '(0 3 1 2)))
+
 (defcomposite max-pool2d (x kernel-size &key stride (padding 0) (dilation 1))
   "(max-pool2d X KERNEL-SIZE &key stride (padding 0) (dilation 1)) The largest element of each
 KERNEL-SIZE window of X (batch channels height width); STRIDE defaults to KERNEL-SIZE and
 padding counts as -inf."
   (let ((win (%pool 'max-pool2d x kernel-size stride padding dilation
                     (if (dtype-float-p (dtype x)) (- inf) -2147483648))))
-    (amax (first win) :axis '(4 5))))
+    (%pool-reduce #'amax (first win))))
 
 (defcomposite avg-pool2d (x kernel-size &key stride (padding 0) (count-include-pad t))
   "(avg-pool2d X KERNEL-SIZE &key stride (padding 0) (count-include-pad t)) The mean of each
 KERNEL-SIZE window of X (batch channels height width); STRIDE defaults to KERNEL-SIZE.
 Padding is zeros; with :count-include-pad nil a window's mean counts only X's elements."
   (destructuring-bind (win kernel pads) (%pool 'avg-pool2d (%float-tensor x) kernel-size stride padding 1 0)
-    (let ((s (sum win :axis '(4 5))))
+    (let ((s (%pool-reduce #'sum win)))
       (if (or count-include-pad (every (lambda (p) (equal p '(0 0))) pads))
           (div s (apply #'* kernel))
           (let ((ones (%pool 'avg-pool2d (prim:const 1 (dtype s) (list 1 1 (nth 2 (shape x)) (nth 3 (shape x))))
                              kernel-size stride padding 1 0)))
-            (div s (sum (first ones) :axis '(4 5))))))))
+            (div s (%pool-reduce #'sum (first ones))))))))
 
 (defcomposite adaptive-avg-pool2d (x size)
   "(adaptive-avg-pool2d X SIZE) X (batch channels height width) averaged down to SIZE (an
