@@ -99,7 +99,7 @@ std::vector<std::int64_t> Tensor::shape() const {
   for (const auto& d : n->shape) {
     try {
       out.push_back(d.eval(n->bindings));  // a realized symbolic tensor keeps its values
-    } catch (const std::out_of_range&) {
+    } catch (const tensor::UnboundDim&) {
       fail("shape-error", "tl::Tensor: the shape " + tensor::shape_str(n->shape) +
                               " is symbolic; realize the tensor with a value for each variable first");
     }
@@ -121,7 +121,7 @@ void Tensor::realize(const std::map<std::string, std::int64_t>& bindings) {
     tensor::realize(*value_.cell_->interp, t, bindings);
   } catch (const ConditionError& e) {
     fail(e.type, std::string("realize: ") + e.what());
-  } catch (const std::out_of_range& e) {
+  } catch (const tensor::UnboundDim& e) {
     fail("shape-error", std::string("realize: ") + e.what());
   }
 }

@@ -104,13 +104,14 @@ class Lowerer {
   // second-to-last output axis, columns of the last) accumulate in registers over the whole
   // reduce, so each loaded element of either operand feeds several multiply-adds. Only for
   // f32 sums with constant extents divisible by the tile; otherwise nullopt.
-  static constexpr std::int64_t kTileRows = 4;
+  static constexpr std::int64_t kTileRows = 4;  // fewer (3, 2, 1) when they divide the rows and 4 does not
   static constexpr std::int64_t kTileCols = 16;
   // Columns packed per panel. Wider panels (32, 64) reuse the left operand's rows across
   // tiles and speed two threads up (1024: 89 -> 130 GFLOP/s) but slow one thread down without
   // K-blocking (the rows no longer stay in L1); 16 until the reduce is blocked too.
   static constexpr std::int64_t kPanelCols = 16;
   static constexpr std::int64_t kMaxScratch = 1 << 20;  // bytes of stack for a packed panel
+  static constexpr std::int64_t kWholeScratch = 128 << 10;  // bytes of a right operand packed whole
 
   std::optional<Lowered> build_tiled(const Node* red) {
     if (red->reduce_kind != ReduceKind::Sum || red->dtype != DType::F32 || out_->dtype != DType::F32) return std::nullopt;
@@ -124,7 +125,9 @@ class Lowerer {
     if (kept.size() < 2) return std::nullopt;
     const std::size_t col = kept.back(), row = kept[kept.size() - 2];
     auto rows = shape[row].as_const(), cols = shape[col].as_const();
-    if (!rows || !cols || *rows % kTileRows != 0 || *cols % kTileCols != 0) return std::nullopt;
+    if (!rows || !cols || *cols % kTileCols != 0) return std::nullopt;
+    std::int64_t tile_rows = kTileRows;
+    while (*rows % tile_rows != 0) --tile_rows;
     const Node* src = red->src[0].get();
     Lowered result;
     std::vector<Stmt>* body = &k_.body;
@@ -165,32 +168,51 @@ class Lowerer {
         }
       }
     }
+    // A right operand small enough to stay in cache whole (a short sum, as in a weight
+    // gradient's transpose times a matrix) is packed once, before the row blocks, which then
+    // run in parallel with each row's values reused across every column tile.
+    const bool whole = packed != nullptr && kept.size() == 2 && *red_extent * *cols * 4 <= kWholeScratch;
     const std::int64_t panel =
-        packed != nullptr && *cols % kPanelCols == 0 && *red_extent * kPanelCols * 4 <= kMaxScratch ? kPanelCols : kTileCols;
-    // Column panels outside row blocks: one panel stays in cache while every row block
-    // streams past it.
-    ExprId c0 = open(k_.constant_int(*cols / panel), Dim(*cols / panel));
+        whole ? *cols
+              : packed != nullptr && *cols % kPanelCols == 0 && *red_extent * kPanelCols * 4 <= kMaxScratch ? kPanelCols
+                                                                                                        : kTileCols;
+    // Otherwise column panels outside row blocks: one panel stays in cache while every row
+    // block streams past it.
+    ExprId c0 = whole ? k_.constant_int(0) : open(k_.constant_int(*cols / panel), Dim(*cols / panel));
     if (packed != nullptr) {
       pack_slot = static_cast<std::int32_t>(k_.buffers.size());
       k_.buffers.push_back(BufferParam{src->dtype, false, *red_extent * panel});
       auto [loop, kk] = k_.make_loop(k_.constant_int(*red_extent));
       body->push_back(std::move(loop));
       std::vector<Stmt>* pack_body = &body->back().body;
-      for (std::int64_t w = 0; w < panel; ++w) {
+      auto pack = [&](ExprId w) {
         std::vector<ExprId> sidx = idx;
         for (std::size_t i = 0; i < sidx.size(); ++i) {
           if (reduced[i]) sidx[i] = k_.constant_int(0);
         }
         sidx[red_axis] = kk;
-        sidx[col] = k_.binary(EOp::Add, k_.binary(EOp::Mul, c0, k_.constant_int(panel)), k_.constant_int(w));
+        sidx[col] = k_.binary(EOp::Add, k_.binary(EOp::Mul, c0, k_.constant_int(panel)), w);
         Stmt st{Stmt::Kind::Store};
         st.buffer = pack_slot;
-        st.index = k_.binary(EOp::Add, k_.binary(EOp::Mul, kk, k_.constant_int(panel)), k_.constant_int(w));
+        st.index = whole ? k_.binary(EOp::Add,
+                                     k_.binary(EOp::Mul, k_.binary(EOp::Idiv, w, k_.constant_int(kTileCols)),
+                                               k_.constant_int(*red_extent * kTileCols)),
+                                     k_.binary(EOp::Add, k_.binary(EOp::Mul, kk, k_.constant_int(kTileCols)),
+                                               k_.binary(EOp::Mod, w, k_.constant_int(kTileCols))))
+                         : k_.binary(EOp::Add, k_.binary(EOp::Mul, kk, k_.constant_int(panel)), w);
         st.value = value(packed, sidx);
         pack_body->push_back(st);
+      };
+      if (whole) {
+        auto [wloop, w] = k_.make_loop(k_.constant_int(panel));
+        pack_body->push_back(std::move(wloop));
+        pack_body = &pack_body->back().body;
+        pack(w);
+      } else {
+        for (std::int64_t w = 0; w < panel; ++w) pack(k_.constant_int(w));
       }
     }
-    ExprId r0 = open(k_.constant_int(*rows / kTileRows), Dim(*rows / kTileRows));
+    ExprId r0 = open(k_.constant_int(*rows / tile_rows), Dim(*rows / tile_rows));
     // The tile's first column within the panel, and in the output.
     ExprId in_panel = panel > kTileCols
                           ? k_.binary(EOp::Mul, open(k_.constant_int(panel / kTileCols), Dim(panel / kTileCols)),
@@ -203,13 +225,13 @@ class Lowerer {
     }
     result.work_per_iteration = Dim(panel) * shape[row] * reduce_size;
     // The tile's accumulators, then the reduce loops with one update per tile element.
-    tile_size_ = static_cast<int>(kTileRows * kTileCols);
+    tile_size_ = static_cast<int>(tile_rows * kTileCols);
     std::vector<std::int32_t> accs;
     std::vector<std::vector<ExprId>> at;  // output index per tile element
-    for (std::int64_t t = 0; t < kTileRows; ++t) {
+    for (std::int64_t t = 0; t < tile_rows; ++t) {
       for (std::int64_t w = 0; w < kTileCols; ++w) {
         std::vector<ExprId> e = idx;
-        e[row] = k_.binary(EOp::Add, k_.binary(EOp::Mul, r0, k_.constant_int(kTileRows)), k_.constant_int(t));
+        e[row] = k_.binary(EOp::Add, k_.binary(EOp::Mul, r0, k_.constant_int(tile_rows)), k_.constant_int(t));
         e[col] = k_.binary(EOp::Add, first_col, k_.constant_int(w));
         at.push_back(e);
         accs.push_back(define_acc(body, DType::F32, ReduceKind::Sum, k_.constant_float(0, DType::F32)));
@@ -232,9 +254,14 @@ class Lowerer {
       Stmt upd = update_acc(accs[e], DType::F32, ReduceKind::Sum, -1);
       if (packed != nullptr) {
         const std::int64_t w = static_cast<std::int64_t>(e) % kTileCols;
-        ExprId from_pack = k_.load(
-            pack_slot, k_.binary(EOp::Add, k_.binary(EOp::Mul, rvars[red_axis], k_.constant_int(panel)),
-                                 k_.binary(EOp::Add, in_panel, k_.constant_int(w))));
+        // A whole packed operand is laid out tile by tile ([column tile][k][16]), so each
+        // tile's sum reads one contiguous block; a panel is [k][panel columns].
+        ExprId from_pack =
+            whole ? k_.load(pack_slot, k_.binary(EOp::Add, k_.binary(EOp::Mul, in_panel, k_.constant_int(*red_extent)),
+                                                 k_.binary(EOp::Add, k_.binary(EOp::Mul, rvars[red_axis], k_.constant_int(kTileCols)),
+                                                           k_.constant_int(w))))
+                  : k_.load(pack_slot, k_.binary(EOp::Add, k_.binary(EOp::Mul, rvars[red_axis], k_.constant_int(panel)),
+                                                 k_.binary(EOp::Add, in_panel, k_.constant_int(w))));
         ExprId other = value(src->src[packed == src->src[0].get() ? 1 : 0].get(), sidx);
         upd.value = packed == src->src[0].get() ? k_.binary(EOp::Mul, from_pack, other) : k_.binary(EOp::Mul, other, from_pack);
       } else {

@@ -113,7 +113,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::realize_many(const std::vector<c
       out[i] = computed[static_cast<std::size_t>(std::find(todo.begin(), todo.end(), roots[i]) - todo.begin())];
     }
     return out;
-  } catch (const std::out_of_range& e) {
+  } catch (const tensor::UnboundDim& e) {
     throw tensor::GraphError("shape-error", unbound_message(e.what()));
   }
 }

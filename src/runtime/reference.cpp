@@ -436,7 +436,7 @@ std::shared_ptr<Buffer> realize_reference(const Node* root, const Bindings& extr
   Bindings b = collect_bindings(root, extra);
   try {
     return Executor(std::move(b)).run(root);
-  } catch (const std::out_of_range& e) {
+  } catch (const tensor::UnboundDim& e) {
     fail("shape-error", unbound_message(e.what()));
   }
 }

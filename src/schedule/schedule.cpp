@@ -283,6 +283,24 @@ Schedule make_schedule(const std::vector<const Node*>& outputs) {
         materialize(d);
       }
     }
+    if (n->op == Op::Reduce && n->src[0]->op == Op::Mul && !s.materialized.count(n->src[0].get())) {
+      // A matmul-like sum reads each operand element once per element of the axis it is
+      // broadcast along: elementwise work behind a broadcast operand (an activation's
+      // gradient) is computed once into memory instead of at every read.
+      for (const auto& operand : n->src[0]->src) {
+        const Node* d = operand.get();
+        bool broadcast = false;
+        while (is_movement(d) && !holds_data(d) && !s.materialized.count(d)) {
+          if (d->op == Op::Expand && tensor::shape_numel(d->shape) != tensor::shape_numel(d->src[0]->shape)) broadcast = true;
+          d = d->src[0].get();
+        }
+        if (broadcast && !s.materialized.count(d) && cost[d] > 1) {
+          materialize(d);
+          cost[d] = 0;
+          c = std::min(c, kCostCap);
+        }
+      }
+    }
     bool must = roots.count(n) || n->op == Op::Reduce || n->op == Op::Copy || n->op == Op::Assign ||
                 n->op == Op::Extern;
     if (n->op == Op::Reduce) heads.insert(n);
@@ -300,6 +318,12 @@ Schedule make_schedule(const std::vector<const Node*>& outputs) {
   }
   fuse_rows(s, heads, uses, roots);
   store_in_read_order(s, order, heads, roots);
+  // Kernels run in graph order (sources first): an operand materialized after the fact
+  // (above) must run before every kernel that now reads it.
+  std::unordered_map<const Node*, std::size_t> position;
+  for (std::size_t i = 0; i < order.size(); ++i) position.emplace(order[i], i);
+  std::stable_sort(s.kernels.begin(), s.kernels.end(),
+                   [&](const Node* a, const Node* b) { return position.at(a) < position.at(b); });
   return s;
 }
 

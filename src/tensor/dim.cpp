@@ -68,7 +68,7 @@ std::int64_t Dim::eval(const Bindings& b) const {
     std::int64_t p = t.coeff;
     for (const auto& v : t.vars) {
       auto it = b.find(v);
-      if (it == b.end()) throw std::out_of_range(v);
+      if (it == b.end()) throw UnboundDim(v);
       p *= it->second;
     }
     r += p;

@@ -7,10 +7,16 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace tl::tensor {
+
+// Thrown by Dim::eval for a variable without a value; what() is the variable's name.
+struct UnboundDim : std::out_of_range {
+  using std::out_of_range::out_of_range;
+};
 
 // Values for the variables of a graph, given when it is realized.
 using Bindings = std::map<std::string, std::int64_t>;

@@ -13,15 +13,46 @@ that axis is dropped from the result; leading batch axes broadcast, as in NumPy.
            (k2 (nth (- (ndim b2) 2) (tensor-shape b2))))
       (unless (dim= k1 k2)
         (error 'shape-error "matmul: inner dimensions differ, ~s x ~s" (tensor-shape ta) (tensor-shape tb)))
-      ;; A (... n k 1) times B (... 1 k m), summed over k: neither operand is transposed, so
-      ;; B's rows stream in order, and the gradient of each comes back in its own layout.
-      (let* ((ae (unsqueeze a2 -1))                    ; (... n k 1)
-             (be (unsqueeze b2 -3))                    ; (... 1 k m)
-             (r (sum (mul ae be) :axis -2)))           ; (... n m)
+      (let ((r (%matmul2 a2 b2)))
         (cond ((and (= (ndim ta) 1) (= (ndim tb) 1)) (reshape r nil))
               ((= (ndim ta) 1) (squeeze r -2))
               ((= (ndim tb) 1) (squeeze r -1))
               (t r))))))
+
+(defun %sum-to (x shp)
+  ;; X summed over the axes it was broadcast along to reach its shape from SHP.
+  (let* ((extra (- (ndim x) (length shp)))
+         (x (if (> extra 0) (sum x :axis (loop for i from 0 below extra collect i)) x))
+         (axes (loop for d in shp for e in (tensor-shape x) for i from 0
+                     when (and (eql d 1) (not (eql e 1))) collect i)))
+    (if axes (sum x :axis axes :keepdim t) x)))
+
+(defun %split-size (k)
+  ;; For a long sum of K terms, a chunk size dividing K (at most 4096, at least 256), else nil.
+  (when (and (integerp k) (> k 8192))
+    (loop for b from 4096 downto 256 when (= 0 (mod k b)) return b)))
+
+(defun %matmul2 (a b)
+  ;; A (... n k) times B (... k m), as A (... n k 1) times B (... 1 k m) summed over k:
+  ;; neither operand is transposed, so B's rows stream in order. Its gradients are matmuls
+  ;; too (A^T G and G B^T), so they get the same treatment.
+  (with-custom-grad ((a a) (b b))
+      (let* ((k (car (last (tensor-shape a))))
+             (chunk (%split-size k)))
+        (if chunk
+            ;; A long sum (a weight gradient summed over a batch of rows) in chunks: each
+            ;; chunk's panel of B stays in cache, and the chunks run in parallel; then the
+            ;; partial products are added.
+            (let* ((sa (tensor-shape a)) (sb (tensor-shape b))
+                   (na (length sa)) (nb (length sb)) (c (/ k chunk))
+                   (a3 (prim:reshape a (append (butlast sa) (list c chunk))))              ; (... n c B)
+                   (a3 (prim:permute a3 (append (loop for i from 0 below (- na 2) collect i)
+                                                (list (- na 1) (- na 2) na))))                 ; (... c n B)
+                   (b3 (prim:reshape b (append (subseq sb 0 (- nb 2)) (list c chunk (car (last sb))))))) ; (... c B m)
+              (sum (sum (mul (unsqueeze a3 -1) (unsqueeze b3 -3)) :axis -2) :axis -3))
+            (sum (mul (unsqueeze a -1) (unsqueeze b -3)) :axis -2)))
+    (g) (list (%sum-to (%matmul2 g (transpose b)) (tensor-shape a))
+              (%sum-to (%matmul2 (transpose a) g) (tensor-shape b)))))
 
 (defcomposite dot (a b)
   "(dot A B) The inner product of two 1-d tensors of equal length."

@@ -79,6 +79,8 @@
   (is (grad-check #'matmul m34 (randn '(4 2))))
   (is (grad-check #'matmul t234 (randn '(2 4 3))))           ; batched
   (is (grad-check #'matmul v3 m34))                          ; vector @ matrix
+  (is (grad-check #'matmul t234 (randn '(4 2))))             ; batch broadcast to B
+  (is (grad-check #'matmul (randn '(3 2)) (randn '(4 2 5))))  ; and to A
   (is (grad-check (lambda (x w bias) (relu (add (matmul x w) bias))) m34 (randn '(4 5)) (randn '(5)))))
 
 (deftest api
@@ -153,6 +155,14 @@
     (is (equal (tl weight) '(1.0 1.0)))
     (is (equal (tl other) '(1.0 1.0)))
     (is (equal (tl (realize (ones '(2)))) '(1.0 1.0)))))
+
+;; A long matmul sum (k > 8192) runs in chunks; its value and gradients match einsum's.
+(deftest long-matmul-sums
+  (let* ((a (randn '(3 8704))) (b (randn '(8704 5))) (w (randn '(3 5)))
+         (vg (funcall (value-and-grad (lambda (a b) (sum (mul (matmul a b) w)))) a b)))
+    (is (allclose (matmul a b) (einsum "ik,kj->ij" a b) :atol 1e-3))
+    (is (allclose (first (second vg)) (einsum "ij,kj->ik" w b) :atol 1e-4))
+    (is (allclose (second (second vg)) (einsum "ik,ij->kj" a w) :atol 1e-4))))
 
 ;; A custom gradient replaces the derivative of the ops it wraps; rules of dead nodes go.
 (deftest custom-gradients
