@@ -31,6 +31,13 @@
 (defvar model (cnn))
 (defvar opt (optim:adam (parameters model) :lr 1e-3))
 
+;; One training step, captured: after the first call (per batch shape) its kernels replay
+;; with no Lisp in between.
+(defjit train-step (xb yb)
+  (let ((loss (nn:cross-entropy (model xb) yb)))
+    (optim:zero-grad! opt)
+    (step! opt (backward loss))))
+
 (defun test-accuracy ()
   (* 100 (nn:accuracy model (getf ds :test-x) (getf ds :test-y))))
 
@@ -42,9 +49,7 @@
       (dotimes (epoch *epochs*)
         (let ((start (/ (get-internal-real-time) 1e9)) (done 0) (loss nil))
           (data:do-batches (xb yb x y :size 128 :shuffle t :seed epoch)
-            (setq loss (nn:cross-entropy (model xb) yb))
-            (optim:zero-grad! opt)
-            (step! opt (backward loss))
+            (setq loss (funcall train-step xb yb))
             (setq done (+ done (first (shape xb))) step (+ step 1))
             (when (or (= 0 (mod step 50)) (= done n))
               (data:progress (format nil "epoch ~a" (+ epoch 1)) done n start

@@ -2,15 +2,24 @@
 ;;; optim: optimizers that update parameters in place from their gradients. (require 'optim)
 ;;; An optimizer is a hash table: its settings, its parameters and per-parameter state.
 
+;;; An optimizer is a hash table: its settings, its parameters and per-parameter state. The
+;;; learning rate and the step count are 0-d tensors updated in place, so a training step
+;;; captured with jit replays correctly (each replay reads them afresh).
+
 (defun optim:%make (kind params settings)
   (let ((o (make-hash-table :test 'eq)))
     (unless (and (listp params) params (every #'tensorp params))
       (error 'type-error "optim:~a: expected a non-empty list of parameter tensors, got ~s" kind params))
     (puthash :kind kind o)
     (puthash :params params o)
-    (puthash :step 0 o)
     (puthash :state (make-hash-table :test 'eq) o)   ; parameter -> list of state tensors
     (dolist (kv settings) (puthash (car kv) (cdr kv) o))
+    (puthash :lr (realize (tensor (float (cdr (assoc :lr settings))) :dtype 'f32)) o)
+    (puthash :step (realize (tensor 0.0 :dtype 'f32)) o)
+    ;; The per-parameter state exists from the start: made inside a captured step, it would
+    ;; be that step's own output, new (zero) at every replay.
+    (let ((n (length (optim:%slots o))))
+      (when (> n 0) (dolist (p params) (optim:%state o p n))))
     o))
 
 (defun optim:sgd (params &key (lr 0.01) (momentum 0.0) (nesterov nil) (weight-decay 0.0))
@@ -31,8 +40,12 @@ Adam with decoupled weight decay (Loshchilov and Hutter): p <- p - lr wd p."
   (optim:%make 'adam params (list (cons :lr lr) (cons :betas betas) (cons :eps eps)
                                   (cons :weight-decay weight-decay) (cons :decoupled t))))
 
-(defun optim:lr (opt) "(optim:lr OPT) The learning rate." (gethash :lr opt))
-(defun optim:set-lr! (opt lr) "(optim:set-lr! OPT LR) Sets the learning rate." (puthash :lr lr opt))
+(defun optim:lr (opt) "(optim:lr OPT) The learning rate, a number." (item (gethash :lr opt)))
+(defun optim:set-lr! (opt lr)
+  "(optim:set-lr! OPT LR) Sets the learning rate (in place: captured steps see it)."
+  (no-grad (realize (prim:assign (gethash :lr opt) (tensor (float lr) :dtype 'f32))))
+  lr)
+(defun optim:steps (opt) "(optim:steps OPT) How many steps OPT has taken." (round (item (gethash :step opt))))
 
 (defun optim:%state (opt p n)
   ;; P's N state tensors (zeros like P), made on first use.
@@ -40,14 +53,19 @@ Adam with decoupled weight decay (Loshchilov and Hutter): p <- p - lr wd p."
       (puthash p (let ((s nil)) (dotimes (i n) (setq s (cons (realize (zeros-like p)) s))) s)
                (gethash :state opt))))
 
+(defun optim:%scalar (opt key p)
+  ;; OPT's 0-d tensor KEY in P's dtype.
+  (cast (gethash key opt) (dtype p)))
+
 (defun optim:%sgd-step (opt p g)
-  (let* ((lr (gethash :lr opt)) (mu (gethash :momentum opt)) (wd (gethash :weight-decay opt))
+  (let* ((lr (optim:%scalar opt :lr p)) (mu (gethash :momentum opt)) (wd (gethash :weight-decay opt))
          ;; Realized now: the updates below must not read p after it changes.
          (g (if (> wd 0) (realize (add g (mul p wd))) g)))
     (if (> mu 0)
         (let* ((buf (first (optim:%state opt p 1)))
-               (first-step (= (gethash :step opt) 1))
-               (new-buf (if first-step g (add (mul buf mu) g)))
+               ;; The buffer starts as the first gradient (step 1), then mu buf + g.
+               (first-step (equals (gethash :step opt) 1.0))
+               (new-buf (where first-step g (add (mul buf mu) g)))
                (update (if (gethash :nesterov opt) (add g (mul new-buf mu)) new-buf)))
           ;; p first (it reads the old buffer through new-buf), then the buffer.
           (realize (prim:assign p (sub p (mul update lr))))
@@ -55,20 +73,19 @@ Adam with decoupled weight decay (Loshchilov and Hutter): p <- p - lr wd p."
         (realize (prim:assign p (sub p (mul g lr)))))))
 
 (defun optim:%adam-step (opt p g)
-  (let* ((lr (gethash :lr opt)) (b1 (first (gethash :betas opt))) (b2 (second (gethash :betas opt)))
+  (let* ((lr (optim:%scalar opt :lr p)) (b1 (first (gethash :betas opt))) (b2 (second (gethash :betas opt)))
          (eps (gethash :eps opt)) (wd (gethash :weight-decay opt)) (decoupled (gethash :decoupled opt))
-         (k (gethash :step opt))
+         (k (optim:%scalar opt :step p))
          ;; Realized now: the moments' updates must not read p after it changes.
          (g (if (and (> wd 0) (not decoupled)) (realize (add g (mul p wd))) g))
          (state (optim:%state opt p 2))
          (m (first state)) (v (second state))
          (new-m (add (mul m b1) (mul g (- 1 b1))))
          (new-v (add (mul v b2) (mul (square g) (- 1 b2))))
-         ;; Scalars that change every step go in as data, not constants: the step's graph keeps
-         ;; one structure, so its compiled plan is reused.
-         (step-size (tensor (/ lr (- 1 (expt b1 k))) :dtype (dtype p)))
-         (denom (add (mul (sqrt new-v) (tensor (/ 1.0 (sqrt (- 1 (expt b2 k)))) :dtype (dtype p))) eps))
-         (p0 (if (and (> wd 0) decoupled) (mul p (- 1 (* lr wd))) p)))
+         ;; Bias corrections from the step count, in the graph (a tensor read at each step).
+         (step-size (div lr (sub 1 (pow b1 k))))
+         (denom (add (div (sqrt new-v) (sqrt (sub 1 (pow b2 k)))) eps))
+         (p0 (if (and (> wd 0) decoupled) (mul p (sub 1 (mul lr wd))) p)))
     ;; p first (reading the old moments through new-m and new-v), then the moments.
     (realize (prim:assign p (sub p0 (mul (div new-m denom) step-size))))
     (realize-all (list (prim:assign m new-m) (prim:assign v new-v)))))
@@ -80,7 +97,7 @@ gradient are left alone. On a learning-rate schedule, advances it by one step in
   (if (eq (gethash :kind opt) 'schedule)
       (optim:%schedule-step opt)
       (progn
-        (puthash :step (+ 1 (gethash :step opt)) opt)
+        (no-grad (realize (prim:assign (gethash :step opt) (add (gethash :step opt) 1.0))))
         (no-grad
           (dolist (p (gethash :params opt))
             (let ((g (grad p)))
@@ -160,13 +177,11 @@ MODEL's parameters) as an alist for a checkpoint; nn:save and nn:load use it."
         (loop for tensor in (if slots (optim:%state opt (cdr np) (length slots)) nil)
               for slot in slots
               do (push (cons (format nil "optim.~a.~a" (car np) slot) tensor) out))))
-    (cons (cons "optim.step" (realize (tensor (gethash :step opt) :dtype 'i64))) (reverse out))))
+    (append (list (cons "optim.step" (gethash :step opt)) (cons "optim.lr" (gethash :lr opt))) (reverse out))))
 
 (defun optim:%loaded (opt saved)
-  ;; After nn:load assigned the moments: the step count.
-  (let ((step (cdr (assoc "optim.step" saved #'equal))))
-    (when step (puthash :step (item step) opt))
-    opt))
+  ;; nn:load assigned the moments, the step count and the learning rate in place.
+  opt)
 
 (defun optim:zero-grad! (opt)
   "(optim:zero-grad! OPT) Clears the gradients of OPT's parameters."

@@ -65,6 +65,11 @@ struct Trace {
   Value result;  // f's result with each tensor replaced by the capture's marker
   std::uint64_t draws = 0;
   bool assigns = false;  // some plan writes into a buffer
+  struct Guard {
+    Slot flag;
+    std::string type, message;
+  };
+  std::vector<Guard> guards;  // checks f made (%guard), evaluated again after each replay
 };
 
 struct CaptureObj : eval::Foreign {
@@ -196,7 +201,15 @@ Value output_value(Interp& in, const Output& o, const std::shared_ptr<Buffer>& b
 
 struct RngLog : tensor::Tracer {
   std::vector<std::pair<std::shared_ptr<Buffer>, std::uint64_t>> keys;
+  struct GuardSeen {
+    std::shared_ptr<Buffer> flag;
+    std::string type, message;
+  };
+  std::vector<GuardSeen> guards;
   void on_rng_key(const std::shared_ptr<Buffer>& key, std::uint64_t draw) override { keys.emplace_back(key, draw); }
+  void on_guard(const std::shared_ptr<Buffer>& flag, const std::string& type, const std::string& message) override {
+    guards.push_back({flag, type, message});
+  }
 };
 
 Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& jit, const std::string& key, Value args,
@@ -290,6 +303,7 @@ Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& 
       tr.steps.push_back(std::move(st));
       for (std::size_t j = 0; j < r.results.size(); ++j) step_of[r.results[j].get()] = {k, j};
     }
+    for (const auto& g : rng.guards) tr.guards.push_back(Trace::Guard{classify(nullptr, g.flag), g.type, g.message});
     for (TensorObj* t : outs) {
       const Node* n = t->node.get();
       tr.outputs.push_back(Output{classify(n, n->buffer), n->shape, n->bindings});
@@ -336,6 +350,12 @@ Value replay(Interp& in, CaptureObj& cap, JitDevice& jit, const Trace& tr, const
   }
   rt.rng_draws = draw0 + tr.draws;
   if (tr.assigns) ++rt.graph.epoch;  // values cached on lazy nodes may be stale now
+  for (const auto& g : tr.guards) {
+    std::shared_ptr<Buffer> flag = resolve(g.flag);
+    if (flag && flag->count() >= 1 && static_cast<const unsigned char*>(flag->data())[0] == 0) {
+      in.error(g.type, g.message + " (found in a jit replay)");
+    }
+  }
   ++jit.mutable_stats().replays;
   std::vector<Value> out_values;
   for (const Output& o : tr.outputs) {

@@ -254,6 +254,24 @@ void register_tensor_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "numel", 1, 1, "(numel X)", "The number of elements of tensor X (an expression when symbolic).",
              [](Interp& in, Args a, N) -> Value { return dim_to_lisp(in, shape_numel(tensor_arg(in, "numel", a, 0)->node->shape)); });
+  TL_BUILTIN(in, "%guard", 3, 3, "(%guard FLAG TYPE MESSAGE)",
+             "Computes the one-element bool tensor FLAG and returns whether it is true. Inside a jit trace the "
+             "check is recorded: each replay computes FLAG again and signals TYPE (a symbol) with MESSAGE when "
+             "it is false. For argument checks that must hold on every call of a captured function.",
+             [](Interp& in, Args a, N) -> Value {
+               TensorObj* t = tensor_arg(in, "%guard", a, 0);
+               if (t->node->dtype != DType::Bool || shape_numel(t->node->shape) != Dim(1)) {
+                 in.type_error("%guard", 1, "a one-element bool tensor", a[0]);
+               }
+               const Buffer& b = realize(in, t);
+               const bool ok = static_cast<const unsigned char*>(b.data())[0] != 0;
+               TensorRuntime& rt = runtime(in);
+               if (rt.tracer) {
+                 std::string type = eval::is_symbol(a[1]) ? eval::as_symbol(a[1])->name : "error";
+                 rt.tracer->on_guard(t->node->buffer, type, arg_string(in, "%guard", a, 2)->text);
+               }
+               return in.boolean(ok);
+             });
   TL_BUILTIN(in, "realize", 1, 3, "(realize X &key bind)",
              "Computes tensor X now (it is otherwise computed when first read) and returns it. :bind gives "
              "values to symbolic dimensions, e.g. (realize x :bind '((batch . 32))).",

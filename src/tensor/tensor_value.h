@@ -22,6 +22,9 @@ using RealizeManyFn =
 struct Tracer {
   virtual ~Tracer() = default;
   virtual void on_rng_key(const std::shared_ptr<Buffer>& key, std::uint64_t draw) = 0;
+  // A check (%guard) on the one-element bool `flag`: a replay signals `type` with `message`
+  // when the flag it computes is false.
+  virtual void on_guard(const std::shared_ptr<Buffer>& flag, const std::string& type, const std::string& message) = 0;
 };
 
 struct TensorRuntime : eval::Interp::Extension {

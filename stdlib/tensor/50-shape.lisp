@@ -283,11 +283,14 @@ an integer; missing leading entries are 1)."
 ;;; --- indexing by tensors ----------------------------------------------------------------
 
 (defun %check-indices (fn index n)
-  "Realizes INDEX and checks that every entry lies in [-N, N)."
+  "Checks that every entry of INDEX lies in [-N, N) (also on every replay of a captured
+function: the check is a guard)."
   (when (and (integerp n) (> (numel index) 0))
-    (let ((lo (item (amin index))) (hi (item (amax index))))
-      (when (or (< lo (- n)) (>= hi n))
-        (error 'index-error "~a: index ~a out of range for an axis of size ~a" fn (if (>= hi n) hi lo) n)))))
+    (let ((lo (amin index)) (hi (amax index)))
+      (unless (%guard (logical-and (ge lo (- n)) (lt hi n)) 'index-error
+                      (format nil "~a: an index is out of range for an axis of size ~a" fn n))
+        (let ((lo (item lo)) (hi (item hi)))
+          (error 'index-error "~a: index ~a out of range for an axis of size ~a" fn (if (>= hi n) hi lo) n))))))
 
 (defun %index-tensor (fn index)
   (let ((ix (%as-tensor index)))

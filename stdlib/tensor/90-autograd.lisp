@@ -123,7 +123,9 @@ depends on, and adds it to the leaf's (grad X). Returns LOSS."
                               (let ((old (grad (car leaf))))
                                 (if old (prim:add old (cdr leaf)) (cdr leaf))))
                             leaves)))
-        (realize-all totals)
+        ;; The loss with them: it is then the value before an optimizer changes the weights
+        ;; in place (read lazily after a step, it would see the new weights).
+        (realize-all (cons loss totals))
         (mapcar (lambda (leaf total) (%set-grad (car leaf) total)) leaves totals)))
     loss))
 

@@ -8,8 +8,10 @@ arguments' values) runs F and records the compiled kernels it runs; later calls 
 signature replay them on the new tensors, skipping F's Lisp code. Tensor results come back
 realized. Weights F reads (not passed as arguments) are read afresh at each call, and random
 draws are fresh each call, so update weights in place with assign. Lisp side effects of F
-(printing text, setq) happen only when it is traced; a function that reads tensor data
-into Lisp (item, aref, print) is run uncaptured, with a warning."
+(printing text, setq) happen only when it is traced, so state F updates in place (an
+optimizer's moments) must exist before the first call; a function that reads tensor data
+into Lisp (item, aref, print) is run uncaptured, with a warning. Checks made with %guard
+(index ranges) run again on every replay."
   (let ((capture (%make-capture f)))
     (lambda (&rest args) (%capture-call capture args))))
 

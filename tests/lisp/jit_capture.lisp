@@ -122,4 +122,39 @@
     (setq fail nil)
     (is (equal (tl (funcall f (tensor '(1.0)))) '(2.0)))))
 
+(require 'nn)
+(require 'optim)
+
+(deftest a-captured-adam-training-step
+  ;; A whole step (forward, backward, Adam) captured: the same losses and weights as eager
+  ;; steps, and the loss is the one before the step changed the weights.
+  (flet ((run (use-jit)
+           (manual-seed 0)
+           (let* ((w (requires-grad! (realize (randn '(4 3)))))
+                  (opt (optim:adam (list w) :lr 0.1))
+                  (step (lambda (x)
+                          (let ((loss (sum (square (matmul x w)))))
+                            (optim:zero-grad! opt)
+                            (step! opt (backward loss)))))
+                  (f (if use-jit (jit step) step))
+                  (out nil))
+             (manual-seed 1)
+             (dotimes (i 4)
+               (let* ((x (realize (randn '(2 4))))
+                      (before (item (sum (square (matmul x w))))))
+                 (push (list (item (funcall f x)) before (to-list w)) out)))
+             (reverse out))))
+    (let ((eager (run nil)) (jitted (run t)))
+      (is (equal eager jitted))
+      (is (every (lambda (r) (< (abs (- (first r) (second r))) 1e-4)) jitted)))))
+
+(deftest guards-run-on-replay
+  ;; An index check inside a captured function holds on every call, not only the traced one.
+  (let ((f (jit (lambda (labels) (sum (one-hot labels 3))))))
+    (is (equal (item (funcall f (tensor '(0 2) :dtype 'i32))) 2))
+    (is (equal (item (funcall f (tensor '(1 1) :dtype 'i32))) 2))
+    (is-error index-error (funcall f (tensor '(1 3) :dtype 'i32)))
+    (is (string-contains (handler-case (funcall f (tensor '(5 0) :dtype 'i32)) (index-error (e) (condition-message e)))
+                         "out of range for an axis of size 3 (found in a jit replay)"))))
+
 (run-tests)
