@@ -1,7 +1,7 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; A small CNN on Fashion-MNIST: conv 32 3x3, ReLU, max-pool 2, conv 64 3x3, ReLU, max-pool 2,
-;;; linear 10; Adam (lr 1e-3), batch 128, cross-entropy.
-;;;   build/tlisp examples/fashion-mnist-cnn.lisp [--epochs N] [--limit N] [--checkpoint FILE]
+;;; linear 10; Adam (lr 1e-3), batch 128, cross-entropy; pixels standardized.
+;;;   build/tlisp examples/fashion-mnist-cnn.lisp [--epochs N] [--limit N] [--seed N] [--checkpoint FILE]
 ;;;   build/tlisp examples/fashion-mnist-cnn.lisp --eval [--checkpoint FILE]
 ;;; Prints progress and test accuracy after each epoch, and saves the model and the optimizer's
 ;;; state to the checkpoint (safetensors); --eval reloads it and only measures accuracy.
@@ -12,6 +12,7 @@
 
 (defvar *epochs* (command-line-option "--epochs" 1))
 (defvar *limit* (command-line-option "--limit"))
+(defvar *seed* (command-line-option "--seed" 1))
 (defvar *checkpoint* (command-line-option "--checkpoint" "fashion-mnist-cnn.safetensors"))
 
 (defmodel cnn ()
@@ -25,9 +26,9 @@
          (h (max-pool2d (relu (conv2 h)) 2)))        ; (batch 64 5 5)
     (fc (flatten h 1))))
 
-(manual-seed 0)
+(manual-seed *seed*)
 (format t "loading Fashion-MNIST~%")
-(defvar ds (data:load-fashion-mnist :limit *limit*))
+(defvar ds (data:load-fashion-mnist :limit *limit* :normalize t))
 (defvar model (cnn))
 (defvar opt (optim:adam (parameters model) :lr 1e-3))
 
@@ -48,7 +49,7 @@
     (let* ((x (getf ds :train-x)) (y (getf ds :train-y)) (n (first (shape x))) (step 0))
       (dotimes (epoch *epochs*)
         (let ((start (/ (get-internal-real-time) 1e9)) (done 0) (loss nil))
-          (data:do-batches (xb yb x y :size 128 :shuffle t :seed epoch)
+          (data:do-batches (xb yb x y :size 128 :shuffle t :seed (+ (* 1000 *seed*) epoch))
             (setq loss (funcall train-step xb yb))
             (setq done (+ done (first (shape xb))) step (+ step 1))
             (when (or (= 0 (mod step 50)) (= done n))

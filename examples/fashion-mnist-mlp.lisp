@@ -1,6 +1,6 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; A 784-256-10 MLP on Fashion-MNIST: ReLU, Adam (lr 1e-3), batch 128, cross-entropy.
-;;;   build/tlisp examples/fashion-mnist-mlp.lisp [--epochs N] [--limit N] [--checkpoint FILE]
+;;;   build/tlisp examples/fashion-mnist-mlp.lisp [--epochs N] [--limit N] [--seed N] [--checkpoint FILE]
 ;;;   build/tlisp examples/fashion-mnist-mlp.lisp --eval [--checkpoint FILE]
 ;;; Prints progress and test accuracy after each epoch, and saves the model and the optimizer's
 ;;; state to the checkpoint (safetensors); --eval reloads it and only measures accuracy.
@@ -11,6 +11,7 @@
 
 (defvar *epochs* (command-line-option "--epochs" 3))
 (defvar *limit* (command-line-option "--limit"))
+(defvar *seed* (command-line-option "--seed" 1))
 (defvar *checkpoint* (command-line-option "--checkpoint" "fashion-mnist-mlp.safetensors"))
 
 (defmodel mlp (in hidden out)
@@ -18,7 +19,7 @@
    (fc2 (nn:linear hidden out)))
   (x) (fc2 (relu (fc1 x))))
 
-(manual-seed 0)
+(manual-seed *seed*)
 (format t "loading Fashion-MNIST~%")
 (defvar ds (data:load-fashion-mnist :limit *limit*))
 (defvar model (mlp 784 256 10))
@@ -41,7 +42,7 @@
     (let* ((x (getf ds :train-x)) (y (getf ds :train-y)) (n (first (shape x))) (step 0))
       (dotimes (epoch *epochs*)
         (let ((start (/ (get-internal-real-time) 1e9)) (done 0) (loss nil))
-          (data:do-batches (xb yb x y :size 128 :shuffle t :seed epoch)
+          (data:do-batches (xb yb x y :size 128 :shuffle t :seed (+ (* 1000 *seed*) epoch))
             (setq loss (funcall train-step xb yb))
             (setq done (+ done (first (shape xb))) step (+ step 1))
             (when (or (= 0 (mod step 50)) (= done n))

@@ -11,10 +11,12 @@
           (t (error 'file-error "data: ~a not found in ~a (install dataset-fashion-mnist, or set data:*fashion-mnist-dir*)"
                     base dir)))))
 
-(defun data:load-fashion-mnist (&key (dir data:*fashion-mnist-dir*) limit)
-  "(data:load-fashion-mnist &key dir limit) Fashion-MNIST as a plist :train-x :train-y :test-x
-:test-y: images flattened to f32 rows of 784 values in [0, 1], labels as i32. LIMIT keeps
-only the first LIMIT examples of each split (for quick runs)."
+(defun data:load-fashion-mnist (&key (dir data:*fashion-mnist-dir*) limit normalize)
+  "(data:load-fashion-mnist &key dir limit normalize) Fashion-MNIST as a plist :train-x :train-y
+:test-x :test-y: images flattened to f32 rows of 784 values in [0, 1], labels as i32. LIMIT
+keeps only the first LIMIT examples of each split (for quick runs). With NORMALIZE, pixels
+are standardized with the training images' mean and standard deviation (0.286 and 0.353 on
+the full set)."
   (flet ((images (base)
            (let* ((x (load-idx (data:%idx-file dir base)))
                   (x (if (and limit (< limit (first (shape x)))) (take-rows x (range limit)) x)))
@@ -23,8 +25,12 @@ only the first LIMIT examples of each split (for quick runs)."
            (let* ((y (load-idx (data:%idx-file dir base)))
                   (y (if (and limit (< limit (first (shape y)))) (take-rows y (range limit)) y)))
              (realize (cast y 'i32)))))
-    (list :train-x (images "train-images-idx3-ubyte") :train-y (labels-of "train-labels-idx1-ubyte")
-          :test-x (images "t10k-images-idx3-ubyte") :test-y (labels-of "t10k-labels-idx1-ubyte"))))
+    (let ((train-x (images "train-images-idx3-ubyte")) (test-x (images "t10k-images-idx3-ubyte")))
+      (when normalize
+        (let ((mu (item (mean train-x))) (sd (item (std train-x))))
+          (setq train-x (realize (div (sub train-x mu) sd)) test-x (realize (div (sub test-x mu) sd)))))
+      (list :train-x train-x :train-y (labels-of "train-labels-idx1-ubyte")
+            :test-x test-x :test-y (labels-of "t10k-labels-idx1-ubyte")))))
 
 (defun range (n)
   "(range N) The list 0 1 ... N-1."

@@ -110,6 +110,7 @@ void register_file_builtins(eval::Interp& in) {
   file_io::register_npy_builtins(in);
   file_io::register_safetensors_builtins(in);
   file_io::register_idx_builtins(in);
+  file_io::register_csv_builtins(in);
 }
 
 }  // namespace tl::tensor

@@ -199,5 +199,6 @@ FileCtx file_ctx(eval::Interp& in, const char* fn, eval::Value* args, int i);
 void register_npy_builtins(Interp& in);
 void register_safetensors_builtins(Interp& in);
 void register_idx_builtins(Interp& in);
+void register_csv_builtins(Interp& in);
 
 }  // namespace tl::tensor::file_io
