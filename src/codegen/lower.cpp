@@ -75,17 +75,32 @@ class Lowerer {
     }
     const Node* red = find_reduce();
     Lowered result = build(red, false);
-    if (red != nullptr && interchange_pays(red)) {
+    const bool interchange = red != nullptr && interchange_pays(red);
+    if (red != nullptr) {
       // Rebuild with the last output axis innermost: the loads then run along memory, as a
-      // matmul's right operand does along its rows. Register tiles when the shape allows.
+      // matmul's right operand does along its rows. Register tiles when the shape allows;
+      // a product whose right operand is read across its rows (A B^T: both operands run
+      // along the sum) is tiled too, with that operand packed.
+      Kernel plain = k_;
+      auto plain_memo = memo_;
+      const Node* plain_fused = fused_reduce_;
+      ExprId plain_fused_value = fused_value_;
       k_.body.clear();
       memo_.clear();
-      if (auto tiled = build_tiled(red)) {
+      tiled_packed_ = false;
+      std::optional<Lowered> tiled = build_tiled(red);
+      if (tiled && (interchange || tiled_packed_)) {
         result = std::move(*tiled);
-      } else {
+      } else if (interchange) {
         k_.body.clear();
         memo_.clear();
         result = build(red, true);
+      } else {
+        k_ = std::move(plain);
+        memo_ = std::move(plain_memo);
+        fused_reduce_ = plain_fused;
+        fused_value_ = plain_fused_value;
+        tile_size_ = 1;
       }
     }
     finish(result, red ? red->src[0].get() : out_);
@@ -171,7 +186,8 @@ class Lowerer {
     // A right operand small enough to stay in cache whole (a short sum, as in a weight
     // gradient's transpose times a matrix) is packed once, before the row blocks, which then
     // run in parallel with each row's values reused across every column tile.
-    const bool whole = packed != nullptr && kept.size() == 2 && *red_extent * *cols * 4 <= kWholeScratch;
+    tiled_packed_ = packed != nullptr;
+    const bool whole = packed != nullptr && *red_extent * *cols * 4 <= kWholeScratch;
     const std::int64_t panel =
         whole ? *cols
               : packed != nullptr && *cols % kPanelCols == 0 && *red_extent * kPanelCols * 4 <= kMaxScratch ? kPanelCols
@@ -556,6 +572,7 @@ class Lowerer {
   std::vector<const Node*> inputs_;
   std::vector<std::int32_t> input_slots_;
   int tile_size_ = 1;  // output elements a register tile computes together
+  bool tiled_packed_ = false;  // the last build_tiled packed an operand
   std::map<const Node*, std::int32_t> slots_;
   std::map<std::pair<const Node*, std::vector<ExprId>>, ExprId> memo_;
   const Node* fused_reduce_ = nullptr;  // its value is the accumulator's, once lowered

@@ -27,10 +27,13 @@ that axis is dropped from the result; leading batch axes broadcast, as in NumPy.
                      when (and (eql d 1) (not (eql e 1))) collect i)))
     (if axes (sum x :axis axes :keepdim t) x)))
 
-(defun %split-size (k)
-  ;; For a long sum of K terms, a chunk size dividing K (at most 4096, at least 256), else nil.
-  (when (and (integerp k) (> k 8192))
-    (loop for b from 4096 downto 256 when (= 0 (mod k b)) return b)))
+(defun %split-size (k m)
+  ;; For a long sum of K terms into M columns, a chunk size dividing K whose slice of the
+  ;; right operand (chunk x M floats) stays in cache, or nil when K is short enough.
+  (when (and (integerp k) (integerp m))
+    (let ((target (max 128 (min 4096 (floor 32768 (max m 1))))))
+      (when (>= k (* 4 target))
+        (loop for b from target downto 128 when (= 0 (mod k b)) return b)))))
 
 (defun %matmul2 (a b)
   ;; A (... n k) times B (... k m), as A (... n k 1) times B (... 1 k m) summed over k:
@@ -38,7 +41,7 @@ that axis is dropped from the result; leading batch axes broadcast, as in NumPy.
   ;; too (A^T G and G B^T), so they get the same treatment.
   (with-custom-grad ((a a) (b b))
       (let* ((k (car (last (tensor-shape a))))
-             (chunk (%split-size k)))
+             (chunk (%split-size k (car (last (tensor-shape b))))))
         (if chunk
             ;; A long sum (a weight gradient summed over a batch of rows) in chunks: each
             ;; chunk's panel of B stays in cache, and the chunks run in parallel; then the
