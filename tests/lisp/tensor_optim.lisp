@@ -89,4 +89,52 @@
           (step! opt (backward loss)))
         (is (< (item loss) (* 0.1 first-loss)))))))
 
+(deftest clipping-and-schedules
+  ;; Gradients (3 4) and (12): joint norm 13, clipped to 6.5 (half).
+  (let* ((a (requires-grad! (tensor '(0.0 0.0)))) (b (requires-grad! (tensor '(0.0)))))
+    (backward (add (sum (mul a (tensor '(3.0 4.0)))) (sum (mul b 12.0))))
+    (is (< (abs (- (optim:clip-grad-norm! (list a b) 6.5) 13.0)) 1e-4))
+    (is (allclose (grad a) (tensor '(1.5 2.0)) :atol 1e-5))
+    (is (allclose (grad b) (tensor '(6.0)) :atol 1e-5))
+    ;; Under the limit nothing changes.
+    (is (< (abs (- (optim:clip-grad-norm! (list a b) 100.0) 6.5)) 1e-4))
+    (is (allclose (grad a) (tensor '(1.5 2.0)) :atol 1e-5)))
+  (let* ((p (requires-grad! (tensor '(1.0))))
+         (lrs (lambda (sched opt n) (let ((out nil)) (dotimes (i n) (push (optim:lr opt) out) (step! sched)) (reverse out)))))
+    (let* ((opt (optim:sgd (list p) :lr 1.0)) (s (optim:step-lr opt 2 :gamma 0.5)))
+      (is (close-p (funcall lrs s opt 5) '(1.0 1.0 0.5 0.5 0.25))))
+    (let* ((opt (optim:sgd (list p) :lr 1.0)) (s (optim:cosine-lr opt 4 :eta-min 0.0)))
+      (is (close-p (funcall lrs s opt 6) (list 1.0 (/ (+ 1 (cos (/ pi 4))) 2) 0.5 (/ (+ 1 (cos (* 3 (/ pi 4)))) 2) 0.0 0.0))))
+    (let* ((opt (optim:sgd (list p) :lr 1.0)) (s (optim:warmup-lr opt 4 :then (lambda (k) (expt 0.5 k)))))
+      (is (close-p (funcall lrs s opt 7) '(0.0 0.25 0.5 0.75 1.0 0.5 0.25))))))
+
+(deftest checkpoints
+  (manual-seed 3)
+  (defmodel net () ((fc (nn:linear 3 2)) (bn (nn:batch-norm 2))) (x) (bn (fc x)))
+  (let* ((file (concat (or (getenv "TMPDIR") "/tmp") "/tl-optim-ckpt.safetensors"))
+         (m (net)) (opt (optim:adam (parameters m) :lr 0.01)) (x (randn '(4 3))))
+    (dotimes (i 3) (optim:zero-grad! opt) (step! opt (backward (sum (square (m x))))))
+    (nn:save m file :optimizer opt)
+    (is (equal (mapcar #'car (load-safetensors file))
+               '("fc.weight" "fc.bias" "bn.weight" "bn.bias" "bn.running-mean" "bn.running-var" "optim.step" "optim.lr"
+                 "optim.fc.weight.exp-avg" "optim.fc.weight.exp-avg-sq" "optim.fc.bias.exp-avg" "optim.fc.bias.exp-avg-sq"
+                 "optim.bn.weight.exp-avg" "optim.bn.weight.exp-avg-sq" "optim.bn.bias.exp-avg" "optim.bn.bias.exp-avg-sq")))
+    ;; A fresh model and optimizer take up exactly where these left off.
+    (let* ((m2 (net)) (opt2 (optim:adam (parameters m2) :lr 0.5)))
+      (nn:load m2 file :optimizer opt2)
+      (is (= (optim:steps opt2) 3))
+      (is (< (abs (- (optim:lr opt2) 0.01)) 1e-7))
+      (is (equal (mapcar (lambda (p) (to-list (cdr p))) (named-tensors m2))
+                 (mapcar (lambda (p) (to-list (cdr p))) (named-tensors m))))
+      (optim:zero-grad! opt) (step! opt (backward (sum (square (m x)))))
+      (optim:zero-grad! opt2) (step! opt2 (backward (sum (square (m2 x)))))
+      (is (allclose (cdr (first (named-parameters m2))) (cdr (first (named-parameters m))))))
+    ;; Names and shapes that do not match are listed together.
+    (defmodel other () ((fc (nn:linear 3 4)) (extra (nn:linear 1 1))) (x) x)
+    (let ((msg (handler-case (progn (nn:load (other) file) "loaded") (file-error (e) (condition-message e)))))
+      (is (string-contains msg "does not match other"))
+      (is (string-contains msg "fc.weight is (3 2) in the file but (3 4) in the model"))
+      (is (string-contains msg "extra.weight is missing"))
+      (is (string-contains msg "bn.running-mean is in the file but not in the model")))))
+
 (run-tests)
