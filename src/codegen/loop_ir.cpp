@@ -509,6 +509,30 @@ ExprId Kernel::binary(EOp op, ExprId a, ExprId b) {
         std::map<ExprId, std::int64_t> m;
         for (auto [x, k] : la.terms) m[x] += k;
         for (auto [x, k] : lb.terms) m[x] += k;
+        // (x mod d) k + (x / d) (d k) = x k: an index split by a reshape and put back
+        // together (rows merged, then unraveled for a view) becomes linear again.
+        for (bool again = true; again;) {
+          again = false;
+          for (auto& [t, k] : m) {
+            const Expr& e = expr(t);
+            if (k == 0 || e.op != EOp::Mod) continue;
+            auto d = as_const(e.src[1]);
+            if (!d || *d <= 0) continue;
+            ExprId q = -1;
+            for (auto& [u, ku] : m) {
+              const Expr& f = expr(u);
+              if (ku != 0 && f.op == EOp::Idiv && f.src[0] == e.src[0] && as_const(f.src[1]) == d && ku == k * *d) q = u;
+            }
+            if (q < 0) continue;
+            const ExprId x = e.src[0];
+            const std::int64_t kx = k;
+            m[q] = 0;
+            m[t] = 0;
+            m[x] += kx;
+            again = true;
+            break;
+          }
+        }
         for (auto [x, k] : m) {
           if (k != 0) s.terms.emplace_back(x, k);
         }

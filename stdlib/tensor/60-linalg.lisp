@@ -27,10 +27,11 @@ that axis is dropped from the result; leading batch axes broadcast, as in NumPy.
                      when (and (eql d 1) (not (eql e 1))) collect i)))
     (if axes (sum x :axis axes :keepdim t) x)))
 
-(defun %split-size (k m)
-  ;; For a long sum of K terms into M columns, a chunk size dividing K whose slice of the
-  ;; right operand (chunk x M floats) stays in cache, or nil when K is short enough.
-  (when (and (integerp k) (integerp m))
+(defun %split-size (k n m)
+  ;; For a long sum of K terms into a small N x M result (a weight gradient summed over a
+  ;; batch of rows), a chunk size dividing K whose slice of the right operand (chunk x M
+  ;; floats) stays in cache; nil for other shapes (a square matmul gains nothing).
+  (when (and (integerp k) (integerp n) (integerp m) (>= k (* 8 (max n m))))
     (let ((target (max 128 (min 4096 (floor 32768 (max m 1))))))
       (when (>= k (* 4 target))
         (loop for b from target downto 128 when (= 0 (mod k b)) return b)))))
@@ -41,7 +42,7 @@ that axis is dropped from the result; leading batch axes broadcast, as in NumPy.
   ;; too (A^T G and G B^T), so they get the same treatment.
   (with-custom-grad ((a a) (b b))
       (let* ((k (car (last (tensor-shape a))))
-             (chunk (%split-size k (car (last (tensor-shape b))))))
+             (chunk (%split-size k (nth (- (ndim a) 2) (tensor-shape a)) (car (last (tensor-shape b))))))
         (if chunk
             ;; A long sum (a weight gradient summed over a batch of rows) in chunks: each
             ;; chunk's panel of B stays in cache, and the chunks run in parallel; then the
