@@ -140,7 +140,11 @@ class Lowerer {
     if (kept.size() < 2) return std::nullopt;
     const std::size_t col = kept.back(), row = kept[kept.size() - 2];
     auto rows = shape[row].as_const(), cols = shape[col].as_const();
-    if (!rows || !cols || *cols % kTileCols != 0) return std::nullopt;
+    if (!rows || !cols) return std::nullopt;
+    // 16 columns (two vectors of 8) when they divide the columns; a narrow result (a
+    // classifier's 10 outputs) is one tile wide; else 8 when they divide.
+    const std::int64_t tile_cols = *cols % kTileCols == 0 ? kTileCols : *cols < kTileCols ? *cols : *cols % 8 == 0 ? 8 : 0;
+    if (tile_cols == 0) return std::nullopt;
     std::int64_t tile_rows = kTileRows;
     while (*rows % tile_rows != 0) --tile_rows;
     const Node* src = red->src[0].get();
@@ -174,7 +178,7 @@ class Lowerer {
       if (reduced[i] && src->shape[i] != Dim(1)) red_axis = red_axis == shape.size() ? i : src->shape.size();
     }
     auto red_extent = red_axis < src->shape.size() ? src->shape[red_axis].as_const() : std::nullopt;
-    if (src->op == Op::Mul && !materialized_.count(src) && red_extent && *red_extent * kTileCols * 4 <= kMaxScratch) {
+    if (src->op == Op::Mul && !materialized_.count(src) && red_extent && *red_extent * tile_cols * 4 <= kMaxScratch) {
       for (int side = 0; side < 2 && packed == nullptr; ++side) {
         const Node* operand = src->src[static_cast<std::size_t>(side)].get();
         if (operand->op == Op::Expand && !materialized_.count(operand) && operand->src[0]->shape[row] == Dim(1) &&
@@ -190,8 +194,8 @@ class Lowerer {
     const bool whole = packed != nullptr && *red_extent * *cols * 4 <= kWholeScratch;
     const std::int64_t panel =
         whole ? *cols
-              : packed != nullptr && *cols % kPanelCols == 0 && *red_extent * kPanelCols * 4 <= kMaxScratch ? kPanelCols
-                                                                                                        : kTileCols;
+              : packed != nullptr && tile_cols == kPanelCols && *cols % kPanelCols == 0 && *red_extent * kPanelCols * 4 <= kMaxScratch ? kPanelCols
+                                                                                                        : tile_cols;
     // Otherwise column panels outside row blocks: one panel stays in cache while every row
     // block streams past it.
     ExprId c0 = whole ? k_.constant_int(0) : open(k_.constant_int(*cols / panel), Dim(*cols / panel));
@@ -211,10 +215,10 @@ class Lowerer {
         Stmt st{Stmt::Kind::Store};
         st.buffer = pack_slot;
         st.index = whole ? k_.binary(EOp::Add,
-                                     k_.binary(EOp::Mul, k_.binary(EOp::Idiv, w, k_.constant_int(kTileCols)),
-                                               k_.constant_int(*red_extent * kTileCols)),
-                                     k_.binary(EOp::Add, k_.binary(EOp::Mul, kk, k_.constant_int(kTileCols)),
-                                               k_.binary(EOp::Mod, w, k_.constant_int(kTileCols))))
+                                     k_.binary(EOp::Mul, k_.binary(EOp::Idiv, w, k_.constant_int(tile_cols)),
+                                               k_.constant_int(*red_extent * tile_cols)),
+                                     k_.binary(EOp::Add, k_.binary(EOp::Mul, kk, k_.constant_int(tile_cols)),
+                                               k_.binary(EOp::Mod, w, k_.constant_int(tile_cols))))
                          : k_.binary(EOp::Add, k_.binary(EOp::Mul, kk, k_.constant_int(panel)), w);
         st.value = value(packed, sidx);
         pack_body->push_back(st);
@@ -230,9 +234,9 @@ class Lowerer {
     }
     ExprId r0 = open(k_.constant_int(*rows / tile_rows), Dim(*rows / tile_rows));
     // The tile's first column within the panel, and in the output.
-    ExprId in_panel = panel > kTileCols
-                          ? k_.binary(EOp::Mul, open(k_.constant_int(panel / kTileCols), Dim(panel / kTileCols)),
-                                      k_.constant_int(kTileCols))
+    ExprId in_panel = panel > tile_cols
+                          ? k_.binary(EOp::Mul, open(k_.constant_int(panel / tile_cols), Dim(panel / tile_cols)),
+                                      k_.constant_int(tile_cols))
                           : k_.constant_int(0);
     ExprId first_col = k_.binary(EOp::Add, k_.binary(EOp::Mul, c0, k_.constant_int(panel)), in_panel);
     Dim reduce_size = 1;
@@ -241,11 +245,11 @@ class Lowerer {
     }
     result.work_per_iteration = Dim(panel) * shape[row] * reduce_size;
     // The tile's accumulators, then the reduce loops with one update per tile element.
-    tile_size_ = static_cast<int>(tile_rows * kTileCols);
+    tile_size_ = static_cast<int>(tile_rows * tile_cols);
     std::vector<std::int32_t> accs;
     std::vector<std::vector<ExprId>> at;  // output index per tile element
     for (std::int64_t t = 0; t < tile_rows; ++t) {
-      for (std::int64_t w = 0; w < kTileCols; ++w) {
+      for (std::int64_t w = 0; w < tile_cols; ++w) {
         std::vector<ExprId> e = idx;
         e[row] = k_.binary(EOp::Add, k_.binary(EOp::Mul, r0, k_.constant_int(tile_rows)), k_.constant_int(t));
         e[col] = k_.binary(EOp::Add, first_col, k_.constant_int(w));
@@ -269,12 +273,12 @@ class Lowerer {
       }
       Stmt upd = update_acc(accs[e], DType::F32, ReduceKind::Sum, -1);
       if (packed != nullptr) {
-        const std::int64_t w = static_cast<std::int64_t>(e) % kTileCols;
+        const std::int64_t w = static_cast<std::int64_t>(e) % tile_cols;
         // A whole packed operand is laid out tile by tile ([column tile][k][16]), so each
         // tile's sum reads one contiguous block; a panel is [k][panel columns].
         ExprId from_pack =
             whole ? k_.load(pack_slot, k_.binary(EOp::Add, k_.binary(EOp::Mul, in_panel, k_.constant_int(*red_extent)),
-                                                 k_.binary(EOp::Add, k_.binary(EOp::Mul, rvars[red_axis], k_.constant_int(kTileCols)),
+                                                 k_.binary(EOp::Add, k_.binary(EOp::Mul, rvars[red_axis], k_.constant_int(tile_cols)),
                                                            k_.constant_int(w))))
                   : k_.load(pack_slot, k_.binary(EOp::Add, k_.binary(EOp::Mul, rvars[red_axis], k_.constant_int(panel)),
                                                  k_.binary(EOp::Add, in_panel, k_.constant_int(w))));

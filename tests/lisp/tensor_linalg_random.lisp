@@ -21,6 +21,21 @@
   (is-error shape-error (matmul a a))
   (is-error shape-error (matmul (tensor 1) a)))
 
+(deftest matmul-tiles-agree-with-reference
+  ;; Shapes that take each of the CPU JIT's matmul paths (register tiles of 16 columns, 8, or
+  ;; one narrow tile; rows by 4, 3, 2 or 1; a right operand packed whole, in panels, or read
+  ;; transposed; long sums in chunks) agree with the reference executor.
+  (manual-seed 4)
+  (let ((was (getf (tensor-stats) :device)))
+    (dolist (dims '((128 256 10) (9 300 3) (6 7 16) (130 33 24) (5 64 40) (64 512 64) (288 3000 64) (31 17 1)))
+      (destructuring-bind (n k m) dims
+        (let* ((x (realize (randn (list n k)))) (y (realize (randn (list k m)))) (yt (realize (randn (list m k))))
+               (ref (progn (use-backend 'ref) (list (to-list (matmul x y)) (to-list (matmul x (transpose yt))))))
+               (cpu (progn (use-backend 'cpu) (list (matmul x y) (matmul x (transpose yt))))))
+          (is (allclose (first cpu) (tensor (first ref)) :atol 1e-3 :rtol 1e-4))
+          (is (allclose (second cpu) (tensor (second ref)) :atol 1e-3 :rtol 1e-4)))))
+    (use-backend (intern was))))
+
 (deftest products
   (is (equal (tl (dot (tensor '(1 2 3)) (tensor '(4 5 6)))) 32))
   (is-error shape-error (dot (tensor '(1 2)) (tensor '(1 2 3))))
