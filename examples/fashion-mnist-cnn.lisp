@@ -32,30 +32,11 @@
 (defvar model (cnn))
 (defvar opt (optim:adam (parameters model) :lr 1e-3))
 
-;; One training step, captured: after the first call (per batch shape) its kernels replay
-;; with no Lisp in between.
-(defjit train-step (xb yb)
-  (let ((loss (nn:cross-entropy (model xb) yb)))
-    (optim:zero-grad! opt)
-    (step! opt (backward loss))))
-
-(defun test-accuracy ()
-  (* 100 (nn:accuracy model (getf ds :test-x) (getf ds :test-y))))
-
+;; The training loop (nn:fit): shuffled batches of 128, each step cross-entropy, backward and
+;; Adam, captured with jit so its kernels replay with no Lisp in between.
 (if (command-line-flag "--eval")
     (progn
       (nn:load model *checkpoint* :optimizer opt)
-      (format t "test accuracy: ~,2f%~%" (test-accuracy)))
-    (let* ((x (getf ds :train-x)) (y (getf ds :train-y)) (n (first (shape x))) (step 0))
-      (dotimes (epoch *epochs*)
-        (let ((start (/ (get-internal-real-time) 1e9)) (done 0) (loss nil))
-          (data:do-batches (xb yb x y :size 128 :shuffle t :seed (+ (* 1000 *seed*) epoch))
-            (setq loss (funcall train-step xb yb))
-            (setq done (+ done (first (shape xb))) step (+ step 1))
-            (when (or (= 0 (mod step 50)) (= done n))
-              (data:progress (format nil "epoch ~a" (+ epoch 1)) done n start
-                             (format nil "loss ~,4f" (nn:check-loss loss step)))))
-          (format t "epoch ~a: ~,1f s, test accuracy ~,2f%~%" (+ epoch 1)
-                  (- (/ (get-internal-real-time) 1e9) start) (test-accuracy))))
-      (nn:save model *checkpoint* :optimizer opt)
-      (format t "saved ~a~%" *checkpoint*)))
+      (format t "test accuracy: ~,2f%~%" (* 100 (nn:accuracy model (getf ds :test-x) (getf ds :test-y)))))
+    (nn:fit model opt (getf ds :train-x) (getf ds :train-y) :epochs *epochs* :seed *seed*
+            :test-x (getf ds :test-x) :test-y (getf ds :test-y) :checkpoint *checkpoint*))

@@ -2,45 +2,9 @@
 # The Fashion-MNIST MLP of examples/fashion-mnist-mlp.lisp in PyTorch (784-256-10, ReLU,
 # Adam 1e-3, batch 128): seconds per epoch and test accuracy.
 #   python3 bench/train/mlp_torch.py THREADS [EPOCHS]
-import gzip
-import sys
-import time
-
-import numpy as np
 import torch
 
-threads = int(sys.argv[1]) if len(sys.argv) > 1 else 1
-epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 1
-torch.set_num_threads(threads)
-torch.manual_seed(0)
-root = "/usr/share/datasets/fashion-mnist/"
+from common import run
 
-
-def idx(name):
-    with gzip.open(root + name) as f:
-        data = f.read()
-    rank = data[3]
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(rank)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * rank).reshape(dims)
-
-
-x = torch.tensor(idx("train-images-idx3-ubyte.gz").reshape(-1, 784), dtype=torch.float32) / 255
-y = torch.tensor(idx("train-labels-idx1-ubyte.gz"), dtype=torch.long)
-tx = torch.tensor(idx("t10k-images-idx3-ubyte.gz").reshape(-1, 784), dtype=torch.float32) / 255
-ty = torch.tensor(idx("t10k-labels-idx1-ubyte.gz"), dtype=torch.long)
-model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
-opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-loss_fn = torch.nn.CrossEntropyLoss()
-for epoch in range(epochs):
-    t0 = time.perf_counter()
-    perm = torch.randperm(x.shape[0])
-    for i in range(0, x.shape[0], 128):
-        rows = perm[i:i + 128]
-        loss = loss_fn(model(x[rows]), y[rows])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    dt = time.perf_counter() - t0
-    with torch.no_grad():
-        acc = (model(tx).argmax(1) == ty).float().mean().item()
-    print(f"torch-mlp epoch {epoch + 1}: {dt:.2f} s, test accuracy {100 * acc:.2f}%")
+run("torch-mlp", lambda: torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10)),
+    (-1, 784))
