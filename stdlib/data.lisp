@@ -67,14 +67,30 @@ bound to the rows of X and Y of each batch."
        (let ((,xb (take-rows ,x ,rows)) (,yb (take-rows ,y ,rows)))
          ,@body))))
 
-(defun data:progress (label done total start-seconds &optional (extra ""))
-  "(data:progress LABEL DONE TOTAL START-SECONDS [EXTRA]) Prints a one-line progress bar with
-throughput (items per second), rewritten in place."
+(defun data:batches (dataset &key (size 128) shuffle (seed 0))
+  "(data:batches DATASET &key (size 128) shuffle seed) DATASET's rows in batches, as a list of
+(XB . YB): DATASET is (X . Y), or a plist with :train-x and :train-y. Every batch is made
+now, a copy of the epoch's data; data:do-batches makes each batch only when it is reached."
+  (let ((x (if (consp dataset) (if (keywordp (car dataset)) (getf dataset :train-x) (car dataset))))
+        (y (if (consp dataset) (if (keywordp (car dataset)) (getf dataset :train-y) (cdr dataset)))))
+    (unless (and (tensorp x) (tensorp y) (equal (first (shape x)) (first (shape y))))
+      (error 'type-error "data:batches: expected (X . Y) or a dataset plist with rows matching, got ~s" dataset))
+    (mapcar (lambda (rows) (cons (take-rows x rows) (take-rows y rows)))
+            (data:batch-indices (first (shape x)) size :shuffle shuffle :seed seed))))
+
+(defun data:progress-line (label done total start-seconds &optional (extra ""))
+  "(data:progress-line LABEL DONE TOTAL START-SECONDS [EXTRA]) The text data:progress prints:
+LABEL, a bar of 30 columns, DONE/TOTAL, items per second since START-SECONDS, and EXTRA."
   (let* ((width 30)
          (filled (floor (* width done) (max total 1)))
          (elapsed (max 1e-9 (- (/ (get-internal-real-time) 1e9) start-seconds)))
          (bar (let ((s "")) (dotimes (i width) (setq s (concat s (if (< i filled) "=" " ")))) s)))
-    (format t "~a~a [~a] ~a/~a ~,0f/s ~a" (code-char 13) label bar done total (/ done elapsed) extra)
-    (when (>= done total) (terpri))))
+    (format nil "~a [~a] ~a/~a ~,0f/s ~a" label bar done total (/ done elapsed) extra)))
+
+(defun data:progress (label done total start-seconds &optional (extra ""))
+  "(data:progress LABEL DONE TOTAL START-SECONDS [EXTRA]) Prints a one-line progress bar with
+throughput (items per second), rewritten in place; a newline when DONE reaches TOTAL."
+  (format t "~a~a" (code-char 13) (data:progress-line label done total start-seconds extra))
+  (when (>= done total) (terpri)))
 
 (provide 'data)
