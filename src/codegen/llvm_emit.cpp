@@ -7,16 +7,22 @@
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/IRReader/IRReader.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/Support/SourceMgr.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -43,14 +49,21 @@ bool is_fp(DType t) { return tensor::is_float(t); }
 
 class Emitter {
  public:
-  Emitter(llvm::LLVMContext& ctx, llvm::Module& m, const Kernel& k, bool prefer_512)
-      : ctx_(ctx), m_(m), k_(k), b_(ctx), prefer_512_(prefer_512) {}
+  // `gpu`: the parallel loop becomes one GPU thread per iteration (NVPTX).
+  Emitter(llvm::LLVMContext& ctx, llvm::Module& m, const Kernel& k, bool prefer_512, bool gpu = false)
+      : ctx_(ctx), m_(m), k_(k), b_(ctx), prefer_512_(prefer_512), gpu_(gpu) {}
 
   void emit(const std::string& entry) {
     Type* i8pp = llvm::PointerType::getUnqual(llvm::Type::getInt8PtrTy(ctx_));
     Type* i64p = llvm::PointerType::getUnqual(b_.getInt64Ty());
     auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {i8pp, i64p, b_.getInt64Ty(), b_.getInt64Ty()}, false);
     fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, entry, m_);
+    if (gpu_) {
+      // A kernel entry point (__global__), as NVVM marks them.
+      llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx_, "kernel"),
+                              llvm::ValueAsMetadata::get(b_.getInt32(1))};
+      m_.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx_, md));
+    }
     fn_->addFnAttr(llvm::Attribute::NoUnwind);
     if (prefer_512_) fn_->addFnAttr("prefer-vector-width", "512");
     fn_->addFnAttr(llvm::Attribute::NoFree);
@@ -106,6 +119,7 @@ class Emitter {
   const Kernel& k_;
   IRBuilder<> b_;
   bool prefer_512_;
+  bool gpu_;
   llvm::Function* fn_ = nullptr;
   Value* begin_ = nullptr;
   Value* end_ = nullptr;
@@ -292,6 +306,13 @@ class Emitter {
     }
   }
 
+  // A function of NVIDIA's libdevice (linked in by PtxCodegen): the NVPTX target has no
+  // instructions for sin, or for exp2 and log2 of doubles.
+  Value* libdevice(const char* name, Value* v) {
+    llvm::FunctionCallee f = m_.getOrInsertFunction(name, llvm::FunctionType::get(v->getType(), {v->getType()}, false));
+    return b_.CreateCall(f, {v});
+  }
+
   Value* intrinsic(llvm::Intrinsic::ID id, Value* v) {
     llvm::Function* f = llvm::Intrinsic::getDeclaration(&m_, id, {v->getType()});
     return b_.CreateCall(f, {v});
@@ -413,9 +434,15 @@ class Emitter {
       case EOp::Neg: return fl ? b_.CreateFNeg(a) : b_.CreateNeg(a);
       case EOp::Recip: return round_to(t, b_.CreateFDiv(llvm::ConstantFP::get(a->getType(), 1.0), a));
       case EOp::Sqrt: return round_to(t, intrinsic(llvm::Intrinsic::sqrt, a));
-      case EOp::Exp2: return round_to(t, a->getType()->isFloatTy() ? exp2_via_double(a) : intrinsic(llvm::Intrinsic::exp2, a));
-      case EOp::Log2: return round_to(t, a->getType()->isFloatTy() ? log2_via_double(a) : intrinsic(llvm::Intrinsic::log2, a));
-      case EOp::Sin: return round_to(t, intrinsic(llvm::Intrinsic::sin, a));
+      case EOp::Exp2:
+        if (a->getType()->isFloatTy()) return round_to(t, exp2_via_double(a));
+        return round_to(t, gpu_ ? libdevice("__nv_exp2", a) : intrinsic(llvm::Intrinsic::exp2, a));
+      case EOp::Log2:
+        if (a->getType()->isFloatTy()) return round_to(t, log2_via_double(a));
+        return round_to(t, gpu_ ? libdevice("__nv_log2", a) : intrinsic(llvm::Intrinsic::log2, a));
+      case EOp::Sin:
+        if (gpu_) return round_to(t, libdevice(a->getType()->isFloatTy() ? "__nv_sinf" : "__nv_sin", a));
+        return round_to(t, intrinsic(llvm::Intrinsic::sin, a));
       case EOp::Cast: return cast(a, at, t);
       case EOp::Bitcast: return from_bits(t, bits_of(at, a));
       default: break;
@@ -537,6 +564,10 @@ class Emitter {
   // Loops are emitted rotated (a guard, then a body that tests at its end), the form LLVM's
   // loop passes expect; values that leave the loop then come from its last iteration.
   void loop(const Stmt& s) {
+    if (gpu_ && s.parallel) {
+      thread_iteration(s);
+      return;
+    }
     Value* start = s.parallel ? begin_ : b_.getInt64(0);
     Value* stop = s.parallel ? end_ : value(s.extent);
     llvm::BasicBlock* pre = b_.GetInsertBlock();
@@ -554,6 +585,29 @@ class Emitter {
     Value* next = b_.CreateNSWAdd(i, b_.getInt64(1));
     i->addIncoming(next, b_.GetInsertBlock());
     b_.CreateCondBr(b_.CreateICmpSLT(next, stop), bodybb, exit);
+    b_.SetInsertPoint(exit);
+  }
+
+  // On a GPU, iteration begin + blockIdx.x * blockDim.x + threadIdx.x of the parallel loop,
+  // when below end.
+  void thread_iteration(const Stmt& s) {
+    auto sreg = [&](llvm::Intrinsic::ID id) {
+      return b_.CreateZExt(b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, id)), b_.getInt64Ty());
+    };
+    Value* i = b_.CreateAdd(begin_, b_.CreateAdd(b_.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
+                                                             sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
+                                                 sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x)),
+                            "i" + std::to_string(s.var));
+    auto* bodybb = llvm::BasicBlock::Create(ctx_, "body" + std::to_string(s.var), fn_);
+    auto* exit = llvm::BasicBlock::Create(ctx_, "exit" + std::to_string(s.var), fn_);
+    b_.CreateCondBr(b_.CreateICmpSLT(i, end_), bodybb, exit);
+    b_.SetInsertPoint(bodybb);
+    loop_vars_[static_cast<std::size_t>(s.var)] = i;
+    frames_.emplace_back();
+    body(s.body);
+    for (ExprId id : frames_.back()) memo_[static_cast<std::size_t>(id)] = nullptr;
+    frames_.pop_back();
+    b_.CreateBr(exit);
     b_.SetInsertPoint(exit);
   }
 };
@@ -582,6 +636,91 @@ CpuCodegen::CpuCodegen() : impl_(std::make_unique<Impl>()) {
 }
 
 CpuCodegen::~CpuCodegen() = default;
+
+struct PtxCodegen::Impl {
+  std::unique_ptr<llvm::TargetMachine> tm;
+  std::string libdevice;  // path of libdevice.10.bc, or empty
+};
+
+PtxCodegen::PtxCodegen(const std::string& arch) : impl_(std::make_unique<Impl>()) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  const std::string triple = "nvptx64-nvidia-cuda";
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (target == nullptr) throw std::runtime_error("LLVM has no NVPTX target: " + error);
+  impl_->tm.reset(target->createTargetMachine(triple, arch, "+ptx70", llvm::TargetOptions(), llvm::None, llvm::None,
+                                              llvm::CodeGenOpt::Aggressive));
+  if (!impl_->tm) throw std::runtime_error("cannot create an NVPTX target machine for " + arch);
+  const char* dirs[] = {std::getenv("CUDA_HOME"), std::getenv("CUDA_PATH"), "/usr/local/cuda", "/usr/lib/cuda"};
+  for (const char* dir : dirs) {
+    if (dir == nullptr || *dir == 0) continue;
+    std::string path = std::string(dir) + "/nvvm/libdevice/libdevice.10.bc";
+    if (std::ifstream(path).good()) {
+      impl_->libdevice = path;
+      break;
+    }
+  }
+}
+
+PtxCodegen::~PtxCodegen() = default;
+
+std::string PtxCodegen::compile(const Kernel& k, const std::string& entry) const {
+  llvm::LLVMContext ctx;
+  auto m = std::make_unique<llvm::Module>(entry, ctx);
+  m->setDataLayout(impl_->tm->createDataLayout());
+  m->setTargetTriple(impl_->tm->getTargetTriple().str());
+  Emitter(ctx, *m, k, false, true).emit(entry);
+  std::string verify_errors;
+  llvm::raw_string_ostream verify_os(verify_errors);
+  if (llvm::verifyModule(*m, &verify_os)) {
+    throw std::logic_error("llvm emit produced invalid IR for " + entry + ": " + verify_os.str());
+  }
+  bool needs_libdevice = false;
+  for (const llvm::Function& f : *m) needs_libdevice = needs_libdevice || (f.isDeclaration() && f.getName().startswith("__nv_"));
+  if (needs_libdevice) {
+    if (impl_->libdevice.empty()) {
+      throw std::runtime_error("kernel " + entry + " needs NVIDIA's libdevice (nvvm/libdevice/libdevice.10.bc under CUDA_HOME or /usr/local/cuda) for sin, or exp2/log2 of f64");
+    }
+    llvm::SMDiagnostic diag;
+    std::unique_ptr<llvm::Module> lib = llvm::parseIRFile(impl_->libdevice, diag, ctx);
+    if (!lib) throw std::runtime_error("cannot read " + impl_->libdevice + ": " + diag.getMessage().str());
+    lib->setDataLayout(m->getDataLayout());
+    lib->setTargetTriple(m->getTargetTriple());
+    if (llvm::Linker::linkModules(*m, std::move(lib), llvm::Linker::LinkOnlyNeeded)) {
+      throw std::runtime_error("cannot link libdevice into " + entry);
+    }
+    // Only the kernel is visible: libdevice's functions inline and the rest goes.
+    for (llvm::Function& f : *m) {
+      if (!f.isDeclaration() && f.getName() != entry) f.setLinkage(llvm::GlobalValue::InternalLinkage);
+    }
+  }
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(impl_->tm.get());
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(*m, mam);
+  llvm::SmallVector<char, 0> ptx;
+  llvm::raw_svector_ostream os(ptx);
+  llvm::legacy::PassManager pm;
+  if (impl_->tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_AssemblyFile)) {
+    throw std::runtime_error("LLVM cannot emit PTX");
+  }
+  pm.run(*m);
+  return std::string(ptx.begin(), ptx.end());
+}
 
 const std::string& CpuCodegen::target_id() const { return impl_->id; }
 

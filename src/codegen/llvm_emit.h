@@ -38,4 +38,22 @@ class CpuCodegen {
   std::unique_ptr<Impl> impl_;
 };
 
+// PTX for NVIDIA GPUs through LLVM's NVPTX target, from the same emitter: the entry point
+// takes the CPU's arguments (a device array of buffer pointers, the variables, begin, end),
+// and the parallel loop becomes one thread per iteration (blockIdx.x * blockDim.x +
+// threadIdx.x, from begin, below end); the other loops run within the thread. The first
+// step of the CUDA backend: kernels are checked with ptxas, not yet launched.
+class PtxCodegen {
+ public:
+  explicit PtxCodegen(const std::string& arch = "sm_80");
+  ~PtxCodegen();
+  PtxCodegen(const PtxCodegen&) = delete;
+  PtxCodegen& operator=(const PtxCodegen&) = delete;
+  std::string compile(const Kernel& k, const std::string& entry) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace tl::codegen
