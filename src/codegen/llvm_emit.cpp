@@ -612,6 +612,50 @@ class Emitter {
   }
 };
 
+// A module holding kernel K as ENTRY for target machine TM, verified.
+std::unique_ptr<llvm::Module> emit_module(llvm::LLVMContext& ctx, llvm::TargetMachine& tm, const Kernel& k,
+                                          const std::string& entry, bool prefer_512, bool gpu) {
+  auto m = std::make_unique<llvm::Module>(entry, ctx);
+  m->setDataLayout(tm.createDataLayout());
+  m->setTargetTriple(tm.getTargetTriple().str());
+  Emitter(ctx, *m, k, prefer_512, gpu).emit(entry);
+  std::string verify_errors;
+  llvm::raw_string_ostream verify_os(verify_errors);
+  if (llvm::verifyModule(*m, &verify_os)) {
+    throw std::logic_error("llvm emit produced invalid IR for " + entry + ": " + verify_os.str());
+  }
+  return m;
+}
+
+// The standard O3 pipeline for TM's target (inlining, vectorization, ...), tuned by PTO.
+void optimize(llvm::Module& m, llvm::TargetMachine& tm, const llvm::PipelineTuningOptions& pto) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm, pto);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(m, mam);
+}
+
+// M as machine code: an object file or assembly text (PTX), per TYPE.
+std::string emit_file(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFileType type) {
+  llvm::SmallVector<char, 0> out;
+  llvm::raw_svector_ostream os(out);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, type)) {
+    throw std::runtime_error("LLVM cannot emit " + std::string(type == llvm::CGFT_ObjectFile ? "object files" : "assembly") +
+                             " for " + tm.getTargetTriple().str());
+  }
+  pm.run(m);
+  return std::string(out.begin(), out.end());
+}
+
 }  // namespace
 
 struct CpuCodegen::Impl {
@@ -672,15 +716,7 @@ PtxCodegen::~PtxCodegen() = default;
 
 std::string PtxCodegen::compile(const Kernel& k, const std::string& entry) const {
   llvm::LLVMContext ctx;
-  auto m = std::make_unique<llvm::Module>(entry, ctx);
-  m->setDataLayout(impl_->tm->createDataLayout());
-  m->setTargetTriple(impl_->tm->getTargetTriple().str());
-  Emitter(ctx, *m, k, false, true).emit(entry);
-  std::string verify_errors;
-  llvm::raw_string_ostream verify_os(verify_errors);
-  if (llvm::verifyModule(*m, &verify_os)) {
-    throw std::logic_error("llvm emit produced invalid IR for " + entry + ": " + verify_os.str());
-  }
+  std::unique_ptr<llvm::Module> m = emit_module(ctx, *impl_->tm, k, entry, false, true);
   bool needs_libdevice = false;
   for (const llvm::Function& f : *m) needs_libdevice = needs_libdevice || (f.isDeclaration() && f.getName().startswith("__nv_"));
   if (needs_libdevice) {
@@ -700,46 +736,15 @@ std::string PtxCodegen::compile(const Kernel& k, const std::string& entry) const
       if (!f.isDeclaration() && f.getName() != entry) f.setLinkage(llvm::GlobalValue::InternalLinkage);
     }
   }
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(impl_->tm.get());
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  mpm.run(*m, mam);
-  llvm::SmallVector<char, 0> ptx;
-  llvm::raw_svector_ostream os(ptx);
-  llvm::legacy::PassManager pm;
-  if (impl_->tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_AssemblyFile)) {
-    throw std::runtime_error("LLVM cannot emit PTX");
-  }
-  pm.run(*m);
-  return std::string(ptx.begin(), ptx.end());
+  optimize(*m, *impl_->tm, llvm::PipelineTuningOptions());
+  return emit_file(*m, *impl_->tm, llvm::CGFT_AssemblyFile);
 }
 
 const std::string& CpuCodegen::target_id() const { return impl_->id; }
 
 CompileOutput CpuCodegen::compile(const Kernel& k, const std::string& entry, bool want_ir) const {
   llvm::LLVMContext ctx;
-  auto m = std::make_unique<llvm::Module>(entry, ctx);
-  m->setDataLayout(impl_->tm->createDataLayout());
-  m->setTargetTriple(impl_->tm->getTargetTriple().str());
-  Emitter(ctx, *m, k, impl_->avx512).emit(entry);
-  std::string verify_errors;
-  llvm::raw_string_ostream verify_os(verify_errors);
-  if (llvm::verifyModule(*m, &verify_os)) {
-    throw std::logic_error("llvm emit produced invalid IR for " + entry + ": " + verify_os.str());
-  }
-  // The standard O3 pipeline for this target: inlining, loop vectorization, unrolling.
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
+  std::unique_ptr<llvm::Module> m = emit_module(ctx, *impl_->tm, k, entry, impl_->avx512, false);
   llvm::PipelineTuningOptions pto;
   pto.LoopVectorization = true;
   pto.SLPVectorization = true;
@@ -747,27 +752,13 @@ CompileOutput CpuCodegen::compile(const Kernel& k, const std::string& entry, boo
   // compile time (a 64x100 elementwise kernel: 110 ms instead of 10) for little gain; the
   // vectorizer still interleaves.
   pto.LoopUnrolling = false;
-  llvm::PassBuilder pb(impl_->tm.get(), pto);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  mpm.run(*m, mam);
+  optimize(*m, *impl_->tm, pto);
   CompileOutput out;
   if (want_ir) {
     llvm::raw_string_ostream os(out.ir);
     m->print(os, nullptr);
   }
-  llvm::SmallVector<char, 0> obj;
-  llvm::raw_svector_ostream os(obj);
-  llvm::legacy::PassManager pm;
-  if (impl_->tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile)) {
-    throw std::runtime_error("LLVM cannot emit object files for " + impl_->id);
-  }
-  pm.run(*m);
-  out.object.assign(obj.begin(), obj.end());
+  out.object = emit_file(*m, *impl_->tm, llvm::CGFT_ObjectFile);
   return out;
 }
 
