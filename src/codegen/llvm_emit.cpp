@@ -7,6 +7,7 @@
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsAMDGPU.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
@@ -47,27 +48,53 @@ void init_llvm() {
 bool is_signed_int(DType t) { return tensor::dtype_category(t) == DCat::Signed; }
 bool is_fp(DType t) { return tensor::is_float(t); }
 
+enum class Gpu { None, Nvptx, Amdgpu };
+// Threads per block of AMDGPU launches: kernels compute their global index with it.
+constexpr std::int64_t kAmdgpuBlock = 256;
+
 class Emitter {
  public:
-  // `gpu`: the parallel loop becomes one GPU thread per iteration (NVPTX).
-  Emitter(llvm::LLVMContext& ctx, llvm::Module& m, const Kernel& k, bool prefer_512, bool gpu = false)
-      : ctx_(ctx), m_(m), k_(k), b_(ctx), prefer_512_(prefer_512), gpu_(gpu) {}
+  // `gpu`: the kernel is a GPU entry point (see CpuCodegen and PtxCodegen in llvm_emit.h).
+  Emitter(llvm::LLVMContext& ctx, llvm::Module& m, const Kernel& k, bool prefer_512, Gpu gpu = Gpu::None)
+      : ctx_(ctx), m_(m), k_(k), b_(ctx), prefer_512_(prefer_512), gpu_(gpu != Gpu::None), gpu_kind_(gpu) {}
 
   void emit(const std::string& entry) {
-    Type* i8pp = llvm::PointerType::getUnqual(llvm::Type::getInt8PtrTy(ctx_));
-    Type* i64p = llvm::PointerType::getUnqual(b_.getInt64Ty());
-    auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {i8pp, i64p, b_.getInt64Ty(), b_.getInt64Ty()}, false);
-    fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, entry, m_);
     if (gpu_) {
-      // A kernel entry point (__global__), as NVVM marks them.
-      llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx_, "kernel"),
-                              llvm::ValueAsMetadata::get(b_.getInt32(1))};
-      m_.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx_, md));
+      emit_gpu_entry(entry);
+    } else {
+      emit_cpu_entry(entry);
     }
     fn_->addFnAttr(llvm::Attribute::NoUnwind);
     if (prefer_512_) fn_->addFnAttr("prefer-vector-width", "512");
     fn_->addFnAttr(llvm::Attribute::NoFree);
     fn_->addFnAttr(llvm::Attribute::NoSync);
+    if (gpu_) {
+      // Threads past the end (the last block's) do nothing.
+      auto* run = llvm::BasicBlock::Create(ctx_, "run", fn_);
+      auto* done = llvm::BasicBlock::Create(ctx_, "done", fn_);
+      thread_ = b_.CreateAdd(begin_, global_thread_index(), "thread");
+      b_.CreateCondBr(b_.CreateICmpSLT(thread_, end_), run, done);
+      b_.SetInsertPoint(done);
+      b_.CreateRetVoid();
+      b_.SetInsertPoint(run);
+    }
+    for (std::int32_t a = 0; a < k_.acc_count(); ++a) accs_.push_back(nullptr);
+    acc_group_.assign(static_cast<std::size_t>(k_.acc_count()), -1);
+    acc_lane_.assign(static_cast<std::size_t>(k_.acc_count()), 0);
+    plan_vector_groups(k_.body);
+    memo_.assign(k_.expr_count(), nullptr);
+    frames_.emplace_back();
+    loop_vars_.assign(static_cast<std::size_t>(k_.loop_count()), nullptr);
+    body(k_.body);
+    b_.CreateRetVoid();
+  }
+
+  // The CPU entry: void entry(void** buffers, const int64_t* vars, int64_t begin, int64_t end).
+  void emit_cpu_entry(const std::string& entry) {
+    Type* i8pp = llvm::PointerType::getUnqual(llvm::Type::getInt8PtrTy(ctx_));
+    Type* i64p = llvm::PointerType::getUnqual(b_.getInt64Ty());
+    auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {i8pp, i64p, b_.getInt64Ty(), b_.getInt64Ty()}, false);
+    fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, entry, m_);
     auto args = fn_->arg_begin();
     llvm::Argument* bufs = &*args++;
     llvm::Argument* vars = &*args++;
@@ -82,16 +109,12 @@ class Emitter {
       fn_->addParamAttr(i, llvm::Attribute::ReadOnly);
       fn_->addParamAttr(i, llvm::Attribute::NoCapture);
     }
-    auto* entry_bb = llvm::BasicBlock::Create(ctx_, "entry", fn_);
-    b_.SetInsertPoint(entry_bb);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
     // Buffer pointers and symbolic sizes, loaded once.
     for (std::size_t i = 0; i < k_.buffers.size(); ++i) {
       Type* st = storage_type(k_.buffers[i].dtype);
       if (k_.buffers[i].local_elems > 0) {
-        auto* a = b_.CreateAlloca(st, b_.getInt64(static_cast<std::uint64_t>(k_.buffers[i].local_elems)),
-                                  "b" + std::to_string(i));
-        a->setAlignment(llvm::Align(64));
-        buffers_.push_back(a);
+        buffers_.push_back(scratch(i));
         continue;
       }
       Value* slot = b_.CreateConstInBoundsGEP1_64(llvm::Type::getInt8PtrTy(ctx_), bufs, i);
@@ -102,15 +125,66 @@ class Emitter {
       Value* slot = b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), vars, i);
       var_values_.push_back(b_.CreateLoad(b_.getInt64Ty(), slot, k_.vars[i]));
     }
-    for (std::int32_t a = 0; a < k_.acc_count(); ++a) accs_.push_back(nullptr);
-    acc_group_.assign(static_cast<std::size_t>(k_.acc_count()), -1);
-    acc_lane_.assign(static_cast<std::size_t>(k_.acc_count()), 0);
-    plan_vector_groups(k_.body);
-    memo_.assign(k_.expr_count(), nullptr);
-    frames_.emplace_back();
-    loop_vars_.assign(static_cast<std::size_t>(k_.loop_count()), nullptr);
-    body(k_.body);
-    b_.CreateRetVoid();
+  }
+
+  // A GPU entry takes its arguments one by one, as kernel parameters:
+  //   entry(T0* b0, ..., Tn* bn, int64_t v0, ..., int64_t vm, int64_t begin, int64_t end)
+  // with one pointer per buffer slot (a scratch slot's is unused).
+  void emit_gpu_entry(const std::string& entry) {
+    std::vector<Type*> params;
+    for (const BufferParam& bp : k_.buffers) params.push_back(llvm::PointerType::getUnqual(storage_type(bp.dtype)));
+    for (std::size_t i = 0; i < k_.vars.size() + 2; ++i) params.push_back(b_.getInt64Ty());
+    fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false), llvm::Function::ExternalLinkage,
+                                 entry, m_);
+    if (gpu_kind_ == Gpu::Nvptx) {
+      // A kernel entry point (__global__), as NVVM marks them.
+      llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx_, "kernel"),
+                              llvm::ValueAsMetadata::get(b_.getInt32(1))};
+      m_.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx_, md));
+    } else {
+      fn_->setCallingConv(llvm::CallingConv::AMDGPU_KERNEL);
+      fn_->addFnAttr("amdgpu-flat-work-group-size", "1," + std::to_string(kAmdgpuBlock));
+    }
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
+    auto arg = fn_->arg_begin();
+    for (std::size_t i = 0; i < k_.buffers.size(); ++i, ++arg) {
+      arg->setName("b" + std::to_string(i));
+      if (k_.buffers[i].local_elems > 0) {
+        buffers_.push_back(scratch(i));
+        continue;
+      }
+      fn_->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
+      buffers_.push_back(&*arg);
+    }
+    for (std::size_t i = 0; i < k_.vars.size(); ++i, ++arg) {
+      arg->setName(k_.vars[i]);
+      var_values_.push_back(&*arg);
+    }
+    begin_ = &*arg++;
+    end_ = &*arg++;
+    begin_->setName("begin");
+    end_->setName("end");
+  }
+
+  Value* scratch(std::size_t slot) {
+    auto* a = b_.CreateAlloca(storage_type(k_.buffers[slot].dtype),
+                              b_.getInt64(static_cast<std::uint64_t>(k_.buffers[slot].local_elems)), "b" + std::to_string(slot));
+    a->setAlignment(llvm::Align(64));
+    return a;
+  }
+
+  // blockIdx.x * blockDim.x + threadIdx.x, as i64.
+  Value* global_thread_index() {
+    auto reg = [&](llvm::Intrinsic::ID id) {
+      return b_.CreateZExt(b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, id)), b_.getInt64Ty());
+    };
+    if (gpu_kind_ == Gpu::Nvptx) {
+      return b_.CreateAdd(b_.CreateMul(reg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), reg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
+                          reg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
+    }
+    // AMDGPU: launched with blocks of kAmdgpuBlock threads (see AmdgpuCodegen).
+    return b_.CreateAdd(b_.CreateMul(reg(llvm::Intrinsic::amdgcn_workgroup_id_x), b_.getInt64(kAmdgpuBlock)),
+                        reg(llvm::Intrinsic::amdgcn_workitem_id_x));
   }
 
  private:
@@ -120,6 +194,8 @@ class Emitter {
   IRBuilder<> b_;
   bool prefer_512_;
   bool gpu_;
+  Gpu gpu_kind_;
+  Value* thread_ = nullptr;  // on a GPU: this thread's iteration of the flattened thread loops
   llvm::Function* fn_ = nullptr;
   Value* begin_ = nullptr;
   Value* end_ = nullptr;
@@ -588,33 +664,32 @@ class Emitter {
     b_.SetInsertPoint(exit);
   }
 
-  // On a GPU, iteration begin + blockIdx.x * blockDim.x + threadIdx.x of the parallel loop,
-  // when below end.
+  // On a GPU, the thread loops (gpu_thread_loops) take their variables from the thread's
+  // flattened iteration, the innermost varying fastest; their body runs once per thread.
   void thread_iteration(const Stmt& s) {
-    auto sreg = [&](llvm::Intrinsic::ID id) {
-      return b_.CreateZExt(b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, id)), b_.getInt64Ty());
-    };
-    Value* i = b_.CreateAdd(begin_, b_.CreateAdd(b_.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
-                                                             sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
-                                                 sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x)),
-                            "i" + std::to_string(s.var));
-    auto* bodybb = llvm::BasicBlock::Create(ctx_, "body" + std::to_string(s.var), fn_);
-    auto* exit = llvm::BasicBlock::Create(ctx_, "exit" + std::to_string(s.var), fn_);
-    b_.CreateCondBr(b_.CreateICmpSLT(i, end_), bodybb, exit);
-    b_.SetInsertPoint(bodybb);
-    loop_vars_[static_cast<std::size_t>(s.var)] = i;
+    std::vector<const Stmt*> chain = gpu_thread_loops(k_);
+    if (chain.empty() || chain[0] != &s) throw std::logic_error("llvm emit: a parallel loop that is not the kernel's thread loop");
+    Value* rest = thread_;
+    for (std::size_t j = chain.size(); j-- > 0;) {
+      const Stmt& l = *chain[j];
+      Value* extent = value(l.extent);
+      if (j == 0) {
+        loop_vars_[static_cast<std::size_t>(l.var)] = rest;
+      } else {
+        loop_vars_[static_cast<std::size_t>(l.var)] = b_.CreateURem(rest, extent, "i" + std::to_string(l.var));
+        rest = b_.CreateUDiv(rest, extent);
+      }
+    }
     frames_.emplace_back();
-    body(s.body);
+    body(chain.back()->body);
     for (ExprId id : frames_.back()) memo_[static_cast<std::size_t>(id)] = nullptr;
     frames_.pop_back();
-    b_.CreateBr(exit);
-    b_.SetInsertPoint(exit);
   }
 };
 
 // A module holding kernel K as ENTRY for target machine TM, verified.
 std::unique_ptr<llvm::Module> emit_module(llvm::LLVMContext& ctx, llvm::TargetMachine& tm, const Kernel& k,
-                                          const std::string& entry, bool prefer_512, bool gpu) {
+                                          const std::string& entry, bool prefer_512, Gpu gpu) {
   auto m = std::make_unique<llvm::Module>(entry, ctx);
   m->setDataLayout(tm.createDataLayout());
   m->setTargetTriple(tm.getTargetTriple().str());
@@ -716,7 +791,7 @@ PtxCodegen::~PtxCodegen() = default;
 
 std::string PtxCodegen::compile(const Kernel& k, const std::string& entry) const {
   llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> m = emit_module(ctx, *impl_->tm, k, entry, false, true);
+  std::unique_ptr<llvm::Module> m = emit_module(ctx, *impl_->tm, k, entry, false, Gpu::Nvptx);
   bool needs_libdevice = false;
   for (const llvm::Function& f : *m) needs_libdevice = needs_libdevice || (f.isDeclaration() && f.getName().startswith("__nv_"));
   if (needs_libdevice) {
@@ -744,7 +819,7 @@ const std::string& CpuCodegen::target_id() const { return impl_->id; }
 
 CompileOutput CpuCodegen::compile(const Kernel& k, const std::string& entry, bool want_ir) const {
   llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> m = emit_module(ctx, *impl_->tm, k, entry, impl_->avx512, false);
+  std::unique_ptr<llvm::Module> m = emit_module(ctx, *impl_->tm, k, entry, impl_->avx512, Gpu::None);
   llvm::PipelineTuningOptions pto;
   pto.LoopVectorization = true;
   pto.SLPVectorization = true;

@@ -737,4 +737,56 @@ std::string Kernel::str() const {
   return header + out;
 }
 
+// --- GPU thread mapping -----------------------------------------------------------------------
+
+namespace {
+
+bool depends_on_loops(const Kernel& k, ExprId e) {
+  bool found = false;
+  k.visit({e}, [&](ExprId, const Expr& x) {
+    if (x.op == EOp::LoopVar) found = true;
+    return !found;
+  });
+  return found;
+}
+
+// An extent expression as a shape dimension: constants and symbolic sizes combined by + and *.
+tensor::Dim as_dim(const Kernel& k, ExprId e) {
+  const Expr& x = k.expr(e);
+  switch (x.op) {
+    case EOp::Const: return tensor::Dim(x.ival);
+    case EOp::SymVar: return tensor::Dim::var(k.vars[static_cast<std::size_t>(x.arg)]);
+    case EOp::Add: return as_dim(k, x.src[0]) + as_dim(k, x.src[1]);
+    case EOp::Mul: return as_dim(k, x.src[0]) * as_dim(k, x.src[1]);
+    default: break;
+  }
+  throw std::logic_error("gpu_thread_count: loop extent " + k.expr_str(e) + " is not a shape dimension");
+}
+
+}  // namespace
+
+std::vector<const Stmt*> gpu_thread_loops(const Kernel& k) {
+  const Stmt* parallel = nullptr;
+  for (const Stmt& s : k.body) {
+    if (s.kind == Stmt::Kind::Loop && s.parallel) parallel = &s;
+  }
+  if (parallel == nullptr) return {};
+  if (k.body.size() != 1) {
+    throw std::logic_error("gpu: kernel " + k.name + " has statements beside its parallel loop (a CPU-only shape)");
+  }
+  std::vector<const Stmt*> chain{parallel};
+  while (chain.back()->body.size() == 1) {
+    const Stmt& inner = chain.back()->body[0];
+    if (inner.kind != Stmt::Kind::Loop || depends_on_loops(k, inner.extent)) break;
+    chain.push_back(&inner);
+  }
+  return chain;
+}
+
+tensor::Dim gpu_thread_count(const Kernel& k) {
+  tensor::Dim n = 1;
+  for (const Stmt* s : gpu_thread_loops(k)) n = n * as_dim(k, s->extent);
+  return n;
+}
+
 }  // namespace tl::codegen

@@ -167,4 +167,14 @@ class Kernel {
   Range linear_range(const Linear& l) const;
 };
 
+// How a kernel maps onto GPU threads: the outermost parallel loop and the loops nested
+// perfectly inside it (each the only statement of its parent, with an extent that no loop
+// variable changes) are flattened into one index, one thread per combined iteration, the
+// innermost loop varying fastest. Empty when the kernel has no parallel loop (it then runs
+// as one thread). Throws std::logic_error when a parallel loop shares the top level with
+// other statements (CPU-only shapes, such as a packing loop before a tiled matmul).
+std::vector<const Stmt*> gpu_thread_loops(const Kernel& k);
+// The number of threads those loops make, as a shape dimension (1 when there are none).
+tensor::Dim gpu_thread_count(const Kernel& k);
+
 }  // namespace tl::codegen

@@ -21,8 +21,8 @@ namespace {
 
 class Lowerer {
  public:
-  Lowerer(const Node* out, const std::unordered_set<const Node*>& materialized)
-      : out_(out), materialized_(materialized) {
+  Lowerer(const Node* out, const std::unordered_set<const Node*>& materialized, Target target)
+      : out_(out), materialized_(materialized), gpu_(target == Target::Gpu) {
     k_.buffers.push_back(BufferParam{out->dtype, true});
   }
 
@@ -75,8 +75,10 @@ class Lowerer {
     }
     const Node* red = find_reduce();
     Lowered result = build(red, false);
-    const bool interchange = red != nullptr && interchange_pays(red);
-    if (red != nullptr) {
+    // On a GPU, every output element is a thread (gpu_thread_loops) and its sum runs within
+    // the thread: the CPU's loop interchange and register tiles do not apply.
+    const bool interchange = !gpu_ && red != nullptr && interchange_pays(red);
+    if (red != nullptr && !gpu_) {
       // Rebuild with the last output axis innermost: the loads then run along memory, as a
       // matmul's right operand does along its rows. Register tiles when the shape allows;
       // a product whose right operand is read across its rows (A B^T: both operands run
@@ -572,6 +574,7 @@ class Lowerer {
 
   const Node* out_;
   const std::unordered_set<const Node*>& materialized_;
+  bool gpu_;  // lowering for a GPU: plain loops, flattened onto threads by the emitter
   Kernel k_;
   std::vector<const Node*> inputs_;
   std::vector<std::int32_t> input_slots_;
@@ -772,8 +775,13 @@ class Lowerer {
 
 }  // namespace
 
-Lowered lower(const Node* out, const std::unordered_set<const Node*>& materialized) {
-  return Lowerer(out, materialized).run();
+Lowered lower(const Node* out, const std::unordered_set<const Node*>& materialized, Target target) {
+  Lowered l = Lowerer(out, materialized, target).run();
+  if (target == Target::Gpu) {
+    l.parallel_extent = gpu_thread_count(l.kernel);
+    l.work_per_iteration = 1;
+  }
+  return l;
 }
 
 }  // namespace tl::codegen

@@ -23,6 +23,13 @@ struct Lowered {
   int ops_per_element = 0;
 };
 
-Lowered lower(const tensor::Node* out, const std::unordered_set<const tensor::Node*>& materialized);
+// What the kernel is for. Cpu: the outermost loop is split across threads, matmul-like sums
+// get register tiles and packed operands (scratch memory). Gpu: plain loops, no scratch; the
+// parallel loop and the loops perfectly nested in it become one thread per iteration
+// (gpu_thread_loops), and parallel_extent counts those threads.
+enum class Target { Cpu, Gpu };
+
+Lowered lower(const tensor::Node* out, const std::unordered_set<const tensor::Node*>& materialized,
+              Target target = Target::Cpu);
 
 }  // namespace tl::codegen

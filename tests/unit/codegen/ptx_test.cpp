@@ -5,6 +5,7 @@
 // installed) accepts it for sm_80.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -50,7 +51,7 @@ void check_ptx(const NodeRef& root, const std::string& what) {
   tl::schedule::Schedule s = tl::schedule::make_schedule(root.get());
   int index = 0;
   for (const tl::tensor::Node* k : s.kernels) {
-    tl::codegen::Lowered l = tl::codegen::lower(k, s.materialized);
+    tl::codegen::Lowered l = tl::codegen::lower(k, s.materialized, tl::codegen::Target::Gpu);
     const std::string name = "tl_" + what + "_" + std::to_string(index++);
     INFO(what << ": kernel " << name);
     std::string ptx;
@@ -64,6 +65,8 @@ void check_ptx(const NodeRef& root, const std::string& what) {
       continue;
     }
     REQUIRE(ptx.find(".visible .entry " + name) != std::string::npos);
+    CHECK(l.kernel.buffers.size() == static_cast<std::size_t>(std::count_if(l.kernel.buffers.begin(), l.kernel.buffers.end(),
+                                                                             [](const auto& b) { return b.local_elems == 0; })));
     if (*ptxas() == 0) continue;
     auto dir = std::filesystem::temp_directory_path();
     auto file = dir / (name + ".ptx");
@@ -99,7 +102,7 @@ TEST_CASE("kernels compile to PTX that ptxas accepts", "[codegen][ptx]") {
   // Transcendentals: exp2, log2, sin, sqrt, recip.
   check_ptx(g.make_unary(Op::Exp2, g.make_unary(Op::Sin, a)), "exp2_sin");
   check_ptx(g.make_unary(Op::Log2, g.make_unary(Op::Sqrt, g.make_unary(Op::Recip, a))), "log2_sqrt");
-  // A matmul (64 x 48) x (48 x 32), register-tiled with a packed operand.
+  // A matmul (64 x 48) x (48 x 32): one thread per output element.
   NodeRef w = buffer(g, DType::F32, {48, 32});
   NodeRef ae = g.make_expand(g.make_reshape(a, {64, 48, 1}), {64, 48, 32});
   NodeRef we = g.make_expand(g.make_reshape(w, {1, 48, 32}), {64, 48, 32});
@@ -110,4 +113,27 @@ TEST_CASE("kernels compile to PTX that ptxas accepts", "[codegen][ptx]") {
   check_ptx(g.make_binary(Op::Mod, g.make_binary(Op::Idiv, padded, g.make_const_int(3, DType::I32, {15})),
                           g.make_const_int(5, DType::I32, {15})),
             "pad_int");
+}
+
+TEST_CASE("GPU lowering maps output elements to threads", "[codegen][ptx]") {
+  Graph g;
+  NodeRef a = buffer(g, DType::F32, {64, 48});
+  NodeRef w = buffer(g, DType::F32, {48, 32});
+  NodeRef ae = g.make_expand(g.make_reshape(a, {64, 48, 1}), {64, 48, 32});
+  NodeRef we = g.make_expand(g.make_reshape(w, {1, 48, 32}), {64, 48, 32});
+  NodeRef mm = g.make_reduce(ReduceKind::Sum, g.make_binary(Op::Mul, ae, we), {1});
+  tl::schedule::Schedule s = tl::schedule::make_schedule(mm.get());
+  REQUIRE(s.kernels.size() == 1);
+  // One thread per output element, the sum within the thread.
+  tl::codegen::Lowered gpu = tl::codegen::lower(s.kernels[0], s.materialized, tl::codegen::Target::Gpu);
+  CHECK(gpu.parallel_extent == tl::tensor::Dim(64 * 32));
+  CHECK(tl::codegen::gpu_thread_loops(gpu.kernel).size() == 2);
+  // The CPU's register tiles pack an operand beside the parallel loop: no GPU mapping.
+  tl::codegen::Lowered cpu = tl::codegen::lower(s.kernels[0], s.materialized);
+  CHECK_THROWS_AS(tl::codegen::gpu_thread_loops(cpu.kernel), std::logic_error);
+  // A full sum has no parallel loop: one thread.
+  NodeRef total = g.make_reduce(ReduceKind::Sum, a, {0, 1});
+  tl::schedule::Schedule t = tl::schedule::make_schedule(total.get());
+  tl::codegen::Lowered one = tl::codegen::lower(t.kernels.back(), t.materialized, tl::codegen::Target::Gpu);
+  CHECK(one.parallel_extent == tl::tensor::Dim(1));
 }
