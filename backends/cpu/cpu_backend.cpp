@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -152,6 +153,15 @@ struct Context {
   std::unique_ptr<ThreadPool> pool;
   std::mutex jit_mu;
   std::uint64_t next_dylib = 0;
+  // memory=device: behave as a device with its own memory (a GPU), so the JIT's copies,
+  // memory pool and errors can be tested without one. Allocations are tracked, filled with
+  // 0xff (NaN as floats) when made, and every buffer a launch gets must be one of them;
+  // memory-limit=BYTES caps what can be allocated at once.
+  bool device_memory = false;
+  std::size_t memory_limit = 0;  // 0: none
+  std::size_t allocated = 0;
+  std::map<const void*, std::size_t> allocations;
+  std::mutex memory_mu;
 };
 
 // An external kernel: called once per launch on the whole buffers (it may thread itself).
@@ -264,16 +274,32 @@ void* cpu_create(const char* options, char* err, std::size_t err_size) {
     llvm::InitializeNativeTargetAsmPrinter();
   });
   int threads = default_threads();
-  if (options != nullptr) {
-    std::string opts(options);
-    auto pos = opts.find("threads=");
-    if (pos != std::string::npos) {
-      int n = std::atoi(opts.c_str() + pos + 8);
+  bool device_memory = false;
+  std::size_t memory_limit = 0;
+  // Options: key=value words separated by spaces.
+  const std::string opts = options != nullptr ? options : "";
+  for (std::size_t i = 0; i < opts.size();) {
+    std::size_t j = opts.find(' ', i);
+    if (j == std::string::npos) j = opts.size();
+    const std::string word = opts.substr(i, j - i);
+    i = j + 1;
+    if (word.empty()) continue;
+    const auto eq = word.find('=');
+    const std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    if (key == "threads") {
+      int n = std::atoi(value.c_str());
       if (n <= 0) {
         set_error(err, err_size, "cpu: threads must be a positive integer in \"" + opts + "\"");
         return nullptr;
       }
       threads = n;
+    } else if (key == "memory" && (value == "host" || value == "device")) {
+      device_memory = value == "device";
+    } else if (key == "memory-limit" && !value.empty() && std::strtoll(value.c_str(), nullptr, 10) > 0) {
+      memory_limit = static_cast<std::size_t>(std::strtoll(value.c_str(), nullptr, 10));
+    } else {
+      set_error(err, err_size, "cpu: unknown option \"" + word + "\" (known: threads=N, memory=host|device, memory-limit=BYTES)");
+      return nullptr;
     }
   }
   auto jit = llvm::orc::LLJITBuilder().create();
@@ -290,6 +316,8 @@ void* cpu_create(const char* options, char* err, std::size_t err_size) {
   auto* ctx = new Context;
   ctx->jit = std::move(*jit);
   ctx->pool = std::make_unique<ThreadPool>(threads);
+  ctx->device_memory = device_memory;
+  ctx->memory_limit = memory_limit;
   return ctx;
 }
 
@@ -304,17 +332,53 @@ int cpu_device_info(void* c, tl_device_info* out, char*, std::size_t) {
   long page = sysconf(_SC_PAGE_SIZE);
   out->memory_bytes = pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
   out->compute_units = ctx->pool->size();
-  out->host_memory = 1;
+  out->host_memory = ctx->device_memory ? 0 : 1;
+  if (ctx->memory_limit > 0) out->memory_bytes = ctx->memory_limit;
+  std::snprintf(out->target, sizeof out->target, "host");
   return 0;
 }
 
-void* cpu_alloc(void*, std::size_t bytes, char* err, std::size_t err_size) {
+void* cpu_alloc(void* c, std::size_t bytes, char* err, std::size_t err_size) {
+  auto* ctx = static_cast<Context*>(c);
+  std::lock_guard<std::mutex> lock(ctx->memory_mu);
+  if (ctx->memory_limit > 0 && ctx->allocated + bytes > ctx->memory_limit) {
+    set_error(err, err_size, "cpu: memory-limit of " + std::to_string(ctx->memory_limit) + " bytes reached");
+    return nullptr;
+  }
   void* p = std::aligned_alloc(64, std::max<std::size_t>(64, (bytes + 63) / 64 * 64));
-  if (p == nullptr) set_error(err, err_size, "cpu: out of memory allocating " + std::to_string(bytes) + " bytes");
+  if (p == nullptr) {
+    set_error(err, err_size, "cpu: out of memory allocating " + std::to_string(bytes) + " bytes");
+    return nullptr;
+  }
+  if (ctx->device_memory) std::memset(p, 0xff, bytes);
+  ctx->allocations[p] = bytes;
+  ctx->allocated += bytes;
   return p;
 }
 
-void cpu_free(void*, void* p) { std::free(p); }
+void cpu_free(void* c, void* p) {
+  auto* ctx = static_cast<Context*>(c);
+  {
+    std::lock_guard<std::mutex> lock(ctx->memory_mu);
+    if (auto it = ctx->allocations.find(p); it != ctx->allocations.end()) {
+      ctx->allocated -= it->second;
+      ctx->allocations.erase(it);
+    }
+  }
+  std::free(p);
+}
+
+// With memory=device, every buffer of a launch must be device memory (an allocation).
+std::string check_device_pointers(Context* ctx, void* const* buffers, std::size_t count) {
+  if (!ctx->device_memory) return {};
+  std::lock_guard<std::mutex> lock(ctx->memory_mu);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (buffers[i] != nullptr && !ctx->allocations.count(buffers[i])) {
+      return "cpu (memory=device): buffer " + std::to_string(i) + " of a launch is not device memory";
+    }
+  }
+  return {};
+}
 
 int cpu_copy(void*, void* dst, const void* src, std::size_t bytes, char*, std::size_t) {
   if (bytes != 0) std::memcpy(dst, src, bytes);
@@ -365,6 +429,10 @@ void* cpu_find_extern(void*, const char* name, char* err, std::size_t err_size) 
 int cpu_launch(void* c, void* k, void* const* buffers, std::size_t buffer_count, const int64_t* vars,
                std::size_t var_count, const tl_launch* launch, char* err, std::size_t err_size) {
   auto* ctx = static_cast<Context*>(c);
+  if (std::string why = check_device_pointers(ctx, buffers, buffer_count); !why.empty()) {
+    set_error(err, err_size, why);
+    return 1;
+  }
   if (ExternFn ext = static_cast<Kernel*>(k)->ext) {
     std::string why = ext(buffers, buffer_count, vars, var_count);
     if (why.empty()) return 0;

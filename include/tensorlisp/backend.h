@@ -31,10 +31,17 @@ typedef struct tl_device_info {
   uint64_t memory_bytes;   /* device memory (host memory for the CPU) */
   int32_t compute_units;   /* cores or multiprocessors */
   int32_t host_memory;     /* 1 when device pointers are host pointers (no copies needed) */
+  /* The code the JIT compiles for it: "" or "host" for the host CPU (an object file),
+   * "nvptx:sm_XX" for PTX of that compute capability, "amdgcn:gfxNNN" for an AMDGPU code
+   * object. Added in ABI 1 at the end: a caller zeroes the struct before asking. */
+  char target[64];
 } tl_device_info;
 
 /* How a kernel runs: `count` iterations of its parallel loop, each doing about `work`
- * element operations (a hint for splitting the iterations across threads or blocks). */
+ * element operations (a hint for splitting the iterations across threads or blocks). A GPU
+ * kernel's iterations are its threads: the backend launches at least `count` of them in
+ * blocks, and a GPU entry point takes its arguments as kernel parameters, in order: one
+ * pointer per buffer, one int64 per var, then begin (0) and end (count) as int64. */
 typedef struct tl_launch {
   int64_t count;
   int64_t work;

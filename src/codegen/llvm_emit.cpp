@@ -22,8 +22,13 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <vector>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -49,8 +54,7 @@ bool is_signed_int(DType t) { return tensor::dtype_category(t) == DCat::Signed; 
 bool is_fp(DType t) { return tensor::is_float(t); }
 
 enum class Gpu { None, Nvptx, Amdgpu };
-// Threads per block of AMDGPU launches: kernels compute their global index with it.
-constexpr std::int64_t kAmdgpuBlock = 256;
+constexpr std::int64_t kAmdgpuBlock = kAmdgpuBlockSize;
 
 class Emitter {
  public:
@@ -389,6 +393,15 @@ class Emitter {
     return b_.CreateCall(f, {v});
   }
 
+  // AMDGPU has instructions for sin, exp2 and log2 of f32 only; f64 needs ROCm's device
+  // libraries, which are not linked (yet).
+  Value* amdgpu_f32_only(llvm::Intrinsic::ID id, const char* what, Value* v) {
+    if (!v->getType()->isFloatTy()) {
+      throw std::runtime_error(std::string("amdgcn: ") + what + " of f64 needs ROCm's device libraries (ocml), which TensorLisp does not link yet");
+    }
+    return intrinsic(id, v);
+  }
+
   Value* intrinsic(llvm::Intrinsic::ID id, Value* v) {
     llvm::Function* f = llvm::Intrinsic::getDeclaration(&m_, id, {v->getType()});
     return b_.CreateCall(f, {v});
@@ -511,12 +524,15 @@ class Emitter {
       case EOp::Recip: return round_to(t, b_.CreateFDiv(llvm::ConstantFP::get(a->getType(), 1.0), a));
       case EOp::Sqrt: return round_to(t, intrinsic(llvm::Intrinsic::sqrt, a));
       case EOp::Exp2:
+        if (gpu_kind_ == Gpu::Amdgpu) return round_to(t, amdgpu_f32_only(llvm::Intrinsic::exp2, "exp2", a));
         if (a->getType()->isFloatTy()) return round_to(t, exp2_via_double(a));
         return round_to(t, gpu_ ? libdevice("__nv_exp2", a) : intrinsic(llvm::Intrinsic::exp2, a));
       case EOp::Log2:
+        if (gpu_kind_ == Gpu::Amdgpu) return round_to(t, amdgpu_f32_only(llvm::Intrinsic::log2, "log2", a));
         if (a->getType()->isFloatTy()) return round_to(t, log2_via_double(a));
         return round_to(t, gpu_ ? libdevice("__nv_log2", a) : intrinsic(llvm::Intrinsic::log2, a));
       case EOp::Sin:
+        if (gpu_kind_ == Gpu::Amdgpu) return round_to(t, amdgpu_f32_only(llvm::Intrinsic::sin, "sin", a));
         if (gpu_) return round_to(t, libdevice(a->getType()->isFloatTy() ? "__nv_sinf" : "__nv_sin", a));
         return round_to(t, intrinsic(llvm::Intrinsic::sin, a));
       case EOp::Cast: return cast(a, at, t);
@@ -731,6 +747,49 @@ std::string emit_file(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFil
   return std::string(out.begin(), out.end());
 }
 
+// The ld.lld to link AMDGPU code objects with: TENSORLISP_LD_LLD, else the first of ld.lld,
+// ld.lld-14 found on PATH (or in LLVM's own folder).
+std::string find_ld_lld() {
+  if (const char* env = std::getenv("TENSORLISP_LD_LLD"); env != nullptr && *env != 0) return env;
+  std::vector<std::string> dirs;
+  if (const char* path = std::getenv("PATH")) {
+    std::string p(path);
+    for (std::size_t i = 0; i <= p.size();) {
+      std::size_t j = p.find(':', i);
+      if (j == std::string::npos) j = p.size();
+      if (j > i) dirs.push_back(p.substr(i, j - i));
+      i = j + 1;
+    }
+  }
+  dirs.push_back("/usr/lib/llvm-" + std::to_string(LLVM_VERSION_MAJOR) + "/bin");
+  for (const auto& d : dirs) {
+    for (const char* name : {"ld.lld", "ld.lld-" LLVM_VERSION_STRING}) {
+      std::string f = d + "/" + name;
+      if (::access(f.c_str(), X_OK) == 0) return f;
+    }
+  }
+  return "";
+}
+
+// An AMDGPU object file linked into a shared code object (what the HIP runtime loads).
+std::string link_code_object(const std::string& object, const std::string& entry) {
+  static const std::string ld = find_ld_lld();
+  if (ld.empty()) throw std::runtime_error("kernel " + entry + ": linking an AMDGPU code object needs ld.lld (install lld, or set TENSORLISP_LD_LLD)");
+  char dir_template[] = "/tmp/tensorlisp-amdgpu-XXXXXX";
+  const char* dir = ::mkdtemp(dir_template);
+  if (dir == nullptr) throw std::runtime_error("kernel " + entry + ": cannot make a temporary folder to link in");
+  const std::string in = std::string(dir) + "/k.o", out = std::string(dir) + "/k.hsaco", log = std::string(dir) + "/log";
+  std::ofstream(in, std::ios::binary) << object;
+  const std::string cmd = "'" + ld + "' -shared --no-undefined -o '" + out + "' '" + in + "' 2>'" + log + "'";
+  const int rc = std::system(cmd.c_str());
+  std::ifstream result(out, std::ios::binary), messages(log);
+  std::string code((std::istreambuf_iterator<char>(result)), std::istreambuf_iterator<char>());
+  std::string text((std::istreambuf_iterator<char>(messages)), std::istreambuf_iterator<char>());
+  std::filesystem::remove_all(dir);
+  if (rc != 0 || code.empty()) throw std::runtime_error("kernel " + entry + ": ld.lld failed to link the code object: " + text);
+  return code;
+}
+
 }  // namespace
 
 struct CpuCodegen::Impl {
@@ -759,6 +818,7 @@ CpuCodegen::~CpuCodegen() = default;
 struct PtxCodegen::Impl {
   std::unique_ptr<llvm::TargetMachine> tm;
   std::string libdevice;  // path of libdevice.10.bc, or empty
+  std::string id;
 };
 
 PtxCodegen::PtxCodegen(const std::string& arch) : impl_(std::make_unique<Impl>()) {
@@ -776,6 +836,7 @@ PtxCodegen::PtxCodegen(const std::string& arch) : impl_(std::make_unique<Impl>()
   impl_->tm.reset(target->createTargetMachine(triple, arch, "+ptx70", llvm::TargetOptions(), llvm::None, llvm::None,
                                               llvm::CodeGenOpt::Aggressive));
   if (!impl_->tm) throw std::runtime_error("cannot create an NVPTX target machine for " + arch);
+  impl_->id = "nvptx64/" + arch + "/llvm" LLVM_VERSION_STRING "/emitter " __DATE__ " " __TIME__;
   const char* dirs[] = {std::getenv("CUDA_HOME"), std::getenv("CUDA_PATH"), "/usr/local/cuda", "/usr/lib/cuda"};
   for (const char* dir : dirs) {
     if (dir == nullptr || *dir == 0) continue;
@@ -789,7 +850,9 @@ PtxCodegen::PtxCodegen(const std::string& arch) : impl_(std::make_unique<Impl>()
 
 PtxCodegen::~PtxCodegen() = default;
 
-std::string PtxCodegen::compile(const Kernel& k, const std::string& entry) const {
+const std::string& PtxCodegen::target_id() const { return impl_->id; }
+
+CompileOutput PtxCodegen::compile(const Kernel& k, const std::string& entry, bool want_ir) const {
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> m = emit_module(ctx, *impl_->tm, k, entry, false, Gpu::Nvptx);
   bool needs_libdevice = false;
@@ -812,7 +875,65 @@ std::string PtxCodegen::compile(const Kernel& k, const std::string& entry) const
     }
   }
   optimize(*m, *impl_->tm, llvm::PipelineTuningOptions());
-  return emit_file(*m, *impl_->tm, llvm::CGFT_AssemblyFile);
+  CompileOutput out;
+  if (want_ir) {
+    llvm::raw_string_ostream os(out.ir);
+    m->print(os, nullptr);
+  }
+  out.object = emit_file(*m, *impl_->tm, llvm::CGFT_AssemblyFile);
+  return out;
+}
+
+struct AmdgpuCodegen::Impl {
+  std::unique_ptr<llvm::TargetMachine> tm;
+  std::string arch;
+  std::string id;
+};
+
+AmdgpuCodegen::AmdgpuCodegen(const std::string& arch) : impl_(std::make_unique<Impl>()) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeAMDGPUTargetInfo();
+    LLVMInitializeAMDGPUTarget();
+    LLVMInitializeAMDGPUTargetMC();
+    LLVMInitializeAMDGPUAsmPrinter();
+  });
+  const std::string triple = "amdgcn-amd-amdhsa";
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (target == nullptr) throw std::runtime_error("LLVM has no AMDGPU target: " + error);
+  impl_->tm.reset(target->createTargetMachine(triple, arch, "", llvm::TargetOptions(), llvm::Reloc::PIC_, llvm::None,
+                                              llvm::CodeGenOpt::Aggressive));
+  if (!impl_->tm) throw std::runtime_error("cannot create an AMDGPU target machine for " + arch);
+  impl_->arch = arch;
+  impl_->id = "amdgcn/" + arch + "/llvm" LLVM_VERSION_STRING "/emitter " __DATE__ " " __TIME__;
+}
+
+AmdgpuCodegen::~AmdgpuCodegen() = default;
+
+const std::string& AmdgpuCodegen::target_id() const { return impl_->id; }
+
+CompileOutput AmdgpuCodegen::compile(const Kernel& k, const std::string& entry, bool want_ir) const {
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> m = emit_module(ctx, *impl_->tm, k, entry, false, Gpu::Amdgpu);
+  optimize(*m, *impl_->tm, llvm::PipelineTuningOptions());
+  CompileOutput out;
+  if (want_ir) {
+    llvm::raw_string_ostream os(out.ir);
+    m->print(os, nullptr);
+  }
+  out.object = link_code_object(emit_file(*m, *impl_->tm, llvm::CGFT_ObjectFile), entry);
+  return out;
+}
+
+std::unique_ptr<Codegen> make_codegen(const std::string& target) {
+  if (target.empty() || target == "host") return std::make_unique<CpuCodegen>();
+  const auto colon = target.find(':');
+  const std::string kind = target.substr(0, colon);
+  const std::string arch = colon == std::string::npos ? "" : target.substr(colon + 1);
+  if (kind == "nvptx") return std::make_unique<PtxCodegen>(arch.empty() ? "sm_80" : arch);
+  if (kind == "amdgcn") return std::make_unique<AmdgpuCodegen>(arch.empty() ? "gfx90a" : arch);
+  throw std::runtime_error("no code generator for target \"" + target + "\" (known: host, nvptx:sm_XX, amdgcn:gfxNNN)");
 }
 
 const std::string& CpuCodegen::target_id() const { return impl_->id; }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // LLVM code generation: a loop-IR kernel becomes an LLVM module, optimized for a target
-// machine and emitted as an object file that a backend loads.
+// machine and emitted as the code a backend loads (an object file, PTX, a code object).
 //
 // CPU kernels have one entry point:
 //   void entry(void** buffers, const int64_t* vars, int64_t begin, int64_t end)
@@ -11,45 +11,88 @@
 #include <string>
 
 #include "codegen/loop_ir.h"
+#include "codegen/lower.h"
 
 namespace tl::codegen {
 
 struct CompileOutput {
-  std::string object;   // an ELF object defining the entry point
+  std::string object;   // what the backend loads: an ELF object (CPU), PTX text, an AMDGPU code object
   std::string ir;       // the optimized LLVM IR, when asked for
 };
 
-class CpuCodegen {
+// Code generation for one target, as the JIT uses it.
+class Codegen {
+ public:
+  virtual ~Codegen() = default;
+  // Identifies the generated code (target, CPU or architecture, LLVM version, emitter
+  // build): part of every cache key.
+  virtual const std::string& target_id() const = 0;
+  // How kernels for this target are lowered.
+  virtual Target lowering() const = 0;
+  virtual CompileOutput compile(const Kernel& k, const std::string& entry, bool want_ir) const = 0;
+};
+
+// The code generator for a backend's target (tl_device_info::target): "" or "host",
+// "nvptx:sm_XX", "amdgcn:gfxNNN". Throws std::runtime_error for an unknown target or one
+// LLVM was built without.
+std::unique_ptr<Codegen> make_codegen(const std::string& target);
+
+class CpuCodegen : public Codegen {
  public:
   // Targets the host CPU with all its vector extensions. Throws std::runtime_error when LLVM
   // has no target for the host.
   CpuCodegen();
-  ~CpuCodegen();
+  ~CpuCodegen() override;
   CpuCodegen(const CpuCodegen&) = delete;
   CpuCodegen& operator=(const CpuCodegen&) = delete;
 
-  // Identifies the generated code: triple, CPU, features and LLVM version. Part of every
-  // cache key.
-  const std::string& target_id() const;
-  CompileOutput compile(const Kernel& k, const std::string& entry, bool want_ir) const;
+  const std::string& target_id() const override;
+  Target lowering() const override { return Target::Cpu; }
+  CompileOutput compile(const Kernel& k, const std::string& entry, bool want_ir) const override;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-// PTX for NVIDIA GPUs through LLVM's NVPTX target, from the same emitter: the entry point
-// takes the CPU's arguments (a device array of buffer pointers, the variables, begin, end),
-// and the parallel loop becomes one thread per iteration (blockIdx.x * blockDim.x +
-// threadIdx.x, from begin, below end); the other loops run within the thread. The first
-// step of the CUDA backend: kernels are checked with ptxas, not yet launched.
-class PtxCodegen {
+// PTX for NVIDIA GPUs through LLVM's NVPTX target, from the same emitter. Kernels are lowered
+// for a GPU (lower.h): the entry takes buffers and sizes as kernel parameters, and the thread
+// loops (gpu_thread_loops) run one iteration per thread, blockIdx.x * blockDim.x +
+// threadIdx.x from begin, below end. sin, and exp2/log2 of f64, call NVIDIA's libdevice,
+// linked from the CUDA toolkit (CUDA_HOME, CUDA_PATH or /usr/local/cuda).
+class PtxCodegen : public Codegen {
  public:
   explicit PtxCodegen(const std::string& arch = "sm_80");
-  ~PtxCodegen();
+  ~PtxCodegen() override;
   PtxCodegen(const PtxCodegen&) = delete;
   PtxCodegen& operator=(const PtxCodegen&) = delete;
-  std::string compile(const Kernel& k, const std::string& entry) const;
+  const std::string& target_id() const override;
+  Target lowering() const override { return Target::Gpu; }
+  // The PTX text (NUL-terminated, as cuModuleLoadData wants it) in `object`.
+  CompileOutput compile(const Kernel& k, const std::string& entry, bool want_ir) const override;
+  std::string compile(const Kernel& k, const std::string& entry) const { return compile(k, entry, false).object; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// AMDGPU code objects (amdgcn-amd-amdhsa, for one gfx architecture) through LLVM's AMDGPU
+// target, from the same emitter, linked into a shared code object by ld.lld (found as
+// TENSORLISP_LD_LLD, else ld.lld or ld.lld-14 on PATH), as hipModuleLoadData loads it.
+// Kernels run in blocks of kAmdgpuBlockSize threads: the backend must launch them so.
+// sin, exp2 and log2 use the target's f32 instructions; those of f64 are not supported yet
+// (they need ROCm's device libraries) and fail to compile with a message saying so.
+constexpr int kAmdgpuBlockSize = 256;
+class AmdgpuCodegen : public Codegen {
+ public:
+  explicit AmdgpuCodegen(const std::string& arch = "gfx90a");
+  ~AmdgpuCodegen() override;
+  AmdgpuCodegen(const AmdgpuCodegen&) = delete;
+  AmdgpuCodegen& operator=(const AmdgpuCodegen&) = delete;
+  const std::string& target_id() const override;
+  Target lowering() const override { return Target::Gpu; }
+  CompileOutput compile(const Kernel& k, const std::string& entry, bool want_ir) const override;
 
  private:
   struct Impl;

@@ -82,6 +82,23 @@ void Backend::fail(const std::string& what) const {
   device_error("backend " + name_ + ": " + what + (err_[0] ? std::string(": ") + err_ : std::string()));
 }
 
+void* Backend::alloc(std::size_t bytes) {
+  err_[0] = 0;
+  return api_->alloc(ctx_, bytes, err_, sizeof err_);
+}
+
+void Backend::free(void* ptr) { api_->free(ctx_, ptr); }
+
+void Backend::copy_in(void* dst, const void* host_src, std::size_t bytes) {
+  err_[0] = 0;
+  if (api_->copy_in(ctx_, dst, host_src, bytes, err_, sizeof err_) != 0) fail("copying " + std::to_string(bytes) + " bytes to the device");
+}
+
+void Backend::copy_out(void* host_dst, const void* src, std::size_t bytes) {
+  err_[0] = 0;
+  if (api_->copy_out(ctx_, host_dst, src, bytes, err_, sizeof err_) != 0) fail("copying " + std::to_string(bytes) + " bytes from the device");
+}
+
 void* Backend::compile(const std::string& code, const std::string& entry) {
   err_[0] = 0;
   void* k = api_->compile(ctx_, code.data(), code.size(), entry.c_str(), err_, sizeof err_);

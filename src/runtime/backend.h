@@ -27,6 +27,13 @@ class Backend {
   const tl_device_info& info() const { return info_; }
   bool host_memory() const { return info_.host_memory != 0; }
 
+  // Device memory: alloc returns null when the device has no room (error() says why).
+  void* alloc(std::size_t bytes);
+  void free(void* ptr);
+  void copy_in(void* dst, const void* host_src, std::size_t bytes);
+  void copy_out(void* host_dst, const void* src, std::size_t bytes);
+  const char* error() const { return err_; }
+
   void* compile(const std::string& code, const std::string& entry);
   // The backend's external kernel `name` (released with release_kernel); a device-error
   // saying why when it has none.

@@ -28,12 +28,27 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // invalid (padded) index, redirected to element 0, stays in bounds even for empty tensors.
 alignas(64) const std::uint8_t kZeros[64] = {};
 
+// Code for kernel k; a device-error naming the kernel when the target cannot have it.
+codegen::CompileOutput compile_or_fail(const codegen::Codegen& cg, const codegen::Kernel& k, const std::string& name, bool want_ir) {
+  try {
+    return cg.compile(k, name, want_ir);
+  } catch (const std::runtime_error& e) {
+    throw ConditionError("device-error", std::string("compiling kernel ") + name + ": " + e.what());
+  }
+}
+
 
 }  // namespace
 
 JitDevice::JitDevice(std::shared_ptr<Backend> backend, std::string cache_dir)
     : backend_(std::move(backend)), disk_(std::move(cache_dir)) {
   if (const char* d = std::getenv("TENSORLISP_DEBUG")) debug = std::atoi(d);
+  try {
+    codegen_ = codegen::make_codegen(backend_->info().target);
+  } catch (const std::runtime_error& e) {
+    throw ConditionError("device-error", "backend " + backend_->name() + ": " + e.what());
+  }
+  if (!backend_->host_memory()) memory_ = std::make_shared<DeviceMemory>(backend_);
 }
 
 JitDevice::~JitDevice() {
@@ -47,7 +62,7 @@ JitDevice::Compiled& JitDevice::compiled(const codegen::Kernel& k) {
     return it->second;
   }
   auto t0 = std::chrono::steady_clock::now();
-  const std::string key = codegen_.target_id() + "\n" + backend_->name() + "\n" + text;
+  const std::string key = codegen_->target_id() + "\n" + backend_->name() + "\n" + text;
   char name[32];
   std::snprintf(name, sizeof name, "tl_k%016llx", static_cast<unsigned long long>(fnv1a(key)));
   // The disk cache holds code for this exact kernel text and target; without debug output
@@ -56,7 +71,7 @@ JitDevice::Compiled& JitDevice::compiled(const codegen::Kernel& k) {
   if (debug < 3) code = disk_.load(key);
   const bool from_disk = code.has_value();
   if (!from_disk) {
-    codegen::CompileOutput out = codegen_.compile(k, name, debug >= 3);
+    codegen::CompileOutput out = compile_or_fail(*codegen_, k, name, debug >= 3);
     if (debug >= 3) std::fprintf(stderr, "%s\n", out.ir.c_str());
     code = std::move(out.object);
   }
@@ -67,7 +82,7 @@ JitDevice::Compiled& JitDevice::compiled(const codegen::Kernel& k) {
   } catch (const ConditionError&) {
     if (!from_disk) throw;
     // A stale or damaged entry that passed the checks: compile afresh.
-    codegen::CompileOutput out = codegen_.compile(k, name, false);
+    codegen::CompileOutput out = compile_or_fail(*codegen_, k, name, false);
     code = std::move(out.object);
     handle = backend_->compile(*code, name);
   }
@@ -231,7 +246,7 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
       plan.kernels.push_back(extern_kernel(n, pos));
       continue;
     }
-    codegen::Lowered l = codegen::lower(n, s.materialized);
+    codegen::Lowered l = codegen::lower(n, s.materialized, codegen_->lowering());
     PlanKernel k;
     k.compiled = &compiled(l.kernel);
     k.node = pos(n);
@@ -302,6 +317,11 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
   std::vector<Recorded>* rec = recording;
   const std::size_t rec_index = rec ? rec->size() : 0;
   if (rec) rec->push_back(Recorded{&plan, std::move(leaf_nodes), leaves, b, {}});
+  if (memory_) {
+    std::vector<std::shared_ptr<Buffer>> result = execute_on_device(plan, std::move(leaves), b);
+    if (rec) (*rec)[rec_index].results = result;
+    return result;
+  }
   std::unordered_map<int, std::shared_ptr<Buffer>> values;  // by position in the graph's order
   for (std::size_t i = 0; i < plan.leaves.size(); ++i) values[plan.leaves[i]] = std::move(leaves[i]);
   for (const auto& [p, buffer] : plan.constants) values[p] = buffer;
@@ -336,16 +356,13 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
     if (debug >= 1) {
       double bytes = static_cast<double>(out->bytes.size());
       for (int in : k.inputs) bytes += static_cast<double>(values.at(in)->bytes.size());
-      double flops = static_cast<double>(k.elements.eval(b)) * k.ops_per_element;
-      std::fprintf(stderr, "tensorlisp: kernel %zu/%zu %s %s%s: %.3f ms, %.2f GFLOP/s, %.2f GB/s\n", i + 1,
-                   plan.kernels.size(), k.compiled->entry.c_str(), tensor::op_name(k.op),
-                   tensor::shape_str(k.shape).c_str(), dt * 1e3, dt > 0 ? flops / dt * 1e-9 : 0.0,
-                   dt > 0 ? bytes / dt * 1e-9 : 0.0);
+      report_kernel(i, plan, k, dt, bytes, b);
     }
     if (k.assign_target >= 0) {
       // The value goes into the target's buffer, which is the assign's result.
       std::shared_ptr<Buffer> target = values.at(k.assign_target);
       target->bytes = std::move(out->bytes);
+      target->device.reset();
       out = std::move(target);
     }
     values[k.node] = out;
@@ -361,6 +378,99 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
   for (int r : plan.results) result.push_back(values.at(r));
   stats_.run_seconds += run_time;
   if (rec) (*rec)[rec_index].results = result;
+  if (debug >= 1) std::fprintf(stderr, "tensorlisp: %zu kernels ran in %.3f ms\n", plan.kernels.size(), run_time * 1e3);
+  return result;
+}
+
+void JitDevice::report_kernel(std::size_t i, const Plan& plan, const PlanKernel& k, double dt, double bytes,
+                              const tensor::Bindings& b) const {
+  double flops = static_cast<double>(k.elements.eval(b)) * k.ops_per_element;
+  std::fprintf(stderr, "tensorlisp: kernel %zu/%zu %s %s%s: %.3f ms, %.2f GFLOP/s, %.2f GB/s\n", i + 1, plan.kernels.size(),
+               k.compiled->entry.c_str(), tensor::op_name(k.op), tensor::shape_str(k.shape).c_str(), dt * 1e3,
+               dt > 0 ? flops / dt * 1e-9 : 0.0, dt > 0 ? bytes / dt * 1e-9 : 0.0);
+}
+
+std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& plan, std::vector<std::shared_ptr<Buffer>> leaves,
+                                                                  const tensor::Bindings& b) {
+  using Copy = std::shared_ptr<tensor::DeviceCopy>;
+  std::unordered_map<int, Copy> dev;                      // device data by position in the graph's order
+  std::unordered_map<int, std::shared_ptr<Buffer>> host;  // host buffers: leaves, constants, assign targets
+  for (std::size_t i = 0; i < plan.leaves.size(); ++i) {
+    dev[plan.leaves[i]] = memory_->upload(*leaves[i]);
+    host[plan.leaves[i]] = std::move(leaves[i]);
+  }
+  for (const auto& [p, buffer] : plan.constants) {
+    dev[p] = memory_->upload(*buffer);
+    host[p] = buffer;
+  }
+  std::unordered_map<int, int> readers;
+  for (const PlanKernel& k : plan.kernels) {
+    for (int in : k.inputs) ++readers[in];
+    if (k.assign_target >= 0) ++readers[k.assign_target];
+  }
+  auto is_result = [&](int p) { return std::find(plan.results.begin(), plan.results.end(), p) != plan.results.end(); };
+  std::unordered_map<int, std::pair<tensor::DType, std::int64_t>> made;  // dtype and count of each kernel's value
+  std::vector<std::shared_ptr<Buffer>> assigned;                          // host buffers written on the device
+  ++stats_.realizes;
+  double run_time = 0;
+  for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
+    const PlanKernel& k = plan.kernels[i];
+    std::int64_t count = 1;
+    for (const auto& d : k.shape) count *= d.eval(b);
+    const std::size_t bytes = static_cast<std::size_t>(count) * tensor::dtype_size(k.dtype);
+    Copy out = memory_->allocate(bytes, "the output of kernel " + k.compiled->entry + " (" + tensor::op_name(k.op) +
+                                            tensor::shape_str(k.shape) + ")");
+    std::vector<void*> ptrs(k.buffer_count, nullptr);
+    ptrs[0] = out->ptr;
+    for (std::size_t j = 0; j < k.inputs.size(); ++j) ptrs[static_cast<std::size_t>(k.input_slots[j])] = dev.at(k.inputs[j])->ptr;
+    std::vector<std::int64_t> vars;
+    for (const auto& name : k.vars) vars.push_back(b.at(name));
+    for (const auto& d : k.extern_dims) vars.push_back(d.eval(b));
+    tl_launch launch{k.parallel_extent.eval(b), k.work_per_iteration.eval(b)};
+    auto t0 = std::chrono::steady_clock::now();
+    if (count > 0) backend_->launch(k.compiled->handle, ptrs, vars, launch);
+    if (debug >= 1) backend_->synchronize();  // launches are asynchronous: time each to its end
+    double dt = seconds_since(t0);
+    run_time += dt;
+    ++stats_.kernels_run;
+    if (debug >= 1) {
+      double moved = static_cast<double>(bytes);
+      for (int in : k.inputs) moved += static_cast<double>(host.count(in) ? host.at(in)->bytes.size() : 0);
+      report_kernel(i, plan, k, dt, moved, b);
+    }
+    made[k.node] = {k.dtype, count};
+    if (k.assign_target >= 0) {
+      // The target's device copy becomes the new value; its host bytes follow at the end.
+      std::shared_ptr<Buffer> target = host.at(k.assign_target);
+      target->device = out;
+      assigned.push_back(target);
+      host[k.node] = target;
+    }
+    dev[k.node] = std::move(out);
+    auto done_with = [&](int in) {
+      if (--readers[in] == 0 && !is_result(in)) {
+        dev.erase(in);
+        host.erase(in);
+      }
+    };
+    for (int in : k.inputs) done_with(in);
+    if (k.assign_target >= 0) done_with(k.assign_target);
+  }
+  for (const auto& target : assigned) memory_->download(*target);
+  std::vector<std::shared_ptr<Buffer>> result;
+  for (int r : plan.results) {
+    if (auto h = host.find(r); h != host.end()) {
+      result.push_back(h->second);
+      continue;
+    }
+    const auto& [dtype, count] = made.at(r);
+    auto buf = std::make_shared<Buffer>(dtype, static_cast<std::size_t>(count));
+    buf->device = dev.at(r);
+    memory_->download(*buf);
+    host[r] = buf;
+    result.push_back(std::move(buf));
+  }
+  stats_.run_seconds += run_time;
   if (debug >= 1) std::fprintf(stderr, "tensorlisp: %zu kernels ran in %.3f ms\n", plan.kernels.size(), run_time * 1e3);
   return result;
 }

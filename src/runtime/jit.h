@@ -10,6 +10,7 @@
 
 #include "codegen/llvm_emit.h"
 #include "runtime/backend.h"
+#include "runtime/device_memory.h"
 #include "runtime/disk_cache.h"
 #include "tensor/graph.h"
 
@@ -57,6 +58,8 @@ class JitDevice {
                                                             const tensor::Bindings& extra);
 
   const Backend& backend() const { return *backend_; }
+  // The device's own memory (a GPU's), or null when its kernels use host memory.
+  DeviceMemory* device_memory() const { return memory_.get(); }
   const JitStats& stats() const { return stats_; }
   // 0: quiet; 1: kernel count and times per realize; 2: also the loop IR; 3: also LLVM IR.
   // Starts from TENSORLISP_DEBUG.
@@ -79,7 +82,8 @@ class JitDevice {
 
  private:
   std::shared_ptr<Backend> backend_;
-  codegen::CpuCodegen codegen_;
+  std::unique_ptr<codegen::Codegen> codegen_;  // for the backend's target
+  std::shared_ptr<DeviceMemory> memory_;        // for a backend with its own memory
   DiskCache disk_;
   struct Compiled {
     void* handle;
@@ -125,6 +129,13 @@ class JitDevice {
   PlanKernel extern_kernel(const tensor::Node* n, const std::function<int(const tensor::Node*)>& pos);
   std::vector<std::shared_ptr<tensor::Buffer>> run(const std::vector<const tensor::Node*>& roots,
                                                    const tensor::Bindings& b);
+  // execute's work on a device with its own memory: leaves are uploaded (once: a buffer keeps
+  // its device copy), kernels run on device memory, and the results and assigned buffers are
+  // copied back to the host, keeping their device copies for the next use.
+  std::vector<std::shared_ptr<tensor::Buffer>> execute_on_device(const Plan& plan, std::vector<std::shared_ptr<tensor::Buffer>> leaves,
+                                                                 const tensor::Bindings& b);
+  void report_kernel(std::size_t i, const Plan& plan, const PlanKernel& k, double seconds, double bytes,
+                     const tensor::Bindings& b) const;
 };
 
 }  // namespace tl::runtime

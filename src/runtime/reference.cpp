@@ -202,6 +202,7 @@ class Executor {
         auto value = materialize(n->src[1].get());
         const Node* target = n->src[0].get();
         target->buffer->bytes = value->bytes;
+        target->buffer->device.reset();  // a device's copy is stale now
         return target->buffer;
       }
       case Op::Extern:

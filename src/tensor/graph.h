@@ -47,9 +47,20 @@ const char* reduce_kind_name(ReduceKind k);
 
 // Host memory holding a realized tensor, contiguous and row-major. Backends will own
 // device memory behind the same object.
+// A copy of a buffer's data in a device's own memory (a GPU's), made by the JIT device that
+// ran kernels on it; destroying it gives the memory back to that device's pool.
+struct DeviceCopy {
+  virtual ~DeviceCopy() = default;
+  void* ptr = nullptr;
+  const void* pool = nullptr;  // the device memory it belongs to
+};
+
 struct Buffer {
   DType dtype;
   host_memory::Bytes bytes;  // uninitialized when made: the producer writes every element
+  // The same data on a device with its own memory, when one put it there. Whoever writes
+  // `bytes` in place (an assign) resets it.
+  std::shared_ptr<DeviceCopy> device;
   Buffer(DType t, std::size_t count) : dtype(t), bytes(count * dtype_size(t)) {}
   std::size_t count() const { return bytes.size() / dtype_size(dtype); }
   void* data() { return bytes.data(); }

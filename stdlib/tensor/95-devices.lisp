@@ -6,18 +6,21 @@
   "The known backends: an alist of (name . properties), filled by defbackend.")
 
 (defmacro defbackend (name &rest properties)
-  "(defbackend NAME &key library target limits search doc) Describes backend NAME for the JIT:
-LIBRARY is the shared library implementing the backend ABI (\"builtin\" for one linked into
-TensorLisp), TARGET the code it runs (:host, :nvptx, :amdgpu)."
+  "(defbackend NAME &key library target options limits search doc) Describes backend NAME for the
+JIT: LIBRARY is the shared library implementing the backend ABI (\"builtin\" for one linked into
+TensorLisp), TARGET the code it runs (:host, :nvptx, :amdgpu), OPTIONS the string of key=value
+words its library is started with (before the user's), LIMITS the device's limits and SEARCH
+the kernel shapes it may be given (both property lists)."
   `(progn
      (setq *backends* (cons (cons ',name ',properties)
                             (remove-if (lambda (b) (eq (car b) ',name)) *backends*)))
      ',name))
 
-(defun use-backend (name &key (options ""))
+(defun use-backend (name &key (options (or (getenv "TENSORLISP_DEVICE_OPTIONS") "")))
   "(use-backend NAME &key options) Realizes tensors on backend NAME from now on: cpu, ref (the
 reference executor) or one with a runtime file NAME.lisp on TENSORLISP_PATH. OPTIONS is a string
-for the backend, e.g. \"threads=1\". Returns NAME."
+of key=value words for the backend, e.g. \"threads=1\" (default: TENSORLISP_DEVICE_OPTIONS),
+after the runtime file's own :options. Returns NAME."
   (let ((name (if (stringp name) (intern (string-downcase name)) name)))
     (unless (symbolp name)
       (error 'type-error "use-backend: expected a backend name, got ~s" name))
@@ -31,5 +34,6 @@ for the backend, e.g. \"threads=1\". Returns NAME."
           (unless desc
             (error 'device-error "use-backend: no backend named ~a (known: ~a; a backend needs a runtime file ~a.lisp on TENSORLISP_PATH)"
                    name (string-join (mapcar #'symbol-name (cons 'ref (mapcar #'car *backends*))) " ") name))
-          (%use-backend (symbol-name name) (getf desc :library) options)))
+          (%use-backend (symbol-name name) (getf desc :library)
+                        (string-trim (concat (or (getf desc :options) "") " " options)))))
     name))
