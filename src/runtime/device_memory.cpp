@@ -2,6 +2,7 @@
 #include "runtime/device_memory.h"
 
 #include <bit>
+#include <cstdio>
 
 #include "support/condition_error.h"
 
@@ -39,7 +40,11 @@ std::shared_ptr<tensor::DeviceCopy> DeviceMemory::allocate(std::size_t bytes, co
       p = backend_->alloc(size);
     }
     if (p == nullptr) {
-      auto mib = [](std::size_t n) { return std::to_string((n + (1 << 20) - 1) >> 20) + " MiB"; };
+      auto mib = [](std::size_t n) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(n) / (1 << 20));
+        return std::string(text);
+      };
       throw ConditionError("device-error", backend_->name() + ": out of device memory: " + what + " needs " + mib(bytes) +
                                                ", with " + mib(in_use_) + " in use by tensors of a " +
                                                mib(backend_->info().memory_bytes) + " device" +
