@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "../common/plugin_util.h"
 #include "tensorlisp/backend.h"
 
 extern "C" const tl_backend_api* tl_cpu_backend_entry(uint32_t abi_version);
@@ -31,10 +32,7 @@ namespace {
 
 using KernelFn = void (*)(void* const*, const int64_t*, int64_t, int64_t);
 
-void set_error(char* err, std::size_t size, const std::string& msg) {
-  if (err == nullptr || size == 0) return;
-  std::snprintf(err, size, "%s", msg.c_str());
-}
+using tl::backend_util::set_error;
 
 // A fixed set of worker threads running slices of one launch at a time. Waking a sleeping
 // thread costs tens of microseconds on a virtual machine, more than a small kernel runs, so
@@ -276,21 +274,12 @@ void* cpu_create(const char* options, char* err, std::size_t err_size) {
   int threads = default_threads();
   bool device_memory = false;
   std::size_t memory_limit = 0;
-  // Options: key=value words separated by spaces.
-  const std::string opts = options != nullptr ? options : "";
-  for (std::size_t i = 0; i < opts.size();) {
-    std::size_t j = opts.find(' ', i);
-    if (j == std::string::npos) j = opts.size();
-    const std::string word = opts.substr(i, j - i);
-    i = j + 1;
-    if (word.empty()) continue;
-    const auto eq = word.find('=');
-    const std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
+  const bool ok = tl::backend_util::for_each_option(options, [&](const std::string& word, const std::string& key, const std::string& value) {
     if (key == "threads") {
       int n = std::atoi(value.c_str());
       if (n <= 0) {
-        set_error(err, err_size, "cpu: threads must be a positive integer in \"" + opts + "\"");
-        return nullptr;
+        set_error(err, err_size, "cpu: threads must be a positive integer in \"" + word + "\"");
+        return false;
       }
       threads = n;
     } else if (key == "memory" && (value == "host" || value == "device")) {
@@ -299,9 +288,11 @@ void* cpu_create(const char* options, char* err, std::size_t err_size) {
       memory_limit = static_cast<std::size_t>(std::strtoll(value.c_str(), nullptr, 10));
     } else {
       set_error(err, err_size, "cpu: unknown option \"" + word + "\" (known: threads=N, memory=host|device, memory-limit=BYTES)");
-      return nullptr;
+      return false;
     }
-  }
+    return true;
+  });
+  if (!ok) return nullptr;
   auto jit = llvm::orc::LLJITBuilder().create();
   if (!jit) {
     set_error(err, err_size, "cpu: cannot start the LLVM JIT: " + llvm::toString(jit.takeError()));

@@ -79,7 +79,11 @@ Backend::~Backend() {
 }
 
 void Backend::fail(const std::string& what) const {
-  device_error("backend " + name_ + ": " + what + (err_[0] ? std::string(": ") + err_ : std::string()));
+  // The library's message, without its own name in front (it says "cuda: ..." for use alone).
+  std::string detail = err_;
+  const std::string own = std::string(api_ != nullptr && api_->name != nullptr ? api_->name : "") + ": ";
+  if (detail.rfind(own, 0) == 0) detail.erase(0, own.size());
+  device_error("backend " + name_ + ": " + what + (detail.empty() ? std::string() : ": " + detail));
 }
 
 void* Backend::alloc(std::size_t bytes) {

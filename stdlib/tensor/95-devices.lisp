@@ -34,6 +34,13 @@ after the runtime file's own :options. Returns NAME."
           (unless desc
             (error 'device-error "use-backend: no backend named ~a (known: ~a; a backend needs a runtime file ~a.lisp on TENSORLISP_PATH)"
                    name (string-join (mapcar #'symbol-name (cons 'ref (mapcar #'car *backends*))) " ") name))
-          (%use-backend (symbol-name name) (getf desc :library)
-                        (string-trim (concat (or (getf desc :options) "") " " options)))))
+          (handler-case
+              (%use-backend (symbol-name name) (getf desc :library)
+                            (string-trim (concat (or (getf desc :options) "") " " options)))
+            (device-error (e)
+              ;; Say what can be used instead.
+              (error 'device-error "~a; devices available here: ~a" (condition-message e)
+                     (string-join (remove-duplicates (list "ref" "cpu" (symbol-name (device)))
+                                                     :test #'equal)
+                                  ", "))))))
     name))
