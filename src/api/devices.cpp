@@ -14,6 +14,7 @@
 #include "runtime/jit.h"
 #include "runtime/reference.h"
 #include "schedule/schedule.h"
+#include "support/condition_error.h"
 #include "support/search_path.h"
 #include "tensor/tensor_value.h"
 
@@ -130,6 +131,36 @@ void register_device_builtins(Interp& in) {
                put("compile-seconds", Value::real(st.compile_seconds));
                put("run-seconds", Value::real(st.run_seconds));
                return in.list_from(base, 20);
+             });
+  TL_BUILTIN(in, "%to-device", 1, 1, "(%to-device X)",
+             "Realizes tensor X and copies its data into the current device's own memory (a GPU's), "
+             "where kernels read it from then on. Use to-device.",
+             [](Interp& in, Args a, N) -> Value {
+               tensor::TensorObj* t = tensor::tensor_arg(in, "to-device", a, 0);
+               const tensor::Buffer& b = tensor::realize(in, t);
+               DeviceState& s = state(in);
+               if (s.jit && s.jit->device_memory()) {
+                 try {
+                   s.jit->device_memory()->upload(const_cast<tensor::Buffer&>(b));
+                 } catch (const ConditionError& e) {
+                   in.error(e.type, std::string("to-device: ") + e.what());
+                 }
+               }
+               return a[0];
+             });
+  TL_BUILTIN(in, "device-memory", 0, 0, "(device-memory)",
+             "The current device's own memory as a plist: :in-use bytes held by tensors' device copies "
+             "and kernel outputs, :cached bytes kept for reuse; nil for a device on host memory.",
+             [](Interp& in, Args, N) -> Value {
+               DeviceState& s = state(in);
+               if (!s.jit || !s.jit->device_memory()) return eval::nil();
+               Interp::StackMark mark(in);
+               Value* base = in.sp;
+               in.push(Value::object(in.keyword("in-use")));
+               in.push(Value::integer(static_cast<std::int64_t>(s.jit->device_memory()->in_use_bytes())));
+               in.push(Value::object(in.keyword("cached")));
+               in.push(Value::integer(static_cast<std::int64_t>(s.jit->device_memory()->cached_bytes())));
+               return in.list_from(base, 4);
              });
   TL_BUILTIN(in, "jit-debug", 0, 1, "(jit-debug [LEVEL])",
              "The JIT's debug level, set to LEVEL when given: 0 quiet, 1 kernels and times per realize, "

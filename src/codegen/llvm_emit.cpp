@@ -29,6 +29,7 @@
 #include <fstream>
 #include <iterator>
 #include <vector>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -393,13 +394,93 @@ class Emitter {
     return b_.CreateCall(f, {v});
   }
 
-  // AMDGPU has instructions for sin, exp2 and log2 of f32 only; f64 needs ROCm's device
-  // libraries, which are not linked (yet).
+  // AMDGPU has instructions for sin, exp2 and log2 of f32 only; those of f64 are computed
+  // here (ROCm's device libraries are not linked).
   Value* amdgpu_f32_only(llvm::Intrinsic::ID id, const char* what, Value* v) {
-    if (!v->getType()->isFloatTy()) {
-      throw std::runtime_error(std::string("amdgcn: ") + what + " of f64 needs ROCm's device libraries (ocml), which TensorLisp does not link yet");
+    if (v->getType()->isFloatTy()) return intrinsic(id, v);
+    if (id == llvm::Intrinsic::exp2) return exp2_f64(v);
+    if (id == llvm::Intrinsic::log2) return log2_f64(v);
+    if (id == llvm::Intrinsic::sin) return sin_f64(v);
+    throw std::logic_error(std::string("llvm emit: no f64 ") + what + " for amdgcn");
+  }
+
+  // c[0] + x (c[1] + x (c[2] + ...)), in f64.
+  Value* horner(Value* x, const std::vector<double>& c) {
+    Value* acc = llvm::ConstantFP::get(b_.getDoubleTy(), c.back());
+    llvm::Function* fma = llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::fma, {b_.getDoubleTy()});
+    for (std::size_t i = c.size() - 1; i-- > 0;) acc = b_.CreateCall(fma, {acc, x, llvm::ConstantFP::get(b_.getDoubleTy(), c[i])});
+    return acc;
+  }
+  Value* f64(double v) { return llvm::ConstantFP::get(b_.getDoubleTy(), v); }
+
+  // 2^x = 2^n e^(f ln 2), n = rint(x), |f| <= 1/2: e^t by its Taylor series to t^14 (|t| <=
+  // 0.35: truncation below 1e-17), scaled by ldexp (which gives inf and 0 at the ends).
+  Value* exp2_f64(Value* x) {
+    Value* clamped = b_.CreateSelect(b_.CreateFCmpOGT(x, f64(1100)), f64(1100), b_.CreateSelect(b_.CreateFCmpOLT(x, f64(-1100)), f64(-1100), x));
+    Value* n = intrinsic(llvm::Intrinsic::rint, clamped);
+    Value* t = b_.CreateFMul(b_.CreateFSub(clamped, n), f64(0.69314718055994530942));
+    std::vector<double> c{1.0};
+    for (int k = 1; k <= 14; ++k) c.push_back(c.back() / k);
+    Value* e = horner(t, c);
+    llvm::Function* ldexp = llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::amdgcn_ldexp, {b_.getDoubleTy()});
+    Value* r = b_.CreateCall(ldexp, {e, b_.CreateFPToSI(n, b_.getInt32Ty())});
+    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, r);
+  }
+
+  // log2 x = e + ln(m) / ln 2 with x = m 2^e, m in [sqrt(1/2), sqrt(2)); ln m = 2 atanh s,
+  // s = (m - 1) / (m + 1), |s| <= 0.172, by its series to s^25.
+  Value* log2_f64(Value* x) {
+    llvm::Function* mant = llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::amdgcn_frexp_mant, {b_.getDoubleTy()});
+    llvm::Function* expo = llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::amdgcn_frexp_exp, {b_.getInt32Ty(), b_.getDoubleTy()});
+    Value* m = b_.CreateCall(mant, {x});  // [0.5, 1)
+    Value* e = b_.CreateSIToFP(b_.CreateCall(expo, {x}), b_.getDoubleTy());
+    Value* small = b_.CreateFCmpOLT(m, f64(0.70710678118654752440));
+    m = b_.CreateSelect(small, b_.CreateFMul(m, f64(2)), m);
+    e = b_.CreateSelect(small, b_.CreateFSub(e, f64(1)), e);
+    Value* s = b_.CreateFDiv(b_.CreateFSub(m, f64(1)), b_.CreateFAdd(m, f64(1)));
+    std::vector<double> c;
+    for (int k = 0; k <= 12; ++k) c.push_back(2.0 / (2 * k + 1));
+    Value* ln = b_.CreateFMul(s, horner(b_.CreateFMul(s, s), c));
+    Value* r = b_.CreateFAdd(e, b_.CreateFMul(ln, f64(1.44269504088896340736)));
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+    r = b_.CreateSelect(b_.CreateFCmpOEQ(x, f64(inf)), f64(inf), r);
+    r = b_.CreateSelect(b_.CreateFCmpOEQ(x, f64(0)), f64(-inf), r);
+    return b_.CreateSelect(b_.CreateFCmpULT(x, f64(0)), f64(nan), r);  // negative or NaN
+  }
+
+  // sin x: x = k pi/2 + r (Cody-Waite with a three-part pi/2 and fma), |r| <= pi/4; then
+  // +-sin r or +-cos r by k mod 4, each by its Taylor series (to r^23 and r^22). Accurate to
+  // about 1 ulp for |x| below 1e9; NaN for inf and NaN.
+  Value* sin_f64(Value* x) {
+    llvm::Function* fma = llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::fma, {b_.getDoubleTy()});
+    Value* big = f64(4503599627370496.0);  // 2^52: beyond it k is meaningless anyway
+    Value* kx = intrinsic(llvm::Intrinsic::rint, b_.CreateFMul(x, f64(0.63661977236758134308)));
+    Value* k = b_.CreateSelect(b_.CreateFCmpOGT(intrinsic(llvm::Intrinsic::fabs, kx), big), f64(0), kx);
+    Value* nk = b_.CreateFNeg(k);
+    Value* r = b_.CreateCall(fma, {nk, f64(1.5707963267948966), x});
+    r = b_.CreateCall(fma, {nk, f64(6.123233995736766e-17), r});
+    r = b_.CreateCall(fma, {nk, f64(-1.4973849048591698e-33), r});
+    Value* r2 = b_.CreateFMul(r, r);
+    std::vector<double> cs, cc;
+    double f = 1;
+    for (int i = 1; i <= 23; ++i) {
+      f /= i;
+      const double sign = (i / 2) % 2 == 0 ? 1.0 : -1.0;
+      if (i % 2 == 1) cs.push_back(sign * f);  // r, -r^3/3!, ...
     }
-    return intrinsic(id, v);
+    f = 1;
+    cc.push_back(1);
+    for (int i = 1; i <= 22; ++i) {
+      f /= i;
+      if (i % 2 == 0) cc.push_back(((i / 2) % 2 == 0 ? 1.0 : -1.0) * f);
+    }
+    Value* sr = b_.CreateFMul(r, horner(r2, cs));
+    Value* cr = horner(r2, cc);
+    Value* q = b_.CreateAnd(b_.CreateFPToSI(k, b_.getInt64Ty()), b_.getInt64(3));
+    Value* v = b_.CreateSelect(b_.CreateICmpEQ(b_.CreateAnd(q, b_.getInt64(1)), b_.getInt64(0)), sr, cr);
+    v = b_.CreateSelect(b_.CreateICmpUGE(q, b_.getInt64(2)), b_.CreateFNeg(v), v);
+    Value* finite = b_.CreateFCmpOLT(intrinsic(llvm::Intrinsic::fabs, x), f64(std::numeric_limits<double>::infinity()));
+    return b_.CreateSelect(finite, v, f64(std::numeric_limits<double>::quiet_NaN()));
   }
 
   Value* intrinsic(llvm::Intrinsic::ID id, Value* v) {

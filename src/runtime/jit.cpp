@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include "codegen/lower.h"
 #include "runtime/reference.h"
@@ -49,6 +51,52 @@ JitDevice::JitDevice(std::shared_ptr<Backend> backend, std::string cache_dir)
     throw ConditionError("device-error", "backend " + backend_->name() + ": " + e.what());
   }
   if (!backend_->host_memory()) memory_ = std::make_shared<DeviceMemory>(backend_);
+  const char* cross = std::getenv("TENSORLISP_CROSS_TARGETS");
+  const char* cross_dir = std::getenv("TENSORLISP_CROSS_DIR");
+  if (cross != nullptr && *cross != 0 && cross_dir != nullptr && *cross_dir != 0) {
+    cross_dir_ = cross_dir;
+    std::string list = cross;
+    for (std::size_t i = 0; i <= list.size();) {
+      std::size_t j = list.find(',', i);
+      if (j == std::string::npos) j = list.size();
+      if (j > i) {
+        try {
+          cross_.push_back(codegen::make_codegen(list.substr(i, j - i)));
+        } catch (const std::runtime_error& e) {
+          throw ConditionError("device-error", std::string("TENSORLISP_CROSS_TARGETS: ") + e.what());
+        }
+      }
+      i = j + 1;
+    }
+  }
+}
+
+void JitDevice::cross_compile(const Node* n, const std::unordered_set<const Node*>& materialized) {
+  for (const auto& cg : cross_) {
+    std::string name, code, error;
+    try {
+      codegen::Lowered l = codegen::lower(n, materialized, cg->lowering());
+      char text[32];
+      std::snprintf(text, sizeof text, "tl_k%016llx", static_cast<unsigned long long>(fnv1a(cg->target_id() + l.kernel.str())));
+      name = text;
+      const std::string target = cg->target_id().substr(0, cg->target_id().find('/'));
+      const std::string dir = cross_dir_ + "/" + target;
+      const std::string ext = target == "nvptx64" ? ".ptx" : target == "amdgcn" ? ".hsaco" : ".o";
+      std::filesystem::create_directories(dir);
+      if (std::filesystem::exists(dir + "/" + name + ext) || std::filesystem::exists(dir + "/" + name + ".error")) continue;
+      try {
+        code = cg->compile(l.kernel, name, false).object;
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      // Written whole under a temporary name, then renamed: another process may be reading.
+      const std::string file = dir + "/" + name + (error.empty() ? ext : ".error");
+      std::ofstream(file + ".tmp", std::ios::binary) << (error.empty() ? code : error + "\n" + l.kernel.str());
+      std::filesystem::rename(file + ".tmp", file);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tensorlisp: cross-compiling %s for %s: %s\n", tensor::op_name(n->op), cg->target_id().c_str(), e.what());
+    }
+  }
 }
 
 JitDevice::~JitDevice() {
@@ -246,6 +294,7 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
       plan.kernels.push_back(extern_kernel(n, pos));
       continue;
     }
+    if (!cross_.empty()) cross_compile(n, s.materialized);
     codegen::Lowered l = codegen::lower(n, s.materialized, codegen_->lowering());
     PlanKernel k;
     k.compiled = &compiled(l.kernel);

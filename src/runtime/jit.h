@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "codegen/llvm_emit.h"
 #include "runtime/backend.h"
@@ -84,6 +85,12 @@ class JitDevice {
   std::shared_ptr<Backend> backend_;
   std::unique_ptr<codegen::Codegen> codegen_;  // for the backend's target
   std::shared_ptr<DeviceMemory> memory_;        // for a backend with its own memory
+  // TENSORLISP_CROSS_TARGETS: other targets every kernel is also compiled for, into
+  // TENSORLISP_CROSS_DIR/<target>/ (NAME.ptx, NAME.hsaco, or NAME.error saying why not), for checking code
+  // generation for devices this machine lacks (tests/run_cross_check.cmake).
+  std::vector<std::unique_ptr<codegen::Codegen>> cross_;
+  std::string cross_dir_;
+  void cross_compile(const tensor::Node* n, const std::unordered_set<const tensor::Node*>& materialized);
   DiskCache disk_;
   struct Compiled {
     void* handle;

@@ -44,3 +44,14 @@ after the runtime file's own :options. Returns NAME."
                                                      :test #'equal)
                                   ", "))))))
     name))
+
+(defun to-device (x &optional (target (device)))
+  "(to-device X [DEVICE]) Realizes X and puts its data in DEVICE's own memory (a GPU's), where
+kernels read it from then on without copying; returns X. Tensors are realized on the current
+device, so DEVICE must be it (the default); on the CPU and ref this only realizes X. Any tensor
+the current device needs is copied there by itself: to-device is for moving data ahead of time."
+  (let ((target (if (stringp target) (intern (string-downcase target)) target)))
+    (unless (eq target (device))
+      (error 'device-error "to-device: tensors are realized on the current device, ~a, not ~a: (use-backend '~a) first"
+             (device) target target))
+    (%to-device x)))
