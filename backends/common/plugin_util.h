@@ -3,9 +3,12 @@
 // option strings ("key=value key=value").
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace tl::backend_util {
 
@@ -28,6 +31,30 @@ bool for_each_option(const char* options, F&& fn) {
     if (!fn(word, word.substr(0, eq), eq == std::string::npos ? std::string() : word.substr(eq + 1))) return false;
   }
   return true;
+}
+
+// Kernel parameters for a GPU launch as the JIT's entry points take them (backend.h): one
+// pointer per buffer, the vars, then begin and end; and the launches that cover `count`
+// threads in blocks of `block`, several when one grid cannot hold them all. Calls
+// launch_one(blocks, params) for each, with begin set; returns the first nonzero result.
+template <class F>
+int launch_grid(void* const* buffers, std::size_t buffer_count, const std::int64_t* vars, std::size_t var_count,
+                std::int64_t count, unsigned block, F&& launch_one) {
+  std::vector<void*> ptrs(buffers, buffers + buffer_count);
+  std::vector<std::int64_t> ints(vars, vars + var_count);
+  ints.push_back(0);      // begin
+  ints.push_back(count);  // end
+  std::vector<void*> params;
+  for (auto& ptr : ptrs) params.push_back(&ptr);
+  for (auto& v : ints) params.push_back(&v);
+  constexpr std::int64_t kMaxBlocks = 0x7fffffff;
+  const std::int64_t per_launch = kMaxBlocks * block;
+  std::int64_t& begin = ints[var_count];
+  for (begin = 0; begin < count; begin += per_launch) {
+    const std::int64_t threads = std::min(per_launch, count - begin);
+    if (int r = launch_one(static_cast<unsigned>((threads + block - 1) / block), params.data()); r != 0) return r;
+  }
+  return 0;
 }
 
 }  // namespace tl::backend_util

@@ -224,7 +224,7 @@ void* create(const char* options, char* err, std::size_t size) {
 int device_info(void* p, tl_device_info* out, char*, std::size_t) {
   auto* c = static_cast<Context*>(p);
   std::memset(out, 0, sizeof *out);
-  std::snprintf(out->name, sizeof out->name, "%s (sm_%d%d)", c->name, c->cc_major, c->cc_minor);
+  std::snprintf(out->name, sizeof out->name, "%.100s (sm_%d%d)", c->name, c->cc_major, c->cc_minor);
   out->memory_bytes = c->memory;
   out->compute_units = c->multiprocessors;
   out->host_memory = 0;
@@ -316,28 +316,15 @@ int launch(void* p, void* kp, void* const* buffers, std::size_t buffer_count, co
   auto* k = static_cast<Kernel*>(kp);
   if (!current(c, err, size)) return 1;
   if (l->count <= 0) return 0;
-  std::vector<CUdeviceptr> ptrs(buffer_count);
-  for (std::size_t i = 0; i < buffer_count; ++i) ptrs[i] = reinterpret_cast<CUdeviceptr>(buffers[i]);
-  std::vector<std::int64_t> ints(vars, vars + var_count);
-  ints.push_back(0);         // begin
-  ints.push_back(l->count);  // end
-  std::vector<void*> params;
-  for (auto& ptr : ptrs) params.push_back(&ptr);
-  for (auto& v : ints) params.push_back(&v);
-  constexpr std::int64_t kMaxBlocks = 0x7fffffff;
-  const std::int64_t per_launch = kMaxBlocks * c->block;
-  std::int64_t& begin = ints[var_count];
-  for (begin = 0; begin < l->count; begin += per_launch) {
-    const std::int64_t threads = std::min(per_launch, l->count - begin);
-    const auto blocks = static_cast<unsigned>((threads + c->block - 1) / c->block);
-    CUresult r = c->d.cuLaunchKernel(k->fn, blocks, 1, 1, c->block, 1, 1, 0, c->stream, params.data(), nullptr);
-    if (r != kSuccess) {
-      set_error(err, size, "cuda: launching kernel " + k->name + " (" + std::to_string(blocks) + " blocks of " +
-                               std::to_string(c->block) + " threads): " + describe(c->d, r));
-      return 1;
-    }
-  }
-  return 0;
+  // Device pointers are CUdeviceptr values, the size of a pointer here.
+  static_assert(sizeof(CUdeviceptr) == sizeof(void*));
+  return tl::backend_util::launch_grid(buffers, buffer_count, vars, var_count, l->count, c->block, [&](unsigned blocks, void** params) {
+    CUresult r = c->d.cuLaunchKernel(k->fn, blocks, 1, 1, c->block, 1, 1, 0, c->stream, params, nullptr);
+    if (r == kSuccess) return 0;
+    set_error(err, size, "cuda: launching kernel " + k->name + " (" + std::to_string(blocks) + " blocks of " +
+                             std::to_string(c->block) + " threads): " + describe(c->d, r));
+    return 1;
+  });
 }
 
 int synchronize(void* p, char* err, std::size_t size) {

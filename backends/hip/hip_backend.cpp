@@ -189,7 +189,7 @@ void* create(const char* options, char* err, std::size_t size) {
 int device_info(void* p, tl_device_info* out, char*, std::size_t) {
   auto* c = static_cast<Context*>(p);
   std::memset(out, 0, sizeof *out);
-  std::snprintf(out->name, sizeof out->name, "%s (%s)", c->name, c->arch.c_str());
+  std::snprintf(out->name, sizeof out->name, "%.100s (%.20s)", c->name, c->arch.c_str());
   out->memory_bytes = c->memory;
   out->host_memory = 0;
   std::snprintf(out->target, sizeof out->target, "amdgcn:%s", c->arch.c_str());
@@ -265,27 +265,13 @@ int launch(void* p, void* kp, void* const* buffers, std::size_t buffer_count, co
   auto* k = static_cast<Kernel*>(kp);
   if (!current(c, err, size)) return 1;
   if (l->count <= 0) return 0;
-  std::vector<void*> ptrs(buffers, buffers + buffer_count);
-  std::vector<std::int64_t> ints(vars, vars + var_count);
-  ints.push_back(0);
-  ints.push_back(l->count);
-  std::vector<void*> params;
-  for (auto& ptr : ptrs) params.push_back(&ptr);
-  for (auto& v : ints) params.push_back(&v);
-  constexpr std::int64_t kMaxBlocks = 0x7fffffff;
-  const std::int64_t per_launch = kMaxBlocks * kBlock;
-  std::int64_t& begin = ints[var_count];
-  for (begin = 0; begin < l->count; begin += per_launch) {
-    const std::int64_t threads = std::min(per_launch, l->count - begin);
-    const auto blocks = static_cast<unsigned>((threads + kBlock - 1) / kBlock);
-    hipError_t e = c->r.hipModuleLaunchKernel(k->fn, blocks, 1, 1, kBlock, 1, 1, 0, c->stream, params.data(), nullptr);
-    if (e != kSuccess) {
-      set_error(err, size, "hip: launching kernel " + k->name + " (" + std::to_string(blocks) + " blocks of " +
-                               std::to_string(kBlock) + " threads): " + describe(c->r, e));
-      return 1;
-    }
-  }
-  return 0;
+  return tl::backend_util::launch_grid(buffers, buffer_count, vars, var_count, l->count, kBlock, [&](unsigned blocks, void** params) {
+    hipError_t e = c->r.hipModuleLaunchKernel(k->fn, blocks, 1, 1, kBlock, 1, 1, 0, c->stream, params, nullptr);
+    if (e == kSuccess) return 0;
+    set_error(err, size, "hip: launching kernel " + k->name + " (" + std::to_string(blocks) + " blocks of " +
+                             std::to_string(kBlock) + " threads): " + describe(c->r, e));
+    return 1;
+  });
 }
 
 int synchronize(void* p, char* err, std::size_t size) {

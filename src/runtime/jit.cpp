@@ -361,6 +361,15 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::run(const std::vector<const Node
   return results;
 }
 
+std::unordered_map<int, int> JitDevice::reader_counts(const Plan& plan) {
+  std::unordered_map<int, int> readers;
+  for (const PlanKernel& k : plan.kernels) {
+    for (int in : k.inputs) ++readers[in];
+    if (k.assign_target >= 0) ++readers[k.assign_target];
+  }
+  return readers;
+}
+
 std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::vector<std::shared_ptr<Buffer>> leaves,
                                                         const tensor::Bindings& b, std::vector<const Node*> leaf_nodes) {
   std::vector<Recorded>* rec = recording;
@@ -375,11 +384,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
   for (std::size_t i = 0; i < plan.leaves.size(); ++i) values[plan.leaves[i]] = std::move(leaves[i]);
   for (const auto& [p, buffer] : plan.constants) values[p] = buffer;
   // How many kernels still read each computed buffer, so it can be freed after the last.
-  std::unordered_map<int, int> readers;
-  for (const PlanKernel& k : plan.kernels) {
-    for (int in : k.inputs) ++readers[in];
-    if (k.assign_target >= 0) ++readers[k.assign_target];
-  }
+  std::unordered_map<int, int> readers = reader_counts(plan);
   ++stats_.realizes;
   double run_time = 0;
   for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
@@ -452,11 +457,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     dev[p] = memory_->upload(*buffer);
     host[p] = buffer;
   }
-  std::unordered_map<int, int> readers;
-  for (const PlanKernel& k : plan.kernels) {
-    for (int in : k.inputs) ++readers[in];
-    if (k.assign_target >= 0) ++readers[k.assign_target];
-  }
+  std::unordered_map<int, int> readers = reader_counts(plan);
   auto is_result = [&](int p) { return std::find(plan.results.begin(), plan.results.end(), p) != plan.results.end(); };
   std::unordered_map<int, std::pair<tensor::DType, std::int64_t>> made;  // dtype and count of each kernel's value
   std::vector<std::shared_ptr<Buffer>> assigned;                          // host buffers written on the device
