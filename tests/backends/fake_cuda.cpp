@@ -11,7 +11,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -22,12 +24,13 @@ std::size_t g_used = 0;
 std::string g_last_problem;
 int g_context, g_stream;
 
-struct Module {
-  std::string ptx;
-};
 struct Function {
   std::string name;
   int params = 0;  // .param declarations of the entry
+};
+struct Module {
+  std::string ptx;
+  std::vector<std::unique_ptr<Function>> functions;  // freed with the module
 };
 
 bool is_allocation(std::uint64_t p) { return g_allocations.count(static_cast<std::uintptr_t>(p)) != 0; }
@@ -117,17 +120,21 @@ int cuModuleLoadDataEx(void** module, const void* image, unsigned n, int* keys, 
     }
     return kInvalidPtx;
   }
-  *module = new Module{std::move(ptx)};
+  auto* m = new Module;
+  m->ptx = std::move(ptx);
+  *module = m;
   return kSuccess;
 }
 int cuModuleGetFunction(void** fn, void* module, const char* name) {
-  const std::string& ptx = static_cast<Module*>(module)->ptx;
+  auto* m = static_cast<Module*>(module);
+  const std::string& ptx = m->ptx;
   auto at = ptx.find(std::string(".entry ") + name + "(");
   if (at == std::string::npos) return kNotFound;
   auto close = ptx.find(')', at);
   int params = 0;
   for (auto p = ptx.find(".param", at); p != std::string::npos && p < close; p = ptx.find(".param", p + 1)) ++params;
-  *fn = new Function{name, params};
+  m->functions.push_back(std::make_unique<Function>(Function{name, params}));
+  *fn = m->functions.back().get();
   return kSuccess;
 }
 int cuModuleUnload(void* module) {
