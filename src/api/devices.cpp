@@ -141,7 +141,7 @@ void register_device_builtins(Interp& in) {
                DeviceState& s = state(in);
                if (s.jit && s.jit->device_memory()) {
                  try {
-                   s.jit->device_memory()->upload(const_cast<tensor::Buffer&>(b));
+                   s.jit->device_memory()->upload(b);
                  } catch (const ConditionError& e) {
                    in.error(e.type, std::string("to-device: ") + e.what());
                  }

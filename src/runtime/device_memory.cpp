@@ -74,7 +74,7 @@ void DeviceMemory::trim() {
   cached_ = 0;
 }
 
-const std::shared_ptr<tensor::DeviceCopy>& DeviceMemory::upload(tensor::Buffer& b) {
+const std::shared_ptr<tensor::DeviceCopy>& DeviceMemory::upload(const tensor::Buffer& b) {
   if (!b.device || b.device->pool != this) {
     b.device = allocate(b.bytes.size(), "a " + std::to_string(b.bytes.size()) + "-byte tensor");
     if (!b.bytes.empty()) backend_->copy_in(b.device->ptr, b.bytes.data(), b.bytes.size());

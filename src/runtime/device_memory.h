@@ -28,7 +28,7 @@ class DeviceMemory : public std::enable_shared_from_this<DeviceMemory> {
   // the device has no room.
   std::shared_ptr<tensor::DeviceCopy> allocate(std::size_t bytes, const std::string& what);
   // The buffer's device copy, made (and uploaded) when it has none from this device.
-  const std::shared_ptr<tensor::DeviceCopy>& upload(tensor::Buffer& b);
+  const std::shared_ptr<tensor::DeviceCopy>& upload(const tensor::Buffer& b);
   // Copies the device copy's data into the buffer's host bytes.
   void download(tensor::Buffer& b);
 

@@ -361,6 +361,19 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::run(const std::vector<const Node
   return results;
 }
 
+double JitDevice::launch(const PlanKernel& k, const std::vector<void*>& ptrs, std::int64_t count, const tensor::Bindings& b) {
+  std::vector<std::int64_t> vars;
+  for (const auto& name : k.vars) vars.push_back(b.at(name));
+  for (const auto& d : k.extern_dims) vars.push_back(d.eval(b));
+  tl_launch launch{k.parallel_extent.eval(b), k.work_per_iteration.eval(b)};
+  auto t0 = std::chrono::steady_clock::now();
+  if (count > 0) backend_->launch(k.compiled->handle, ptrs, vars, launch);
+  // Launches on a device with its own memory are asynchronous: time each to its end.
+  if (debug >= 1 && memory_) backend_->synchronize();
+  ++stats_.kernels_run;
+  return seconds_since(t0);
+}
+
 std::unordered_map<int, int> JitDevice::reader_counts(const Plan& plan) {
   std::unordered_map<int, int> readers;
   for (const PlanKernel& k : plan.kernels) {
@@ -398,15 +411,8 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
       Buffer& ib = *values.at(k.inputs[j]);
       ptrs[static_cast<std::size_t>(k.input_slots[j])] = ib.bytes.empty() ? const_cast<std::uint8_t*>(kZeros) : ib.bytes.data();
     }
-    std::vector<std::int64_t> vars;
-    for (const auto& name : k.vars) vars.push_back(b.at(name));
-    for (const auto& d : k.extern_dims) vars.push_back(d.eval(b));
-    tl_launch launch{k.parallel_extent.eval(b), k.work_per_iteration.eval(b)};
-    auto t0 = std::chrono::steady_clock::now();
-    if (count > 0) backend_->launch(k.compiled->handle, ptrs, vars, launch);
-    double dt = seconds_since(t0);
+    const double dt = launch(k, ptrs, count, b);
     run_time += dt;
-    ++stats_.kernels_run;
     if (debug >= 1) {
       double bytes = static_cast<double>(out->bytes.size());
       for (int in : k.inputs) bytes += static_cast<double>(values.at(in)->bytes.size());
@@ -473,16 +479,8 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     std::vector<void*> ptrs(k.buffer_count, nullptr);
     ptrs[0] = out->ptr;
     for (std::size_t j = 0; j < k.inputs.size(); ++j) ptrs[static_cast<std::size_t>(k.input_slots[j])] = dev.at(k.inputs[j])->ptr;
-    std::vector<std::int64_t> vars;
-    for (const auto& name : k.vars) vars.push_back(b.at(name));
-    for (const auto& d : k.extern_dims) vars.push_back(d.eval(b));
-    tl_launch launch{k.parallel_extent.eval(b), k.work_per_iteration.eval(b)};
-    auto t0 = std::chrono::steady_clock::now();
-    if (count > 0) backend_->launch(k.compiled->handle, ptrs, vars, launch);
-    if (debug >= 1) backend_->synchronize();  // launches are asynchronous: time each to its end
-    double dt = seconds_since(t0);
+    const double dt = launch(k, ptrs, count, b);
     run_time += dt;
-    ++stats_.kernels_run;
     if (debug >= 1) {
       double moved = static_cast<double>(bytes);
       for (int in : k.inputs) moved += static_cast<double>(host.count(in) ? host.at(in)->bytes.size() : 0);

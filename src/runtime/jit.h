@@ -141,6 +141,8 @@ class JitDevice {
   // copied back to the host, keeping their device copies for the next use.
   std::vector<std::shared_ptr<tensor::Buffer>> execute_on_device(const Plan& plan, std::vector<std::shared_ptr<tensor::Buffer>> leaves,
                                                                  const tensor::Bindings& b);
+  // Runs kernel k (count output elements) on device pointers ptrs; the seconds it took.
+  double launch(const PlanKernel& k, const std::vector<void*>& ptrs, std::int64_t count, const tensor::Bindings& b);
   // How many kernels read each position (inputs and assign targets) in a plan.
   static std::unordered_map<int, int> reader_counts(const Plan& plan);
   void report_kernel(std::size_t i, const Plan& plan, const PlanKernel& k, double seconds, double bytes,

@@ -58,9 +58,9 @@ struct DeviceCopy {
 struct Buffer {
   DType dtype;
   host_memory::Bytes bytes;  // uninitialized when made: the producer writes every element
-  // The same data on a device with its own memory, when one put it there. Whoever writes
-  // `bytes` in place (an assign) resets it.
-  std::shared_ptr<DeviceCopy> device;
+  // The same data on a device with its own memory, when one put it there: a cache, so it
+  // may be set on a const buffer. Whoever writes `bytes` in place (an assign) resets it.
+  mutable std::shared_ptr<DeviceCopy> device;
   Buffer(DType t, std::size_t count) : dtype(t), bytes(count * dtype_size(t)) {}
   std::size_t count() const { return bytes.size() / dtype_size(dtype); }
   void* data() { return bytes.data(); }
