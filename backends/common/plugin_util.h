@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "tensorlisp/backend.h"
+
 namespace tl::backend_util {
 
 inline void set_error(char* err, std::size_t size, const std::string& msg) {
@@ -34,12 +36,15 @@ bool for_each_option(const char* options, F&& fn) {
 }
 
 // Kernel parameters for a GPU launch as the JIT's entry points take them (backend.h): one
-// pointer per buffer, the vars, then begin and end; and the launches that cover `count`
-// threads in blocks of `block`, several when one grid cannot hold them all. Calls
-// launch_one(blocks, params) for each, with begin set; returns the first nonzero result.
+// pointer per buffer, the vars, then begin and end; and the launches that cover the launch's
+// iterations: `count` threads in blocks of `block`, or with thread groups `count` blocks of
+// `group` threads; several launches when one grid cannot hold them all. Calls
+// launch_one(blocks, threads_per_block, params) for each, with begin set; returns the first
+// nonzero result.
 template <class F>
 int launch_grid(void* const* buffers, std::size_t buffer_count, const std::int64_t* vars, std::size_t var_count,
-                std::int64_t count, unsigned block, F&& launch_one) {
+                const tl_launch& launch, unsigned block, F&& launch_one) {
+  const std::int64_t count = launch.count;
   std::vector<void*> ptrs(buffers, buffers + buffer_count);
   std::vector<std::int64_t> ints(vars, vars + var_count);
   ints.push_back(0);      // begin
@@ -48,11 +53,14 @@ int launch_grid(void* const* buffers, std::size_t buffer_count, const std::int64
   for (auto& ptr : ptrs) params.push_back(&ptr);
   for (auto& v : ints) params.push_back(&v);
   constexpr std::int64_t kMaxBlocks = 0x7fffffff;
-  const std::int64_t per_launch = kMaxBlocks * block;
+  const bool groups = launch.group > 0;
+  const unsigned threads = groups ? static_cast<unsigned>(launch.group) : block;
+  const std::int64_t per_block = groups ? 1 : block;  // iterations
+  const std::int64_t per_launch = kMaxBlocks * per_block;
   std::int64_t& begin = ints[var_count];
   for (begin = 0; begin < count; begin += per_launch) {
-    const std::int64_t threads = std::min(per_launch, count - begin);
-    if (int r = launch_one(static_cast<unsigned>((threads + block - 1) / block), params.data()); r != 0) return r;
+    const std::int64_t n = std::min(per_launch, count - begin);
+    if (int r = launch_one(static_cast<unsigned>((n + per_block - 1) / per_block), threads, params.data()); r != 0) return r;
   }
   return 0;
 }

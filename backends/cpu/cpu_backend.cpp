@@ -6,6 +6,7 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <dlfcn.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,7 +27,29 @@
 #include "../common/plugin_util.h"
 #include "tensorlisp/backend.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define TL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TL_ASAN 1
+#endif
+#endif
+#ifdef TL_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 extern "C" const tl_backend_api* tl_cpu_backend_entry(uint32_t abi_version);
+
+// The SIMT simulator's side of a simulated GPU kernel (SimCodegen in llvm_emit.h): what the
+// kernel asks of the GPU. Defined below; the JIT links kernels against them.
+extern "C" {
+int64_t tl_sim_block();
+int64_t tl_sim_thread();
+int64_t tl_sim_block_dim();
+void* tl_sim_shared();
+void tl_sim_barrier();
+int32_t tl_sim_shfl_xor(int32_t value, int32_t mask);
+}
 
 namespace {
 
@@ -157,6 +180,10 @@ struct Context {
   // memory-limit=BYTES caps what can be allocated at once.
   bool device_memory = false;
   std::size_t memory_limit = 0;  // 0: none
+  // sim=nvptx|amdgcn: kernels are GPU kernels (SimCodegen), run by the SIMT simulator with
+  // blocks of sim_block threads (those without thread groups).
+  std::string sim;
+  unsigned sim_block = 32;
   std::size_t allocated = 0;
   std::map<const void*, std::size_t> allocations;
   std::mutex memory_mu;
@@ -265,6 +292,222 @@ std::string extern_sgemm(void* const* buffers, std::size_t buffer_count, const i
   return {};
 }
 
+// --- the SIMT simulator ----------------------------------------------------------------------
+//
+// Runs GPU kernels (SimCodegen) as a GPU would, one block at a time per worker thread. A
+// kernel without thread groups has independent threads: each runs to its end in turn. A
+// group kernel's threads meet at barriers and exchange values by warp shuffles, so each runs
+// as a fiber until it reaches one; when every thread of the block (or of the warp,
+// for a shuffle) has arrived, they all go on. A barrier that some threads of the block never
+// reach, or a shuffle that some lanes of a warp skip, is an error naming the kernel's block,
+// as is a kernel that asks for them outside a group. Shared memory starts each block filled
+// with 0xff bytes (NaN as floats), so reading a slot no thread wrote shows.
+
+// A fiber's saved context. On x86-64 a switch saves the callee-saved registers on the
+// stack and swaps stack pointers (tl_fiber_switch below), tens of cycles; elsewhere ucontext,
+// whose swapcontext also makes a system call for the signal mask.
+#if defined(__x86_64__)
+struct FiberContext {
+  void* sp = nullptr;
+};
+extern "C" void tl_fiber_switch(void** save_sp, void* load_sp);
+// Saves rbp, rbx and r12-r15 on the running stack, stores the stack pointer in *save_sp, and
+// resumes the context saved at load_sp. (The x87 control word and MXCSR are not saved: no
+// kernel changes them.)
+asm(R"(
+  .text
+  .p2align 4
+  .type tl_fiber_switch,@function
+tl_fiber_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size tl_fiber_switch, .-tl_fiber_switch
+)");
+
+// A context that starts entry() on `stack` (which must never return).
+void context_init(FiberContext& c, char* stack, std::size_t size, void (*entry)()) {
+  auto top = reinterpret_cast<std::uintptr_t>(stack + size) & ~std::uintptr_t{15};
+  // r15..rbp (sp[0..5]), then the return address: entry, entered as if called (sp[7], its
+  // return slot, is 16-byte aligned).
+  auto* sp = reinterpret_cast<std::uint64_t*>(top) - 8;
+  std::memset(sp, 0, 8 * sizeof *sp);
+  sp[6] = reinterpret_cast<std::uint64_t>(entry);
+  c.sp = sp;
+}
+void context_switch(FiberContext& from, FiberContext& to) { tl_fiber_switch(&from.sp, to.sp); }
+#else
+struct FiberContext {
+  ucontext_t uc{};
+};
+void context_init(FiberContext& c, char* stack, std::size_t size, void (*entry)()) {
+  getcontext(&c.uc);
+  c.uc.uc_stack.ss_sp = stack;
+  c.uc.uc_stack.ss_size = size;
+  c.uc.uc_link = nullptr;
+  makecontext(&c.uc, entry, 0);
+}
+void context_switch(FiberContext& from, FiberContext& to) { swapcontext(&from.uc, &to.uc); }
+#endif
+
+constexpr int kWarp = 32;
+constexpr std::size_t kFiberStack = 64 << 10;
+constexpr std::size_t kSharedBytes = 8 << 10;  // the most a kernel's combines use: 8 bytes per thread of 1024
+
+struct Fiber {
+  enum class State { Ready, Barrier, Shuffle, Done };
+  FiberContext context;
+  std::unique_ptr<char[]> stack;
+  State state = State::Ready;
+  int32_t value = 0, mask = 0, result = 0;  // a shuffle's
+};
+
+// One worker's simulation state: the block it runs, and its fibers.
+struct SimThread {
+  KernelFn fn = nullptr;
+  void* const* buffers = nullptr;
+  const int64_t* vars = nullptr;
+  int64_t begin = 0, end = 0;
+  int64_t block = 0, thread = 0, block_dim = 1;
+  bool fibers_on = false;  // running a group kernel's block as fibers
+  std::vector<Fiber> fibers;
+  FiberContext scheduler;
+  std::vector<unsigned char> shared = std::vector<unsigned char>(kSharedBytes);
+  std::string error;  // the first misuse a kernel made (outside fibers)
+#ifdef TL_ASAN
+  const void* scheduler_stack = nullptr;
+  std::size_t scheduler_stack_size = 0;
+#endif
+};
+
+thread_local SimThread* t_sim = nullptr;
+
+// Switches from the running context to `to`: a fiber's (whose stack is `stack`) or, when
+// `stack` is null, the scheduler's; AddressSanitizer is told which stack is which. `dying`:
+// the running fiber never resumes.
+void sim_switch(FiberContext& from, FiberContext& to, const char* stack, bool dying = false) {
+#ifdef TL_ASAN
+  SimThread& s = *t_sim;
+  void* fake = nullptr;
+  if (stack != nullptr) {
+    __sanitizer_start_switch_fiber(&fake, stack, kFiberStack);
+  } else {
+    __sanitizer_start_switch_fiber(dying ? nullptr : &fake, s.scheduler_stack, s.scheduler_stack_size);
+  }
+  context_switch(from, to);
+  // Resumed. A fiber learns the scheduler's stack here (it is what it was resumed from).
+  const void* bottom = nullptr;
+  std::size_t size = 0;
+  __sanitizer_finish_switch_fiber(fake, &bottom, &size);
+  if (stack == nullptr) {
+    s.scheduler_stack = bottom;
+    s.scheduler_stack_size = size;
+  }
+#else
+  (void)stack;
+  (void)dying;
+  context_switch(from, to);
+#endif
+}
+
+void fiber_main() {
+  SimThread& s = *t_sim;
+#ifdef TL_ASAN
+  __sanitizer_finish_switch_fiber(nullptr, &s.scheduler_stack, &s.scheduler_stack_size);
+#endif
+  const auto i = static_cast<std::size_t>(s.thread);
+  s.fn(s.buffers, s.vars, s.begin, s.end);
+  s.fibers[i].state = Fiber::State::Done;
+  sim_switch(s.fibers[i].context, s.scheduler, nullptr, true);
+  std::abort();  // never resumed
+}
+
+// The running fiber waits in `state` until the scheduler resumes it.
+void fiber_wait(Fiber::State state) {
+  SimThread& s = *t_sim;
+  Fiber& f = s.fibers[static_cast<std::size_t>(s.thread)];
+  f.state = state;
+  sim_switch(f.context, s.scheduler, nullptr);
+}
+
+// Runs block `block` of a group kernel with `threads` threads; returns an error or "".
+std::string sim_group_block(SimThread& s, int64_t block, int64_t threads) {
+  const auto n = static_cast<std::size_t>(threads);
+  s.block = block;
+  s.block_dim = threads;
+  std::fill(s.shared.begin(), s.shared.end(), 0xff);
+  if (s.fibers.size() < n) s.fibers.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Fiber& f = s.fibers[i];
+    if (!f.stack) f.stack = std::make_unique<char[]>(kFiberStack);
+    context_init(f.context, f.stack.get(), kFiberStack, fiber_main);
+    f.state = Fiber::State::Ready;
+  }
+  s.fibers_on = true;
+  std::string error;
+  auto where = [&] { return "block " + std::to_string(block) + " of " + std::to_string(threads) + " threads"; };
+  for (;;) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (s.fibers[i].state != Fiber::State::Ready) continue;
+      s.thread = static_cast<int64_t>(i);
+      sim_switch(s.scheduler, s.fibers[i].context, s.fibers[i].stack.get());
+    }
+    // Every thread is done or waiting. Warps whose lanes all wait at a shuffle exchange.
+    bool moved = false;
+    for (std::size_t w = 0; w < n && error.empty(); w += kWarp) {
+      const std::size_t lanes = std::min<std::size_t>(kWarp, n - w);
+      std::size_t at = 0;
+      for (std::size_t l = 0; l < lanes; ++l) at += s.fibers[w + l].state == Fiber::State::Shuffle;
+      if (at == 0) continue;
+      if (at != kWarp) {
+        error = "a warp shuffle that " + std::to_string(kWarp - at) + " lanes of warp " + std::to_string(w / kWarp) +
+                " did not reach (" + where() + ")";
+        break;
+      }
+      for (std::size_t l = 0; l < lanes; ++l) {
+        Fiber& f = s.fibers[w + l];
+        if (f.mask != s.fibers[w].mask || f.mask < 0 || f.mask >= kWarp) {
+          error = "a warp shuffle with differing or invalid lane masks (" + where() + ")";
+          break;
+        }
+        f.result = s.fibers[w + (l ^ static_cast<std::size_t>(f.mask))].value;
+      }
+      for (std::size_t l = 0; l < lanes; ++l) s.fibers[w + l].state = Fiber::State::Ready;
+      moved = true;
+    }
+    if (!error.empty()) break;
+    if (moved) continue;
+    std::size_t waiting = 0, done = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      waiting += s.fibers[i].state == Fiber::State::Barrier;
+      done += s.fibers[i].state == Fiber::State::Done;
+    }
+    if (done == n) break;
+    if (waiting != n) {
+      error = "a barrier that " + std::to_string(n - waiting) + " of the threads did not reach (" + where() + ")";
+      break;
+    }
+    for (std::size_t i = 0; i < n; ++i) s.fibers[i].state = Fiber::State::Ready;
+  }
+  s.fibers_on = false;
+  return error;
+}
+
+// Runs a simulated GPU launch on the worker threads; returns an error or "".
+std::string sim_launch(struct Context* ctx, KernelFn fn, void* const* buffers, const int64_t* vars, const tl_launch& l);
+
 void* cpu_create(const char* options, char* err, std::size_t err_size) {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -274,6 +517,8 @@ void* cpu_create(const char* options, char* err, std::size_t err_size) {
   int threads = default_threads();
   bool device_memory = false;
   std::size_t memory_limit = 0;
+  std::string sim;
+  unsigned sim_block = 32;
   const bool ok = tl::backend_util::for_each_option(options, [&](const std::string& word, const std::string& key, const std::string& value) {
     if (key == "threads") {
       int n = std::atoi(value.c_str());
@@ -286,8 +531,13 @@ void* cpu_create(const char* options, char* err, std::size_t err_size) {
       device_memory = value == "device";
     } else if (key == "memory-limit" && !value.empty() && std::strtoll(value.c_str(), nullptr, 10) > 0) {
       memory_limit = static_cast<std::size_t>(std::strtoll(value.c_str(), nullptr, 10));
+    } else if (key == "sim" && (value == "nvptx" || value == "amdgcn")) {
+      sim = value;
+    } else if (key == "block" && std::atoi(value.c_str()) > 0 && std::atoi(value.c_str()) <= 1024) {
+      sim_block = static_cast<unsigned>(std::atoi(value.c_str()));
     } else {
-      set_error(err, err_size, "cpu: unknown option \"" + word + "\" (known: threads=N, memory=host|device, memory-limit=BYTES)");
+      set_error(err, err_size, "cpu: unknown option \"" + word +
+                                   "\" (known: threads=N, memory=host|device, memory-limit=BYTES, sim=nvptx|amdgcn, block=N)");
       return false;
     }
     return true;
@@ -304,11 +554,29 @@ void* cpu_create(const char* options, char* err, std::size_t err_size) {
     return nullptr;
   }
   (*jit)->getMainJITDylib().addGenerator(std::move(*gen));
+  // The simulator's functions, for simulated GPU kernels.
+  llvm::orc::SymbolMap sim_symbols;
+  auto define = [&](const char* name, auto* fn) {
+    sim_symbols[(*jit)->mangleAndIntern(name)] =
+        llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(fn), llvm::JITSymbolFlags::Exported);
+  };
+  define("tl_sim_block", &tl_sim_block);
+  define("tl_sim_thread", &tl_sim_thread);
+  define("tl_sim_block_dim", &tl_sim_block_dim);
+  define("tl_sim_shared", &tl_sim_shared);
+  define("tl_sim_barrier", &tl_sim_barrier);
+  define("tl_sim_shfl_xor", &tl_sim_shfl_xor);
+  if (auto e = (*jit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(sim_symbols)))) {
+    set_error(err, err_size, "cpu: cannot define the simulator's symbols: " + llvm::toString(std::move(e)));
+    return nullptr;
+  }
   auto* ctx = new Context;
   ctx->jit = std::move(*jit);
   ctx->pool = std::make_unique<ThreadPool>(threads);
-  ctx->device_memory = device_memory;
+  ctx->device_memory = device_memory || !sim.empty();  // a simulated GPU has its own memory
   ctx->memory_limit = memory_limit;
+  ctx->sim = sim;
+  ctx->sim_block = sim_block;
   return ctx;
 }
 
@@ -318,6 +586,7 @@ int cpu_device_info(void* c, tl_device_info* out, char*, std::size_t) {
   auto* ctx = static_cast<Context*>(c);
   std::memset(out, 0, sizeof *out);
   std::string name = cpu_name() + " (" + std::to_string(ctx->pool->size()) + " threads)";
+  if (!ctx->sim.empty()) name = "SIMT simulator (" + ctx->sim + ") on " + name;
   std::snprintf(out->name, sizeof out->name, "%s", name.c_str());
   long pages = sysconf(_SC_PHYS_PAGES);
   long page = sysconf(_SC_PAGE_SIZE);
@@ -325,7 +594,7 @@ int cpu_device_info(void* c, tl_device_info* out, char*, std::size_t) {
   out->compute_units = ctx->pool->size();
   out->host_memory = ctx->device_memory ? 0 : 1;
   if (ctx->memory_limit > 0) out->memory_bytes = ctx->memory_limit;
-  std::snprintf(out->target, sizeof out->target, "host");
+  std::snprintf(out->target, sizeof out->target, "%s", ctx->sim.empty() ? "host" : ("sim:" + ctx->sim).c_str());
   return 0;
 }
 
@@ -433,6 +702,12 @@ int cpu_launch(void* c, void* k, void* const* buffers, std::size_t buffer_count,
   KernelFn fn = static_cast<Kernel*>(k)->fn;
   const std::int64_t count = launch->count;
   if (count <= 0) return 0;
+  if (!ctx->sim.empty()) {
+    std::string why = sim_launch(ctx, fn, buffers, vars, *launch);
+    if (why.empty()) return 0;
+    set_error(err, err_size, "cpu (sim=" + ctx->sim + "): " + why);
+    return 1;
+  }
   // Split when each thread gets enough work to pay for waking it (about 32K element ops).
   const std::int64_t work = std::max<std::int64_t>(1, launch->work);
   std::int64_t parts = std::min<std::int64_t>(ctx->pool->size(), count);
@@ -451,12 +726,82 @@ int cpu_launch(void* c, void* k, void* const* buffers, std::size_t buffer_count,
 
 int cpu_synchronize(void*, char*, std::size_t) { return 0; }
 
+std::string sim_launch(Context* ctx, KernelFn fn, void* const* buffers, const int64_t* vars, const tl_launch& l) {
+  const bool groups = l.group > 0;
+  if (groups && (l.group % kWarp != 0 || l.group > 1024)) {
+    return "a thread group of " + std::to_string(l.group) + " threads (must be a multiple of 32, at most 1024)";
+  }
+  const int64_t block = groups ? l.group : static_cast<int64_t>(ctx->sim_block);
+  const int64_t blocks = groups ? l.count : (l.count + block - 1) / block;
+  const int parts = static_cast<int>(std::min<int64_t>(ctx->pool->size(), blocks));
+  std::vector<std::string> errors(static_cast<std::size_t>(std::max(parts, 1)));
+  ctx->pool->run(parts, [&](int p) {
+    thread_local SimThread s;  // its fibers' stacks are kept for the next launch
+    s.fn = fn;
+    s.buffers = buffers;
+    s.vars = vars;
+    s.begin = 0;
+    s.end = l.count;
+    t_sim = &s;
+    std::string& error = errors[static_cast<std::size_t>(p)];
+    for (int64_t b = blocks * p / parts; b < blocks * (p + 1) / parts && error.empty(); ++b) {
+      if (groups) {
+        error = sim_group_block(s, b, block);
+        continue;
+      }
+      s.block = b;
+      s.block_dim = block;
+      std::fill(s.shared.begin(), s.shared.end(), 0xff);
+      for (s.thread = 0; s.thread < block && s.error.empty(); ++s.thread) fn(buffers, vars, s.begin, s.end);
+      error = s.error;
+    }
+    s.error.clear();
+    t_sim = nullptr;
+  });
+  for (const std::string& e : errors) {
+    if (!e.empty()) return e;
+  }
+  return {};
+}
+
 const tl_backend_api kApi = {
     TL_BACKEND_ABI_VERSION, sizeof(tl_backend_api), "cpu", cpu_create, cpu_destroy, cpu_device_info, cpu_alloc,
     cpu_free, cpu_copy, cpu_copy, cpu_compile, cpu_release_kernel, cpu_launch, cpu_synchronize, cpu_find_extern,
 };
 
 }  // namespace
+
+// What a simulated GPU kernel asks of its GPU (SimCodegen): this thread's block and index in
+// it, the block's size and shared memory, barriers and shuffles. Only a group kernel's threads
+// (fibers) may meet at barriers and shuffles.
+extern "C" {
+int64_t tl_sim_block() { return t_sim != nullptr ? t_sim->block : 0; }
+int64_t tl_sim_thread() { return t_sim != nullptr ? t_sim->thread : 0; }
+int64_t tl_sim_block_dim() { return t_sim != nullptr ? t_sim->block_dim : 1; }
+void* tl_sim_shared() { return t_sim != nullptr ? t_sim->shared.data() : nullptr; }
+
+void tl_sim_barrier() {
+  if (t_sim == nullptr) return;
+  if (!t_sim->fibers_on) {
+    if (t_sim->error.empty()) t_sim->error = "a barrier in a kernel without thread groups";
+    return;
+  }
+  fiber_wait(Fiber::State::Barrier);
+}
+
+int32_t tl_sim_shfl_xor(int32_t value, int32_t mask) {
+  if (t_sim == nullptr) return value;
+  if (!t_sim->fibers_on) {
+    if (t_sim->error.empty()) t_sim->error = "a warp shuffle in a kernel without thread groups";
+    return value;
+  }
+  Fiber& f = t_sim->fibers[static_cast<std::size_t>(t_sim->thread)];
+  f.value = value;
+  f.mask = mask;
+  fiber_wait(Fiber::State::Shuffle);
+  return f.result;
+}
+}
 
 // Built into the core library as well as exported, so an embedding host needs no extra file.
 extern "C" const tl_backend_api* tl_cpu_backend_entry(uint32_t abi_version) {

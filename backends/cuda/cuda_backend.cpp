@@ -318,11 +318,11 @@ int launch(void* p, void* kp, void* const* buffers, std::size_t buffer_count, co
   if (l->count <= 0) return 0;
   // Device pointers are CUdeviceptr values, the size of a pointer here.
   static_assert(sizeof(CUdeviceptr) == sizeof(void*));
-  return tl::backend_util::launch_grid(buffers, buffer_count, vars, var_count, l->count, c->block, [&](unsigned blocks, void** params) {
-    CUresult r = c->d.cuLaunchKernel(k->fn, blocks, 1, 1, c->block, 1, 1, 0, c->stream, params, nullptr);
+  return tl::backend_util::launch_grid(buffers, buffer_count, vars, var_count, *l, c->block, [&](unsigned blocks, unsigned threads, void** params) {
+    CUresult r = c->d.cuLaunchKernel(k->fn, blocks, 1, 1, threads, 1, 1, 0, c->stream, params, nullptr);
     if (r == kSuccess) return 0;
     set_error(err, size, "cuda: launching kernel " + k->name + " (" + std::to_string(blocks) + " blocks of " +
-                             std::to_string(c->block) + " threads): " + describe(c->d, r));
+                             std::to_string(threads) + " threads): " + describe(c->d, r));
     return 1;
   });
 }

@@ -265,11 +265,11 @@ int launch(void* p, void* kp, void* const* buffers, std::size_t buffer_count, co
   auto* k = static_cast<Kernel*>(kp);
   if (!current(c, err, size)) return 1;
   if (l->count <= 0) return 0;
-  return tl::backend_util::launch_grid(buffers, buffer_count, vars, var_count, l->count, kBlock, [&](unsigned blocks, void** params) {
-    hipError_t e = c->r.hipModuleLaunchKernel(k->fn, blocks, 1, 1, kBlock, 1, 1, 0, c->stream, params, nullptr);
+  return tl::backend_util::launch_grid(buffers, buffer_count, vars, var_count, *l, kBlock, [&](unsigned blocks, unsigned threads, void** params) {
+    hipError_t e = c->r.hipModuleLaunchKernel(k->fn, blocks, 1, 1, threads, 1, 1, 0, c->stream, params, nullptr);
     if (e == kSuccess) return 0;
     set_error(err, size, "hip: launching kernel " + k->name + " (" + std::to_string(blocks) + " blocks of " +
-                             std::to_string(kBlock) + " threads): " + describe(c->r, e));
+                             std::to_string(threads) + " threads): " + describe(c->r, e));
     return 1;
   });
 }

@@ -10,6 +10,7 @@
   (funcall thunk)  ; warm-up: compiles the kernels
   (let ((best nil))
     (dotimes (i reps)
+      (gc)  ; the last run's result goes, so the same expression is computed again, not reused
       (let ((t0 (now-ms)))
         (funcall thunk)
         (let ((dt (- (now-ms) t0)))

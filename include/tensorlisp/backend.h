@@ -39,12 +39,17 @@ typedef struct tl_device_info {
 
 /* How a kernel runs: `count` iterations of its parallel loop, each doing about `work`
  * element operations (a hint for splitting the iterations across threads or blocks). A GPU
- * kernel's iterations are its threads: the backend launches at least `count` of them in
- * blocks, and a GPU entry point takes its arguments as kernel parameters, in order: one
- * pointer per buffer, one int64 per var, then begin (0) and end (count) as int64. */
+ * kernel's iterations are its threads when `group` is 0: the backend launches at least
+ * `count` of them, in blocks of a size it picks. When `group` is not 0, each iteration is one
+ * block of exactly `group` threads that work on it together (they share memory and meet at
+ * barriers): the backend launches `count` such blocks. A GPU entry point takes its arguments
+ * as kernel parameters, in order: one pointer per buffer, one int64 per var, then begin (0)
+ * and end (count) as int64; it runs iterations begin + the block's first iteration onward.
+ * `group` was added in ABI 1 at the end; CPU kernels always have 0. */
 typedef struct tl_launch {
   int64_t count;
   int64_t work;
+  int64_t group;
 } tl_launch;
 
 typedef struct tl_backend_api {

@@ -111,7 +111,8 @@ void register_device_builtins(Interp& in) {
   TL_BUILTIN(in, "jit-stats", 0, 0, "(jit-stats)",
              "Counters of the JIT device as a plist: :realizes :kernels-run :kernels-compiled :cache-hits "
              ":disk-hits :plan-hits (realizes that reused a schedule) :traces and :replays (of jit functions) "
-             ":compile-seconds :run-seconds.",
+             ":compile-seconds :run-seconds (how long kernels ran; on a GPU, from the first launch of a realize "
+             "until the device was done, without the copies to and from it).",
              [](Interp& in, Args, N) -> Value {
                const runtime::JitStats& st = jit_of(in, "jit-stats").stats();
                Interp::StackMark mark(in);

@@ -54,17 +54,24 @@ void init_llvm() {
 bool is_signed_int(DType t) { return tensor::dtype_category(t) == DCat::Signed; }
 bool is_fp(DType t) { return tensor::is_float(t); }
 
-enum class Gpu { None, Nvptx, Amdgpu };
+// What the kernel is compiled for. The Sim targets are the host CPU running GPU kernels
+// under the CPU backend's SIMT simulator (cpu backend option sim=): the kernel has the CPU
+// entry, and asks the simulator for its block and thread indices, shared memory, barriers and
+// warp shuffles; SimNvptx combines a group's accumulators as the NVPTX code does (warp
+// shuffles, then shared memory), SimAmdgpu as the AMDGPU code does (a tree in shared memory).
+enum class Gpu { None, Nvptx, Amdgpu, SimNvptx, SimAmdgpu };
 constexpr std::int64_t kAmdgpuBlock = kAmdgpuBlockSize;
 
 class Emitter {
  public:
   // `gpu`: the kernel is a GPU entry point (see CpuCodegen and PtxCodegen in llvm_emit.h).
   Emitter(llvm::LLVMContext& ctx, llvm::Module& m, const Kernel& k, bool prefer_512, Gpu gpu = Gpu::None)
-      : ctx_(ctx), m_(m), k_(k), b_(ctx), prefer_512_(prefer_512), gpu_(gpu != Gpu::None), gpu_kind_(gpu) {}
+      : ctx_(ctx), m_(m), k_(k), b_(ctx), prefer_512_(prefer_512), gpu_(gpu != Gpu::None), gpu_kind_(gpu),
+        sim_(gpu == Gpu::SimNvptx || gpu == Gpu::SimAmdgpu),
+        shuffles_(gpu == Gpu::Nvptx || gpu == Gpu::SimNvptx) {}
 
   void emit(const std::string& entry) {
-    if (gpu_) {
+    if (gpu_ && !sim_) {
       emit_gpu_entry(entry);
     } else {
       emit_cpu_entry(entry);
@@ -72,12 +79,18 @@ class Emitter {
     fn_->addFnAttr(llvm::Attribute::NoUnwind);
     if (prefer_512_) fn_->addFnAttr("prefer-vector-width", "512");
     fn_->addFnAttr(llvm::Attribute::NoFree);
-    fn_->addFnAttr(llvm::Attribute::NoSync);
+    if (k_.group == 0) fn_->addFnAttr(llvm::Attribute::NoSync);  // groups meet at barriers
     if (gpu_) {
-      // Threads past the end (the last block's) do nothing.
+      // Threads past the end (the last block's) do nothing. With thread groups, an iteration
+      // is a block, so its threads all run it or all skip it.
       auto* run = llvm::BasicBlock::Create(ctx_, "run", fn_);
       auto* done = llvm::BasicBlock::Create(ctx_, "done", fn_);
-      thread_ = b_.CreateAdd(begin_, global_thread_index(), "thread");
+      if (k_.group > 0) {
+        thread_ = b_.CreateAdd(begin_, block_index(), "iteration");
+        lane_ = thread_in_block();
+      } else {
+        thread_ = b_.CreateAdd(begin_, global_thread_index(), "thread");
+      }
       b_.CreateCondBr(b_.CreateICmpSLT(thread_, end_), run, done);
       b_.SetInsertPoint(done);
       b_.CreateRetVoid();
@@ -142,13 +155,19 @@ class Emitter {
     fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false), llvm::Function::ExternalLinkage,
                                  entry, m_);
     if (gpu_kind_ == Gpu::Nvptx) {
-      // A kernel entry point (__global__), as NVVM marks them.
-      llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx_, "kernel"),
-                              llvm::ValueAsMetadata::get(b_.getInt32(1))};
-      m_.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx_, md));
+      // A kernel entry point (__global__), as NVVM marks them; a group kernel runs in blocks
+      // of exactly its group.
+      auto annotate = [&](const char* what, int value) {
+        llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx_, what),
+                                llvm::ValueAsMetadata::get(b_.getInt32(static_cast<std::uint32_t>(value)))};
+        m_.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx_, md));
+      };
+      annotate("kernel", 1);
+      if (k_.group > 0) annotate("maxntidx", k_.group);
     } else {
       fn_->setCallingConv(llvm::CallingConv::AMDGPU_KERNEL);
-      fn_->addFnAttr("amdgpu-flat-work-group-size", "1," + std::to_string(kAmdgpuBlock));
+      const std::int64_t block = k_.group > 0 ? k_.group : kAmdgpuBlock;
+      fn_->addFnAttr("amdgpu-flat-work-group-size", "1," + std::to_string(block));
     }
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
     auto arg = fn_->arg_begin();
@@ -180,17 +199,92 @@ class Emitter {
 
   // blockIdx.x * blockDim.x + threadIdx.x, as i64.
   Value* global_thread_index() {
-    auto reg = [&](llvm::Intrinsic::ID id) {
-      return b_.CreateZExt(b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, id)), b_.getInt64Ty());
-    };
-    if (gpu_kind_ == Gpu::Nvptx) {
-      return b_.CreateAdd(b_.CreateMul(reg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), reg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
-                          reg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
-    }
-    // AMDGPU: launched with blocks of kAmdgpuBlock threads (see AmdgpuCodegen).
-    return b_.CreateAdd(b_.CreateMul(reg(llvm::Intrinsic::amdgcn_workgroup_id_x), b_.getInt64(kAmdgpuBlock)),
-                        reg(llvm::Intrinsic::amdgcn_workitem_id_x));
+    Value* dim = gpu_kind_ == Gpu::Nvptx ? reg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)
+                 : sim_                  ? sim_call("tl_sim_block_dim")
+                                         : b_.getInt64(kAmdgpuBlock);  // AMDGPU: see AmdgpuCodegen
+    return b_.CreateAdd(b_.CreateMul(block_index(), dim), thread_in_block());
   }
+
+  // blockIdx.x and threadIdx.x, as i64.
+  Value* block_index() {
+    if (sim_) return sim_call("tl_sim_block");
+    if (gpu_kind_ == Gpu::Nvptx) return reg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+    return reg(llvm::Intrinsic::amdgcn_workgroup_id_x);
+  }
+  Value* thread_in_block() {
+    if (sim_) return sim_call("tl_sim_thread");
+    if (gpu_kind_ == Gpu::Nvptx) return reg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+    return reg(llvm::Intrinsic::amdgcn_workitem_id_x);
+  }
+  Value* reg(llvm::Intrinsic::ID id) {
+    return b_.CreateZExt(b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, id)), b_.getInt64Ty());
+  }
+  // A function of the CPU backend's SIMT simulator (cpu_backend.cpp), returning i64.
+  Value* sim_call(const char* name) {
+    return b_.CreateCall(m_.getOrInsertFunction(name, llvm::FunctionType::get(b_.getInt64Ty(), false)));
+  }
+
+  // All the threads of the block wait here until every one has arrived; shared-memory writes
+  // made before are then visible to all.
+  void barrier() {
+    if (sim_) {
+      b_.CreateCall(m_.getOrInsertFunction("tl_sim_barrier", llvm::FunctionType::get(b_.getVoidTy(), false)));
+    } else if (gpu_kind_ == Gpu::Nvptx) {
+      b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::nvvm_barrier0));
+    } else {
+      // As HIP's __syncthreads: release the workgroup's memory, meet, acquire it.
+      const auto scope = ctx_.getOrInsertSyncScopeID("workgroup");
+      b_.CreateFence(llvm::AtomicOrdering::Release, scope);
+      b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::amdgcn_s_barrier));
+      b_.CreateFence(llvm::AtomicOrdering::Acquire, scope);
+    }
+  }
+
+  // Lane (this ^ mask)'s 32-bit value within the warp: every lane of the warp must take part.
+  Value* shuffle_xor32(Value* v, int mask) {
+    if (sim_) {
+      auto* fty = llvm::FunctionType::get(b_.getInt32Ty(), {b_.getInt32Ty(), b_.getInt32Ty()}, false);
+      return b_.CreateCall(m_.getOrInsertFunction("tl_sim_shfl_xor", fty), {v, b_.getInt32(static_cast<std::uint32_t>(mask))});
+    }
+    return b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::nvvm_shfl_sync_bfly_i32),
+                         {b_.getInt32(0xffffffffu), v, b_.getInt32(static_cast<std::uint32_t>(mask)), b_.getInt32(31)});
+  }
+
+  // shuffle_xor32 of a value of any accumulator type (f32, f64, i64), 64-bit ones in halves.
+  Value* shuffle_xor(Value* v, int mask) {
+    Type* t = v->getType();
+    const unsigned bits = t->getPrimitiveSizeInBits();
+    Value* x = b_.CreateBitCast(v, b_.getIntNTy(bits));
+    if (bits == 32) return b_.CreateBitCast(shuffle_xor32(x, mask), t);
+    Value* lo = shuffle_xor32(b_.CreateTrunc(x, b_.getInt32Ty()), mask);
+    Value* hi = shuffle_xor32(b_.CreateTrunc(b_.CreateLShr(x, 32), b_.getInt32Ty()), mask);
+    Value* joined = b_.CreateOr(b_.CreateZExt(lo, b_.getInt64Ty()), b_.CreateShl(b_.CreateZExt(hi, b_.getInt64Ty()), 32));
+    return b_.CreateBitCast(joined, t);
+  }
+
+  // The block's shared memory as an array of `t`: one array per kernel, big enough for any
+  // combine (shared_bytes()).
+  Value* shared_array(Type* t) {
+    if (sim_) {
+      if (shared_ == nullptr) {
+        llvm::IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+        auto* fty = llvm::FunctionType::get(b_.getInt8PtrTy(), false);
+        shared_ = eb.CreateCall(m_.getOrInsertFunction("tl_sim_shared", fty), {}, "shared");
+      }
+      return b_.CreateBitCast(shared_, llvm::PointerType::getUnqual(t));
+    }
+    if (shared_ == nullptr) {
+      auto* at = llvm::ArrayType::get(b_.getInt8Ty(), static_cast<std::uint64_t>(shared_bytes()));
+      auto* g = new llvm::GlobalVariable(m_, at, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(at),
+                                         "shared", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+      g->setAlignment(llvm::Align(16));
+      shared_ = g;
+    }
+    return b_.CreateBitCast(shared_, llvm::PointerType::get(t, 3));
+  }
+  // Bytes of shared memory a group kernel uses: a slot of 8 bytes per warp (shuffles), or per
+  // thread (a tree).
+  std::int64_t shared_bytes() const { return 8 * (shuffles_ ? 32 : k_.group); }
 
  private:
   llvm::LLVMContext& ctx_;
@@ -200,7 +294,12 @@ class Emitter {
   bool prefer_512_;
   bool gpu_;
   Gpu gpu_kind_;
-  Value* thread_ = nullptr;  // on a GPU: this thread's iteration of the flattened thread loops
+  bool sim_;       // running under the CPU backend's SIMT simulator
+  bool shuffles_;  // groups combine with warp shuffles (else a tree in shared memory)
+  Value* thread_ = nullptr;  // on a GPU: this thread's iteration of the flattened thread loops (its group's, with groups)
+  Value* lane_ = nullptr;    // with thread groups: this thread's index in its group (i64)
+  int group_loops_ = 0;      // group loops open around the statement being emitted
+  Value* shared_ = nullptr;  // the shared-memory array, once made
   llvm::Function* fn_ = nullptr;
   Value* begin_ = nullptr;
   Value* end_ = nullptr;
@@ -607,14 +706,14 @@ class Emitter {
       case EOp::Exp2:
         if (gpu_kind_ == Gpu::Amdgpu) return round_to(t, amdgpu_f32_only(llvm::Intrinsic::exp2, "exp2", a));
         if (a->getType()->isFloatTy()) return round_to(t, exp2_via_double(a));
-        return round_to(t, gpu_ ? libdevice("__nv_exp2", a) : intrinsic(llvm::Intrinsic::exp2, a));
+        return round_to(t, gpu_kind_ == Gpu::Nvptx ? libdevice("__nv_exp2", a) : intrinsic(llvm::Intrinsic::exp2, a));
       case EOp::Log2:
         if (gpu_kind_ == Gpu::Amdgpu) return round_to(t, amdgpu_f32_only(llvm::Intrinsic::log2, "log2", a));
         if (a->getType()->isFloatTy()) return round_to(t, log2_via_double(a));
-        return round_to(t, gpu_ ? libdevice("__nv_log2", a) : intrinsic(llvm::Intrinsic::log2, a));
+        return round_to(t, gpu_kind_ == Gpu::Nvptx ? libdevice("__nv_log2", a) : intrinsic(llvm::Intrinsic::log2, a));
       case EOp::Sin:
         if (gpu_kind_ == Gpu::Amdgpu) return round_to(t, amdgpu_f32_only(llvm::Intrinsic::sin, "sin", a));
-        if (gpu_) return round_to(t, libdevice(a->getType()->isFloatTy() ? "__nv_sinf" : "__nv_sin", a));
+        if (gpu_kind_ == Gpu::Nvptx) return round_to(t, libdevice(a->getType()->isFloatTy() ? "__nv_sinf" : "__nv_sin", a));
         return round_to(t, intrinsic(llvm::Intrinsic::sin, a));
       case EOp::Cast: return cast(a, at, t);
       case EOp::Bitcast: return from_bits(t, bits_of(at, a));
@@ -674,9 +773,16 @@ class Emitter {
           DType t = k_.buffers[static_cast<std::size_t>(s.buffer)].dtype;
           Type* st = storage_type(t);
           Value* p = b_.CreateInBoundsGEP(st, buffers_[static_cast<std::size_t>(s.buffer)], value(s.index));
-          b_.CreateStore(to_storage(t, value(s.value)), p);
+          Value* v = to_storage(t, value(s.value));
+          if (k_.group > 0 && group_loops_ == 0) {
+            // Outside the group's loops every thread has the value: thread 0 stores it.
+            if_then(b_.CreateICmpEQ(lane_, b_.getInt64(0)), [&] { b_.CreateStore(v, p); });
+          } else {
+            b_.CreateStore(v, p);
+          }
           break;
         }
+        case Stmt::Kind::GroupCombine: group_combine(s); break;
         case Stmt::Kind::AccDef: {
           if (std::int32_t g = acc_group_[static_cast<std::size_t>(s.acc)]; g >= 0) {
             if (acc_lane_[static_cast<std::size_t>(s.acc)] != 0) break;
@@ -710,28 +816,103 @@ class Emitter {
           }
           llvm::AllocaInst* a = accs_[static_cast<std::size_t>(s.acc)];
           Value* cur = b_.CreateLoad(a->getAllocatedType(), a);
-          Value* v = value(s.value);
-          (void)v;
-          const bool fl = is_fp(s.dtype);
-          Value* next = nullptr;
-          switch (s.reduce) {
-            case ReduceKind::Sum:
-              if (fl) {
-                auto* add = llvm::cast<llvm::Instruction>(b_.CreateFAdd(cur, v));
-                add->setHasAllowReassoc(true);  // lets the vectorizer split the sum
-                next = add;
-              } else {
-                next = b_.CreateAdd(cur, v);
-              }
-              break;
-            case ReduceKind::Prod: next = fl ? b_.CreateFMul(cur, v) : b_.CreateMul(cur, v); break;
-            case ReduceKind::Max: next = fl ? nan_max(cur, v) : b_.CreateSelect(b_.CreateICmpSGT(cur, v), cur, v); break;
-          }
-          b_.CreateStore(next, a);
+          b_.CreateStore(combine(s.reduce, s.dtype, cur, value(s.value)), a);
           break;
         }
       }
     }
+  }
+
+  // An accumulator's running value `cur` combined with `v`.
+  Value* combine(ReduceKind kind, DType t, Value* cur, Value* v) {
+    const bool fl = is_fp(t);
+    switch (kind) {
+      case ReduceKind::Sum:
+        if (fl) {
+          auto* add = llvm::cast<llvm::Instruction>(b_.CreateFAdd(cur, v));
+          add->setHasAllowReassoc(true);  // lets the vectorizer split the sum
+          return add;
+        }
+        return b_.CreateAdd(cur, v);
+      case ReduceKind::Prod: return fl ? b_.CreateFMul(cur, v) : b_.CreateMul(cur, v);
+      case ReduceKind::Max: return fl ? nan_max(cur, v) : b_.CreateSelect(b_.CreateICmpSGT(cur, v), cur, v);
+    }
+    throw std::logic_error("llvm emit: unknown reduce");
+  }
+
+  // The value that combines with any v to give v.
+  Value* identity(ReduceKind kind, DType t) {
+    Type* ty = compute_type(t);
+    if (is_fp(t)) {
+      switch (kind) {
+        case ReduceKind::Sum: return llvm::ConstantFP::getNegativeZero(ty);
+        case ReduceKind::Prod: return llvm::ConstantFP::get(ty, 1.0);
+        case ReduceKind::Max: return llvm::ConstantFP::getInfinity(ty, true);
+      }
+    }
+    switch (kind) {
+      case ReduceKind::Sum: return llvm::ConstantInt::get(ty, 0);
+      case ReduceKind::Prod: return llvm::ConstantInt::get(ty, 1);
+      case ReduceKind::Max: return llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(ty->getIntegerBitWidth()));
+    }
+    throw std::logic_error("llvm emit: unknown reduce");
+  }
+
+  // Runs then() where `cond` holds, then goes on.
+  template <class F>
+  void if_then(Value* cond, F&& then) {
+    auto* yes = llvm::BasicBlock::Create(ctx_, "then", fn_);
+    auto* next = llvm::BasicBlock::Create(ctx_, "endif", fn_);
+    b_.CreateCondBr(cond, yes, next);
+    b_.SetInsertPoint(yes);
+    then();
+    b_.CreateBr(next);
+    b_.SetInsertPoint(next);
+  }
+
+  // Every thread of the group combines its part of the accumulator with the others'.
+  void group_combine(const Stmt& s) {
+    llvm::AllocaInst* a = accs_[static_cast<std::size_t>(s.acc)];
+    Type* t = a->getAllocatedType();
+    Value* v = b_.CreateLoad(t, a);
+    const std::int64_t g = k_.group;
+    if (shuffles_) {
+      // Within each warp of 32 by butterfly shuffles (every lane gets its warp's total), then
+      // across warps through one shared slot per warp, which every warp reads and combines
+      // again, so every thread ends with the whole.
+      auto butterfly = [&](Value* x) {
+        for (int mask = 16; mask >= 1; mask /= 2) x = combine(s.reduce, s.dtype, x, shuffle_xor(x, mask));
+        return x;
+      };
+      v = butterfly(v);
+      if (g > 32) {
+        Value* lane_in_warp = b_.CreateAnd(lane_, b_.getInt64(31));
+        barrier();  // earlier readers of the slots are done
+        Value* slots = shared_array(t);
+        if_then(b_.CreateICmpEQ(lane_in_warp, b_.getInt64(0)),
+                [&] { b_.CreateStore(v, b_.CreateInBoundsGEP(t, slots, b_.CreateLShr(lane_, 5))); });
+        barrier();
+        Value* part = b_.CreateLoad(t, b_.CreateInBoundsGEP(t, slots, lane_in_warp));
+        v = butterfly(b_.CreateSelect(b_.CreateICmpULT(lane_in_warp, b_.getInt64(static_cast<std::uint64_t>(g / 32))), part,
+                                      identity(s.reduce, s.dtype)));
+      }
+    } else {
+      // A tree in shared memory: at each step the lower half adds the upper half's slots.
+      Value* slots = shared_array(t);
+      barrier();
+      b_.CreateStore(v, b_.CreateInBoundsGEP(t, slots, lane_));
+      barrier();
+      for (std::int64_t half = g / 2; half >= 1; half /= 2) {
+        if_then(b_.CreateICmpULT(lane_, b_.getInt64(static_cast<std::uint64_t>(half))), [&] {
+          Value* mine = b_.CreateInBoundsGEP(t, slots, lane_);
+          Value* other = b_.CreateLoad(t, b_.CreateInBoundsGEP(t, slots, b_.CreateAdd(lane_, b_.getInt64(static_cast<std::uint64_t>(half)))));
+          b_.CreateStore(combine(s.reduce, s.dtype, b_.CreateLoad(t, mine), other), mine);
+        });
+        barrier();
+      }
+      v = b_.CreateLoad(t, slots);
+    }
+    b_.CreateStore(v, a);
   }
 
   // Loops are emitted rotated (a guard, then a body that tests at its end), the form LLVM's
@@ -739,6 +920,10 @@ class Emitter {
   void loop(const Stmt& s) {
     if (gpu_ && s.parallel) {
       thread_iteration(s);
+      return;
+    }
+    if (s.group) {
+      group_loop(s);
       return;
     }
     Value* start = s.parallel ? begin_ : b_.getInt64(0);
@@ -766,21 +951,50 @@ class Emitter {
   void thread_iteration(const Stmt& s) {
     std::vector<const Stmt*> chain = gpu_thread_loops(k_);
     if (chain.empty() || chain[0] != &s) throw std::logic_error("llvm emit: a parallel loop that is not the kernel's thread loop");
-    Value* rest = thread_;
-    for (std::size_t j = chain.size(); j-- > 0;) {
-      const Stmt& l = *chain[j];
-      Value* extent = value(l.extent);
-      if (j == 0) {
-        loop_vars_[static_cast<std::size_t>(l.var)] = rest;
-      } else {
-        loop_vars_[static_cast<std::size_t>(l.var)] = b_.CreateURem(rest, extent, "i" + std::to_string(l.var));
-        rest = b_.CreateUDiv(rest, extent);
-      }
-    }
+    unflatten(chain, thread_);
     frames_.emplace_back();
     body(chain.back()->body);
     for (ExprId id : frames_.back()) memo_[static_cast<std::size_t>(id)] = nullptr;
     frames_.pop_back();
+  }
+
+  // Sets the variables of a loop nest from one flat iteration, the innermost varying fastest.
+  void unflatten(const std::vector<const Stmt*>& chain, Value* flat) {
+    for (std::size_t j = chain.size(); j-- > 0;) {
+      const Stmt& l = *chain[j];
+      if (j == 0) {
+        loop_vars_[static_cast<std::size_t>(l.var)] = flat;
+      } else {
+        Value* extent = value(l.extent);
+        loop_vars_[static_cast<std::size_t>(l.var)] = b_.CreateURem(flat, extent, "i" + std::to_string(l.var));
+        flat = b_.CreateUDiv(flat, extent);
+      }
+    }
+  }
+
+  // A group loop (Stmt::group): the nest's flattened iterations lane, lane + group, ...
+  void group_loop(const Stmt& s) {
+    std::vector<const Stmt*> chain = loop_nest(k_, s);
+    Value* total = b_.getInt64(1);
+    for (const Stmt* l : chain) total = b_.CreateMul(total, value(l->extent));
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* bodybb = llvm::BasicBlock::Create(ctx_, "group" + std::to_string(s.var), fn_);
+    auto* exit = llvm::BasicBlock::Create(ctx_, "groupexit" + std::to_string(s.var), fn_);
+    b_.CreateCondBr(b_.CreateICmpSLT(lane_, total), bodybb, exit);
+    b_.SetInsertPoint(bodybb);
+    llvm::PHINode* f = b_.CreatePHI(b_.getInt64Ty(), 2, "f" + std::to_string(s.var));
+    f->addIncoming(lane_, pre);
+    frames_.emplace_back();
+    unflatten(chain, f);
+    ++group_loops_;
+    body(chain.back()->body);
+    --group_loops_;
+    for (ExprId id : frames_.back()) memo_[static_cast<std::size_t>(id)] = nullptr;
+    frames_.pop_back();
+    Value* next = b_.CreateNSWAdd(f, b_.getInt64(k_.group));
+    f->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateCondBr(b_.CreateICmpSLT(next, total), bodybb, exit);
+    b_.SetInsertPoint(exit);
   }
 };
 
@@ -830,6 +1044,19 @@ std::string emit_file(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFil
 
 // The ld.lld to link AMDGPU code objects with: TENSORLISP_LD_LLD, else the first of ld.lld,
 // ld.lld-14 found on PATH (or in LLVM's own folder).
+// Optimizes m, keeps its IR in the output when asked, and emits it as `type`.
+CompileOutput optimize_and_emit(llvm::Module& m, llvm::TargetMachine& tm, const llvm::PipelineTuningOptions& pto,
+                                bool want_ir, llvm::CodeGenFileType type) {
+  optimize(m, tm, pto);
+  CompileOutput out;
+  if (want_ir) {
+    llvm::raw_string_ostream os(out.ir);
+    m.print(os, nullptr);
+  }
+  out.object = emit_file(m, tm, type);
+  return out;
+}
+
 std::string find_ld_lld() {
   if (const char* env = std::getenv("TENSORLISP_LD_LLD"); env != nullptr && *env != 0) return env;
   std::vector<std::string> dirs;
@@ -879,14 +1106,19 @@ struct CpuCodegen::Impl {
   bool avx512 = false;  // use 512-bit vectors (LLVM prefers 256 bits by default)
 };
 
-CpuCodegen::CpuCodegen() : impl_(std::make_unique<Impl>()) {
+// A target machine for the host CPU with all its vector extensions.
+std::unique_ptr<llvm::TargetMachine> host_target_machine() {
   init_llvm();
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb) throw std::runtime_error("LLVM has no target for this host: " + llvm::toString(jtmb.takeError()));
   jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
   auto tm = jtmb->createTargetMachine();
   if (!tm) throw std::runtime_error("cannot create an LLVM target machine: " + llvm::toString(tm.takeError()));
-  impl_->tm = std::move(*tm);
+  return std::move(*tm);
+}
+
+CpuCodegen::CpuCodegen() : impl_(std::make_unique<Impl>()) {
+  impl_->tm = host_target_machine();
   impl_->avx512 = impl_->tm->getTargetFeatureString().contains("+avx512f");
   impl_->id = impl_->tm->getTargetTriple().str() + "/" + impl_->tm->getTargetCPU().str() + "/" +
               impl_->tm->getTargetFeatureString().str() + "/llvm" + LLVM_VERSION_STRING +
@@ -955,14 +1187,7 @@ CompileOutput PtxCodegen::compile(const Kernel& k, const std::string& entry, boo
       if (!f.isDeclaration() && f.getName() != entry) f.setLinkage(llvm::GlobalValue::InternalLinkage);
     }
   }
-  optimize(*m, *impl_->tm, llvm::PipelineTuningOptions());
-  CompileOutput out;
-  if (want_ir) {
-    llvm::raw_string_ostream os(out.ir);
-    m->print(os, nullptr);
-  }
-  out.object = emit_file(*m, *impl_->tm, llvm::CGFT_AssemblyFile);
-  return out;
+  return optimize_and_emit(*m, *impl_->tm, llvm::PipelineTuningOptions(), want_ir, llvm::CGFT_AssemblyFile);
 }
 
 struct AmdgpuCodegen::Impl {
@@ -997,14 +1222,44 @@ const std::string& AmdgpuCodegen::target_id() const { return impl_->id; }
 CompileOutput AmdgpuCodegen::compile(const Kernel& k, const std::string& entry, bool want_ir) const {
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> m = emit_module(ctx, *impl_->tm, k, entry, false, Gpu::Amdgpu);
-  optimize(*m, *impl_->tm, llvm::PipelineTuningOptions());
-  CompileOutput out;
-  if (want_ir) {
-    llvm::raw_string_ostream os(out.ir);
-    m->print(os, nullptr);
-  }
-  out.object = link_code_object(emit_file(*m, *impl_->tm, llvm::CGFT_ObjectFile), entry);
+  CompileOutput out = optimize_and_emit(*m, *impl_->tm, llvm::PipelineTuningOptions(), want_ir, llvm::CGFT_ObjectFile);
+  out.object = link_code_object(out.object, entry);
   return out;
+}
+
+struct SimCodegen::Impl {
+  std::unique_ptr<llvm::TargetMachine> tm;
+  Gpu flavor = Gpu::SimNvptx;
+  std::string id;
+};
+
+SimCodegen::SimCodegen(const std::string& flavor) : impl_(std::make_unique<Impl>()) {
+  if (flavor != "nvptx" && flavor != "amdgcn") {
+    throw std::runtime_error("no simulated GPU \"" + flavor + "\" (known: sim:nvptx, sim:amdgcn)");
+  }
+  impl_->tm = host_target_machine();
+  impl_->flavor = flavor == "nvptx" ? Gpu::SimNvptx : Gpu::SimAmdgpu;
+  impl_->id = "sim/" + flavor + "/" + impl_->tm->getTargetTriple().str() + "/llvm" LLVM_VERSION_STRING "/emitter " __DATE__ " " __TIME__;
+}
+
+SimCodegen::~SimCodegen() = default;
+
+const std::string& SimCodegen::target_id() const { return impl_->id; }
+
+Lowering SimCodegen::lowering() const {
+  Lowering l(Target::Gpu);
+  l.group = kSimGroup;
+  l.min_group_reduce = 2;
+  l.few_threads = 1;
+  return l;
+}
+
+CompileOutput SimCodegen::compile(const Kernel& k, const std::string& entry, bool want_ir) const {
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> m = emit_module(ctx, *impl_->tm, k, entry, false, impl_->flavor);
+  llvm::PipelineTuningOptions pto;
+  pto.LoopUnrolling = false;
+  return optimize_and_emit(*m, *impl_->tm, pto, want_ir, llvm::CGFT_ObjectFile);
 }
 
 std::unique_ptr<Codegen> make_codegen(const std::string& target) {
@@ -1014,7 +1269,8 @@ std::unique_ptr<Codegen> make_codegen(const std::string& target) {
   const std::string arch = colon == std::string::npos ? "" : target.substr(colon + 1);
   if (kind == "nvptx") return std::make_unique<PtxCodegen>(arch.empty() ? "sm_80" : arch);
   if (kind == "amdgcn") return std::make_unique<AmdgpuCodegen>(arch.empty() ? "gfx90a" : arch);
-  throw std::runtime_error("no code generator for target \"" + target + "\" (known: host, nvptx:sm_XX, amdgcn:gfxNNN)");
+  if (kind == "sim") return std::make_unique<SimCodegen>(arch.empty() ? "nvptx" : arch);
+  throw std::runtime_error("no code generator for target \"" + target + "\" (known: host, nvptx:sm_XX, amdgcn:gfxNNN, sim:nvptx, sim:amdgcn)");
 }
 
 const std::string& CpuCodegen::target_id() const { return impl_->id; }
@@ -1029,14 +1285,7 @@ CompileOutput CpuCodegen::compile(const Kernel& k, const std::string& entry, boo
   // compile time (a 64x100 elementwise kernel: 110 ms instead of 10) for little gain; the
   // vectorizer still interleaves.
   pto.LoopUnrolling = false;
-  optimize(*m, *impl_->tm, pto);
-  CompileOutput out;
-  if (want_ir) {
-    llvm::raw_string_ostream os(out.ir);
-    m->print(os, nullptr);
-  }
-  out.object = emit_file(*m, *impl_->tm, llvm::CGFT_ObjectFile);
-  return out;
+  return optimize_and_emit(*m, *impl_->tm, pto, want_ir, llvm::CGFT_ObjectFile);
 }
 
 }  // namespace tl::codegen

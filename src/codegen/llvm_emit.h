@@ -28,12 +28,12 @@ class Codegen {
   // build): part of every cache key.
   virtual const std::string& target_id() const = 0;
   // How kernels for this target are lowered.
-  virtual Target lowering() const = 0;
+  virtual Lowering lowering() const = 0;
   virtual CompileOutput compile(const Kernel& k, const std::string& entry, bool want_ir) const = 0;
 };
 
 // The code generator for a backend's target (tl_device_info::target): "" or "host",
-// "nvptx:sm_XX", "amdgcn:gfxNNN". Throws std::runtime_error for an unknown target or one
+// "nvptx:sm_XX", "amdgcn:gfxNNN", "sim:nvptx" or "sim:amdgcn". Throws std::runtime_error for an unknown target or one
 // LLVM was built without.
 std::unique_ptr<Codegen> make_codegen(const std::string& target);
 
@@ -47,7 +47,7 @@ class CpuCodegen : public Codegen {
   CpuCodegen& operator=(const CpuCodegen&) = delete;
 
   const std::string& target_id() const override;
-  Target lowering() const override { return Target::Cpu; }
+  Lowering lowering() const override { return Target::Cpu; }
   CompileOutput compile(const Kernel& k, const std::string& entry, bool want_ir) const override;
 
  private:
@@ -67,7 +67,7 @@ class PtxCodegen : public Codegen {
   PtxCodegen(const PtxCodegen&) = delete;
   PtxCodegen& operator=(const PtxCodegen&) = delete;
   const std::string& target_id() const override;
-  Target lowering() const override { return Target::Gpu; }
+  Lowering lowering() const override { return Target::Gpu; }
   // The PTX text (NUL-terminated, as cuModuleLoadData wants it) in `object`.
   CompileOutput compile(const Kernel& k, const std::string& entry, bool want_ir) const override;
   std::string compile(const Kernel& k, const std::string& entry) const { return compile(k, entry, false).object; }
@@ -91,7 +91,29 @@ class AmdgpuCodegen : public Codegen {
   AmdgpuCodegen(const AmdgpuCodegen&) = delete;
   AmdgpuCodegen& operator=(const AmdgpuCodegen&) = delete;
   const std::string& target_id() const override;
-  Target lowering() const override { return Target::Gpu; }
+  Lowering lowering() const override { return Target::Gpu; }
+  CompileOutput compile(const Kernel& k, const std::string& entry, bool want_ir) const override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// GPU kernels for the CPU backend's SIMT simulator (its option sim=nvptx or sim=amdgcn):
+// lowered as for a GPU, with thread groups of kSimGroup threads, splitting every reduce it
+// can; compiled for the host with the CPU entry point, the body asking the simulator for its
+// block and thread, shared memory, barriers and warp shuffles (tl_sim_* functions). `flavor`
+// picks whose group combine is emitted: "nvptx" (warp shuffles, then shared memory) or
+// "amdgcn" (a tree in shared memory). It runs the GPU code paths where there is no GPU.
+constexpr int kSimGroup = 64;
+class SimCodegen : public Codegen {
+ public:
+  explicit SimCodegen(const std::string& flavor = "nvptx");
+  ~SimCodegen() override;
+  SimCodegen(const SimCodegen&) = delete;
+  SimCodegen& operator=(const SimCodegen&) = delete;
+  const std::string& target_id() const override;
+  Lowering lowering() const override;
   CompileOutput compile(const Kernel& k, const std::string& entry, bool want_ir) const override;
 
  private:

@@ -624,6 +624,14 @@ std::pair<Stmt, ExprId> Kernel::make_loop(ExprId extent) {
   return {std::move(s), intern(e)};
 }
 
+ExprId Kernel::loop_var(std::int32_t loop) const {
+  Expr e{EOp::LoopVar, DType::I64};
+  e.arg = loop;
+  auto it = intern_.find(e);
+  if (it == intern_.end()) throw std::logic_error("loop_var: no loop " + std::to_string(loop));
+  return it->second;
+}
+
 // --- printing --------------------------------------------------------------------------------
 
 std::string Kernel::expr_str(ExprId id) const {
@@ -692,7 +700,8 @@ std::string Kernel::str() const {
         case Stmt::Kind::Loop: {
           std::string ext = ref(s.extent);
           flush(pad);
-          out += pad + "for i" + std::to_string(s.var) + " in [0, " + ext + ")" + (s.parallel ? " parallel" : "") + "\n";
+          out += pad + "for i" + std::to_string(s.var) + " in [0, " + ext + ")" + (s.parallel ? " parallel" : "") +
+                 (s.group ? " group" : "") + "\n";
           print(s.body, depth + 1);
           break;
         }
@@ -714,6 +723,10 @@ std::string Kernel::str() const {
           out += pad + "acc" + std::to_string(s.acc) + " " + tensor::reduce_kind_name(s.reduce) + "= " + val + "\n";
           break;
         }
+        case Stmt::Kind::GroupCombine:
+          flush(pad);
+          out += pad + "acc" + std::to_string(s.acc) + " " + tensor::reduce_kind_name(s.reduce) + "= across group\n";
+          break;
       }
     }
   };
@@ -730,6 +743,7 @@ std::string Kernel::str() const {
     for (std::size_t i = 0; i < vars.size(); ++i) out += (i ? " " : "") + vars[i];
     out += ")";
   }
+  if (group > 0) out += " group(" + std::to_string(group) + ")";
   out += "\n";
   std::string header = out;
   out.clear();
@@ -760,7 +774,7 @@ tensor::Dim as_dim(const Kernel& k, ExprId e) {
     case EOp::Mul: return as_dim(k, x.src[0]) * as_dim(k, x.src[1]);
     default: break;
   }
-  throw std::logic_error("gpu_thread_count: loop extent " + k.expr_str(e) + " is not a shape dimension");
+  throw std::logic_error("gpu: loop extent " + k.expr_str(e) + " is not a shape dimension");
 }
 
 }  // namespace
@@ -774,19 +788,25 @@ std::vector<const Stmt*> gpu_thread_loops(const Kernel& k) {
   if (k.body.size() != 1) {
     throw std::logic_error("gpu: kernel " + k.name + " has statements beside its parallel loop (a CPU-only shape)");
   }
-  std::vector<const Stmt*> chain{parallel};
+  return loop_nest(k, *parallel);
+}
+
+std::vector<const Stmt*> loop_nest(const Kernel& k, const Stmt& top) {
+  std::vector<const Stmt*> chain{&top};
   while (chain.back()->body.size() == 1) {
     const Stmt& inner = chain.back()->body[0];
-    if (inner.kind != Stmt::Kind::Loop || depends_on_loops(k, inner.extent)) break;
+    if (inner.kind != Stmt::Kind::Loop || inner.group || depends_on_loops(k, inner.extent)) break;
     chain.push_back(&inner);
   }
   return chain;
 }
 
-tensor::Dim gpu_thread_count(const Kernel& k) {
+tensor::Dim loop_extent(const Kernel& k, const std::vector<const Stmt*>& loops) {
   tensor::Dim n = 1;
-  for (const Stmt* s : gpu_thread_loops(k)) n = n * as_dim(k, s->extent);
+  for (const Stmt* s : loops) n = n * as_dim(k, s->extent);
   return n;
 }
+
+tensor::Dim gpu_thread_count(const Kernel& k) { return loop_extent(k, gpu_thread_loops(k)); }
 
 }  // namespace tl::codegen

@@ -51,7 +51,7 @@ struct Expr {
 };
 
 struct Stmt {
-  enum class Kind : std::uint8_t { Loop, Store, AccDef, AccUpdate };
+  enum class Kind : std::uint8_t { Loop, Store, AccDef, AccUpdate, GroupCombine };
   explicit Stmt(Kind k) : kind(k) {}
   Kind kind;
   // Loop: for var in [0, extent); `parallel` loops are split across threads (the outermost
@@ -59,13 +59,21 @@ struct Stmt {
   std::int32_t var = 0;
   ExprId extent = -1;
   bool parallel = false;
+  // In a kernel with thread groups (Kernel::group): this loop and the loops perfectly nested
+  // in it (loop_nest) are one flattened range whose iterations are dealt out to the group's
+  // threads, thread t taking t, t + group, ... Accumulators updated in it hold that thread's
+  // part until a GroupCombine.
+  bool group = false;
   std::vector<Stmt> body;
   // Store: buffers[buffer][index] = value.
   std::int32_t buffer = 0;
   ExprId index = -1;
   // Store value; AccDef initial value; AccUpdate operand.
   ExprId value = -1;
-  // AccDef / AccUpdate: accumulator id, its dtype, and how it combines.
+  // AccDef / AccUpdate / GroupCombine: accumulator id, its dtype, and how it combines.
+  // GroupCombine (kernels with thread groups): every thread of the group combines its part of
+  // the accumulator with the others'; afterwards each holds the whole. All of the group's
+  // threads reach it together (it is never inside a loop).
   std::int32_t acc = 0;
   DType dtype = DType::F32;
   ReduceKind reduce = ReduceKind::Sum;
@@ -90,6 +98,11 @@ class Kernel {
   std::vector<BufferParam> buffers;   // slot 0 is the output
   std::vector<std::string> vars;      // symbolic dimensions, passed as i64 at launch
   std::vector<Stmt> body;
+  // GPU: 0 when each iteration of the thread loops is one thread; else each is a group of this
+  // many threads (a power of two from 32 to 1024: one block) that split its reduce loops
+  // (Stmt::group) and combine their accumulators (GroupCombine). Stores outside group loops
+  // are made by the group's thread 0.
+  int group = 0;
 
   // Expression builders: they fold constants and simplify integer arithmetic.
   ExprId constant_int(std::int64_t v, DType t = DType::I64);
@@ -106,6 +119,8 @@ class Kernel {
   // A new loop over [0, extent): returns the statement (to fill and append) and its
   // variable as an expression.
   std::pair<Stmt, ExprId> make_loop(ExprId extent);
+  // The expression of loop `loop`'s variable.
+  ExprId loop_var(std::int32_t loop) const;
   std::int32_t new_acc() { return accs_++; }
   std::int32_t loop_count() const { return loops_; }
   std::int32_t acc_count() const { return accs_; }
@@ -174,7 +189,14 @@ class Kernel {
 // as one thread). Throws std::logic_error when a parallel loop shares the top level with
 // other statements (CPU-only shapes, such as a packing loop before a tiled matmul).
 std::vector<const Stmt*> gpu_thread_loops(const Kernel& k);
-// The number of threads those loops make, as a shape dimension (1 when there are none).
+// The number of threads those loops make, as a shape dimension (1 when there are none);
+// with thread groups, the number of groups.
 tensor::Dim gpu_thread_count(const Kernel& k);
+// Loop `top` and the loops perfectly nested in it: each the only statement of its parent,
+// with an extent that no loop variable changes. The last one's body is the nest's body.
+std::vector<const Stmt*> loop_nest(const Kernel& k, const Stmt& top);
+// The product of loop extents as a shape dimension; throws std::logic_error when one is not
+// a shape dimension.
+tensor::Dim loop_extent(const Kernel& k, const std::vector<const Stmt*>& loops);
 
 }  // namespace tl::codegen

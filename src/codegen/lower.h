@@ -16,6 +16,7 @@ struct Lowered {
   std::vector<const tensor::Node*> inputs;  // nodes read from memory
   std::vector<std::int32_t> input_slots;    // the buffer slot of each (slot 0: the output)
   tensor::Dim parallel_extent = 1;          // iterations of the outermost (parallel) loop
+  int group = 0;                            // GPU: threads per iteration (Kernel::group)
   tensor::Dim work_per_iteration = 1;       // elements computed per iteration, for splitting
   // Static counts for reporting rates: the elements the innermost statements run for (the
   // output's, or a reduce's input's) and the arithmetic ops each runs (index math excluded).
@@ -29,7 +30,21 @@ struct Lowered {
 // (gpu_thread_loops), and parallel_extent counts those threads.
 enum class Target { Cpu, Gpu };
 
+// How a code generator wants kernels lowered.
+struct Lowering {
+  Target target = Target::Cpu;
+  // GPU: the threads of a group when a reduce is split across threads (Kernel::group): a power
+  // of two from 32 to 1024, or 0 never to split. A reduce is split when it runs at least
+  // min_group_reduce iterations per output and either there are at most few_threads outputs
+  // (too few threads to fill the GPU otherwise) or its loads run along memory in the reduce
+  // (coalesced across a group) rather than across the outputs (coalesced across threads).
+  int group = 256;
+  std::int64_t min_group_reduce = 32;
+  std::int64_t few_threads = 4096;
+  Lowering(Target t = Target::Cpu) : target(t) {}  // NOLINT: a Target is a Lowering with defaults
+};
+
 Lowered lower(const tensor::Node* out, const std::unordered_set<const tensor::Node*>& materialized,
-              Target target = Target::Cpu);
+              const Lowering& how = Lowering());
 
 }  // namespace tl::codegen

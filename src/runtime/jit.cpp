@@ -309,6 +309,7 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
     k.vars = l.kernel.vars;
     k.parallel_extent = l.parallel_extent;
     k.work_per_iteration = l.work_per_iteration;
+    k.group = l.group;
     k.elements = l.elements;
     k.ops_per_element = l.ops_per_element;
     plan.kernels.push_back(std::move(k));
@@ -365,7 +366,7 @@ double JitDevice::launch(const PlanKernel& k, const std::vector<void*>& ptrs, st
   std::vector<std::int64_t> vars;
   for (const auto& name : k.vars) vars.push_back(b.at(name));
   for (const auto& d : k.extern_dims) vars.push_back(d.eval(b));
-  tl_launch launch{k.parallel_extent.eval(b), k.work_per_iteration.eval(b)};
+  tl_launch launch{k.parallel_extent.eval(b), k.work_per_iteration.eval(b), k.group};
   auto t0 = std::chrono::steady_clock::now();
   if (count > 0) backend_->launch(k.compiled->handle, ptrs, vars, launch);
   // Launches on a device with its own memory are asynchronous: time each to its end.
@@ -469,6 +470,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
   std::vector<std::shared_ptr<Buffer>> assigned;                          // host buffers written on the device
   ++stats_.realizes;
   double run_time = 0;
+  const auto t0 = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
     const PlanKernel& k = plan.kernels[i];
     std::int64_t count = 1;
@@ -483,7 +485,10 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     run_time += dt;
     if (debug >= 1) {
       double moved = static_cast<double>(bytes);
-      for (int in : k.inputs) moved += static_cast<double>(host.count(in) ? host.at(in)->bytes.size() : 0);
+      for (int in : k.inputs) {
+        moved += host.count(in) ? static_cast<double>(host.at(in)->bytes.size())
+                                : static_cast<double>(made.at(in).second) * static_cast<double>(tensor::dtype_size(made.at(in).first));
+      }
       report_kernel(i, plan, k, dt, moved, b);
     }
     made[k.node] = {k.dtype, count};
@@ -504,6 +509,10 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     for (int in : k.inputs) done_with(in);
     if (k.assign_target >= 0) done_with(k.assign_target);
   }
+  // Launches are asynchronous: the kernels' time is until the device has finished them
+  // (without the copies back), unless each was timed to its end already (debug).
+  if (!plan.kernels.empty()) backend_->synchronize();
+  if (debug == 0) run_time = seconds_since(t0);
   for (const auto& target : assigned) memory_->download(*target);
   std::vector<std::shared_ptr<Buffer>> result;
   for (int r : plan.results) {

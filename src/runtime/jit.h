@@ -116,6 +116,7 @@ class JitDevice {
     std::vector<tensor::Dim> extern_dims;  // an external kernel's vars: rank and sizes per buffer
     tensor::Dim parallel_extent = 1, work_per_iteration = 1, elements = 1;
     int ops_per_element = 0;
+    int group = 0;  // GPU: threads per iteration (tl_launch::group)
   };
   struct Plan {
     std::vector<int> leaves;  // the nodes holding data that the kernels read or assign to

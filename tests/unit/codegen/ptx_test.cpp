@@ -18,8 +18,8 @@
 #include "codegen/lower.h"
 #include "schedule/schedule.h"
 #include "tensor/graph.h"
+#include "test_buffers.h"
 
-using tl::tensor::Buffer;
 using tl::tensor::DType;
 using tl::tensor::Graph;
 using tl::tensor::NodeRef;
@@ -28,13 +28,7 @@ using tl::tensor::ReduceKind;
 
 namespace {
 
-NodeRef buffer(Graph& g, DType t, const tl::tensor::Shape& shape) {
-  std::int64_t n = 1;
-  for (const auto& d : shape) n *= d.value();
-  auto buf = std::make_shared<Buffer>(t, static_cast<std::size_t>(n));
-  std::memset(buf->data(), 0, buf->bytes.size());
-  return g.make_buffer(buf, shape);
-}
+NodeRef buffer(Graph& g, DType t, const tl::tensor::Shape& shape) { return tl::test::zero_buffer(g, t, shape); }
 
 const char* ptxas() {
   static const char* path = [] {
