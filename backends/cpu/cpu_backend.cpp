@@ -726,12 +726,22 @@ int cpu_launch(void* c, void* k, void* const* buffers, std::size_t buffer_count,
 
 int cpu_synchronize(void*, char*, std::size_t) { return 0; }
 
+// Launches run to their end before they return, so an event is the time it is recorded.
+using Clock = std::chrono::steady_clock;
+void* cpu_record_event(void*, char*, std::size_t) { return new Clock::time_point(Clock::now()); }
+int cpu_event_seconds(void*, void* start, void* end, double* seconds, char*, std::size_t) {
+  *seconds = std::chrono::duration<double>(*static_cast<Clock::time_point*>(end) - *static_cast<Clock::time_point*>(start)).count();
+  return 0;
+}
+void cpu_release_event(void*, void* e) { delete static_cast<Clock::time_point*>(e); }
+
 std::string sim_launch(Context* ctx, KernelFn fn, void* const* buffers, const int64_t* vars, const tl_launch& l) {
   const bool groups = l.group > 0;
   if (groups && (l.group % kWarp != 0 || l.group > 1024)) {
     return "a thread group of " + std::to_string(l.group) + " threads (must be a multiple of 32, at most 1024)";
   }
-  const int64_t block = groups ? l.group : static_cast<int64_t>(ctx->sim_block);
+  if (!groups && l.block > 1024) return "blocks of " + std::to_string(l.block) + " threads (at most 1024)";
+  const int64_t block = groups ? l.group : l.block > 0 ? l.block : static_cast<int64_t>(ctx->sim_block);
   const int64_t blocks = groups ? l.count : (l.count + block - 1) / block;
   const int parts = static_cast<int>(std::min<int64_t>(ctx->pool->size(), blocks));
   std::vector<std::string> errors(static_cast<std::size_t>(std::max(parts, 1)));
@@ -767,6 +777,7 @@ std::string sim_launch(Context* ctx, KernelFn fn, void* const* buffers, const in
 const tl_backend_api kApi = {
     TL_BACKEND_ABI_VERSION, sizeof(tl_backend_api), "cpu", cpu_create, cpu_destroy, cpu_device_info, cpu_alloc,
     cpu_free, cpu_copy, cpu_copy, cpu_compile, cpu_release_kernel, cpu_launch, cpu_synchronize, cpu_find_extern,
+    cpu_record_event, cpu_event_seconds, cpu_release_event,
 };
 
 }  // namespace

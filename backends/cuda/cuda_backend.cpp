@@ -6,7 +6,8 @@
 // them for the device); launches go on one stream, copies too, so they run in order.
 //
 // Options (key=value words): device=N (the ordinal, default 0), block=N (threads per block,
-// default 256). TENSORLISP_LIBCUDA names another driver library (the tests use a fake one).
+// default 256; a launch may ask for another, as the JIT's tuner does). Kernels are timed
+// with events on the stream. TENSORLISP_LIBCUDA names another driver library (the tests use a fake one).
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -30,10 +31,12 @@ struct CUctx_st;
 struct CUmod_st;
 struct CUfunc_st;
 struct CUstream_st;
+struct CUevent_st;
 using CUcontext = CUctx_st*;
 using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
 using CUstream = CUstream_st*;
+using CUevent = CUevent_st*;
 constexpr CUresult kSuccess = 0;
 constexpr int kAttrMaxThreadsPerBlock = 1;
 constexpr int kAttrMultiprocessors = 16;
@@ -67,6 +70,11 @@ struct Driver {
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                              void**, void**);
+  CUresult (*cuEventCreate)(CUevent*, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+  CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuGetErrorName)(CUresult, const char**);
   CUresult (*cuGetErrorString)(CUresult, const char**);
 };
@@ -108,6 +116,12 @@ std::string load_driver(Driver& d) {
   get(d.cuModuleGetFunction, "cuModuleGetFunction");
   get(d.cuModuleUnload, "cuModuleUnload");
   get(d.cuLaunchKernel, "cuLaunchKernel");
+  get(d.cuEventCreate, "cuEventCreate");
+  get(d.cuEventRecord, "cuEventRecord");
+  get(d.cuEventSynchronize, "cuEventSynchronize");
+  get(d.cuEventDestroy, "cuEventDestroy_v2");
+  // CUDA 12.8 added a _v2 (cuda.h maps to it); older drivers have only the first.
+  get(d.cuEventElapsedTime, dlsym(d.lib, "cuEventElapsedTime_v2") != nullptr ? "cuEventElapsedTime_v2" : "cuEventElapsedTime");
   get(d.cuGetErrorName, "cuGetErrorName");
   get(d.cuGetErrorString, "cuGetErrorString");
   if (!missing.empty()) {
@@ -318,7 +332,8 @@ int launch(void* p, void* kp, void* const* buffers, std::size_t buffer_count, co
   if (l->count <= 0) return 0;
   // Device pointers are CUdeviceptr values, the size of a pointer here.
   static_assert(sizeof(CUdeviceptr) == sizeof(void*));
-  return tl::backend_util::launch_grid(buffers, buffer_count, vars, var_count, *l, c->block, [&](unsigned blocks, unsigned threads, void** params) {
+  const unsigned block = l->block > 0 ? static_cast<unsigned>(std::min<std::int64_t>(l->block, c->max_threads)) : c->block;
+  return tl::backend_util::launch_grid(buffers, buffer_count, vars, var_count, *l, block, [&](unsigned blocks, unsigned threads, void** params) {
     CUresult r = c->d.cuLaunchKernel(k->fn, blocks, 1, 1, threads, 1, 1, 0, c->stream, params, nullptr);
     if (r == kSuccess) return 0;
     set_error(err, size, "cuda: launching kernel " + k->name + " (" + std::to_string(blocks) + " blocks of " +
@@ -337,6 +352,44 @@ int synchronize(void* p, char* err, std::size_t size) {
   return 0;
 }
 
+// Events on the launch stream: the device's own clock, without the host's launch overhead.
+void* record_event(void* p, char* err, std::size_t size) {
+  auto* c = static_cast<Context*>(p);
+  if (!current(c, err, size)) return nullptr;
+  CUevent e = nullptr;
+  CUresult r = c->d.cuEventCreate(&e, 0);
+  if (r == kSuccess) {
+    r = c->d.cuEventRecord(e, c->stream);
+    if (r == kSuccess) return e;
+    c->d.cuEventDestroy(e);
+  }
+  set_error(err, size, "cuda: recording an event: " + describe(c->d, r));
+  return nullptr;
+}
+
+int event_seconds(void* p, void* start, void* end, double* seconds, char* err, std::size_t size) {
+  auto* c = static_cast<Context*>(p);
+  if (!current(c, err, size)) return 1;
+  CUresult r = c->d.cuEventSynchronize(static_cast<CUevent>(end));
+  if (r != kSuccess) {
+    // A kernel before the event faulted.
+    set_error(err, size, "cuda: a kernel failed: " + describe(c->d, r));
+    return 1;
+  }
+  float ms = 0;
+  if (r = c->d.cuEventElapsedTime(&ms, static_cast<CUevent>(start), static_cast<CUevent>(end)); r != kSuccess) {
+    set_error(err, size, "cuda: timing kernels: " + describe(c->d, r));
+    return 1;
+  }
+  *seconds = ms * 1e-3;
+  return 0;
+}
+
+void release_event(void* p, void* e) {
+  auto* c = static_cast<Context*>(p);
+  if (c->d.cuCtxSetCurrent(c->ctx) == kSuccess) c->d.cuEventDestroy(static_cast<CUevent>(e));
+}
+
 void* find_extern(void*, const char* name, char* err, std::size_t size) {
   set_error(err, size, std::string("cuda: no external kernel named \"") + name + "\" (the cuda backend has none yet)");
   return nullptr;
@@ -344,7 +397,7 @@ void* find_extern(void*, const char* name, char* err, std::size_t size) {
 
 const tl_backend_api kApi = {
     TL_BACKEND_ABI_VERSION, sizeof(tl_backend_api), "cuda", create, destroy, device_info, alloc, free_memory, copy_in,
-    copy_out, compile, release_kernel, launch, synchronize, find_extern,
+    copy_out, compile, release_kernel, launch, synchronize, find_extern, record_event, event_seconds, release_event,
 };
 
 }  // namespace

@@ -30,9 +30,11 @@ using hipError_t = int;
 struct ihipModule_t;
 struct ihipModuleSymbol_t;
 struct ihipStream_t;
+struct ihipEvent_t;
 using hipModule_t = ihipModule_t*;
 using hipFunction_t = ihipModuleSymbol_t*;
 using hipStream_t = ihipStream_t*;
+using hipEvent_t = ihipEvent_t*;
 constexpr hipError_t kSuccess = 0;
 constexpr unsigned kBlock = 256;  // codegen::kAmdgpuBlockSize
 
@@ -55,6 +57,11 @@ struct Runtime {
   hipError_t (*hipModuleUnload)(hipModule_t);
   hipError_t (*hipModuleLaunchKernel)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                       hipStream_t, void**, void**);
+  hipError_t (*hipEventCreate)(hipEvent_t*);
+  hipError_t (*hipEventRecord)(hipEvent_t, hipStream_t);
+  hipError_t (*hipEventSynchronize)(hipEvent_t);
+  hipError_t (*hipEventElapsedTime)(float*, hipEvent_t, hipEvent_t);
+  hipError_t (*hipEventDestroy)(hipEvent_t);
   const char* (*hipGetErrorName)(hipError_t);
   const char* (*hipGetErrorString)(hipError_t);
 };
@@ -91,6 +98,11 @@ std::string load_runtime(Runtime& r) {
   get(r.hipModuleGetFunction, "hipModuleGetFunction");
   get(r.hipModuleUnload, "hipModuleUnload");
   get(r.hipModuleLaunchKernel, "hipModuleLaunchKernel");
+  get(r.hipEventCreate, "hipEventCreate");
+  get(r.hipEventRecord, "hipEventRecord");
+  get(r.hipEventSynchronize, "hipEventSynchronize");
+  get(r.hipEventElapsedTime, "hipEventElapsedTime");
+  get(r.hipEventDestroy, "hipEventDestroy");
   get(r.hipGetErrorName, "hipGetErrorName");
   get(r.hipGetErrorString, "hipGetErrorString");
   if (!missing.empty()) {
@@ -265,6 +277,11 @@ int launch(void* p, void* kp, void* const* buffers, std::size_t buffer_count, co
   auto* k = static_cast<Kernel*>(kp);
   if (!current(c, err, size)) return 1;
   if (l->count <= 0) return 0;
+  if (l->group == 0 && l->block > 0 && l->block != kBlock) {
+    set_error(err, size, "hip: kernel " + k->name + " is compiled for blocks of " + std::to_string(kBlock) +
+                             " threads, not " + std::to_string(l->block));
+    return 1;
+  }
   return tl::backend_util::launch_grid(buffers, buffer_count, vars, var_count, *l, kBlock, [&](unsigned blocks, unsigned threads, void** params) {
     hipError_t e = c->r.hipModuleLaunchKernel(k->fn, blocks, 1, 1, threads, 1, 1, 0, c->stream, params, nullptr);
     if (e == kSuccess) return 0;
@@ -284,6 +301,42 @@ int synchronize(void* p, char* err, std::size_t size) {
   return 0;
 }
 
+// Events on the launch stream: the device's own clock.
+void* record_event(void* p, char* err, std::size_t size) {
+  auto* c = static_cast<Context*>(p);
+  if (!current(c, err, size)) return nullptr;
+  hipEvent_t e = nullptr;
+  hipError_t r = c->r.hipEventCreate(&e);
+  if (r == kSuccess) {
+    r = c->r.hipEventRecord(e, c->stream);
+    if (r == kSuccess) return e;
+    c->r.hipEventDestroy(e);
+  }
+  set_error(err, size, "hip: recording an event: " + describe(c->r, r));
+  return nullptr;
+}
+
+int event_seconds(void* p, void* start, void* end, double* seconds, char* err, std::size_t size) {
+  auto* c = static_cast<Context*>(p);
+  if (!current(c, err, size)) return 1;
+  if (hipError_t r = c->r.hipEventSynchronize(static_cast<hipEvent_t>(end)); r != kSuccess) {
+    set_error(err, size, "hip: a kernel failed: " + describe(c->r, r));
+    return 1;
+  }
+  float ms = 0;
+  if (hipError_t r = c->r.hipEventElapsedTime(&ms, static_cast<hipEvent_t>(start), static_cast<hipEvent_t>(end)); r != kSuccess) {
+    set_error(err, size, "hip: timing kernels: " + describe(c->r, r));
+    return 1;
+  }
+  *seconds = ms * 1e-3;
+  return 0;
+}
+
+void release_event(void* p, void* e) {
+  auto* c = static_cast<Context*>(p);
+  if (c->r.hipSetDevice(c->device) == kSuccess) c->r.hipEventDestroy(static_cast<hipEvent_t>(e));
+}
+
 void* find_extern(void*, const char* name, char* err, std::size_t size) {
   set_error(err, size, std::string("hip: no external kernel named \"") + name + "\" (the hip backend has none yet)");
   return nullptr;
@@ -291,7 +344,7 @@ void* find_extern(void*, const char* name, char* err, std::size_t size) {
 
 const tl_backend_api kApi = {
     TL_BACKEND_ABI_VERSION, sizeof(tl_backend_api), "hip", create, destroy, device_info, alloc, free_memory, copy_in,
-    copy_out, compile, release_kernel, launch, synchronize, find_extern,
+    copy_out, compile, release_kernel, launch, synchronize, find_extern, record_event, event_seconds, release_event,
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 # GPU benchmarks: TensorLisp on a GPU backend next to PyTorch on the same GPU (when python3
 # has a PyTorch built with CUDA; Debian's is CPU-only, and its column then shows "-").
 #   bench/gpu/run.sh [TLISP] [DEVICE]        DEVICE: cuda (default) or hip
+#   TENSORLISP_TUNE=1 bench/gpu/run.sh       kernels tuned over the runtime file's :search first
 # Each row: the benchmark, TensorLisp's device time and rates, then PyTorch's rates and the
 # ratio PyTorch time / TensorLisp time (above 1: TensorLisp is faster). Also prints the
 # device's peak memory bandwidth when nvidia-smi can tell it, for the elementwise rows.

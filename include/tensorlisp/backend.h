@@ -45,11 +45,14 @@ typedef struct tl_device_info {
  * barriers): the backend launches `count` such blocks. A GPU entry point takes its arguments
  * as kernel parameters, in order: one pointer per buffer, one int64 per var, then begin (0)
  * and end (count) as int64; it runs iterations begin + the block's first iteration onward.
- * `group` was added in ABI 1 at the end; CPU kernels always have 0. */
+ * `group` was added in ABI 1 at the end; CPU kernels always have 0. `block`, added after it,
+ * asks for blocks of that many threads for a kernel without groups (the JIT's tuner tries
+ * the runtime file's :search sizes); 0 leaves the size to the backend. */
 typedef struct tl_launch {
   int64_t count;
   int64_t work;
   int64_t group;
+  int64_t block;
 } tl_launch;
 
 typedef struct tl_backend_api {
@@ -84,6 +87,16 @@ typedef struct tl_backend_api {
    * what the kernel computes. Added in ABI 1 at the end of the table: a caller checks
    * struct_size before using it, and a backend may leave it NULL. */
   void* (*find_extern)(void* ctx, const char* name, char* err, size_t err_size);
+
+  /* Device time. record_event marks the point in the device's queue of work after
+   * everything launched so far (a CUDA or HIP event) and returns a handle, or NULL with a
+   * message; event_seconds waits until the work before `end` is done and writes the seconds
+   * the device took from `start` to `end`; release_event frees a handle. Added in ABI 1 at
+   * the end of the table: a caller checks struct_size, and a backend may leave them NULL
+   * (the JIT then times on the host, up to a synchronize). */
+  void* (*record_event)(void* ctx, char* err, size_t err_size);
+  int (*event_seconds)(void* ctx, void* start, void* end, double* seconds, char* err, size_t err_size);
+  void (*release_event)(void* ctx, void* event);
 } tl_backend_api;
 
 typedef const tl_backend_api* (*tl_backend_entry_fn)(uint32_t abi_version);

@@ -50,7 +50,8 @@ runtime::JitDevice& jit_of(Interp& in, const char* fn) {
 
 std::shared_ptr<runtime::JitDevice> current_jit(Interp& in) { return state(in).jit; }
 
-void use_device(Interp& in, const std::string& name, const std::string& library, const std::string& options) {
+void use_device(Interp& in, const std::string& name, const std::string& library, const std::string& options,
+                runtime::DeviceSpec spec) {
   tensor::TensorRuntime& rt = tensor::runtime(in);
   DeviceState& s = state(in);
   if (name == "ref") {
@@ -61,7 +62,7 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
     return;
   }
   auto backend = runtime::Backend::load(name, library, options);
-  auto jit = std::make_shared<runtime::JitDevice>(std::move(backend));
+  auto jit = std::make_shared<runtime::JitDevice>(std::move(backend), runtime::DiskCache::default_dir(), std::move(spec));
   Interp* ip = &in;
   runtime::JitDevice* device = jit.get();
   jit->rewrite = [ip, name, device](const tensor::NodeRef& root) {
@@ -88,13 +89,48 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
 }
 
 void register_device_builtins(Interp& in) {
-  TL_BUILTIN(in, "%use-backend", 3, 3, "(%use-backend NAME LIBRARY OPTIONS)",
+  TL_BUILTIN(in, "%use-backend", 3, 6, "(%use-backend NAME LIBRARY OPTIONS [LIMITS SEARCH TUNE])",
              "Makes backend NAME, loaded from LIBRARY with OPTIONS, the device that realizes tensors "
-             "(\"ref\" selects the reference executor). Use use-backend instead.",
-             [](Interp& in, Args a, N) -> Value {
-               use_device(in, eval::arg_string(in, "use-backend", a, 0)->text, eval::arg_string(in, "use-backend", a, 1)->text,
-                          eval::arg_string(in, "use-backend", a, 2)->text);
-               return in.sym(eval::arg_string(in, "use-backend", a, 0)->text);
+             "(\"ref\" selects the reference executor); LIMITS and SEARCH are its runtime file's property "
+             "lists, TUNE whether to tune kernels over SEARCH. Use use-backend instead.",
+             [](Interp& in, Args a, N n) -> Value {
+               const char* fn = "use-backend";
+               const std::string file = std::string(fn) + ": backend " + eval::arg_string(in, fn, a, 0)->text + "'s runtime file";
+               runtime::DeviceSpec spec;
+               // (:key integer ...) and (:key (integer ...) ...)
+               auto plist = [&](Value list, const char* what, auto&& put) {
+                 for (Value p = list; !p.is_nil(); p = eval::cdr(eval::cdr(p))) {
+                   Value k = eval::car(p), v = eval::car(eval::cdr(p));
+                   if (!eval::is_cons(p) || !eval::is_symbol(k) || !eval::as_symbol(k)->is_keyword() || !eval::is_cons(eval::cdr(p))) {
+                     in.error("type-error", file + ": " + what + " must be a property list (:key value ...), not " + in.repr(list));
+                   }
+                   put(eval::as_symbol(k)->name, v);
+                 }
+               };
+               if (n > 3) {
+                 plist(a[3], ":limits", [&](const std::string& key, Value v) {
+                   if (!v.is_int()) in.error("type-error", file + ": :limits :" + key + " must be an integer, not " + in.repr(v));
+                   spec.limits[key] = v.i;
+                 });
+               }
+               if (n > 4) {
+                 plist(a[4], ":search", [&](const std::string& key, Value v) {
+                   std::vector<std::int64_t>& sizes = spec.search[key];
+                   bool ok = eval::is_cons(v);
+                   Value p = v;
+                   for (; ok && eval::is_cons(p); p = eval::cdr(p)) {
+                     ok = eval::car(p).is_int();
+                     if (ok) sizes.push_back(eval::car(p).i);
+                   }
+                   if (!ok || !p.is_nil()) {
+                     in.error("type-error", file + ": :search :" + key + " must be a list of integers, not " + in.repr(v));
+                   }
+                 });
+               }
+               spec.tune = n > 5 && !a[5].is_nil();
+               use_device(in, eval::arg_string(in, fn, a, 0)->text, eval::arg_string(in, fn, a, 1)->text,
+                          eval::arg_string(in, fn, a, 2)->text, std::move(spec));
+               return in.sym(eval::arg_string(in, fn, a, 0)->text);
              });
   TL_BUILTIN(in, "device", 0, 0, "(device)", "The name of the device that realizes tensors: cpu, ref, ...",
              [](Interp& in, Args, N) -> Value { return in.sym(tensor::runtime(in).device); });
@@ -111,8 +147,9 @@ void register_device_builtins(Interp& in) {
   TL_BUILTIN(in, "jit-stats", 0, 0, "(jit-stats)",
              "Counters of the JIT device as a plist: :realizes :kernels-run :kernels-compiled :cache-hits "
              ":disk-hits :plan-hits (realizes that reused a schedule) :traces and :replays (of jit functions) "
-             ":compile-seconds :run-seconds (how long kernels ran; on a GPU, from the first launch of a realize "
-             "until the device was done, without the copies to and from it).",
+             ":kernels-tuned :compile-seconds :run-seconds (how long kernels ran; on a GPU, the device's own time "
+             "from the first launch of a realize to the end of the last, without the copies to and from it) "
+             ":tune-seconds (spent timing launch shapes, see use-backend).",
              [](Interp& in, Args, N) -> Value {
                const runtime::JitStats& st = jit_of(in, "jit-stats").stats();
                Interp::StackMark mark(in);
@@ -129,9 +166,11 @@ void register_device_builtins(Interp& in) {
                put("plan-hits", Value::integer(static_cast<std::int64_t>(st.plan_hits)));
                put("traces", Value::integer(static_cast<std::int64_t>(st.traces)));
                put("replays", Value::integer(static_cast<std::int64_t>(st.replays)));
+               put("kernels-tuned", Value::integer(static_cast<std::int64_t>(st.kernels_tuned)));
                put("compile-seconds", Value::real(st.compile_seconds));
                put("run-seconds", Value::real(st.run_seconds));
-               return in.list_from(base, 20);
+               put("tune-seconds", Value::real(st.tune_seconds));
+               return in.list_from(base, 24);
              });
   TL_BUILTIN(in, "%to-device", 1, 1, "(%to-device X)",
              "Realizes tensor X and copies its data into the current device's own memory (a GPU's), "

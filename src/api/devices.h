@@ -7,16 +7,17 @@
 
 #include "eval/interp.h"
 
-namespace tl::runtime {
-class JitDevice;
-}
+#include "runtime/jit.h"
+
 
 namespace tl::api {
 
 // Makes `name` the device that realizes tensors: "ref" for the reference executor, else a
 // backend loaded from `library` ("builtin" for the CPU). Throws ConditionError
-// (device-error) when the backend cannot be loaded.
-void use_device(eval::Interp& in, const std::string& name, const std::string& library, const std::string& options);
+// (device-error) when the backend cannot be loaded. `spec`: its runtime file's limits and
+// search space, and whether to tune kernels over it.
+void use_device(eval::Interp& in, const std::string& name, const std::string& library, const std::string& options,
+                runtime::DeviceSpec spec = {});
 
 void register_device_builtins(eval::Interp& in);
 

@@ -18,6 +18,12 @@ namespace tl::runtime {
 
 namespace {
 
+// Whether `api` has table entry `field` (the table grows at its end within ABI 1).
+template <class T>
+bool has_entry(const tl_backend_api* api, T tl_backend_api::*field, std::size_t offset) {
+  return api->struct_size >= offset + sizeof(void*) && api->*field != nullptr;
+}
+
 [[noreturn]] void device_error(const std::string& msg) { throw ConditionError("device-error", msg); }
 
 std::string executable_dir() {
@@ -49,7 +55,8 @@ std::shared_ptr<Backend> Backend::load(const std::string& name, const std::strin
   std::shared_ptr<Backend> b(new Backend);
   b->name_ = name;
   if (library == "builtin") {
-    if (name != "cpu") device_error("backend " + name + ": no builtin backend of that name (builtin: cpu)");
+    // The CPU's library, linked in; a runtime file may describe it under another name (with
+    // other options, such as a simulated GPU).
     b->api_ = tl_cpu_backend_entry(TL_BACKEND_ABI_VERSION);
   } else {
     std::string tried;
@@ -112,8 +119,9 @@ void* Backend::compile(const std::string& code, const std::string& entry) {
 
 void* Backend::find_extern(const std::string& name) {
   err_[0] = 0;
-  const bool has = api_->struct_size >= offsetof(tl_backend_api, find_extern) + sizeof(void*) && api_->find_extern;
-  if (!has) device_error("extern: the " + name_ + " backend has no external kernels (no kernel named \"" + name + "\")");
+  if (!has_entry(api_, &tl_backend_api::find_extern, offsetof(tl_backend_api, find_extern))) {
+    device_error("extern: the " + name_ + " backend has no external kernels (no kernel named \"" + name + "\")");
+  }
   void* k = api_->find_extern(ctx_, name.c_str(), err_, sizeof err_);
   if (k == nullptr) fail("extern " + name);
   return k;
@@ -128,6 +136,30 @@ void Backend::launch(void* kernel, const std::vector<void*>& buffers, const std:
                    sizeof err_) != 0) {
     fail("launch failed");
   }
+}
+
+bool Backend::has_events() const {
+  return has_entry(api_, &tl_backend_api::record_event, offsetof(tl_backend_api, record_event)) &&
+         has_entry(api_, &tl_backend_api::event_seconds, offsetof(tl_backend_api, event_seconds)) &&
+         has_entry(api_, &tl_backend_api::release_event, offsetof(tl_backend_api, release_event));
+}
+
+Backend::Event Backend::record_event() {
+  err_[0] = 0;
+  void* h = api_->record_event(ctx_, err_, sizeof err_);
+  if (h == nullptr) fail("recording an event");
+  return Event(this, h);
+}
+
+double Backend::seconds_between(const Event& start, const Event& end) {
+  err_[0] = 0;
+  double s = 0;
+  if (api_->event_seconds(ctx_, start.handle_, end.handle_, &s, err_, sizeof err_) != 0) fail("timing kernels");
+  return s;
+}
+
+Backend::Event::~Event() {
+  if (handle_ != nullptr) backend_->api_->release_event(backend_->ctx_, handle_);
 }
 
 void Backend::synchronize() {

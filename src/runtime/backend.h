@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,31 @@ class Backend {
   void launch(void* kernel, const std::vector<void*>& buffers, const std::vector<std::int64_t>& vars,
               const tl_launch& launch);
   void synchronize();
+
+  // Device time between points of the device's queue of work (events on a GPU), when the
+  // backend can tell it: an Event marks the point after everything launched so far.
+  class Event {
+   public:
+    Event() = default;
+    Event(Event&& o) noexcept : backend_(o.backend_), handle_(o.handle_) { o.handle_ = nullptr; }
+    Event& operator=(Event&& o) noexcept {
+      std::swap(backend_, o.backend_);
+      std::swap(handle_, o.handle_);
+      return *this;
+    }
+    ~Event();
+    explicit operator bool() const { return handle_ != nullptr; }
+
+   private:
+    friend class Backend;
+    Event(Backend* b, void* h) : backend_(b), handle_(h) {}
+    Backend* backend_ = nullptr;
+    void* handle_ = nullptr;
+  };
+  bool has_events() const;
+  Event record_event();
+  // Waits for the work before `end`; the device's seconds from `start` to `end`.
+  double seconds_between(const Event& start, const Event& end);
 
  private:
   Backend() = default;

@@ -42,14 +42,16 @@ codegen::CompileOutput compile_or_fail(const codegen::Codegen& cg, const codegen
 
 }  // namespace
 
-JitDevice::JitDevice(std::shared_ptr<Backend> backend, std::string cache_dir)
-    : backend_(std::move(backend)), disk_(std::move(cache_dir)) {
+JitDevice::JitDevice(std::shared_ptr<Backend> backend, std::string cache_dir, DeviceSpec spec)
+    : backend_(std::move(backend)), spec_(std::move(spec)), disk_(std::move(cache_dir)) {
   if (const char* d = std::getenv("TENSORLISP_DEBUG")) debug = std::atoi(d);
   try {
     codegen_ = codegen::make_codegen(backend_->info().target);
   } catch (const std::runtime_error& e) {
     throw ConditionError("device-error", "backend " + backend_->name() + ": " + e.what());
   }
+  lowering_ = codegen_->lowering();
+  check_spec();
   if (!backend_->host_memory()) memory_ = std::make_shared<DeviceMemory>(backend_);
   const char* cross = std::getenv("TENSORLISP_CROSS_TARGETS");
   const char* cross_dir = std::getenv("TENSORLISP_CROSS_DIR");
@@ -95,6 +97,50 @@ void JitDevice::cross_compile(const Node* n, const std::unordered_set<const Node
       std::filesystem::rename(file + ".tmp", file);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "tensorlisp: cross-compiling %s for %s: %s\n", tensor::op_name(n->op), cg->target_id().c_str(), e.what());
+    }
+  }
+}
+
+void JitDevice::check_spec() {
+  auto fail = [&](const std::string& what) {
+    throw ConditionError("device-error", "backend " + backend_->name() + ": its runtime file's " + what);
+  };
+  for (const auto& [key, v] : spec_.limits) {
+    if (v <= 0) fail(":limits :" + key + " must be a positive integer, not " + std::to_string(v));
+  }
+  auto limit = [&](const char* key, std::int64_t otherwise) {
+    auto it = spec_.limits.find(key);
+    return it == spec_.limits.end() ? otherwise : it->second;
+  };
+  const std::int64_t max_threads = limit("max-threads-per-block", 1024);
+  const std::int64_t shared = limit("shared-memory-per-block", std::int64_t{1} << 30);
+  // A group's combine keeps 8 bytes per thread in shared memory (at most: NVPTX needs less).
+  auto group_fits = [&](std::int64_t g) { return g <= max_threads && 8 * g <= shared; };
+  for (const auto& [key, values] : spec_.search) {
+    if (key != "block" && key != "group") fail(":search has an unknown key :" + key + " (known: :block, :group)");
+    if (values.empty()) fail(":search :" + key + " lists no sizes");
+    for (std::int64_t v : values) {
+      if (key == "block" && (v < 1 || v > max_threads)) {
+        fail(":search :block " + std::to_string(v) + " is not a block size from 1 to " + std::to_string(max_threads) +
+             " (:limits :max-threads-per-block)");
+      }
+      if (key != "group" || v == 0) continue;
+      if (v < 32 || v > 1024 || (v & (v - 1)) != 0) fail(":search :group " + std::to_string(v) + " is not 0 or a power of two from 32 to 1024");
+      if (v > max_threads) fail(":search :group " + std::to_string(v) + " is over :limits :max-threads-per-block " + std::to_string(max_threads));
+      if (!group_fits(v)) {
+        fail(":search :group " + std::to_string(v) + " needs " + std::to_string(8 * v) +
+             " bytes of shared memory, over :limits :shared-memory-per-block " + std::to_string(shared));
+      }
+    }
+  }
+  if (lowering_.target != codegen::Target::Gpu) return;
+  while (lowering_.group >= 32 && !group_fits(lowering_.group)) lowering_.group /= 2;
+  if (lowering_.group < 32) lowering_.group = 0;
+  if (!spec_.tune) return;
+  if (auto it = spec_.search.find("block"); it != spec_.search.end()) blocks_ = it->second;
+  if (auto it = spec_.search.find("group"); it != spec_.search.end()) {
+    for (std::int64_t g : it->second) {
+      if (g != lowering_.group && std::find(groups_.begin(), groups_.end(), g) == groups_.end()) groups_.push_back(static_cast<int>(g));
     }
   }
 }
@@ -295,9 +341,27 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
       continue;
     }
     if (!cross_.empty()) cross_compile(n, s.materialized);
-    codegen::Lowered l = codegen::lower(n, s.materialized, codegen_->lowering());
+    codegen::Lowered l = codegen::lower(n, s.materialized, lowering_);
     PlanKernel k;
     k.compiled = &compiled(l.kernel);
+    if (!groups_.empty()) {
+      // The same kernel with each other group size to try (those that change it).
+      k.variants.push_back({k.compiled, l.group, l.parallel_extent, l.work_per_iteration});
+      for (int g : groups_) {
+        codegen::Lowering how = lowering_;
+        how.group = g;
+        codegen::Lowered v = codegen::lower(n, s.materialized, how);
+        if (v.inputs != l.inputs || v.input_slots != l.input_slots || v.kernel.buffers.size() != l.kernel.buffers.size() ||
+            v.kernel.vars != l.kernel.vars || v.kernel.str() == l.kernel.str()) {
+          continue;
+        }
+        Compiled* c = &compiled(v.kernel);
+        if (std::none_of(k.variants.begin(), k.variants.end(), [&](const auto& x) { return x.compiled == c; })) {
+          k.variants.push_back({c, v.group, v.parallel_extent, v.work_per_iteration});
+        }
+      }
+      if (k.variants.size() == 1) k.variants.clear();
+    }
     k.node = pos(n);
     k.op = n->op;
     k.dtype = n->dtype;
@@ -362,17 +426,128 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::run(const std::vector<const Node
   return results;
 }
 
-double JitDevice::launch(const PlanKernel& k, const std::vector<void*>& ptrs, std::int64_t count, const tensor::Bindings& b) {
+bool JitDevice::needs_tuning(const PlanKernel& k) const {
+  return !k.variants.empty() || (k.group == 0 && blocks_.size() > 1 && k.extern_dims.empty());
+}
+
+std::string JitDevice::tune_key(const PlanKernel& k, const tensor::Bindings& b) const {
+  return k.compiled->entry + "@" + std::to_string(k.parallel_extent.eval(b));
+}
+
+double JitDevice::launch(const PlanKernel& k, const std::vector<void*>& ptrs, std::int64_t count, const tensor::Bindings& b,
+                         bool timed) {
   std::vector<std::int64_t> vars;
   for (const auto& name : k.vars) vars.push_back(b.at(name));
   for (const auto& d : k.extern_dims) vars.push_back(d.eval(b));
-  tl_launch launch{k.parallel_extent.eval(b), k.work_per_iteration.eval(b), k.group};
-  auto t0 = std::chrono::steady_clock::now();
-  if (count > 0) backend_->launch(k.compiled->handle, ptrs, vars, launch);
-  // Launches on a device with its own memory are asynchronous: time each to its end.
-  if (debug >= 1 && memory_) backend_->synchronize();
+  void* handle = k.compiled->handle;
+  tl_launch launch{k.parallel_extent.eval(b), k.work_per_iteration.eval(b), k.group, 0};
+  if (count > 0 && needs_tuning(k)) {
+    const Tuned& t = tune(k, ptrs, vars, b);
+    if (!k.variants.empty()) {
+      const PlanKernel::Variant& v = k.variants[t.variant];
+      handle = v.compiled->handle;
+      launch = tl_launch{v.parallel_extent.eval(b), v.work_per_iteration.eval(b), v.group, 0};
+    }
+    launch.block = t.block;
+  }
   ++stats_.kernels_run;
+  if (count <= 0) return 0;
+  if (timed && memory_) {
+    // Launches on a device with its own memory are asynchronous: time each to its end.
+    if (backend_->has_events()) {
+      Backend::Event start = backend_->record_event();
+      backend_->launch(handle, ptrs, vars, launch);
+      Backend::Event end = backend_->record_event();
+      return backend_->seconds_between(start, end);
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    backend_->launch(handle, ptrs, vars, launch);
+    backend_->synchronize();
+    return seconds_since(t0);
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  backend_->launch(handle, ptrs, vars, launch);
   return seconds_since(t0);
+}
+
+const JitDevice::Tuned& JitDevice::tune(const PlanKernel& k, const std::vector<void*>& ptrs, const std::vector<std::int64_t>& vars,
+                                        const tensor::Bindings& b) {
+  const std::string key = tune_key(k, b);
+  if (auto it = tuned_.find(key); it != tuned_.end()) return it->second;
+  // Every candidate computes the same values from the same inputs into the kernel's own
+  // output, so running each a few times leaves the right result.
+  struct Candidate {
+    Tuned shape;
+    tl_launch launch;
+    void* handle;
+    double seconds = -1;  // the best of its timed runs; -1 when it cannot run
+  };
+  std::vector<Candidate> candidates;
+  const std::size_t n = std::max<std::size_t>(k.variants.size(), 1);
+  for (std::size_t v = 0; v < n; ++v) {
+    const PlanKernel::Variant var = k.variants.empty() ? PlanKernel::Variant{k.compiled, k.group, k.parallel_extent, k.work_per_iteration}
+                                                       : k.variants[v];
+    tl_launch l{var.parallel_extent.eval(b), var.work_per_iteration.eval(b), var.group, 0};
+    if (var.group > 0 || blocks_.empty()) {
+      candidates.push_back({{v, 0}, l, var.compiled->handle});
+      continue;
+    }
+    for (std::int64_t block : blocks_) {
+      l.block = block;
+      candidates.push_back({{v, block}, l, var.compiled->handle});
+    }
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  std::exception_ptr first_error;
+  constexpr int kRuns = 3;
+  for (Candidate& c : candidates) {
+    try {
+      backend_->launch(c.handle, ptrs, vars, c.launch);  // a warm-up: the first run loads code
+      backend_->synchronize();
+      for (int run = 0; run < kRuns; ++run) {
+        double dt;
+        if (backend_->has_events()) {
+          Backend::Event start = backend_->record_event();
+          backend_->launch(c.handle, ptrs, vars, c.launch);
+          Backend::Event end = backend_->record_event();
+          dt = backend_->seconds_between(start, end);
+        } else {
+          auto t = std::chrono::steady_clock::now();
+          backend_->launch(c.handle, ptrs, vars, c.launch);
+          backend_->synchronize();
+          dt = seconds_since(t);
+        }
+        if (c.seconds < 0 || dt < c.seconds) c.seconds = dt;
+      }
+    } catch (const ConditionError&) {
+      // A shape the device refuses for this kernel (too many registers for a block that
+      // size, say): not a candidate.
+      if (!first_error) first_error = std::current_exception();
+      c.seconds = -1;
+    }
+  }
+  const Candidate* best = nullptr;
+  for (const Candidate& c : candidates) {
+    if (c.seconds >= 0 && (best == nullptr || c.seconds < best->seconds)) best = &c;
+  }
+  if (best == nullptr) std::rethrow_exception(first_error);
+  ++stats_.kernels_tuned;
+  stats_.tune_seconds += seconds_since(t0);
+  if (debug >= 1) {
+    auto describe = [](const Candidate& c) {
+      return c.launch.group > 0 ? "group " + std::to_string(c.launch.group)
+                                : c.launch.block > 0 ? "block " + std::to_string(c.launch.block) : std::string("default");
+    };
+    std::string text;
+    for (const Candidate& c : candidates) {
+      char t[64];
+      std::snprintf(t, sizeof t, c.seconds >= 0 ? "%.3f ms" : "fails", c.seconds * 1e3);
+      text += (text.empty() ? "" : ", ") + describe(c) + " " + t;
+    }
+    std::fprintf(stderr, "tensorlisp: tuned %s (%lld iterations): %s; chose %s\n", k.compiled->entry.c_str(),
+                 static_cast<long long>(k.parallel_extent.eval(b)), text.c_str(), describe(*best).c_str());
+  }
+  return tuned_.emplace(key, best->shape).first->second;
 }
 
 std::unordered_map<int, int> JitDevice::reader_counts(const Plan& plan) {
@@ -412,7 +587,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
       Buffer& ib = *values.at(k.inputs[j]);
       ptrs[static_cast<std::size_t>(k.input_slots[j])] = ib.bytes.empty() ? const_cast<std::uint8_t*>(kZeros) : ib.bytes.data();
     }
-    const double dt = launch(k, ptrs, count, b);
+    const double dt = launch(k, ptrs, count, b, debug >= 1);
     run_time += dt;
     if (debug >= 1) {
       double bytes = static_cast<double>(out->bytes.size());
@@ -471,6 +646,13 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
   ++stats_.realizes;
   double run_time = 0;
   const auto t0 = std::chrono::steady_clock::now();
+  // Kernels are timed each to its end for debug output, and when some will be tuned first
+  // (the tuning runs are not their time); else together, by the device when it can tell.
+  const bool per_kernel = debug >= 1 || std::any_of(plan.kernels.begin(), plan.kernels.end(), [&](const PlanKernel& k) {
+                            return needs_tuning(k) && tuned_.count(tune_key(k, b)) == 0;
+                          });
+  Backend::Event start;
+  if (!per_kernel && !plan.kernels.empty() && backend_->has_events()) start = backend_->record_event();
   for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
     const PlanKernel& k = plan.kernels[i];
     std::int64_t count = 1;
@@ -481,7 +663,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     std::vector<void*> ptrs(k.buffer_count, nullptr);
     ptrs[0] = out->ptr;
     for (std::size_t j = 0; j < k.inputs.size(); ++j) ptrs[static_cast<std::size_t>(k.input_slots[j])] = dev.at(k.inputs[j])->ptr;
-    const double dt = launch(k, ptrs, count, b);
+    const double dt = launch(k, ptrs, count, b, per_kernel);
     run_time += dt;
     if (debug >= 1) {
       double moved = static_cast<double>(bytes);
@@ -511,8 +693,12 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
   }
   // Launches are asynchronous: the kernels' time is until the device has finished them
   // (without the copies back), unless each was timed to its end already (debug).
-  if (!plan.kernels.empty()) backend_->synchronize();
-  if (debug == 0) run_time = seconds_since(t0);
+  if (start) {
+    run_time = backend_->seconds_between(start, backend_->record_event());
+  } else if (!plan.kernels.empty()) {
+    backend_->synchronize();
+    if (!per_kernel) run_time = seconds_since(t0);
+  }
   for (const auto& target : assigned) memory_->download(*target);
   std::vector<std::shared_ptr<Buffer>> result;
   for (int r : plan.results) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -26,8 +27,23 @@ struct JitStats {
   std::uint64_t plan_hits = 0;        // realizes that reused a whole schedule
   std::uint64_t traces = 0;           // (jit f) signatures traced
   std::uint64_t replays = 0;          // (jit f) calls replayed
+  std::uint64_t kernels_tuned = 0;    // kernels whose launch shape was chosen by timing
   double compile_seconds = 0;
   double run_seconds = 0;
+  double tune_seconds = 0;
+};
+
+// What a backend's runtime file says of its device (defbackend :limits and :search), and
+// whether to tune. The JIT reads the limits :max-threads-per-block and
+// :shared-memory-per-block (others are for the reader), and the search keys :block (threads
+// per block for kernels without thread groups, chosen at launch) and :group (threads per
+// group for a reduce split across threads, 0 for not splitting; each is a kernel of its own).
+// When tuning, the first run of each GPU kernel (per size) times every candidate and keeps
+// the fastest; otherwise kernels get the first :block and :group.
+struct DeviceSpec {
+  std::map<std::string, std::int64_t> limits;
+  std::map<std::string, std::vector<std::int64_t>> search;
+  bool tune = false;
 };
 
 class JitDevice {
@@ -46,7 +62,10 @@ class JitDevice {
   };
 
   // `cache_dir`: where compiled kernels are kept across processes ("" for no disk cache).
-  explicit JitDevice(std::shared_ptr<Backend> backend, std::string cache_dir = DiskCache::default_dir());
+  // `spec`: the runtime file's limits and search space (checked here: a device-error says
+  // what is wrong with them).
+  explicit JitDevice(std::shared_ptr<Backend> backend, std::string cache_dir = DiskCache::default_dir(),
+                     DeviceSpec spec = {});
   ~JitDevice();
   JitDevice(const JitDevice&) = delete;
   JitDevice& operator=(const JitDevice&) = delete;
@@ -62,6 +81,7 @@ class JitDevice {
   // The device's own memory (a GPU's), or null when its kernels use host memory.
   DeviceMemory* device_memory() const { return memory_.get(); }
   const JitStats& stats() const { return stats_; }
+  const DeviceSpec& spec() const { return spec_; }
   // 0: quiet; 1: kernel count and times per realize; 2: also the loop IR; 3: also LLVM IR.
   // Starts from TENSORLISP_DEBUG.
   int debug = 0;
@@ -84,6 +104,10 @@ class JitDevice {
  private:
   std::shared_ptr<Backend> backend_;
   std::unique_ptr<codegen::Codegen> codegen_;  // for the backend's target
+  DeviceSpec spec_;
+  codegen::Lowering lowering_;                  // codegen_'s, within the device's limits
+  std::vector<std::int64_t> blocks_;            // :block candidates (none: the backend's own)
+  std::vector<int> groups_;                     // :group candidates past the first (when tuning)
   std::shared_ptr<DeviceMemory> memory_;        // for a backend with its own memory
   // TENSORLISP_CROSS_TARGETS: other targets every kernel is also compiled for, into
   // TENSORLISP_CROSS_DIR/<target>/ (NAME.ptx, NAME.hsaco, or NAME.error saying why not), for checking code
@@ -117,6 +141,14 @@ class JitDevice {
     tensor::Dim parallel_extent = 1, work_per_iteration = 1, elements = 1;
     int ops_per_element = 0;
     int group = 0;  // GPU: threads per iteration (tl_launch::group)
+    // When tuning: the kernel lowered with each :group candidate (the first is the one above),
+    // the same computation with other thread groups.
+    struct Variant {
+      Compiled* compiled = nullptr;
+      int group = 0;
+      tensor::Dim parallel_extent = 1, work_per_iteration = 1;
+    };
+    std::vector<Variant> variants;
   };
   struct Plan {
     std::vector<int> leaves;  // the nodes holding data that the kernels read or assign to
@@ -132,6 +164,15 @@ class JitDevice {
  private:
   std::unordered_map<std::string, Plan> plans_;  // by graph structure
   JitStats stats_;
+  // Tuned launch shapes, by kernel entry and iteration count: the variant and block size.
+  struct Tuned {
+    std::size_t variant = 0;
+    std::int64_t block = 0;
+  };
+  std::unordered_map<std::string, Tuned> tuned_;
+  const Tuned& tune(const PlanKernel& k, const std::vector<void*>& ptrs, const std::vector<std::int64_t>& vars,
+                    const tensor::Bindings& b);
+  void check_spec();
   Compiled& compiled(const codegen::Kernel& k);
   Plan make_plan(const std::vector<const tensor::Node*>& roots, const std::vector<const tensor::Node*>& order);
   PlanKernel extern_kernel(const tensor::Node* n, const std::function<int(const tensor::Node*)>& pos);
@@ -142,8 +183,13 @@ class JitDevice {
   // copied back to the host, keeping their device copies for the next use.
   std::vector<std::shared_ptr<tensor::Buffer>> execute_on_device(const Plan& plan, std::vector<std::shared_ptr<tensor::Buffer>> leaves,
                                                                  const tensor::Bindings& b);
-  // Runs kernel k (count output elements) on device pointers ptrs; the seconds it took.
-  double launch(const PlanKernel& k, const std::vector<void*>& ptrs, std::int64_t count, const tensor::Bindings& b);
+  // Runs kernel k (count output elements) on device pointers ptrs, with the launch shape
+  // tuning chose for it (tuning it first if it has not been); the seconds it took, on a
+  // device with its own memory only when `timed` (its launches are asynchronous).
+  double launch(const PlanKernel& k, const std::vector<void*>& ptrs, std::int64_t count, const tensor::Bindings& b,
+                bool timed);
+  bool needs_tuning(const PlanKernel& k) const;
+  std::string tune_key(const PlanKernel& k, const tensor::Bindings& b) const;
   // How many kernels read each position (inputs and assign targets) in a plan.
   static std::unordered_map<int, int> reader_counts(const Plan& plan);
   void report_kernel(std::size_t i, const Plan& plan, const PlanKernel& k, double seconds, double bytes,

@@ -10,17 +10,22 @@
 JIT: LIBRARY is the shared library implementing the backend ABI (\"builtin\" for one linked into
 TensorLisp), TARGET the code it runs (:host, :nvptx, :amdgpu), OPTIONS the string of key=value
 words its library is started with (before the user's), LIMITS the device's limits and SEARCH
-the kernel shapes it may be given (both property lists)."
+the kernel shapes the tuner tries (both property lists; see use-backend). The JIT reads
+:max-threads-per-block and :shared-memory-per-block from LIMITS, and :block (threads per
+block) and :group (threads per thread group of a reduce, 0 for none) from SEARCH."
   `(progn
      (setq *backends* (cons (cons ',name ',properties)
                             (remove-if (lambda (b) (eq (car b) ',name)) *backends*)))
      ',name))
 
-(defun use-backend (name &key (options (or (getenv "TENSORLISP_DEVICE_OPTIONS") "")))
-  "(use-backend NAME &key options) Realizes tensors on backend NAME from now on: cpu, ref (the
+(defun use-backend (name &key (options (or (getenv "TENSORLISP_DEVICE_OPTIONS") ""))
+                             (tune (member (getenv "TENSORLISP_TUNE") '("1" "t" "yes"))))
+  "(use-backend NAME &key options tune) Realizes tensors on backend NAME from now on: cpu, ref (the
 reference executor) or one with a runtime file NAME.lisp on TENSORLISP_PATH. OPTIONS is a string
 of key=value words for the backend, e.g. \"threads=1\" (default: TENSORLISP_DEVICE_OPTIONS),
-after the runtime file's own :options. Returns NAME."
+after the runtime file's own :options. With TUNE true (default: TENSORLISP_TUNE=1), the first run
+of each GPU kernel times the launch shapes of the runtime file's :search (block and thread-group
+sizes) and keeps the fastest. Returns NAME."
   (let ((name (if (stringp name) (intern (string-downcase name)) name)))
     (unless (symbolp name)
       (error 'type-error "use-backend: expected a backend name, got ~s" name))
@@ -36,7 +41,8 @@ after the runtime file's own :options. Returns NAME."
                    name (string-join (mapcar #'symbol-name (cons 'ref (mapcar #'car *backends*))) " ") name))
           (handler-case
               (%use-backend (symbol-name name) (getf desc :library)
-                            (string-trim (concat (or (getf desc :options) "") " " options)))
+                            (string-trim (concat (or (getf desc :options) "") " " options))
+                            (getf desc :limits) (getf desc :search) tune)
             (device-error (e)
               ;; Say what can be used instead.
               (error 'device-error "~a; devices available here: ~a" (condition-message e)

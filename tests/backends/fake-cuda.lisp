@@ -8,6 +8,11 @@
 (defvar x (realize (tensor '(1.0 2.0 3.0))))
 (handler-case (realize (+ x 1.0))
   (device-error (e) (format t "launch: ~a~%" (condition-message e))))
+(use-backend 'cuda :tune t)
+;; Tuning tries each group size of cuda.lisp's :search, which the driver refuses each time: the
+;; error is the first candidate's (a group of 256 threads per output).
+(handler-case (realize (sum (+ (reshape x '(3 1)) (ones '(3 1000))) :axis 1))
+  (device-error (e) (format t "tuned: ~a~%" (condition-message e))))
 (handler-case (realize (+ (ones '(2000 1000)) 1.0))
   (device-error (e) (format t "out of memory: ~a~%" (condition-message e))))
 ;; The session and the data survive both errors.

@@ -33,6 +33,11 @@ struct Module {
   std::vector<std::unique_ptr<Function>> functions;  // freed with the module
 };
 
+struct Event {
+  std::int64_t launches = -1;  // launches that reached the driver when recorded; -1 before
+};
+std::int64_t g_launches = 0;
+
 bool is_allocation(std::uint64_t p) { return g_allocations.count(static_cast<std::uintptr_t>(p)) != 0; }
 
 }  // namespace
@@ -161,10 +166,36 @@ int cuLaunchKernel(void* fp, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
   int pointers = 0;
   for (int i = 0; i < f->params - 2 && is_allocation(static_cast<std::uint64_t>(value(i))); ++i) ++pointers;
   if (pointers == 0) return problem("its first parameter is not device memory");
+  ++g_launches;
   g_last_problem = "fake driver: launch of " + f->name + " checked (" + std::to_string(pointers) + " buffers, " +
                    std::to_string(f->params - 2 - pointers) + " sizes, " + std::to_string(end - begin) +
                    " threads), not run";
   return kNotSupported;
+}
+
+// Events count the launches that reached the driver: a pair of them is 1 ms per launch
+// between them. Only the first cuEventElapsedTime is here (drivers before CUDA 12.8).
+int cuEventCreate(void** e, unsigned flags) {
+  if (flags != 0) return kInvalidValue;
+  *e = new Event;
+  return kSuccess;
+}
+int cuEventRecord(void* e, void* stream) {
+  if (stream != &g_stream) return kInvalidValue;
+  static_cast<Event*>(e)->launches = g_launches;
+  return kSuccess;
+}
+int cuEventSynchronize(void* e) { return static_cast<Event*>(e)->launches < 0 ? kInvalidValue : kSuccess; }
+int cuEventElapsedTime(float* ms, void* start, void* end) {
+  const auto* a = static_cast<Event*>(start);
+  const auto* b = static_cast<Event*>(end);
+  if (a->launches < 0 || b->launches < 0) return kInvalidValue;
+  *ms = static_cast<float>(b->launches - a->launches);
+  return kSuccess;
+}
+int cuEventDestroy_v2(void* e) {
+  delete static_cast<Event*>(e);
+  return kSuccess;
 }
 
 int cuGetErrorName(int r, const char** name) {
