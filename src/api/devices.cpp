@@ -58,6 +58,7 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
     rt.realize = [](const tensor::Node* n, const tensor::Bindings& extra) { return runtime::realize_reference(n, extra); };
     rt.realize_many = nullptr;
     rt.device = "ref";
+    rt.device_kind = "host";
     s.jit.reset();
     return;
   }
@@ -65,11 +66,12 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
   auto jit = std::make_shared<runtime::JitDevice>(std::move(backend), runtime::DiskCache::default_dir(), std::move(spec));
   Interp* ip = &in;
   runtime::JitDevice* device = jit.get();
-  jit->rewrite = [ip, name, device](const tensor::NodeRef& root) {
-    if (device->debug < 1) return rewrite::optimizers(*ip).run(*ip, root, name);
+  const std::string kind = jit->gpu() ? "gpu" : "host";
+  jit->rewrite = [ip, name, kind, device](const tensor::NodeRef& root) {
+    if (device->debug < 1) return rewrite::optimizers(*ip).run(*ip, root, name, kind);
     // At debug level 1 and up, say which rules fired.
     std::vector<rewrite::Firing> log;
-    tensor::NodeRef r = rewrite::optimizers(*ip).run(*ip, root, name, &log);
+    tensor::NodeRef r = rewrite::optimizers(*ip).run(*ip, root, name, kind, &log);
     if (!log.empty()) {
       std::map<std::string, int> count;
       for (const auto& f : log) ++count[f.rule];
@@ -85,6 +87,7 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
     return jit->realize_many(ns, extra);
   };
   rt.device = name;
+  rt.device_kind = kind;
   s.jit = std::move(jit);
 }
 

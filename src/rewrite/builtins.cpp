@@ -199,7 +199,7 @@ void register_rewrite_builtins(Interp& in) {
              "scheduling.",
              [](Interp& in, Args a, N) -> Value {
                const NodeRef& x = tensor::arg_tensor(in, "optimize", a, 0);
-               return tensor::make_tensor(in, optimizers(in).run(in, x, backend_name(in)));
+               return tensor::make_tensor(in, optimizers(in).run(in, x, backend_name(in), tensor::runtime(in).device_kind));
              });
   TL_BUILTIN(in, "explain-optimizers", 1, 1, "(explain-optimizers X)",
              "Prints tensor X's graph, each optimizer rule that fires on it (in order, with the subgraph "
@@ -207,7 +207,7 @@ void register_rewrite_builtins(Interp& in) {
              [](Interp& in, Args a, N) -> Value {
                const NodeRef& x = tensor::arg_tensor(in, "explain-optimizers", a, 0);
                std::vector<Firing> log;
-               NodeRef after = optimizers(in).run(in, x, backend_name(in), &log);
+               NodeRef after = optimizers(in).run(in, x, backend_name(in), tensor::runtime(in).device_kind, &log);
                std::string out = "graph before:\n" + graph_text(x.get());
                if (log.empty()) out += "no rule fired\n";
                for (std::size_t i = 0; i < log.size(); ++i) {
@@ -226,7 +226,7 @@ void register_rewrite_builtins(Interp& in) {
              [](Interp& in, Args a, N) -> Value {
                const NodeRef& x = tensor::arg_tensor(in, "optimizers-fired", a, 0);
                std::vector<Firing> log;
-               optimizers(in).run(in, x, backend_name(in), &log);
+               optimizers(in).run(in, x, backend_name(in), tensor::runtime(in).device_kind, &log);
                Interp::StackMark mark(in);
                Value* base = in.sp;
                for (const auto& f : log) in.push(Value::object(in.intern(f.rule)));

@@ -317,8 +317,8 @@ constexpr std::size_t kMaxFiringsPerNode = 16;  // total firings, per node of th
 class Rewriter {
  public:
   Rewriter(Interp& in, Optimizers& opt, const std::vector<std::size_t>* by_op, const std::vector<std::size_t>& any,
-           const std::string& backend, std::vector<Firing>* log)
-      : in_(in), opt_(opt), by_op_(by_op), any_(any), backend_(backend), log_(log) {
+           const std::string& backend, const std::string& kind, std::vector<Firing>* log)
+      : in_(in), opt_(opt), by_op_(by_op), any_(any), backend_(backend), kind_(kind), log_(log) {
     done_.reserve(1024);
   }
 
@@ -365,6 +365,7 @@ class Rewriter {
   const std::vector<std::size_t>* by_op_;
   const std::vector<std::size_t>& any_;
   const std::string& backend_;
+  const std::string& kind_;
   std::vector<Firing>* log_;
   std::size_t firings_ = 0;
   std::vector<std::string> chain_;  // the rules that fired on replacements of one node
@@ -405,7 +406,7 @@ class Rewriter {
   }
 
   bool active(const Rule& r) const {
-    if (!r.backend.empty() && r.backend != backend_) return false;
+    if (!r.backend.empty() && r.backend != backend_ && r.backend != kind_) return false;
     for (const auto& s : opt_.sets) {
       if (s.name == r.set && !s.enabled) return false;
     }
@@ -538,9 +539,10 @@ void Optimizers::index() {
   }
 }
 
-NodeRef Optimizers::run(Interp& in, const NodeRef& root, const std::string& backend, std::vector<Firing>* log) {
+NodeRef Optimizers::run(Interp& in, const NodeRef& root, const std::string& backend, const std::string& kind,
+                        std::vector<Firing>* log) {
   if (!enabled || rules.empty()) return root;
-  Rewriter rw(in, *this, by_op_.data(), any_op_, backend, log);
+  Rewriter rw(in, *this, by_op_.data(), any_op_, backend, kind, log);
   return rw.rewrite(root);
 }
 

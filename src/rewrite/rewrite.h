@@ -70,11 +70,12 @@ class Optimizers : public eval::Interp::Extension {
   std::uint64_t generation() const { return generation_; }
   void touch() { ++generation_; }
 
-  // Rewrites the graph under `root` to a fixed point with the rules active for `backend`.
+  // Rewrites the graph under `root` to a fixed point with the rules active for `backend`
+  // (a rule restricted to a backend matches its name, or its kind: "gpu" or "host").
   // `log` (when given) receives each firing. Throws optimizer-error when a replacement
   // changes shape or dtype, or when the rules do not reach a fixed point.
   tensor::NodeRef run(eval::Interp& in, const tensor::NodeRef& root, const std::string& backend,
-                      std::vector<Firing>* log = nullptr);
+                      const std::string& kind, std::vector<Firing>* log = nullptr);
 
  private:
   std::uint64_t generation_ = 1;

@@ -82,6 +82,8 @@ class JitDevice {
   DeviceMemory* device_memory() const { return memory_.get(); }
   const JitStats& stats() const { return stats_; }
   const DeviceSpec& spec() const { return spec_; }
+  // Whether kernels are GPU kernels (a GPU's target, or the simulator's).
+  bool gpu() const { return lowering_.target == codegen::Target::Gpu; }
   // 0: quiet; 1: kernel count and times per realize; 2: also the loop IR; 3: also LLVM IR.
   // Starts from TENSORLISP_DEBUG.
   int debug = 0;

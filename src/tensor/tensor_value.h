@@ -34,6 +34,9 @@ struct TensorRuntime : eval::Interp::Extension {
   RealizeFn realize;          // the selected device
   RealizeManyFn realize_many;  // the same for several nodes (null: one realize each)
   std::string device = "ref";
+  // What kind of code it runs: "host" (the CPU, ref), or "gpu" (a GPU target, simulated
+  // included). Optimizer rules restricted to a :backend match the name or the kind.
+  std::string device_kind = "host";
   std::size_t realized_bytes = 0;  // total bytes realized, for (tensor-stats)
   std::uint64_t host_reads = 0;    // tensor data read into Lisp values (item, aref, print, save)
   // The random generator: a seed and the number of random tensors drawn since it was set.

@@ -70,7 +70,7 @@ of commutative ops match in either order. GUARD is any Lisp expression over the 
 (nodes are tensors; ?root is the matched node). REPLACEMENT is a template in the same op
 language, or a Lisp expression returning a tensor (nil declines). Rules run before
 scheduling, to a fixed point, in the order defined; SET groups them (default user) and B
-restricts one to a backend (:cpu)."
+restricts one to a backend (:cpu, :cuda) or a kind of device (:host, :gpu)."
   (let ((doc nil) (pattern nil) (guard nil) (has-guard nil) (replacement nil) (arrow nil) (set nil) (backend nil))
     (when (stringp (car spec)) (setq doc (car spec) spec (cdr spec)))
     (unless spec (error 'optimizer-error "defoptimizer ~a: no pattern" name))

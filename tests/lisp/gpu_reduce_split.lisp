@@ -1,0 +1,35 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; On a GPU, a long reduce with few outputs is split across blocks (the split-long-reduce
+;;; rule of stdlib/optimizers/60-gpu.lisp): one kernel reduces chunks, each in a thread group
+;;; of its own, and a second combines them. Run on the simulated GPU, against the reference
+;;; executor (which sums in double: the CPU's sequential f32 sums of 2^20 elements are off
+;;; by more than the tolerance).
+(defvar x (realize (reshape (arange (* 1024 1024.0)) '(1024 1024))))
+(defvar y (realize (reshape (arange 65536.0) '(4 16384))))
+(defun cases ()
+  (list (sum x)                                         ; 1 output, 2^20 long: 256 chunks
+        (sum (reshape x '(2 512 1024)) :axis '(1 2))    ; 2 outputs
+        (sum (reshape x '(512 2 1024)) :axis '(0 2))    ; 2 outputs, strided: the axes go last
+        (max (- x))
+        (mean (* x 1e-6))
+        (sum (reshape x '(2 512 1024)) :axis '(0 2))    ; 512 outputs: not split
+        (sum y :axis 1)))                               ; 16384 long: not split
+(use-backend 'ref)
+(defvar on-ref (mapcar #'realize (cases)))
+(use-backend 'cpu)
+(print (mapcar #'kernel-count (cases)))
+(print (optimizers-fired (sum x)))                      ; only on a GPU
+
+(use-backend 'cpu :options "sim=nvptx")
+(print (mapcar #'kernel-count (cases)))
+(print (optimizers-fired (sum x)))
+(defvar on-gpu (mapcar #'realize (cases)))
+(print (mapcar (lambda (a b) (allclose a b :rtol 1e-6)) on-ref on-gpu))
+;; Summed in chunks, 0 + 1 + ... + (2^20 - 1) comes out exact in f32.
+(print (item (first on-gpu)))
+(print (shape (second on-gpu)))
+;; The rule's set can be switched off.
+(optimizer-disable 'gpu)
+(print (kernel-count (sum (+ x 1.0))))
+(optimizer-enable 'gpu)
+(print (kernel-count (sum (+ x 1.0))))
