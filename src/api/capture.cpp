@@ -193,8 +193,8 @@ Value call_uncaptured(Interp& in, CaptureObj& cap, Value* argv, std::size_t n) {
 Value output_value(Interp& in, const Output& o, const std::shared_ptr<Buffer>& buf, const CallTensors& ct, bool fresh) {
   if (o.slot.kind == Slot::Arg) return ct.values[o.slot.index];
   if (fresh) {
-    tensor::runtime(in).realized_bytes += buf->bytes.size();
-    in.heap.account_external(buf->bytes.size());
+    tensor::runtime(in).realized_bytes += buf->size_bytes();
+    in.heap.account_external(buf->size_bytes());
   }
   return tensor::make_tensor(in, tensor::runtime(in).graph.make_buffer(buf, o.shape, o.bindings));
 }

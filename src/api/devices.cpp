@@ -193,7 +193,9 @@ void register_device_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "device-memory", 0, 0, "(device-memory)",
              "The current device's own memory as a plist: :in-use bytes held by tensors' device copies "
-             "and kernel outputs, :cached bytes kept for reuse; nil for a device on host memory.",
+             "and kernel outputs, :cached bytes kept for reuse, and the copies so far: :uploads and "
+             ":upload-bytes to the device, :downloads and :download-bytes from it (results stay on the "
+             "device until the host reads them); nil for a device on host memory.",
              [](Interp& in, Args, N) -> Value {
                DeviceState& s = state(in);
                if (!s.jit || !s.jit->device_memory()) return eval::nil();
@@ -203,7 +205,13 @@ void register_device_builtins(Interp& in) {
                in.push(Value::integer(static_cast<std::int64_t>(s.jit->device_memory()->in_use_bytes())));
                in.push(Value::object(in.keyword("cached")));
                in.push(Value::integer(static_cast<std::int64_t>(s.jit->device_memory()->cached_bytes())));
-               return in.list_from(base, 4);
+               const runtime::DeviceMemory::Traffic& t = s.jit->device_memory()->traffic();
+               for (auto [key, v] : {std::pair{"uploads", t.uploads}, {"upload-bytes", t.upload_bytes},
+                                     {"downloads", t.downloads}, {"download-bytes", t.download_bytes}}) {
+                 in.push(Value::object(in.keyword(key)));
+                 in.push(Value::integer(static_cast<std::int64_t>(v)));
+               }
+               return in.list_from(base, 12);
              });
   TL_BUILTIN(in, "jit-debug", 0, 1, "(jit-debug [LEVEL])",
              "The JIT's debug level, set to LEVEL when given: 0 quiet, 1 kernels and times per realize, "

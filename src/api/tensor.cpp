@@ -66,7 +66,7 @@ Tensor::Tensor(Interpreter& lisp, const void* data, std::size_t bytes, const std
   auto buf = std::make_shared<tensor::Buffer>(to_internal(dtype), count);
   if (bytes != 0) std::memcpy(buf->data(), data, bytes);
   if (dtype == DType::Bool) {
-    for (auto& b : buf->bytes) b = b != 0;  // any nonzero byte is true
+    for (auto& b : buf->bytes()) b = b != 0;  // any nonzero byte is true
   }
   in.heap.account_external(bytes);
   tensor::Shape s(shape.begin(), shape.end());
@@ -130,9 +130,9 @@ void Tensor::copy_to(void* dst, std::size_t bytes) const {
   const_cast<Tensor*>(this)->realize();
   tensor::TensorObj* t = tensor_of(value_, value_.cell_);
   const tensor::Buffer& b = *t->node->buffer;
-  if (b.bytes.size() != bytes) {
+  if (b.size_bytes() != bytes) {
     fail("value-error", "tl::Tensor::copy_to: the tensor " + tensor::shape_str(t->node->shape) + " of " +
-                            std::string(tensor::dtype_name(b.dtype)) + " has " + std::to_string(b.bytes.size()) +
+                            std::string(tensor::dtype_name(b.dtype)) + " has " + std::to_string(b.size_bytes()) +
                             " bytes, the destination " + std::to_string(bytes));
   }
   if (bytes != 0) std::memcpy(dst, b.data(), bytes);

@@ -12,6 +12,11 @@ struct DeviceMemory::Block : tensor::DeviceCopy {
   std::shared_ptr<DeviceMemory> owner;
   std::size_t size = 0;
   ~Block() override { owner->release(ptr, size); }
+  void download(void* dst, std::size_t bytes) const override {
+    owner->backend_->copy_out(dst, ptr, bytes);
+    ++owner->traffic_.downloads;
+    owner->traffic_.download_bytes += bytes;
+  }
 };
 
 DeviceMemory::~DeviceMemory() { trim(); }
@@ -76,14 +81,15 @@ void DeviceMemory::trim() {
 
 const std::shared_ptr<tensor::DeviceCopy>& DeviceMemory::upload(const tensor::Buffer& b) {
   if (!b.device || b.device->pool != this) {
-    b.device = allocate(b.bytes.size(), "a " + std::to_string(b.bytes.size()) + "-byte tensor");
-    if (!b.bytes.empty()) backend_->copy_in(b.device->ptr, b.bytes.data(), b.bytes.size());
+    // The host bytes first: they may still be on another device.
+    const host_memory::Bytes& host = b.bytes();
+    std::shared_ptr<tensor::DeviceCopy> copy = allocate(b.size_bytes(), "a " + std::to_string(b.size_bytes()) + "-byte tensor");
+    if (b.size_bytes() != 0) backend_->copy_in(copy->ptr, host.data(), b.size_bytes());
+    ++traffic_.uploads;
+    traffic_.upload_bytes += b.size_bytes();
+    b.device = std::move(copy);
   }
   return b.device;
-}
-
-void DeviceMemory::download(tensor::Buffer& b) {
-  if (!b.bytes.empty()) backend_->copy_out(b.bytes.data(), b.device->ptr, b.bytes.size());
 }
 
 }  // namespace tl::runtime

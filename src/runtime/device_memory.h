@@ -27,13 +27,18 @@ class DeviceMemory : public std::enable_shared_from_this<DeviceMemory> {
   // A device-error saying how much was asked, how much is in use and the device's size when
   // the device has no room.
   std::shared_ptr<tensor::DeviceCopy> allocate(std::size_t bytes, const std::string& what);
-  // The buffer's device copy, made (and uploaded) when it has none from this device.
+  // The buffer's device copy, made (and uploaded) when it has none from this device. Kernels'
+  // results are buffers with a device copy only (Buffer::set_device): the host reads them
+  // through it.
   const std::shared_ptr<tensor::DeviceCopy>& upload(const tensor::Buffer& b);
-  // Copies the device copy's data into the buffer's host bytes.
-  void download(tensor::Buffer& b);
 
   std::size_t in_use_bytes() const { return in_use_; }
   std::size_t cached_bytes() const { return cached_; }
+  // Copies to and from the device, and their bytes.
+  struct Traffic {
+    std::uint64_t uploads = 0, upload_bytes = 0, downloads = 0, download_bytes = 0;
+  };
+  const Traffic& traffic() const { return traffic_; }
   // Frees every kept block.
   void trim();
 
@@ -49,6 +54,7 @@ class DeviceMemory : public std::enable_shared_from_this<DeviceMemory> {
   std::map<std::size_t, std::vector<void*>> free_;  // kept blocks by rounded size
   std::size_t in_use_ = 0;
   std::size_t cached_ = 0;
+  Traffic traffic_;
 };
 
 }  // namespace tl::runtime

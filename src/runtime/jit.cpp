@@ -582,23 +582,22 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
     for (const auto& d : k.shape) count *= d.eval(b);
     auto out = std::make_shared<Buffer>(k.dtype, static_cast<std::size_t>(count));
     std::vector<void*> ptrs(k.buffer_count, nullptr);  // local scratch stays null
-    ptrs[0] = out->bytes.empty() ? const_cast<std::uint8_t*>(kZeros) : out->bytes.data();
+    ptrs[0] = (out->size_bytes() == 0) ? const_cast<std::uint8_t*>(kZeros) : out->bytes().data();
     for (std::size_t j = 0; j < k.inputs.size(); ++j) {
       Buffer& ib = *values.at(k.inputs[j]);
-      ptrs[static_cast<std::size_t>(k.input_slots[j])] = ib.bytes.empty() ? const_cast<std::uint8_t*>(kZeros) : ib.bytes.data();
+      ptrs[static_cast<std::size_t>(k.input_slots[j])] = (ib.size_bytes() == 0) ? const_cast<std::uint8_t*>(kZeros) : ib.bytes().data();
     }
     const double dt = launch(k, ptrs, count, b, debug >= 1);
     run_time += dt;
     if (debug >= 1) {
-      double bytes = static_cast<double>(out->bytes.size());
-      for (int in : k.inputs) bytes += static_cast<double>(values.at(in)->bytes.size());
+      double bytes = static_cast<double>(out->size_bytes());
+      for (int in : k.inputs) bytes += static_cast<double>(values.at(in)->size_bytes());
       report_kernel(i, plan, k, dt, bytes, b);
     }
     if (k.assign_target >= 0) {
       // The value goes into the target's buffer, which is the assign's result.
       std::shared_ptr<Buffer> target = values.at(k.assign_target);
-      target->bytes = std::move(out->bytes);
-      target->device.reset();
+      target->set_bytes(std::move(out->bytes()));
       out = std::move(target);
     }
     values[k.node] = out;
@@ -642,7 +641,6 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
   std::unordered_map<int, int> readers = reader_counts(plan);
   auto is_result = [&](int p) { return std::find(plan.results.begin(), plan.results.end(), p) != plan.results.end(); };
   std::unordered_map<int, std::pair<tensor::DType, std::int64_t>> made;  // dtype and count of each kernel's value
-  std::vector<std::shared_ptr<Buffer>> assigned;                          // host buffers written on the device
   ++stats_.realizes;
   double run_time = 0;
   const auto t0 = std::chrono::steady_clock::now();
@@ -668,17 +666,17 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     if (debug >= 1) {
       double moved = static_cast<double>(bytes);
       for (int in : k.inputs) {
-        moved += host.count(in) ? static_cast<double>(host.at(in)->bytes.size())
+        moved += host.count(in) ? static_cast<double>(host.at(in)->size_bytes())
                                 : static_cast<double>(made.at(in).second) * static_cast<double>(tensor::dtype_size(made.at(in).first));
       }
       report_kernel(i, plan, k, dt, moved, b);
     }
     made[k.node] = {k.dtype, count};
     if (k.assign_target >= 0) {
-      // The target's device copy becomes the new value; its host bytes follow at the end.
+      // The target's device copy becomes its value; the host reads it from there when it
+      // needs it.
       std::shared_ptr<Buffer> target = host.at(k.assign_target);
-      target->device = out;
-      assigned.push_back(target);
+      target->set_device(out);
       host[k.node] = target;
     }
     dev[k.node] = std::move(out);
@@ -699,7 +697,6 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     backend_->synchronize();
     if (!per_kernel) run_time = seconds_since(t0);
   }
-  for (const auto& target : assigned) memory_->download(*target);
   std::vector<std::shared_ptr<Buffer>> result;
   for (int r : plan.results) {
     if (auto h = host.find(r); h != host.end()) {
@@ -707,9 +704,8 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
       continue;
     }
     const auto& [dtype, count] = made.at(r);
-    auto buf = std::make_shared<Buffer>(dtype, static_cast<std::size_t>(count));
-    buf->device = dev.at(r);
-    memory_->download(*buf);
+    // On the device only, until the host reads it.
+    auto buf = std::make_shared<Buffer>(dtype, static_cast<std::size_t>(count), dev.at(r));
     host[r] = buf;
     result.push_back(std::move(buf));
   }

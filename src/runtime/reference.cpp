@@ -201,8 +201,7 @@ class Executor {
       case Op::Assign: {
         auto value = materialize(n->src[1].get());
         const Node* target = n->src[0].get();
-        target->buffer->bytes = value->bytes;
-        target->buffer->device.reset();  // a device's copy is stale now
+        target->buffer->set_bytes(value->bytes());  // a device's copy is stale now: dropped
         return target->buffer;
       }
       case Op::Extern:

@@ -107,7 +107,7 @@ Value tensor_from_data(Interp& in, Value data, Value dtype_arg) {
     else if (t == DType::Bool) runtime::store_int(*buf, static_cast<std::int64_t>(k), f != 0);
     else runtime::store_int(*buf, static_cast<std::int64_t>(k), i);
   }
-  in.heap.account_external(buf->bytes.size());
+  in.heap.account_external(buf->size_bytes());
   Shape shape(g.shape.begin(), g.shape.end());
   return make_tensor(in, graph_at_call(in).make_buffer(std::move(buf), shape));
 }
@@ -382,11 +382,11 @@ void register_tensor_builtins(Interp& in) {
                    in.error("index-error", "take-rows: index " + std::to_string(idx[i]) + " out of range for " +
                                                std::to_string(shape[0]) + " rows");
                  }
-                 if (row) std::memcpy(out->bytes.data() + i * row, b.bytes.data() + static_cast<std::size_t>(r) * row, row);
+                 if (row) std::memcpy(out->bytes().data() + i * row, b.bytes().data() + static_cast<std::size_t>(r) * row, row);
                }
                Shape s{Dim(static_cast<std::int64_t>(idx.size()))};
                for (std::size_t i = 1; i < shape.size(); ++i) s.push_back(Dim(shape[i]));
-               in.heap.account_external(out->bytes.size());
+               in.heap.account_external(out->size_bytes());
                return make_tensor(in, graph_at_call(in).make_buffer(std::move(out), s));
              });
   TL_BUILTIN(in, "%tensor-from-list", 2, 2, "(%tensor-from-list DATA DTYPE)",

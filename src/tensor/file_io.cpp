@@ -35,8 +35,8 @@ std::string errno_text() { return std::strerror(errno); }
 void swap_byte_order(Buffer& b) {
   std::size_t size = dtype_size(b.dtype);
   if (size == 1) return;
-  for (std::size_t i = 0; i + size <= b.bytes.size(); i += size) {
-    std::reverse(b.bytes.begin() + i, b.bytes.begin() + i + size);
+  for (std::size_t i = 0; i + size <= b.size_bytes(); i += size) {
+    std::reverse(b.bytes().begin() + i, b.bytes().begin() + i + size);
   }
 }
 
@@ -74,9 +74,9 @@ std::string shape_text(const std::vector<std::int64_t>& shape, const char* open,
 Value make_loaded_tensor(Interp& in, std::shared_ptr<Buffer> buf,
                          const std::vector<std::int64_t>& shape) {
   if (buf->dtype == DType::Bool) {
-    for (auto& b : buf->bytes) b = b != 0;
+    for (auto& b : buf->bytes()) b = b != 0;
   }
-  in.heap.account_external(buf->bytes.size());
+  in.heap.account_external(buf->size_bytes());
   return make_tensor(in, graph_at_call(in).make_buffer(std::move(buf), Shape(shape.begin(), shape.end())));
 }
 
@@ -84,9 +84,9 @@ SavedData realize_for_save(Interp& in, TensorObj* t) {
   read_back(in, t);
   SavedData d{t->node->buffer, eval_shape(t->node->shape, t->node->bindings)};
   auto bytes = data_bytes(d.shape, dtype_size(d.buffer->dtype));
-  if (!bytes || *bytes != d.buffer->bytes.size()) {
+  if (!bytes || *bytes != d.buffer->size_bytes()) {
     throw tl::Error(ErrorKind::Internal, "eval", "internal-error",
-                    "a realized buffer of " + std::to_string(d.buffer->bytes.size()) +
+                    "a realized buffer of " + std::to_string(d.buffer->size_bytes()) +
                         " bytes does not match its shape " + shape_str(t->node->shape) + " (" +
                         __FILE__ + ":" + std::to_string(__LINE__) + ")");
   }
@@ -94,10 +94,10 @@ SavedData realize_for_save(Interp& in, TensorObj* t) {
 }
 
 void write_little_endian(OutFile& out, const Buffer& b) {
-  if (kHostIsLittleEndian) return out.write(b.data(), b.bytes.size());
+  if (kHostIsLittleEndian) return out.write(b.data(), b.size_bytes());
   Buffer copy = b;
   swap_byte_order(copy);
-  out.write(copy.data(), copy.bytes.size());
+  out.write(copy.data(), copy.size_bytes());
 }
 
 FileCtx file_ctx(Interp& in, const char* fn, Value* a, int i) {

@@ -9,6 +9,26 @@
 
 namespace tl::tensor {
 
+void Buffer::set_bytes(host_memory::Bytes b) {
+  if (b.size() != size_) throw std::logic_error("Buffer::set_bytes: a different size");
+  bytes_ = std::move(b);
+  host_stale_ = false;
+  device.reset();
+}
+
+void Buffer::set_device(std::shared_ptr<DeviceCopy> copy) {
+  device = std::move(copy);
+  host_stale_ = true;
+  bytes_ = host_memory::Bytes();  // the host memory goes until it is needed again
+}
+
+void Buffer::fetch() const {
+  host_memory::Bytes b(size_);
+  if (size_ > 0) device->download(b.data(), size_);
+  bytes_ = std::move(b);
+  host_stale_ = false;
+}
+
 namespace {
 constexpr OpInfo kOps[] = {
 #define OP(e, name, arity, group, doc) {name, arity, OpGroup::group, doc},

@@ -51,20 +51,51 @@ const char* reduce_kind_name(ReduceKind k);
 // ran kernels on it; destroying it gives the memory back to that device's pool.
 struct DeviceCopy {
   virtual ~DeviceCopy() = default;
+  // Copies the first `bytes` bytes of the data to host memory `dst`; a device-error when the
+  // device fails.
+  virtual void download(void* dst, std::size_t bytes) const = 0;
   void* ptr = nullptr;
   const void* pool = nullptr;  // the device memory it belongs to
 };
 
+// A tensor's data: host bytes, and a copy in a device's own memory (a GPU's) when one put it
+// there. A buffer a device computed may hold its data only there until the host reads it:
+// bytes() fetches it first.
 struct Buffer {
   DType dtype;
-  host_memory::Bytes bytes;  // uninitialized when made: the producer writes every element
-  // The same data on a device with its own memory, when one put it there: a cache, so it
-  // may be set on a const buffer. Whoever writes `bytes` in place (an assign) resets it.
+  // The device's copy: a cache of the host bytes, so it may be set on a const buffer. Whoever
+  // writes the bytes in place (an assign) resets it.
   mutable std::shared_ptr<DeviceCopy> device;
-  Buffer(DType t, std::size_t count) : dtype(t), bytes(count * dtype_size(t)) {}
-  std::size_t count() const { return bytes.size() / dtype_size(dtype); }
-  void* data() { return bytes.data(); }
-  const void* data() const { return bytes.data(); }
+  // Host bytes uninitialized when made: the producer writes every element.
+  Buffer(DType t, std::size_t count) : dtype(t), size_(count * dtype_size(t)), bytes_(size_) {}
+  // Data that is on the device only, so far.
+  Buffer(DType t, std::size_t count, std::shared_ptr<DeviceCopy> on_device)
+      : dtype(t), device(std::move(on_device)), size_(count * dtype_size(t)), host_stale_(true) {}
+  std::size_t count() const { return size_ / dtype_size(dtype); }
+  std::size_t size_bytes() const { return size_; }
+  // The host bytes, downloaded from the device first when only the device has the data.
+  const host_memory::Bytes& bytes() const {
+    if (host_stale_) fetch();
+    return bytes_;
+  }
+  host_memory::Bytes& bytes() {
+    if (host_stale_) fetch();
+    return bytes_;
+  }
+  void* data() { return bytes().data(); }
+  const void* data() const { return bytes().data(); }
+  // Whether the host bytes hold the data (else only the device copy does).
+  bool on_host() const { return !host_stale_; }
+  // The data becomes `b` (host bytes of the same size); the device copy is dropped.
+  void set_bytes(host_memory::Bytes b);
+  // The data becomes the device's `copy`; the host bytes are fetched when next read.
+  void set_device(std::shared_ptr<DeviceCopy> copy);
+
+ private:
+  void fetch() const;
+  std::size_t size_;
+  mutable host_memory::Bytes bytes_;
+  mutable bool host_stale_ = false;
 };
 
 // Raised by the shape and dtype rules; `type` is the Lisp condition ("shape-error", ...).

@@ -64,11 +64,11 @@ Value load_idx(Interp& in, const FileCtx& ctx) {
     count *= n;
   }
   auto buf = std::make_shared<Buffer>(t, static_cast<std::size_t>(count));
-  read_exact(ctx, f.get(), buf->bytes.data(), buf->bytes.size(), "data");
+  read_exact(ctx, f.get(), buf->bytes().data(), buf->size_bytes(), "data");
   // Elements are big-endian.
   const std::size_t size = dtype_size(t);
   if (size > 1) {
-    for (std::size_t i = 0; i < buf->bytes.size(); i += size) std::reverse(buf->bytes.begin() + i, buf->bytes.begin() + i + size);
+    for (std::size_t i = 0; i < buf->size_bytes(); i += size) std::reverse(buf->bytes().begin() + i, buf->bytes().begin() + i + size);
   }
   return make_loaded_tensor(in, std::move(buf), shape);
 }

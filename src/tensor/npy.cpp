@@ -136,7 +136,7 @@ std::shared_ptr<Buffer> fortran_to_c_order(const Buffer& src,
   for (std::size_t i = 0; i < src.count(); ++i) {
     std::int64_t from = 0;
     for (std::size_t k = 0; k < rank; ++k) from += index[k] * stride[k];
-    std::memcpy(out->bytes.data() + i * elem, src.bytes.data() + from * elem, elem);
+    std::memcpy(out->bytes().data() + i * elem, src.bytes().data() + from * elem, elem);
     for (std::size_t k = rank; k-- > 0;) {  // the next index in row-major order
       if (++index[k] < shape[k]) break;
       index[k] = 0;
@@ -184,7 +184,7 @@ Value load_npy(const FileCtx& ctx) {
              " bytes)");
   }
   auto buf = std::make_shared<Buffer>(dtype, static_cast<std::size_t>(*bytes / dtype_size(dtype)));
-  file.read(data_start, buf->data(), buf->bytes.size());
+  file.read(data_start, buf->data(), buf->size_bytes());
   if (big_endian == kHostIsLittleEndian) swap_byte_order(*buf);
   if (h.fortran_order && h.shape.size() > 1) buf = fortran_to_c_order(*buf, h.shape);
   return make_loaded_tensor(ctx.in, std::move(buf), h.shape);

@@ -303,7 +303,7 @@ Value load_safetensors(const FileCtx& ctx) {
   return make_alist(ctx.in, h.tensors.size(), name_of, [&](std::size_t i) {
     const StTensor& t = h.tensors[i];
     auto buf = std::make_shared<Buffer>(t.dtype, (t.end - t.begin) / dtype_size(t.dtype));
-    file.read(h.data_start + t.begin, buf->data(), buf->bytes.size());
+    file.read(h.data_start + t.begin, buf->data(), buf->size_bytes());
     if (!kHostIsLittleEndian) swap_byte_order(*buf);
     return make_loaded_tensor(ctx.in, std::move(buf), t.shape);
   });
@@ -375,7 +375,7 @@ void save_safetensors(const FileCtx& ctx, Value tensors, Value metadata) {
     }
     const SavedData& d = data.emplace_back(realize_for_save(in, as_tensor(v)));
     names.push_back(name);
-    const std::uint64_t end = offset + d.buffer->bytes.size();
+    const std::uint64_t end = offset + d.buffer->size_bytes();
     header += json_quoted(name) + ":{\"dtype\":\"" + safetensors_dtype_name(d.buffer->dtype) +
               "\",\"shape\":" + shape_text(d.shape, "[", "]", ",") + ",\"data_offsets\":[" +
               std::to_string(offset) + "," + std::to_string(end) + "]},";

@@ -58,7 +58,7 @@ const NodeRef& arg_tensor(Interp& in, const char* fn, Value* args, int i) { retu
 
 std::shared_ptr<Buffer> rng_key(std::int64_t seed, std::uint64_t draw) {
   auto key = std::make_shared<Buffer>(DType::U32, 3);
-  auto* w = reinterpret_cast<std::uint32_t*>(key->bytes.data());
+  auto* w = reinterpret_cast<std::uint32_t*>(key->bytes().data());
   const auto s = static_cast<std::uint64_t>(seed);  // two's complement: mod 2^64
   w[0] = static_cast<std::uint32_t>(s);
   w[1] = static_cast<std::uint32_t>(draw);
@@ -109,8 +109,8 @@ void adopt(Interp& in, TensorObj* t, const std::shared_ptr<Buffer>& buf, const B
     data->origin = t->node;
   }
   t->node = std::move(data);
-  t->rt->realized_bytes += buf->bytes.size();
-  in.heap.account_external(buf->bytes.size());
+  t->rt->realized_bytes += buf->size_bytes();
+  in.heap.account_external(buf->size_bytes());
 }
 
 // A private copy of a value cached on a lazy node. Two tensors that are equal computations
@@ -119,7 +119,7 @@ void adopt(Interp& in, TensorObj* t, const std::shared_ptr<Buffer>& buf, const B
 // the other.
 std::shared_ptr<Buffer> own_copy(const std::shared_ptr<Buffer>& cached) {
   auto copy = std::make_shared<Buffer>(cached->dtype, cached->count());
-  std::memcpy(copy->data(), cached->data(), cached->bytes.size());
+  std::memcpy(copy->data(), cached->data(), cached->size_bytes());
   return copy;
 }
 

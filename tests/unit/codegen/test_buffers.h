@@ -13,7 +13,7 @@ inline tensor::NodeRef zero_buffer(tensor::Graph& g, tensor::DType t, const tens
   std::int64_t n = 1;
   for (const auto& d : shape) n *= d.value();
   auto buf = std::make_shared<tensor::Buffer>(t, static_cast<std::size_t>(n));
-  std::memset(buf->data(), 0, buf->bytes.size());
+  std::memset(buf->data(), 0, buf->size_bytes());
   return g.make_buffer(buf, shape);
 }
 
