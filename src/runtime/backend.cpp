@@ -77,6 +77,10 @@ std::shared_ptr<Backend> Backend::load(const std::string& name, const std::strin
   b->ctx_ = b->api_->create(options.c_str(), b->err_, sizeof b->err_);
   if (b->ctx_ == nullptr) b->fail("cannot start");
   if (b->api_->device_info(b->ctx_, &b->info_, b->err_, sizeof b->err_) != 0) b->fail("device query failed");
+  const tl_backend_api* api = b->api_;
+  b->has_events_ = has_entry(api, &tl_backend_api::record_event, offsetof(tl_backend_api, record_event)) &&
+                   has_entry(api, &tl_backend_api::event_seconds, offsetof(tl_backend_api, event_seconds)) &&
+                   has_entry(api, &tl_backend_api::release_event, offsetof(tl_backend_api, release_event));
   return b;
 }
 
@@ -136,12 +140,6 @@ void Backend::launch(void* kernel, const std::vector<void*>& buffers, const std:
                    sizeof err_) != 0) {
     fail("launch failed");
   }
-}
-
-bool Backend::has_events() const {
-  return has_entry(api_, &tl_backend_api::record_event, offsetof(tl_backend_api, record_event)) &&
-         has_entry(api_, &tl_backend_api::event_seconds, offsetof(tl_backend_api, event_seconds)) &&
-         has_entry(api_, &tl_backend_api::release_event, offsetof(tl_backend_api, release_event));
 }
 
 Backend::Event Backend::record_event() {

@@ -64,7 +64,7 @@ class Backend {
     Backend* backend_ = nullptr;
     void* handle_ = nullptr;
   };
-  bool has_events() const;
+  bool has_events() const { return has_events_; }
   Event record_event();
   // Waits for the work before `end`; the device's seconds from `start` to `end`.
   double seconds_between(const Event& start, const Event& end);
@@ -77,6 +77,7 @@ class Backend {
   void* ctx_ = nullptr;
   void* library_ = nullptr;  // dlopen handle, null for builtin
   tl_device_info info_{};
+  bool has_events_ = false;
   char err_[1024] = {};
 };
 

@@ -452,21 +452,24 @@ double JitDevice::launch(const PlanKernel& k, const std::vector<void*>& ptrs, st
   }
   ++stats_.kernels_run;
   if (count <= 0) return 0;
-  if (timed && memory_) {
-    // Launches on a device with its own memory are asynchronous: time each to its end.
-    if (backend_->has_events()) {
-      Backend::Event start = backend_->record_event();
-      backend_->launch(handle, ptrs, vars, launch);
-      Backend::Event end = backend_->record_event();
-      return backend_->seconds_between(start, end);
-    }
-    auto t0 = std::chrono::steady_clock::now();
+  // Launches on a device with its own memory are asynchronous: time each to its end.
+  if (timed && memory_) return launch_to_end(handle, ptrs, vars, launch);
+  auto t0 = std::chrono::steady_clock::now();
+  backend_->launch(handle, ptrs, vars, launch);
+  return seconds_since(t0);
+}
+
+double JitDevice::launch_to_end(void* handle, const std::vector<void*>& ptrs, const std::vector<std::int64_t>& vars,
+                                const tl_launch& launch) {
+  if (backend_->has_events()) {
+    Backend::Event start = backend_->record_event();
     backend_->launch(handle, ptrs, vars, launch);
-    backend_->synchronize();
-    return seconds_since(t0);
+    Backend::Event end = backend_->record_event();
+    return backend_->seconds_between(start, end);
   }
   auto t0 = std::chrono::steady_clock::now();
   backend_->launch(handle, ptrs, vars, launch);
+  backend_->synchronize();
   return seconds_since(t0);
 }
 
@@ -505,18 +508,7 @@ const JitDevice::Tuned& JitDevice::tune(const PlanKernel& k, const std::vector<v
       backend_->launch(c.handle, ptrs, vars, c.launch);  // a warm-up: the first run loads code
       backend_->synchronize();
       for (int run = 0; run < kRuns; ++run) {
-        double dt;
-        if (backend_->has_events()) {
-          Backend::Event start = backend_->record_event();
-          backend_->launch(c.handle, ptrs, vars, c.launch);
-          Backend::Event end = backend_->record_event();
-          dt = backend_->seconds_between(start, end);
-        } else {
-          auto t = std::chrono::steady_clock::now();
-          backend_->launch(c.handle, ptrs, vars, c.launch);
-          backend_->synchronize();
-          dt = seconds_since(t);
-        }
+        const double dt = launch_to_end(c.handle, ptrs, vars, c.launch);
         if (c.seconds < 0 || dt < c.seconds) c.seconds = dt;
       }
     } catch (const ConditionError&) {
@@ -582,10 +574,10 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
     for (const auto& d : k.shape) count *= d.eval(b);
     auto out = std::make_shared<Buffer>(k.dtype, static_cast<std::size_t>(count));
     std::vector<void*> ptrs(k.buffer_count, nullptr);  // local scratch stays null
-    ptrs[0] = (out->size_bytes() == 0) ? const_cast<std::uint8_t*>(kZeros) : out->bytes().data();
+    ptrs[0] = out->size_bytes() == 0 ? const_cast<std::uint8_t*>(kZeros) : out->bytes().data();
     for (std::size_t j = 0; j < k.inputs.size(); ++j) {
       Buffer& ib = *values.at(k.inputs[j]);
-      ptrs[static_cast<std::size_t>(k.input_slots[j])] = (ib.size_bytes() == 0) ? const_cast<std::uint8_t*>(kZeros) : ib.bytes().data();
+      ptrs[static_cast<std::size_t>(k.input_slots[j])] = ib.size_bytes() == 0 ? const_cast<std::uint8_t*>(kZeros) : ib.bytes().data();
     }
     const double dt = launch(k, ptrs, count, b, debug >= 1);
     run_time += dt;

@@ -190,6 +190,9 @@ class JitDevice {
   // device with its own memory only when `timed` (its launches are asynchronous).
   double launch(const PlanKernel& k, const std::vector<void*>& ptrs, std::int64_t count, const tensor::Bindings& b,
                 bool timed);
+  // Runs a launch and waits for its end: the device's seconds for it (events), or the host's.
+  double launch_to_end(void* handle, const std::vector<void*>& ptrs, const std::vector<std::int64_t>& vars,
+                       const tl_launch& launch);
   bool needs_tuning(const PlanKernel& k) const;
   std::string tune_key(const PlanKernel& k, const tensor::Bindings& b) const;
   // How many kernels read each position (inputs and assign targets) in a plan.
