@@ -193,15 +193,19 @@ channels and spatial axes, then scaled and shifted per channel."
                           (randn (list count dim))))))
   "(nn:embedding COUNT DIM &key padding-idx) A table of COUNT vectors of length DIM (initialized
 from N(0, 1)); called with integer indices of any shape it gives their vectors, shape
-(... DIM). The PADDING-IDX row starts at zero and gets no gradient."
+(... DIM). The PADDING-IDX row starts at zero and gets no gradient (its vector is still
+returned for that index, as PyTorch's)."
   (indices)
   (unless (and (tensorp indices) (not (dtype-float-p (dtype indices))))
     (error 'type-error "nn:embedding (~a x ~a): expected a tensor of integer indices, got ~s" count dim
            (if (tensorp indices) (dtype indices) indices)))
-  (let ((hot (one-hot indices count :dtype (dtype weight))))
-    (when padding-idx
-      (setq hot (mul hot (reshape (ne (arange count) padding-idx) count))))
-    (matmul hot weight)))
+  ;; The padding row reads as it is (zeros unless set) and gets no gradient, as in PyTorch;
+  ;; masking the one-hot rows instead zeroed the output (issue 19).
+  (let ((hot (one-hot indices count :dtype (dtype weight)))
+        (w (if padding-idx
+               (where (reshape (equals (arange count) padding-idx) count 1) (detach weight) weight)
+               weight)))
+    (matmul hot w)))
 
 (defmodel nn:dropout (&optional (p 0.5))
   ((check (unless (and (numberp p) (<= 0 p) (< p 1))

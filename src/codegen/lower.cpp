@@ -205,7 +205,8 @@ class Lowerer {
     if (packed != nullptr) {
       pack_slot = static_cast<std::int32_t>(k_.buffers.size());
       k_.buffers.push_back(BufferParam{src->dtype, false, *red_extent * panel});
-      auto [loop, kk] = k_.make_loop(k_.constant_int(*red_extent));
+      auto [loop, pack_var] = k_.make_loop(k_.constant_int(*red_extent));
+      const ExprId kk = pack_var;  // a plain variable: lambdas capture it (clang 14 cannot capture bindings)
       body->push_back(std::move(loop));
       std::vector<Stmt>* pack_body = &body->back().body;
       auto pack = [&](ExprId w) {

@@ -335,25 +335,38 @@ integer tensors with a divisor, floor division."
                (f-even (equals (fmod f 2) 0)))
           (where (gt d 0.5) f1 (where (lt d 0.5) f (where f-even f f1)))))))
 
+(defun %check-int-divisor (fn x b)
+  ;; An integer division by a literal 0 is an error, as in PyTorch; a tensor divisor's zeros
+  ;; are only known when the kernel runs, which has nowhere to signal: there x/0 gives 0 and
+  ;; x mod 0 gives x (the primitives' definition, as NumPy's integer division).
+  (when (and (numberp b) (zerop b) (%int-dtype-p (tensor-dtype x)))
+    (error 'division-by-zero "~a: integer division by zero" fn)))
+
 (defcomposite fmod (a b)
-  "(fmod A B) Remainder of A/B truncated toward zero (sign of A), elementwise."
+  "(fmod A B) Remainder of A/B truncated toward zero (sign of A), elementwise. For integer
+tensors, a literal 0 divisor is a division-by-zero error and a 0 in a divisor tensor gives A."
   (let* ((xs (%args2 'fmod a b)) (x (first xs)) (y (second xs)))
+    (%check-int-divisor 'fmod x b)
     (if (dtype-float-p (tensor-dtype x))
         (prim:add x (prim:neg (prim:mul y (trunc (prim:mul x (prim:recip y))))))
         (prim:mod x y))))
 
 (defcomposite floor-divide (a b)
-  "(floor-divide A B) floor(A/B) elementwise (integer tensors stay integers)."
+  "(floor-divide A B) floor(A/B) elementwise (integer tensors stay integers). For integer
+tensors, a literal 0 divisor is a division-by-zero error and a 0 in a divisor tensor gives 0
+(NumPy's convention; PyTorch raises)."
   (let* ((xs (%args2 'floor-divide a b)) (x (first xs)) (y (second xs)))
+    (%check-int-divisor 'floor-divide x b)
     (if (dtype-float-p (tensor-dtype x))
         (floor (prim:mul x (prim:recip y)))
         (let* ((q (prim:idiv x y)) (r (prim:mod x y))
-               (adjust (logical-and (ne r 0) (ne (lt r 0) (lt y 0)))))
+               (adjust (logical-and (logical-and (ne r 0) (ne y 0)) (ne (lt r 0) (lt y 0)))))
           (prim:add q (prim:neg (prim:cast adjust (tensor-dtype q))))))))
 
 (defcomposite remainder (a b)
   "(remainder A B) A mod B with the sign of B (Lisp mod, Python %), elementwise."
   (let* ((xs (%args2 'remainder a b)) (x (first xs)) (y (second xs)))
+    (%check-int-divisor 'remainder x b)
     (sub x (mul y (floor-divide x y)))))
 
 (defun %tensor-round (x &optional d) (if d (round (div x d)) (%round-tensor x)))

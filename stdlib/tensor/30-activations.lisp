@@ -3,9 +3,14 @@
 
 (defcomposite relu (x)
   "(relu X) max(X, 0) elementwise (NaN stays NaN). Its gradient at 0 is 0, as PyTorch's."
-  ;; where(x <= 0, 0, x), not max(x, 0): max splits the gradient of a tie (issue 19).
-  (let* ((tx (%as-tensor x)) (zero (%scalar-like 0 tx)))
-    (prim:where (prim:or (prim:cmplt tx zero) (prim:cmpeq tx zero)) zero tx)))
+  ;; max(x, 0) reads x once, so it fuses as a matmul's epilogue; its own gradient would split
+  ;; the tie at 0 (issue 19), hence the rule: g where x > 0.
+  (let ((tx (%as-tensor x)))
+    (if (dtype-float-p (tensor-dtype tx))
+        (with-custom-grad ((tx tx))
+            (prim:max tx (%scalar-like 0 tx))
+          (g) (list (prim:where (prim:cmplt (%scalar-like 0 tx) tx) g (%scalar-like 0 g))))
+        (prim:max tx (%scalar-like 0 tx)))))
 
 (defcomposite leaky-relu (x &optional (slope 0.01))
   "(leaky-relu X [SLOPE]) X where X > 0, else SLOPE * X (SLOPE defaults to 0.01)."

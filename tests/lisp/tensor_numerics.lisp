@@ -116,4 +116,29 @@
   (is (equal (tl (sum (ones '(3 8000000)) :axis 1)) '(8000000.0 8000000.0 8000000.0)))
   (is (equal (tl (sum (ones '(2 4000 5000)) :axis '(1 2))) '(20000000.0 20000000.0))))
 
+(deftest integers-and-indices
+  ;; integer sums and products accumulate in i64, as PyTorch's
+  (let ((u (tensor '(200 100) :dtype 'u8)))
+    (is (eq (dtype (sum u)) 'i64))
+    (is (= (item (sum u)) 300))
+    (is (= (item (prod u)) 20000))
+    (is (eq (dtype (sum (tensor '(t t nil)))) 'i64)))
+  ;; i8 and u8 index tensors pick the right rows
+  (let ((x (tensor '(10.0 20.0 30.0))))
+    (is (equal (tl (take x (tensor '(2 0) :dtype 'u8))) '(30.0 10.0)))
+    (is (equal (tl (take x (tensor '(-1 0) :dtype 'i8))) '(30.0 10.0)))
+    (is (equal (tl (one-hot (tensor '(2 0) :dtype 'u8) 3)) '((0 0 1) (1 0 0)))))
+  ;; errors, not silent zeros or INT_MAX
+  (is-error index-error (one-hot (tensor '(-1 2)) 3))
+  (is-error index-error (one-hot (tensor '(0 3)) 3))
+  (is-error index-error (argmax (zeros '(0))))
+  (is-error index-error (argmin (zeros '(2 0)) :axis 1))
+  (is (equal (tl (argmax (zeros '(0 2)) :axis 1)) nil))
+  (is-error division-by-zero (floor-divide (tensor '(1 2)) 0))
+  (is-error division-by-zero (fmod (tensor '(1 2)) 0))
+  (is-error division-by-zero (mod (tensor '(1 2)) 0))
+  ;; a zero in a divisor tensor: 0 (quotient) and the dividend (fmod), as documented
+  (is (equal (tl (floor-divide (tensor '(7 -7)) (tensor '(0 0)))) '(0 0)))
+  (is (equal (tl (fmod (tensor '(7 -7)) (tensor '(0 0)))) '(7 -7))))
+
 (run-tests)
