@@ -3,9 +3,9 @@
 # Fuzzes every target in tests/fuzz (or those named) for longer than CI does.
 #   scripts/fuzz.sh                    each target 5 minutes
 #   scripts/fuzz.sh --minutes 60 reader eval
-# Builds build-asan (clang, ASan+UBSan, libFuzzer) as `scripts/test.sh --sanitize` does. New
-# inputs go to build-asan/tests/fuzz/found-NAME; a crash is written there as crash-* and
-# stops that target: copy it into tests/fuzz/corpus/NAME/ (a regression seed) and fix it.
+# Builds build-fuzz (clang, ASan+UBSan, libFuzzer). New inputs go to
+# build-fuzz/tests/fuzz/found-NAME; a crash is written there as crash-* and stops that
+# target: copy it into tests/fuzz/corpus/NAME/ (a regression seed) and fix it.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 minutes=5
@@ -17,7 +17,7 @@ while (($#)); do
     *) targets+=("$1"); shift ;;
   esac
 done
-dir="$root/build-asan"
+dir="$root/build-fuzz"
 CC=clang CXX=clang++ BUILD_TYPE=RelWithDebInfo "$root/scripts/build.sh" "$dir" \
   -DTL_SANITIZE=ON -DTL_FUZZ=ON
 if ((${#targets[@]} == 0)); then
