@@ -285,7 +285,7 @@ and é"))))
   (is (string-contains (handler-case (load-csv "data/small.csv") (file-error (e) (condition-message e)))
                        "line 1, column 1: \"x\" is not a number"))
   (is (string-contains (handler-case (load-csv "data/small.csv" :header t :dtype 'i32) (file-error (e) (condition-message e)))
-                       "line 3, column 2 is empty"))
+                       "line 2, column 2: \"2.5\" is not an integer, as dtype i32 needs"))
   (is-error type-error (load-csv "data/small.csv" :delim ";"))
   (is-error file-error (load-csv "data/no-such.csv"))))
 

@@ -1,0 +1,111 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Issue 19 ("impossible to crash"): loaders given hostile or damaged files raise conditions
+;;; that name the function, the file and the offending values; nothing crashes or wraps.
+
+(defvar *stem* (format nil "~a/tl-hostile-~a" (or (getenv "TMPDIR") "/tmp") (get-internal-real-time))
+  "Prefix of this run's temporary files.")
+(defvar *made* nil "The temporary files written, deleted at the end.")
+(defun tmp (suffix)
+  (let ((path (concat *stem* suffix)))
+    (unless (member path *made* #'equal) (push path *made*))
+    path))
+
+(defun bytes (&rest codes) (apply #'concat (mapcar #'code-char codes)))
+(defun le (n width) (apply #'bytes (loop for i below width collect (logand (ash n (* -8 i)) 255))))
+(defun byte-at (s i) (char-code (subseq s i (1+ i))))
+(defun flip-byte (s i)
+  "S with the lowest bit of byte I flipped."
+  (concat (subseq s 0 i) (bytes (logxor (byte-at s i) 1)) (subseq s (1+ i))))
+
+(defmacro message-of (type form)
+  "The message of the TYPE condition FORM signals, or \"no error\"."
+  `(handler-case (progn ,form "no error") (,type (e) (condition-message e))))
+
+(defmacro is-message (type form text)
+  "Checks that FORM signals a TYPE condition whose message contains TEXT."
+  `(let ((m (message-of ,type ,form)))
+     (is (string-contains m ,text) (format nil "message ~s lacks ~s" m ,text))))
+
+;; Issue 19, item 1: :dtype i32 truncated 3.7 and wrapped 1e12; now each is an error naming
+;; the file, line, column and text.
+(deftest csv-integer-dtypes
+  (write-file (tmp ".csv") (format nil "1,2~%3.7,4~%"))
+  (is-message file-error (load-csv (tmp ".csv") :dtype 'i32)
+              "\" line 2, column 1: \"3.7\" is not an integer, as dtype i32 needs")
+  (write-file (tmp ".csv") (format nil "1,1e12~%"))
+  (is-message file-error (load-csv (tmp ".csv") :dtype 'i32)
+              "line 1, column 2: \"1e12\" is out of range for i32 (-2147483648 to 2147483647)")
+  (write-file (tmp ".csv") (format nil "0,256~%"))
+  (is-message file-error (load-csv (tmp ".csv") :dtype 'u8)
+              "line 1, column 2: \"256\" is out of range for u8 (0 to 255)")
+  (write-file (tmp ".csv") (format nil "-1~%"))
+  (is-message file-error (load-csv (tmp ".csv") :dtype 'u32) "\"-1\" is out of range for u32")
+  (write-file (tmp ".csv") (format nil "1,2~%NaN,3~%"))
+  (is-message file-error (load-csv (tmp ".csv") :dtype 'i64)
+              "line 2, column 1: \"NaN\" cannot be converted to i64 (only float dtypes hold nan and inf)")
+  (write-file (tmp ".csv") (format nil "9223372036854775808~%"))
+  (is-message file-error (load-csv (tmp ".csv") :dtype 'i64) "is out of range for i64")
+  (write-file (tmp ".csv") (format nil "2~%"))
+  (is-message file-error (load-csv (tmp ".csv") :dtype 'bool) "\"2\" is out of range for bool (0 to 1)")
+  (write-file (tmp ".csv") (format nil "1,~%"))
+  (is-message file-error (load-csv (tmp ".csv") :dtype 'i32) "line 1, column 2 is empty")
+  ;; What is exact still loads, whole numbers written as floats included.
+  (write-file (tmp ".csv") (format nil "9223372036854775807,-9223372036854775808~%4.0,1e3~%"))
+  (is (equal (to-list (load-csv (tmp ".csv") :dtype 'i64))
+             '((9223372036854775807 -9223372036854775808) (4 1000))))
+  (write-file (tmp ".csv") (format nil "0,1~%1,0"))
+  (is (equal (to-list (load-csv (tmp ".csv") :dtype 'bool)) '((nil t) (t nil)))))
+
+;; Issue 19, item 2: a .gz IDX file with a damaged tail loaded without complaint; the gzip
+;; CRC and length are now checked.
+(deftest idx-gzip-trailer
+  (let ((gz (read-file "data/large-u8.idx.gz")))
+    (is (= (item (sum (cast (load-idx "data/large-u8.idx.gz") 'i64))) 8191025))
+    (write-file (tmp "-crc.idx.gz") (flip-byte gz (- (length gz) 6)))
+    (is-message file-error (load-idx (tmp "-crc.idx.gz")) "\" is damaged (gzip: incorrect data check)")
+    (write-file (tmp "-len.idx.gz") (flip-byte gz (- (length gz) 2)))
+    (is-message file-error (load-idx (tmp "-len.idx.gz")) "\" is damaged (gzip: incorrect length check)")
+    (write-file (tmp "-cut.idx.gz") (subseq gz 0 (- (length gz) 3)))
+    (is-message file-error (load-idx (tmp "-cut.idx.gz")) "-cut.idx.gz\" is truncated: its gzip data ends early")
+    (write-file (tmp "-junk.idx.gz") (concat gz "junk"))
+    (is-message file-error (load-idx (tmp "-junk.idx.gz")) "\" has bytes after its gzip data")
+    ;; Two gzip members are one stream, as gzip reads them; here the second holds extra bytes.
+    (write-file (tmp "-two.idx.gz") (concat gz gz))
+    (is-message file-error (load-idx (tmp "-two.idx.gz")) "\" has bytes after the data its header declares")
+    (write-file (tmp "-body.idx.gz") (flip-byte gz 40))
+    (is-message file-error (load-idx (tmp "-body.idx.gz")) "\" is damaged (gzip: ")
+    ;; A damaged gzip CSV too.
+    (write-file (tmp "-cut.csv.gz") (subseq (read-file "data/semicolon.csv.gz") 0 50))
+    (is-message file-error (load-csv (tmp "-cut.csv.gz") :delimiter ";" :skip 1) "is truncated: its gzip data ends early")))
+
+(defun npy-file (header)
+  (concat (bytes 147) "NUMPY" (bytes 1 0) (le (length header) 2) header))
+
+;; Issue 19, item 3: an empty descr reached std::string::substr and reported its raw
+;; std::out_of_range text; every hostile header now gets a file-error or dtype-error.
+(deftest npy-hostile-headers
+  (write-file (tmp ".npy") (npy-file "{'descr': '', 'fortran_order': False, 'shape': (1,), }"))
+  (is-message file-error (load-npy (tmp ".npy"))
+              ".npy\" has a malformed header: its descr is empty (expected e.g. '<f4')")
+  (dolist (header '("{'descr': '<', 'fortran_order': False, 'shape': (1,), }"
+                    "{'descr': '|', 'fortran_order': False, 'shape': (), }"
+                    "{'descr': '<f4', 'fortran_order': Fals"
+                    "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }"
+                    "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }"
+                    "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4611686018427387904, 4), }"
+                    "{'descr': '<f4', 'fortran_order': True, 'shape': (3, 0, 5), }"
+                    "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }"
+                    "{'descr"
+                    "{"
+                    ""))
+    (write-file (tmp ".npy") (npy-file header))
+    (let ((m (handler-case (progn (load-npy (tmp ".npy")) "loaded")
+               (file-error (e) (condition-message e))
+               (dtype-error (e) (condition-message e)))))
+      (is (or (equal m "loaded") (string-contains m "load-npy: \"")) m))))
+
+(deftest cleanup
+  (dolist (path *made*)
+    (when (probe-file path) (delete-file path))))
+
+(run-tests)
