@@ -174,7 +174,12 @@ void check_shape(const char* op, const Shape& shape) {
 }  // namespace
 
 NodeRef Graph::make_const_float(double v, DType t, const Shape& shape) {
-  if (!is_float(t)) return make_const_int(static_cast<std::int64_t>(v), t, shape);
+  if (!is_float(t)) {
+    // A float outside int64 (nan, inf, 1e300) has no integer; casting it is undefined (issue 19).
+    auto i = truncate_to_int(v, DType::I64);
+    if (!i) fail("dtype-error", "const: " + std::to_string(v) + " cannot be converted to " + std::string(dtype_name(t)));
+    return make_const_int(*i, t, shape);
+  }
   check_shape("const", shape);
   Node n = proto(Op::Const, t, shape);
   n.fvalue = round_float(v, t);

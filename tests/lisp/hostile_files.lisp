@@ -104,6 +104,23 @@
                (dtype-error (e) (condition-message e)))))
       (is (or (equal m "loaded") (string-contains m "load-npy: \"")) m))))
 
+;; Issue 19, item 7: nan, inf or an out-of-range number converted into an integer dtype was
+;; undefined behaviour (UBSan) or wrapped; now a dtype-error, as PyTorch raises. A float is
+;; truncated toward zero, as in PyTorch.
+(deftest tensor-integer-conversion
+  (is-message dtype-error (tensor nan :dtype 'i32) "tensor: nan cannot be converted to i32")
+  (is-message dtype-error (tensor (list 1 inf) :dtype 'i64) "tensor: inf cannot be converted to i64")
+  (is-message dtype-error (tensor (list 1.0 (- inf)) :dtype 'u8) "tensor: -inf cannot be converted to u8")
+  (is-message dtype-error (tensor 300 :dtype 'u8) "tensor: 300 is out of range for u8 (0 to 255)")
+  (is-message dtype-error (tensor '(1 -1) :dtype 'u32) "tensor: -1 is out of range for u32 (0 to 4294967295)")
+  (is-message dtype-error (tensor 1e20 :dtype 'i64) "tensor: 1e+20 is out of range for i64")
+  (is-message dtype-error (tensor '((1 2) (3 40000)) :dtype 'i16) "tensor: 40000 is out of range for i16 (-32768 to 32767)")
+  (is-message dtype-error (full '(2) nan :dtype 'i32) "const: nan cannot be converted to i32")
+  (is-message dtype-error (tensor '(255.9 -3.7) :dtype 'u8) "tensor: -3.7 is out of range for u8")
+  (is (equal (to-list (tensor '(255.9 0.5) :dtype 'u8)) '(255 0)))
+  (is (equal (to-list (tensor '(3.7 -3.7 127.5) :dtype 'i8)) '(3 -3 127)))
+  (is (equal (to-list (tensor '(-128 127) :dtype 'i8)) '(-128 127))))
+
 (deftest cleanup
   (dolist (path *made*)
     (when (probe-file path) (delete-file path))))
