@@ -570,9 +570,10 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
   double run_time = 0;
   for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
     const PlanKernel& k = plan.kernels[i];
-    std::int64_t count = 1;
-    for (const auto& d : k.shape) count *= d.eval(b);
-    auto out = std::make_shared<Buffer>(k.dtype, static_cast<std::size_t>(count));
+    std::vector<std::int64_t> dims;
+    for (const auto& d : k.shape) dims.push_back(d.eval(b));
+    auto out = tensor::allocate_buffer(k.dtype, dims);
+    const auto count = static_cast<std::int64_t>(out->count());
     std::vector<void*> ptrs(k.buffer_count, nullptr);  // local scratch stays null
     ptrs[0] = out->size_bytes() == 0 ? const_cast<std::uint8_t*>(kZeros) : out->bytes().data();
     for (std::size_t j = 0; j < k.inputs.size(); ++j) {

@@ -121,6 +121,27 @@
   (is (equal (to-list (tensor '(3.7 -3.7 127.5) :dtype 'i8)) '(3 -3 127)))
   (is (equal (to-list (tensor '(-128 127) :dtype 'i8)) '(-128 127))))
 
+;; Issue 19, item 6: shapes whose element or byte count overflowed int64 wrapped, then read
+;; out of bounds, crashed or looped; memory too large to allocate crashed.
+(deftest shape-overflow
+  (is-message shape-error (zeros '(4611686018427387904 4))
+              "const: shape (4611686018427387904 4) has too many elements (f32 data of more than 2^63 bytes)")
+  (is-message shape-error (zeros '(1152921504606846976 4) :dtype 'f64) "const: shape (1152921504606846976 4) has too many")
+  (is-message shape-error (reshape (zeros '(2 2)) '(4294967296 4294967296 0))
+              "reshape: shape (4294967296 4294967296 0) has too many elements")
+  (is-message shape-error (sum (reshape (arange 4) '(4611686018427387905 4)))
+              "reshape: shape (4611686018427387905 4) has too many elements")
+  (is-message shape-error (expand (zeros '(1 1)) '(4294967296 4294967296))
+              "expand: shape (4294967296 4294967296) has too many elements")
+  (is-message shape-error (prim:iota '(4294967296 4294967296) 0 'i64) "iota: shape (4294967296 4294967296) has too many")
+  (is-message storage-error (realize (zeros '(100000000000)))
+              "realize: out of memory for 400000000000 bytes, a f32 tensor of shape (100000000000)")
+  (is-message storage-error (realize (add (ones '(3000000000 1000000000) :dtype 'u8) 1))
+              "realize: out of memory for 3000000000000000000 bytes, a u8 tensor of shape (3000000000 1000000000)")
+  ;; Still fine: large but representable shapes that are never realized, and empty ones.
+  (is (equal (shape (zeros '(1152921504606846975 4) :dtype 'f16)) '(1152921504606846975 4)))
+  (is (equal (to-list (sum (zeros '(0 5)) :axis 0)) '(0.0 0.0 0.0 0.0 0.0))))
+
 (deftest cleanup
   (dolist (path *made*)
     (when (probe-file path) (delete-file path))))
