@@ -162,7 +162,14 @@ JitDevice::Compiled& JitDevice::compiled(const codegen::Kernel& k) {
   // The disk cache holds code for this exact kernel text and target; without debug output
   // asked for, it saves compiling.
   std::optional<std::string> code;
-  if (debug < 3) code = disk_.load(key);
+  if (debug < 3) {
+    std::string rejected;
+    code = disk_.load(key, &rejected);
+    if (!rejected.empty() && debug >= 1) {
+      std::fprintf(stderr, "tensorlisp: ignoring kernel cache entry %s: it %s; compiling again\n",
+                   disk_.path_for(key).c_str(), rejected.c_str());
+    }
+  }
   const bool from_disk = code.has_value();
   if (!from_disk) {
     codegen::CompileOutput out = compile_or_fail(*codegen_, k, name, debug >= 3);
