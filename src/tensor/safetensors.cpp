@@ -365,7 +365,7 @@ void save_safetensors(const FileCtx& ctx, Value tensors, Value metadata) {
   std::vector<SavedData> data;
   std::uint64_t offset = 0;
   for (auto [k, v] :
-       pairs_of(in, fn, tensors, 2, "an alist ((name . tensor) ...) or a hash table")) {
+       pairs_of(in, fn, tensors, 1, "an alist ((name . tensor) ...) or a hash table")) {
     std::string name = name_text(in, fn, k, "a tensor name");
     if (name == "__metadata__" || names.count(name) != 0) {
       in.error("program-error", std::string(fn) + ": the tensor name " + json_quoted(name) +
@@ -403,20 +403,34 @@ void register_safetensors_builtins(Interp& in) {
                return load_safetensors(file_ctx(in, "load-safetensors", a, 0));
              });
   TL_BUILTIN(
-      in, "save-safetensors", 2, 4, "(save-safetensors PATH TENSORS &key metadata)",
+      in, "save-safetensors", 2, 4, "(save-safetensors TENSORS PATH &key metadata)",
       "Writes TENSORS, an alist ((name . tensor) ...) or a hash table from names to tensors, "
       "to PATH as a safetensors file, in that order, realizing them. :metadata, an alist or "
-      "hash table of strings, is stored as __metadata__. Returns PATH.",
+      "hash table of strings, is stored as __metadata__. Returns PATH. Like every saver (and "
+      "torch.save), the value comes first; the old order (save-safetensors PATH TENSORS) still "
+      "works, with a deprecation warning, until the next release.",
       [](Interp& in, Args a, N n) -> Value {
-        FileCtx ctx = file_ctx(in, "save-safetensors", a, 0);
+        // Issue 19: save-npy took (TENSOR PATH) and this (PATH TENSORS). TENSORS is never a
+        // string, so a string first and a non-string second is the old order.
+        if (eval::is_string(a[0]) && !eval::is_string(a[1])) {
+          static bool warned = false;
+          if (!warned) {
+            std::fprintf(stderr,
+                         "tensorlisp: warning: (save-safetensors PATH TENSORS) is deprecated; "
+                         "write (save-safetensors TENSORS PATH)\n");
+            warned = true;
+          }
+          std::swap(a[0], a[1]);
+        }
+        FileCtx ctx = file_ctx(in, "save-safetensors", a, 1);
         bool has_metadata = false;
         Value metadata = eval::keyword_arg(a, 2, n, "metadata", &has_metadata);
         if (n > 2 && !has_metadata) {
           in.error("program-error",
                    "save-safetensors: expected :metadata after TENSORS, got " + in.repr(a[2]));
         }
-        save_safetensors(ctx, a[1], metadata);
-        return a[0];
+        save_safetensors(ctx, a[0], metadata);
+        return a[1];
       });
   TL_BUILTIN(in, "safetensors-metadata", 1, 1, "(safetensors-metadata PATH)",
              "The __metadata__ of the safetensors file PATH as an alist of strings ((key . value) "

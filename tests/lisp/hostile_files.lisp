@@ -142,6 +142,21 @@
   (is (equal (shape (zeros '(1152921504606846975 4) :dtype 'f16)) '(1152921504606846975 4)))
   (is (equal (to-list (sum (zeros '(0 5)) :axis 0)) '(0.0 0.0 0.0 0.0 0.0))))
 
+;; Issue 19, item 8: save-npy took (TENSOR PATH) and save-safetensors (PATH TENSORS). Every
+;; saver now takes the value first, as torch.save does; the old order of save-safetensors
+;; still works (a string, then an alist or hash table, cannot be the new order) and warns.
+(deftest saver-order
+  (let ((pairs (list (cons "w" (tensor '(1 2 3) :dtype 'i16)))))
+    (is (equal (save-npy (cdr (first pairs)) (tmp ".npy")) (tmp ".npy")))
+    (is (equal (save-safetensors pairs (tmp ".safetensors")) (tmp ".safetensors")))
+    (is (equal (to-list (cdr (first (load-safetensors (tmp ".safetensors"))))) '(1 2 3)))
+    (is (equal (save-safetensors (tmp "-old.safetensors") pairs :metadata '(("k" . "v")))
+               (tmp "-old.safetensors")))
+    (is (equal (safetensors-metadata (tmp "-old.safetensors")) '(("k" . "v"))))
+    (is (equal (to-list (cdr (first (load-safetensors (tmp "-old.safetensors"))))) '(1 2 3)))
+    (is-error type-error (save-safetensors (tmp ".safetensors") (tmp ".safetensors")))
+    (is-error type-error (save-npy (tmp ".npy") (cdr (first pairs))))))
+
 (deftest cleanup
   (dolist (path *made*)
     (when (probe-file path) (delete-file path))))
