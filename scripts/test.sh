@@ -2,12 +2,15 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sets up a fresh machine, builds, and runs the whole test suite.
 #   scripts/test.sh              release build, all tests
-#   scripts/test.sh --sanitize   the same under AddressSanitizer, LeakSanitizer and UBSan
+#   scripts/test.sh --sanitize   the same under AddressSanitizer, LeakSanitizer and UBSan (clang),
+#                                with each fuzz target fuzzing for a bounded time
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if [ "${1:-}" = "--sanitize" ]; then
   dir="$root/build-asan"
-  BUILD_TYPE=RelWithDebInfo "$root/scripts/build.sh" "$dir" -DTL_SANITIZE=ON
+  # clang, for libFuzzer: the fuzz targets fuzz for a bounded time (tests/fuzz/CMakeLists.txt).
+  CC=clang CXX=clang++ BUILD_TYPE=RelWithDebInfo "$root/scripts/build.sh" "$dir" \
+    -DTL_SANITIZE=ON -DTL_FUZZ=ON
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 else
