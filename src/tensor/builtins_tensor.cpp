@@ -410,7 +410,9 @@ void register_tensor_builtins(Interp& in) {
                return make_tensor(in, graph_at_call(in).make_buffer(std::move(out), s));
              });
   TL_BUILTIN(in, "%tensor-from-list", 2, 2, "(%tensor-from-list DATA DTYPE)",
-             "A tensor of the numbers in nested list DATA; DTYPE nil infers f32, i32 (i64 when needed) or bool.",
+             "A tensor of the numbers in nested list DATA; DTYPE nil infers f32, i32 (i64 when needed) or bool. "
+             "Into an integer DTYPE, floats are truncated toward zero; nan, inf and numbers outside the "
+             "dtype's range are a dtype-error, as in PyTorch.",
              [](Interp& in, Args a, N) -> Value { return tensor_from_data(in, a[0], a[1]); });
   TL_BUILTIN(in, "symbolic-shape", 2, 2, "(symbolic-shape X SHAPE)",
              "X with the symbols in SHAPE naming its dimensions, e.g. (symbolic-shape x '(batch 784)). "

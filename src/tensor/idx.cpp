@@ -2,6 +2,7 @@
 // The IDX format of MNIST and Fashion-MNIST (plain or gzip-compressed, as Debian ships them):
 // two zero bytes, a type code, the number of dimensions, the sizes as big-endian u32, then
 // the elements, big-endian.
+#include <algorithm>
 #include <cstring>
 
 #include "eval/builtins.h"
@@ -51,8 +52,18 @@ Value load_idx(Interp& in, const FileCtx& ctx) {
     if (n != 0 && count > (std::uint64_t{1} << 40) / n) ctx.fail("declares too many elements");
     count *= n;
   }
+  // The data is read in chunks before the buffer is made, so memory follows the bytes the
+  // file really holds, not the count its header claims (a few bytes can claim terabytes).
+  const std::uint64_t want = count * dtype_size(t);
+  std::string data;
+  while (data.size() < want) {
+    const std::size_t old = data.size();
+    const auto chunk = static_cast<std::size_t>(std::min<std::uint64_t>(want - old, std::uint64_t{1} << 24));
+    data.resize(old + chunk);
+    read_exact(ctx, f, data.data() + old, chunk, "data");
+  }
   auto buf = std::make_shared<Buffer>(t, static_cast<std::size_t>(count));
-  read_exact(ctx, f, buf->bytes().data(), buf->size_bytes(), "data");
+  if (!data.empty()) std::memcpy(buf->bytes().data(), data.data(), data.size());
   expect_end(ctx, f);
   // Elements are big-endian.
   const std::size_t size = dtype_size(t);
