@@ -500,8 +500,8 @@ without gradients, such as batch-norm's running statistics), as an alist of dott
 (defun nn:save (model file &key optimizer)
   "(nn:save MODEL FILE &key optimizer) Saves MODEL's parameters and buffers, and OPTIMIZER's
 state when given, to the safetensors FILE."
-  (save-safetensors file (append (nn:state model)
-                                 (when optimizer (optim:state optimizer model)))))
+  (save-safetensors (append (nn:state model) (when optimizer (optim:state optimizer model)))
+                    file))
 
 (defun nn:load (model file &key optimizer)
   "(nn:load MODEL FILE &key optimizer) Loads MODEL's parameters and buffers (and OPTIMIZER's
