@@ -13,3 +13,43 @@
 ;; Issue 19: a NUL byte inside a list made the reader loop until memory ran out.
 (show (read-from-string (concat "(1 " (code-char 0) " 2)")))
 (show (read-from-string (concat "(a" (code-char 0) ")")))
+
+;; Issue 19: circular lists hung assoc, member, position, union, equal and printing.
+(defun circular (&rest items)
+  "(circular ITEM...) A list of ITEMs whose last cell points back to the first."
+  (let ((l (copy-list items))) (setf (cdr (last l)) l) l))
+(defparameter *c* (circular 1 2 3))
+(show (length *c*))
+(show (member 5 *c*))
+(show (member 5 *c* #'eql))
+(show (assoc 5 *c*))
+(show (position 5 *c*))
+(show (union *c* '(1)))
+(show (nth 1000000000000 *c*))
+(show (reverse *c*))
+(show (mapcar #'1+ *c*))
+(show (string-join *c*))
+(show (apply #'+ *c*))
+(print (mapcar #'+ *c* '(10 20 30 40 50)))  ; stops at the shorter list, as it should
+(print (member 2 *c*))
+(print *c*)
+(let ((tail (circular 2 3))) (print (cons 1 tail)))
+(let ((x (list 1 2))) (setf (car x) x) (print x))
+(let ((v (vector 1 2))) (setf (aref v 1) v) (print v))
+(let ((x (list 'a)))
+  (print (list x x))
+  (let ((*print-circle* t)) (print (list x x))))
+(print (format nil "~a" *c*))
+(print (equal *c* *c*))
+(print (equal (circular 1 2) (circular 1 2 1 2)))
+(print (equal (circular 1 2) (circular 1 3)))
+(let ((a (list 1)) (b (list 1)))
+  (setf (car a) a (car b) b)
+  (print (equal a b)))
+
+;; Issue 19: apply with ten million arguments ran out of value stack with a message about
+;; "0 active calls"; now the limit is named.
+(show (apply #'+ (make-list 2000000 1)))
+(show (funcall (lambda () (apply #'+ (make-list 2000000 1)))))
+(print (apply #'+ (make-list 100000 1)))
+(print (= call-arguments-limit 1048576))
