@@ -19,22 +19,6 @@ Value nth_cdr(Interp& in, const char* fn, Value list, std::int64_t n, int arg) {
   return walk.cell();
 }
 
-// True when following cdrs from `list` comes back to a cell already seen (Brent's method).
-bool is_circular(Value list) {
-  Value saved = list;
-  std::size_t steps = 0;
-  std::size_t limit = 2;
-  for (Value v = list; is_cons(v);) {
-    v = cdr(v);
-    if (v.same(saved) && is_cons(v)) return true;
-    if (++steps == limit) {
-      saved = v;
-      limit *= 2;
-      steps = 0;
-    }
-  }
-  return false;
-}
 
 // Builds lists in order while keeping the head rooted on the value stack.
 class ListBuilder {
@@ -91,6 +75,22 @@ Value key_of(Interp& in, Value key, Value v) {
 }
 
 }  // namespace
+
+bool is_circular(Value list) {
+  Value saved = list;
+  std::size_t steps = 0;
+  std::size_t limit = 2;
+  for (Value v = list; is_cons(v);) {
+    v = cdr(v);
+    if (v.same(saved) && is_cons(v)) return true;
+    if (++steps == limit) {
+      saved = v;
+      limit *= 2;
+      steps = 0;
+    }
+  }
+  return false;
+}
 
 void register_list_builtins(Interp& in) {
   TL_BUILTIN(in, "cons", 2, 2, "(cons A B)", "A new pair whose car is A and cdr is B.",

@@ -594,7 +594,7 @@ Value Interp::eval_toplevel(Value form) {
     }
     push(expanded);
   }
-  if (is_cons(expanded) && car(expanded).same(Value::object(S.progn))) {
+  if (is_cons(expanded) && car(expanded).same(Value::object(S.progn)) && !is_circular(expanded)) {
     Value result;
     Span outer = current_form_span;
     for (Value v = cdr(expanded); is_cons(v); v = cdr(v)) {

@@ -297,6 +297,10 @@ void print_string(std::string& out, const std::string& s, bool readably);
 // The phase an error of condition `type` is reported in: read, shape, device or eval.
 const char* error_phase(std::string_view type);
 
+// True when following cdrs from `list` comes back to a cell already passed (Brent's method:
+// linear time, no memory).
+bool is_circular(Value list);
+
 // Equality predicates.
 bool eql(Value a, Value b);
 bool equal(Value a, Value b);

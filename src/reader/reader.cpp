@@ -157,6 +157,7 @@ ReadStatus Reader::next(Value& out, Span& span) {
 
 Value Reader::read_form(Span& span) {
   if (interp_.stack_low()) fail(here(), "forms nested too deeply to read");
+  poll();
   skip_space();
   if (at_end()) throw Incomplete{here(), "the input ends where a form should be"};
   span = here();
@@ -311,6 +312,7 @@ Value Reader::read_string(Span open) {
     }
     text += c;
     advance();
+    poll();
   }
 }
 
