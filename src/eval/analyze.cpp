@@ -2,6 +2,7 @@
 // The analyzer: expands macros and turns a form into a node tree with every variable resolved
 // to a lexical address (frame depth, slot) or a global symbol. Special forms live here.
 #include <algorithm>
+#include <unordered_map>
 
 #include "eval/interp.h"
 
@@ -9,9 +10,34 @@ namespace tl::eval {
 
 namespace {
 
+// How many scopes now being analyzed bind each symbol. Most symbols looked up are globals and
+// special forms, which no scope binds: the count answers for them without a walk over every
+// enclosing scope, which made deeply nested code quadratic to compile (issue 19: 100,000
+// nested lets took half a minute).
+using BindingCounts = std::unordered_map<Symbol*, std::uint32_t>;
+
 struct Scope {
+  Scope(Scope* parent_scope, BindingCounts& counts) : parent(parent_scope), counts_(counts) {}
+  ~Scope() {
+    for (Symbol* s : names) {
+      if (s == nullptr) continue;
+      auto it = counts_.find(s);
+      if (--it->second == 0) counts_.erase(it);
+    }
+  }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+  // Adds a slot named `sym` (null for a slot no name refers to).
+  void add(Symbol* sym) {
+    names.push_back(sym);
+    if (sym != nullptr) ++counts_[sym];
+  }
+
   Scope* parent;
   std::vector<Symbol*> names;  // slot i holds names[i]; later names shadow earlier ones
+
+ private:
+  BindingCounts& counts_;
 };
 
 struct BlockRef {
@@ -79,6 +105,7 @@ class Analyzer {
 
   Interp& in_;
   CodeUnit* unit_;
+  BindingCounts bound_;  // declared before any Scope that refers to it
   Scope* scope_ = nullptr;
   std::vector<BlockRef> blocks_;
   // Closures created so far. A scope whose analysis creates none has a frame that nothing can
@@ -90,6 +117,7 @@ class Analyzer {
 std::size_t Analyzer::list_length(Value list, Span span, const char* what) {
   std::size_t n = 0;
   Value v = list;
+  if (is_circular(list)) fail(span, std::string(what) + ": malformed form (a circular list)");
   for (; is_cons(v); v = cdr(v)) ++n;
   if (!v.is_nil()) fail(span, std::string(what) + ": malformed form (a dotted list)");
   return n;
@@ -97,6 +125,7 @@ std::size_t Analyzer::list_length(Value list, Span span, const char* what) {
 
 bool Analyzer::lookup(Symbol* sym, std::uint32_t& depth, std::uint32_t& index) const {
   depth = 0;
+  if (!bound_.contains(sym)) return false;
   for (const Scope* s = scope_; s != nullptr; s = s->parent, ++depth) {
     for (std::size_t i = s->names.size(); i-- > 0;) {
       if (s->names[i] == sym) {
@@ -162,6 +191,8 @@ Node* Analyzer::analyze_seq(NodeKind kind, Value forms, Span span) {
 }
 
 Node* Analyzer::analyze_list(Value form, Span span) {
+  // Code that eval or a macro built may be circular; walking it would never end (issue 19).
+  if (is_circular(form)) fail(span, "cannot compile a circular form");
   Value head = car(form);
   const char* name = nullptr;
   if (is_symbol(head)) {
@@ -311,6 +342,7 @@ Node* Analyzer::analyze_let(Value form, Span span, bool sequential) {
   Span bindings_span = span_of_cell(cdr(form), span);
   if (!is_list(bindings)) fail(bindings_span, std::string(what) + ": bindings must be a list, got " + in_.repr(bindings));
   if (bindings.is_nil()) return analyze_body(nth_cell(form, 2), span);  // no frame at all
+  if (is_circular(bindings)) fail(bindings_span, std::string(what) + ": the bindings are a circular list");
   if (sequential) {
     // (let* (a... *special* b...) body) is (let* (a... *special*) (let* (b...) body)), so the
     // inits after a special binding see its new value.
@@ -331,7 +363,7 @@ Node* Analyzer::analyze_let(Value form, Span span, bool sequential) {
   auto* let = make<LetNode>(span);
   let->sequential = sequential;
   std::size_t lambdas_before = lambdas_;
-  Scope inner{scope_, {}};
+  Scope inner(scope_, bound_);
   std::vector<std::pair<Symbol*, std::uint32_t>> specials;
   if (sequential) scope_ = &inner;  // let*: each init sees the bindings before it
   for (Value b = bindings; is_cons(b); b = cdr(b)) {
@@ -354,9 +386,9 @@ Node* Analyzer::analyze_let(Value form, Span span, bool sequential) {
     auto slot = static_cast<std::uint32_t>(inner.names.size());
     if (sym->sym_flags & kSymSpecial) {
       specials.emplace_back(sym, slot);
-      inner.names.push_back(nullptr);  // the slot holds the value; the name stays global
+      inner.add(nullptr);  // the slot holds the value; the name stays global
     } else {
-      inner.names.push_back(sym);
+      inner.add(sym);
     }
   }
   scope_ = &inner;
@@ -390,7 +422,8 @@ Node* Analyzer::analyze_lambda(Value params, Value body, Span span, Value name) 
   if (params.is_obj()) unit_->constants.push_back(params);
   std::string who = is_symbol(name) ? as_symbol(name)->name : std::string("lambda");
   if (!is_list(params)) fail(span, who + ": the parameter list must be a list, got " + in_.repr(params));
-  Scope frame{scope_, {}};
+  if (is_circular(params)) fail(span, who + ": the parameter list is circular");
+  Scope frame(scope_, bound_);
   scope_ = &frame;
   std::vector<std::pair<Symbol*, std::uint32_t>> specials;
   auto add_var = [&](Value v, Span vspan) -> std::uint32_t {
@@ -401,10 +434,10 @@ Node* Analyzer::analyze_lambda(Value params, Value body, Span span, Value name) 
     auto slot = static_cast<std::uint32_t>(frame.names.size());
     if (as_symbol(v)->sym_flags & kSymSpecial) {
       // A special variable as a parameter is bound dynamically around the body.
-      frame.names.push_back(nullptr);
+      frame.add(nullptr);
       specials.emplace_back(as_symbol(v), slot);
     } else {
-      frame.names.push_back(as_symbol(v));
+      frame.add(as_symbol(v));
     }
     return slot;
   };
@@ -555,7 +588,7 @@ Node* Analyzer::analyze_block(Value form, Span span) {
   Symbol* sym = name.is_nil() ? nullptr : as_symbol(name);
   auto* block = make<BlockNode>(span, sym);
   // A block outside any frame gets one of its own, for a tag that a closure may need.
-  Scope own{scope_, {}};
+  Scope own(scope_, bound_);
   bool top = scope_ == nullptr;
   if (top) scope_ = &own;
   blocks_.push_back(BlockRef{sym, block, false, scope_, lambda_depth_});
@@ -591,7 +624,7 @@ Node* Analyzer::analyze_return_from(Value form, Span span) {
         BlockNode* block = it->node;
         if (block->tag_slot < 0) {
           block->tag_slot = static_cast<std::int32_t>(it->scope->names.size());
-          it->scope->names.push_back(nullptr);
+          it->scope->add(nullptr);
         }
         std::uint32_t depth = 0;
         for (Scope* s = scope_; s != nullptr && s != it->scope; s = s->parent) ++depth;
@@ -636,10 +669,10 @@ Node* Analyzer::analyze_handler_case(Value form, Span span) {
     if (!is_list(vars) || list_length(vars, cspan, "handler-case") > 1) {
       fail(cspan, "handler-case: expected () or (VAR) after the condition type");
     }
-    Scope inner{scope_, {}};
+    Scope inner(scope_, bound_);
     if (is_cons(vars)) {
       if (!is_symbol(car(vars))) fail(cspan, "handler-case: the variable must be a symbol");
-      inner.names.push_back(as_symbol(car(vars)));
+      inner.add(as_symbol(car(vars)));
       hcl.has_var = true;
       scope_ = &inner;
     }

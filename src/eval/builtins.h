@@ -42,21 +42,54 @@ inline HashTable* arg_hash(Interp& in, const char* fn, Value* args, int i) {
   return as_hash(args[i]);
 }
 
-// Length of a proper list; a type error naming fn and the argument for a dotted or circular
-// list (found by advancing a second cursor at half speed).
-inline std::size_t proper_length(Interp& in, const char* fn, Value list, int arg) {
-  std::size_t n = 0;
-  Value v = list;
-  Value slow = list;
-  for (; is_cons(v); v = cdr(v)) {
-    ++n;
-    if ((n & 1) == 0) {
-      slow = cdr(slow);
-      if (slow.same(cdr(v))) in.type_error(fn, arg, "a proper list, not a circular one", list);
+// Walks the cells of a list that is argument `arg` of builtin `fn`. No walk can spin: every
+// few thousand cells it polls for Ctrl-C, and a circular list is a type error (Brent's cycle
+// detection: each cell is compared with one saved at every power-of-two step, so a cycle is
+// found within two trips around it at the cost of one comparison per cell). Issue 19.
+class ListWalk {
+ public:
+  ListWalk(Interp& in, const char* fn, int arg, Value list)
+      : in_(in), fn_(fn), arg_(arg), list_(list), cell_(list), saved_(list) {}
+  bool done() const { return !is_cons(cell_); }
+  Value cell() const { return cell_; }
+  Value item() const { return car(cell_); }
+  std::size_t index() const { return count_; }
+  void next() {
+    cell_ = cdr(cell_);
+    ++count_;
+    if (cell_.same(saved_) && is_cons(cell_)) in_.circular_list_error(fn_, arg_, list_);
+    if (++steps_ == limit_) {
+      saved_ = cell_;
+      limit_ *= 2;
+      steps_ = 0;
     }
+    if ((count_ & kPollMask) == 0) in_.check_interrupt();
   }
-  if (!v.is_nil()) in.type_error(fn, arg, "a proper list", list);
-  return n;
+  // Once done(): a type error when the list ended in an atom other than nil.
+  void require_proper() const {
+    if (!cell_.is_nil()) in_.type_error(fn_, arg_, "a proper list", list_);
+  }
+
+ private:
+  static constexpr std::size_t kPollMask = 0xfff;
+  Interp& in_;
+  const char* fn_;
+  int arg_;
+  Value list_;
+  Value cell_;
+  Value saved_;
+  std::size_t count_ = 0;
+  std::size_t steps_ = 0;
+  std::size_t limit_ = 2;
+};
+
+// Length of a proper list; a type error naming fn and the argument for a dotted or circular
+// list.
+inline std::size_t proper_length(Interp& in, const char* fn, Value list, int arg) {
+  ListWalk walk(in, fn, arg, list);
+  while (!walk.done()) walk.next();
+  walk.require_proper();
+  return walk.index();
 }
 
 // Collects list items into a C++ vector (items stay reachable through the list).

@@ -150,12 +150,14 @@ void register_core_builtins(Interp& in) {
                              Interp::StackMark mark(in);
                              Value* base = in.sp;
                              for (N i = 1; i + 1 < n; ++i) in.push(a[i]);
-                             Value v = a[n - 1];
-                             for (; is_cons(v); v = cdr(v)) in.push(car(v));
-                             if (!v.is_nil()) in.type_error("apply", static_cast<int>(n), "a list", a[n - 1]);
+                             in.push_spread_arguments(base, a[n - 1], static_cast<int>(n));
                              return in.apply(a[0], base, static_cast<N>(in.sp - base));
                            });
   in.apply_native = apply.o;
+  Symbol* limit = in.intern("call-arguments-limit");
+  in.set_global(limit, Value::integer(static_cast<std::int64_t>(Interp::kCallArgumentsLimit)));
+  limit->sym_flags |= kSymConstant;
+  limit->doc = in.make_string("The most arguments one function call can take (apply checks it).");
   in.permanent.push_back(funcall);
   in.permanent.push_back(apply);
   TL_BUILTIN(in, "eval", 1, 1, "(eval FORM)", "Evaluates FORM in the global environment.",

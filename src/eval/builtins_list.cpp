@@ -12,11 +12,13 @@ namespace {
 using Args = Value*;
 using N = std::uint32_t;
 
-Value nth_cdr(Interp& in, const char* fn, Value list, std::int64_t n) {
+Value nth_cdr(Interp& in, const char* fn, Value list, std::int64_t n, int arg) {
   if (n < 0) in.error("index-error", std::string(fn) + ": index must be non-negative, got " + std::to_string(n));
-  for (; n > 0 && is_cons(list); --n) list = cdr(list);
-  return list;
+  ListWalk walk(in, fn, arg, list);
+  for (; n > 0 && !walk.done(); --n) walk.next();
+  return walk.cell();
 }
+
 
 // Builds lists in order while keeping the head rooted on the value stack.
 class ListBuilder {
@@ -60,7 +62,7 @@ Value sequence_elt(Interp& in, const char* fn, Value seq, std::int64_t i) {
     return in.make_string(std::string(1, s[static_cast<std::size_t>(i)]));
   }
   if (is_list(seq)) {
-    Value cell = nth_cdr(in, fn, seq, i);
+    Value cell = nth_cdr(in, fn, seq, i, 1);
     if (!is_cons(cell)) in.error("index-error", std::string(fn) + ": index " + std::to_string(i) + " out of range for a list of length " + std::to_string(proper_length(in, fn, seq, 1)));
     return car(cell);
   }
@@ -73,6 +75,22 @@ Value key_of(Interp& in, Value key, Value v) {
 }
 
 }  // namespace
+
+bool is_circular(Value list) {
+  Value saved = list;
+  std::size_t steps = 0;
+  std::size_t limit = 2;
+  for (Value v = list; is_cons(v);) {
+    v = cdr(v);
+    if (v.same(saved) && is_cons(v)) return true;
+    if (++steps == limit) {
+      saved = v;
+      limit *= 2;
+      steps = 0;
+    }
+  }
+  return false;
+}
 
 void register_list_builtins(Interp& in) {
   TL_BUILTIN(in, "cons", 2, 2, "(cons A B)", "A new pair whose car is A and cdr is B.",
@@ -118,9 +136,9 @@ void register_list_builtins(Interp& in) {
                if (n == 0) return nil();
                ListBuilder out(in);
                for (N i = 0; i + 1 < n; ++i) {
-                 Value v = a[i];
-                 for (; is_cons(v); v = cdr(v)) out.add(car(v));
-                 if (!v.is_nil()) in.type_error("append", static_cast<int>(i + 1), "a proper list", a[i]);
+                 ListWalk walk(in, "append", static_cast<int>(i + 1), a[i]);
+                 for (; !walk.done(); walk.next()) out.add(walk.item());
+                 walk.require_proper();
                }
                out.set_tail(a[n - 1]);
                return out.result();
@@ -155,23 +173,24 @@ void register_list_builtins(Interp& in) {
                  return in.make_vector(std::move(items));
                }
                arg_list(in, "reverse", a, 0);
-               Value r = nil();
-               Value v = a[0];
-               for (; is_cons(v); v = cdr(v)) r = in.cons(car(v), r);
-               if (!v.is_nil()) in.type_error("reverse", 1, "a proper list", a[0]);
-               return r;
+               Interp::StackMark mark(in);
+               in.push(nil());
+               ListWalk walk(in, "reverse", 1, a[0]);
+               for (; !walk.done(); walk.next()) in.sp[-1] = in.cons(walk.item(), in.sp[-1]);
+               walk.require_proper();
+               return in.sp[-1];
              });
   TL_BUILTIN(in, "nth", 2, 2, "(nth N LIST)", "Element N (from 0) of LIST, or nil past the end.",
              [](Interp& in, Args a, N) -> Value {
                std::int64_t k = arg_int(in, "nth", a, 0);
                arg_list(in, "nth", a, 1);
-               return car(nth_cdr(in, "nth", a[1], k));
+               return car(nth_cdr(in, "nth", a[1], k, 2));
              });
   TL_BUILTIN(in, "nthcdr", 2, 2, "(nthcdr N LIST)", "LIST without its first N elements.",
              [](Interp& in, Args a, N) -> Value {
                std::int64_t k = arg_int(in, "nthcdr", a, 0);
                arg_list(in, "nthcdr", a, 1);
-               return nth_cdr(in, "nthcdr", a[1], k);
+               return nth_cdr(in, "nthcdr", a[1], k, 2);
              });
   TL_BUILTIN(in, "elt", 2, 2, "(elt SEQUENCE INDEX)", "Element INDEX of a list, vector or string; an error when out of range.",
              [](Interp& in, Args a, N) { return sequence_elt(in, "elt", a[0], arg_int(in, "elt", a, 1)); });
@@ -258,7 +277,7 @@ void register_list_builtins(Interp& in) {
                std::size_t len = proper_length(in, "last", a[0], 1);
                if (k < 0) in.error("type-error", "last: count must be non-negative");
                std::size_t skip = static_cast<std::size_t>(k) >= len ? 0 : len - static_cast<std::size_t>(k);
-               return nth_cdr(in, "last", a[0], static_cast<std::int64_t>(skip));
+               return nth_cdr(in, "last", a[0], static_cast<std::int64_t>(skip), 1);
              });
   TL_BUILTIN(in, "butlast", 1, 2, "(butlast LIST [N])", "A new list of all but the last element (or last N).",
              [](Interp& in, Args a, N n) -> Value {
@@ -276,9 +295,9 @@ void register_list_builtins(Interp& in) {
              [](Interp& in, Args a, N) -> Value {
                arg_list(in, "copy-list", a, 0);
                ListBuilder out(in);
-               Value v = a[0];
-               for (; is_cons(v); v = cdr(v)) out.add(car(v));
-               out.set_tail(v);
+               ListWalk walk(in, "copy-list", 1, a[0]);
+               for (; !walk.done(); walk.next()) out.add(walk.item());
+               out.set_tail(walk.cell());
                return out.result();
              });
   TL_BUILTIN(in, "mapcar", 2, -1, "(mapcar FUNCTION LIST...)",
@@ -286,13 +305,18 @@ void register_list_builtins(Interp& in) {
              [](Interp& in, Args a, N n) -> Value {
                arg_function(in, "mapcar", a, 0);
                for (N i = 1; i < n; ++i) arg_list(in, "mapcar", a, static_cast<int>(i));
+               // mapcar stops at the shortest list, so circular lists are fine beside a proper one.
+               bool all_circular = true;
+               for (N i = 1; i < n && all_circular; ++i) all_circular = is_circular(a[i]);
+               if (all_circular) in.circular_list_error("mapcar", 2, a[1]);
                Interp::StackMark mark(in);
                ListBuilder out(in);
                Value* cursors = in.sp;
                for (N i = 1; i < n; ++i) in.push(a[i]);
                Value* call_args = in.sp;
                for (N i = 1; i < n; ++i) in.push(nil());
-               for (;;) {
+               for (std::size_t count = 1;; ++count) {
+                 if ((count & 0xfff) == 0) in.check_interrupt();
                  for (N i = 0; i + 1 < n; ++i) {
                    if (!is_cons(cursors[i])) return out.result();
                    call_args[i] = car(cursors[i]);
@@ -307,8 +331,8 @@ void register_list_builtins(Interp& in) {
                arg_list(in, "mapc", a, 1);
                Interp::StackMark mark(in);
                in.push(nil());
-               for (Value v = a[1]; is_cons(v); v = cdr(v)) {
-                 in.sp[-1] = car(v);
+               for (ListWalk walk(in, "mapc", 2, a[1]); !walk.done(); walk.next()) {
+                 in.sp[-1] = walk.item();
                  in.apply(a[0], in.sp - 1, 1);
                }
                return a[1];
@@ -320,9 +344,9 @@ void register_list_builtins(Interp& in) {
                Interp::StackMark mark(in);
                ListBuilder out(in);
                in.push(nil());
-               for (Value v = a[1]; is_cons(v); v = cdr(v)) {
-                 in.sp[-1] = car(v);
-                 if (!in.apply(a[0], in.sp - 1, 1).truthy()) out.add(car(v));
+               for (ListWalk walk(in, "remove-if", 2, a[1]); !walk.done(); walk.next()) {
+                 in.sp[-1] = walk.item();
+                 if (!in.apply(a[0], in.sp - 1, 1).truthy()) out.add(walk.item());
                }
                return out.result();
              });
@@ -333,9 +357,9 @@ void register_list_builtins(Interp& in) {
                Interp::StackMark mark(in);
                ListBuilder out(in);
                in.push(nil());
-               for (Value v = a[1]; is_cons(v); v = cdr(v)) {
-                 in.sp[-1] = car(v);
-                 if (in.apply(a[0], in.sp - 1, 1).truthy()) out.add(car(v));
+               for (ListWalk walk(in, "remove-if-not", 2, a[1]); !walk.done(); walk.next()) {
+                 in.sp[-1] = walk.item();
+                 if (in.apply(a[0], in.sp - 1, 1).truthy()) out.add(walk.item());
                }
                return out.result();
              });
@@ -343,8 +367,8 @@ void register_list_builtins(Interp& in) {
              [](Interp& in, Args a, N) -> Value {
                arg_list(in, "remove", a, 1);
                ListBuilder out(in);
-               for (Value v = a[1]; is_cons(v); v = cdr(v)) {
-                 if (!equal(car(v), a[0])) out.add(car(v));
+               for (ListWalk walk(in, "remove", 2, a[1]); !walk.done(); walk.next()) {
+                 if (!equal(walk.item(), a[0])) out.add(walk.item());
                }
                return out.result();
              });
@@ -383,8 +407,8 @@ void register_list_builtins(Interp& in) {
   TL_BUILTIN(in, "assoc", 2, 3, "(assoc KEY ALIST [TEST])", "The first pair in ALIST whose car matches KEY (`equal`, or TEST).",
              [](Interp& in, Args a, N n) -> Value {
                arg_list(in, "assoc", a, 1);
-               for (Value v = a[1]; is_cons(v); v = cdr(v)) {
-                 Value pair = car(v);
+               for (ListWalk walk(in, "assoc", 2, a[1]); !walk.done(); walk.next()) {
+                 Value pair = walk.item();
                  if (!is_cons(pair)) continue;
                  if (n == 3 ? in.call(a[2], {a[0], car(pair)}).truthy() : equal(a[0], car(pair))) return pair;
                }
@@ -393,8 +417,9 @@ void register_list_builtins(Interp& in) {
   TL_BUILTIN(in, "member", 2, 3, "(member ITEM LIST [TEST])", "The tail of LIST starting at the first element `equal` to ITEM.",
              [](Interp& in, Args a, N n) -> Value {
                arg_list(in, "member", a, 1);
-               for (Value v = a[1]; is_cons(v); v = cdr(v)) {
-                 if (n == 3 ? in.call(a[2], {a[0], car(v)}).truthy() : equal(a[0], car(v))) return v;
+               for (ListWalk walk(in, "member", 2, a[1]); !walk.done(); walk.next()) {
+                 Value item = walk.item();
+                 if (n == 3 ? in.call(a[2], {a[0], item}).truthy() : equal(a[0], item)) return walk.cell();
                }
                return nil();
              });
@@ -413,8 +438,8 @@ void register_list_builtins(Interp& in) {
                  return pos == std::string::npos ? nil() : Value::integer(static_cast<std::int64_t>(pos));
                }
                arg_list(in, "position", a, 1);
-               for (Value v = a[1]; is_cons(v); v = cdr(v), ++i) {
-                 if (equal(car(v), a[0])) return Value::integer(i);
+               for (ListWalk walk(in, "position", 2, a[1]); !walk.done(); walk.next()) {
+                 if (equal(walk.item(), a[0])) return Value::integer(static_cast<std::int64_t>(walk.index()));
                }
                return nil();
              });
@@ -422,8 +447,8 @@ void register_list_builtins(Interp& in) {
              [](Interp& in, Args a, N) -> Value {
                arg_function(in, "find-if", a, 0);
                arg_list(in, "find-if", a, 1);
-               for (Value v = a[1]; is_cons(v); v = cdr(v)) {
-                 if (in.call(a[0], {car(v)}).truthy()) return car(v);
+               for (ListWalk walk(in, "find-if", 2, a[1]); !walk.done(); walk.next()) {
+                 if (in.call(a[0], {walk.item()}).truthy()) return walk.item();
                }
                return nil();
              });
@@ -499,7 +524,7 @@ void register_list_builtins(Interp& in) {
                  return in.make_vector(std::vector<Value>(items.begin() + start, items.begin() + end));
                }
                ListBuilder out(in);
-               Value v = nth_cdr(in, "subseq", a[0], start);
+               Value v = nth_cdr(in, "subseq", a[0], start, 1);
                for (std::size_t i = s; i < e; ++i, v = cdr(v)) out.add(car(v));
                return out.result();
              });

@@ -238,10 +238,11 @@ void register_string_builtins(Interp& in) {
                std::string sep = n == 2 ? arg_string(in, "string-join", a, 1)->text : "";
                std::string out;
                bool first = true;
-               for (Value v = a[0]; is_cons(v); v = cdr(v)) {
+               for (ListWalk walk(in, "string-join", 1, a[0]); !walk.done(); walk.next()) {
                  if (!first) out += sep;
                  first = false;
-                 out += is_string(car(v)) ? as_string(car(v))->text : princ_string(in, car(v));
+                 Value item = walk.item();
+                 out += is_string(item) ? as_string(item)->text : princ_string(in, item);
                }
                return in.make_string(std::move(out));
              });

@@ -451,9 +451,9 @@ Value Interp::run(Node* node, Env* env) {
             if (nargs < 2) break;
             Value spread = args[nargs - 1];
             --sp;
-            --nargs;
-            for (; is_cons(spread); spread = cdr(spread), ++nargs) push(car(spread));
-            if (!spread.is_nil()) error_at(n->span, "type-error", "apply: the last argument must be a list");
+            call_site = n->span;
+            push_spread_arguments(args + 1, spread, static_cast<int>(nargs));
+            nargs = static_cast<std::uint32_t>(sp - args);
           }
           fn = args[0];
           ++args;
@@ -594,7 +594,7 @@ Value Interp::eval_toplevel(Value form) {
     }
     push(expanded);
   }
-  if (is_cons(expanded) && car(expanded).same(Value::object(S.progn))) {
+  if (is_cons(expanded) && car(expanded).same(Value::object(S.progn)) && !is_circular(expanded)) {
     Value result;
     Span outer = current_form_span;
     for (Value v = cdr(expanded); is_cons(v); v = cdr(v)) {

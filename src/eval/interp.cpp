@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "eval/builtins.h"
 #include "reader/reader.h"
 #include "support/search_path.h"
 
@@ -131,6 +132,14 @@ void Interp::init_symbols() {
   S.declare = intern("declare");
   S.argv = intern("*argv*");
   S.load_file = intern("*load-file*");
+  S.print_circle = intern("*print-circle*");
+  S.print_circle->bound = true;
+  S.print_circle->sym_flags |= kSymSpecial;
+  S.print_circle->doc = make_string(
+      "*print-circle* When true, the printer labels every object it reaches more than once: "
+      "(let ((x (list 1))) (list x x)) prints as (#1=(1) #1#). When false (the default) only "
+      "the objects a cycle comes back to are labelled, so circular structure still prints, as "
+      "#1=(1 2 . #1#), and printing never loops forever.");
   // The built-in condition types: (type parent).
   static const char* const kConditions[][2] = {
       {"error", "condition"},
@@ -269,6 +278,20 @@ void Interp::collect() {
   }, fstack_base, fstack_end);
 }
 
+void Interp::push_spread_arguments(Value* base, Value list, int arg) {
+  ListWalk walk(*this, "apply", arg, list);
+  for (; !walk.done(); walk.next()) {
+    if (static_cast<std::size_t>(sp - base) == kCallArgumentsLimit) {
+      std::size_t total = static_cast<std::size_t>(sp - base) + proper_length(*this, "apply", walk.cell(), arg);
+      error("program-error", "apply: " + std::to_string(total) + " arguments are more than one call can take (" +
+                                 "call-arguments-limit is " + std::to_string(kCallArgumentsLimit) +
+                                 "); use reduce to combine a long list");
+    }
+    push(walk.item());
+  }
+  walk.require_proper();
+}
+
 // --- errors --------------------------------------------------------------------------------
 
 const char* error_phase(std::string_view type) {
@@ -300,6 +323,13 @@ void Interp::type_error(std::string_view fn, int arg, std::string_view expected,
   if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
   error("type-error", std::string(fn) + ": argument " + std::to_string(arg) + " must be " +
                           std::string(expected) + ", got " + shown + " (" + type_name(got) + ")");
+}
+
+void Interp::circular_list_error(std::string_view fn, int arg, Value list) {
+  std::string shown = repr(list);
+  if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
+  error("type-error", std::string(fn) + ": argument " + std::to_string(arg) +
+                          " is a circular list: " + shown);
 }
 
 void Interp::stack_overflow() {

@@ -42,7 +42,7 @@ struct WellKnown {
   Symbol *t, *quote, *quasiquote, *unquote, *unquote_splicing, *function, *lambda,
       *named_lambda, *if_, *progn, *let, *let_star, *setq, *and_, *or_, *while_, *block,
       *return_from, *unwind_protect, *handler_case, *macrolet, *optional, *rest, *body, *key,
-      *allow_other_keys, *aux, *error, *condition, *declare, *argv, *load_file;
+      *allow_other_keys, *aux, *error, *condition, *declare, *argv, *load_file, *print_circle;
 };
 
 // One active function call, for backtraces.
@@ -164,6 +164,12 @@ class Interp {
   // Calls any function value with arguments that are already rooted (e.g. on the stack).
   Value apply(Value fn, Value* args, std::uint32_t nargs);
   Value call(Value fn, std::initializer_list<Value> args);
+  // The most arguments one call can take (call-arguments-limit): apply checks it before
+  // spreading a list on the value stack.
+  static constexpr std::size_t kCallArgumentsLimit = std::size_t{1} << 20;
+  // Pushes the elements of `list`, the last argument (number `arg`) of apply, after `base`;
+  // a type error for a dotted or circular list, a program error past kCallArgumentsLimit.
+  void push_spread_arguments(Value* base, Value list, int arg);
   // Runs compiled code. `env` must be reachable from the roots.
   Value run(Node* node, Env* env);
   // The less frequent forms, out of run's way (control.cpp).
@@ -202,6 +208,8 @@ class Interp {
   [[noreturn]] void error_at(Span span, std::string_view type, std::string message);
   // "car: argument 1 must be a list, got 5 (an integer)"
   [[noreturn]] void type_error(std::string_view fn, int arg, std::string_view expected, Value got);
+  // "length: argument 1 is a circular list: #1=(1 2 . #1#)"
+  [[noreturn]] void circular_list_error(std::string_view fn, int arg, Value list);
   [[noreturn]] void stack_overflow();
   // Adds location (if missing) and the current backtrace to an error passing through `span`.
   void decorate(tl::Error& e, Span span);
@@ -237,8 +245,10 @@ class Interp {
   [[noreturn]] void raise_interrupt();
 
   // --- printing and output --------------------------------------------------------------
-  std::string repr(Value v, bool readably = true) const;
-  void print_to(std::string& out, Value v, bool readably) const;
+  // Printing polls for Ctrl-C and labels cyclic structure (see *print-circle*).
+  std::string repr(Value v, bool readably = true);
+  void print_to(std::string& out, Value v, bool readably);
+  bool print_circle() const;  // the value of *print-circle*
   std::string type_name(Value v) const;
   std::function<void(std::string_view)> output;
   void write(std::string_view text) {
@@ -286,6 +296,10 @@ void print_string(std::string& out, const std::string& s, bool readably);
 
 // The phase an error of condition `type` is reported in: read, shape, device or eval.
 const char* error_phase(std::string_view type);
+
+// True when following cdrs from `list` comes back to a cell already passed (Brent's method:
+// linear time, no memory).
+bool is_circular(Value list);
 
 // Equality predicates.
 bool eql(Value a, Value b);

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <unordered_map>
+#include <vector>
 
 #include "eval/interp.h"
 
@@ -53,120 +55,224 @@ void print_string(std::string& out, const std::string& s, bool readably) {
 
 namespace {
 
-void print_value(const Interp& in, std::string& out, Value v, bool readably, int depth);
+// Prints one value. Structure that refers back to itself is printed with labels, as Common
+// Lisp does: #1=(a . #1#). With *print-circle* every object reached twice gets a label; without
+// it only the objects a cycle returns to do, so no structure prints forever (issue 19). Ctrl-C
+// is polled every few thousand objects, since even a finite DAG can print exponentially long.
+class Printer {
+ public:
+  Printer(Interp& in, std::string& out, bool readably)
+      : in_(in), out_(out), readably_(readably) {}
+  ~Printer() {
+    for (Obj* o : visited_) o->marked = 0;
+  }
+  Printer(const Printer&) = delete;
+  Printer& operator=(const Printer&) = delete;
 
-void print_list(const Interp& in, std::string& out, Value v, bool readably, int depth) {
-  Value head = car(v);
-  if (is_symbol(head) && is_cons(cdr(v)) && cdr(cdr(v)).is_nil()) {
-    const char* prefix = nullptr;
-    if (as_symbol(head) == in.S.quote) prefix = "'";
-    else if (as_symbol(head) == in.S.quasiquote) prefix = "`";
-    else if (as_symbol(head) == in.S.unquote) prefix = ",";
-    else if (as_symbol(head) == in.S.unquote_splicing) prefix = ",@";
-    else if (as_symbol(head) == in.S.function) prefix = "#'";
-    if (prefix != nullptr) {
-      out += prefix;
-      print_value(in, out, car(cdr(v)), readably, depth + 1);
-      return;
+  void print(Value v) {
+    if (is_cons(v) || is_kind(v, ObjKind::Vector)) find_labels(v, in_.print_circle());
+    value(v, 0);
+  }
+
+ private:
+  // Marks on the `marked` byte of each object reached, cleared again by the destructor.
+  // Printing never collects, and the collector clears marks anyway, so the byte is free here.
+  static constexpr std::uint8_t kSeen = 2;
+  static constexpr std::uint8_t kOnPath = 4;  // an ancestor of the object being visited
+
+  static bool is_container(Value v) { return is_cons(v) || is_kind(v, ObjKind::Vector); }
+
+  // Walks the structure depth-first (without recursion: lists can be long) and records which
+  // objects need a label: those reached again while still on the path from the root (cycles),
+  // and with `shared`, those reached again at all.
+  void find_labels(Value root, bool shared) {
+    struct Step {
+      Obj* obj;
+      std::size_t next_child;
+    };
+    std::vector<Step> path;
+    auto enter = [&](Value v) {
+      if (!is_container(v)) return;
+      Obj* o = v.o;
+      if (o->marked & kSeen) {
+        if (shared || (o->marked & kOnPath)) labels_.emplace(o, 0);
+        return;
+      }
+      o->marked = kSeen | kOnPath;
+      visited_.push_back(o);
+      path.push_back(Step{o, 0});
+    };
+    enter(root);
+    while (!path.empty()) {
+      poll();
+      Step& top = path.back();
+      Obj* o = top.obj;
+      Value child;
+      bool has_child = false;
+      if (o->kind == ObjKind::Cons) {
+        if (top.next_child < 2) {
+          child = top.next_child == 0 ? static_cast<Cons*>(o)->car : static_cast<Cons*>(o)->cdr;
+          has_child = true;
+        }
+      } else {
+        auto& items = static_cast<Vector*>(o)->items;
+        if (top.next_child < items.size()) {
+          child = items[top.next_child];
+          has_child = true;
+        }
+      }
+      if (!has_child) {
+        o->marked = kSeen;
+        path.pop_back();
+        continue;
+      }
+      ++top.next_child;
+      enter(child);  // may grow `path`, so `top` is not used after this
     }
   }
-  out += '(';
-  bool first = true;
-  Value slow = v;
-  std::size_t count = 0;
-  for (; is_cons(v); v = cdr(v)) {
-    if (!first) out += ' ';
-    first = false;
-    print_value(in, out, car(v), readably, depth + 1);
-    if ((++count & 1) == 0) {
-      slow = cdr(slow);
-      if (slow.same(cdr(v))) {  // the list is circular: stop after one trip around
-        out += " ...)";
+
+  void poll() {
+    if ((++count_ & 0xfff) == 0) in_.check_interrupt();
+  }
+
+  // Prints "#n#" for a labelled object already printed, "#n=" before its first printing.
+  // True when the object is done (a reference).
+  bool label(Obj* o) {
+    if (labels_.empty()) return false;
+    auto it = labels_.find(o);
+    if (it == labels_.end()) return false;
+    if (it->second > 0) {
+      out_ += '#' + std::to_string(it->second) + '#';
+      return true;
+    }
+    it->second = ++next_label_;
+    out_ += '#' + std::to_string(it->second) + '=';
+    return false;
+  }
+
+  bool is_labelled(Value v) const { return !labels_.empty() && is_container(v) && labels_.count(v.o); }
+
+  void list(Value v, int depth) {
+    Value head = car(v);
+    Value rest = cdr(v);
+    if (is_symbol(head) && is_cons(rest) && cdr(rest).is_nil() && !is_labelled(rest)) {
+      const char* prefix = nullptr;
+      if (as_symbol(head) == in_.S.quote) prefix = "'";
+      else if (as_symbol(head) == in_.S.quasiquote) prefix = "`";
+      else if (as_symbol(head) == in_.S.unquote) prefix = ",";
+      else if (as_symbol(head) == in_.S.unquote_splicing) prefix = ",@";
+      else if (as_symbol(head) == in_.S.function) prefix = "#'";
+      if (prefix != nullptr) {
+        out_ += prefix;
+        value(car(rest), depth + 1);
         return;
       }
     }
+    out_ += '(';
+    value(head, depth + 1);
+    for (v = rest; is_cons(v); v = cdr(v)) {
+      if (is_labelled(v)) break;  // the tail is shared: printed as . #n# or . #n=(...)
+      poll();
+      out_ += ' ';
+      value(car(v), depth + 1);
+    }
+    if (!v.is_nil()) {
+      out_ += " . ";
+      value(v, depth + 1);
+    }
+    out_ += ')';
   }
-  if (!v.is_nil()) {
-    out += " . ";
-    print_value(in, out, v, readably, depth + 1);
-  }
-  out += ')';
-}
 
-void print_value(const Interp& in, std::string& out, Value v, bool readably, int depth) {
-  if (depth > kMaxPrintDepth) {
-    out += "...";
-    return;
-  }
-  switch (v.tag) {
-    case Tag::Nil: out += "nil"; return;
-    case Tag::Int: out += std::to_string(v.i); return;
-    case Tag::Float: print_float(out, v.f); return;
-    case Tag::Obj: break;
-  }
-  switch (v.o->kind) {
-    case ObjKind::Cons: print_list(in, out, v, readably, depth); return;
-    case ObjKind::Symbol: {
-      Symbol* s = as_symbol(v);
-      if (s->is_keyword()) out += ':';
-      out += s->name;
+  void value(Value v, int depth) {
+    if (depth > kMaxPrintDepth) {
+      out_ += "...";
       return;
     }
-    case ObjKind::String: print_string(out, as_string(v)->text, readably); return;
-    case ObjKind::Vector: {
-      out += "#(";
-      bool first = true;
-      for (const Value& item : as_vector(v)->items) {
-        if (!first) out += ' ';
-        first = false;
-        print_value(in, out, item, readably, depth + 1);
+    switch (v.tag) {
+      case Tag::Nil: out_ += "nil"; return;
+      case Tag::Int: out_ += std::to_string(v.i); return;
+      case Tag::Float: print_float(out_, v.f); return;
+      case Tag::Obj: break;
+    }
+    poll();
+    switch (v.o->kind) {
+      case ObjKind::Cons:
+        if (!label(v.o)) list(v, depth);
+        return;
+      case ObjKind::Symbol: {
+        Symbol* s = as_symbol(v);
+        if (s->is_keyword()) out_ += ':';
+        out_ += s->name;
+        return;
       }
-      out += ')';
-      return;
+      case ObjKind::String: print_string(out_, as_string(v)->text, readably_); return;
+      case ObjKind::Vector: {
+        if (label(v.o)) return;
+        out_ += "#(";
+        bool first = true;
+        for (const Value& item : as_vector(v)->items) {
+          if (!first) out_ += ' ';
+          first = false;
+          value(item, depth + 1);
+        }
+        out_ += ')';
+        return;
+      }
+      case ObjKind::HashTable: {
+        HashTable* h = as_hash(v);
+        const char* test = h->test == HashTest::Eq ? "eq" : h->test == HashTest::Eql ? "eql" : "equal";
+        out_ += "#<hash-table :test " + std::string(test) + " :count " + std::to_string(h->live) + ">";
+        return;
+      }
+      case ObjKind::Closure: {
+        Closure* c = as_closure(v);
+        out_ += "#<function ";
+        out_ += is_symbol(c->name) ? as_symbol(c->name)->name : std::string("lambda");
+        out_ += '>';
+        return;
+      }
+      case ObjKind::Native: out_ += "#<builtin " + as_native(v)->name + ">"; return;
+      case ObjKind::Macro: {
+        Macro* m = as_macro(v);
+        out_ += "#<macro ";
+        out_ += is_symbol(m->name) ? as_symbol(m->name)->name : std::string("anonymous");
+        out_ += '>';
+        return;
+      }
+      case ObjKind::Env: out_ += "#<environment>"; return;
+      case ObjKind::Code: out_ += "#<code>"; return;
+      case ObjKind::Condition: {
+        Condition* c = as_condition(v);
+        out_ += "#<condition ";
+        std::string type_text = in_.repr(c->type, false);
+        out_ += type_text;
+        out_ += ": ";
+        out_ += in_.repr(c->message, false);
+        out_ += '>';
+        return;
+      }
+      case ObjKind::Foreign: static_cast<Foreign*>(v.o)->print(out_); return;
     }
-    case ObjKind::HashTable: {
-      HashTable* h = as_hash(v);
-      const char* test = h->test == HashTest::Eq ? "eq" : h->test == HashTest::Eql ? "eql" : "equal";
-      out += "#<hash-table :test " + std::string(test) + " :count " + std::to_string(h->live) + ">";
-      return;
-    }
-    case ObjKind::Closure: {
-      Closure* c = as_closure(v);
-      out += "#<function ";
-      out += is_symbol(c->name) ? as_symbol(c->name)->name : std::string("lambda");
-      out += '>';
-      return;
-    }
-    case ObjKind::Native: out += "#<builtin " + as_native(v)->name + ">"; return;
-    case ObjKind::Macro: {
-      Macro* m = as_macro(v);
-      out += "#<macro ";
-      out += is_symbol(m->name) ? as_symbol(m->name)->name : std::string("anonymous");
-      out += '>';
-      return;
-    }
-    case ObjKind::Env: out += "#<environment>"; return;
-    case ObjKind::Code: out += "#<code>"; return;
-    case ObjKind::Condition: {
-      Condition* c = as_condition(v);
-      out += "#<condition ";
-      print_value(in, out, c->type, false, depth + 1);
-      out += ": ";
-      print_value(in, out, c->message, false, depth + 1);
-      out += '>';
-      return;
-    }
-    case ObjKind::Foreign: static_cast<Foreign*>(v.o)->print(out); return;
   }
-}
+
+  Interp& in_;
+  std::string& out_;
+  bool readably_;
+  std::vector<Obj*> visited_;                  // objects whose marks find_labels set
+  std::unordered_map<Obj*, int> labels_;       // 0 until printed, then the label's number
+  int next_label_ = 0;
+  std::size_t count_ = 0;
+};
 
 }  // namespace
 
-void Interp::print_to(std::string& out, Value v, bool readably) const {
-  print_value(*this, out, v, readably, 0);
+bool Interp::print_circle() const { return S.print_circle->value.truthy(); }
+
+void Interp::print_to(std::string& out, Value v, bool readably) {
+  Printer(*this, out, readably).print(v);
 }
 
-std::string Interp::repr(Value v, bool readably) const {
+std::string Interp::repr(Value v, bool readably) {
   std::string out;
   print_to(out, v, readably);
   return out;
@@ -198,11 +304,68 @@ std::string Interp::type_name(Value v) const {
 
 bool eql(Value a, Value b) { return a.same(b); }
 
+namespace {
+
+// Compares a and b like `equal`, carrying on from the pairs in `todo`, for structures that may
+// be circular. Objects compared are merged into classes (union-find) on the assumption that they
+// are equal; a pair already in one class is not compared again. Every comparison merges two
+// classes or stops, so the walk ends on any structure, cyclic or not, and a difference is
+// still found wherever it lies (the assumption is only ever used for pairs being compared).
+bool equal_graph(std::vector<std::pair<Value, Value>>& todo) {
+  std::unordered_map<Obj*, Obj*> parent;
+  auto find = [&](Obj* o) {
+    for (;;) {
+      auto it = parent.find(o);
+      if (it == parent.end() || it->second == o) return o;
+      auto up = parent.find(it->second);
+      if (up != parent.end()) it->second = up->second;  // path halving
+      o = it->second;
+    }
+  };
+  while (!todo.empty()) {
+    auto [a, b] = todo.back();
+    todo.pop_back();
+    if (a.same(b)) continue;
+    if (a.tag != Tag::Obj || b.tag != Tag::Obj || a.o->kind != b.o->kind) return false;
+    switch (a.o->kind) {
+      case ObjKind::String:
+        if (as_string(a)->text != as_string(b)->text) return false;
+        continue;
+      case ObjKind::Vector:
+      case ObjKind::Cons: break;
+      default: return false;
+    }
+    Obj* ra = find(a.o);
+    Obj* rb = find(b.o);
+    if (ra == rb) continue;
+    parent[ra] = rb;
+    parent.emplace(rb, rb);
+    if (a.o->kind == ObjKind::Cons) {
+      todo.emplace_back(cdr(a), cdr(b));
+      todo.emplace_back(car(a), car(b));
+    } else {
+      auto& x = as_vector(a)->items;
+      auto& y = as_vector(b)->items;
+      if (x.size() != y.size()) return false;
+      for (std::size_t i = x.size(); i-- > 0;) todo.emplace_back(x[i], y[i]);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 bool equal(Value a, Value b) {
   // Iterative, with an explicit stack of pairs still to compare, so deep structures cannot
-  // exhaust the C stack.
+  // exhaust the C stack. After many steps the structures may be circular (issue 19: equal
+  // on two circular lists never returned), and the rest of the walk remembers what it compared.
+  constexpr std::size_t kPlainSteps = std::size_t{1} << 20;
   std::vector<std::pair<Value, Value>> todo;
-  for (;;) {
+  for (std::size_t steps = 0;; ++steps) {
+    if (steps == kPlainSteps) {
+      todo.emplace_back(a, b);
+      return equal_graph(todo);
+    }
     bool same = a.same(b);
     if (!same) {
       if (a.tag != Tag::Obj || b.tag != Tag::Obj || a.o->kind != b.o->kind) return false;

@@ -157,6 +157,7 @@ ReadStatus Reader::next(Value& out, Span& span) {
 
 Value Reader::read_form(Span& span) {
   if (interp_.stack_low()) fail(here(), "forms nested too deeply to read");
+  poll();
   skip_space();
   if (at_end()) throw Incomplete{here(), "the input ends where a form should be"};
   span = here();
@@ -176,6 +177,11 @@ Value Reader::read_form(Span& span) {
       break;
     case ')':
       fail(span, "unbalanced parenthesis: unexpected ')'");
+    case '\0':
+      // peek() also returns '\0' past the end, but the input has not ended here. A NUL
+      // delimits tokens, so reading it as an atom would make an empty token and no progress
+      // (issue 19: a NUL inside a list read empty symbols until memory ran out).
+      fail(span, "NUL character (byte 0) in the source text");
     case '"':
       advance();
       result = read_string(span);
@@ -306,6 +312,7 @@ Value Reader::read_string(Span open) {
     }
     text += c;
     advance();
+    poll();
   }
 }
 
@@ -333,7 +340,10 @@ Value Reader::read_dispatch(Span start) {
     fail(Span{start.file, start.line, start.col, 2},
          "character syntax '#\\' is not supported; use a one-character string");
   }
-  if (c == '\0') throw Incomplete{start, "'#' at the end of the input"};
+  if (pos_ + 1 >= text_.size()) throw Incomplete{start, "'#' at the end of the input"};
+  if (c == '\0') {
+    fail(Span{start.file, start.line, start.col + 1, 1}, "NUL character (byte 0) in the source text");
+  }
   fail(Span{start.file, start.line, start.col, 2}, std::string("unknown reader syntax '#") + c + "'");
 }
 

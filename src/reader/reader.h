@@ -46,6 +46,10 @@ class Reader {
     return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0';
   }
   bool at_end() const { return pos_ >= text_.size(); }
+  // Lets Ctrl-C stop the reading of a huge text (issue 19); cheap enough to call per character.
+  void poll() {
+    if ((++polls_ & 0xffff) == 0) interp_.check_interrupt();
+  }
   void advance();
 
   eval::Interp& interp_;
@@ -54,6 +58,7 @@ class Reader {
   std::size_t pos_ = 0;
   std::uint32_t line_ = 1;
   std::uint32_t col_ = 1;
+  std::size_t polls_ = 0;
 };
 
 // Parses a number token ("12", "-2.", "1e-3", ".5"); false if it is not one. Sets

@@ -513,6 +513,28 @@ TEST_CASE("api: interrupt stops a running evaluation", "[api]") {
   CHECK(lisp.eval("(let ((n 0)) (dotimes (i 10) (incf n)) n)").as_int() == 10);
 }
 
+// Issue 19: Ctrl-C was ignored while a builtin written in C++ walked a long (or circular) list
+// or printed one; each such loop now polls the interrupt flag every few thousand steps.
+TEST_CASE("api: interrupt reaches loops inside builtins and the printer", "[api]") {
+  tl::Interpreter lisp;
+  lisp.define("request-interrupt", [](tl::Interpreter& l, std::span<const tl::Value>) {
+    l.interrupt();
+    return tl::Value();
+  });
+  lisp.eval("(defparameter *big* (make-list 100000 1))");
+  for (const char* form : {"(length *big*)", "(member 2 *big*)", "(assoc 2 *big*)",
+                           "(position 2 *big*)", "(reverse *big*)", "(append *big* nil)",
+                           "(mapcar #'1+ *big*)", "(prin1-to-string *big*)",
+                           "(format nil \"~a\" *big*)"}) {
+    INFO(form);
+    // No Lisp function runs between the request and the builtin, so only the builtin's own
+    // loop can notice it.
+    tl::Error e = error_of([&] { lisp.eval(std::string("(progn (request-interrupt) ") + form + ")"); });
+    CHECK(e.type() == "interrupt");
+  }
+  CHECK(lisp.eval("(length *big*)").as_int() == 100000);
+}
+
 TEST_CASE("api: check_complete for REPL input", "[api]") {
   tl::Interpreter lisp;
   using RS = tl::Interpreter::ReadStatus;

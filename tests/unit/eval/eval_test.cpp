@@ -586,7 +586,7 @@ TEST_CASE("eval: type errors name the function and the argument", "[eval][errors
         "length: argument 1 must be a proper list, got (1 . 2) (cons)");
   CHECK(ERR_MSG("(funcall 5)") == "cannot call 5: it is not a function");
   CHECK(ERR_TYPE("(let ((f 5)) (funcall f))") == "type-error");
-  CHECK(ERR_MSG("(apply #'+ 1 2)") == "apply: the last argument must be a list");
+  CHECK(ERR_MSG("(apply #'+ 1 2)") == "apply: argument 3 must be a proper list, got 2 (integer)");
   // Long values are shortened in the message.
   std::string msg = ERR_MSG("(car (make-vector 100 12345))");
   CHECK_THAT(msg, Catch::StartsWith("car: argument 1 must be a list, got #(12345 12345"));

@@ -632,3 +632,35 @@ TEST_CASE("reader: absurdly deep nesting is a read-error, not a crash", "[reader
   for (Value v = forms[0]; tl::eval::is_cons(v); v = tl::eval::car(v)) ++depth;
   CHECK(depth == kNesting - 1);  // the innermost () is nil
 }
+
+// Issue 19: a NUL byte inside a list made the reader loop, reading empty symbols, until it ran
+// out of memory. It is a read error at the NUL, wherever it appears outside strings.
+TEST_CASE("reader: a NUL byte is a read error at its position", "[reader]") {
+  tl::Interpreter lisp;
+  Interp& in = lisp.internal();
+  struct Case {
+    std::string text;
+    int line, column;
+  };
+  const std::vector<Case> cases = {
+      {std::string("(1 \0 2)", 7), 1, 4},
+      {std::string("(a\0b)", 5), 1, 3},
+      {std::string("\0", 1), 1, 1},
+      {std::string("(list\n  '\0)", 11), 2, 4},
+      {std::string("#\0", 2), 1, 2},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text.size());
+    tl::Error e = read_error(in, c.text);
+    CHECK(e.type() == "read-error");
+    CHECK(e.message() == "NUL character (byte 0) in the source text");
+    CHECK(e.location().line == c.line);
+    CHECK(e.location().column == c.column);
+    CHECK(e.location().length == 1);
+  }
+  // Inside a string a NUL is an ordinary character.
+  Read r(in, std::string("\"a\0b\"", 5));
+  auto forms = r.all();
+  REQUIRE(forms.size() == 1);
+  CHECK(tl::eval::as_string(forms[0])->text == std::string("a\0b", 3));
+}
