@@ -162,6 +162,16 @@ void register_grad_builtins(Interp& in) {
                    stack.pop_back();
                  }
                }
+               // Like PyTorch's version counter: a node whose source was overwritten in place
+               // would differentiate with the new data (issue 19).
+               for (const Node* n : order) {
+                 if (n->overwritten) {
+                   in.error("type-error", std::string("backward: the loss depends on ") + op_name(n->op) + " (built at " +
+                                              span_text(in, n->span) + ") of a tensor that an assign then wrote in place (at " +
+                                              span_text(in, n->overwritten_at) +
+                                              "): compute the loss again after the assign, or run backward before it");
+                 }
+               }
                Interp::StackMark mark(in);
                Value* base = in.sp;
                for (const Node* n : order) in.push(make_tensor(in, NodeRef(const_cast<Node*>(n))));

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "eval/builtins.h"
+#include "tensor/assign_view.h"
 #include "tensor/tensor_value.h"
 
 namespace tl::tensor {
@@ -158,9 +159,15 @@ void register_prim_builtins(Interp& in) {
                return make_tensor(in, graph_at_call(in).make_copy(arg_tensor(in, "prim:copy", a, 0)));
              });
   TL_BUILTIN(in, "prim:assign", 2, 2, "(prim:assign TARGET VALUE)",
-             "Primitive assign: writes VALUE into TARGET's buffer when realized (TARGET is realized first).",
+             "Primitive assign: writes VALUE into TARGET's buffer when realized (TARGET is realized first). "
+             "A TARGET that is a view (slice, shrink, permute, reshape, flip, a strided slice) of a realized "
+             "tensor is written through to that tensor; the result is then the assign of the whole tensor.",
              [](Interp& in, Args a, N) -> Value {
                if (!is_tensor(a[0])) in.type_error("prim:assign", 1, "a tensor", a[0]);
+               if (is_view(as_tensor(a[0])->node.get())) {
+                 const NodeRef& value = arg_tensor(in, "prim:assign", a, 1);
+                 return make_tensor(in, assign_through_view(graph_at_call(in), as_tensor(a[0])->node, value));
+               }
                realize(in, as_tensor(a[0]));
                const NodeRef& value = arg_tensor(in, "prim:assign", a, 1);
                return make_tensor(in, graph_at_call(in).make_assign(as_tensor(a[0])->node, value));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <unordered_map>
 
 namespace tl::tensor {
 
@@ -91,7 +92,7 @@ void Graph::release(Node* n) {
   while (!dying_.empty()) {
     Node* d = dying_.back();
     dying_.pop_back();
-    table_.erase(d);
+    if (!d->retired) table_.erase(d);
     if (d->custom_grad) dead_custom_grads.push_back(d->id);
     delete d;  // dropping d->src may push more nodes onto dying_
   }
@@ -504,6 +505,111 @@ NodeRef Graph::make_assign(const NodeRef& target, const NodeRef& value) {
   Node n = proto(Op::Assign, target->dtype, target->shape);
   n.src = {target, value};
   return intern(std::move(n));
+}
+
+bool Graph::prepare_writes(const std::vector<const Node*>& roots,
+                           const std::function<std::string(const Span&)>& where,
+                           const std::function<void()>& collect) {
+  // The graph this realize computes: nodes reachable from the roots through nodes that hold
+  // no data, with how many of its edges reach each; and the buffers its assigns write.
+  std::unordered_map<const Node*, int> edges;
+  std::unordered_set<const Node*> targets;
+  std::vector<const Node*> stack(roots.begin(), roots.end());
+  std::unordered_set<const Node*> seen(roots.begin(), roots.end());
+  const Node* needs_overwritten = nullptr;
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (n->op == Op::Buffer || n->cached()) continue;
+    if (n->overwritten && needs_overwritten == nullptr) needs_overwritten = n;
+    if (n->op == Op::Assign) targets.insert(n->src[0].get());
+    for (const auto& s : n->src) {
+      ++edges[s.get()];
+      if (seen.insert(s.get()).second) stack.push_back(s.get());
+    }
+  }
+  if (needs_overwritten != nullptr) {
+    const Node* n = needs_overwritten;
+    fail("type-error", std::string("realize: a value computed by ") + op_name(n->op) + " (built at " +
+                           where(n->span) + ") read a tensor that an assign then wrote in place (at " +
+                           where(n->overwritten_at) +
+                           "); its old data is gone: realize it before the assign, or compute it again after");
+  }
+  if (targets.empty()) return false;
+  std::unordered_set<const Buffer*> written;
+  for (const Node* t : targets) written.insert(t->buffer.get());
+  retire_readers(written, edges, roots, collect);
+  return true;
+}
+
+// A copy of buffer node N's data as it is before a write. (Handing the readers the buffer
+// itself and giving N a new one would copy nothing, but this realize's own kernels read N's
+// buffer too, and executors write assigns in place.) From a GPU this is a download: readers
+// that need it are rare once dead ones are collected.
+std::shared_ptr<Buffer> Graph::snapshot_of(const Node* n) {
+  const std::shared_ptr<Buffer>& b = n->buffer;
+  auto copy = std::make_shared<Buffer>(b->dtype, b->count());
+  if (b->size_bytes() > 0) std::memcpy(copy->data(), b->data(), b->size_bytes());
+  return copy;
+}
+
+void Graph::retire_readers(const std::unordered_set<const Buffer*>& written,
+                           const std::unordered_map<const Node*, int>& edges, const std::vector<const Node*>& roots,
+                           const std::function<void()>& collect) {
+  auto find_readers = [&] {
+    std::vector<Node*> found;
+    for (Node* c : table_) {
+      for (const auto& s : c->src) {
+        if (s->op == Op::Buffer && written.count(s->buffer.get())) {
+          found.push_back(c);
+          break;
+        }
+      }
+    }
+    return found;
+  };
+  std::vector<Node*> readers = find_readers();
+  // A reader outside the realize without gradients would need a snapshot (a copy, and from a
+  // GPU a download). It is most often garbage the collector has not reached yet: collect,
+  // and look again.
+  if (collect) {
+    bool snapshot = false;
+    for (Node* c : readers) {
+      snapshot = snapshot || (!c->grad && !edges.count(c) && std::find(roots.begin(), roots.end(), c) == roots.end());
+    }
+    if (snapshot) {
+      collect();
+      readers = find_readers();
+    }
+  }
+  std::unordered_map<const Buffer*, NodeRef> snapshots;
+  for (Node* c : readers) {
+    table_.erase(c);
+    c->retired = true;
+    // A node of this realize is computed now, from the data before the write: when nothing
+    // outside the realize holds it, it is dropped after; when something does, its old value
+    // is gone after the write (it is not materialized), so it is marked overwritten. It is
+    // not moved onto a snapshot: a jit trace of this realize must read the buffer itself.
+    auto e = edges.find(c);
+    const bool is_root = std::find(roots.begin(), roots.end(), c) != roots.end();
+    const bool inside_realize = e != edges.end() || is_root;
+    if (inside_realize) {
+      const int inside = (e != edges.end() ? e->second : 0) + (is_root ? 1 : 0);
+      if (c->refs <= inside) continue;
+    }
+    if (c->grad || inside_realize) {
+      ++overwritten_count;
+      c->overwritten = true;
+      c->overwritten_at = current_span;
+      continue;
+    }
+    for (auto& s : c->src) {
+      if (s->op != Op::Buffer || !written.count(s->buffer.get())) continue;
+      NodeRef& snap = snapshots[s->buffer.get()];
+      if (!snap) snap = make_buffer(snapshot_of(s.get()), s->shape, s->bindings, "snapshot");
+      s = snap;
+    }
+  }
 }
 
 NodeRef Graph::make_extern(const std::string& name, std::vector<NodeRef> srcs, DType t, const Shape& shape) {

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -182,6 +184,14 @@ struct Node {
   // instead of going through the ops that computed it.
   bool custom_grad = false;
   std::vector<NodeRef> custom_inputs;
+  // Write-after-read (issue 19). A node that read a buffer an assign then wrote in place is
+  // taken out of the hash-consing table (`retired`: an equal expression built afterwards is a
+  // new node, reading the new data). Without gradients it is moved onto a snapshot of the old
+  // data, so it keeps its value; with gradients it is `overwritten` instead (no copy), and
+  // realizing it uncached or differentiating through it is an error naming the assign.
+  bool retired = false;
+  bool overwritten = false;
+  Span overwritten_at;
 };
 
 // The hash-consing table and node factory. One per interpreter runtime.
@@ -196,8 +206,10 @@ class Graph {
   Span current_span;
   // Whether ops built from now on carry gradients from their sources (off under no-grad).
   bool grad_enabled = true;
-  // Advanced when an assign writes into a buffer: every cached realization is then stale.
+  // Advanced when a jit replay writes into a buffer: every cached realization is then stale.
   std::uint64_t epoch = 0;
+  // Nodes ever marked overwritten (while none is, realizes skip the check for them).
+  std::uint64_t overwritten_count = 0;
   // Ids of nodes with a custom gradient that have died since the Lisp side last looked, so
   // it can drop their rules.
   std::vector<std::uint32_t> dead_custom_grads;
@@ -222,6 +234,20 @@ class Graph {
   NodeRef make_flip(const NodeRef& x, std::vector<std::int64_t> axes_mask);
   NodeRef make_copy(const NodeRef& x);
   NodeRef make_assign(const NodeRef& target, const NodeRef& value);
+  // Before realizing ROOTS: for every buffer an assign among them writes into, the live
+  // nodes outside this realize that read it are retired and either moved onto a snapshot of
+  // the data (no gradients) or marked overwritten (see Node::retired). A graph that needs an
+  // overwritten node's value is a "realize" condition error. Returns whether ROOTS write.
+  // `where` formats a span for that message.
+  // `collect` runs the Lisp collector (dead readers need no snapshot).
+  bool prepare_writes(const std::vector<const Node*>& roots, const std::function<std::string(const Span&)>& where,
+                      const std::function<void()>& collect = {});
+  // The same for writes into the WRITTEN buffers by other means (a jit replay); EDGES and
+  // ROOTS describe the graph being realized, whose own nodes need no snapshot.
+  void retire_readers(const std::unordered_set<const Buffer*>& written,
+                      const std::unordered_map<const Node*, int>& edges = {}, const std::vector<const Node*>& roots = {},
+                      const std::function<void()>& collect = {});
+  std::shared_ptr<Buffer> snapshot_of(const Node* n);
   NodeRef make_extern(const std::string& name, std::vector<NodeRef> srcs, DType t, const Shape& shape);
 
   // Interns a fully described node (used by the make_* functions and by rewrites). An op's

@@ -125,13 +125,30 @@ std::shared_ptr<Buffer> own_copy(const std::shared_ptr<Buffer>& cached) {
 
 }  // namespace
 
+// Readers of the buffers ROOTS write are retired or moved onto snapshots before the write
+// (Graph::prepare_writes), so a lazy value keeps meaning what it meant when it was built.
+std::string span_text(Interp& in, const Span& s) {
+  SourceLocation loc = in.sources.location(s);
+  if (!loc.valid()) return "an unknown place";
+  std::string text = loc.file + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column);
+  return in.sources.is_library(s.file) ? "the library, " + text : text;
+}
+
+static void prepare_writes(Interp& in, Graph& g, const std::vector<const Node*>& roots) {
+  bool any = false;
+  for (const Node* n : roots) any = any || n->has_assign;
+  auto where = [&](const Span& s) { return span_text(in, s); };
+  // Without an assign, only the check for overwritten values is needed: skip the walk
+  // unless some node was ever overwritten.
+  if (any || g.overwritten_count > 0) g.prepare_writes(roots, where, [&] { in.collect(); });
+}
+
 const Buffer& realize(Interp& in, TensorObj* t, const Bindings& extra) {
   const Node* n = t->node.get();
   if (n->op == Op::Buffer) return *n->buffer;
   std::shared_ptr<Buffer> cached = extra.empty() ? n->cached() : nullptr;
+  if (!cached) prepare_writes(in, t->rt->graph, {n});
   std::shared_ptr<Buffer> buf = cached ? own_copy(cached) : t->rt->realize(n, extra);
-  // An assign changed a buffer: values cached on lazy nodes may now be stale.
-  if (n->has_assign && !cached) ++t->rt->graph.epoch;
   adopt(in, t, buf, extra);
   return *buf;
 }
@@ -151,15 +168,13 @@ void realize_all(Interp& in, const std::vector<TensorObj*>& ts) {
   }
   if (todo.empty()) return;
   TensorRuntime& rt = *todo[0]->rt;
+  prepare_writes(in, rt.graph, nodes);
   std::vector<std::shared_ptr<Buffer>> bufs;
   if (rt.realize_many) {
     bufs = rt.realize_many(nodes, {});
   } else {
     for (const Node* n : nodes) bufs.push_back(rt.realize(n, {}));
   }
-  bool assigned = false;
-  for (const Node* n : nodes) assigned = assigned || n->has_assign;
-  if (assigned) ++rt.graph.epoch;
   for (std::size_t i = 0; i < todo.size(); ++i) {
     if (todo[i]->node->op != Op::Buffer) adopt(in, todo[i], bufs[i], {});
   }

@@ -76,6 +76,8 @@ TensorObj* tensor_arg(eval::Interp& in, const char* fn, eval::Value* args, int i
 // Realizes the tensor in place: its node becomes a buffer node holding the result, so the
 // graph that computed it can be freed.
 const Buffer& realize(eval::Interp& in, TensorObj* t, const Bindings& extra = {});
+// "file:line:col" of a span in IN's sources, for messages about nodes.
+std::string span_text(eval::Interp& in, const Span& s);
 // Realizes several tensors at once.
 void realize_all(eval::Interp& in, const std::vector<TensorObj*>& ts);
 // realize, for reading the data into Lisp (counted: a jitted function must not do it).

@@ -48,9 +48,11 @@
   (let* ((target (tensor '(1.0 -2.0 0.5)))
          (p1 (realize (tensor '(0.0 0.0 0.0))))
          (p2 (realize (tensor '(0.0 0.0 0.0))))
+         ;; The loss is realized with the update: built before the assign and realized after
+         ;; it, it would need the data the assign overwrote (an error since issue 19).
          (step (lambda (p lr)
                  (let ((loss (sum (square (- p target)))))
-                   (realize (prim:assign p (- p (* lr (* 2.0 (- p target))))))
+                   (realize-all (list loss (prim:assign p (- p (* lr (* 2.0 (- p target)))))))
                    loss)))
          (jstep (jit step)))
     (dotimes (i 5)
