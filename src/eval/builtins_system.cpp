@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // System builtins: printing, loading files and modules, the collector, clocks, environment
 // variables and files.
+#include <cstdio>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -94,6 +95,23 @@ void register_system_builtins(Interp& in) {
                                Value::object(in.keyword("bytes")), Value::integer(static_cast<std::int64_t>(s.bytes)),
                                Value::object(in.keyword("collections")), Value::integer(static_cast<std::int64_t>(s.collections)),
                                Value::object(in.keyword("allocated")), Value::integer(static_cast<std::int64_t>(s.total_allocated))});
+             });
+  TL_BUILTIN(in, "process-memory", 0, 0, "(process-memory)",
+             "A plist (:rss :peak-rss) of this process's resident memory in bytes (Linux /proc; nil elsewhere).",
+             [](Interp& in, Args, N) -> Value {
+               std::FILE* f = std::fopen("/proc/self/status", "r");
+               if (f == nullptr) return nil();
+               std::int64_t rss = -1, peak = -1;
+               char line[256];
+               while (std::fgets(line, sizeof line, f) != nullptr) {
+                 long long kb = 0;
+                 if (std::sscanf(line, "VmRSS: %lld kB", &kb) == 1) rss = kb * 1024;
+                 if (std::sscanf(line, "VmHWM: %lld kB", &kb) == 1) peak = kb * 1024;
+               }
+               std::fclose(f);
+               if (rss < 0) return nil();
+               return in.list({Value::object(in.keyword("rss")), Value::integer(rss),
+                               Value::object(in.keyword("peak-rss")), Value::integer(peak)});
              });
   TL_BUILTIN(in, "get-internal-real-time", 0, 0, "(get-internal-real-time)", "A monotonic clock in nanoseconds.",
              [](Interp&, Args, N) -> Value {
