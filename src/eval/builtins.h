@@ -11,6 +11,12 @@ inline std::int64_t arg_int(Interp& in, const char* fn, Value* args, int i) {
   return args[i].i;
 }
 
+// A size or count: a type error for a negative one (issue 19: (make-list -1) returned nil).
+inline std::int64_t arg_size(Interp& in, const char* fn, Value* args, int i) {
+  if (!args[i].is_int() || args[i].i < 0) in.type_error(fn, i + 1, "a non-negative integer", args[i]);
+  return args[i].i;
+}
+
 inline double arg_number(Interp& in, const char* fn, Value* args, int i) {
   if (args[i].is_int()) return static_cast<double>(args[i].i);
   if (!args[i].is_float()) in.type_error(fn, i + 1, "a number", args[i]);

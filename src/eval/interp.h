@@ -190,6 +190,15 @@ class Interp {
   Value macroexpand_1(Value form, bool* expanded);
   Value macroexpand(Value form);
 
+  // --- memory ---------------------------------------------------------------------------
+  // The most bytes the program may ask for at once (default: the machine's physical memory).
+  // Requests known in advance (make-list, make-string, make-vector, range) are checked against
+  // it before anything is allocated, and the heap refuses to grow past it.
+  std::size_t memory_limit() const { return memory_limit_; }
+  void set_memory_limit(std::size_t bytes);
+  // A storage-error naming `fn` when `count` items of `item_bytes` each exceed the limit.
+  void check_allocation(std::string_view fn, std::uint64_t count, std::size_t item_bytes);
+
   // --- GC -------------------------------------------------------------------------------
   void maybe_collect() {
     if (heap.wants_collection()) collect();
@@ -218,6 +227,11 @@ class Interp {
   void relocate_to_macro_call(tl::Error& e, Span span, const std::string& name);
   std::vector<std::string> backtrace(std::size_t max_frames = 12) const;
   tl::Error make_error(std::string_view type, std::string message, Span span);
+  // The storage-error for a host allocation that failed (std::bad_alloc, or std::length_error
+  // with its text as `detail`), located at the current call.
+  tl::Error out_of_memory_error(const char* detail);
+  // "out of memory (the heap holds 63.9 MiB; the memory limit is 64.0 MiB)"
+  std::string out_of_memory_text() const;
   // The condition object for an error (created on first use, kept with its payload).
   Value condition_of(tl::Error& e);
   bool condition_is_a(Value type_sym, Symbol* wanted);
@@ -286,6 +300,7 @@ class Interp {
   };
   std::unordered_map<std::string, Symbol*, NameHash, std::equal_to<>> symbols_;
   std::unordered_map<std::string, Symbol*, NameHash, std::equal_to<>> keywords_;
+  std::size_t memory_limit_ = 0;
   void init_symbols();
 };
 
