@@ -3,6 +3,7 @@
 # Sets up a fresh machine, builds, and runs the whole test suite.
 #   scripts/test.sh              release build, all tests
 #   scripts/test.sh --sanitize   the same under AddressSanitizer, LeakSanitizer and UBSan
+#                                (the fuzz seed corpora included; scripts/fuzz.sh fuzzes)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if [ "${1:-}" = "--sanitize" ]; then

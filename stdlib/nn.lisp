@@ -193,15 +193,19 @@ channels and spatial axes, then scaled and shifted per channel."
                           (randn (list count dim))))))
   "(nn:embedding COUNT DIM &key padding-idx) A table of COUNT vectors of length DIM (initialized
 from N(0, 1)); called with integer indices of any shape it gives their vectors, shape
-(... DIM). The PADDING-IDX row starts at zero and gets no gradient."
+(... DIM). The PADDING-IDX row starts at zero and gets no gradient (its vector is still
+returned for that index, as PyTorch's)."
   (indices)
   (unless (and (tensorp indices) (not (dtype-float-p (dtype indices))))
     (error 'type-error "nn:embedding (~a x ~a): expected a tensor of integer indices, got ~s" count dim
            (if (tensorp indices) (dtype indices) indices)))
-  (let ((hot (one-hot indices count :dtype (dtype weight))))
-    (when padding-idx
-      (setq hot (mul hot (reshape (ne (arange count) padding-idx) count))))
-    (matmul hot weight)))
+  ;; The padding row reads as it is (zeros unless set) and gets no gradient, as in PyTorch;
+  ;; masking the one-hot rows instead zeroed the output (issue 19).
+  (let ((hot (one-hot indices count :dtype (dtype weight)))
+        (w (if padding-idx
+               (where (reshape (equals (arange count) padding-idx) count 1) (detach weight) weight)
+               weight)))
+    (matmul hot w)))
 
 (defmodel nn:dropout (&optional (p 0.5))
   ((check (unless (and (numberp p) (<= 0 p) (< p 1))
@@ -385,18 +389,31 @@ LOG-PROBS (batch, classes)."
 cross-entropy of probabilities PROBS against TARGETS in [0, 1], each log clamped at -100 as
 PyTorch's BCELoss does; WEIGHT scales each element."
   (nn:%check-same-shape 'nn:binary-cross-entropy probs targets)
-  (let* ((lp (maximum (log probs) -100.0))
-         (lq (maximum (log (sub 1 probs)) -100.0))
-         (l (neg (add (mul targets lp) (mul (sub 1 targets) lq)))))
+  ;; The gradient is PyTorch's, (p - t) / max(p (1 - p), 1e-12): finite at p = 0 and 1,
+  ;; where differentiating the clamped logs gives 0 * inf = NaN (issue 19).
+  (let* ((p (%float-tensor probs))
+         (tg (%as-tensor targets (tensor-dtype p)))
+         (l (with-custom-grad ((p p) (tg tg))
+                (nn:%bce-terms p tg)
+              (g) (let ((lp (maximum (log p) -100.0)) (lq (maximum (log (sub 1 p)) -100.0)))
+                    (list (mul g (div (sub p tg) (maximum (mul p (sub 1 p)) 1e-12)))
+                          (mul g (sub lq lp)))))))
     (nn:%reduce-loss 'nn:binary-cross-entropy (if weight (mul l weight) l) reduction)))
+
+(defun nn:%bce-terms (p tg)
+  (let ((lp (maximum (log p) -100.0)) (lq (maximum (log (sub 1 p)) -100.0)))
+    (neg (add (mul tg lp) (mul (sub 1 tg) lq)))))
 
 (defun nn:binary-cross-entropy-with-logits (logits targets &key (reduction :mean))
   "(nn:binary-cross-entropy-with-logits LOGITS TARGETS &key (reduction :mean)) Binary
 cross-entropy of sigmoid(LOGITS) against TARGETS, computed stably:
-max(x, 0) - x t + log(1 + exp(-|x|))."
+max(x, 0) - x t + log1p(exp(-|x|))."
   (nn:%check-same-shape 'nn:binary-cross-entropy-with-logits logits targets)
   (nn:%reduce-loss 'nn:binary-cross-entropy-with-logits
-                   (add (sub (relu logits) (mul logits targets)) (log (add 1 (exp (neg (abs logits))))))
+                   (let ((x (%float-tensor logits)))
+                     ;; where(x < 0, 0, x) and -|x| both take the x >= 0 branch at 0, so the
+                     ;; gradient there is sigmoid(0) - t (relu and abs would give -t).
+                     (add (sub (where (lt x 0) 0 x) (mul x targets)) (log1p (exp (%neg-abs x)))))
                    reduction))
 
 (defun nn:kl-div (log-probs targets &key (reduction :mean) log-target)
@@ -483,8 +500,8 @@ without gradients, such as batch-norm's running statistics), as an alist of dott
 (defun nn:save (model file &key optimizer)
   "(nn:save MODEL FILE &key optimizer) Saves MODEL's parameters and buffers, and OPTIMIZER's
 state when given, to the safetensors FILE."
-  (save-safetensors file (append (nn:state model)
-                                 (when optimizer (optim:state optimizer model)))))
+  (save-safetensors (append (nn:state model) (when optimizer (optim:state optimizer model)))
+                    file))
 
 (defun nn:load (model file &key optimizer)
   "(nn:load MODEL FILE &key optimizer) Loads MODEL's parameters and buffers (and OPTIMIZER's

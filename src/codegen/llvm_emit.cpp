@@ -521,8 +521,21 @@ class Emitter {
     std::vector<double> c{1.0};
     for (int k = 1; k <= 14; ++k) c.push_back(c.back() / k);
     Value* e = horner(t, c);
-    llvm::Function* ldexp = llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::amdgcn_ldexp, {b_.getDoubleTy()});
-    Value* r = b_.CreateCall(ldexp, {e, b_.CreateFPToSI(n, b_.getInt32Ty())});
+    Value* r = nullptr;
+    if (gpu_kind_ == Gpu::Amdgpu) {
+      llvm::Function* ldexp = llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::amdgcn_ldexp, {b_.getDoubleTy()});
+      r = b_.CreateCall(ldexp, {e, b_.CreateFPToSI(n, b_.getInt32Ty())});
+    } else {
+      // Elsewhere (the CPU: inline, so loops over it vectorize, where libm's exp2 is a scalar
+      // call) 2^n as two normal powers of two, 2^(n>>1) 2^(n-(n>>1)), each from exponent
+      // bits: the last product rounds into the subnormals or overflows to inf as it should.
+      Value* ni = b_.CreateFPToSI(n, b_.getInt64Ty());
+      Value* n1 = b_.CreateAShr(ni, 1);
+      auto pow2 = [&](Value* k) {
+        return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(k, b_.getInt64(1023)), 52), b_.getDoubleTy());
+      };
+      r = b_.CreateFMul(b_.CreateFMul(e, pow2(n1)), pow2(b_.CreateSub(ni, n1)));
+    }
     return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, r);
   }
 
@@ -706,7 +719,8 @@ class Emitter {
       case EOp::Exp2:
         if (gpu_kind_ == Gpu::Amdgpu) return round_to(t, amdgpu_f32_only(llvm::Intrinsic::exp2, "exp2", a));
         if (a->getType()->isFloatTy()) return round_to(t, exp2_via_double(a));
-        return round_to(t, gpu_kind_ == Gpu::Nvptx ? libdevice("__nv_exp2", a) : intrinsic(llvm::Intrinsic::exp2, a));
+        if (gpu_kind_ == Gpu::Nvptx) return round_to(t, libdevice("__nv_exp2", a));
+        return round_to(t, a->getType()->isDoubleTy() ? exp2_f64(a) : intrinsic(llvm::Intrinsic::exp2, a));
       case EOp::Log2:
         if (gpu_kind_ == Gpu::Amdgpu) return round_to(t, amdgpu_f32_only(llvm::Intrinsic::log2, "log2", a));
         if (a->getType()->isFloatTy()) return round_to(t, log2_via_double(a));

@@ -205,7 +205,8 @@ class Lowerer {
     if (packed != nullptr) {
       pack_slot = static_cast<std::int32_t>(k_.buffers.size());
       k_.buffers.push_back(BufferParam{src->dtype, false, *red_extent * panel});
-      auto [loop, kk] = k_.make_loop(k_.constant_int(*red_extent));
+      auto [loop, pack_var] = k_.make_loop(k_.constant_int(*red_extent));
+      const ExprId kk = pack_var;  // a plain variable: lambdas capture it (clang 14 cannot capture bindings)
       body->push_back(std::move(loop));
       std::vector<Stmt>* pack_body = &body->back().body;
       auto pack = [&](ExprId w) {
@@ -522,12 +523,28 @@ class Lowerer {
     }
     std::vector<ExprId> sidx = idx;
     inner_reduce_var_ = -1;
+    // A float sum over several reduce loops adds each pass of the inner loops into a partial
+    // sum of its own, then the partial into the total: one running f32 total over all
+    // elements stops growing at 2^24 times the increment (issue 19). On a GPU, long reduces
+    // are split across threads instead.
+    std::size_t reduce_loops = 0;
+    for (std::size_t i = 0; i < src->shape.size(); ++i) {
+      if (reduced[i] && src->shape[i] != Dim(1)) ++reduce_loops;
+    }
+    const bool blocked = !interchange && !gpu_ && reduce_loops >= 2 &&
+                         n->reduce_kind == ReduceKind::Sum && tensor::is_float(acc_t);
+    std::vector<Stmt>* first_reduce_body = nullptr;
+    std::int32_t total = acc;
     for (std::size_t i = 0; i < src->shape.size(); ++i) {
       if (!reduced[i] || src->shape[i] == Dim(1)) continue;
       auto [loop, var] = k_.make_loop(k_.dim(src->shape[i]));
       body->push_back(std::move(loop));
       Stmt* s = &body->back();
       body = &s->body;
+      if (blocked && first_reduce_body == nullptr) {
+        first_reduce_body = body;
+        acc = define_acc(body, acc_t, ReduceKind::Sum, k_.constant_float(0, acc_t));
+      }
       sidx[i] = var;
       inner_reduce_var_ = var;
       result.work_per_iteration = result.work_per_iteration * src->shape[i];
@@ -559,6 +576,11 @@ class Lowerer {
     update_value_ = upd.value;
     last_out_var_ = last < n->shape.size() ? idx[last] : -1;
     body->push_back(upd);
+    if (first_reduce_body != nullptr) {
+      // After the inner loops (this may move them, so no pointer into them is used again).
+      first_reduce_body->push_back(update_acc(total, acc_t, ReduceKind::Sum, k_.acc_read(acc, acc_t)));
+      acc = total;
+    }
     body = outer;
     fused_reduce_ = n;
     fused_value_ = k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), n->dtype);

@@ -3,13 +3,18 @@
 // 64-bit FNV-1a checksum of key and code, then the key and the code.
 #include "runtime/disk_cache.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "support/hash.h"
 
@@ -20,6 +25,7 @@ namespace {
 constexpr char kMagic[] = "TLKC1\n";
 constexpr std::size_t kMagicSize = 6;
 constexpr std::size_t kHeaderSize = kMagicSize + 24;
+constexpr std::uint64_t kMaxEntryBytes = std::uint64_t{256} << 20;  // far above any kernel
 
 // The checksum of an entry: key, a separator byte, code.
 std::uint64_t checksum(const std::string& key, const std::string& code) {
@@ -52,21 +58,50 @@ std::string DiskCache::path_for(const std::string& key) const {
   return dir_ + "/" + name;
 }
 
-std::optional<std::string> DiskCache::load(const std::string& key) const {
+std::optional<std::string> DiskCache::load(const std::string& key, std::string* rejected) const {
   if (!enabled()) return std::nullopt;
-  std::ifstream f(path_for(key), std::ios::binary);
-  if (!f) return std::nullopt;
-  std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (data.size() < kHeaderSize || data.compare(0, kMagicSize, kMagic) != 0) return std::nullopt;
-  std::uint64_t key_size = get_u64(data.data() + kMagicSize);
-  std::uint64_t code_size = get_u64(data.data() + kMagicSize + 8);
-  std::uint64_t sum = get_u64(data.data() + kMagicSize + 16);
-  if (key_size != key.size() || code_size > data.size() || data.size() - kHeaderSize != key_size + code_size) {
+  auto reject = [&](const std::string& why) -> std::optional<std::string> {
+    if (rejected != nullptr) *rejected = why;
     return std::nullopt;
+  };
+  // Only a regular file of bounded size is read: a directory made every realize fail, and a
+  // symlink to /dev/zero was read until memory ran out (issue 19). O_NOFOLLOW refuses any
+  // symlink, O_NONBLOCK keeps a FIFO from blocking the open.
+  const int fd = ::open(path_for(key).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    if (errno == ELOOP) return reject("is a symbolic link");
+    return reject(std::string("cannot be opened: ") + std::strerror(errno));
   }
-  if (data.compare(kHeaderSize, key_size, key) != 0) return std::nullopt;  // another key, same hash
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return reject("is not a regular file");
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size < kHeaderSize) return reject("is shorter than its header");
+  if (size > kMaxEntryBytes) return reject("is larger than " + std::to_string(kMaxEntryBytes) + " bytes");
+  std::string data(static_cast<std::size_t>(size), '\0');
+  std::size_t got = 0;
+  while (got < data.size()) {
+    const ssize_t n = ::read(fd, data.data() + got, data.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return reject("cannot be read in full");
+    got += static_cast<std::size_t>(n);
+  }
+  if (data.compare(0, kMagicSize, kMagic) != 0) return reject("lacks the magic number " + std::string("TLKC1"));
+  const std::uint64_t key_size = get_u64(data.data() + kMagicSize);
+  const std::uint64_t code_size = get_u64(data.data() + kMagicSize + 8);
+  const std::uint64_t sum = get_u64(data.data() + kMagicSize + 16);
+  if (key_size > size || code_size > size || size - kHeaderSize != key_size + code_size) {
+    return reject("has sizes in its header that do not match the file");
+  }
+  if (key_size != key.size() || data.compare(kHeaderSize, key_size, key) != 0) {
+    return reject("is for another kernel with the same hash");
+  }
   std::string code = data.substr(kHeaderSize + key_size);
-  if (checksum(key, code) != sum) return std::nullopt;
+  if (checksum(key, code) != sum) return reject("fails its checksum");
   return code;
 }
 

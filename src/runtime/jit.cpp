@@ -162,7 +162,14 @@ JitDevice::Compiled& JitDevice::compiled(const codegen::Kernel& k) {
   // The disk cache holds code for this exact kernel text and target; without debug output
   // asked for, it saves compiling.
   std::optional<std::string> code;
-  if (debug < 3) code = disk_.load(key);
+  if (debug < 3) {
+    std::string rejected;
+    code = disk_.load(key, &rejected);
+    if (!rejected.empty() && debug >= 1) {
+      std::fprintf(stderr, "tensorlisp: ignoring kernel cache entry %s: it %s; compiling again\n",
+                   disk_.path_for(key).c_str(), rejected.c_str());
+    }
+  }
   const bool from_disk = code.has_value();
   if (!from_disk) {
     codegen::CompileOutput out = compile_or_fail(*codegen_, k, name, debug >= 3);
@@ -570,9 +577,10 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
   double run_time = 0;
   for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
     const PlanKernel& k = plan.kernels[i];
-    std::int64_t count = 1;
-    for (const auto& d : k.shape) count *= d.eval(b);
-    auto out = std::make_shared<Buffer>(k.dtype, static_cast<std::size_t>(count));
+    std::vector<std::int64_t> dims;
+    for (const auto& d : k.shape) dims.push_back(d.eval(b));
+    auto out = tensor::allocate_buffer(k.dtype, dims);
+    const auto count = static_cast<std::int64_t>(out->count());
     std::vector<void*> ptrs(k.buffer_count, nullptr);  // local scratch stays null
     ptrs[0] = out->size_bytes() == 0 ? const_cast<std::uint8_t*>(kZeros) : out->bytes().data();
     for (std::size_t j = 0; j < k.inputs.size(); ++j) {

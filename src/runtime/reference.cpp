@@ -54,6 +54,12 @@ bool next_index(std::vector<std::int64_t>& idx, const std::vector<std::int64_t>&
   return false;
 }
 
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? " " : "") + std::to_string(shape[i]);
+  return s + ")";
+}
+
 std::int64_t numel(const std::vector<std::int64_t>& shape) {
   std::int64_t n = 1;
   for (auto d : shape) n *= d;
@@ -173,7 +179,7 @@ class Executor {
 
   std::shared_ptr<Buffer> materialize(const Node* n) {
     auto shape = concrete(n->shape);
-    auto out = std::make_shared<Buffer>(n->dtype, static_cast<std::size_t>(numel(shape)));
+    auto out = allocate_buffer(n->dtype, shape);
     if (numel(shape) == 0) return out;
     Access a = access(n);
     std::vector<std::int64_t> idx(shape.size(), 0);
@@ -209,7 +215,7 @@ class Executor {
       case Op::Reduce: return reduce(n, shape);
       default: break;
     }
-    auto out = std::make_shared<Buffer>(n->dtype, static_cast<std::size_t>(count));
+    auto out = allocate_buffer(n->dtype, shape);
     if (count == 0) return out;
     if (n->op == Op::Const) {
       for (std::int64_t k = 0; k < count; ++k) {
@@ -304,7 +310,7 @@ class Executor {
     const Node* src = n->src[0].get();
     auto in_shape = concrete(src->shape);
     const std::int64_t count = numel(out_shape);
-    auto out = std::make_shared<Buffer>(n->dtype, static_cast<std::size_t>(count));
+    auto out = allocate_buffer(n->dtype, out_shape);
     const bool fl = is_float(n->dtype);
     std::vector<double> facc(fl ? count : 0);
     std::vector<std::int64_t> iacc(fl ? 0 : count);
@@ -408,8 +414,15 @@ void check_graph(const Node* root, const Bindings& b) {
     stack.pop_back();
     if (seen[n]) continue;
     seen[n] = true;
+    std::vector<std::int64_t> dims;
+    for (const auto& d : n->shape) dims.push_back(concrete(d));
+    // Variables bound to large values can make a shape too large for its byte count (issue 19).
+    if (!checked_shape_bytes(n->dtype, dims)) {
+      fail("shape-error", "realize: shape " + shape_str(n->shape) + " of a " + std::string(op_name(n->op)) +
+                              " is too large once bound: " + shape_text(dims));
+    }
     std::int64_t count = 1;
-    for (const auto& d : n->shape) count *= concrete(d);
+    for (std::int64_t d : dims) count *= d;
     if (n->cached()) continue;
     if (n->op == Op::Buffer && static_cast<std::int64_t>(n->buffer->count()) != count) {
       fail("shape-error", "realize: buffer #" + std::to_string(n->id) + " holds " + std::to_string(n->buffer->count()) +

@@ -81,6 +81,25 @@ void gather(Interp& in, Value v, std::size_t depth, Gathered& g) {
   g.items.push_back(v);
 }
 
+// Element v for an integer tensor of dtype t. As in PyTorch, a float is truncated toward
+// zero, and nan, inf or a value outside t's range is an error (issue 19: the conversion was
+// undefined behaviour, and integers wrapped).
+std::int64_t checked_int_element(Interp& in, Value v, DType t) {
+  const std::string type(dtype_name(t));
+  const std::string range = " (" + std::to_string(int_min(t)) + " to " + std::to_string(int_max(t)) + ")";
+  if (v.is_float()) {
+    if (std::isnan(v.f)) in.error("dtype-error", "tensor: nan cannot be converted to " + type);
+    if (std::isinf(v.f)) in.error("dtype-error", "tensor: " + in.repr(v) + " cannot be converted to " + type);
+    auto i = truncate_to_int(v.f, t);
+    if (!i) in.error("dtype-error", "tensor: " + in.repr(v) + " is out of range for " + type + range);
+    return *i;
+  }
+  if (v.is_int() && !fits_int(v.i, t)) {
+    in.error("dtype-error", "tensor: " + in.repr(v) + " is out of range for " + type + range);
+  }
+  return v.is_int() ? v.i : (v.is_nil() ? 0 : 1);
+}
+
 Value tensor_from_data(Interp& in, Value data, Value dtype_arg) {
   Gathered g;
   if (!is_sequence(data) && !data.is_number() && !data.same(in.t()) && !data.is_nil()) {
@@ -102,7 +121,8 @@ Value tensor_from_data(Interp& in, Value data, Value dtype_arg) {
   for (std::size_t k = 0; k < g.items.size(); ++k) {
     Value v = g.items[k];
     double f = v.is_float() ? v.f : v.is_int() ? static_cast<double>(v.i) : (v.is_nil() ? 0 : 1);
-    std::int64_t i = v.is_int() ? v.i : v.is_float() ? static_cast<std::int64_t>(v.f) : (v.is_nil() ? 0 : 1);
+    std::int64_t i = v.is_int() ? v.i : (v.is_nil() ? 0 : 1);
+    if (is_int(t)) i = checked_int_element(in, v, t);
     if (is_float(t)) runtime::store_float(*buf, static_cast<std::int64_t>(k), f);
     else if (t == DType::Bool) runtime::store_int(*buf, static_cast<std::int64_t>(k), f != 0);
     else runtime::store_int(*buf, static_cast<std::int64_t>(k), i);
@@ -390,7 +410,9 @@ void register_tensor_builtins(Interp& in) {
                return make_tensor(in, graph_at_call(in).make_buffer(std::move(out), s));
              });
   TL_BUILTIN(in, "%tensor-from-list", 2, 2, "(%tensor-from-list DATA DTYPE)",
-             "A tensor of the numbers in nested list DATA; DTYPE nil infers f32, i32 (i64 when needed) or bool.",
+             "A tensor of the numbers in nested list DATA; DTYPE nil infers f32, i32 (i64 when needed) or bool. "
+             "Into an integer DTYPE, floats are truncated toward zero; nan, inf and numbers outside the "
+             "dtype's range are a dtype-error, as in PyTorch.",
              [](Interp& in, Args a, N) -> Value { return tensor_from_data(in, a[0], a[1]); });
   TL_BUILTIN(in, "symbolic-shape", 2, 2, "(symbolic-shape X SHAPE)",
              "X with the symbols in SHAPE naming its dimensions, e.g. (symbolic-shape x '(batch 784)). "

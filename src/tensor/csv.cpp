@@ -3,8 +3,6 @@
 // header line, gzip-compressed files read as they are. Every row must have the same number of
 // fields; a field that is not a number is an error naming its line and column, an empty field
 // is NaN in a float tensor.
-#include <zlib.h>
-
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -17,13 +15,6 @@
 namespace tl::tensor::file_io {
 
 namespace {
-
-struct GzFile {
-  gzFile f = nullptr;
-  ~GzFile() {
-    if (f) gzclose(f);
-  }
-};
 
 // The fields of one line, unquoting "..." (with "" for a quote).
 std::vector<std::string> split_fields(const std::string& line, char delim) {
@@ -54,6 +45,11 @@ std::vector<std::string> split_fields(const std::string& line, char delim) {
   return out;
 }
 
+// " (MIN to MAX)" for an integer dtype.
+std::string range_text(DType t) {
+  return " (" + std::to_string(int_min(t)) + " to " + std::to_string(int_max(t)) + ")";
+}
+
 std::string trim(const std::string& s) {
   std::size_t b = 0, e = s.size();
   while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
@@ -61,35 +57,43 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b);
 }
 
+// The value of a field read into integer (or bool) dtype t: an integer ("12", "-3") or a
+// number whose value is one ("4.0", "1e3"). Anything else is an error, not a truncation or a
+// wrap (issue 19): a fraction, a value outside t's range, nan or inf.
+std::int64_t parse_int_field(const FileCtx& ctx, const std::string& where, const char* b, const char* e,
+                             DType t) {
+  const std::string type(dtype_name(t));
+  std::int64_t i = 0;
+  auto [ip, iec] = std::from_chars(b, e, i);
+  if (ip == e && iec == std::errc()) {
+    if (!fits_int(i, t)) ctx.fail(where + " is out of range for " + type + range_text(t));
+    return i;
+  }
+  double v = 0;
+  auto [p, ec] = std::from_chars(b, e, v);
+  if (p != e || (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+    ctx.fail(where + " is not a number");
+  }
+  if (!std::isfinite(v)) {
+    ctx.fail(where + " cannot be converted to " + type + " (only float dtypes hold nan and inf)");
+  }
+  if (iec == std::errc::result_out_of_range || ec == std::errc::result_out_of_range) {
+    ctx.fail(where + " is out of range for " + type + range_text(t));
+  }
+  if (v != std::trunc(v)) ctx.fail(where + " is not an integer, as dtype " + type + " needs");
+  auto exact = truncate_to_int(v, t);
+  if (!exact) ctx.fail(where + " is out of range for " + type + range_text(t));
+  return *exact;
+}
+
 Value load_csv(Interp& in, const FileCtx& ctx, char delim, bool header, DType dtype, std::int64_t skip) {
-  GzFile f;
-  f.f = gzopen(ctx.path.c_str(), "rb");
-  if (!f.f) ctx.fail("cannot be opened: " + errno_text());
+  ByteStream f(ctx);
   std::vector<std::string> names;
-  std::vector<double> values;
+  std::vector<double> values;       // float dtypes
+  std::vector<std::int64_t> ints;  // integer and bool dtypes
   std::size_t width = 0, rows = 0, line_no = 0;
   std::string line;
-  char chunk[1 << 16];
-  bool eof = false;
-  auto next_line = [&]() -> bool {
-    line.clear();
-    for (;;) {
-      if (eof) return !line.empty();
-      const char* got = gzgets(f.f, chunk, sizeof chunk);
-      if (got == nullptr) {
-        int code = 0;
-        const char* msg = gzerror(f.f, &code);
-        if (code != Z_OK && code != Z_STREAM_END) ctx.fail(std::string("cannot be read (") + (msg ? msg : "zlib error") + ")");
-        eof = true;
-        continue;
-      }
-      line += got;
-      if (!line.empty() && line.back() == '\n') {
-        line.pop_back();
-        return true;
-      }
-    }
-  };
+  auto next_line = [&]() { return f.read_line(line); };
   const bool is_float = tensor::is_float(dtype);
   while (next_line()) {
     ++line_no;
@@ -116,9 +120,15 @@ Value load_csv(Interp& in, const FileCtx& ctx, char delim, bool header, DType dt
         values.push_back(std::nan(""));
         continue;
       }
-      double v = 0;
+      const std::string where =
+          "line " + std::to_string(line_no) + ", column " + std::to_string(j + 1) + ": \"" + t + "\"";
       const char* b = t.data();
       if (*b == '+') ++b;
+      if (!is_float) {
+        ints.push_back(parse_int_field(ctx, where, b, t.data() + t.size(), dtype));
+        continue;
+      }
+      double v = 0;
       auto [p, ec] = std::from_chars(b, t.data() + t.size(), v);
       if (ec != std::errc() || p != t.data() + t.size()) {
         std::string low = t;
@@ -126,18 +136,15 @@ Value load_csv(Interp& in, const FileCtx& ctx, char delim, bool header, DType dt
         if (low == "nan") v = std::nan("");
         else if (low == "inf" || low == "+inf" || low == "infinity") v = INFINITY;
         else if (low == "-inf" || low == "-infinity") v = -INFINITY;
-        else {
-          ctx.fail("line " + std::to_string(line_no) + ", column " + std::to_string(j + 1) + ": \"" + t +
-                   "\" is not a number");
-        }
+        else ctx.fail(where + " is not a number");
       }
       values.push_back(v);
     }
     ++rows;
   }
-  auto buf = std::make_shared<Buffer>(dtype, values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) if (is_float) runtime::store_float(*buf, static_cast<std::int64_t>(i), values[i]);
-    else runtime::store_int(*buf, static_cast<std::int64_t>(i), static_cast<std::int64_t>(values[i]));
+  auto buf = std::make_shared<Buffer>(dtype, is_float ? values.size() : ints.size());
+  for (std::size_t i = 0; i < values.size(); ++i) runtime::store_float(*buf, static_cast<std::int64_t>(i), values[i]);
+  for (std::size_t i = 0; i < ints.size(); ++i) runtime::store_int(*buf, static_cast<std::int64_t>(i), ints[i]);
   Value t = make_loaded_tensor(in, std::move(buf), {static_cast<std::int64_t>(rows), static_cast<std::int64_t>(width)});
   if (!header) return t;
   Interp::StackMark mark(in);

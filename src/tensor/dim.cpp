@@ -6,7 +6,16 @@
 #include <functional>
 #include <stdexcept>
 
+#include "support/condition_error.h"
+
 namespace tl::tensor {
+
+namespace {
+// Shape arithmetic that leaves int64 is a user's shape error, not a wrapped size (issue 19).
+[[noreturn]] void overflow(const std::string& what) {
+  throw ConditionError("shape-error", "shape arithmetic: " + what + " overflows 64 bits");
+}
+}  // namespace
 
 Dim Dim::make(std::int64_t c, Terms terms) {
   std::sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) { return a.vars < b.vars; });
@@ -69,9 +78,9 @@ std::int64_t Dim::eval(const Bindings& b) const {
     for (const auto& v : t.vars) {
       auto it = b.find(v);
       if (it == b.end()) throw UnboundDim(v);
-      p *= it->second;
+      if (__builtin_mul_overflow(p, it->second, &p)) overflow("the value of " + str());
     }
-    r += p;
+    if (__builtin_add_overflow(r, p, &r)) overflow("the value of " + str());
   }
   return r;
 }
@@ -98,7 +107,11 @@ Dim operator-(const Dim& a, const Dim& b) {
 }
 
 Dim operator*(const Dim& a, const Dim& b) {
-  if (a.is_const() && b.is_const()) return Dim(a.c_ * b.c_);
+  if (a.is_const() && b.is_const()) {
+    std::int64_t p = 0;
+    if (__builtin_mul_overflow(a.c_, b.c_, &p)) overflow(a.str() + " * " + b.str());
+    return Dim(p);
+  }
   // (ca + sum ta) * (cb + sum tb)
   Dim::Terms t;
   auto scaled = [&](const Dim& d, std::int64_t k) {

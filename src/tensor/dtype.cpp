@@ -3,6 +3,8 @@
 #include "tensor/dtype.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 
 namespace tl::tensor {
@@ -80,6 +82,38 @@ std::int64_t wrap_int(std::int64_t v, DType t) {
     case DType::I32: return static_cast<std::int32_t>(v);
     default: return v;
   }
+}
+
+std::int64_t int_min(DType t) {
+  switch (t) {
+    case DType::I8: return INT8_MIN;
+    case DType::I16: return INT16_MIN;
+    case DType::I32: return INT32_MIN;
+    case DType::I64: return INT64_MIN;
+    default: return 0;  // bool and unsigned
+  }
+}
+
+std::int64_t int_max(DType t) {
+  switch (t) {
+    case DType::Bool: return 1;
+    case DType::U8: return UINT8_MAX;
+    case DType::I8: return INT8_MAX;
+    case DType::I16: return INT16_MAX;
+    case DType::U32: return UINT32_MAX;
+    case DType::I32: return INT32_MAX;
+    default: return INT64_MAX;
+  }
+}
+
+std::optional<std::int64_t> truncate_to_int(double v, DType t) {
+  if (!std::isfinite(v)) return std::nullopt;
+  const double whole = std::trunc(v);
+  // 2^63 is exact as a double; anything at or above it (or below -2^63) fits no int64.
+  if (whole >= 9223372036854775808.0 || whole < -9223372036854775808.0) return std::nullopt;
+  const auto i = static_cast<std::int64_t>(whole);
+  if (!fits_int(i, t)) return std::nullopt;
+  return i;
 }
 
 std::uint16_t float_to_half(float f) {

@@ -63,6 +63,17 @@ DType promote_with_scalar(DType t, bool scalar_is_float);
 // An integer reduced to the range of integer type t (two's complement wrap); bool: v != 0.
 std::int64_t wrap_int(std::int64_t v, DType t);
 
+// The smallest and largest values of integer type t (bool: 0 and 1).
+std::int64_t int_min(DType t);
+std::int64_t int_max(DType t);
+
+// Whether v is a value of integer type t (bool: 0 or 1).
+inline bool fits_int(std::int64_t v, DType t) { return v >= int_min(t) && v <= int_max(t); }
+
+// Double v truncated toward zero as a value of integer type t (bool: 0 or 1), as PyTorch
+// converts; nullopt when v is NaN, infinite, or out of t's range once truncated.
+std::optional<std::int64_t> truncate_to_int(double v, DType t);
+
 // IEEE half and bfloat16, round to nearest even.
 std::uint16_t float_to_half(float f);
 float half_to_float(std::uint16_t h);

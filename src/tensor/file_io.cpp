@@ -32,6 +32,103 @@ std::string json_quoted(const std::string& s) {
 
 std::string errno_text() { return std::strerror(errno); }
 
+// --- ByteStream ------------------------------------------------------------------------------
+
+namespace {
+constexpr std::size_t kInputChunk = 1 << 16;
+}  // namespace
+
+ByteStream::ByteStream(const FileCtx& ctx) : ctx_(ctx), zs_(std::make_unique<z_stream>()) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(ctx.path, ec)) ctx.fail("is a directory, not a file");
+  file_.reset(std::fopen(ctx.path.c_str(), "rb"));
+  if (!file_) ctx.fail("cannot be opened: " + errno_text());
+  input_.resize(kInputChunk);
+  *zs_ = z_stream{};
+  fill_input();
+  gzip_ = zs_->avail_in >= 2 && zs_->next_in[0] == 0x1f && zs_->next_in[1] == 0x8b;
+  // 16 + the window size: a gzip wrapper, whose CRC-32 and length inflate checks.
+  if (gzip_ && inflateInit2(zs_.get(), 16 + MAX_WBITS) != Z_OK) ctx.fail("cannot be inflated: out of memory");
+  in_member_ = gzip_;
+}
+
+ByteStream::~ByteStream() {
+  if (gzip_) inflateEnd(zs_.get());
+}
+
+bool ByteStream::fill_input() {
+  if (zs_->avail_in > 0) return true;
+  const std::size_t got = std::fread(input_.data(), 1, input_.size(), file_.get());
+  if (got == 0 && std::ferror(file_.get())) ctx_.fail("cannot be read: " + errno_text());
+  zs_->next_in = input_.data();
+  zs_->avail_in = static_cast<uInt>(got);
+  return got > 0;
+}
+
+std::size_t ByteStream::read_raw(void* dst, std::size_t n) {
+  auto* out = static_cast<unsigned char*>(dst);
+  std::size_t done = 0;
+  while (done < n && fill_input()) {
+    const std::size_t k = std::min<std::size_t>(n - done, zs_->avail_in);
+    std::memcpy(out + done, zs_->next_in, k);
+    zs_->next_in += k;
+    zs_->avail_in -= static_cast<uInt>(k);
+    done += k;
+  }
+  return done;
+}
+
+std::size_t ByteStream::read(void* dst, std::size_t n) {
+  if (!gzip_) return read_raw(dst, n);
+  auto* out = static_cast<unsigned char*>(dst);
+  std::size_t done = 0;
+  // A read that fills dst may stop before a member's trailer; the next read checks it, so a
+  // read returns less than n only after every trailer so far has passed.
+  while (done < n) {
+    if (!in_member_) {
+      if (!fill_input()) break;  // the end of the last member is the end of the data
+      if (zs_->next_in[0] != 0x1f) ctx_.fail("has bytes after its gzip data");
+      inflateReset(zs_.get());  // another member (gzip files may be concatenated)
+      in_member_ = true;
+    }
+    if (!fill_input()) ctx_.fail("is truncated: its gzip data ends early");
+    zs_->next_out = out + done;
+    zs_->avail_out = static_cast<uInt>(std::min<std::size_t>(n - done, 1u << 30));
+    const int rc = inflate(zs_.get(), Z_NO_FLUSH);
+    done = static_cast<std::size_t>(zs_->next_out - out);
+    if (rc == Z_STREAM_END) {
+      in_member_ = false;
+    } else if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT) {
+      ctx_.fail(std::string("is damaged (gzip: ") + (zs_->msg ? zs_->msg : "bad data") + ")");
+    } else if (rc == Z_MEM_ERROR) {
+      ctx_.fail("cannot be inflated: out of memory");
+    } else if (rc != Z_OK && !(rc == Z_BUF_ERROR && zs_->avail_in == 0)) {
+      ctx_.fail("is damaged (gzip: inflate made no progress)");
+    }
+  }
+  return done;
+}
+
+bool ByteStream::read_line(std::string& line) {
+  std::size_t scanned = 0;  // pending_ before this has no newline: a long line stays linear
+  for (;;) {
+    if (std::size_t nl = pending_.find('\n', scanned); nl != std::string::npos) {
+      line.assign(pending_, 0, nl);
+      pending_.erase(0, nl + 1);
+      return true;
+    }
+    scanned = pending_.size();
+    char chunk[1 << 14];
+    const std::size_t got = read(chunk, sizeof chunk);
+    if (got == 0) {
+      line = std::move(pending_);
+      pending_.clear();
+      return !line.empty();
+    }
+    pending_.append(chunk, got);
+  }
+}
+
 void swap_byte_order(Buffer& b) {
   std::size_t size = dtype_size(b.dtype);
   if (size == 1) return;

@@ -3,6 +3,8 @@
 // reads and writes, byte order, and a cursor for parsing text headers.
 #pragma once
 
+#include <zlib.h>
+
 #include <bit>
 #include <cerrno>
 #include <cstdio>
@@ -83,6 +85,34 @@ class InFile {
   const FileCtx& ctx_;
   FilePtr file_;
   std::uint64_t size_ = 0;
+};
+
+// A file read from start to end as it is, or inflated when it starts with the gzip magic
+// bytes (as zlib's gzread does, but strict): every gzip member's CRC and length are checked,
+// and a stream cut short or damaged raises a file-error naming the file (issue 19).
+class ByteStream {
+ public:
+  explicit ByteStream(const FileCtx& ctx);
+  ~ByteStream();
+  ByteStream(const ByteStream&) = delete;
+  ByteStream& operator=(const ByteStream&) = delete;
+
+  // Up to n bytes into dst; fewer only at the end of the data.
+  std::size_t read(void* dst, std::size_t n);
+  // The next line without its '\n' (the last may lack one); false at the end of the data.
+  bool read_line(std::string& line);
+
+ private:
+  bool fill_input();  // false at the end of the file
+  std::size_t read_raw(void* dst, std::size_t n);
+
+  const FileCtx& ctx_;
+  FilePtr file_;
+  bool gzip_ = false;
+  bool in_member_ = false;  // inside a gzip member, before its trailer has been checked
+  std::unique_ptr<z_stream> zs_;
+  std::vector<unsigned char> input_;
+  std::string pending_;  // read but not yet returned by read_line
 };
 
 // A file being written. A failed write removes the partial file before raising the error.

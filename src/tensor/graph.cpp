@@ -146,10 +146,50 @@ NodeRef Graph::intern(Node&& proto, bool keep_grad) {
   return NodeRef(n);
 }
 
+std::optional<std::int64_t> checked_shape_bytes(DType t, const std::vector<std::int64_t>& shape) {
+  std::int64_t bytes = static_cast<std::int64_t>(dtype_size(t));
+  for (std::int64_t d : shape) {
+    if (d != 0 && __builtin_mul_overflow(bytes, d, &bytes)) return std::nullopt;
+  }
+  return bytes;
+}
+
+std::shared_ptr<Buffer> allocate_buffer(DType t, const std::vector<std::int64_t>& shape) {
+  std::string what = std::string(dtype_name(t)) + " tensor of shape (";
+  for (std::size_t i = 0; i < shape.size(); ++i) what += (i ? " " : "") + std::to_string(shape[i]);
+  what += ")";
+  std::int64_t count = 1;
+  for (std::int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(count, d, &count)) fail("shape-error", "realize: a " + what + " has too many elements");
+  }
+  auto bytes = checked_shape_bytes(t, shape);
+  if (!bytes) fail("shape-error", "realize: a " + what + " has too many elements");
+  try {
+    return std::make_shared<Buffer>(t, static_cast<std::size_t>(count));
+  } catch (const std::bad_alloc&) {
+    fail("storage-error", "realize: out of memory for " + std::to_string(*bytes) + " bytes, a " + what);
+  }
+}
+
 // --- sources ---------------------------------------------------------------------------------
 
 namespace {
+// Every node's concrete dimensions, times its element size, must fit in int64 (zero axes left
+// out): element counts, strides and byte sizes computed from the shape then cannot overflow.
+// A wrapped count read out of bounds, or made a count of 0 that loops forever (issue 19).
+void check_size(Op op, DType t, const Shape& shape) {
+  std::vector<std::int64_t> dims;
+  for (const auto& d : shape) {
+    if (d.is_const() && d.value() > 0) dims.push_back(d.value());
+  }
+  if (!checked_shape_bytes(t, dims)) {
+    fail("shape-error", std::string(op_name(op)) + ": shape " + shape_str(shape) + " has too many elements (" +
+                            std::string(dtype_name(t)) + " data of more than 2^63 bytes)");
+  }
+}
+
 Node proto(Op op, DType t, Shape shape) {
+  check_size(op, t, shape);
   Node n;
   n.op = op;
   n.dtype = t;
@@ -174,7 +214,12 @@ void check_shape(const char* op, const Shape& shape) {
 }  // namespace
 
 NodeRef Graph::make_const_float(double v, DType t, const Shape& shape) {
-  if (!is_float(t)) return make_const_int(static_cast<std::int64_t>(v), t, shape);
+  if (!is_float(t)) {
+    // A float outside int64 (nan, inf, 1e300) has no integer; casting it is undefined (issue 19).
+    auto i = truncate_to_int(v, DType::I64);
+    if (!i) fail("dtype-error", "const: " + std::to_string(v) + " cannot be converted to " + std::string(dtype_name(t)));
+    return make_const_int(*i, t, shape);
+  }
   check_shape("const", shape);
   Node n = proto(Op::Const, t, shape);
   n.fvalue = round_float(v, t);
@@ -337,6 +382,7 @@ NodeRef Graph::make_reduce(ReduceKind k, const NodeRef& x, std::vector<std::int6
 
 NodeRef Graph::make_reshape(const NodeRef& x, const Shape& shape) {
   check_shape("reshape", shape);
+  check_size(Op::Reshape, x->dtype, shape);  // before shape_numel multiplies the dimensions
   if (shape_numel(shape) != shape_numel(x->shape)) {
     fail("shape-error", "reshape: cannot reshape " + shape_str(x->shape) + " (" + shape_numel(x->shape).str() +
                             " elements) to " + shape_str(shape) + " (" + shape_numel(shape).str() + " elements)");

@@ -67,11 +67,17 @@ struct Buffer {
   // writes the bytes in place (an assign) resets it.
   mutable std::shared_ptr<DeviceCopy> device;
   // Host bytes uninitialized when made: the producer writes every element.
-  Buffer(DType t, std::size_t count) : dtype(t), size_(count * dtype_size(t)), bytes_(size_) {}
+  // A byte count past size_t raises std::length_error, which builtins report as a storage-error.
+  Buffer(DType t, std::size_t count) : dtype(t), size_(checked_bytes(t, count)), bytes_(size_) {}
   // Data that is on the device only, so far.
   Buffer(DType t, std::size_t count, std::shared_ptr<DeviceCopy> on_device)
       : dtype(t), device(std::move(on_device)), size_(count * dtype_size(t)), host_stale_(true) {}
   std::size_t count() const { return size_ / dtype_size(dtype); }
+  static std::size_t checked_bytes(DType t, std::size_t count) {
+    std::size_t bytes = 0;
+    if (__builtin_mul_overflow(count, dtype_size(t), &bytes)) throw std::length_error("buffer of more than 2^64 bytes");
+    return bytes;
+  }
   std::size_t size_bytes() const { return size_; }
   // The host bytes, downloaded from the device first when only the device has the data.
   const host_memory::Bytes& bytes() const {
@@ -100,6 +106,15 @@ struct Buffer {
 
 // Raised by the shape and dtype rules; `type` is the Lisp condition ("shape-error", ...).
 using GraphError = tl::ConditionError;
+
+// A new buffer for a tensor of dtype t and concrete `shape`, for realize. Element and byte
+// counts are multiplied with overflow checks; a count that overflows is a shape-error, memory
+// that cannot be had a storage-error naming the size and the shape (issue 19).
+std::shared_ptr<Buffer> allocate_buffer(DType t, const std::vector<std::int64_t>& shape);
+
+// The number of bytes of dtype t that `shape` (concrete, non-negative) covers, with zero
+// axes left out, so every partial product of the shape fits too; nullopt past INT64_MAX.
+std::optional<std::int64_t> checked_shape_bytes(DType t, const std::vector<std::int64_t>& shape);
 
 class Graph;
 struct Node;

@@ -2,8 +2,7 @@
 // The IDX format of MNIST and Fashion-MNIST (plain or gzip-compressed, as Debian ships them):
 // two zero bytes, a type code, the number of dimensions, the sizes as big-endian u32, then
 // the elements, big-endian.
-#include <zlib.h>
-
+#include <algorithm>
 #include <cstring>
 
 #include "eval/builtins.h"
@@ -14,32 +13,22 @@ namespace tl::tensor::file_io {
 
 namespace {
 
-struct GzCloser {
-  void operator()(gzFile f) const { gzclose(f); }
-};
+// Reads exactly n bytes.
+void read_exact(const FileCtx& ctx, ByteStream& f, void* out, std::size_t n, const char* what) {
+  if (f.read(out, n) != n) ctx.fail(std::string("is truncated: it ends in the ") + what);
+}
 
-// Reads exactly n bytes (zlib reads plain files as they are).
-void read_exact(const FileCtx& ctx, gzFile f, void* out, std::size_t n, const char* what) {
-  auto* p = static_cast<unsigned char*>(out);
-  while (n > 0) {
-    const unsigned chunk = static_cast<unsigned>(std::min<std::size_t>(n, 1u << 30));
-    int got = gzread(f, p, chunk);
-    if (got <= 0) {
-      int code = 0;
-      const char* msg = gzerror(f, &code);
-      if (got < 0) ctx.fail(std::string("cannot be read (") + (msg ? msg : "zlib error") + ") in the " + what);
-      ctx.fail(std::string("is truncated: it ends in the ") + what);
-    }
-    p += got;
-    n -= static_cast<std::size_t>(got);
-  }
+// Reads on past the data to the end of the file, where the gzip trailer is checked: a
+// damaged .gz file (issue 19) fails here instead of loading quietly.
+void expect_end(const FileCtx& ctx, ByteStream& f) {
+  unsigned char rest[1];
+  if (f.read(rest, 1) != 0) ctx.fail("has bytes after the data its header declares");
 }
 
 Value load_idx(Interp& in, const FileCtx& ctx) {
-  std::unique_ptr<gzFile_s, GzCloser> f(gzopen(ctx.path.c_str(), "rb"));
-  if (!f) ctx.fail("cannot be opened: " + errno_text());
+  ByteStream f(ctx);
   unsigned char magic[4];
-  read_exact(ctx, f.get(), magic, 4, "header");
+  read_exact(ctx, f, magic, 4, "header");
   if (magic[0] != 0 || magic[1] != 0) ctx.fail("is not an IDX file (it does not start with two zero bytes)");
   DType t;
   switch (magic[2]) {
@@ -57,14 +46,25 @@ Value load_idx(Interp& in, const FileCtx& ctx) {
   std::uint64_t count = 1;
   for (int i = 0; i < rank; ++i) {
     unsigned char d[4];
-    read_exact(ctx, f.get(), d, 4, "header");
+    read_exact(ctx, f, d, 4, "header");
     const std::uint64_t n = (std::uint64_t{d[0]} << 24) | (std::uint64_t{d[1]} << 16) | (std::uint64_t{d[2]} << 8) | d[3];
     shape.push_back(static_cast<std::int64_t>(n));
     if (n != 0 && count > (std::uint64_t{1} << 40) / n) ctx.fail("declares too many elements");
     count *= n;
   }
+  // The data is read in chunks before the buffer is made, so memory follows the bytes the
+  // file really holds, not the count its header claims (a few bytes can claim terabytes).
+  const std::uint64_t want = count * dtype_size(t);
+  std::string data;
+  while (data.size() < want) {
+    const std::size_t old = data.size();
+    const auto chunk = static_cast<std::size_t>(std::min<std::uint64_t>(want - old, std::uint64_t{1} << 24));
+    data.resize(old + chunk);
+    read_exact(ctx, f, data.data() + old, chunk, "data");
+  }
   auto buf = std::make_shared<Buffer>(t, static_cast<std::size_t>(count));
-  read_exact(ctx, f.get(), buf->bytes().data(), buf->size_bytes(), "data");
+  if (!data.empty()) std::memcpy(buf->bytes().data(), data.data(), data.size());
+  expect_end(ctx, f);
   // Elements are big-endian.
   const std::size_t size = dtype_size(t);
   if (size > 1) {

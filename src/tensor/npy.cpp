@@ -110,8 +110,10 @@ class NpyHeaderParser : HeaderCursor {
 
 // The dtype of an NPY descr and whether its data is big-endian; a dtype-error otherwise.
 std::pair<DType, bool> npy_dtype(const FileCtx& ctx, const std::string& descr) {
-  const char order = descr.empty() ? '=' : descr[0];
-  const bool has_order = order != '\0' && std::strchr("<>|=", order) != nullptr;
+  // An empty descr once reached descr.substr(1) and escaped as std::out_of_range (issue 19).
+  if (descr.empty()) ctx.fail("has a malformed header: its descr is empty (expected e.g. '<f4')");
+  const bool has_order = std::strchr("<>|=", descr[0]) != nullptr && descr[0] != '\0';
+  const char order = has_order ? descr[0] : '=';
   const std::string code = has_order ? descr.substr(1) : descr;
   std::string supported;
   for (DType t : kAllDTypes) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <unordered_set>
 
 #include "eval/builtins.h"
 #include "tensor/file_io.h"
@@ -60,6 +61,9 @@ class JsonParser : HeaderCursor {
       v.kind = c == '{' ? Json::Kind::Object : Json::Kind::Array;
       ++pos_;
       if (accept(c == '{' ? '}' : ']')) return v;
+      // The keys so far, for the duplicate check: a scan of the members made a header of
+      // 200,000 tensors take 43 s to open (issue 19).
+      std::unordered_set<std::string> keys;
       do {
         if (c == '[') {
           v.items.push_back(parse_value(depth + 1));
@@ -67,9 +71,7 @@ class JsonParser : HeaderCursor {
         }
         if (!at('"')) fail("expected a string key");
         std::string key = parse_string();
-        for (const auto& m : v.members) {
-          if (m.key == key) fail("a repeated key " + json_quoted(key));
-        }
+        if (!keys.insert(key).second) fail("a repeated key " + json_quoted(key));
         expect(':');
         v.members.push_back({std::move(key), parse_value(depth + 1)});
       } while (accept(','));
@@ -359,13 +361,13 @@ void save_safetensors(const FileCtx& ctx, Value tensors, Value metadata) {
     }
     header += "\"__metadata__\":{" + fields + "},";
   }
-  std::vector<std::string> names;
+  std::unordered_set<std::string> names;
   std::vector<SavedData> data;
   std::uint64_t offset = 0;
   for (auto [k, v] :
-       pairs_of(in, fn, tensors, 2, "an alist ((name . tensor) ...) or a hash table")) {
+       pairs_of(in, fn, tensors, 1, "an alist ((name . tensor) ...) or a hash table")) {
     std::string name = name_text(in, fn, k, "a tensor name");
-    if (name == "__metadata__" || std::find(names.begin(), names.end(), name) != names.end()) {
+    if (name == "__metadata__" || names.count(name) != 0) {
       in.error("program-error", std::string(fn) + ": the tensor name " + json_quoted(name) +
                                     " is " + (name == "__metadata__" ? "reserved" : "given twice"));
     }
@@ -374,7 +376,7 @@ void save_safetensors(const FileCtx& ctx, Value tensors, Value metadata) {
                                  " must be a tensor, got " + in.repr(v));
     }
     const SavedData& d = data.emplace_back(realize_for_save(in, as_tensor(v)));
-    names.push_back(name);
+    names.insert(name);
     const std::uint64_t end = offset + d.buffer->size_bytes();
     header += json_quoted(name) + ":{\"dtype\":\"" + safetensors_dtype_name(d.buffer->dtype) +
               "\",\"shape\":" + shape_text(d.shape, "[", "]", ",") + ",\"data_offsets\":[" +
@@ -401,20 +403,34 @@ void register_safetensors_builtins(Interp& in) {
                return load_safetensors(file_ctx(in, "load-safetensors", a, 0));
              });
   TL_BUILTIN(
-      in, "save-safetensors", 2, 4, "(save-safetensors PATH TENSORS &key metadata)",
+      in, "save-safetensors", 2, 4, "(save-safetensors TENSORS PATH &key metadata)",
       "Writes TENSORS, an alist ((name . tensor) ...) or a hash table from names to tensors, "
       "to PATH as a safetensors file, in that order, realizing them. :metadata, an alist or "
-      "hash table of strings, is stored as __metadata__. Returns PATH.",
+      "hash table of strings, is stored as __metadata__. Returns PATH. Like every saver (and "
+      "torch.save), the value comes first; the old order (save-safetensors PATH TENSORS) still "
+      "works, with a deprecation warning, until the next release.",
       [](Interp& in, Args a, N n) -> Value {
-        FileCtx ctx = file_ctx(in, "save-safetensors", a, 0);
+        // Issue 19: save-npy took (TENSOR PATH) and this (PATH TENSORS). TENSORS is never a
+        // string, so a string first and a non-string second is the old order.
+        if (eval::is_string(a[0]) && !eval::is_string(a[1])) {
+          static bool warned = false;
+          if (!warned) {
+            std::fprintf(stderr,
+                         "tensorlisp: warning: (save-safetensors PATH TENSORS) is deprecated; "
+                         "write (save-safetensors TENSORS PATH)\n");
+            warned = true;
+          }
+          std::swap(a[0], a[1]);
+        }
+        FileCtx ctx = file_ctx(in, "save-safetensors", a, 1);
         bool has_metadata = false;
         Value metadata = eval::keyword_arg(a, 2, n, "metadata", &has_metadata);
         if (n > 2 && !has_metadata) {
           in.error("program-error",
                    "save-safetensors: expected :metadata after TENSORS, got " + in.repr(a[2]));
         }
-        save_safetensors(ctx, a[1], metadata);
-        return a[0];
+        save_safetensors(ctx, a[0], metadata);
+        return a[1];
       });
   TL_BUILTIN(in, "safetensors-metadata", 1, 1, "(safetensors-metadata PATH)",
              "The __metadata__ of the safetensors file PATH as an alist of strings ((key . value) "

@@ -158,17 +158,25 @@
         (prim:where (prim:cmplt y x) y x))))
 
 (defcomposite clip (x lo hi)
-  "(clip X LO HI) X limited to [LO, HI] (either bound may be nil for none)."
+  "(clip X LO HI) X limited to [LO, HI] (either bound may be nil for none; HI wins when
+LO > HI). NaN stays NaN. The gradient reaches X where LO <= X <= HI, bounds included, as
+PyTorch's clamp does; a tensor bound gets it where X is beyond it."
+  ;; where, not maximum/minimum: those split the gradient of a tie at a bound (issue 19).
   (let ((r (%as-tensor x)))
-    (when lo (setq r (maximum r lo)))
-    (when hi (setq r (minimum r hi)))
+    (when lo (setq r (where (lt r lo) lo r)))
+    (when hi (setq r (where (gt r hi) hi r)))
     r))
 
 ;;; --- powers, exponentials, logarithms ---------------------------------------------------
 
 (defcomposite %tensor-exp (x)
   "(exp X) e^X elementwise."
-  (let ((f (%float-tensor x))) (prim:exp2 (prim:mul f (%scalar-like +log2e+ f)))))
+  ;; 2^(X log2 e), with the product in f64 for narrower floats: rounded to f32 it moves the
+  ;; exponent by up to |X| 2^-24, 60 ulp of the result near X = 80 (issue 19).
+  (let* ((f (%float-tensor x)) (dt (tensor-dtype f)))
+    (if (eq dt 'f64)
+        (prim:exp2 (prim:mul f (%scalar-like +log2e+ f)))
+        (prim:cast (prim:exp2 (prim:mul (prim:cast f 'f64) (prim:const +log2e+ 'f64 (tensor-shape f)))) dt))))
 
 (defcomposite exp2 (x)
   "(exp2 X) 2^X elementwise."
@@ -179,6 +187,53 @@
 negative number is NaN."
   (let* ((f (%float-tensor x)) (l (prim:mul (prim:log2 f) (%scalar-like +ln2+ f))))
     (if base (div l (log (%as-tensor base (tensor-dtype f)))) l)))
+
+(defun %neg-abs (f)
+  ;; -|F| as where(F < 0, F, -F): never positive, so exp of it never overflows, and its
+  ;; gradient at 0 is -1 (abs's subgradient there is 0, which would lose the derivative).
+  (prim:where (prim:cmplt f (%scalar-like 0 f)) f (prim:neg f)))
+
+(defun %in-f64 (f fn)
+  ;; FN of the float tensor F computed in f64 and rounded once to F's dtype: for composites
+  ;; of several rounding steps, which in f32 would add up to more than 2 ulp.
+  (let ((dt (tensor-dtype f)))
+    (if (eq dt 'f64) (funcall fn f) (prim:cast (funcall fn (prim:cast f 'f64)) dt))))
+
+(defun %series-terms (f f64-terms other-terms)
+  (if (eq (tensor-dtype f) 'f64) f64-terms other-terms))
+
+(defcomposite expm1 (x)
+  "(expm1 X) exp(X) - 1 elementwise, accurate for small X (where exp(X) - 1 would cancel)."
+  ;; |X| < 1: the Taylor series by Horner's rule, X (1 + X/2 (1 + X/3 (1 + ...))), to X^12
+  ;; (X^19 for f64): the next term is under half an ulp. Elsewhere exp(X) - 1 loses nothing.
+  ;; Each branch sees a harmless input where it is not taken, so gradients stay finite.
+  (let* ((f (%float-tensor x))
+         (zero (%scalar-like 0 f)) (one (%scalar-like 1 f))
+         (small (prim:cmplt (abs f) one))
+         (u (prim:where small f zero))
+         (acc one))
+    (loop for k from (%series-terms f 19 12) downto 2
+          do (setq acc (prim:add one (prim:mul (prim:mul u (%scalar-like (/ 1.0 k) f)) acc))))
+    (prim:where small (prim:mul u acc) (prim:add (exp (prim:where small zero f)) (prim:neg one)))))
+
+(defcomposite log1p (x)
+  "(log1p X) log(1 + X) elementwise, accurate for small X (where 1 + X would round)."
+  ;; For -1/2 <= X <= 1: log(1 + X) = 2 atanh(s), s = X / (2 + X), |s| <= 1/3, by its series
+  ;; s + s^3/3 + ... to s^17 (s^35 for f64). Elsewhere 1 + X rounds by under an ulp of the log.
+  (%in-f64 (%float-tensor x) #'%log1p))
+
+(defun %log1p (f)
+  (let* ((zero (%scalar-like 0 f)) (one (%scalar-like 1 f))
+         (near (logical-and (ge f -0.5) (le f 1)))
+         (u (prim:where near f zero))
+         (s (prim:mul u (prim:recip (prim:add (%scalar-like 2 f) u))))
+         (s2 (prim:mul s s))
+         (acc (%scalar-like 0 f)))
+    (loop for k from (%series-terms f 35 17) downto 1 by 2
+          do (setq acc (prim:add (%scalar-like (/ 1.0 k) f) (prim:mul s2 acc))))
+    (prim:where near
+                (prim:mul (%scalar-like 2 f) (prim:mul s acc))
+                (log (prim:add one (prim:where near zero f))))))
 
 (defcomposite log2 (x)
   "(log2 X) Base-2 logarithm elementwise."
@@ -229,7 +284,8 @@ with a fractional Y it gives NaN. 0^0 = 1."
   "(abs X) |X| elementwise."
   (let ((tx (%as-tensor x)))
     (cond ((eq (tensor-dtype tx) 'bool) tx)
-          ((dtype-float-p (tensor-dtype tx)) (prim:max tx (prim:neg tx)))
+          ;; + 0 makes max(0, -0) = -0 a +0; the max gives gradient 0 at 0, as sign(0).
+          ((dtype-float-p (tensor-dtype tx)) (prim:add (prim:max tx (prim:neg tx)) (%scalar-like 0 tx)))
           (t (prim:where (prim:cmplt tx (%scalar-like 0 tx)) (prim:neg tx) tx)))))
 
 (defcomposite sign (x)
@@ -279,25 +335,38 @@ integer tensors with a divisor, floor division."
                (f-even (equals (fmod f 2) 0)))
           (where (gt d 0.5) f1 (where (lt d 0.5) f (where f-even f f1)))))))
 
+(defun %check-int-divisor (fn x b)
+  ;; An integer division by a literal 0 is an error, as in PyTorch; a tensor divisor's zeros
+  ;; are only known when the kernel runs, which has nowhere to signal: there x/0 gives 0 and
+  ;; x mod 0 gives x (the primitives' definition, as NumPy's integer division).
+  (when (and (numberp b) (zerop b) (%int-dtype-p (tensor-dtype x)))
+    (error 'division-by-zero "~a: integer division by zero" fn)))
+
 (defcomposite fmod (a b)
-  "(fmod A B) Remainder of A/B truncated toward zero (sign of A), elementwise."
+  "(fmod A B) Remainder of A/B truncated toward zero (sign of A), elementwise. For integer
+tensors, a literal 0 divisor is a division-by-zero error and a 0 in a divisor tensor gives A."
   (let* ((xs (%args2 'fmod a b)) (x (first xs)) (y (second xs)))
+    (%check-int-divisor 'fmod x b)
     (if (dtype-float-p (tensor-dtype x))
         (prim:add x (prim:neg (prim:mul y (trunc (prim:mul x (prim:recip y))))))
         (prim:mod x y))))
 
 (defcomposite floor-divide (a b)
-  "(floor-divide A B) floor(A/B) elementwise (integer tensors stay integers)."
+  "(floor-divide A B) floor(A/B) elementwise (integer tensors stay integers). For integer
+tensors, a literal 0 divisor is a division-by-zero error and a 0 in a divisor tensor gives 0
+(NumPy's convention; PyTorch raises)."
   (let* ((xs (%args2 'floor-divide a b)) (x (first xs)) (y (second xs)))
+    (%check-int-divisor 'floor-divide x b)
     (if (dtype-float-p (tensor-dtype x))
         (floor (prim:mul x (prim:recip y)))
         (let* ((q (prim:idiv x y)) (r (prim:mod x y))
-               (adjust (logical-and (ne r 0) (ne (lt r 0) (lt y 0)))))
+               (adjust (logical-and (logical-and (ne r 0) (ne y 0)) (ne (lt r 0) (lt y 0)))))
           (prim:add q (prim:neg (prim:cast adjust (tensor-dtype q))))))))
 
 (defcomposite remainder (a b)
   "(remainder A B) A mod B with the sign of B (Lisp mod, Python %), elementwise."
   (let* ((xs (%args2 'remainder a b)) (x (first xs)) (y (second xs)))
+    (%check-int-divisor 'remainder x b)
     (sub x (mul y (floor-divide x y)))))
 
 (defun %tensor-round (x &optional d) (if d (round (div x d)) (%round-tensor x)))
@@ -314,7 +383,9 @@ integer tensors with a divisor, floor division."
 
 (defcomposite %tensor-cos (x)
   "(cos X) Cosine of X radians elementwise."
-  (let ((f (%float-tensor x))) (prim:sin (prim:add (%scalar-like +half-pi+ f) (prim:neg f)))))
+  ;; sin(pi/2 - X), the difference in f64: in f32 it rounds by up to half an ulp of X, which
+  ;; near a zero of cos is most of the result (4.5e-6 off below 4096; issue 19).
+  (%in-f64 (%float-tensor x) (lambda (f) (prim:sin (prim:add (%scalar-like +half-pi+ f) (prim:neg f))))))
 
 (defcomposite %tensor-tan (x)
   "(tan X) Tangent of X radians elementwise."
@@ -373,7 +444,13 @@ integer tensors with a divisor, floor division."
 
 (defcomposite %tensor-tanh (x)
   "(tanh X) Hyperbolic tangent elementwise."
-  (let ((f (%float-tensor x))) (sub (mul 2 (sigmoid (mul 2 f))) 1)))
+  ;; tanh |X| = -m / (2 + m) with m = expm1(-2|X|) in (-1, 0]: no exp overflows and, unlike
+  ;; 1 - 2/(1 + exp(2X)), nothing cancels for small X (issue 19).
+  (%in-f64 (%float-tensor x)
+           (lambda (f)
+             (let* ((m (expm1 (prim:mul (%neg-abs f) (%scalar-like 2 f))))
+                    (r (prim:mul (prim:neg m) (prim:recip (prim:add (%scalar-like 2 f) m)))))
+               (prim:where (prim:cmplt f (%scalar-like 0 f)) (prim:neg r) r)))))
 
 (defcomposite asinh (x)
   "(asinh X) Inverse hyperbolic sine elementwise."

@@ -2,8 +2,15 @@
 ;;; Activation functions.
 
 (defcomposite relu (x)
-  "(relu X) max(X, 0) elementwise."
-  (let ((tx (%as-tensor x))) (prim:max tx (%scalar-like 0 tx))))
+  "(relu X) max(X, 0) elementwise (NaN stays NaN). Its gradient at 0 is 0, as PyTorch's."
+  ;; max(x, 0) reads x once, so it fuses as a matmul's epilogue; its own gradient would split
+  ;; the tie at 0 (issue 19), hence the rule: g where x > 0.
+  (let ((tx (%as-tensor x)))
+    (if (dtype-float-p (tensor-dtype tx))
+        (with-custom-grad ((tx tx))
+            (prim:max tx (%scalar-like 0 tx))
+          (g) (list (prim:where (prim:cmplt (%scalar-like 0 tx) tx) g (%scalar-like 0 g))))
+        (prim:max tx (%scalar-like 0 tx)))))
 
 (defcomposite leaky-relu (x &optional (slope 0.01))
   "(leaky-relu X [SLOPE]) X where X > 0, else SLOPE * X (SLOPE defaults to 0.01)."
@@ -11,22 +18,33 @@
 
 (defcomposite elu (x &optional (alpha 1.0))
   "(elu X [ALPHA]) X where X > 0, else ALPHA * (exp(X) - 1)."
-  (let ((f (%float-tensor x))) (where (gt f 0) f (mul alpha (sub (exp f) 1)))))
+  ;; The exp branch sees min(X, 0): for a large X its exp would overflow, and the zero
+  ;; gradient where sends it would become 0 * inf = NaN (issue 19).
+  (let ((f (%float-tensor x)))
+    (where (gt f 0) f (mul alpha (expm1 (where (gt f 0) 0 f))))))
 
 (defcomposite selu (x)
   "(selu X) Scaled ELU with the self-normalizing constants (alpha 1.6733, scale 1.0507)."
   (mul 1.0507009873554805 (elu x 1.6732632423543772)))
 
 (defcomposite sigmoid (x)
-  "(sigmoid X) 1 / (1 + exp(-X)) elementwise."
-  (let ((f (%float-tensor x))) (reciprocal (add 1 (exp (neg f))))))
+  "(sigmoid X) 1 / (1 + exp(-X)) elementwise, computed as e/(1 + e) or 1/(1 + e) with
+e = exp(-|X|), so that no exp overflows (forward or backward) for any X."
+  (let* ((f (%float-tensor x))
+         (e (exp (%neg-abs f)))
+         (num (prim:where (prim:cmplt f (%scalar-like 0 f)) e (%scalar-like 1 f))))
+    (prim:mul num (prim:recip (prim:add (%scalar-like 1 f) e)))))
 
 (defcomposite gelu (x &key (approximate nil))
   "(gelu X &key approximate) Gaussian error linear unit: X * Phi(X), with Phi computed from
 erf, or with :approximate :tanh from the tanh formula 0.5x(1 + tanh(0.79788456(x + 0.044715x^3)))."
   (let ((f (%float-tensor x)))
     (if approximate
-        (mul (mul 0.5 f) (add 1 (tanh (mul 0.7978845608028654 (add f (mul 0.044715 (mul f (mul f f))))))))
+        ;; 0.5 (1 + tanh u) = sigmoid(2u): no cancellation for large negative X, where the
+        ;; tanh form gives 0 and a NaN gradient below -10.6 (issue 19).
+        ;; Beyond |X| = 1e4 the factor is exactly 0 or 1; the clip keeps X^3 finite.
+        (let ((c (clip f -1e4 1e4)))
+          (mul f (sigmoid (mul 1.5957691216057308 (add c (mul 0.044715 (mul c (mul c c))))))))
         (mul (mul 0.5 f) (add 1 (erf (mul f 0.7071067811865476)))))))
 
 (defcomposite silu (x)
@@ -36,8 +54,9 @@ erf, or with :approximate :tanh from the tanh formula 0.5x(1 + tanh(0.79788456(x
 (defcomposite softplus (x &key (beta 1.0) (threshold 20.0))
   "(softplus X &key (beta 1) (threshold 20)) log(1 + exp(beta X)) / beta; X itself where
 beta X > threshold, as PyTorch does."
-  (let* ((f (%float-tensor x)) (bx (mul f beta)))
-    (where (gt bx threshold) f (div (log (add 1 (exp bx))) beta))))
+  ;; The log1p branch sees min(beta X, threshold), so its exp never overflows (issue 19).
+  (let* ((f (%float-tensor x)) (bx (mul f beta)) (big (gt bx threshold)))
+    (where big f (div (log1p (exp (where big 0 bx))) beta))))
 
 (defcomposite mish (x)
   "(mish X) X * tanh(softplus(X))."

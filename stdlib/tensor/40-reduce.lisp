@@ -23,20 +23,22 @@
         (div s (max 0 (- count correction)))
         (div s (sub (%count-tensor x axes keepdim (tensor-dtype s)) correction)))))
 
+(defun %widen-int (tx dtype)
+  ;; The dtype a sum or product accumulates in: DTYPE when given, else i64 for every integer
+  ;; and bool tensor, as PyTorch does (a u8 sum stayed u8 and wrapped; issue 19).
+  (cond (dtype (prim:cast tx dtype))
+        ((and (not (dtype-float-p (tensor-dtype tx))) (not (eq (tensor-dtype tx) 'i64))) (prim:cast tx 'i64))
+        (t tx)))
+
 (defcomposite sum (x &key axis keepdim dtype)
   "(sum X &key axis keepdim dtype) The sum of X's elements over AXIS (an integer, a list,
-or nil for all). Bool tensors sum as i32."
-  (let ((tx (%as-tensor x)))
-    (when (eq (tensor-dtype tx) 'bool) (setq tx (prim:cast tx 'i32)))
-    (when dtype (setq tx (prim:cast tx dtype)))
-    (%reduce 'sum :sum tx axis keepdim)))
+or nil for all). Integer and bool tensors sum as i64 (as PyTorch's), unless DTYPE is given."
+  (%reduce 'sum :sum (%widen-int (%as-tensor x) dtype) axis keepdim))
 
 (defcomposite prod (x &key axis keepdim dtype)
-  "(prod X &key axis keepdim dtype) The product of X's elements over AXIS."
-  (let ((tx (%as-tensor x)))
-    (when (eq (tensor-dtype tx) 'bool) (setq tx (prim:cast tx 'i32)))
-    (when dtype (setq tx (prim:cast tx dtype)))
-    (%reduce 'prod :prod tx axis keepdim)))
+  "(prod X &key axis keepdim dtype) The product of X's elements over AXIS. Integer and bool
+tensors multiply as i64 (as PyTorch's), unless DTYPE is given."
+  (%reduce 'prod :prod (%widen-int (%as-tensor x) dtype) axis keepdim))
 
 (defcomposite mean (x &key axis keepdim)
   "(mean X &key axis keepdim) The mean of X's elements over AXIS (as a float)."
@@ -73,6 +75,12 @@ or nil for all). Bool tensors sum as i32."
       (%fold #'minimum args)))
 
 (defun %arg-extreme (fn x axis keepdim find-max)
+  (let ((tx (%as-tensor x)))
+    ;; No element is the largest of none (PyTorch raises too; it returned 2^31 - 1).
+    (when (eql (if axis (nth (%axis fn axis (ndim tx)) (tensor-shape tx)) (numel tx)) 0)
+      (error 'index-error "~a: ~a has no elements~a to choose from" fn
+             (if axis (format nil "axis ~a of a tensor of shape ~s" axis (tensor-shape tx)) "the tensor")
+             (if axis " along it" ""))))
   (let* ((tx (%as-tensor x))
          (flat (null axis))
          (tx (if flat (prim:reshape tx (list (numel tx))) tx))

@@ -282,27 +282,32 @@ an integer; missing leading entries are 1)."
 
 ;;; --- indexing by tensors ----------------------------------------------------------------
 
-(defun %check-indices (fn index n)
-  "Checks that every entry of INDEX lies in [-N, N) (also on every replay of a captured
-function: the check is a guard)."
+(defun %check-indices (fn index n &optional (negative-ok t))
+  "Checks that every entry of INDEX lies in [-N, N), or [0, N) when NEGATIVE-OK is nil (also
+on every replay of a captured function: the check is a guard)."
   (when (and (integerp n) (> (numel index) 0))
     (let ((lo (amin index)) (hi (amax index)))
-      (unless (%guard (logical-and (ge lo (- n)) (lt hi n)) 'index-error
+      (unless (%guard (logical-and (ge lo (if negative-ok (- n) 0)) (lt hi n)) 'index-error
                       (format nil "~a: an index is out of range for an axis of size ~a" fn n))
         (let ((lo (item lo)) (hi (item hi)))
           (error 'index-error "~a: index ~a out of range for an axis of size ~a" fn (if (>= hi n) hi lo) n))))))
 
 (defun %index-tensor (fn index)
-  (let ((ix (%as-tensor index)))
-    (when (or (dtype-float-p (tensor-dtype ix)) (eq (tensor-dtype ix) 'bool))
-      (error 'dtype-error "~a: indices must be an integer tensor, got ~a" fn (tensor-dtype ix)))
-    ix))
+  ;; Integer indices, widened: i8/u8/i16 to i32 and u32 to i64, so that negative indices and
+  ;; bounds compare in a type that holds them (a u8 index compared with -N wrapped; issue 19).
+  (let* ((ix (%as-tensor index)) (dt (tensor-dtype ix)))
+    (when (or (dtype-float-p dt) (eq dt 'bool))
+      (error 'dtype-error "~a: indices must be an integer tensor, got ~a" fn dt))
+    (cond ((member dt '(i8 u8 i16)) (prim:cast ix 'i32))
+          ((eq dt 'u32) (prim:cast ix 'i64))
+          (t ix))))
 
 (defcomposite one-hot (indices n &key (dtype 'i32))
   "(one-hot INDICES N &key (dtype 'i32)) A tensor with a new last axis of size N that is 1 at
-each index of INDICES and 0 elsewhere."
+each index of INDICES and 0 elsewhere. Every index must be in [0, N) (an index-error
+otherwise, as PyTorch's one_hot)."
   (let ((ix (%index-tensor 'one-hot indices)))
-    (%check-indices 'one-hot ix n)
+    (%check-indices 'one-hot ix n nil)
     (prim:cast (equals (unsqueeze ix -1) (arange n :dtype (tensor-dtype ix))) dtype)))
 
 (defcomposite gather (x axis index)

@@ -46,11 +46,55 @@ its output Y and its sources, a list of the sources' gradients (nil for none)."
     (case (node-arg y 0)
       (:sum (list (prim:expand g sa)))
       (:max
-       ;; To the elements equal to the maximum, split evenly among ties.
-       (let* ((mask (prim:cast (prim:cmpeq a (prim:expand y sa)) (dtype g)))
-              (count (prim:reduce :sum mask axes)))
-         (list (prim:mul mask (prim:expand (prim:mul g (prim:recip count)) sa)))))
-      (t (list (prim:mul (prim:expand (prim:mul g y) sa) (prim:recip a)))))))
+       ;; All to the first element (in row-major order over AXES) equal to the maximum, or
+       ;; the first NaN, as PyTorch's max along a dimension and max-pooling do.
+       (let* ((ye (prim:expand y sa))
+              (hit (if (dtype-float-p (dtype a))
+                       (prim:or (prim:cmpeq a ye) (prim:and (%isnan-prim a) (%isnan-prim ye)))
+                       (prim:cmpeq a ye)))
+              (idx (%flat-index sa axes))
+              (none (%like (- (%index-limit sa)) idx))
+              ;; The smallest index that hits, as -max(-index).
+              (first (prim:neg (prim:reduce :max (prim:where hit (prim:neg idx) none) axes)))
+              (one (prim:cmpeq idx (prim:expand first sa))))
+         (list (prim:where one (prim:expand g sa) (prim:const 0 (dtype g) sa)))))
+      (t
+       ;; prod: the product of the other elements. Not g y / x, which is NaN where x = 0: with
+       ;; one zero, the zero gets the product of the rest and the others 0; with more, all 0.
+       (let* ((zero (%like 0 a)) (one (%like 1 a))
+              (is0 (prim:cmpeq a zero))
+              (zeros (prim:expand (prim:reduce :sum (prim:cast is0 (dtype a)) axes) sa))
+              (rest (prim:expand (prim:reduce :prod (prim:where is0 one a) axes) sa))
+              (others (prim:where is0
+                                  (prim:where (prim:cmpeq zeros one) rest zero)
+                                  (prim:where (prim:cmpeq zeros zero)
+                                              (prim:mul (prim:expand y sa) (prim:recip (prim:where is0 one a)))
+                                              zero))))
+         (list (prim:mul (prim:expand g sa) others)))))))
+
+(defun %isnan-prim (x)
+  (prim:xor (prim:cmpeq x x) (prim:const t 'bool (shape x))))
+
+(defun %index-limit (shp)
+  ;; 1 + the largest flat index of a tensor of shape SHP (a bound, for symbolic shapes).
+  (let ((n (apply #'dim* shp))) (if (integerp n) (+ n 1) 9223372036854775807)))
+
+(defun %flat-index (shp axes)
+  ;; Each element's index in row-major order over AXES of shape SHP (i64; i32 when small).
+  (let* ((limit (%index-limit shp))
+         (dt (if (< limit 2147483647) 'i32 'i64))
+         (idx (prim:const 0 dt shp))
+         (stride 1))
+    (dolist (ax (reverse axes) idx)
+      (let ((term (prim:iota shp ax dt)))
+        (setq idx (prim:add idx (if (eql stride 1) term
+                                    (prim:mul term (if (integerp stride) (prim:const stride dt shp)
+                                                       (%dim-tensor stride dt shp))))))
+        (setq stride (dim* stride (nth ax shp)))))))
+
+(defun %dim-tensor (d dt shp)
+  ;; The value of dimension expression D (symbolic) as a tensor of shape SHP.
+  (prim:reduce :sum (prim:const 1 dt (append shp (list d))) (list (length shp))))
 
 (defgrad reshape (g y a) (list (prim:reshape g (shape a))))
 (defgrad permute (g y a) (list (prim:permute g (%inverse-order (node-arg y 0)))))

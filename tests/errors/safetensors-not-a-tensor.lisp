@@ -5,5 +5,6 @@
 
 (defvar *path* (format nil "~a/tl-safetensors-~a-value.safetensors" (or (getenv "TMPDIR") "/tmp")
                        (get-internal-real-time)))
-(save-safetensors *path* (list (cons "weight" (ones '(2 2)))
-                               (cons "bias" '(1 2 3))))
+(save-safetensors (list (cons "weight" (ones '(2 2)))
+                        (cons "bias" '(1 2 3)))
+                  *path*)

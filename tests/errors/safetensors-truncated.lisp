@@ -5,7 +5,7 @@
 
 (defvar *path* (format nil "~a/tl-safetensors-~a-cut.safetensors" (or (getenv "TMPDIR") "/tmp")
                        (get-internal-real-time)))
-(save-safetensors *path* (list (cons "weight" (ones '(2 2)))))
+(save-safetensors (list (cons "weight" (ones '(2 2)))) *path*)
 (let ((bytes (read-file *path*)))
   (write-file *path* (subseq bytes 0 38)))
 (load-safetensors *path*)

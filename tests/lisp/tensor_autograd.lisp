@@ -70,10 +70,11 @@
   (is (grad-check (lambda (x) (log-softmax x :axis -1)) t234))
   (is (grad-check (lambda (x) (logsumexp x :axis 1)) m34))
   (is (grad-check (lambda (x) (layer-norm x)) m34))
-  ;; Ties in max split the gradient evenly.
+  ;; A tie in max sends the whole gradient to the first maximum, as PyTorch's max along a
+  ;; dimension does (issue 19; it used to be split evenly).
   (let ((x (requires-grad! (tensor '(1.0 3.0 3.0 2.0)))))
     (backward (amax x))
-    (is (equal (tl (grad x)) '(0.0 0.5 0.5 0.0)))))
+    (is (equal (tl (grad x)) '(0.0 1.0 0.0 0.0)))))
 
 (deftest linear-algebra
   (is (grad-check #'matmul m34 (randn '(4 2))))

@@ -3,6 +3,7 @@
 // the reference executor (libm in double), and random graphs run on both executors.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -187,6 +188,77 @@ TEST_CASE("jit: the disk cache is reused by a new device and survives corruption
   tl::runtime::JitDevice off(tl::runtime::Backend::load("cpu", "builtin", ""), "");
   CHECK(as_f32(*off.realize(y.get(), {})) == want);
   CHECK(off.stats().kernels_compiled == 1);
+}
+
+// Issue 19: a cache entry that is a directory made every realize fail (the read threw), and
+// one that is a symlink to /dev/zero was read until memory ran out. Only regular files are
+// read now; anything else is ignored, reported, and compiled again.
+TEST_CASE("jit: poisoned disk cache entries are ignored", "[codegen][jit]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tl-cache-poison-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  Graph g;
+  NodeRef x = f32_buffer(g, {1.0f, 2.0f, 3.0f, 4.0f});
+  NodeRef y = g.make_binary(Op::Mul, x, g.make_const_float(3.0, DType::F32, {4}));
+  const std::vector<float> want = {3.0f, 6.0f, 9.0f, 12.0f};
+  auto run = [&]() {
+    tl::runtime::JitDevice d(tl::runtime::Backend::load("cpu", "builtin", ""), dir.string());
+    CHECK(as_f32(*d.realize(y.get(), {})) == want);
+    return d.stats();
+  };
+  REQUIRE(run().kernels_compiled == 1);
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path());
+  REQUIRE(files.size() == 1);
+  const fs::path entry = files[0];
+  auto poison = [&](const std::function<void(const fs::path&)>& how) {
+    fs::remove_all(entry);
+    how(entry);
+    auto s = run();
+    CHECK(s.kernels_compiled == 1);
+    CHECK(s.disk_hits == 0);
+  };
+  poison([](const fs::path& p) { fs::create_directory(p); });
+  poison([](const fs::path& p) { fs::create_symlink("/dev/zero", p); });
+  poison([](const fs::path& p) { REQUIRE(::mkfifo(p.c_str(), 0600) == 0); });
+  // What load() says about each kind of entry (TENSORLISP_DEBUG=1 prints it).
+  tl::runtime::DiskCache cache(dir.string());
+  cache.store("key", "compiled code");
+  const fs::path file = cache.path_for("key");
+  const fs::path good = dir / "good-copy";
+  fs::copy_file(file, good);
+  auto reason = [&](const std::function<void(const fs::path&)>& how) {
+    fs::remove_all(file);
+    how(file);
+    std::string why;
+    CHECK_FALSE(cache.load("key", &why).has_value());
+    return why;
+  };
+  auto edited = [&](const std::function<void(std::string&)>& edit) {
+    return [&good, edit](const fs::path& p) {
+      std::ifstream in(good, std::ios::binary);
+      std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      edit(data);
+      std::ofstream(p, std::ios::binary) << data;
+    };
+  };
+  CHECK(reason([](const fs::path& p) { fs::create_directory(p); }) == "is not a regular file");
+  CHECK(reason([](const fs::path& p) { ::mkfifo(p.c_str(), 0600); }) == "is not a regular file");
+  CHECK(reason([](const fs::path& p) { fs::create_symlink("/dev/zero", p); })== "is a symbolic link");
+  CHECK(reason([&](const fs::path& p) { fs::create_symlink(good, p); })== "is a symbolic link");
+  CHECK(reason(edited([](std::string& d) { d.resize(d.size() - 1); })) ==
+        "has sizes in its header that do not match the file");
+  CHECK(reason(edited([](std::string& d) { d.resize(10); })) == "is shorter than its header");
+  CHECK(reason(edited([](std::string& d) { d.back() ^= 1; })) == "fails its checksum");
+  CHECK(reason(edited([](std::string& d) { d[0] = 'X'; })) == "lacks the magic number TLKC1");
+  fs::remove_all(file);
+  fs::copy_file(good, file);
+  std::string why;
+  CHECK(cache.load("key", &why) == "compiled code");
+  CHECK(why.empty());
+  CHECK_FALSE(cache.load("another key", &why).has_value());
+  CHECK(why.empty());  // no entry at all: nothing to report
+  fs::remove_all(dir);
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "support/condition_error.h"
 #include "tensor/dim.h"
 
 namespace Catch {
@@ -238,4 +239,28 @@ TEST_CASE("dim: shape_numel, eval_shape and contiguous strides", "[tensor][dim]"
   std::vector<std::int64_t> got;
   for (const auto& d : st) got.push_back(d.eval({{"n", 4}}));
   CHECK(got == std::vector<std::int64_t>{20, 5, 1});
+}
+
+// Issue 19: products of dimensions that leave int64 wrapped (a reshape then read out of
+// bounds, or a count of 0 looped forever); they are shape-errors now.
+TEST_CASE("dim: overflowing products and bound values are shape-errors", "[tensor][dim]") {
+  using tl::tensor::shape_numel;
+  const Dim n = Dim::var("n");
+  const std::int64_t big = std::int64_t{1} << 62;
+  CHECK_THROWS_AS(Dim(big) * Dim(4), tl::ConditionError);
+  CHECK_THROWS_WITH(shape_numel({Dim(4294967296), Dim(4294967296)}),
+                    "shape arithmetic: 4294967296 * 4294967296 overflows 64 bits");
+  CHECK(shape_numel({Dim(big), Dim(1)}) == Dim(big));
+  CHECK((Dim(big) * Dim(-1)).value() == -big);
+  const Dim d = 4 * n;
+  CHECK(d.eval({{"n", big / 4}}) == big);
+  CHECK_THROWS_AS(d.eval({{"n", big}}), tl::ConditionError);
+  CHECK_THROWS_AS((n * n).eval({{"n", std::int64_t{1} << 32}}), tl::ConditionError);
+  CHECK((n * n).eval({{"n", 3037000499}}) == std::int64_t{3037000499} * 3037000499);
+  try {
+    (void)(n + 1).eval({{"n", INT64_MAX}});
+    FAIL("no error");
+  } catch (const tl::ConditionError& e) {
+    CHECK(e.type == "shape-error");
+  }
 }
