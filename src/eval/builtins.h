@@ -69,7 +69,7 @@ class ListWalk {
       limit_ *= 2;
       steps_ = 0;
     }
-    if ((count_ & kPollMask) == 0) in_.check_interrupt();
+    if ((count_ & kPollMask) == 0) in_.check_interrupt(kPollMask + 1);
   }
   // Once done(): a type error when the list ended in an atom other than nil.
   void require_proper() const {

@@ -25,7 +25,7 @@ class ListBuilder {
  public:
   explicit ListBuilder(Interp& in) : in_(in), slot_(in.sp) { in.push(nil()); }
   void add(Value v) {
-    if ((++count_ & 0xffff) == 0) in_.check_interrupt();  // long results take a while to build
+    if ((++count_ & 0xffff) == 0) in_.check_interrupt(0x10000);  // long results take a while
     Cons* cell = in_.heap.make_cons(v, nil());
     if (tail_ == nullptr) {
       *slot_ = Value::object(cell);
@@ -246,7 +246,7 @@ void register_list_builtins(Interp& in) {
                Interp::StackMark mark(in);
                in.push(nil());
                for (std::int64_t i = 0; i < size; ++i) {
-                 if ((i & 0xffff) == 0xffff) in.check_interrupt();
+                 if ((i & 0xffff) == 0xffff) in.check_interrupt(0x10000);
                  in.sp[-1] = in.cons(init, in.sp[-1]);
                }
                return in.sp[-1];
@@ -336,7 +336,7 @@ void register_list_builtins(Interp& in) {
                Value* call_args = in.sp;
                for (N i = 1; i < n; ++i) in.push(nil());
                for (std::size_t count = 1;; ++count) {
-                 if ((count & 0xfff) == 0) in.check_interrupt();
+                 if ((count & 0xfff) == 0) in.check_interrupt(0x1000);
                  for (N i = 0; i + 1 < n; ++i) {
                    if (!is_cons(cursors[i])) return out.result();
                    call_args[i] = car(cursors[i]);

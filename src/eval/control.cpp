@@ -102,8 +102,9 @@ Interp::HandlerOutcome Interp::run_handler_case(HandlerCaseNode* n, Env* env) {
   try {
     return HandlerOutcome{run(n->body, env), nullptr};
   } catch (tl::Error& e) {
-    // Internal errors are bugs, and exit ends the program: no handler takes them.
-    if (e.kind() == ErrorKind::Internal || e.type() == "exit") throw;
+    // Internal errors are bugs, exit ends the program and the step limit ends evaluation: no
+    // handler takes them.
+    if (e.kind() == ErrorKind::Internal || e.type() == "exit" || e.type() == "step-limit") throw;
     if (const HandlerClause* clause = handle(e)) return HandlerOutcome{condition_of(e), clause};
     throw;
   } catch (const std::bad_alloc&) {

@@ -409,6 +409,16 @@ void Interp::raise_interrupt() {
   error("interrupt", "interrupted");
 }
 
+void Interp::raise_step_limit() {
+  steps_left = 0;  // unwind-protect cleanups get no more room than the body had
+  error("step-limit", "evaluation stopped: it ran out of steps");
+}
+
+void Interp::for_each_symbol(const std::function<void(Symbol*)>& visit) const {
+  for (const auto& [name, s] : symbols_) visit(s);
+  for (const auto& [name, s] : keywords_) visit(s);
+}
+
 void Interp::decorate(tl::Error& e, Span span) {
   if (e.has_location() || !span.valid()) return;
   if (sources.is_library(span.file)) {

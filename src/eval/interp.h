@@ -253,10 +253,18 @@ class Interp {
   std::vector<std::int64_t> active_block_tags;    // tags of the running tagged blocks
   char* c_stack_limit = nullptr;   // below this address the C stack is nearly exhausted
   std::atomic<bool> interrupt_requested{false};
-  void check_interrupt() {
+  // Work left before evaluation stops with a step-limit error, which handler-case does not
+  // catch. A closure call or loop iteration is one step; builtins that walk long lists count
+  // the elements they walked. Unlimited unless a host (the evaluator's fuzz target) sets it.
+  std::int64_t steps_left = INT64_MAX;
+  // Polled wherever evaluation could run long: raises the interrupt (Ctrl-C) or the step limit.
+  void check_interrupt(std::int64_t work = 1) {
     if (interrupt_requested.load(std::memory_order_relaxed)) raise_interrupt();
+    steps_left -= work;
+    if (steps_left < 0) raise_step_limit();
   }
   [[noreturn]] void raise_interrupt();
+  [[noreturn, gnu::cold]] void raise_step_limit();
 
   // --- printing and output --------------------------------------------------------------
   // Printing polls for Ctrl-C and labels cyclic structure (see *print-circle*).
@@ -286,6 +294,8 @@ class Interp {
   Value qq_list, qq_append, qq_cons, qq_vector;
   Obj* funcall_native = nullptr;  // recognized by the evaluator for tail calls
   Obj* apply_native = nullptr;
+  // Calls `visit` on every interned symbol and keyword.
+  void for_each_symbol(const std::function<void(Symbol*)>& visit) const;
   bool stack_low() const {
     char probe;
     return &probe < c_stack_limit;

@@ -132,7 +132,7 @@ class Printer {
   }
 
   void poll() {
-    if ((++count_ & 0xfff) == 0) in_.check_interrupt();
+    if ((++count_ & 0xfff) == 0) in_.check_interrupt(0x1000);
   }
 
   // Prints "#n#" for a labelled object already printed, "#n=" before its first printing.
