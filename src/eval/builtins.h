@@ -118,6 +118,9 @@ inline Value keyword_arg(Value* args, std::uint32_t from, std::uint32_t n, const
   return nil();
 }
 
+// `equal` that polls for Ctrl-C (and counts steps) while it compares large structures.
+bool equal(Value a, Value b, Interp* poll);
+
 // Hash table operations (builtins_hash.cpp).
 Value* hash_find(HashTable* h, Value key);
 void hash_put(HashTable* h, Value key, Value value);

@@ -388,7 +388,7 @@ void register_list_builtins(Interp& in) {
                arg_list(in, "remove", a, 1);
                ListBuilder out(in);
                for (ListWalk walk(in, "remove", 2, a[1]); !walk.done(); walk.next()) {
-                 if (!equal(walk.item(), a[0])) out.add(walk.item());
+                 if (!equal(walk.item(), a[0], &in)) out.add(walk.item());
                }
                return out.result();
              });
@@ -430,7 +430,7 @@ void register_list_builtins(Interp& in) {
                for (ListWalk walk(in, "assoc", 2, a[1]); !walk.done(); walk.next()) {
                  Value pair = walk.item();
                  if (!is_cons(pair)) continue;
-                 if (n == 3 ? in.call(a[2], {a[0], car(pair)}).truthy() : equal(a[0], car(pair))) return pair;
+                 if (n == 3 ? in.call(a[2], {a[0], car(pair)}).truthy() : equal(a[0], car(pair), &in)) return pair;
                }
                return nil();
              });
@@ -439,7 +439,7 @@ void register_list_builtins(Interp& in) {
                arg_list(in, "member", a, 1);
                for (ListWalk walk(in, "member", 2, a[1]); !walk.done(); walk.next()) {
                  Value item = walk.item();
-                 if (n == 3 ? in.call(a[2], {a[0], item}).truthy() : equal(a[0], item)) return walk.cell();
+                 if (n == 3 ? in.call(a[2], {a[0], item}).truthy() : equal(a[0], item, &in)) return walk.cell();
                }
                return nil();
              });
@@ -448,7 +448,7 @@ void register_list_builtins(Interp& in) {
                std::int64_t i = 0;
                if (is_kind(a[1], ObjKind::Vector)) {
                  for (Value v : as_vector(a[1])->items) {
-                   if (equal(v, a[0])) return Value::integer(i);
+                   if (equal(v, a[0], &in)) return Value::integer(i);
                    ++i;
                  }
                  return nil();
@@ -459,7 +459,7 @@ void register_list_builtins(Interp& in) {
                }
                arg_list(in, "position", a, 1);
                for (ListWalk walk(in, "position", 2, a[1]); !walk.done(); walk.next()) {
-                 if (equal(walk.item(), a[0])) return Value::integer(static_cast<std::int64_t>(walk.index()));
+                 if (equal(walk.item(), a[0], &in)) return Value::integer(static_cast<std::int64_t>(walk.index()));
                }
                return nil();
              });
