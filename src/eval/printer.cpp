@@ -165,7 +165,13 @@ class Printer {
       else if (as_symbol(head) == in_.S.function) prefix = "#'";
       if (prefix != nullptr) {
         out_ += prefix;
-        value(car(rest), depth + 1);
+        // (unquote @x) is ", @x": ",@x" would read back as unquote-splicing (found by fuzzing).
+        Value inner = car(rest);
+        if (prefix[0] == ',' && prefix[1] == '\0' && is_symbol(inner) && !as_symbol(inner)->is_keyword() &&
+            as_symbol(inner)->name.starts_with('@')) {
+          out_ += ' ';
+        }
+        value(inner, depth + 1);
         return;
       }
     }
