@@ -113,10 +113,6 @@
   "(substitute NEW OLD LIST) LIST with every element eql to OLD replaced by NEW."
   (mapcar (lambda (x) (if (eql x old) new x)) lst))
 
-(defun make-list (n &optional init)
-  "(make-list N [INIT]) A list of N elements, each INIT."
-  (let ((out nil)) (dotimes (i n out) (push init out))))
-
 (defun command-line-option (name &optional default)
   "(command-line-option NAME [DEFAULT]) The argument after NAME (\"--epochs\") in *argv*, as a
 number when it reads as one, else as a string; DEFAULT when NAME is absent."

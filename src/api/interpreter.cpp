@@ -309,17 +309,32 @@ struct Entry {
   Interp& in;
 };
 
+// Runs `body` so that a host allocation failure no handler-case took reaches the host as a
+// storage-error, never as std::bad_alloc (issue 19: the REPL aborted on one).
+template <class F>
+auto guard_memory(Interp& in, F&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    throw in.out_of_memory_error(nullptr);
+  } catch (const std::length_error& e) {
+    throw in.out_of_memory_error(e.what());
+  }
+}
+
 }  // namespace
 
 Value Interpreter::eval(std::string_view source, std::string_view file_name, int first_line) {
   Entry entry(*impl_);
-  return wrap(*impl_, impl_->eval_string(source, std::string(file_name),
-                                         static_cast<std::uint32_t>(first_line < 1 ? 1 : first_line)));
+  return guard_memory(*impl_, [&] {
+    return wrap(*impl_, impl_->eval_string(source, std::string(file_name),
+                                           static_cast<std::uint32_t>(first_line < 1 ? 1 : first_line)));
+  });
 }
 
 Value Interpreter::load(const std::string& path) {
   Entry entry(*impl_);
-  return wrap(*impl_, impl_->load_file(path));
+  return guard_memory(*impl_, [&] { return wrap(*impl_, impl_->load_file(path)); });
 }
 
 Value Interpreter::call(std::string_view name, std::vector<Value> args) {
@@ -339,7 +354,9 @@ Value Interpreter::apply(const Value& function, std::vector<Value> args) {
   eval::Value* base = in.sp;
   in.push(to_internal(in, function));
   for (const Value& a : args) in.push(to_internal(in, a));
-  return wrap(in, in.apply(base[0], base + 1, static_cast<std::uint32_t>(args.size())));
+  return guard_memory(in, [&] {
+    return wrap(in, in.apply(base[0], base + 1, static_cast<std::uint32_t>(args.size())));
+  });
 }
 
 Value Interpreter::global(std::string_view name) {

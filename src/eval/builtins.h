@@ -11,6 +11,12 @@ inline std::int64_t arg_int(Interp& in, const char* fn, Value* args, int i) {
   return args[i].i;
 }
 
+// A size or count: a type error for a negative one (issue 19: (make-list -1) returned nil).
+inline std::int64_t arg_size(Interp& in, const char* fn, Value* args, int i) {
+  if (!args[i].is_int() || args[i].i < 0) in.type_error(fn, i + 1, "a non-negative integer", args[i]);
+  return args[i].i;
+}
+
 inline double arg_number(Interp& in, const char* fn, Value* args, int i) {
   if (args[i].is_int()) return static_cast<double>(args[i].i);
   if (!args[i].is_float()) in.type_error(fn, i + 1, "a number", args[i]);
@@ -63,7 +69,7 @@ class ListWalk {
       limit_ *= 2;
       steps_ = 0;
     }
-    if ((count_ & kPollMask) == 0) in_.check_interrupt();
+    if ((count_ & kPollMask) == 0) in_.check_interrupt(kPollMask + 1);
   }
   // Once done(): a type error when the list ended in an atom other than nil.
   void require_proper() const {
@@ -111,6 +117,9 @@ inline Value keyword_arg(Value* args, std::uint32_t from, std::uint32_t n, const
   if (found != nullptr) *found = false;
   return nil();
 }
+
+// `equal` that polls for Ctrl-C (and counts steps) while it compares large structures.
+bool equal(Value a, Value b, Interp* poll);
 
 // Hash table operations (builtins_hash.cpp).
 Value* hash_find(HashTable* h, Value key);

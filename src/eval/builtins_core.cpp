@@ -120,7 +120,7 @@ void register_core_builtins(Interp& in) {
   TL_BUILTIN(in, "eql", 2, 2, "(eql A B)", "Like eq; numbers compare by type and value.",
              [](Interp& in, Args a, N) { return in.boolean(eql(a[0], a[1])); });
   TL_BUILTIN(in, "equal", 2, 2, "(equal A B)", "Structural equality: lists, vectors and strings compare by contents.",
-             [](Interp& in, Args a, N) { return in.boolean(equal(a[0], a[1])); });
+             [](Interp& in, Args a, N) { return in.boolean(equal(a[0], a[1], &in)); });
   TL_BUILTIN(in, "not", 1, 1, "(not X)", "t when X is nil, else nil.", predicate<is_null_v>);
   TL_BUILTIN(in, "null", 1, 1, "(null X)", "t when X is nil, else nil.", predicate<is_null_v>);
   TL_BUILTIN(in, "integerp", 1, 1, "(integerp X)", "True for integers.", predicate<is_integer_v>);

@@ -25,6 +25,7 @@ class ListBuilder {
  public:
   explicit ListBuilder(Interp& in) : in_(in), slot_(in.sp) { in.push(nil()); }
   void add(Value v) {
+    if ((++count_ & 0xffff) == 0) in_.check_interrupt(0x10000);  // long results take a while
     Cons* cell = in_.heap.make_cons(v, nil());
     if (tail_ == nullptr) {
       *slot_ = Value::object(cell);
@@ -43,6 +44,7 @@ class ListBuilder {
   Interp& in_;
   Value* slot_;
   Cons* tail_ = nullptr;
+  std::size_t count_ = 0;
 };
 
 // The sequence-as-vector view used by the sequence functions (lists, vectors, strings).
@@ -224,12 +226,30 @@ void register_list_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "make-vector", 1, 2, "(make-vector SIZE [INITIAL])", "A vector of SIZE elements, each INITIAL (default nil).",
              [](Interp& in, Args a, N n) -> Value {
-               std::int64_t size = arg_int(in, "make-vector", a, 0);
-               if (size < 0) in.error("type-error", "make-vector: size must be non-negative, got " + std::to_string(size));
-               if (size > (std::int64_t{1} << 32)) {
-                 in.error("storage-error", "make-vector: size " + std::to_string(size) + " is too large");
-               }
+               std::int64_t size = arg_size(in, "make-vector", a, 0);
+               in.check_allocation("make-vector", static_cast<std::uint64_t>(size), sizeof(Value));
                return in.make_vector(std::vector<Value>(static_cast<std::size_t>(size), n == 2 ? a[1] : nil()));
+             });
+  TL_BUILTIN(in, "make-list", 1, 3, "(make-list SIZE [INITIAL] | SIZE :initial-element INITIAL)",
+             "A list of SIZE elements, each INITIAL (default nil).",
+             [](Interp& in, Args a, N n) -> Value {
+               std::int64_t size = arg_size(in, "make-list", a, 0);
+               Value init = n >= 2 ? a[1] : nil();
+               if (n == 3) {
+                 if (!is_symbol(a[1]) || !as_symbol(a[1])->is_keyword() || as_symbol(a[1])->name != "initial-element") {
+                   in.error("program-error", "make-list: unknown keyword argument " + in.repr(a[1]) +
+                                                 "; expected :initial-element");
+                 }
+                 init = a[2];
+               }
+               in.check_allocation("make-list", static_cast<std::uint64_t>(size), sizeof(Cons));
+               Interp::StackMark mark(in);
+               in.push(nil());
+               for (std::int64_t i = 0; i < size; ++i) {
+                 if ((i & 0xffff) == 0xffff) in.check_interrupt(0x10000);
+                 in.sp[-1] = in.cons(init, in.sp[-1]);
+               }
+               return in.sp[-1];
              });
   TL_BUILTIN(in, "vector-push", 2, 2, "(vector-push VALUE VECTOR)", "Appends VALUE to VECTOR (which grows); returns its index.",
              [](Interp& in, Args a, N) -> Value {
@@ -316,7 +336,7 @@ void register_list_builtins(Interp& in) {
                Value* call_args = in.sp;
                for (N i = 1; i < n; ++i) in.push(nil());
                for (std::size_t count = 1;; ++count) {
-                 if ((count & 0xfff) == 0) in.check_interrupt();
+                 if ((count & 0xfff) == 0) in.check_interrupt(0x1000);
                  for (N i = 0; i + 1 < n; ++i) {
                    if (!is_cons(cursors[i])) return out.result();
                    call_args[i] = car(cursors[i]);
@@ -368,7 +388,7 @@ void register_list_builtins(Interp& in) {
                arg_list(in, "remove", a, 1);
                ListBuilder out(in);
                for (ListWalk walk(in, "remove", 2, a[1]); !walk.done(); walk.next()) {
-                 if (!equal(walk.item(), a[0])) out.add(walk.item());
+                 if (!equal(walk.item(), a[0], &in)) out.add(walk.item());
                }
                return out.result();
              });
@@ -410,7 +430,7 @@ void register_list_builtins(Interp& in) {
                for (ListWalk walk(in, "assoc", 2, a[1]); !walk.done(); walk.next()) {
                  Value pair = walk.item();
                  if (!is_cons(pair)) continue;
-                 if (n == 3 ? in.call(a[2], {a[0], car(pair)}).truthy() : equal(a[0], car(pair))) return pair;
+                 if (n == 3 ? in.call(a[2], {a[0], car(pair)}).truthy() : equal(a[0], car(pair), &in)) return pair;
                }
                return nil();
              });
@@ -419,7 +439,7 @@ void register_list_builtins(Interp& in) {
                arg_list(in, "member", a, 1);
                for (ListWalk walk(in, "member", 2, a[1]); !walk.done(); walk.next()) {
                  Value item = walk.item();
-                 if (n == 3 ? in.call(a[2], {a[0], item}).truthy() : equal(a[0], item)) return walk.cell();
+                 if (n == 3 ? in.call(a[2], {a[0], item}).truthy() : equal(a[0], item, &in)) return walk.cell();
                }
                return nil();
              });
@@ -428,7 +448,7 @@ void register_list_builtins(Interp& in) {
                std::int64_t i = 0;
                if (is_kind(a[1], ObjKind::Vector)) {
                  for (Value v : as_vector(a[1])->items) {
-                   if (equal(v, a[0])) return Value::integer(i);
+                   if (equal(v, a[0], &in)) return Value::integer(i);
                    ++i;
                  }
                  return nil();
@@ -439,7 +459,7 @@ void register_list_builtins(Interp& in) {
                }
                arg_list(in, "position", a, 1);
                for (ListWalk walk(in, "position", 2, a[1]); !walk.done(); walk.next()) {
-                 if (equal(walk.item(), a[0])) return Value::integer(static_cast<std::int64_t>(walk.index()));
+                 if (equal(walk.item(), a[0], &in)) return Value::integer(static_cast<std::int64_t>(walk.index()));
                }
                return nil();
              });
@@ -539,6 +559,8 @@ void register_list_builtins(Interp& in) {
                  if (n == 3) step = arg_int(in, "range", a, 2);
                }
                if (step == 0) in.error("type-error", "range: step must not be zero");
+               double count = std::ceil((static_cast<double>(end) - static_cast<double>(start)) / static_cast<double>(step));
+               if (count > 0) in.check_allocation("range", static_cast<std::uint64_t>(count), sizeof(Cons));
                ListBuilder out(in);
                for (std::int64_t i = start; step > 0 ? i < end : i > end; i += step) out.add(Value::integer(i));
                return out.result();

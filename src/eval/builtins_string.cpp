@@ -193,6 +193,26 @@ void register_string_builtins(Interp& in) {
                }
                return in.make_string(std::move(out));
              });
+  TL_BUILTIN(in, "make-string", 1, 3, "(make-string SIZE [INITIAL] | SIZE :initial-element INITIAL)",
+             "A string of SIZE characters, each the one-character string INITIAL (default \" \").",
+             [](Interp& in, Args a, N n) -> Value {
+               std::int64_t size = arg_size(in, "make-string", a, 0);
+               int init_arg = n == 3 ? 2 : 1;
+               if (n == 3 && (!is_symbol(a[1]) || as_symbol(a[1])->name != "initial-element")) {
+                 in.error("program-error", "make-string: unknown keyword argument " + in.repr(a[1]) +
+                                               "; expected :initial-element");
+               }
+               char fill = ' ';
+               if (n >= 2) {
+                 String* s = arg_string(in, "make-string", a, init_arg);
+                 if (s->text.size() != 1) {
+                   in.type_error("make-string", init_arg + 1, "a one-character string", a[init_arg]);
+                 }
+                 fill = s->text[0];
+               }
+               in.check_allocation("make-string", static_cast<std::uint64_t>(size), 1);
+               return in.make_string(std::string(static_cast<std::size_t>(size), fill));
+             });
   TL_BUILTIN(in, "string", 1, 1, "(string X)", "X as a string, as princ would show it.",
              [](Interp& in, Args a, N) -> Value {
                if (is_string(a[0])) return a[0];

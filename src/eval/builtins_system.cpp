@@ -88,6 +88,23 @@ void register_system_builtins(Interp& in) {
                in.collect();
                return Value::integer(static_cast<std::int64_t>(in.heap.stats().objects));
              });
+  TL_BUILTIN(in, "memory-limit", 0, 0, "(memory-limit)",
+             "The most bytes the program may ask for at once: larger requests, and heap growth "
+             "past it, are a storage-error. The default is the machine's physical memory.",
+             [](Interp& in, Args, N) -> Value {
+               return Value::integer(static_cast<std::int64_t>(in.memory_limit()));
+             });
+  TL_BUILTIN(in, "set-memory-limit", 1, 1, "(set-memory-limit BYTES)",
+             "Sets (memory-limit) to BYTES (at least 1 MiB); returns the previous limit.",
+             [](Interp& in, Args a, N) -> Value {
+               std::int64_t bytes = arg_size(in, "set-memory-limit", a, 0);
+               if (bytes < (std::int64_t{1} << 20)) {
+                 in.type_error("set-memory-limit", 1, "at least 1048576 (1 MiB)", a[0]);
+               }
+               auto old = static_cast<std::int64_t>(in.memory_limit());
+               in.set_memory_limit(static_cast<std::size_t>(bytes));
+               return Value::integer(old);
+             });
   TL_BUILTIN(in, "gc-stats", 0, 0, "(gc-stats)", "A plist (:objects :bytes :collections :allocated) describing the heap.",
              [](Interp& in, Args, N) -> Value {
                HeapStats s = in.heap.stats();

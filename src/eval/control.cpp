@@ -87,22 +87,43 @@ Interp::HandlerOutcome Interp::run_handler_case(HandlerCaseNode* n, Env* env) {
   Value* saved_sp = sp;
   char* saved_fsp = fsp;
   std::size_t saved_frames = frames.size();
-  try {
-    return HandlerOutcome{run(n->body, env), nullptr};
-  } catch (tl::Error& e) {
-    // Internal errors are bugs, and exit ends the program: no handler takes them.
-    if (e.kind() == ErrorKind::Internal || e.type() == "exit") throw;
+  auto handle = [&](tl::Error& e) -> const HandlerClause* {
     sp = saved_sp;
     fsp = saved_fsp;
     frames.resize(saved_frames);
     Value type = sym(e.type());
     for (const HandlerClause& clause : n->clauses) {
       for (Symbol* wanted : clause.types) {
-        if (condition_is_a(type, wanted)) return HandlerOutcome{condition_of(e), &clause};
+        if (condition_is_a(type, wanted)) return &clause;
       }
     }
+    return nullptr;
+  };
+  try {
+    return HandlerOutcome{run(n->body, env), nullptr};
+  } catch (tl::Error& e) {
+    // Internal errors are bugs, exit ends the program and the step limit ends evaluation: no
+    // handler takes them.
+    if (e.kind() == ErrorKind::Internal || e.type() == "exit" || e.type() == "step-limit") throw;
+    if (const HandlerClause* clause = handle(e)) return HandlerOutcome{condition_of(e), clause};
     throw;
+  } catch (const std::bad_alloc&) {
+    // The host ran out of memory somewhere in the body, outside any builtin (which reports it
+    // itself): a storage-error like any other (issue 19).
+    tl::Error e = out_of_memory_error(nullptr);
+    if (const HandlerClause* clause = handle(e)) return HandlerOutcome{condition_of(e), clause};
+    throw e;
+  } catch (const std::length_error& e) {
+    tl::Error error = out_of_memory_error(e.what());
+    if (const HandlerClause* clause = handle(error)) return HandlerOutcome{condition_of(error), clause};
+    throw error;
   }
+}
+
+tl::Error Interp::out_of_memory_error(const char* detail) {
+  std::string message = out_of_memory_text();
+  if (detail != nullptr) message += std::string(": ") + detail;
+  return make_error("storage-error", std::move(message), Span{});
 }
 
 Value Interp::make_closure(const LambdaNode* n, Env* env) {

@@ -225,7 +225,7 @@ Value call_native(Interp& in, Native* fn, Value* args, std::uint32_t nargs) {
   } catch (const tl::ConditionError& e) {
     in.error(e.type, e.what());
   } catch (const std::bad_alloc&) {
-    in.error("storage-error", fn->name + ": out of memory");
+    in.error("storage-error", fn->name + ": " + in.out_of_memory_text());
   } catch (const std::length_error& e) {
     in.error("storage-error", fn->name + ": too large (" + e.what() + ")");
   } catch (const std::logic_error& e) {

@@ -37,7 +37,15 @@ void Heap::refill(std::size_t cls) {
   }
 }
 
+void Heap::over_limit(std::size_t bytes) {
+  if (in_reserve_ && bytes_ + bytes <= limit_ + reserve_) return;
+  in_reserve_ = true;
+  bytes_since_gc_ = threshold_;  // collect at the next safe point
+  throw std::bad_alloc();
+}
+
 void* Heap::allocate(std::size_t bytes) {
+  if (limit_ != 0 && bytes_ + bytes > limit_) over_limit(bytes);
 #ifndef TL_SANITIZE
   std::size_t cls = (bytes + kGranule - 1) / kGranule;
   if (cls < kClasses) {
@@ -162,6 +170,18 @@ void Heap::trace(Obj* obj, Marker& m) {
   }
 }
 
+std::size_t Heap::payload_bytes(const Obj* obj) {
+  switch (obj->kind) {
+    case ObjKind::String: return static_cast<const String*>(obj)->text.capacity();
+    case ObjKind::Vector: return static_cast<const Vector*>(obj)->items.capacity() * sizeof(Value);
+    case ObjKind::HashTable: {
+      auto* h = static_cast<const HashTable*>(obj);
+      return h->entries.capacity() * sizeof(h->entries[0]) + h->buckets.capacity() * sizeof(std::int32_t);
+    }
+    default: return 0;
+  }
+}
+
 void Heap::collect(const std::function<void(Marker&)>& mark_roots, const void* skip_lo,
                    const void* skip_hi) {
   Marker marker(skip_lo, skip_hi);
@@ -179,7 +199,7 @@ void Heap::collect(const std::function<void(Marker&)>& mark_roots, const void* s
   while (Obj* o = *link_ptr) {
     if (o->marked) {
       o->marked = 0;
-      live_bytes += o->alloc_size;
+      live_bytes += o->alloc_size + payload_bytes(o);
       ++live_objects;
       link_ptr = &o->next;
     } else {
@@ -192,6 +212,7 @@ void Heap::collect(const std::function<void(Marker&)>& mark_roots, const void* s
   bytes_ = live_bytes;
   objects_ = live_objects;
   bytes_since_gc_ = 0;
+  in_reserve_ = false;
   threshold_ = stress_ > 0 ? stress_ - 1 : (live_bytes > kMinThreshold ? live_bytes : kMinThreshold);
   ++collections_;
 }

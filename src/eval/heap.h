@@ -74,12 +74,28 @@ class Heap {
   // Counts memory that heap objects own outside the heap (tensor data) toward the next
   // collection, so loops that drop large tensors collect them in time.
   void account_external(std::size_t bytes) { bytes_since_gc_ += bytes; }
+  // Counts the contents of a new string, vector or hash table (held outside the object) toward
+  // the limit and the next collection; collections count them again for the survivors.
+  void account_payload(std::size_t bytes) {
+    if (limit_ != 0 && bytes_ + bytes > limit_) over_limit(bytes);
+    bytes_ += bytes;
+    bytes_since_gc_ += bytes;
+  }
   // Stress mode for testing: collect whenever `bytes` have been allocated since the last
   // collection (TENSORLISP_GC_STRESS=BYTES; 1 collects at every safe point). 0 turns it off.
   void set_stress(std::size_t bytes) {
     stress_ = bytes;
     threshold_ = bytes > 0 ? bytes - 1 : kMinThreshold;
   }
+  // Allocation fails with std::bad_alloc (a storage-error in Lisp) once the heap's objects
+  // would hold more than `bytes`; 0 means no limit. Garbage counts until it is collected. After
+  // a failure a reserve of an eighth more is lent until the next collection (which the failure
+  // asks for), so the handler of the storage-error has room to run.
+  void set_limit(std::size_t bytes) {
+    limit_ = bytes;
+    reserve_ = bytes / 8;
+  }
+  std::size_t limit() const { return limit_; }
   // Marks from the roots that `mark_roots` reports, then frees everything unmarked.
   void collect(const std::function<void(Marker&)>& mark_roots, const void* skip_lo = nullptr,
                const void* skip_hi = nullptr);
@@ -96,6 +112,8 @@ class Heap {
 
  private:
   void* allocate(std::size_t bytes);
+  // Throws std::bad_alloc, unless the reserve lent after the last failure covers `bytes`.
+  [[gnu::cold]] void over_limit(std::size_t bytes);
   void release(Obj* obj);
   void link(Obj* obj, ObjKind kind, std::size_t size) {
     obj->kind = kind;
@@ -108,6 +126,7 @@ class Heap {
     total_allocated_ += size;
   }
   static void trace(Obj* obj, Marker& marker);
+  static std::size_t payload_bytes(const Obj* obj);
  public:
   // Bytes of an Env with `size` slots.
   static std::size_t env_bytes(std::uint32_t size) {
@@ -130,6 +149,9 @@ class Heap {
   std::size_t bytes_since_gc_ = 0;
   std::size_t threshold_;
   std::size_t stress_ = 0;
+  std::size_t limit_ = 0;
+  std::size_t reserve_ = 0;
+  bool in_reserve_ = false;  // the limit was hit since the last collection
   std::size_t collections_ = 0;
   std::size_t total_allocated_ = 0;
   std::unordered_map<const Obj*, Span> spans_;

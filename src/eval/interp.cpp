@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -59,7 +60,71 @@ Interp::Interp(tl::Interpreter* host) : owner(host) {
   if (const char* stress = std::getenv("TENSORLISP_GC_STRESS"); stress != nullptr) {
     heap.set_stress(static_cast<std::size_t>(std::strtoull(stress, nullptr, 10)));
   }
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page_size = sysconf(_SC_PAGESIZE);
+  set_memory_limit(pages > 0 && page_size > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size)
+                                              : std::size_t{1} << 40);
   init_symbols();
+}
+
+void Interp::set_memory_limit(std::size_t bytes) {
+  memory_limit_ = bytes;
+  heap.set_limit(bytes);
+}
+
+namespace {
+std::string format_bytes(double bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int unit = 0;
+  while (bytes >= 1024 && unit < 6) {
+    bytes /= 1024;
+    ++unit;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, unit == 0 ? "%.0f %s" : "%.1f %s", bytes, units[unit]);
+  return buf;
+}
+}  // namespace
+
+std::string Interp::out_of_memory_text() const {
+  return "out of memory (the heap holds " + format_bytes(static_cast<double>(heap.stats().bytes)) +
+         "; the memory limit is " + format_bytes(static_cast<double>(memory_limit_)) + ")";
+}
+
+namespace {
+// Memory the system could give us now (MemAvailable), or 0 when unknown.
+std::size_t available_memory() {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (f == nullptr) return 0;
+  char line[128];
+  unsigned long long kib = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return static_cast<std::size_t>(kib) * 1024;
+}
+}  // namespace
+
+void Interp::check_allocation(std::string_view fn, std::uint64_t count, std::size_t item_bytes) {
+  double bytes = static_cast<double>(count) * static_cast<double>(item_bytes);
+  double in_use = static_cast<double>(heap.stats().bytes);
+  std::string need = std::string(fn) + ": " + std::to_string(count) + " elements need " + format_bytes(bytes);
+  if (in_use + bytes > static_cast<double>(memory_limit_)) {
+    error("storage-error", need + ", more than the memory limit allows (" +
+                               format_bytes(static_cast<double>(memory_limit_)) + ", of which the heap holds " +
+                               format_bytes(in_use) + ")");
+  }
+  // The system overcommits: a request it cannot back is granted, then the process is killed
+  // while filling it. Large requests are checked against what is free now.
+  constexpr double kLarge = 256.0 * (1 << 20);
+  if (bytes > kLarge) {
+    std::size_t available = available_memory();
+    if (available != 0 && bytes > static_cast<double>(available)) {
+      error("storage-error", need + ", more than the memory available now (" +
+                                 format_bytes(static_cast<double>(available)) + ")");
+    }
+  }
 }
 
 Interp::~Interp() {
@@ -202,12 +267,14 @@ Symbol* Interp::gensym(std::string_view prefix) {
 }
 
 Value Interp::make_string(std::string text) {
+  heap.account_payload(text.capacity());
   auto* s = heap.make<String>(ObjKind::String);
   s->text = std::move(text);
   return Value::object(s);
 }
 
 Value Interp::make_vector(std::vector<Value> items) {
+  heap.account_payload(items.capacity() * sizeof(Value));
   auto* v = heap.make<Vector>(ObjKind::Vector);
   v->items = std::move(items);
   return Value::object(v);
@@ -340,6 +407,16 @@ void Interp::stack_overflow() {
 void Interp::raise_interrupt() {
   interrupt_requested.store(false);
   error("interrupt", "interrupted");
+}
+
+void Interp::raise_step_limit() {
+  steps_left = 0;  // unwind-protect cleanups get no more room than the body had
+  error("step-limit", "evaluation stopped: it ran out of steps");
+}
+
+void Interp::for_each_symbol(const std::function<void(Symbol*)>& visit) const {
+  for (const auto& [name, s] : symbols_) visit(s);
+  for (const auto& [name, s] : keywords_) visit(s);
 }
 
 void Interp::decorate(tl::Error& e, Span span) {

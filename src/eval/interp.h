@@ -190,6 +190,15 @@ class Interp {
   Value macroexpand_1(Value form, bool* expanded);
   Value macroexpand(Value form);
 
+  // --- memory ---------------------------------------------------------------------------
+  // The most bytes the program may ask for at once (default: the machine's physical memory).
+  // Requests known in advance (make-list, make-string, make-vector, range) are checked against
+  // it before anything is allocated, and the heap refuses to grow past it.
+  std::size_t memory_limit() const { return memory_limit_; }
+  void set_memory_limit(std::size_t bytes);
+  // A storage-error naming `fn` when `count` items of `item_bytes` each exceed the limit.
+  void check_allocation(std::string_view fn, std::uint64_t count, std::size_t item_bytes);
+
   // --- GC -------------------------------------------------------------------------------
   void maybe_collect() {
     if (heap.wants_collection()) collect();
@@ -218,6 +227,11 @@ class Interp {
   void relocate_to_macro_call(tl::Error& e, Span span, const std::string& name);
   std::vector<std::string> backtrace(std::size_t max_frames = 12) const;
   tl::Error make_error(std::string_view type, std::string message, Span span);
+  // The storage-error for a host allocation that failed (std::bad_alloc, or std::length_error
+  // with its text as `detail`), located at the current call.
+  tl::Error out_of_memory_error(const char* detail);
+  // "out of memory (the heap holds 63.9 MiB; the memory limit is 64.0 MiB)"
+  std::string out_of_memory_text() const;
   // The condition object for an error (created on first use, kept with its payload).
   Value condition_of(tl::Error& e);
   bool condition_is_a(Value type_sym, Symbol* wanted);
@@ -239,10 +253,18 @@ class Interp {
   std::vector<std::int64_t> active_block_tags;    // tags of the running tagged blocks
   char* c_stack_limit = nullptr;   // below this address the C stack is nearly exhausted
   std::atomic<bool> interrupt_requested{false};
-  void check_interrupt() {
+  // Work left before evaluation stops with a step-limit error, which handler-case does not
+  // catch. A closure call or loop iteration is one step; builtins that walk long lists count
+  // the elements they walked. Unlimited unless a host (the evaluator's fuzz target) sets it.
+  std::int64_t steps_left = INT64_MAX;
+  // Polled wherever evaluation could run long: raises the interrupt (Ctrl-C) or the step limit.
+  void check_interrupt(std::int64_t work = 1) {
     if (interrupt_requested.load(std::memory_order_relaxed)) raise_interrupt();
+    steps_left -= work;
+    if (steps_left < 0) raise_step_limit();
   }
   [[noreturn]] void raise_interrupt();
+  [[noreturn, gnu::cold]] void raise_step_limit();
 
   // --- printing and output --------------------------------------------------------------
   // Printing polls for Ctrl-C and labels cyclic structure (see *print-circle*).
@@ -272,6 +294,8 @@ class Interp {
   Value qq_list, qq_append, qq_cons, qq_vector;
   Obj* funcall_native = nullptr;  // recognized by the evaluator for tail calls
   Obj* apply_native = nullptr;
+  // Calls `visit` on every interned symbol and keyword.
+  void for_each_symbol(const std::function<void(Symbol*)>& visit) const;
   bool stack_low() const {
     char probe;
     return &probe < c_stack_limit;
@@ -286,6 +310,7 @@ class Interp {
   };
   std::unordered_map<std::string, Symbol*, NameHash, std::equal_to<>> symbols_;
   std::unordered_map<std::string, Symbol*, NameHash, std::equal_to<>> keywords_;
+  std::size_t memory_limit_ = 0;
   void init_symbols();
 };
 

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "eval/builtins.h"
 #include "eval/interp.h"
 
 namespace tl::eval {
@@ -132,7 +133,7 @@ class Printer {
   }
 
   void poll() {
-    if ((++count_ & 0xfff) == 0) in_.check_interrupt();
+    if ((++count_ & 0xfff) == 0) in_.check_interrupt(0x1000);
   }
 
   // Prints "#n#" for a labelled object already printed, "#n=" before its first printing.
@@ -164,7 +165,13 @@ class Printer {
       else if (as_symbol(head) == in_.S.function) prefix = "#'";
       if (prefix != nullptr) {
         out_ += prefix;
-        value(car(rest), depth + 1);
+        // (unquote @x) is ", @x": ",@x" would read back as unquote-splicing (found by fuzzing).
+        Value inner = car(rest);
+        if (prefix[0] == ',' && prefix[1] == '\0' && is_symbol(inner) && !as_symbol(inner)->is_keyword() &&
+            as_symbol(inner)->name.starts_with('@')) {
+          out_ += ' ';
+        }
+        value(inner, depth + 1);
         return;
       }
     }
@@ -311,7 +318,7 @@ namespace {
 // are equal; a pair already in one class is not compared again. Every comparison merges two
 // classes or stops, so the walk ends on any structure, cyclic or not, and a difference is
 // still found wherever it lies (the assumption is only ever used for pairs being compared).
-bool equal_graph(std::vector<std::pair<Value, Value>>& todo) {
+bool equal_graph(std::vector<std::pair<Value, Value>>& todo, Interp* poll) {
   std::unordered_map<Obj*, Obj*> parent;
   auto find = [&](Obj* o) {
     for (;;) {
@@ -322,7 +329,8 @@ bool equal_graph(std::vector<std::pair<Value, Value>>& todo) {
       o = it->second;
     }
   };
-  while (!todo.empty()) {
+  for (std::size_t steps = 1; !todo.empty(); ++steps) {
+    if (poll != nullptr && (steps & 0xfff) == 0) poll->check_interrupt(0x1000);
     auto [a, b] = todo.back();
     todo.pop_back();
     if (a.same(b)) continue;
@@ -355,17 +363,20 @@ bool equal_graph(std::vector<std::pair<Value, Value>>& todo) {
 
 }  // namespace
 
-bool equal(Value a, Value b) {
+bool equal(Value a, Value b) { return equal(a, b, nullptr); }
+
+bool equal(Value a, Value b, Interp* poll) {
   // Iterative, with an explicit stack of pairs still to compare, so deep structures cannot
   // exhaust the C stack. After many steps the structures may be circular (issue 19: equal
   // on two circular lists never returned), and the rest of the walk remembers what it compared.
   constexpr std::size_t kPlainSteps = std::size_t{1} << 20;
   std::vector<std::pair<Value, Value>> todo;
-  for (std::size_t steps = 0;; ++steps) {
+  for (std::size_t steps = 1;; ++steps) {
     if (steps == kPlainSteps) {
       todo.emplace_back(a, b);
-      return equal_graph(todo);
+      return equal_graph(todo, poll);
     }
+    if (poll != nullptr && (steps & 0xfff) == 0) poll->check_interrupt(0x1000);
     bool same = a.same(b);
     if (!same) {
       if (a.tag != Tag::Obj || b.tag != Tag::Obj || a.o->kind != b.o->kind) return false;

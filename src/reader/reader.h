@@ -48,7 +48,7 @@ class Reader {
   bool at_end() const { return pos_ >= text_.size(); }
   // Lets Ctrl-C stop the reading of a huge text (issue 19); cheap enough to call per character.
   void poll() {
-    if ((++polls_ & 0xffff) == 0) interp_.check_interrupt();
+    if ((++polls_ & 0xffff) == 0) interp_.check_interrupt(0x10000);
   }
   void advance();
 

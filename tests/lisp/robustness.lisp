@@ -78,3 +78,39 @@
 (defparameter *loop-let* (list (list 'a 1)))
 (setf (cdr *loop-let*) *loop-let*)
 (show (eval (list 'let *loop-let* 'a)))
+
+;; Issue 19: (make-list -1) returned nil; negative sizes are type errors naming the argument.
+(show (make-list -1))
+(show (make-string -1))
+(show (make-vector -5))
+(show (make-list 'a))
+(show (subseq '(1 2 3) -1))
+(show (subseq "abc" 2 1))
+(show (subseq (vector 1 2) 0 5))
+(print (list (make-list 2 7) (make-list 3 :initial-element 'a) (make-string 3 "x")))
+
+;; Issue 19: running out of memory inside handler-case aborted the process. Requests too large
+;; to satisfy are refused before anything is allocated, and running out of heap (here under a
+;; lowered limit) is a storage-error that handler-case catches. The messages give sizes that
+;; depend on the machine, so only their start is shown.
+(defun storage-message (thunk)
+  "(storage-message THUNK) The start of the storage-error THUNK signals, or :no-error."
+  (handler-case (progn (funcall thunk) :no-error)
+    (storage-error (c)
+      (let ((text (condition-message c)))
+        (subseq text 0 (or (position ", more" text) (length text)))))))
+(print (storage-message (lambda () (make-list 100000000000))))
+(print (storage-message (lambda () (make-string 100000000000))))
+(print (storage-message (lambda () (make-vector 100000000000))))
+(print (storage-message (lambda () (range 0 100000000000000))))
+(defparameter *old-limit* (set-memory-limit (* 64 1024 1024)))
+;; Which allocation meets the limit first (a cons, a closure, a vector's check) depends on the
+;; heap's state, so only the condition's type is shown.
+(defmacro storage-type (form)
+  `(handler-case (progn ,form :no-error) (error (c) (condition-type c))))
+(print (storage-type (let ((x nil)) (loop (push (lambda () x) x)))))
+(print (storage-type (let ((x nil)) (loop (push (make-vector 1000) x)))))
+(print (storage-type (let ((x nil)) (loop (setq x (cons x x))))))
+(print (storage-type (let ((s "x")) (loop (setq s (concat s s))))))
+(set-memory-limit *old-limit*)
+(print (length (make-list 100000)))

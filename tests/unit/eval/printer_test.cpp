@@ -185,3 +185,12 @@ TEST_CASE("printer: type names", "[printer]") {
   CHECK(lisp.eval("'(1)").type_name() == "cons");
   CHECK(lisp.eval("nil").type_name() == "null");
 }
+
+// Issue 19 (found by fuzz_reader): (unquote @c) printed as ",@c", which reads back as
+// unquote-splicing; it prints as ", @c".
+TEST_CASE("printer: unquote of a symbol starting with @ reads back the same", "[printer]") {
+  tl::Interpreter lisp;
+  CHECK(repr(lisp, "(read-from-string \"`(a , @c)\")") == "`(a , @c)");
+  CHECK(repr(lisp, "(read-from-string \"`(a ,@c)\")") == "`(a ,@c)");
+  CHECK(lisp.eval("(equal (read-from-string (prin1-to-string '(unquote @c))) '(unquote @c))").truthy());
+}

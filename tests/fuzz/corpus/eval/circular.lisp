@@ -1,0 +1,6 @@
+(defparameter *c* (list 1 2 3))
+(setf (cdr (cddr *c*)) *c*)
+(length *c*)
+(member 4 *c*)
+(print *c*)
+(equal *c* (cdr (cdr (cdr *c*))))

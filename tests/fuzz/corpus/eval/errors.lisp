@@ -1,0 +1,8 @@
+(undefined-function-here 1)
+(car)
+(funcall 5)
+(let ((x)) x)
+(if)
+(lambda)
+(quote)
+(setq 5 1)

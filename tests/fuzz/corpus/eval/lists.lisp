@@ -1,0 +1,8 @@
+(append '(1 2) '(3) nil '(4 . 5))
+(reverse '(1 2 3))
+(sort (list 3 1 2) #'<)
+(assoc 'b '((a . 1) (b . 2)))
+(mapcar #'+ '(1 2) '(10 20 30))
+(reduce #'+ '(1 2 3) :initial-value 10)
+(nth 5 '(1 2))
+(last '(1 2 3))

@@ -1,0 +1,5 @@
+(defmacro twice (x) `(progn ,x ,x))
+(twice (print 1))
+(defmacro self () '(self))
+(self)
+(macroexpand '(twice 3))

@@ -1,0 +1,3 @@
+(read-from-string "(1 2 #(3))")
+(eval '(+ 1 2))
+(eval (read-from-string "(list 'a)"))

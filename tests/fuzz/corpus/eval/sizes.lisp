@@ -1,0 +1,6 @@
+(make-list -1)
+(make-list 100000000000)
+(make-vector 100000000000)
+(make-string -3)
+(range 0 1000000000000)
+(apply #'+ (make-list 2000000 1))

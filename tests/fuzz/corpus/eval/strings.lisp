@@ -1,0 +1,6 @@
+(format nil "~a ~s ~d ~%" "x" "y" 3)
+(concat "a" 1 'b)
+(string-split "a,b,c" ",")
+(subseq "hello" 1 3)
+(make-string 3 "z")
+(string-upcase "abc")

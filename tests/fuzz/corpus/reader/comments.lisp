@@ -1,0 +1,2 @@
+; comment
+#| block #| nested |# |# x

@@ -1,0 +1,2 @@
+(defun f (x &optional (y 2) &rest r &key z)
+  "doc" (list x y r z))

@@ -1,0 +1,1 @@
+(quote) (quote . x) (quote x y) (function f)

@@ -1,0 +1,1 @@
+(:key nil NIL t . nil)
