@@ -81,7 +81,9 @@ std::optional<std::string> DiskCache::load(const std::string& key, std::string* 
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return reject("is not a regular file");
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size < kHeaderSize) return reject("is shorter than its header");
-  if (size > kMaxEntryBytes) return reject("is larger than " + std::to_string(kMaxEntryBytes) + " bytes");
+  if (size > kMaxEntryBytes) {
+    return reject("is larger than " + std::to_string(kMaxEntryBytes) + " bytes");
+  }
   std::string data(static_cast<std::size_t>(size), '\0');
   std::size_t got = 0;
   while (got < data.size()) {
@@ -90,7 +92,7 @@ std::optional<std::string> DiskCache::load(const std::string& key, std::string* 
     if (n <= 0) return reject("cannot be read in full");
     got += static_cast<std::size_t>(n);
   }
-  if (data.compare(0, kMagicSize, kMagic) != 0) return reject("lacks the magic number " + std::string("TLKC1"));
+  if (data.compare(0, kMagicSize, kMagic) != 0) return reject("lacks the magic number TLKC1");
   const std::uint64_t key_size = get_u64(data.data() + kMagicSize);
   const std::uint64_t code_size = get_u64(data.data() + kMagicSize + 8);
   const std::uint64_t sum = get_u64(data.data() + kMagicSize + 16);

@@ -418,8 +418,9 @@ void check_graph(const Node* root, const Bindings& b) {
     for (const auto& d : n->shape) dims.push_back(concrete(d));
     // Variables bound to large values can make a shape too large for its byte count (issue 19).
     if (!checked_shape_bytes(n->dtype, dims)) {
-      fail("shape-error", "realize: shape " + shape_str(n->shape) + " of a " + std::string(op_name(n->op)) +
-                              " is too large once bound: " + shape_text(dims));
+      fail("shape-error", "realize: shape " + shape_str(n->shape) + " of a " +
+                              std::string(op_name(n->op)) + " is too large once bound: " +
+                              shape_text(dims));
     }
     std::int64_t count = 1;
     for (std::int64_t d : dims) count *= d;

@@ -86,16 +86,17 @@ void gather(Interp& in, Value v, std::size_t depth, Gathered& g) {
 // undefined behaviour, and integers wrapped).
 std::int64_t checked_int_element(Interp& in, Value v, DType t) {
   const std::string type(dtype_name(t));
-  const std::string range = " (" + std::to_string(int_min(t)) + " to " + std::to_string(int_max(t)) + ")";
+  const std::string range =
+      " (" + std::to_string(int_min(t)) + " to " + std::to_string(int_max(t)) + ")";
+  const std::string value = "tensor: " + in.repr(v);
   if (v.is_float()) {
-    if (std::isnan(v.f)) in.error("dtype-error", "tensor: nan cannot be converted to " + type);
-    if (std::isinf(v.f)) in.error("dtype-error", "tensor: " + in.repr(v) + " cannot be converted to " + type);
+    if (!std::isfinite(v.f)) in.error("dtype-error", value + " cannot be converted to " + type);
     auto i = truncate_to_int(v.f, t);
-    if (!i) in.error("dtype-error", "tensor: " + in.repr(v) + " is out of range for " + type + range);
+    if (!i) in.error("dtype-error", value + " is out of range for " + type + range);
     return *i;
   }
   if (v.is_int() && !fits_int(v.i, t)) {
-    in.error("dtype-error", "tensor: " + in.repr(v) + " is out of range for " + type + range);
+    in.error("dtype-error", value + " is out of range for " + type + range);
   }
   return v.is_int() ? v.i : (v.is_nil() ? 0 : 1);
 }
@@ -410,9 +411,9 @@ void register_tensor_builtins(Interp& in) {
                return make_tensor(in, graph_at_call(in).make_buffer(std::move(out), s));
              });
   TL_BUILTIN(in, "%tensor-from-list", 2, 2, "(%tensor-from-list DATA DTYPE)",
-             "A tensor of the numbers in nested list DATA; DTYPE nil infers f32, i32 (i64 when needed) or bool. "
-             "Into an integer DTYPE, floats are truncated toward zero; nan, inf and numbers outside the "
-             "dtype's range are a dtype-error, as in PyTorch.",
+             "A tensor of the numbers in nested list DATA; DTYPE nil infers f32, i32 (i64 when "
+             "needed) or bool. Into an integer DTYPE, floats are truncated toward zero; nan, inf "
+             "and numbers outside the dtype's range are a dtype-error, as in PyTorch.",
              [](Interp& in, Args a, N) -> Value { return tensor_from_data(in, a[0], a[1]); });
   TL_BUILTIN(in, "symbolic-shape", 2, 2, "(symbolic-shape X SHAPE)",
              "X with the symbols in SHAPE naming its dimensions, e.g. (symbolic-shape x '(batch 784)). "

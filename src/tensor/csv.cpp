@@ -60,8 +60,8 @@ std::string trim(const std::string& s) {
 // The value of a field read into integer (or bool) dtype t: an integer ("12", "-3") or a
 // number whose value is one ("4.0", "1e3"). Anything else is an error, not a truncation or a
 // wrap (issue 19): a fraction, a value outside t's range, nan or inf.
-std::int64_t parse_int_field(const FileCtx& ctx, const std::string& where, const char* b, const char* e,
-                             DType t) {
+std::int64_t parse_int_field(const FileCtx& ctx, const std::string& where, const char* b,
+                             const char* e, DType t) {
   const std::string type(dtype_name(t));
   std::int64_t i = 0;
   auto [ip, iec] = std::from_chars(b, e, i);
@@ -120,8 +120,8 @@ Value load_csv(Interp& in, const FileCtx& ctx, char delim, bool header, DType dt
         values.push_back(std::nan(""));
         continue;
       }
-      const std::string where =
-          "line " + std::to_string(line_no) + ", column " + std::to_string(j + 1) + ": \"" + t + "\"";
+      const std::string where = "line " + std::to_string(line_no) + ", column " +
+                                std::to_string(j + 1) + ": \"" + t + "\"";
       const char* b = t.data();
       if (*b == '+') ++b;
       if (!is_float) {
@@ -143,8 +143,12 @@ Value load_csv(Interp& in, const FileCtx& ctx, char delim, bool header, DType dt
     ++rows;
   }
   auto buf = std::make_shared<Buffer>(dtype, is_float ? values.size() : ints.size());
-  for (std::size_t i = 0; i < values.size(); ++i) runtime::store_float(*buf, static_cast<std::int64_t>(i), values[i]);
-  for (std::size_t i = 0; i < ints.size(); ++i) runtime::store_int(*buf, static_cast<std::int64_t>(i), ints[i]);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    runtime::store_float(*buf, static_cast<std::int64_t>(i), values[i]);
+  }
+  for (std::size_t i = 0; i < ints.size(); ++i) {
+    runtime::store_int(*buf, static_cast<std::int64_t>(i), ints[i]);
+  }
   Value t = make_loaded_tensor(in, std::move(buf), {static_cast<std::int64_t>(rows), static_cast<std::int64_t>(width)});
   if (!header) return t;
   Interp::StackMark mark(in);

@@ -48,7 +48,9 @@ ByteStream::ByteStream(const FileCtx& ctx) : ctx_(ctx), zs_(std::make_unique<z_s
   fill_input();
   gzip_ = zs_->avail_in >= 2 && zs_->next_in[0] == 0x1f && zs_->next_in[1] == 0x8b;
   // 16 + the window size: a gzip wrapper, whose CRC-32 and length inflate checks.
-  if (gzip_ && inflateInit2(zs_.get(), 16 + MAX_WBITS) != Z_OK) ctx.fail("cannot be inflated: out of memory");
+  if (gzip_ && inflateInit2(zs_.get(), 16 + MAX_WBITS) != Z_OK) {
+    ctx.fail("cannot be inflated: out of memory");
+  }
   in_member_ = gzip_;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <unordered_map>
@@ -161,14 +162,17 @@ std::shared_ptr<Buffer> allocate_buffer(DType t, const std::vector<std::int64_t>
   what += ")";
   std::int64_t count = 1;
   for (std::int64_t d : shape) {
-    if (d < 0 || __builtin_mul_overflow(count, d, &count)) fail("shape-error", "realize: a " + what + " has too many elements");
+    if (d < 0 || __builtin_mul_overflow(count, d, &count)) {
+      fail("shape-error", "realize: a " + what + " has too many elements");
+    }
   }
   auto bytes = checked_shape_bytes(t, shape);
   if (!bytes) fail("shape-error", "realize: a " + what + " has too many elements");
   try {
     return std::make_shared<Buffer>(t, static_cast<std::size_t>(count));
   } catch (const std::bad_alloc&) {
-    fail("storage-error", "realize: out of memory for " + std::to_string(*bytes) + " bytes, a " + what);
+    fail("storage-error",
+         "realize: out of memory for " + std::to_string(*bytes) + " bytes, a " + what);
   }
 }
 
@@ -184,8 +188,9 @@ void check_size(Op op, DType t, const Shape& shape) {
     if (d.is_const() && d.value() > 0) dims.push_back(d.value());
   }
   if (!checked_shape_bytes(t, dims)) {
-    fail("shape-error", std::string(op_name(op)) + ": shape " + shape_str(shape) + " has too many elements (" +
-                            std::string(dtype_name(t)) + " data of more than 2^63 bytes)");
+    fail("shape-error", std::string(op_name(op)) + ": shape " + shape_str(shape) +
+                            " has too many elements (" + std::string(dtype_name(t)) +
+                            " data of more than 2^63 bytes)");
   }
 }
 
@@ -218,7 +223,12 @@ NodeRef Graph::make_const_float(double v, DType t, const Shape& shape) {
   if (!is_float(t)) {
     // A float outside int64 (nan, inf, 1e300) has no integer; casting it is undefined (issue 19).
     auto i = truncate_to_int(v, DType::I64);
-    if (!i) fail("dtype-error", "const: " + std::to_string(v) + " cannot be converted to " + std::string(dtype_name(t)));
+    if (!i) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", v);
+      fail("dtype-error", std::string("const: ") + text + " cannot be converted to " +
+                              std::string(dtype_name(t)));
+    }
     return make_const_int(*i, t, shape);
   }
   check_shape("const", shape);

@@ -77,7 +77,9 @@ struct Buffer {
   std::size_t count() const { return size_ / dtype_size(dtype); }
   static std::size_t checked_bytes(DType t, std::size_t count) {
     std::size_t bytes = 0;
-    if (__builtin_mul_overflow(count, dtype_size(t), &bytes)) throw std::length_error("buffer of more than 2^64 bytes");
+    if (__builtin_mul_overflow(count, dtype_size(t), &bytes)) {
+      throw std::length_error("buffer of more than 2^64 bytes");
+    }
     return bytes;
   }
   std::size_t size_bytes() const { return size_; }

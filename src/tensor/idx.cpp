@@ -58,7 +58,8 @@ Value load_idx(Interp& in, const FileCtx& ctx) {
   std::string data;
   while (data.size() < want) {
     const std::size_t old = data.size();
-    const auto chunk = static_cast<std::size_t>(std::min<std::uint64_t>(want - old, std::uint64_t{1} << 24));
+    const auto chunk =
+        static_cast<std::size_t>(std::min<std::uint64_t>(want - old, std::uint64_t{1} << 24));
     data.resize(old + chunk);
     read_exact(ctx, f, data.data() + old, chunk, "data");
   }

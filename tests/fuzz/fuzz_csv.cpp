@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string form = "(let ((r (load-csv ~a :dtype '" + std::string(kDTypes[opts & 7]) +
                      ((opts & 8) ? " :header t" : "") + ((opts & 16) ? " :delimiter \";\"" : "") +
                      " :skip " + std::to_string((opts >> 5) & 3) + ")))" +
-                     " (let ((x (if (consp r) (car r) r))) (list (shape x) (to-list (sum (cast x 'f64))))))";
+                     " (let ((x (if (consp r) (car r) r)))"
+                     "   (list (shape x) (to-list (sum (cast x 'f64))))))";
   tl::fuzz::load_through_lisp(data + 1, size - 1, ".csv", form);
   return 0;
 }

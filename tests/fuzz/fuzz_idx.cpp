@@ -5,6 +5,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   tl::fuzz::load_through_lisp(data, size, ".idx",
-                              "(let ((x (load-idx ~a))) (list (shape x) (to-list (sum (cast x 'f64)))))");
+                              "(let ((x (load-idx ~a)))"
+                              "  (list (shape x) (to-list (sum (cast x 'f64)))))");
   return 0;
 }

@@ -4,6 +4,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   tl::fuzz::load_through_lisp(data, size, ".npy",
-                              "(let ((x (load-npy ~a))) (list (shape x) (dtype x) (to-list (sum (cast x 'f64)))))");
+                              "(let ((x (load-npy ~a)))"
+                              "  (list (shape x) (dtype x) (to-list (sum (cast x 'f64)))))");
   return 0;
 }

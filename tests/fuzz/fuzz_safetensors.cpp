@@ -6,6 +6,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   tl::fuzz::load_through_lisp(data, size, ".safetensors",
                               "(safetensors-metadata ~a)"
-                              "(dolist (e (load-safetensors ~a)) (shape (cdr e)) (to-list (sum (cast (cdr e) 'f64))))");
+                              "(dolist (e (load-safetensors ~a))"
+                              "  (shape (cdr e))"
+                              "  (to-list (sum (cast (cdr e) 'f64))))");
   return 0;
 }

@@ -195,7 +195,8 @@ TEST_CASE("jit: the disk cache is reused by a new device and survives corruption
 // read now; anything else is ignored, reported, and compiled again.
 TEST_CASE("jit: poisoned disk cache entries are ignored", "[codegen][jit]") {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("tl-cache-poison-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("tl-cache-poison-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   Graph g;
   NodeRef x = f32_buffer(g, {1.0f, 2.0f, 3.0f, 4.0f});
