@@ -212,6 +212,7 @@ void Heap::collect(const std::function<void(Marker&)>& mark_roots, const void* s
   bytes_ = live_bytes;
   objects_ = live_objects;
   bytes_since_gc_ = 0;
+  external_since_gc_ = 0;
   in_reserve_ = false;
   threshold_ = stress_ > 0 ? stress_ - 1 : (live_bytes > kMinThreshold ? live_bytes : kMinThreshold);
   ++collections_;

@@ -70,10 +70,16 @@ class Heap {
   }
 
   // True when enough has been allocated since the last collection to make one worthwhile.
-  bool wants_collection() const { return bytes_since_gc_ >= threshold_; }
+  bool wants_collection() const { return bytes_since_gc_ >= threshold_ || external_since_gc_ >= kExternalThreshold; }
   // Counts memory that heap objects own outside the heap (tensor data) toward the next
   // collection, so loops that drop large tensors collect them in time.
-  void account_external(std::size_t bytes) { bytes_since_gc_ += bytes; }
+  // Memory outside the heap counts on its own too, with a lower threshold: a loop whose Lisp
+  // garbage is small but holds tensors (a jit replay's results, their graph nodes) collects
+  // every half megabyte of them, so its resident memory stays flat (issue 19).
+  void account_external(std::size_t bytes) {
+    bytes_since_gc_ += bytes;
+    external_since_gc_ += bytes;
+  }
   // Counts the contents of a new string, vector or hash table (held outside the object) toward
   // the limit and the next collection; collections count them again for the survivors.
   void account_payload(std::size_t bytes) {
@@ -147,6 +153,8 @@ class Heap {
   std::size_t bytes_ = 0;
   std::size_t objects_ = 0;
   std::size_t bytes_since_gc_ = 0;
+  std::size_t external_since_gc_ = 0;
+  static constexpr std::size_t kExternalThreshold = 512u << 10;
   std::size_t threshold_;
   std::size_t stress_ = 0;
   std::size_t limit_ = 0;

@@ -38,9 +38,14 @@ bool is_tensor(Value v) {
   return eval::is_kind(v, eval::ObjKind::Foreign) && dynamic_cast<TensorObj*>(static_cast<eval::Foreign*>(v.o));
 }
 
+constexpr std::size_t kTensorOverheadBytes = 512;
+
 TensorObj* as_tensor(Value v) { return static_cast<TensorObj*>(static_cast<eval::Foreign*>(v.o)); }
 
 Value make_tensor(Interp& in, NodeRef node) {
+  // What a tensor object keeps alive outside the heap, at least: its graph node (shape,
+  // sources, arguments) and reference counts. Its data is counted when realized (adopt).
+  in.heap.account_external(kTensorOverheadBytes);
   auto* t = in.heap.make<TensorObj>(eval::ObjKind::Foreign);
   for (const auto& ext : in.extensions) {
     if (auto rt = std::dynamic_pointer_cast<TensorRuntime>(ext)) t->rt = rt;
