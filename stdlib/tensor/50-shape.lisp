@@ -44,7 +44,10 @@ dimensions as arguments). One dimension may be -1: it is inferred."
   (let* ((tx (%as-tensor x))
          (shp (%shape-list 'expand dims))
          (pad (- (length shp) (ndim tx)))
-         (old (append (make-list pad 1) (tensor-shape tx))))
+         (old (if (< pad 0)
+                  (error 'shape-error "expand: cannot expand ~s to ~s, which has fewer dimensions"
+                         (tensor-shape tx) shp)
+                  (append (make-list pad 1) (tensor-shape tx)))))
     (broadcast-to tx (mapcar (lambda (d o) (if (eql d -1) o d)) shp old))))
 
 (defcomposite contiguous (x)
