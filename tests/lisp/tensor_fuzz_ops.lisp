@@ -1,0 +1,303 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; The op fuzzer (issue 19): random graphs of primitive ops over every dtype (f64, f32, f16,
+;;; bf16, i64, i32, i16, i8, u32, u8, bool) and every op group (unary, binary, where, reduce,
+;;; movement, cast, copy), realized on the current device and on the reference executor; and
+;;; random smooth f64 graphs whose gradients are checked against finite differences. A
+;;; disagreement is shrunk to a smallest graph that still fz-disagrees and printed as Lisp.
+;;;   build/tlisp tests/lisp/tensor_fuzz_ops.lisp [--graphs N] [--grad-graphs N] [--seed S]
+;;; ctest runs it on every device (cpu, devmem, the simulated GPUs) with the defaults.
+
+(load "data/grad_check.lisp")
+
+(defvar *graphs* (command-line-option "--graphs" 300))
+(defvar *grad-graphs* (command-line-option "--grad-graphs" 40))
+(defvar *seed* (command-line-option "--seed" 19))
+(defvar *device* (device))
+
+;;; --- a seeded generator (an LCG, as C's rand: the same graphs on every device and every run) -------
+
+(defvar *state* *seed*)
+(defun fz-rnd (n)
+  "A random integer in [0, N)."
+  (setq *state* (mod (+ (* *state* 1103515245) 12345) 2147483648))
+  (mod (floor *state* 65536) n))
+(defun fz-chance (k) (= (fz-rnd k) 0))
+(defun fz-pick (l) (nth (fz-rnd (length l)) l))
+
+;;; --- types: (dtype . shape) --------------------------------------------------------------
+
+(defvar +floats+ '(f64 f32 f16 bf16))
+(defvar +ints+ '(i64 i32 i16 i8 u32 u8))
+(defun fz-float-p (dt) (member dt +floats+))
+(defun fz-int-p (dt) (member dt +ints+))
+(defun fz-numel-of (shp) (apply #'* shp))
+
+(defun fz-random-shape ()
+  (let ((rank (fz-rnd 4)))
+    (loop repeat rank collect (+ 1 (fz-rnd 4)))))
+
+(defun fz-random-element (dt)
+  (cond ((fz-float-p dt) (if (fz-chance 6) 0.0 (* (- (fz-rnd 65) 32) 0.125)))
+        ((eq dt 'bool) (fz-chance 2))
+        ((eq dt 'u8) (fz-rnd 256))
+        ((eq dt 'i8) (- (fz-rnd 256) 128))
+        ((eq dt 'u32) (fz-rnd 2000))
+        (t (- (fz-rnd 2001) 1000))))
+
+;;; Leaves are (leaf K); *leaves* holds their (dtype shape data), data as a flat list.
+(defvar *leaves* nil)
+(defun fz-new-leaf (dt shp)
+  (let ((k (length *leaves*)))
+    (setq *leaves* (append *leaves* (list (list dt shp (loop repeat (fz-numel-of shp) collect (fz-random-element dt))))))
+    (list 'leaf k)))
+
+;;; --- the random graph ----------------------------------------------------------------------
+;;; fz-gen returns (FORM DTYPE SHAPE); DEPTH bounds it.
+
+(defun fz-gen (depth dt shp)
+  (if (or (<= depth 0) (fz-chance 4))
+      (if (fz-chance 8)
+          (list (list 'prim:const (fz-random-element dt) (list 'quote dt) (list 'quote shp)) dt shp)
+          (list (fz-new-leaf dt shp) dt shp))
+      (let ((choice (fz-rnd 10)))
+        (cond ((= choice 0) (fz-gen-unary depth dt shp))
+              ((<= choice 2) (fz-gen-binary depth dt shp))
+              ((= choice 3) (fz-gen-compare depth dt shp))
+              ((= choice 4) (fz-gen-where depth dt shp))
+              ((= choice 5) (fz-gen-reduce depth dt shp))
+              ((= choice 6) (fz-gen-cast depth dt shp))
+              (t (fz-gen-movement depth dt shp))))))
+
+(defun fz-sub (depth dt shp) (first (fz-gen (- depth 1) dt shp)))
+
+(defun fz-gen-unary (depth dt shp)
+  (let ((ops (cond ((fz-float-p dt) '(prim:neg prim:recip prim:sqrt prim:exp2 prim:log2 prim:sin prim:copy))
+                   ((eq dt 'bool) '(prim:copy))
+                   (t '(prim:neg prim:copy)))))
+    (list (list (fz-pick ops) (fz-sub depth dt shp)) dt shp)))
+
+(defun fz-gen-binary (depth dt shp)
+  (let ((ops (cond ((fz-float-p dt) '(prim:add prim:mul prim:max))
+                   ((eq dt 'bool) '(prim:and prim:or prim:xor prim:mul))
+                   (t '(prim:add prim:mul prim:max prim:idiv prim:mod prim:and prim:or prim:xor)))))
+    (list (list (fz-pick ops) (fz-sub depth dt shp) (fz-sub depth dt shp)) dt shp)))
+
+(defun fz-gen-compare (depth dt shp)
+  ;; A bool from two operands of another dtype, turned into DT.
+  (let* ((odt (fz-pick (append +floats+ +ints+)))
+         (c (list (fz-pick '(prim:cmplt prim:cmpeq)) (fz-sub depth odt shp) (fz-sub depth odt shp))))
+    (list (if (eq dt 'bool) c (list 'prim:cast c (list 'quote dt))) dt shp)))
+
+(defun fz-gen-where (depth dt shp)
+  (list (list 'prim:where (fz-sub depth 'bool shp) (fz-sub depth dt shp) (fz-sub depth dt shp)) dt shp))
+
+(defun fz-gen-reduce (depth dt shp)
+  ;; Reduce an axis grown from SHP back to size 1, then drop it by a reshape.
+  (if (eq dt 'bool)
+      (fz-gen-binary depth dt shp)
+      (let* ((axis (fz-rnd (+ (length shp) 1)))
+             (wide (append (subseq shp 0 axis) (list (+ 1 (fz-rnd 4))) (subseq shp axis)))
+             (kind (fz-pick (if (fz-float-p dt) '(:sum :max :prod) '(:sum :max)))))
+        (list (list 'prim:reshape (list 'prim:reduce kind (fz-sub depth dt wide) (list 'quote (list axis)))
+                    (list 'quote shp))
+              dt shp))))
+
+(defvar +same-size+ '((f64 i64) (i64 f64) (f32 i32 u32) (i32 f32 u32) (u32 f32 i32) (f16 i16 bf16)
+                       (bf16 i16 f16) (i16 f16 bf16) (i8 u8) (u8 i8)))
+
+(defun fz-gen-cast (depth dt shp)
+  ;; From a leaf of another dtype: small values, so a float converts to any integer in range;
+  ;; or the bits of a leaf of another dtype of the same size (any pattern: NaNs, infinities,
+  ;; subnormals); or an iota.
+  (let ((k (fz-rnd 4)) (same (cdr (assoc dt +same-size+))))
+    (cond ((and (= k 0) same)
+           (list (list 'prim:bitcast (fz-new-leaf (fz-pick same) shp) (list 'quote dt)) dt shp))
+          ((and (= k 1) shp (not (eq dt 'bool)) (not (member dt '(i8 u8))))
+           (list (list 'prim:iota (list 'quote shp) (fz-rnd (length shp)) (list 'quote dt)) dt shp))
+          (t
+           (let* ((from (fz-pick (append +floats+ '(i32 i16 u8 bool))))
+                  (from (if (and (fz-float-p from) (fz-int-p dt) (member dt '(u8 u32))) 'i32 from)))
+             (list (list 'prim:cast (fz-new-leaf from shp) (list 'quote dt)) dt shp))))))
+
+(defun fz-gen-movement (depth dt shp)
+  (let ((n (length shp)) (k (fz-rnd 6)))
+    (cond ((and (= k 0) (> n 1))
+           ;; permute: the source has the shape permuted back
+           (let* ((order (let ((o (loop for i below n collect i)) (out nil))
+                           (loop while o do (let ((x (fz-pick o))) (push x out) (setq o (remove x o))))
+                           out))
+                  (src (mapcar (lambda (i) (nth (position i order) shp)) (loop for i below n collect i))))
+             (list (list 'prim:permute (fz-sub depth dt src) (list 'quote order)) dt shp)))
+          ((and (= k 1) (> n 0))
+           (list (list 'prim:flip (fz-sub depth dt shp) (list 'quote (list (fz-rnd n)))) dt shp))
+          ((and (= k 2) (> n 0))
+           ;; shrink from a larger source
+           (let* ((befores (loop repeat n collect (fz-rnd 2)))
+                  (src (mapcar (lambda (d b) (+ d b (fz-rnd 2))) shp befores)))
+             (list (list 'prim:shrink (fz-sub depth dt src)
+                         (list 'quote (mapcar (lambda (b d) (list b (+ b d))) befores shp)))
+                   dt shp)))
+          ((and (= k 3) (> n 0) (> (fz-numel-of shp) 1))
+           ;; pad a smaller source (an axis of size > 1 gives up its ends)
+           (let* ((axis (position-if (lambda (d) (> d 1)) shp))
+                  (before (fz-rnd 2))
+                  (after (- 1 before))
+                  (src (fz-replace shp axis (- (nth axis shp) 1)))
+                  (pads (loop for i below n collect (if (= i axis) (list before after) (list 0 0)))))
+             (list (list 'prim:pad (fz-sub depth dt src) (list 'quote pads)) dt shp)))
+          ((and (= k 4) (> n 0))
+           ;; expand an axis of size 1 (the source has 1 there)
+           (let* ((axis (fz-rnd n)) (src (fz-replace shp axis 1)))
+             (list (list 'prim:expand (fz-sub depth dt src) (list 'quote shp)) dt shp)))
+          (t
+           ;; reshape from the flattened elements
+           (list (list 'prim:reshape (fz-sub depth dt (list (fz-numel-of shp))) (list 'quote shp)) dt shp)))))
+
+(defun fz-replace (l i v) (let ((j -1)) (mapcar (lambda (x) (setq j (+ j 1)) (if (= j i) v x)) l)))
+
+;;; --- evaluating a form on a device -----------------------------------------------------------
+
+(defun fz-leaf-tensors ()
+  (mapcar (lambda (l) (reshape (tensor (third l) :dtype (first l)) (second l))) *leaves*))
+
+(defun fz-substitute-leaves (form ts)
+  (cond ((and (consp form) (eq (car form) 'leaf)) (nth (second form) ts))
+        ((and (consp form) (eq (car form) 'quote)) form)
+        ((consp form) (mapcar (lambda (f) (fz-substitute-leaves f ts)) form))
+        (t form)))
+
+(defun fz-run-on (dev form)
+  "FORM's value as a flat list on device DEV (fresh leaves, so nothing is shared with another
+device's result), or (:error MESSAGE)."
+  (use-backend dev)
+  (handler-case
+      (let* ((ts (fz-leaf-tensors))
+             (v (eval (fz-substitute-leaves form ts))))
+        (to-list (reshape v (list (numel v)))))
+    (error (e) (list :error (condition-message e)))))
+
+(defun fz-tolerance (dt) (cdr (assoc dt '((f64 . 1e-9) (f32 . 2e-4) (f16 . 2e-2) (bf16 . 4e-2)))))
+
+(defun fz-agree-p (a b dt)
+  (cond ((or (eq (car a) :error) (eq (car b) :error)) (equal a b))
+        ((not (= (length a) (length b))) nil)
+        ((fz-float-p dt)
+         (every #'identity
+                (mapcar (lambda (x y)
+                          (or (and (/= x x) (/= y y))
+                              (= x y)
+                              (<= (abs (- x y)) (* (fz-tolerance dt) (+ 1 (abs y))))))
+                        a b)))
+        (t (equal a b))))
+
+(defun fz-disagrees (form dt)
+  (let ((want (fz-run-on 'ref form)) (got (fz-run-on *device* form)))
+    (if (fz-agree-p got want dt) nil (list want got))))
+
+;;; --- shrinking ---------------------------------------------------------------------------
+
+(defun fz-subforms (form)
+  ;; Every tensor-valued subform of FORM (its operands, recursively), outermost first.
+  (if (and (consp form) (not (member (car form) '(leaf quote))))
+      (let ((out nil))
+        (dolist (f (cdr form))
+          (when (and (consp f) (not (eq (car f) 'quote)))
+            (push f out)
+            (setq out (append (reverse (fz-subforms f)) out))))
+        (reverse out))
+      nil))
+
+(defun fz-replace-form (form old new)
+  (cond ((eq form old) new)
+        ((and (consp form) (not (eq (car form) 'quote))) (mapcar (lambda (f) (fz-replace-form f old new)) form))
+        (t form)))
+
+(defun fz-shrink-form (form dt)
+  "A smaller form that still disagrees: a subform replaced by one of its operands, repeatedly."
+  (let ((progress t))
+    (loop while progress do
+      (setq progress nil)
+      (block try
+        (dolist (s (fz-subforms form))
+          (dolist (operand (fz-subforms s))
+            (when (member operand (cdr s))
+              (let ((smaller (fz-replace-form form s operand)))
+                (when (fz-disagrees smaller dt)
+                  (setq form smaller progress t)
+                  (return-from try)))))))))
+  form)
+
+;;; --- value fuzzing ------------------------------------------------------------------------
+
+(defun fz-fuzz-values (n)
+  (let ((failures 0) (ops nil))
+    (dotimes (i n)
+      (setq *leaves* nil)
+      (let* ((dt (fz-pick (append +floats+ +ints+ '(bool))))
+             (g (fz-gen 4 dt (fz-random-shape)))
+             (form (first g)))
+        (dolist (f (cons form (fz-subforms form))) (when (consp f) (pushnew (car f) ops)))
+        (let ((d (fz-disagrees form dt)))
+          (when d
+            (setq failures (+ failures 1))
+            (let ((small (fz-shrink-form form dt)))
+              (format t "graph ~a (~a): ~a and ref disagree~%  smallest: ~s~%  leaves: ~s~%  ref: ~s~%  ~a: ~s~%"
+                      i dt *device* small *leaves* (first (fz-disagrees small dt)) *device* (second (fz-disagrees small dt))))))))
+    (use-backend *device*)
+    (format t "value graphs: ~a of ~a agree with the reference executor~%" (- n failures) n)
+    (let ((missing (remove-if (lambda (op) (member op ops))
+                              '(prim:const prim:iota prim:bitcast prim:neg prim:recip prim:sqrt prim:exp2 prim:log2 prim:sin prim:cast
+                                prim:add prim:mul prim:idiv prim:mod prim:max prim:cmplt prim:cmpeq prim:and
+                                prim:or prim:xor prim:where prim:reduce prim:reshape prim:permute prim:expand
+                                prim:pad prim:shrink prim:flip prim:copy))))
+      (format t "ops not exercised: ~s~%" missing))))
+
+;;; --- gradient fuzzing: smooth f64 graphs against finite differences ---------------------
+
+(defun fz-gen-smooth (depth shp)
+  (if (or (<= depth 0) (fz-chance 4))
+      (fz-new-leaf 'f64 shp)
+      (let ((k (fz-rnd 9)) (a (fz-gen-smooth (- depth 1) shp)))
+        (cond ((= k 0) (list 'prim:add a (fz-gen-smooth (- depth 1) shp)))
+              ((= k 1) (list 'prim:mul a (fz-gen-smooth (- depth 1) shp)))
+              ((= k 2) (list 'prim:neg a))
+              ((= k 3) (list 'prim:sin a))
+              ((= k 4) (list 'prim:exp2 (list 'prim:sin a)))
+              ;; 1 + a^2 >= 1: recip, sqrt and log2 stay smooth
+              ((= k 5) (list (fz-pick '(prim:recip prim:sqrt prim:log2))
+                             (list 'prim:add (list 'prim:mul a a) (list 'prim:const 1.0 ''f64 (list 'quote shp)))))
+              ((and (= k 6) (> (length shp) 1))
+               (list 'prim:flip a (list 'quote (list 0))))
+              ((= k 7)
+               (list 'prim:reshape (list 'prim:reduce :sum
+                                         (list 'prim:expand (list 'prim:reshape a (list 'quote (append shp '(1))))
+                                               (list 'quote (append shp '(3))))
+                                         (list 'quote (list (length shp))))
+                     (list 'quote shp)))
+              (t (list 'prim:where (list 'prim:cmplt a (fz-gen-smooth (- depth 1) shp)) a (list 'prim:sin a)))))))
+
+(defun fz-fuzz-gradients (n)
+  (let ((failures 0))
+    (dotimes (i n)
+      (setq *leaves* nil)
+      (let* ((shp (let ((s (fz-random-shape))) (if s s '(2))))
+             (form (fz-gen-smooth 4 shp))
+             (k (length *leaves*))
+             (vars (loop for j below k collect (intern (format nil "X~a" j))))
+             (body (let ((f form))
+                     (dotimes (j k f) (setq f (fz-replace-leaf f j (nth j vars))))))
+             (fn (eval (list 'lambda vars body)))
+             (ts (mapcar (lambda (l) (reshape (tensor (third l) :dtype 'f64) (second l))) *leaves*)))
+        (unless (apply #'grad-check fn ts)
+          (setq failures (+ failures 1))
+          (format t "gradient graph ~a disagrees with finite differences: ~s~%  leaves: ~s~%" i form *leaves*))))
+    (format t "gradient graphs: ~a of ~a agree with finite differences~%" (- n failures) n)))
+
+(defun fz-replace-leaf (form j var)
+  (cond ((and (consp form) (eq (car form) 'leaf)) (if (= (second form) j) var form))
+        ((and (consp form) (eq (car form) 'quote)) form)
+        ((consp form) (mapcar (lambda (f) (fz-replace-leaf f j var)) form))
+        (t form)))
+
+(fz-fuzz-values *graphs*)
+(fz-fuzz-gradients *grad-graphs*)
