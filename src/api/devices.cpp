@@ -66,6 +66,9 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
   auto jit = std::make_shared<runtime::JitDevice>(std::move(backend), runtime::DiskCache::default_dir(), std::move(spec));
   Interp* ip = &in;
   runtime::JitDevice* device = jit.get();
+  jit->poll = [ip] {
+    if (ip->interrupt_requested.load(std::memory_order_relaxed)) ip->raise_interrupt();
+  };
   const std::string kind = jit->gpu() ? "gpu" : "host";
   jit->rewrite = [ip, name, kind, device](const tensor::NodeRef& root) {
     if (device->debug < 1) return rewrite::optimizers(*ip).run(*ip, root, name, kind);

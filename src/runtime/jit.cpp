@@ -587,6 +587,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
       Buffer& ib = *values.at(k.inputs[j]);
       ptrs[static_cast<std::size_t>(k.input_slots[j])] = ib.size_bytes() == 0 ? const_cast<std::uint8_t*>(kZeros) : ib.bytes().data();
     }
+    if (poll) poll();
     const double dt = launch(k, ptrs, count, b, debug >= 1);
     run_time += dt;
     if (debug >= 1) {
@@ -661,6 +662,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     std::vector<void*> ptrs(k.buffer_count, nullptr);
     ptrs[0] = out->ptr;
     for (std::size_t j = 0; j < k.inputs.size(); ++j) ptrs[static_cast<std::size_t>(k.input_slots[j])] = dev.at(k.inputs[j])->ptr;
+    if (poll) poll();
     const double dt = launch(k, ptrs, count, b, per_kernel);
     run_time += dt;
     if (debug >= 1) {

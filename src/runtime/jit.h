@@ -91,6 +91,9 @@ class JitDevice {
   // when the rules do, so plans made under other rules are not reused. Rewrites must depend
   // on a graph's structure only (ops, shapes, dtypes, constants), never on data.
   std::function<tensor::NodeRef(const tensor::NodeRef&)> rewrite;
+  // Called before each kernel launch; it may throw to stop the realize there (Ctrl-C: the
+  // host's interrupt, so a long run of kernels returns to the prompt between two of them).
+  std::function<void()> poll;
   std::function<std::uint64_t()> rewrite_key;
   // How many kernels realizing `root` runs (after rewriting).
   std::size_t kernel_count(const tensor::Node* root);
