@@ -116,23 +116,11 @@ evaluation mode it uses the running statistics. As PyTorch's BatchNorm1d/2d/3d."
   (unless (and (tensorp x) (>= (ndim x) 2) (dim= (second (shape x)) features))
     (error 'shape-error "~a: expected an input of shape (batch ~a ...), got ~s" name features
            (if (tensorp x) (shape x) x)))
-  (let* ((axes (cons 0 (loop for a from 2 below (ndim x) collect a)))
-         (bshape (cons 1 (cons features (make-list (- (ndim x) 2) 1))))
-         (y (if (training-p self)
-                (let* ((mu (mean x :axis axes :keepdim t))
-                       (d (sub x mu))
-                       (var (mean (mul d d) :axis axes :keepdim t))
-                       (count (/ (numel x) features)))
-                  (no-grad
-                    (realize-all
-                     (list (prim:assign running-mean
-                                        (add (mul running-mean (- 1 momentum)) (mul (cast (reshape (detach mu) features) (dtype running-mean)) momentum)))
-                           (prim:assign running-var
-                                        (add (mul running-var (- 1 momentum))
-                                             (mul (cast (reshape (detach var) features) (dtype running-var)) (* momentum (/ count (max 1 (- count 1))))))))))
-                  (mul d (rsqrt (add var eps))))
-                (mul (sub x (reshape running-mean bshape)) (rsqrt (add (reshape running-var bshape) eps))))))
-    (if affine (add (mul y (reshape weight bshape)) (reshape bias bshape)) y)))
+  (if (training-p self)
+      (batch-norm x :running-mean running-mean :running-var running-var :weight weight :bias bias
+                    :training t :momentum momentum :eps eps)
+      (batch-norm x :running-mean running-mean :running-var running-var :weight weight :bias bias
+                    :eps eps)))
 
 (defun nn:%norm-shape (shape)
   (if (integerp shape) (list shape) shape))
@@ -163,9 +151,8 @@ over the last axes (SHAPE, an integer or a list), with a learned scale and shift
 over the last axes: x / sqrt(mean(x^2) + EPS), times a learned scale."
   (x)
   (nn:%check-trailing "nn:rms-norm" x shp)
-  (let* ((axes (loop for a from (- (ndim x) (length shp)) below (ndim x) collect a))
-         (y (mul x (rsqrt (add (mean (square x) :axis axes :keepdim t) eps)))))
-    (if weight (mul y weight) y)))
+  (rms-norm x :axis (loop for a from (- (ndim x) (length shp)) below (ndim x) collect a)
+              :weight weight :eps eps))
 
 (defmodel nn:group-norm (groups channels &key (eps 1e-5) (affine t))
   ((weight (when affine (nn:%param (ones (list channels)))))
@@ -179,11 +166,7 @@ channels and spatial axes, then scaled and shifted per channel."
   (unless (and (tensorp x) (>= (ndim x) 2) (dim= (second (shape x)) channels))
     (error 'shape-error "nn:group-norm (~a groups, ~a channels): expected an input of shape (batch ~a ...), got ~s"
            groups channels channels (if (tensorp x) (shape x) x)))
-  (let* ((s (shape x))
-         (g (reshape x (append (list (first s) groups -1))))
-         (y (reshape (layer-norm g :axis 2 :eps eps) s))
-         (bshape (cons 1 (cons channels (make-list (- (ndim x) 2) 1)))))
-    (if affine (add (mul y (reshape weight bshape)) (reshape bias bshape)) y)))
+  (group-norm x groups :weight weight :bias bias :eps eps))
 
 ;;; --- embeddings and dropout ------------------------------------------------------------
 
@@ -347,28 +330,88 @@ attention), and :causal t or :mask (see nn:attention, per head or broadcast); re
   "(nn:l1 PREDICTION TARGET) The mean absolute error."
   (mean (abs (sub prediction target))))
 
-(defun nn:%targets (logits classes-of smoothing)
-  ;; Class probabilities for LABELS (integer class indices), with label smoothing.
-  (let* ((classes (car (last (shape logits))))
-         (hot (one-hot classes-of classes :dtype (dtype logits))))
-    (if (and smoothing (> smoothing 0))
-        (add (mul hot (- 1.0 smoothing)) (/ smoothing classes))
-        hot)))
+(defun nn:%classes-last (fn x targets)
+  ;; X (batch C d...) or (C) as (... C), the class axis last, checked against integer
+  ;; TARGETS of shape (batch d...) or (), or float targets of X's shape (probabilities).
+  (unless (and (tensorp x) (>= (ndim x) 1))
+    (error 'shape-error "~a: expected logits of shape (batch classes ...) or (classes), got ~s" fn
+           (if (tensorp x) (shape x) x)))
+  (let* ((s (shape x))
+         (want (if (= (length s) 1) nil (cons (first s) (cddr s))))
+         (ts (and (tensorp targets) (shape targets))))
+    (unless (and (tensorp targets)
+                 (if (dtype-float-p (dtype targets)) (%dims= ts s) (%dims= ts want)))
+      (error 'shape-error "~a: targets of shape ~s for logits of shape ~s (expected class indices of shape ~s, or probabilities of the logits' shape)"
+             fn (if (tensorp targets) ts targets) s want))
+    (if (= (length s) 1) x (permute x (append '(0) (loop for a from 2 below (length s) collect a) '(1))))))
 
-(defun nn:cross-entropy (logits targets &key (label-smoothing 0.0))
-  "(nn:cross-entropy LOGITS TARGETS &key (label-smoothing 0)) The mean cross-entropy of
-LOGITS (batch, classes) against integer class TARGETS (batch), as PyTorch's CrossEntropyLoss."
-  (unless (= (ndim logits) 2)
-    (error 'shape-error "nn:cross-entropy: expected logits of shape (batch classes), got ~s" (shape logits)))
-  (unless (and (tensorp targets) (equal (shape targets) (list (first (shape logits)))))
-    (error 'shape-error "nn:cross-entropy: targets of shape ~s for logits of shape ~s"
-           (if (tensorp targets) (shape targets) targets) (shape logits)))
-  (neg (mean (sum (mul (log-softmax logits :axis 1) (nn:%targets logits targets label-smoothing)) :axis 1))))
+(defun nn:%class-loss (fn logp targets weight ignore-index smoothing reduction)
+  ;; The (weighted, smoothed) negative log-likelihood of TARGETS under LOGP (... C), as
+  ;; PyTorch's nll_loss and cross_entropy: per element
+  ;;   (1 - e) w[y] (-logp[y]) + e/C sum_c w[c] (-logp[c]),  0 where y is IGNORE-INDEX,
+  ;; and the :mean of those is their sum over the sum of w[y] of the elements not ignored.
+  (let* ((classes (car (last (shape logp))))
+         (w (and weight (cast weight (dtype logp))))
+         (e (or smoothing 0.0))
+         (wlogp (if w (mul logp w) logp)))
+    (when (and w (not (equal (shape w) (list classes))))
+      (error 'shape-error "~a: a class weight of shape ~s for ~a classes" fn (shape w) classes))
+    (if (dtype-float-p (dtype targets))
+        ;; Probabilities: no per-element weight to average by; the mean is over elements.
+        (let* ((p (if (> e 0) (add (mul (cast targets (dtype logp)) (- 1.0 e)) (/ e classes)) targets))
+               (l (neg (sum (mul wlogp p) :axis -1))))
+          (when ignore-index
+            (error 'type-error "~a: :ignore-index needs class indices, not probabilities" fn))
+          (nn:%reduce-loss fn l reduction))
+        (let* ((ignored (if ignore-index (equals targets ignore-index) (zeros-like targets :dtype 'bool)))
+               (hot (one-hot (where ignored 0 targets) classes :dtype (dtype logp)))
+               (picked (neg (sum (mul wlogp hot) :axis -1)))
+               (l (if (> e 0)
+                      (add (mul picked (- 1.0 e)) (mul (neg (sum wlogp :axis -1)) (/ e classes)))
+                      picked))
+               (l (where ignored 0.0 l)))
+          (if (eq reduction :mean)
+              (div (sum l) (sum (where ignored 0.0 (if w (sum (mul hot w) :axis -1) 1.0))))
+              (nn:%reduce-loss fn l reduction))))))
 
-(defun nn:nll (log-probs targets)
-  "(nn:nll LOG-PROBS TARGETS) The mean negative log-likelihood of integer class TARGETS under
-LOG-PROBS (batch, classes)."
-  (neg (mean (sum (mul log-probs (nn:%targets log-probs targets nil)) :axis 1))))
+(defun nn:cross-entropy (logits targets &key weight ignore-index (label-smoothing 0.0) (reduction :mean))
+  "(nn:cross-entropy LOGITS TARGETS &key weight ignore-index (label-smoothing 0) (reduction :mean))
+The cross-entropy of LOGITS (batch C d...), or (C), against integer class TARGETS
+(batch d...), or (), as PyTorch's CrossEntropyLoss: WEIGHT (shape (C)) weighs each class,
+and :mean is then the weighted mean (divided by the summed weights of the targets);
+targets equal to IGNORE-INDEX count for nothing; LABEL-SMOOTHING e mixes the one-hot
+target with the uniform distribution (e/C each). TARGETS may also be class probabilities
+of LOGITS' shape (a float tensor). REDUCTION is :mean, :sum or :none (the loss per element,
+shape (batch d...))."
+  (let ((x (nn:%classes-last 'nn:cross-entropy logits targets)))
+    (nn:%class-loss 'nn:cross-entropy (log-softmax x :axis -1) targets weight ignore-index label-smoothing reduction)))
+
+(defun nn:nll (log-probs targets &key weight ignore-index (reduction :mean))
+  "(nn:nll LOG-PROBS TARGETS &key weight ignore-index (reduction :mean)) The negative
+log-likelihood of integer class TARGETS (batch d...) under LOG-PROBS (batch C d...), as
+PyTorch's NLLLoss (WEIGHT, IGNORE-INDEX and REDUCTION as in nn:cross-entropy)."
+  (let ((x (nn:%classes-last 'nn:nll log-probs targets)))
+    (nn:%class-loss 'nn:nll x targets weight ignore-index 0.0 reduction)))
+
+(defun nn:smooth-l1-loss (prediction target &key (beta 1.0) (reduction :mean))
+  "(nn:smooth-l1-loss PREDICTION TARGET &key (beta 1) (reduction :mean)) As PyTorch's
+SmoothL1Loss: with d = PREDICTION - TARGET, 0.5 d^2 / BETA where |d| < BETA, else
+|d| - 0.5 BETA (BETA 0 gives the L1 loss)."
+  (nn:%check-same-shape 'nn:smooth-l1-loss prediction target)
+  (let* ((d (sub prediction target)) (a (abs d)))
+    (nn:%reduce-loss 'nn:smooth-l1-loss
+                     (if (<= beta 0) a (where (lt a beta) (div (mul (mul d d) 0.5) beta) (sub a (* 0.5 beta))))
+                     reduction)))
+
+(defun nn:huber-loss (prediction target &key (delta 1.0) (reduction :mean))
+  "(nn:huber-loss PREDICTION TARGET &key (delta 1) (reduction :mean)) As PyTorch's HuberLoss:
+with d = PREDICTION - TARGET, 0.5 d^2 where |d| < DELTA, else DELTA (|d| - 0.5 DELTA);
+DELTA times the smooth L1 loss with beta DELTA."
+  (nn:%check-same-shape 'nn:huber-loss prediction target)
+  (let* ((d (sub prediction target)) (a (abs d)))
+    (nn:%reduce-loss 'nn:huber-loss
+                     (where (lt a delta) (mul (mul d d) 0.5) (mul (sub a (* 0.5 delta)) delta))
+                     reduction)))
 
 ;;; --- losses (continued) -------------------------------------------------------------
 
