@@ -202,14 +202,12 @@ and scales the rest by 1/(1-P); in evaluation mode, the identity."
 
 ;;; --- recurrent cells -------------------------------------------------------------------
 
-(defun nn:%cell-params (in hidden gates bias)
-  ;; Input and hidden weights (IN GATES*HIDDEN), (HIDDEN GATES*HIDDEN) and biases, uniform in
-  ;; +-1/sqrt(HIDDEN) as PyTorch initializes its recurrent layers.
+(defun nn:%cell-weight (rows hidden gates)
+  ;; A weight (ROWS GATES*HIDDEN), or a bias (GATES*HIDDEN) when ROWS is nil, uniform in
+  ;; +-1/sqrt(HIDDEN) as PyTorch initializes its recurrent layers. One field per tensor, so
+  ;; that each is named after its field (weight-ih, not params.0).
   (let ((b (/ 1.0 (sqrt hidden))) (width (* gates hidden)))
-    (list (nn:%param (uniform (list in width) :low (- b) :high b))
-          (nn:%param (uniform (list hidden width) :low (- b) :high b))
-          (when bias (nn:%param (uniform (list width) :low (- b) :high b)))
-          (when bias (nn:%param (uniform (list width) :low (- b) :high b))))))
+    (nn:%param (uniform (if rows (list rows width) (list width)) :low (- b) :high b))))
 
 (defun nn:%cell-input (layer x in)
   (nn:%check-last-axis layer x in)
@@ -222,9 +220,8 @@ and scales the rest by 1/(1-P); in evaluation mode, the identity."
 (defun nn:%affine (x w b) (if b (add (matmul x w) b) (matmul x w)))
 
 (defmodel nn:rnn-cell (in hidden &key (bias t) (nonlinearity :tanh))
-  ((params (nn:%cell-params in hidden 1 bias))
-   (weight-ih (first params)) (weight-hh (second params))
-   (bias-ih (third params)) (bias-hh (fourth params))
+  ((weight-ih (nn:%cell-weight in hidden 1)) (weight-hh (nn:%cell-weight hidden hidden 1))
+   (bias-ih (when bias (nn:%cell-weight nil hidden 1))) (bias-hh (when bias (nn:%cell-weight nil hidden 1)))
    (name (format nil "nn:rnn-cell (~a -> ~a)" in hidden)))
   "(nn:rnn-cell IN HIDDEN &key (bias t) (nonlinearity :tanh)) An Elman RNN cell:
 h' = act(x W_ih + b_ih + h W_hh + b_hh), act tanh or :relu. Called with X (batch IN) and an
@@ -236,9 +233,8 @@ optional H (batch HIDDEN), zeros by default; returns h'."
     (if (eq nonlinearity :relu) (relu pre) (tanh pre))))
 
 (defmodel nn:gru-cell (in hidden &key (bias t))
-  ((params (nn:%cell-params in hidden 3 bias))
-   (weight-ih (first params)) (weight-hh (second params))
-   (bias-ih (third params)) (bias-hh (fourth params))
+  ((weight-ih (nn:%cell-weight in hidden 3)) (weight-hh (nn:%cell-weight hidden hidden 3))
+   (bias-ih (when bias (nn:%cell-weight nil hidden 3))) (bias-hh (when bias (nn:%cell-weight nil hidden 3)))
    (name (format nil "nn:gru-cell (~a -> ~a)" in hidden)))
   "(nn:gru-cell IN HIDDEN &key (bias t)) A gated recurrent unit cell, gates (r z n) as in
 PyTorch: r = sig(..), z = sig(..), n = tanh(x W_in + b_in + r (h W_hn + b_hn)),
@@ -254,9 +250,8 @@ h' = (1 - z) n + z h. Called with X and an optional H; returns h'."
     (add (mul (sub 1 z) n) (mul z h))))
 
 (defmodel nn:lstm-cell (in hidden &key (bias t))
-  ((params (nn:%cell-params in hidden 4 bias))
-   (weight-ih (first params)) (weight-hh (second params))
-   (bias-ih (third params)) (bias-hh (fourth params))
+  ((weight-ih (nn:%cell-weight in hidden 4)) (weight-hh (nn:%cell-weight hidden hidden 4))
+   (bias-ih (when bias (nn:%cell-weight nil hidden 4))) (bias-hh (when bias (nn:%cell-weight nil hidden 4)))
    (name (format nil "nn:lstm-cell (~a -> ~a)" in hidden)))
   "(nn:lstm-cell IN HIDDEN &key (bias t)) A long short-term memory cell, gates (i f g o) as in
 PyTorch: c' = f c + i g, h' = o tanh(c'). Called with X and an optional STATE, a list (H C)
@@ -270,6 +265,81 @@ PyTorch: c' = f c + i g, h' = o tanh(c'). Called with X and an optional STATE, a
          (g (tanh (third gates))) (o (sigmoid (fourth gates)))
          (c2 (add (mul f c) (mul i g))))
     (list (mul o (tanh c2)) c2)))
+
+;;; --- recurrent layers over sequences ---------------------------------------------------
+
+(defun nn:%steps (name x in batch-first)
+  ;; X (seq batch IN), (batch seq IN) when BATCH-FIRST, or unbatched (seq IN), as the list
+  ;; of its time steps, each (batch IN) or (IN).
+  (unless (and (tensorp x) (<= 2 (ndim x) 3) (dim= (car (last (shape x))) in))
+    (error 'shape-error "~a: expected an input of shape ~a or (seq ~a), got ~s" name
+           (if batch-first (format nil "(batch seq ~a)" in) (format nil "(seq batch ~a)" in)) in
+           (if (tensorp x) (shape x) x)))
+  (let ((axis (if (and batch-first (= (ndim x) 3)) 1 0)))
+    (loop for i from 0 below (nth axis (shape x))
+          collect (if (= axis 1) (slice x t i) (slice x i)))))
+
+(defun nn:%run-recurrent (self cells x state batch-first lstm dropout)
+  ;; CELLS (one per layer) over the time steps of X: each layer's outputs are the next one's
+  ;; inputs (through dropout in training, but after the last). STATE is nil (zeros), a
+  ;; tensor (layers batch hidden) or, for an LSTM, a list (H0 C0) of such. Returns
+  ;; (OUTPUT . FINAL) as PyTorch: OUTPUT the last layer's h at every step, FINAL the last h
+  ;; of every layer (for an LSTM, the list (H_N C_N)).
+  (let* ((in (first (shape (cdr (assoc 'weight-ih (model-fields (car cells)))))))
+         (steps (nn:%steps (model-name self) x in batch-first))
+         (layer-state (lambda (l) (if lstm
+                                      (and state (list (slice (first state) l) (slice (second state) l)))
+                                      (and state (slice state l)))))
+         (finals nil))
+    (when (null steps)
+      (error 'shape-error "~a: the input has no time steps" (model-name self)))
+    (loop for cell in cells for l from 0
+          do (let ((st (funcall layer-state l)) (outs nil))
+               (when (and (> l 0) dropout (training-p self) (> dropout 0))
+                 (setq steps (mapcar (lambda (s) (mul s (div (cast (ge (rand (shape s)) dropout) (dtype s)) (- 1 dropout))))
+                                     steps)))
+               (dolist (s steps)
+                 (setq st (funcall cell s st))
+                 (push (if lstm (first st) st) outs))
+               (setq steps (reverse outs))
+               (push st finals)))
+    (let ((finals (reverse finals)))
+      (cons (stack steps :axis (if (and batch-first (= (ndim x) 3)) 1 0))
+            (if lstm
+                (list (stack (mapcar #'first finals)) (stack (mapcar #'second finals)))
+                (stack finals))))))
+
+(defun nn:%recurrent-cells (make in hidden layers)
+  (loop for l from 0 below layers collect (funcall make (if (= l 0) in hidden) hidden)))
+
+(defmodel nn:rnn (in hidden &key (num-layers 1) (nonlinearity :tanh) (bias t) batch-first (dropout 0.0))
+  ((cells (nn:%recurrent-cells (lambda (i h) (nn:rnn-cell i h :bias bias :nonlinearity nonlinearity))
+                               in hidden num-layers)))
+  "(nn:rnn IN HIDDEN &key (num-layers 1) (nonlinearity :tanh) (bias t) batch-first (dropout 0))
+An Elman RNN over whole sequences, NUM-LAYERS nn:rnn-cells stacked, as PyTorch's RNN (not
+bidirectional). Called with X (seq batch IN), (batch seq IN) when BATCH-FIRST, or (seq IN),
+and an optional H0 (num-layers batch HIDDEN), zeros by default; returns (OUTPUT . H_N):
+OUTPUT the last layer's state at every step, (seq batch HIDDEN) (batch first when
+BATCH-FIRST), H_N each layer's last state, (num-layers batch HIDDEN). DROPOUT applies to
+the outputs of every layer but the last in training mode."
+  (x &optional h0)
+  (nn:%run-recurrent self cells x h0 batch-first nil dropout))
+
+(defmodel nn:gru (in hidden &key (num-layers 1) (bias t) batch-first (dropout 0.0))
+  ((cells (nn:%recurrent-cells (lambda (i h) (nn:gru-cell i h :bias bias)) in hidden num-layers)))
+  "(nn:gru IN HIDDEN &key (num-layers 1) (bias t) batch-first (dropout 0)) A GRU over whole
+sequences, NUM-LAYERS nn:gru-cells stacked, as PyTorch's GRU: called and returning as nn:rnn."
+  (x &optional h0)
+  (nn:%run-recurrent self cells x h0 batch-first nil dropout))
+
+(defmodel nn:lstm (in hidden &key (num-layers 1) (bias t) batch-first (dropout 0.0))
+  ((cells (nn:%recurrent-cells (lambda (i h) (nn:lstm-cell i h :bias bias)) in hidden num-layers)))
+  "(nn:lstm IN HIDDEN &key (num-layers 1) (bias t) batch-first (dropout 0)) An LSTM over whole
+sequences, NUM-LAYERS nn:lstm-cells stacked, as PyTorch's LSTM. Called with X as nn:rnn and
+an optional STATE, a list (H0 C0) of (num-layers batch HIDDEN) tensors; returns
+(OUTPUT . (H_N C_N))."
+  (x &optional state)
+  (nn:%run-recurrent self cells x state batch-first t dropout))
 
 ;;; --- attention -------------------------------------------------------------------------
 
@@ -298,10 +368,17 @@ softmax(Q K^T / sqrt(d) + MASK) V. CAUSAL hides later positions; MASK is a boole
   "(nn:multihead-attention EMBED HEADS &key (bias t)) Multi-head attention as PyTorch's
 MultiheadAttention (batch first, projections initialized alike). Called with QUERY
 (batch lq EMBED) and optional KEY and VALUE (batch lk EMBED; default QUERY, i.e. self-
-attention), and :causal t or :mask (see nn:attention, per head or broadcast); returns
-(batch lq EMBED)."
-  (query &optional key value &key causal mask)
-  (let* ((key (or key query)) (value (or value key)))
+attention), and :causal t or :mask (see nn:attention, per head or broadcast), which may
+follow QUERY alone: (m x :causal t); returns (batch lq EMBED)."
+  (query &rest args)
+  ;; KEY and VALUE are optional and :causal and :mask keywords may follow the query alone
+  ;; (&optional before &key would bind (m x :causal t)'s :causal to KEY; issue 19).
+  (let* ((given (loop while (and args (not (keywordp (car args)))) collect (pop args)))
+         (causal (getf args :causal)) (mask (getf args :mask))
+         (key (or (first given) query)) (value (or (second given) key)))
+    (when (or (> (length given) 2) (oddp (length args))
+              (set-difference (loop for k in args by #'cddr collect k) '(:causal :mask)))
+      (error 'type-error "~a: expected (QUERY [KEY [VALUE]] &key causal mask), got ~s" name (cons 'query (append given args))))
     (dolist (x (list query key value))
       (unless (and (tensorp x) (= (ndim x) 3) (dim= (third (shape x)) embed))
         (error 'shape-error "~a: expected inputs of shape (batch seq ~a), got ~s" name embed (if (tensorp x) (shape x) x))))

@@ -51,22 +51,33 @@ dimensions as arguments). One dimension may be -1: it is inferred."
   "(contiguous X) A contiguous copy of X (movement ops are otherwise views)."
   (prim:copy (%as-tensor x)))
 
-(defcomposite flip (x &optional axis)
-  "(flip X [AXIS]) X reversed along AXIS (an integer or a list; all axes by default)."
-  (let ((tx (%as-tensor x))) (prim:flip tx (%axes 'flip axis (ndim tx)))))
+(defun %axis-arg (fn args required)
+  ;; The axis of an op that takes it as (AXIS) or (:axis AXIS); nil when not given and not
+  ;; REQUIRED. Both forms are kept: the positional one is the older.
+  (cond ((null args) (if required (error 'type-error "~a: expected an axis, as AXIS or :axis AXIS" fn) nil))
+        ((and (eq (car args) :axis) (= (length args) 2)) (second args))
+        ((and (null (cdr args)) (not (keywordp (car args)))) (car args))
+        (t (error 'type-error "~a: expected an axis, as AXIS or :axis AXIS, got ~s" fn args))))
 
-(defcomposite squeeze (x &optional axis)
-  "(squeeze X [AXIS]) X without its size-1 axes (or only AXIS, if it has size 1)."
-  (let* ((tx (%as-tensor x)) (shp (tensor-shape tx)))
+(defcomposite flip (x &rest args)
+  "(flip X &key axis) X reversed along AXIS (an integer or a list; all axes by default). The
+axis may also be given alone: (flip X AXIS)."
+  (let ((tx (%as-tensor x))) (prim:flip tx (%axes 'flip (%axis-arg 'flip args nil) (ndim tx)))))
+
+(defcomposite squeeze (x &rest args)
+  "(squeeze X &key axis) X without its size-1 axes (or only AXIS, if it has size 1). The axis
+may also be given alone: (squeeze X AXIS)."
+  (let* ((tx (%as-tensor x)) (shp (tensor-shape tx)) (axis (%axis-arg 'squeeze args nil)))
     (if axis
         (let ((a (%axis 'squeeze axis (ndim tx))))
           (if (eql (nth a shp) 1) (prim:reshape tx (%remove-axes shp (list a))) tx))
         (prim:reshape tx (remove 1 shp)))))
 
-(defcomposite unsqueeze (x axis)
-  "(unsqueeze X AXIS) X with a new axis of size 1 inserted at AXIS (negative counts from the end)."
+(defcomposite unsqueeze (x &rest args)
+  "(unsqueeze X AXIS) X with a new axis of size 1 inserted at AXIS (negative counts from the
+end); also (unsqueeze X :axis AXIS)."
   (let* ((tx (%as-tensor x)) (n (ndim tx))
-         (a (%axis 'unsqueeze axis (+ n 1)))
+         (a (%axis 'unsqueeze (%axis-arg 'unsqueeze args t) (+ n 1)))
          (shp (tensor-shape tx)))
     (prim:reshape tx (append (subseq shp 0 a) (list 1) (subseq shp a)))))
 
@@ -441,6 +452,19 @@ SRC). The gradient reaches X where nothing is written, and the written elements 
   (destructuring-bind (axis index src)
       (%axis-and-args 'scatter "(scatter X INDEX SRC &key axis)" args 2)
     (%scatter 'scatter x axis index src t)))
+
+;; The builtin copies the rows as data, without gradients: fast for batching a data set,
+;; but a loss through it silently lost its gradient (issue 19).
+(defvar *take-rows-copy* take-rows "The builtin take-rows: rows copied as data, untracked.")
+
+(defun take-rows (x indices)
+  "(take-rows X INDICES) The rows of X (along axis 0) at INDICES, a list of integers or an
+integer tensor, in order. When X requires a gradient the rows are selected with
+index-select, so the gradient reaches them; otherwise they are copied directly (as a data
+loader's batches are)."
+  (if (and (tensorp x) (requires-grad-p x))
+      (index-select x indices :axis 0)
+      (funcall *take-rows-copy* x indices)))
 
 (defun %triangle (fn x k upper)
   (let* ((tx (%as-tensor x)) (n (ndim tx)))

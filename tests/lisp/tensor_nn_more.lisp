@@ -208,4 +208,78 @@
     (is (grad-check (lambda (x) (nn:cross-entropy x y :ignore-index -1 :weight w :label-smoothing 0.2)) (randn '(4 3))))
     (is (grad-check (lambda (x) (nn:cross-entropy x (tensor '((0 2) (1 1))))) (randn '(2 3 2))))))
 
+;;; --- recurrent layers and attention ----------------------------------------------------
+
+(defun field (m name) (cdr (assoc name (model-fields m))))
+
+(defun unrolled (cells xs state lstm)
+  ;; The cells run by hand: for each step, each layer on the one below; returns
+  ;; (outputs finals).
+  (let ((st (or state (make-list (length cells) nil))) (outs nil))
+    (dolist (x xs)
+      (let ((input x) (next nil))
+        (loop for c in cells for s in st
+              do (let ((r (funcall c input s)))
+                   (push r next)
+                   (setq input (if lstm (first r) r))))
+        (setq st (reverse next))
+        (push input outs)))
+    (list (reverse outs) st)))
+
+(deftest recurrent-layers
+  (let* ((m (nn:rnn 3 4 :num-layers 2))
+         (x (randn '(5 2 3)))
+         (r (funcall m x))
+         (ref (unrolled (field m 'cells) (loop for i from 0 below 5 collect (slice x i)) nil nil)))
+    (is (equal (shape (car r)) '(5 2 4)))
+    (is (equal (shape (cdr r)) '(2 2 4)))
+    (is (allclose (car r) (stack (first ref)) :atol 1e-6))
+    (is (allclose (cdr r) (stack (second ref)) :atol 1e-6))
+    ;; An initial state, and 4 parameters per layer.
+    (let* ((h0 (randn '(2 2 4)))
+           (ref (unrolled (field m 'cells) (loop for i from 0 below 5 collect (slice x i)) (list (slice h0 0) (slice h0 1)) nil)))
+      (is (allclose (car (funcall m x h0)) (stack (first ref)) :atol 1e-6)))
+    (is (= (length (parameters m)) 8))
+    (is (equal (mapcar #'car (named-parameters m))
+               '("cells.0.weight-ih" "cells.0.weight-hh" "cells.0.bias-ih" "cells.0.bias-hh"
+                 "cells.1.weight-ih" "cells.1.weight-hh" "cells.1.bias-ih" "cells.1.bias-hh"))))
+  ;; GRU, batch first: output (batch seq hidden).
+  (let* ((m (nn:gru 3 2 :batch-first t :num-layers 2))
+         (x (randn '(2 4 3)))
+         (r (funcall m x))
+         (ref (unrolled (field m 'cells) (loop for i from 0 below 4 collect (slice x t i)) nil nil)))
+    (is (equal (shape (car r)) '(2 4 2)))
+    (is (allclose (car r) (stack (first ref) :axis 1) :atol 1e-6))
+    (is (allclose (cdr r) (stack (second ref)) :atol 1e-6)))
+  ;; LSTM: (output . (h_n c_n)); unbatched input (seq in) too.
+  (let* ((m (nn:lstm 3 2))
+         (x (randn '(4 1 3)))
+         (r (funcall m x))
+         (ref (unrolled (field m 'cells) (loop for i from 0 below 4 collect (slice x i)) nil t)))
+    (is (allclose (car r) (stack (first ref)) :atol 1e-6))
+    (is (allclose (first (cdr r)) (stack (mapcar #'first (second ref))) :atol 1e-6))
+    (is (allclose (second (cdr r)) (stack (mapcar #'second (second ref))) :atol 1e-6))
+    (is (allclose (car (funcall m (reshape x '(4 3)))) (reshape (car r) '(4 2)) :atol 1e-6))
+    (is (equal (mapcar #'shape (cdr (funcall m (reshape x '(4 3))))) '((1 2) (1 2)))))
+  (is-error shape-error (funcall (nn:rnn 3 4) (randn '(5 2 2))))
+  ;; Gradients reach every layer's weights through time.
+  (let* ((m (nn:lstm 2 3 :num-layers 2))
+         (loss (sum (car (funcall m (randn '(3 2 2)))))))
+    (backward loss)
+    (is (every (lambda (p) (and (grad p) (> (item (sum (abs (grad p)))) 0))) (parameters m)))))
+
+(deftest attention-keywords
+  ;; :causal and :mask may follow the query alone (issue 19: they were bound to KEY and VALUE).
+  (let* ((m (nn:multihead-attention 4 2))
+         (x (randn '(2 3 4)))
+         (causal (funcall m x :causal t)))
+    (is (allclose causal (funcall m x x x :causal t)))
+    (is (allclose causal (funcall m x :mask (tril (ones '(3 3) :dtype 'bool)))))
+    (is (not (allclose causal (funcall m x))))
+    ;; The first position sees only itself: changing later positions leaves it alone.
+    (let ((x2 (cat (list (slice x t '(0 1)) (randn '(2 2 4))) :axis 1)))
+      (is (allclose (slice (funcall m x2 :causal t) t 0) (slice causal t 0) :atol 1e-6)))
+    (is-error type-error (funcall m x :causl t))
+    (is-error type-error (funcall m x x x x))))
+
 (run-tests)

@@ -262,4 +262,29 @@
   (is (grad-check (lambda (x) (norm x :p 3)) (randn '(3 4))))
   (is (grad-check (lambda (x) (norm x :p inf :axis 1)) (randn '(3 4)))))
 
+;;; --- API consistency -------------------------------------------------------------------
+
+(deftest axis-keywords
+  ;; Ops that take one axis take it as :axis; the positional form still works.
+  (let ((m (reshape (arange 6) '(1 2 3))))
+    (is (equal (tl (flip m :axis 2)) (tl (flip m 2))))
+    (is (equal (tl (flip m :axis 2)) '(((2 1 0) (5 4 3)))))
+    (is (equal (tl (flip m :axis '(1 2))) '(((5 4 3) (2 1 0)))))
+    (is (equal (tl (flip m)) '(((5 4 3) (2 1 0)))))
+    (is (equal (shape (squeeze m :axis 0)) '(2 3)))
+    (is (equal (shape (squeeze m 0)) '(2 3)))
+    (is (equal (shape (squeeze m :axis 1)) '(1 2 3)))
+    (is (equal (shape (unsqueeze m :axis -1)) '(1 2 3 1)))
+    (is (equal (shape (unsqueeze m 1)) '(1 1 2 3)))
+    (is-error type-error (flip m :axes 1))
+    (is-error type-error (unsqueeze m))))
+
+(deftest take-rows-gradients
+  ;; take-rows of a tensor that needs a gradient passes it on (issue 19: it was dropped).
+  (let* ((w (requires-grad! (realize (reshape (arange 8.0) '(4 2)))))
+         (g (first (second ((value-and-grad (lambda (w) (sum (mul (take-rows w '(3 0 3)) (tensor '((1.0 2.0))))))) w)))))
+    (is (allclose g '((1.0 2.0) (0.0 0.0) (0.0 0.0) (2.0 4.0)))))
+  (is (equal (tl (take-rows (tensor '((1 2) (3 4) (5 6))) (tensor '(2 0)))) '((5 6) (1 2))))
+  (is (grad-check (lambda (x) (take-rows x (tensor '(1 1 0)))) (randn '(2 3)))))
+
 (run-tests)
