@@ -116,23 +116,11 @@ evaluation mode it uses the running statistics. As PyTorch's BatchNorm1d/2d/3d."
   (unless (and (tensorp x) (>= (ndim x) 2) (dim= (second (shape x)) features))
     (error 'shape-error "~a: expected an input of shape (batch ~a ...), got ~s" name features
            (if (tensorp x) (shape x) x)))
-  (let* ((axes (cons 0 (loop for a from 2 below (ndim x) collect a)))
-         (bshape (cons 1 (cons features (make-list (- (ndim x) 2) 1))))
-         (y (if (training-p self)
-                (let* ((mu (mean x :axis axes :keepdim t))
-                       (d (sub x mu))
-                       (var (mean (mul d d) :axis axes :keepdim t))
-                       (count (/ (numel x) features)))
-                  (no-grad
-                    (realize-all
-                     (list (prim:assign running-mean
-                                        (add (mul running-mean (- 1 momentum)) (mul (cast (reshape (detach mu) features) (dtype running-mean)) momentum)))
-                           (prim:assign running-var
-                                        (add (mul running-var (- 1 momentum))
-                                             (mul (cast (reshape (detach var) features) (dtype running-var)) (* momentum (/ count (max 1 (- count 1))))))))))
-                  (mul d (rsqrt (add var eps))))
-                (mul (sub x (reshape running-mean bshape)) (rsqrt (add (reshape running-var bshape) eps))))))
-    (if affine (add (mul y (reshape weight bshape)) (reshape bias bshape)) y)))
+  (if (training-p self)
+      (batch-norm x :running-mean running-mean :running-var running-var :weight weight :bias bias
+                    :training t :momentum momentum :eps eps)
+      (batch-norm x :running-mean running-mean :running-var running-var :weight weight :bias bias
+                    :eps eps)))
 
 (defun nn:%norm-shape (shape)
   (if (integerp shape) (list shape) shape))
@@ -163,9 +151,8 @@ over the last axes (SHAPE, an integer or a list), with a learned scale and shift
 over the last axes: x / sqrt(mean(x^2) + EPS), times a learned scale."
   (x)
   (nn:%check-trailing "nn:rms-norm" x shp)
-  (let* ((axes (loop for a from (- (ndim x) (length shp)) below (ndim x) collect a))
-         (y (mul x (rsqrt (add (mean (square x) :axis axes :keepdim t) eps)))))
-    (if weight (mul y weight) y)))
+  (rms-norm x :axis (loop for a from (- (ndim x) (length shp)) below (ndim x) collect a)
+              :weight weight :eps eps))
 
 (defmodel nn:group-norm (groups channels &key (eps 1e-5) (affine t))
   ((weight (when affine (nn:%param (ones (list channels)))))
@@ -179,11 +166,7 @@ channels and spatial axes, then scaled and shifted per channel."
   (unless (and (tensorp x) (>= (ndim x) 2) (dim= (second (shape x)) channels))
     (error 'shape-error "nn:group-norm (~a groups, ~a channels): expected an input of shape (batch ~a ...), got ~s"
            groups channels channels (if (tensorp x) (shape x) x)))
-  (let* ((s (shape x))
-         (g (reshape x (append (list (first s) groups -1))))
-         (y (reshape (layer-norm g :axis 2 :eps eps) s))
-         (bshape (cons 1 (cons channels (make-list (- (ndim x) 2) 1)))))
-    (if affine (add (mul y (reshape weight bshape)) (reshape bias bshape)) y)))
+  (group-norm x groups :weight weight :bias bias :eps eps))
 
 ;;; --- embeddings and dropout ------------------------------------------------------------
 
@@ -219,14 +202,12 @@ and scales the rest by 1/(1-P); in evaluation mode, the identity."
 
 ;;; --- recurrent cells -------------------------------------------------------------------
 
-(defun nn:%cell-params (in hidden gates bias)
-  ;; Input and hidden weights (IN GATES*HIDDEN), (HIDDEN GATES*HIDDEN) and biases, uniform in
-  ;; +-1/sqrt(HIDDEN) as PyTorch initializes its recurrent layers.
+(defun nn:%cell-weight (rows hidden gates)
+  ;; A weight (ROWS GATES*HIDDEN), or a bias (GATES*HIDDEN) when ROWS is nil, uniform in
+  ;; +-1/sqrt(HIDDEN) as PyTorch initializes its recurrent layers. One field per tensor, so
+  ;; that each is named after its field (weight-ih, not params.0).
   (let ((b (/ 1.0 (sqrt hidden))) (width (* gates hidden)))
-    (list (nn:%param (uniform (list in width) :low (- b) :high b))
-          (nn:%param (uniform (list hidden width) :low (- b) :high b))
-          (when bias (nn:%param (uniform (list width) :low (- b) :high b)))
-          (when bias (nn:%param (uniform (list width) :low (- b) :high b))))))
+    (nn:%param (uniform (if rows (list rows width) (list width)) :low (- b) :high b))))
 
 (defun nn:%cell-input (layer x in)
   (nn:%check-last-axis layer x in)
@@ -239,9 +220,8 @@ and scales the rest by 1/(1-P); in evaluation mode, the identity."
 (defun nn:%affine (x w b) (if b (add (matmul x w) b) (matmul x w)))
 
 (defmodel nn:rnn-cell (in hidden &key (bias t) (nonlinearity :tanh))
-  ((params (nn:%cell-params in hidden 1 bias))
-   (weight-ih (first params)) (weight-hh (second params))
-   (bias-ih (third params)) (bias-hh (fourth params))
+  ((weight-ih (nn:%cell-weight in hidden 1)) (weight-hh (nn:%cell-weight hidden hidden 1))
+   (bias-ih (when bias (nn:%cell-weight nil hidden 1))) (bias-hh (when bias (nn:%cell-weight nil hidden 1)))
    (name (format nil "nn:rnn-cell (~a -> ~a)" in hidden)))
   "(nn:rnn-cell IN HIDDEN &key (bias t) (nonlinearity :tanh)) An Elman RNN cell:
 h' = act(x W_ih + b_ih + h W_hh + b_hh), act tanh or :relu. Called with X (batch IN) and an
@@ -253,9 +233,8 @@ optional H (batch HIDDEN), zeros by default; returns h'."
     (if (eq nonlinearity :relu) (relu pre) (tanh pre))))
 
 (defmodel nn:gru-cell (in hidden &key (bias t))
-  ((params (nn:%cell-params in hidden 3 bias))
-   (weight-ih (first params)) (weight-hh (second params))
-   (bias-ih (third params)) (bias-hh (fourth params))
+  ((weight-ih (nn:%cell-weight in hidden 3)) (weight-hh (nn:%cell-weight hidden hidden 3))
+   (bias-ih (when bias (nn:%cell-weight nil hidden 3))) (bias-hh (when bias (nn:%cell-weight nil hidden 3)))
    (name (format nil "nn:gru-cell (~a -> ~a)" in hidden)))
   "(nn:gru-cell IN HIDDEN &key (bias t)) A gated recurrent unit cell, gates (r z n) as in
 PyTorch: r = sig(..), z = sig(..), n = tanh(x W_in + b_in + r (h W_hn + b_hn)),
@@ -271,9 +250,8 @@ h' = (1 - z) n + z h. Called with X and an optional H; returns h'."
     (add (mul (sub 1 z) n) (mul z h))))
 
 (defmodel nn:lstm-cell (in hidden &key (bias t))
-  ((params (nn:%cell-params in hidden 4 bias))
-   (weight-ih (first params)) (weight-hh (second params))
-   (bias-ih (third params)) (bias-hh (fourth params))
+  ((weight-ih (nn:%cell-weight in hidden 4)) (weight-hh (nn:%cell-weight hidden hidden 4))
+   (bias-ih (when bias (nn:%cell-weight nil hidden 4))) (bias-hh (when bias (nn:%cell-weight nil hidden 4)))
    (name (format nil "nn:lstm-cell (~a -> ~a)" in hidden)))
   "(nn:lstm-cell IN HIDDEN &key (bias t)) A long short-term memory cell, gates (i f g o) as in
 PyTorch: c' = f c + i g, h' = o tanh(c'). Called with X and an optional STATE, a list (H C)
@@ -287,6 +265,81 @@ PyTorch: c' = f c + i g, h' = o tanh(c'). Called with X and an optional STATE, a
          (g (tanh (third gates))) (o (sigmoid (fourth gates)))
          (c2 (add (mul f c) (mul i g))))
     (list (mul o (tanh c2)) c2)))
+
+;;; --- recurrent layers over sequences ---------------------------------------------------
+
+(defun nn:%steps (name x in batch-first)
+  ;; X (seq batch IN), (batch seq IN) when BATCH-FIRST, or unbatched (seq IN), as the list
+  ;; of its time steps, each (batch IN) or (IN).
+  (unless (and (tensorp x) (<= 2 (ndim x) 3) (dim= (car (last (shape x))) in))
+    (error 'shape-error "~a: expected an input of shape ~a or (seq ~a), got ~s" name
+           (if batch-first (format nil "(batch seq ~a)" in) (format nil "(seq batch ~a)" in)) in
+           (if (tensorp x) (shape x) x)))
+  (let ((axis (if (and batch-first (= (ndim x) 3)) 1 0)))
+    (loop for i from 0 below (nth axis (shape x))
+          collect (if (= axis 1) (slice x t i) (slice x i)))))
+
+(defun nn:%run-recurrent (self cells x state batch-first lstm dropout)
+  ;; CELLS (one per layer) over the time steps of X: each layer's outputs are the next one's
+  ;; inputs (through dropout in training, but after the last). STATE is nil (zeros), a
+  ;; tensor (layers batch hidden) or, for an LSTM, a list (H0 C0) of such. Returns
+  ;; (OUTPUT . FINAL) as PyTorch: OUTPUT the last layer's h at every step, FINAL the last h
+  ;; of every layer (for an LSTM, the list (H_N C_N)).
+  (let* ((in (first (shape (cdr (assoc 'weight-ih (model-fields (car cells)))))))
+         (steps (nn:%steps (model-name self) x in batch-first))
+         (layer-state (lambda (l) (if lstm
+                                      (and state (list (slice (first state) l) (slice (second state) l)))
+                                      (and state (slice state l)))))
+         (finals nil))
+    (when (null steps)
+      (error 'shape-error "~a: the input has no time steps" (model-name self)))
+    (loop for cell in cells for l from 0
+          do (let ((st (funcall layer-state l)) (outs nil))
+               (when (and (> l 0) dropout (training-p self) (> dropout 0))
+                 (setq steps (mapcar (lambda (s) (mul s (div (cast (ge (rand (shape s)) dropout) (dtype s)) (- 1 dropout))))
+                                     steps)))
+               (dolist (s steps)
+                 (setq st (funcall cell s st))
+                 (push (if lstm (first st) st) outs))
+               (setq steps (reverse outs))
+               (push st finals)))
+    (let ((finals (reverse finals)))
+      (cons (stack steps :axis (if (and batch-first (= (ndim x) 3)) 1 0))
+            (if lstm
+                (list (stack (mapcar #'first finals)) (stack (mapcar #'second finals)))
+                (stack finals))))))
+
+(defun nn:%recurrent-cells (make in hidden layers)
+  (loop for l from 0 below layers collect (funcall make (if (= l 0) in hidden) hidden)))
+
+(defmodel nn:rnn (in hidden &key (num-layers 1) (nonlinearity :tanh) (bias t) batch-first (dropout 0.0))
+  ((cells (nn:%recurrent-cells (lambda (i h) (nn:rnn-cell i h :bias bias :nonlinearity nonlinearity))
+                               in hidden num-layers)))
+  "(nn:rnn IN HIDDEN &key (num-layers 1) (nonlinearity :tanh) (bias t) batch-first (dropout 0))
+An Elman RNN over whole sequences, NUM-LAYERS nn:rnn-cells stacked, as PyTorch's RNN (not
+bidirectional). Called with X (seq batch IN), (batch seq IN) when BATCH-FIRST, or (seq IN),
+and an optional H0 (num-layers batch HIDDEN), zeros by default; returns (OUTPUT . H_N):
+OUTPUT the last layer's state at every step, (seq batch HIDDEN) (batch first when
+BATCH-FIRST), H_N each layer's last state, (num-layers batch HIDDEN). DROPOUT applies to
+the outputs of every layer but the last in training mode."
+  (x &optional h0)
+  (nn:%run-recurrent self cells x h0 batch-first nil dropout))
+
+(defmodel nn:gru (in hidden &key (num-layers 1) (bias t) batch-first (dropout 0.0))
+  ((cells (nn:%recurrent-cells (lambda (i h) (nn:gru-cell i h :bias bias)) in hidden num-layers)))
+  "(nn:gru IN HIDDEN &key (num-layers 1) (bias t) batch-first (dropout 0)) A GRU over whole
+sequences, NUM-LAYERS nn:gru-cells stacked, as PyTorch's GRU: called and returning as nn:rnn."
+  (x &optional h0)
+  (nn:%run-recurrent self cells x h0 batch-first nil dropout))
+
+(defmodel nn:lstm (in hidden &key (num-layers 1) (bias t) batch-first (dropout 0.0))
+  ((cells (nn:%recurrent-cells (lambda (i h) (nn:lstm-cell i h :bias bias)) in hidden num-layers)))
+  "(nn:lstm IN HIDDEN &key (num-layers 1) (bias t) batch-first (dropout 0)) An LSTM over whole
+sequences, NUM-LAYERS nn:lstm-cells stacked, as PyTorch's LSTM. Called with X as nn:rnn and
+an optional STATE, a list (H0 C0) of (num-layers batch HIDDEN) tensors; returns
+(OUTPUT . (H_N C_N))."
+  (x &optional state)
+  (nn:%run-recurrent self cells x state batch-first t dropout))
 
 ;;; --- attention -------------------------------------------------------------------------
 
@@ -315,10 +368,17 @@ softmax(Q K^T / sqrt(d) + MASK) V. CAUSAL hides later positions; MASK is a boole
   "(nn:multihead-attention EMBED HEADS &key (bias t)) Multi-head attention as PyTorch's
 MultiheadAttention (batch first, projections initialized alike). Called with QUERY
 (batch lq EMBED) and optional KEY and VALUE (batch lk EMBED; default QUERY, i.e. self-
-attention), and :causal t or :mask (see nn:attention, per head or broadcast); returns
-(batch lq EMBED)."
-  (query &optional key value &key causal mask)
-  (let* ((key (or key query)) (value (or value key)))
+attention), and :causal t or :mask (see nn:attention, per head or broadcast), which may
+follow QUERY alone: (m x :causal t); returns (batch lq EMBED)."
+  (query &rest args)
+  ;; KEY and VALUE are optional and :causal and :mask keywords may follow the query alone
+  ;; (&optional before &key would bind (m x :causal t)'s :causal to KEY; issue 19).
+  (let* ((given (loop while (and args (not (keywordp (car args)))) collect (pop args)))
+         (causal (getf args :causal)) (mask (getf args :mask))
+         (key (or (first given) query)) (value (or (second given) key)))
+    (when (or (> (length given) 2) (oddp (length args))
+              (set-difference (loop for k in args by #'cddr collect k) '(:causal :mask)))
+      (error 'type-error "~a: expected (QUERY [KEY [VALUE]] &key causal mask), got ~s" name (cons 'query (append given args))))
     (dolist (x (list query key value))
       (unless (and (tensorp x) (= (ndim x) 3) (dim= (third (shape x)) embed))
         (error 'shape-error "~a: expected inputs of shape (batch seq ~a), got ~s" name embed (if (tensorp x) (shape x) x))))
@@ -347,28 +407,88 @@ attention), and :causal t or :mask (see nn:attention, per head or broadcast); re
   "(nn:l1 PREDICTION TARGET) The mean absolute error."
   (mean (abs (sub prediction target))))
 
-(defun nn:%targets (logits classes-of smoothing)
-  ;; Class probabilities for LABELS (integer class indices), with label smoothing.
-  (let* ((classes (car (last (shape logits))))
-         (hot (one-hot classes-of classes :dtype (dtype logits))))
-    (if (and smoothing (> smoothing 0))
-        (add (mul hot (- 1.0 smoothing)) (/ smoothing classes))
-        hot)))
+(defun nn:%classes-last (fn x targets)
+  ;; X (batch C d...) or (C) as (... C), the class axis last, checked against integer
+  ;; TARGETS of shape (batch d...) or (), or float targets of X's shape (probabilities).
+  (unless (and (tensorp x) (>= (ndim x) 1))
+    (error 'shape-error "~a: expected logits of shape (batch classes ...) or (classes), got ~s" fn
+           (if (tensorp x) (shape x) x)))
+  (let* ((s (shape x))
+         (want (if (= (length s) 1) nil (cons (first s) (cddr s))))
+         (ts (and (tensorp targets) (shape targets))))
+    (unless (and (tensorp targets)
+                 (if (dtype-float-p (dtype targets)) (%dims= ts s) (%dims= ts want)))
+      (error 'shape-error "~a: targets of shape ~s for logits of shape ~s (expected class indices of shape ~s, or probabilities of the logits' shape)"
+             fn (if (tensorp targets) ts targets) s want))
+    (if (= (length s) 1) x (permute x (append '(0) (loop for a from 2 below (length s) collect a) '(1))))))
 
-(defun nn:cross-entropy (logits targets &key (label-smoothing 0.0))
-  "(nn:cross-entropy LOGITS TARGETS &key (label-smoothing 0)) The mean cross-entropy of
-LOGITS (batch, classes) against integer class TARGETS (batch), as PyTorch's CrossEntropyLoss."
-  (unless (= (ndim logits) 2)
-    (error 'shape-error "nn:cross-entropy: expected logits of shape (batch classes), got ~s" (shape logits)))
-  (unless (and (tensorp targets) (equal (shape targets) (list (first (shape logits)))))
-    (error 'shape-error "nn:cross-entropy: targets of shape ~s for logits of shape ~s"
-           (if (tensorp targets) (shape targets) targets) (shape logits)))
-  (neg (mean (sum (mul (log-softmax logits :axis 1) (nn:%targets logits targets label-smoothing)) :axis 1))))
+(defun nn:%class-loss (fn logp targets weight ignore-index smoothing reduction)
+  ;; The (weighted, smoothed) negative log-likelihood of TARGETS under LOGP (... C), as
+  ;; PyTorch's nll_loss and cross_entropy: per element
+  ;;   (1 - e) w[y] (-logp[y]) + e/C sum_c w[c] (-logp[c]),  0 where y is IGNORE-INDEX,
+  ;; and the :mean of those is their sum over the sum of w[y] of the elements not ignored.
+  (let* ((classes (car (last (shape logp))))
+         (w (and weight (cast weight (dtype logp))))
+         (e (or smoothing 0.0))
+         (wlogp (if w (mul logp w) logp)))
+    (when (and w (not (equal (shape w) (list classes))))
+      (error 'shape-error "~a: a class weight of shape ~s for ~a classes" fn (shape w) classes))
+    (if (dtype-float-p (dtype targets))
+        ;; Probabilities: no per-element weight to average by; the mean is over elements.
+        (let* ((p (if (> e 0) (add (mul (cast targets (dtype logp)) (- 1.0 e)) (/ e classes)) targets))
+               (l (neg (sum (mul wlogp p) :axis -1))))
+          (when ignore-index
+            (error 'type-error "~a: :ignore-index needs class indices, not probabilities" fn))
+          (nn:%reduce-loss fn l reduction))
+        (let* ((ignored (if ignore-index (equals targets ignore-index) (zeros-like targets :dtype 'bool)))
+               (hot (one-hot (where ignored 0 targets) classes :dtype (dtype logp)))
+               (picked (neg (sum (mul wlogp hot) :axis -1)))
+               (l (if (> e 0)
+                      (add (mul picked (- 1.0 e)) (mul (neg (sum wlogp :axis -1)) (/ e classes)))
+                      picked))
+               (l (where ignored 0.0 l)))
+          (if (eq reduction :mean)
+              (div (sum l) (sum (where ignored 0.0 (if w (sum (mul hot w) :axis -1) 1.0))))
+              (nn:%reduce-loss fn l reduction))))))
 
-(defun nn:nll (log-probs targets)
-  "(nn:nll LOG-PROBS TARGETS) The mean negative log-likelihood of integer class TARGETS under
-LOG-PROBS (batch, classes)."
-  (neg (mean (sum (mul log-probs (nn:%targets log-probs targets nil)) :axis 1))))
+(defun nn:cross-entropy (logits targets &key weight ignore-index (label-smoothing 0.0) (reduction :mean))
+  "(nn:cross-entropy LOGITS TARGETS &key weight ignore-index (label-smoothing 0) (reduction :mean))
+The cross-entropy of LOGITS (batch C d...), or (C), against integer class TARGETS
+(batch d...), or (), as PyTorch's CrossEntropyLoss: WEIGHT (shape (C)) weighs each class,
+and :mean is then the weighted mean (divided by the summed weights of the targets);
+targets equal to IGNORE-INDEX count for nothing; LABEL-SMOOTHING e mixes the one-hot
+target with the uniform distribution (e/C each). TARGETS may also be class probabilities
+of LOGITS' shape (a float tensor). REDUCTION is :mean, :sum or :none (the loss per element,
+shape (batch d...))."
+  (let ((x (nn:%classes-last 'nn:cross-entropy logits targets)))
+    (nn:%class-loss 'nn:cross-entropy (log-softmax x :axis -1) targets weight ignore-index label-smoothing reduction)))
+
+(defun nn:nll (log-probs targets &key weight ignore-index (reduction :mean))
+  "(nn:nll LOG-PROBS TARGETS &key weight ignore-index (reduction :mean)) The negative
+log-likelihood of integer class TARGETS (batch d...) under LOG-PROBS (batch C d...), as
+PyTorch's NLLLoss (WEIGHT, IGNORE-INDEX and REDUCTION as in nn:cross-entropy)."
+  (let ((x (nn:%classes-last 'nn:nll log-probs targets)))
+    (nn:%class-loss 'nn:nll x targets weight ignore-index 0.0 reduction)))
+
+(defun nn:smooth-l1-loss (prediction target &key (beta 1.0) (reduction :mean))
+  "(nn:smooth-l1-loss PREDICTION TARGET &key (beta 1) (reduction :mean)) As PyTorch's
+SmoothL1Loss: with d = PREDICTION - TARGET, 0.5 d^2 / BETA where |d| < BETA, else
+|d| - 0.5 BETA (BETA 0 gives the L1 loss)."
+  (nn:%check-same-shape 'nn:smooth-l1-loss prediction target)
+  (let* ((d (sub prediction target)) (a (abs d)))
+    (nn:%reduce-loss 'nn:smooth-l1-loss
+                     (if (<= beta 0) a (where (lt a beta) (div (mul (mul d d) 0.5) beta) (sub a (* 0.5 beta))))
+                     reduction)))
+
+(defun nn:huber-loss (prediction target &key (delta 1.0) (reduction :mean))
+  "(nn:huber-loss PREDICTION TARGET &key (delta 1) (reduction :mean)) As PyTorch's HuberLoss:
+with d = PREDICTION - TARGET, 0.5 d^2 where |d| < DELTA, else DELTA (|d| - 0.5 DELTA);
+DELTA times the smooth L1 loss with beta DELTA."
+  (nn:%check-same-shape 'nn:huber-loss prediction target)
+  (let* ((d (sub prediction target)) (a (abs d)))
+    (nn:%reduce-loss 'nn:huber-loss
+                     (where (lt a delta) (mul (mul d d) 0.5) (mul (sub a (* 0.5 delta)) delta))
+                     reduction)))
 
 ;;; --- losses (continued) -------------------------------------------------------------
 

@@ -4,7 +4,48 @@
 
 ;;; An optimizer is a hash table: its settings, its parameters and per-parameter state. The
 ;;; learning rate and the step count are 0-d tensors updated in place, so a training step
-;;; captured with jit replays correctly (each replay reads them afresh).
+;;; captured with jit replays correctly (each replay reads them afresh). What an optimizer
+;;; of a kind does is its kind's entry, made by optim:define: the names of its
+;;; per-parameter state tensors and its update function, which step! calls.
+
+(defvar optim:*kinds* (make-hash-table :test 'eq)
+  "The optimizer kinds by name: plists (:slots SLOTS :update UPDATE), made by optim:define.")
+
+(defun optim:define (kind &key slots update)
+  "(optim:define KIND &key slots update) Defines an optimizer kind, the symbol KIND. SLOTS
+names its per-parameter state tensors (a list of strings, or a function of the optimizer
+giving one, for state that depends on the settings); each starts as zeros shaped like its
+parameter, and checkpoints save it as optim.PARAM.SLOT. UPDATE is a function
+(lambda (OPT P G STATE) ...) of the optimizer, a parameter, its gradient and the list of
+its state tensors, returning the list (NEW-P NEW-STATE...): step! assigns P, then each
+state tensor, in place. Read settings with (optim:get OPT :key), the learning rate and
+step count (1 on the first step) as tensors of P's dtype with (optim:lr-of OPT P) and
+(optim:step-of OPT P). Make an optimizer with (optim:make KIND PARAMS :lr LR :key VALUE ...)."
+  (unless (functionp update)
+    (error 'type-error "optim:define: ~s needs an :update function, got ~s" kind update))
+  (puthash kind (list :slots slots :update update) optim:*kinds*)
+  kind)
+
+(defun optim:make (kind params &rest settings)
+  "(optim:make KIND PARAMS &key lr ...) An optimizer of KIND (see optim:define) for PARAMS (a
+list of tensors), with the given settings (LR is required)."
+  (unless (gethash kind optim:*kinds*)
+    (error 'type-error "optim:make: no optimizer kind ~s (define it with optim:define)" kind))
+  (unless (numberp (getf settings :lr))
+    (error 'type-error "optim:make: ~s needs a numeric :lr, got ~s" kind (getf settings :lr)))
+  (optim:%make kind params (loop for (k v) on settings by #'cddr collect (cons k v))))
+
+(defun optim:get (opt key)
+  "(optim:get OPT KEY) The setting KEY of optimizer OPT."
+  (gethash key opt))
+
+(defun optim:lr-of (opt p)
+  "(optim:lr-of OPT P) OPT's learning rate as a 0-d tensor of P's dtype (read at each step)."
+  (optim:%scalar opt :lr p))
+
+(defun optim:step-of (opt p)
+  "(optim:step-of OPT P) OPT's step count (1 on the first step) as a 0-d tensor of P's dtype."
+  (optim:%scalar opt :step p))
 
 (defun optim:%make (kind params settings)
   (let ((o (make-hash-table :test 'eq)))
@@ -40,6 +81,27 @@ Adam with decoupled weight decay (Loshchilov and Hutter): p <- p - lr wd p."
   (optim:%make 'adam params (list (cons :lr lr) (cons :betas betas) (cons :eps eps)
                                   (cons :weight-decay weight-decay) (cons :decoupled t))))
 
+(defun optim:rmsprop (params &key (lr 0.01) (alpha 0.99) (eps 1e-8) (weight-decay 0.0) (momentum 0.0) centered)
+  "(optim:rmsprop PARAMS &key (lr 0.01) (alpha 0.99) (eps 1e-8) (weight-decay 0) (momentum 0)
+centered) RMSprop as PyTorch's: v <- alpha v + (1 - alpha) g^2, p <- p - lr g / (sqrt(v) + eps)
+(v less the squared mean gradient when CENTERED; through a momentum buffer when MOMENTUM > 0),
+with L2 weight decay added to the gradient."
+  (optim:make 'rmsprop params :lr lr :alpha alpha :eps eps :weight-decay weight-decay
+              :momentum momentum :centered centered))
+
+(defun optim:adagrad (params &key (lr 0.01) (lr-decay 0.0) (weight-decay 0.0) (initial-accumulator-value 0.0) (eps 1e-10))
+  "(optim:adagrad PARAMS &key (lr 0.01) (lr-decay 0) (weight-decay 0) (initial-accumulator-value 0)
+(eps 1e-10)) Adagrad as PyTorch's: s <- s + g^2, p <- p - lr' g / (sqrt(s) + eps), with
+lr' = lr / (1 + (step - 1) lr-decay), s starting at INITIAL-ACCUMULATOR-VALUE and L2 weight
+decay added to the gradient."
+  (optim:make 'adagrad params :lr lr :lr-decay lr-decay :weight-decay weight-decay
+              :initial-accumulator-value initial-accumulator-value :eps eps))
+
+(defun optim:lion (params &key (lr 1e-4) (betas '(0.9 0.99)) (weight-decay 0.0))
+  "(optim:lion PARAMS &key (lr 1e-4) (betas '(0.9 0.99)) (weight-decay 0)) Lion (Chen et al.
+2023): p <- p (1 - lr wd) - lr sign(b1 m + (1 - b1) g), then m <- b2 m + (1 - b2) g."
+  (optim:make 'lion params :lr lr :betas betas :weight-decay weight-decay))
+
 (defun optim:lr (opt) "(optim:lr OPT) The learning rate, a number." (item (gethash :lr opt)))
 (defun optim:set-lr! (opt lr)
   "(optim:set-lr! OPT LR) Sets the learning rate (in place: captured steps see it)."
@@ -57,38 +119,88 @@ Adam with decoupled weight decay (Loshchilov and Hutter): p <- p - lr wd p."
   ;; OPT's 0-d tensor KEY in P's dtype.
   (cast (gethash key opt) (dtype p)))
 
-(defun optim:%sgd-step (opt p g)
-  (let* ((lr (optim:%scalar opt :lr p)) (mu (gethash :momentum opt)) (wd (gethash :weight-decay opt))
-         ;; Realized now: the updates below must not read p after it changes.
-         (g (if (> wd 0) (realize (add g (mul p wd))) g)))
-    (if (> mu 0)
-        (let* ((buf (first (optim:%state opt p 1)))
-               ;; The buffer starts as the first gradient (step 1), then mu buf + g.
-               (first-step (equals (gethash :step opt) 1.0))
-               (new-buf (where first-step g (add (mul buf mu) g)))
-               (update (if (gethash :nesterov opt) (add g (mul new-buf mu)) new-buf)))
-          ;; p first (it reads the old buffer through new-buf), then the buffer.
-          (realize (prim:assign p (sub p (mul update lr))))
-          (realize (prim:assign buf new-buf)))
-        (realize (prim:assign p (sub p (mul g lr)))))))
+(defun optim:%decayed (opt p g)
+  ;; G with L2 weight decay added, realized now: the update must not read P after it changes.
+  (let ((wd (gethash :weight-decay opt)))
+    (if (> wd 0) (realize (add g (mul p wd))) g)))
 
-(defun optim:%adam-step (opt p g)
-  (let* ((lr (optim:%scalar opt :lr p)) (b1 (first (gethash :betas opt))) (b2 (second (gethash :betas opt)))
-         (eps (gethash :eps opt)) (wd (gethash :weight-decay opt)) (decoupled (gethash :decoupled opt))
-         (k (optim:%scalar opt :step p))
-         ;; Realized now: the moments' updates must not read p after it changes.
-         (g (if (and (> wd 0) (not decoupled)) (realize (add g (mul p wd))) g))
-         (state (optim:%state opt p 2))
-         (m (first state)) (v (second state))
-         (new-m (add (mul m b1) (mul g (- 1 b1))))
-         (new-v (add (mul v b2) (mul (square g) (- 1 b2))))
-         ;; Bias corrections from the step count, in the graph (a tensor read at each step).
-         (step-size (div lr (sub 1 (pow b1 k))))
-         (denom (add (div (sqrt new-v) (sqrt (sub 1 (pow b2 k)))) eps))
-         (p0 (if (and (> wd 0) decoupled) (mul p (sub 1 (mul lr wd))) p)))
-    ;; p first (reading the old moments through new-m and new-v), then the moments.
-    (realize (prim:assign p (sub p0 (mul (div new-m denom) step-size))))
-    (realize-all (list (prim:assign m new-m) (prim:assign v new-v)))))
+(optim:define 'sgd
+  :slots (lambda (opt) (if (> (gethash :momentum opt) 0) '("momentum") nil))
+  :update (lambda (opt p g state)
+            (let* ((lr (optim:lr-of opt p)) (mu (gethash :momentum opt))
+                   (g (optim:%decayed opt p g)))
+              (if (> mu 0)
+                  ;; The buffer starts as the first gradient (step 1), then mu buf + g.
+                  (let* ((buf (first state))
+                         (new-buf (where (equals (gethash :step opt) 1.0) g (add (mul buf mu) g)))
+                         (update (if (gethash :nesterov opt) (add g (mul new-buf mu)) new-buf)))
+                    (list (sub p (mul update lr)) new-buf))
+                  (list (sub p (mul g lr)))))))
+
+(optim:define 'adam
+  :slots '("exp-avg" "exp-avg-sq")
+  :update (lambda (opt p g state)
+            (let* ((lr (optim:lr-of opt p)) (b1 (first (gethash :betas opt))) (b2 (second (gethash :betas opt)))
+                   (eps (gethash :eps opt)) (wd (gethash :weight-decay opt)) (decoupled (gethash :decoupled opt))
+                   (k (optim:step-of opt p))
+                   (g (if decoupled g (optim:%decayed opt p g)))
+                   (m (first state)) (v (second state))
+                   (new-m (add (mul m b1) (mul g (- 1 b1))))
+                   (new-v (add (mul v b2) (mul (square g) (- 1 b2))))
+                   ;; Bias corrections from the step count, in the graph (a tensor read at each step).
+                   (step-size (div lr (sub 1 (pow b1 k))))
+                   (denom (add (div (sqrt new-v) (sqrt (sub 1 (pow b2 k)))) eps))
+                   (p0 (if (and (> wd 0) decoupled) (mul p (sub 1 (mul lr wd))) p)))
+              (list (sub p0 (mul (div new-m denom) step-size)) new-m new-v))))
+
+(optim:define 'rmsprop
+  :slots (lambda (opt) (append '("square-avg")
+                               (when (> (gethash :momentum opt) 0) '("momentum"))
+                               (when (gethash :centered opt) '("grad-avg"))))
+  :update (lambda (opt p g state)
+            (let* ((lr (optim:lr-of opt p)) (alpha (gethash :alpha opt)) (eps (gethash :eps opt))
+                   (mu (gethash :momentum opt)) (centered (gethash :centered opt))
+                   (g (optim:%decayed opt p g))
+                   (v (pop state))
+                   (buf (when (> mu 0) (pop state)))
+                   (gavg (when centered (pop state)))
+                   (new-v (add (mul v alpha) (mul (square g) (- 1 alpha))))
+                   (new-gavg (when centered (add (mul gavg alpha) (mul g (- 1 alpha)))))
+                   (avg (add (sqrt (if centered (sub new-v (square new-gavg)) new-v)) eps))
+                   (new-buf (when buf (add (mul buf mu) (div g avg)))))
+              (append (list (sub p (mul (if buf new-buf (div g avg)) lr)) new-v)
+                      (when buf (list new-buf))
+                      (when centered (list new-gavg))))))
+
+(optim:define 'adagrad
+  :slots '("sum")
+  :update (lambda (opt p g state)
+            (let* ((lr (optim:lr-of opt p)) (k (optim:step-of opt p))
+                   (g (optim:%decayed opt p g))
+                   (clr (div lr (add (mul (sub k 1) (gethash :lr-decay opt)) 1)))
+                   ;; The state holds the sum of squares from 0; the initial value is added here.
+                   (new-s (add (first state) (square g)))
+                   (std (add (sqrt (add new-s (gethash :initial-accumulator-value opt))) (gethash :eps opt))))
+              (list (sub p (mul (div g std) clr)) new-s))))
+
+(optim:define 'lion
+  :slots '("exp-avg")
+  :update (lambda (opt p g state)
+            (let* ((lr (optim:lr-of opt p)) (b1 (first (gethash :betas opt))) (b2 (second (gethash :betas opt)))
+                   (wd (gethash :weight-decay opt)) (m (first state))
+                   (p0 (if (> wd 0) (mul p (sub 1 (mul lr wd))) p)))
+              (list (sub p0 (mul (sign (add (mul m b1) (mul g (- 1 b1)))) lr))
+                    (add (mul m b2) (mul g (- 1 b2)))))))
+
+(defun optim:%update (opt p g)
+  ;; One parameter's step: its kind's update, then P assigned, then its state (the new
+  ;; values were built from the old ones, so P goes first and the state after).
+  (let* ((slots (optim:%slots opt))
+         (state (and slots (optim:%state opt p (length slots))))
+         (new (funcall (getf (gethash (gethash :kind opt) optim:*kinds*) :update) opt p g state)))
+    (realize (prim:assign p (car new)))
+    (when state
+      (realize-all (loop for s in state for v in (cdr new) collect (prim:assign s v))))))
 
 (defun step! (opt &optional loss)
   "(step! OPT [LOSS]) Updates OPT's parameters from their gradients (after backward), in
@@ -102,7 +214,7 @@ gradient are left alone. On a learning-rate schedule, advances it by one step in
           (dolist (p (gethash :params opt))
             (let ((g (grad p)))
               (when g
-                (if (eq (gethash :kind opt) 'sgd) (optim:%sgd-step opt p g) (optim:%adam-step opt p g))))))))
+                (optim:%update opt p g)))))))
   loss)
 
 ;;; --- gradient clipping -----------------------------------------------------------------
@@ -164,9 +276,9 @@ then following THEN, a function of the steps since warm-up ending that gives the
 ;;; --- checkpoints -----------------------------------------------------------------------
 
 (defun optim:%slots (opt)
-  (cond ((eq (gethash :kind opt) 'adam) '("exp-avg" "exp-avg-sq"))
-        ((> (gethash :momentum opt) 0) '("momentum"))
-        (t nil)))
+  ;; The names of OPT's per-parameter state tensors, from its kind.
+  (let ((slots (getf (gethash (gethash :kind opt) optim:*kinds*) :slots)))
+    (if (functionp slots) (funcall slots opt) slots)))
 
 (defun optim:state (opt model)
   "(optim:state OPT MODEL) OPT's state (its step count and per-parameter moments, named after

@@ -150,6 +150,60 @@ deviations divided by N - CORRECTION (1: unbiased, as PyTorch defaults to)."
          (r (prim:reshape (prim:reduce :sum (prim:where mask wide (prim:const 0 (tensor-dtype tx) rows)) (list nd)) shp)))
     (transpose r a last)))
 
+;; TODO(issue 19): a log-depth scan would make cumsum and cumprod O(N log N) along AXIS.
+(defcomposite cumprod (x &key (axis 0) dtype)
+  "(cumprod X &key (axis 0) dtype) Running products along AXIS: element i is the product of
+elements 0..i. Integer and bool tensors multiply as i64 (as PyTorch's), unless DTYPE is given.
+Like cumsum, an N x N masked product per row: O(N^2) work for an axis of N."
+  ;; The product's own gradient rule gives the derivative, zeros included.
+  (let* ((tx (%widen-int (%as-tensor x) dtype))
+         (nd (ndim tx))
+         (a (%axis 'cumprod axis nd))
+         (last (- nd 1))
+         (moved (transpose tx a last))
+         (shp (tensor-shape moved))
+         (n (nth last shp))
+         (rows (append (butlast shp) (list n n)))
+         (wide (prim:expand (prim:reshape moved (append (butlast shp) (list 1 n))) rows))
+         (mask (prim:cmplt (prim:iota rows nd 'i32) (prim:add (prim:iota rows last 'i32) (prim:const 1 'i32 rows))))
+         (r (prim:reshape (prim:reduce :prod (prim:where mask wide (prim:const 1 (tensor-dtype tx) rows)) (list nd)) shp)))
+    (transpose r a last)))
+
+(defcomposite any (x &key axis keepdim)
+  "(any X &key axis keepdim) True (a bool tensor) where some element over AXIS is nonzero
+(NaN counts as nonzero); over no elements, false. AXIS nil means all elements."
+  (%reduce 'any :max (%bool x) axis keepdim))
+
+(defcomposite all (x &key axis keepdim)
+  "(all X &key axis keepdim) True (a bool tensor) where every element over AXIS is nonzero
+(NaN counts as nonzero); over no elements, true. AXIS nil means all elements."
+  (logical-not (%reduce 'all :max (logical-not x) axis keepdim)))
+
+(defun %norm-2 (f axes)
+  ;; sqrt(sum f^2) over AXES (keepdim), whose gradient g f / norm is 0 at a zero vector, as
+  ;; PyTorch's (differentiating the sqrt would give 0 * inf = NaN there).
+  (with-custom-grad ((f f))
+      (sqrt (sum (mul f f) :axis axes :keepdim t))
+    (g) (let ((n (sqrt (sum (mul f f) :axis axes :keepdim t))))
+          (list (where (equals n 0) 0 (mul g (div f n)))))))
+
+(defcomposite norm (x &key (p 2) axis keepdim)
+  "(norm X &key (p 2) axis keepdim) The vector P-norm of X's elements over AXIS (an integer,
+a list, or nil for all elements), as torch.linalg.vector_norm: P 2 is sqrt(sum |x|^2), 1 is
+sum |x|, inf max |x|, -inf min |x|, 0 the number of nonzero elements, any other number
+(sum |x|^P)^(1/P); :fro is 2 (the Frobenius norm when AXIS is a matrix's two axes). The
+result is a float. The 2-norm's gradient at a zero vector is 0, as PyTorch's."
+  (let* ((f (%float-tensor x))
+         (axes (%axes 'norm axis (ndim f)))
+         (r (cond ((or (eq p :fro) (eql p 2) (eql p 2.0)) (%norm-2 f axes))
+                  ((eql p inf) (amax (abs f) :axis axes :keepdim t))
+                  ((eql p (- inf)) (amin (abs f) :axis axes :keepdim t))
+                  ((and (numberp p) (= p 0)) (sum (cast (ne f 0) (tensor-dtype f)) :axis axes :keepdim t))
+                  ((and (numberp p) (= p 1)) (sum (abs f) :axis axes :keepdim t))
+                  ((numberp p) (pow (sum (pow (abs f) p) :axis axes :keepdim t) (/ 1.0 p)))
+                  (t (error 'type-error "norm: P must be a number, inf, -inf or :fro, got ~s" p)))))
+    (if keepdim r (prim:reshape r (%remove-axes (tensor-shape r) axes)))))
+
 (defcomposite layer-norm (x &key (axis -1) (eps 1e-5))
   "(layer-norm X &key (axis -1) (eps 1e-5)) X normalized over AXIS to mean 0 and variance 1:
 (X - mean) / sqrt(var + EPS), with the biased variance (as layer normalization uses)."

@@ -54,22 +54,33 @@ dimensions as arguments). One dimension may be -1: it is inferred."
   "(contiguous X) A contiguous copy of X (movement ops are otherwise views)."
   (prim:copy (%as-tensor x)))
 
-(defcomposite flip (x &optional axis)
-  "(flip X [AXIS]) X reversed along AXIS (an integer or a list; all axes by default)."
-  (let ((tx (%as-tensor x))) (prim:flip tx (%axes 'flip axis (ndim tx)))))
+(defun %axis-arg (fn args required)
+  ;; The axis of an op that takes it as (AXIS) or (:axis AXIS); nil when not given and not
+  ;; REQUIRED. Both forms are kept: the positional one is the older.
+  (cond ((null args) (if required (error 'type-error "~a: expected an axis, as AXIS or :axis AXIS" fn) nil))
+        ((and (eq (car args) :axis) (= (length args) 2)) (second args))
+        ((and (null (cdr args)) (not (keywordp (car args)))) (car args))
+        (t (error 'type-error "~a: expected an axis, as AXIS or :axis AXIS, got ~s" fn args))))
 
-(defcomposite squeeze (x &optional axis)
-  "(squeeze X [AXIS]) X without its size-1 axes (or only AXIS, if it has size 1)."
-  (let* ((tx (%as-tensor x)) (shp (tensor-shape tx)))
+(defcomposite flip (x &rest args)
+  "(flip X &key axis) X reversed along AXIS (an integer or a list; all axes by default). The
+axis may also be given alone: (flip X AXIS)."
+  (let ((tx (%as-tensor x))) (prim:flip tx (%axes 'flip (%axis-arg 'flip args nil) (ndim tx)))))
+
+(defcomposite squeeze (x &rest args)
+  "(squeeze X &key axis) X without its size-1 axes (or only AXIS, if it has size 1). The axis
+may also be given alone: (squeeze X AXIS)."
+  (let* ((tx (%as-tensor x)) (shp (tensor-shape tx)) (axis (%axis-arg 'squeeze args nil)))
     (if axis
         (let ((a (%axis 'squeeze axis (ndim tx))))
           (if (eql (nth a shp) 1) (prim:reshape tx (%remove-axes shp (list a))) tx))
         (prim:reshape tx (remove 1 shp)))))
 
-(defcomposite unsqueeze (x axis)
-  "(unsqueeze X AXIS) X with a new axis of size 1 inserted at AXIS (negative counts from the end)."
+(defcomposite unsqueeze (x &rest args)
+  "(unsqueeze X AXIS) X with a new axis of size 1 inserted at AXIS (negative counts from the
+end); also (unsqueeze X :axis AXIS)."
   (let* ((tx (%as-tensor x)) (n (ndim tx))
-         (a (%axis 'unsqueeze axis (+ n 1)))
+         (a (%axis 'unsqueeze (%axis-arg 'unsqueeze args t) (+ n 1)))
          (shp (tensor-shape tx)))
     (prim:reshape tx (append (subseq shp 0 a) (list 1) (subseq shp a)))))
 
@@ -313,23 +324,39 @@ otherwise, as PyTorch's one_hot)."
     (%check-indices 'one-hot ix n nil)
     (prim:cast (equals (unsqueeze ix -1) (arange n :dtype (tensor-dtype ix))) dtype)))
 
-(defcomposite gather (x axis index)
-  "(gather X AXIS INDEX) out[i][j][k] = X[INDEX[i][j][k]][j][k] for AXIS 0 (likewise for other
-axes), as torch.gather: INDEX has X's rank, and its other dimensions are at most X's."
-  (let* ((tx (%as-tensor x)) (ix (%index-tensor 'gather index)) (n (ndim tx))
-         (a (%axis 'gather axis n))
-         (ishape (tensor-shape ix)) (n-a (nth a (tensor-shape tx))))
-    (unless (= (ndim ix) n)
-      (error 'shape-error "gather: index has shape ~s, which is not of X's rank (X is ~s)" ishape (tensor-shape tx)))
-    (%check-indices 'gather ix n-a)
-    (let* ((ix (where (lt ix 0) (add ix n-a) ix))
-           (ranges (let ((i -1)) (mapcar (lambda (d) (setq i (1+ i)) (if (= i a) (list 0 d) (list 0 (nth i ishape)))) (tensor-shape tx))))
-           (xs (prim:shrink tx ranges))
-           (xt (transpose (unsqueeze xs -1) a -1))
-           (oh (equals (unsqueeze ix -1) (arange n-a :dtype (tensor-dtype ix))))
-           (picked (where oh xt (prim:const 0 (tensor-dtype tx) '())))
-           (r (prim:reshape (prim:reduce (if (eq (tensor-dtype tx) 'bool) :max :sum) picked (list n)) ishape)))
-      r)))
+(defun %axis-and-args (fn usage args n)
+  ;; The arguments after X of an op taking N arguments and an axis: either (ARG... &key axis)
+  ;; or, in PyTorch's order, (AXIS ARG...) with AXIS an integer. The two differ in the number
+  ;; of arguments before any keyword, so neither is mistaken for the other. Returns
+  ;; (AXIS ARG...), AXIS 0 when not given.
+  (let ((pos nil) (keys args))
+    (loop while (and keys (not (keywordp (car keys)))) do (push (pop keys) pos))
+    (setq pos (reverse pos))
+    (cond ((and (= (length pos) (+ n 1)) (integerp (car pos)) (null keys)) pos)
+          ((and (= (length pos) n) (or (null keys) (and (eq (car keys) :axis) (= (length keys) 2))))
+           (cons (getf keys :axis 0) pos))
+          (t (error 'type-error "~a: expected ~a, got ~s" fn usage args)))))
+
+(defcomposite gather (x &rest args)
+  "(gather X INDEX &key (axis 0)) out[i][j][k] = X[INDEX[i][j][k]][j][k] for AXIS 0 (likewise
+for other axes), as torch.gather: INDEX has X's rank, and its other dimensions are at most
+X's. The old form (gather X AXIS INDEX) still works. The gradient reaches the gathered
+elements (summed where an element is gathered more than once)."
+  (destructuring-bind (axis index) (%axis-and-args 'gather "(gather X INDEX &key axis)" args 1)
+    (let* ((tx (%as-tensor x)) (ix (%index-tensor 'gather index)) (n (ndim tx))
+           (a (%axis 'gather axis n))
+           (ishape (tensor-shape ix)) (n-a (nth a (tensor-shape tx))))
+      (unless (= (ndim ix) n)
+        (error 'shape-error "gather: index has shape ~s, which is not of X's rank (X is ~s)" ishape (tensor-shape tx)))
+      (%check-indices 'gather ix n-a)
+      (let* ((ix (where (lt ix 0) (add ix n-a) ix))
+             (ranges (let ((i -1)) (mapcar (lambda (d) (setq i (1+ i)) (if (= i a) (list 0 d) (list 0 (nth i ishape)))) (tensor-shape tx))))
+             (xs (prim:shrink tx ranges))
+             (xt (transpose (unsqueeze xs -1) a -1))
+             (oh (equals (unsqueeze ix -1) (arange n-a :dtype (tensor-dtype ix))))
+             (picked (where oh xt (prim:const 0 (tensor-dtype tx) '())))
+             (r (prim:reshape (prim:reduce (if (eq (tensor-dtype tx) 'bool) :max :sum) picked (list n)) ishape)))
+        r))))
 
 (defcomposite take (x indices)
   "(take X INDICES) Elements of the flattened X at INDICES (negative counts from the end);
@@ -342,6 +369,105 @@ the result has INDICES' shape."
            (picked (where oh flat (prim:const 0 (tensor-dtype tx) '())))
            (nd (ndim ix)))
       (prim:reshape (prim:reduce (if (eq (tensor-dtype tx) 'bool) :max :sum) picked (list nd)) (tensor-shape ix)))))
+
+(defcomposite index-select (x index &key (axis 0))
+  "(index-select X INDEX &key (axis 0)) The slices of X at positions INDEX (a 1-d integer
+tensor or a list; negative counts from the end) along AXIS, in INDEX's order and repeats
+allowed, as torch.index_select: AXIS of the result has INDEX's length. The gradient reaches
+the selected slices (summed over repeats)."
+  (let* ((tx (%as-tensor x)) (ix (%index-tensor 'index-select index)) (nd (ndim tx))
+         (a (%axis 'index-select axis nd)) (n (nth a (tensor-shape tx))))
+    (when (> (ndim ix) 1)
+      (error 'shape-error "index-select: INDEX must be 1-d, got shape ~s" (tensor-shape ix)))
+    (%check-indices 'index-select ix n)
+    (let* ((ix (prim:reshape (where (lt ix 0) (add ix n) ix) (list (numel ix))))
+           (moved (transpose tx a -1))                                          ; (... n)
+           (oh (equals (unsqueeze ix -1) (arange n :dtype (tensor-dtype ix))))  ; (k n)
+           (picked (where oh (unsqueeze moved -2) (prim:const 0 (tensor-dtype tx) '())))  ; (... k n)
+           (r (prim:reduce (if (eq (tensor-dtype tx) 'bool) :max :sum) picked (list nd))))
+      (transpose (prim:reshape r (butlast (tensor-shape r))) a -1))))
+
+(defcomposite masked-fill (x mask value)
+  "(masked-fill X MASK VALUE) X with VALUE (a number or a 0-d tensor) where MASK is true, as
+torch.Tensor.masked_fill: MASK broadcasts to X's shape, and the result has X's shape and
+dtype. The gradient reaches X where MASK is false (and a tensor VALUE from the rest)."
+  (let* ((tx (%as-tensor x)) (m (%bool mask)))
+    (unless (%dims= (broadcast-shapes (tensor-shape m) (tensor-shape tx)) (tensor-shape tx))
+      (error 'shape-error "masked-fill: a mask of shape ~s does not broadcast to X's shape ~s"
+             (tensor-shape m) (tensor-shape tx)))
+    (when (and (tensorp value) (/= (ndim value) 0))
+      (error 'shape-error "masked-fill: VALUE must be a number or a 0-d tensor, got shape ~s" (tensor-shape value)))
+    (where m (if (tensorp value) (prim:cast value (tensor-dtype tx)) value) tx)))
+
+(defun %scatter (fn x axis index src last-wins)
+  ;; X with SRC's elements (shrunk to INDEX's shape) added at (or, when LAST-WINS, written to)
+  ;; the positions INDEX gives along AXIS. Each index element picks its target with a one-hot
+  ;; along a new last axis of X's size; the sum over AXIS gathers each target's sources.
+  (let* ((tx (%as-tensor x)) (ix (%index-tensor fn index)) (nd (ndim tx))
+         (a (%axis fn axis nd)) (ishape (tensor-shape ix)) (xshape (tensor-shape tx))
+         (n-a (nth a xshape)) (dt (tensor-dtype tx)))
+    (unless (and (= (ndim ix) nd)
+                 (loop for i from 0 below nd always (or (= i a) (<= (nth i ishape) (nth i xshape)))))
+      (error 'shape-error "~a: index of shape ~s for X of shape ~s (it needs X's rank, and other dimensions at most X's)"
+             fn ishape xshape))
+    (when (tensorp src)
+      (unless (and (= (ndim src) nd) (loop for i from 0 below nd always (<= (nth i ishape) (nth i (tensor-shape src)))))
+        (error 'shape-error "~a: index of shape ~s for a source of shape ~s (it needs the source's rank, and dimensions at most its)"
+               fn ishape (tensor-shape src))))
+    (%check-indices fn ix n-a)
+    (let* ((ix (where (lt ix 0) (add ix n-a) ix))
+           (sv (if (tensorp src)
+                   (prim:cast (prim:shrink src (mapcar (lambda (d) (list 0 d)) ishape)) dt)
+                   (prim:const src dt ishape)))
+           (wide (append ishape (list n-a)))
+           (oh (equals (unsqueeze ix -1) (arange n-a :dtype (tensor-dtype ix))))   ; ISHAPE + (n-a)
+           (keep (if last-wins
+                     ;; Of several sources for one target, the last along AXIS.
+                     (let* ((pos (prim:iota wide a 'i32))
+                            (last (prim:reduce :max (prim:where oh pos (prim:const -1 'i32 wide)) (list a))))
+                       (logical-and oh (equals pos last)))
+                     oh))
+           (kind (if (eq dt 'bool) :max :sum))
+           (moved (lambda (r)   ; reduced over AXIS (kept as 1), to AXIS of size n-a, padded to X's shape
+                    (let* ((r (prim:reshape (transpose r a -1) (%replace-nth ishape a n-a))))
+                      (prim:pad r (mapcar (lambda (i x) (list 0 (dim- x i))) (%replace-nth ishape a n-a) xshape)))))
+           (sums (funcall moved (prim:reduce kind (prim:where keep (prim:expand (unsqueeze sv -1) wide) (prim:const 0 dt wide)) (list a)))))
+      (if last-wins
+          (where (funcall moved (prim:reduce :max keep (list a))) sums tx)
+          (if (eq dt 'bool) (logical-or tx sums) (prim:add tx sums))))))
+
+(defcomposite scatter-add (x &rest args)
+  "(scatter-add X INDEX SRC &key (axis 0)) X with SRC's elements added at the positions INDEX
+gives along AXIS, as torch.scatter_add: for AXIS 0, out[INDEX[i][j]][j] += SRC[i][j]. INDEX
+has X's rank, its dimensions at most SRC's (the part of SRC of INDEX's shape is used) and,
+but for AXIS, at most X's; repeated indices add up. Also (scatter-add X AXIS INDEX SRC).
+Gradients reach X and the used part of SRC."
+  (destructuring-bind (axis index src)
+      (%axis-and-args 'scatter-add "(scatter-add X INDEX SRC &key axis)" args 2)
+    (%scatter 'scatter-add x axis index src nil)))
+
+(defcomposite scatter (x &rest args)
+  "(scatter X INDEX SRC &key (axis 0)) X with SRC's elements written at the positions INDEX
+gives along AXIS, as torch.scatter: for AXIS 0, out[INDEX[i][j]][j] = SRC[i][j]. SRC may be a
+number (torch's value form). Shapes as for scatter-add. Where several indices name one
+place, the last along AXIS wins (PyTorch leaves that undefined). Also (scatter X AXIS INDEX
+SRC). The gradient reaches X where nothing is written, and the written elements of SRC."
+  (destructuring-bind (axis index src)
+      (%axis-and-args 'scatter "(scatter X INDEX SRC &key axis)" args 2)
+    (%scatter 'scatter x axis index src t)))
+
+;; The builtin copies the rows as data, without gradients: fast for batching a data set,
+;; but a loss through it silently lost its gradient (issue 19).
+(defvar *take-rows-copy* take-rows "The builtin take-rows: rows copied as data, untracked.")
+
+(defun take-rows (x indices)
+  "(take-rows X INDICES) The rows of X (along axis 0) at INDICES, a list of integers or an
+integer tensor, in order. When X requires a gradient the rows are selected with
+index-select, so the gradient reaches them; otherwise they are copied directly (as a data
+loader's batches are)."
+  (if (and (tensorp x) (requires-grad-p x))
+      (index-select x indices :axis 0)
+      (funcall *take-rows-copy* x indices)))
 
 (defun %triangle (fn x k upper)
   (let* ((tx (%as-tensor x)) (n (ndim tx)))
