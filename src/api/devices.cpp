@@ -56,7 +56,9 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
   DeviceState& s = state(in);
   if (name == "ref") {
     rt.realize = [](const tensor::Node* n, const tensor::Bindings& extra) { return runtime::realize_reference(n, extra); };
-    rt.realize_many = nullptr;
+    rt.realize_many = [](const std::vector<const tensor::Node*>& ns, const tensor::Bindings& extra) {
+      return runtime::realize_reference_many(ns, extra);
+    };
     rt.device = "ref";
     rt.device_kind = "host";
     s.jit.reset();

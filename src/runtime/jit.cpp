@@ -575,6 +575,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
   std::unordered_map<int, int> readers = reader_counts(plan);
   ++stats_.realizes;
   double run_time = 0;
+  std::vector<std::tuple<std::shared_ptr<Buffer>, std::shared_ptr<Buffer>, int>> writes;  // (target, value, assign)
   for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
     const PlanKernel& k = plan.kernels[i];
     std::vector<std::int64_t> dims;
@@ -596,10 +597,10 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
       report_kernel(i, plan, k, dt, bytes, b);
     }
     if (k.assign_target >= 0) {
-      // The value goes into the target's buffer, which is the assign's result.
-      std::shared_ptr<Buffer> target = values.at(k.assign_target);
-      target->set_bytes(std::move(out->bytes()));
-      out = std::move(target);
+      // The value goes into the target's buffer once every kernel has run: until then,
+      // kernels that read the target read its data from before this realize (issue 19), and
+      // those that read the assign read the new value here.
+      writes.emplace_back(values.at(k.assign_target), out, k.node);
     }
     values[k.node] = out;
     auto done_with = [&](int in) {
@@ -609,6 +610,10 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
     };
     for (int in : k.inputs) done_with(in);
     if (k.assign_target >= 0) done_with(k.assign_target);
+  }
+  for (auto& [target, value, node] : writes) {
+    target->set_bytes(std::move(value->bytes()));
+    values[node] = target;  // the assign's result is its target's buffer
   }
   std::vector<std::shared_ptr<Buffer>> result;
   for (int r : plan.results) result.push_back(values.at(r));

@@ -85,24 +85,39 @@ class Executor {
  public:
   explicit Executor(Bindings b) : bindings_(std::move(b)) {}
 
-  std::shared_ptr<Buffer> run(const Node* root) {
-    std::vector<const Node*> order = topo_order(root);
+  // Computes every root, each node once. Assigns write their targets only after everything
+  // is computed, so every read sees the data from before the realize's writes (issue 19).
+  std::vector<std::shared_ptr<Buffer>> run(const std::vector<const Node*>& roots) {
+    std::vector<const Node*> order;
+    std::unordered_set<const Node*> seen, keep;
+    for (const Node* root : roots) {
+      keep.insert(data_source(root));
+      for (const Node* n : topo_order(root)) {
+        if (seen.insert(n).second) order.push_back(n);
+      }
+    }
     for (const Node* n : order) {
       for (const Node* s : data_inputs(n)) ++uses_[s];
     }
     for (const Node* n : order) {
       values_[n] = compute(n);
       for (const Node* s : data_inputs(n)) {
-        if (--uses_[s] == 0 && s != root) values_.erase(s);
+        if (--uses_[s] == 0 && !keep.count(s)) values_.erase(s);
       }
     }
-    std::shared_ptr<Buffer> out = values_[data_source(root)];
-    if (!produces_data(root)) out = materialize(root);
+    for (const auto& [target, value] : writes_) target->buffer->set_bytes(value->bytes());  // a device copy is stale now
+    std::vector<std::shared_ptr<Buffer>> out;
+    for (const Node* root : roots) {
+      const Node* d = data_source(root);
+      std::shared_ptr<Buffer> b = d->op == Op::Assign ? d->src[0]->buffer : values_[d];
+      out.push_back(produces_data(root) ? b : materialize(root));
+    }
     return out;
   }
 
  private:
   Bindings bindings_;
+  std::vector<std::pair<const Node*, std::shared_ptr<Buffer>>> writes_;  // assigns' (target, value)
   std::unordered_map<const Node*, std::shared_ptr<Buffer>> values_;
   std::unordered_map<const Node*, int> uses_;
 
@@ -205,10 +220,10 @@ class Executor {
       }
       case Op::Copy: return materialize(n->src[0].get());
       case Op::Assign: {
+        // The assign's value is the new data; the target gets it once all is computed.
         auto value = materialize(n->src[1].get());
-        const Node* target = n->src[0].get();
-        target->buffer->set_bytes(value->bytes());  // a device's copy is stale now: dropped
-        return target->buffer;
+        writes_.emplace_back(n->src[0].get(), value);
+        return value;
       }
       case Op::Extern:
         fail("device-error", "extern: the reference executor has no kernel named \"" + n->name + "\"");
@@ -447,9 +462,16 @@ void check_graph(const Node* root, const Bindings& b) {
 
 std::shared_ptr<Buffer> realize_reference(const Node* root, const Bindings& extra) {
   if (auto c = root->cached()) return c;
-  Bindings b = collect_bindings(root, extra);
+  return realize_reference_many({root}, extra)[0];
+}
+
+std::vector<std::shared_ptr<Buffer>> realize_reference_many(const std::vector<const Node*>& roots, const Bindings& extra) {
+  Bindings b;
+  for (const Node* root : roots) {
+    for (const auto& [k, v] : collect_bindings(root, extra)) b.emplace(k, v);
+  }
   try {
-    return Executor(std::move(b)).run(root);
+    return Executor(std::move(b)).run(roots);
   } catch (const tensor::UnboundDim& e) {
     fail("shape-error", unbound_message(e.what()));
   }

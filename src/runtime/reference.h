@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "tensor/graph.h"
 
@@ -13,6 +14,10 @@ namespace tl::runtime {
 // Variables in shapes take their values from buffer nodes in the graph and from `extra`;
 // an unbound or conflicting variable is a GraphError.
 std::shared_ptr<tensor::Buffer> realize_reference(const tensor::Node* root, const tensor::Bindings& extra);
+// Several roots in one computation: shared work once, and every assign's write after all
+// reads (so a root that reads an assigned buffer sees its data from before this realize).
+std::vector<std::shared_ptr<tensor::Buffer>> realize_reference_many(const std::vector<const tensor::Node*>& roots,
+                                                                    const tensor::Bindings& extra);
 
 // Checks what a symbolic graph can only check once its variables have values: no dimension
 // is negative, buffers hold as many elements as their shapes say, shrinks stay in bounds.

@@ -569,6 +569,10 @@ void Graph::retire_readers(const std::unordered_set<const Buffer*>& written,
   auto find_readers = [&] {
     std::vector<Node*> found;
     for (Node* c : table_) {
+      // A realized tensor owns the buffer it was realized into, which is also cached on the
+      // node that computed it: the write must not change that node's value (an equal
+      // expression built later finds the node). It is computed again when next needed.
+      if (c->realized_ && written.count(c->realized_.get())) c->realized_.reset();
       for (const auto& s : c->src) {
         if (s->op == Op::Buffer && written.count(s->buffer.get())) {
           found.push_back(c);

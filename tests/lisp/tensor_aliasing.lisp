@@ -65,6 +65,23 @@
     (is (= (item loss) 5.0))
     (is (equal (tl p) '(1.0 1.0)))))
 
+(deftest assigns-in-one-realize-read-the-old-data
+  ;; Every value in a realize-all reads the data from before its writes, in either order of
+  ;; the roots: an RMSprop-like state update whose second value recomputes the first's.
+  (dotimes (order 2)
+    (let* ((v (realize (tensor '(1.0 2.0))))
+           (b (realize (tensor '(10.0 20.0))))
+           (new-v (add (mul v 0.5) 1.0))             ; (1.5 2.0)
+           (new-b (add (mul b 0.5) new-v))           ; (6.5 12.0), from v as it was
+           (writes (list (prim:assign v new-v) (prim:assign b new-b))))
+      (realize-all (if (= order 0) writes (reverse writes)))
+      (is (equal (tl v) '(1.5 2.0)))
+      (is (equal (tl b) '(6.5 12.0)))))
+  ;; a swap
+  (let ((a (realize (tensor '(1.0 2.0)))) (b (realize (tensor '(3.0 4.0)))))
+    (realize-all (list (prim:assign a (mul b 1.0)) (prim:assign b (mul a 1.0))))
+    (is (equal (list (tl a) (tl b)) '((3.0 4.0) (1.0 2.0))))))
+
 (deftest writes-into-views-reach-their-base
   (let ((k (realize (zeros '(3 4)))))
     ;; a row, a column range, a strided slice, a transpose, a reshape, a reversed axis
