@@ -2,6 +2,7 @@
 // Allocation and mark-and-sweep collection.
 #include "eval/heap.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "eval/node.h"
@@ -213,8 +214,17 @@ void Heap::collect(const std::function<void(Marker&)>& mark_roots, const void* s
   objects_ = live_objects;
   bytes_since_gc_ = 0;
   external_since_gc_ = 0;
-  in_reserve_ = false;
+  // The reserve lent after a failure lasts until a collection finds room again: one made
+  // while the failed computation is still on the stack (unwinding to its handler) frees
+  // little, and taking the reserve back then would fail the handler itself.
+  if (limit_ == 0 || live_bytes < limit_ - limit_ / 16) in_reserve_ = false;
   threshold_ = stress_ > 0 ? stress_ - 1 : (live_bytes > kMinThreshold ? live_bytes : kMinThreshold);
+  // Under a memory limit, the next collection comes when half the room left is used, so a
+  // safe point collects before an allocation meets the limit with garbage still counted.
+  if (limit_ != 0 && stress_ == 0) {
+    const std::size_t room = limit_ > live_bytes ? limit_ - live_bytes : 0;
+    threshold_ = std::min(threshold_, std::max<std::size_t>(room / 2, kGranule));
+  }
   ++collections_;
 }
 
