@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <deque>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "api/devices.h"
 #include "eval/builtins.h"
@@ -346,10 +347,21 @@ Value replay(Interp& in, CaptureObj& cap, JitDevice& jit, const Trace& tr, const
     std::vector<std::shared_ptr<Buffer>> leaves;
     leaves.reserve(st.leaves.size());
     for (const Slot& s : st.leaves) leaves.push_back(resolve(s));
+    if (tr.assigns) {
+      // Lazy values outside the function that read a buffer this step writes keep their
+      // meaning, as for an eager assign (Graph::retire_readers; issue 19).
+      std::unordered_set<const Buffer*> written;
+      for (const auto& pk : st.plan->kernels) {
+        if (pk.assign_target < 0) continue;
+        for (std::size_t i = 0; i < st.plan->leaves.size(); ++i) {
+          if (st.plan->leaves[i] == pk.assign_target) written.insert(leaves[i].get());
+        }
+      }
+      if (!written.empty()) rt.graph.retire_readers(written, {}, {}, [&in] { in.collect(); });
+    }
     results[k] = jit.execute(*st.plan, std::move(leaves), st.bindings);
   }
   rt.rng_draws = draw0 + tr.draws;
-  if (tr.assigns) ++rt.graph.epoch;  // values cached on lazy nodes may be stale now
   for (const auto& g : tr.guards) {
     std::shared_ptr<Buffer> flag = resolve(g.flag);
     if (flag && flag->count() >= 1 && static_cast<const unsigned char*>(flag->data())[0] == 0) {

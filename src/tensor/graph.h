@@ -208,7 +208,9 @@ class Graph {
   Span current_span;
   // Whether ops built from now on carry gradients from their sources (off under no-grad).
   bool grad_enabled = true;
-  // Advanced when a jit replay writes into a buffer: every cached realization is then stale.
+  // Advancing it makes every cached realization stale (for a host that writes buffers
+  // behind the graph's back). Assigns need not: they retire the readers of what they write
+  // (retire_readers), eager and replayed alike.
   std::uint64_t epoch = 0;
   // Nodes ever marked overwritten (while none is, realizes skip the check for them).
   std::uint64_t overwritten_count = 0;

@@ -82,6 +82,22 @@
     (realize-all (list (prim:assign a (mul b 1.0)) (prim:assign b (mul a 1.0))))
     (is (equal (list (tl a) (tl b)) '((3.0 4.0) (1.0 2.0))))))
 
+(deftest jit-replays-keep-lazy-values-too
+  ;; A captured function that assigns: lazy values built outside it, before a call, keep the
+  ;; data they read, on the traced call and on replays.
+  (let* ((w (realize (tensor '(1.0 2.0))))
+         (bump (jit (lambda (d) (realize (prim:assign w (add w d))) nil)))
+         (y0 (mul w 10.0)))
+    (funcall bump (tensor '(1.0 1.0)))                ; traced
+    (let ((y1 (mul w 10.0)))
+      (funcall bump (tensor '(1.0 1.0)))              ; replayed
+      (let ((y2 (mul w 10.0)))
+        (funcall bump (tensor '(1.0 1.0)))            ; replayed
+        (is (equal (tl y0) '(10.0 20.0)))
+        (is (equal (tl y1) '(20.0 30.0)))
+        (is (equal (tl y2) '(30.0 40.0)))
+        (is (equal (tl w) '(4.0 5.0)))))))
+
 (deftest writes-into-views-reach-their-base
   (let ((k (realize (zeros '(3 4)))))
     ;; a row, a column range, a strided slice, a transpose, a reshape, a reversed axis
