@@ -134,12 +134,12 @@ deviations divided by N - CORRECTION (1: unbiased, as PyTorch defaults to)."
   (let ((tx (%float-tensor x)))
     (sub tx (logsumexp tx :axis axis :keepdim t))))
 
-(defcomposite cumsum (x &key (axis 0))
-  "(cumsum X &key (axis 0)) Running sums along AXIS: element i is the sum of elements 0..i."
-  (let* ((tx (%as-tensor x))
-         (tx (if (eq (tensor-dtype tx) 'bool) (prim:cast tx 'i32) tx))
-         (nd (ndim tx))
-         (a (%axis 'cumsum axis nd))
+(defun %scan (fn tx axis kind identity)
+  ;; Running reduce KIND along AXIS: each row as an N x N masked reduce (O(N^2) work for an
+  ;; axis of N), element i reducing elements 0..i; IDENTITY fills the masked-off ones. The
+  ;; reduce's own gradient rule gives the derivative (products with zeros included).
+  (let* ((nd (ndim tx))
+         (a (%axis fn axis nd))
          (last (- nd 1))
          (moved (transpose tx a last))
          (shp (tensor-shape moved))
@@ -147,27 +147,22 @@ deviations divided by N - CORRECTION (1: unbiased, as PyTorch defaults to)."
          (rows (append (butlast shp) (list n n)))
          (wide (prim:expand (prim:reshape moved (append (butlast shp) (list 1 n))) rows))
          (mask (prim:cmplt (prim:iota rows nd 'i32) (prim:add (prim:iota rows last 'i32) (prim:const 1 'i32 rows))))
-         (r (prim:reshape (prim:reduce :sum (prim:where mask wide (prim:const 0 (tensor-dtype tx) rows)) (list nd)) shp)))
+         (r (prim:reshape (prim:reduce kind (prim:where mask wide (prim:const identity (tensor-dtype tx) rows)) (list nd))
+                          shp)))
     (transpose r a last)))
 
 ;; TODO(issue 19): a log-depth scan would make cumsum and cumprod O(N log N) along AXIS.
+(defcomposite cumsum (x &key (axis 0) dtype)
+  "(cumsum X &key (axis 0) dtype) Running sums along AXIS: element i is the sum of elements
+0..i. Integer and bool tensors sum as i64 (as PyTorch's), unless DTYPE is given. An N x N
+masked sum per row: O(N^2) work for an axis of N."
+  (%scan 'cumsum (%widen-int (%as-tensor x) dtype) axis :sum 0))
+
 (defcomposite cumprod (x &key (axis 0) dtype)
   "(cumprod X &key (axis 0) dtype) Running products along AXIS: element i is the product of
 elements 0..i. Integer and bool tensors multiply as i64 (as PyTorch's), unless DTYPE is given.
 Like cumsum, an N x N masked product per row: O(N^2) work for an axis of N."
-  ;; The product's own gradient rule gives the derivative, zeros included.
-  (let* ((tx (%widen-int (%as-tensor x) dtype))
-         (nd (ndim tx))
-         (a (%axis 'cumprod axis nd))
-         (last (- nd 1))
-         (moved (transpose tx a last))
-         (shp (tensor-shape moved))
-         (n (nth last shp))
-         (rows (append (butlast shp) (list n n)))
-         (wide (prim:expand (prim:reshape moved (append (butlast shp) (list 1 n))) rows))
-         (mask (prim:cmplt (prim:iota rows nd 'i32) (prim:add (prim:iota rows last 'i32) (prim:const 1 'i32 rows))))
-         (r (prim:reshape (prim:reduce :prod (prim:where mask wide (prim:const 1 (tensor-dtype tx) rows)) (list nd)) shp)))
-    (transpose r a last)))
+  (%scan 'cumprod (%widen-int (%as-tensor x) dtype) axis :prod 1))
 
 (defcomposite any (x &key axis keepdim)
   "(any X &key axis keepdim) True (a bool tensor) where some element over AXIS is nonzero
