@@ -122,7 +122,8 @@
     (is (eq (dtype (sum u)) 'i64))
     (is (= (item (sum u)) 300))
     (is (= (item (prod u)) 20000))
-    (is (eq (dtype (sum (tensor '(t t nil)))) 'i64)))
+    (is (eq (dtype (sum (tensor '(t t nil)))) 'i64))
+    (is (equal (tl (cumsum u)) '(200 300))))
   ;; i8 and u8 index tensors pick the right rows
   (let ((x (tensor '(10.0 20.0 30.0))))
     (is (equal (tl (take x (tensor '(2 0) :dtype 'u8))) '(30.0 10.0)))
