@@ -214,6 +214,7 @@ void Heap::collect(const std::function<void(Marker&)>& mark_roots, const void* s
   objects_ = live_objects;
   bytes_since_gc_ = 0;
   external_since_gc_ = 0;
+  external_threshold_ = std::max(kMinExternalThreshold, live_bytes / 4);
   // The reserve lent after a failure lasts until a collection finds room again: one made
   // while the failed computation is still on the stack (unwinding to its handler) frees
   // little, and taking the reserve back then would fail the handler itself.

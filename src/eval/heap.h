@@ -70,12 +70,13 @@ class Heap {
   }
 
   // True when enough has been allocated since the last collection to make one worthwhile.
-  bool wants_collection() const { return bytes_since_gc_ >= threshold_ || external_since_gc_ >= kExternalThreshold; }
+  bool wants_collection() const { return bytes_since_gc_ >= threshold_ || external_since_gc_ >= external_threshold_; }
   // Counts memory that heap objects own outside the heap (tensor data) toward the next
   // collection, so loops that drop large tensors collect them in time.
   // Memory outside the heap counts on its own too, with a lower threshold: a loop whose Lisp
   // garbage is small but holds tensors (a jit replay's results, their graph nodes) collects
-  // every half megabyte of them, so its resident memory stays flat (issue 19).
+  // every half megabyte of them (or a quarter of the live heap, when larger, so a big
+  // program does not collect too often), so its resident memory stays flat (issue 19).
   void account_external(std::size_t bytes) {
     bytes_since_gc_ += bytes;
     external_since_gc_ += bytes;
@@ -154,7 +155,8 @@ class Heap {
   std::size_t objects_ = 0;
   std::size_t bytes_since_gc_ = 0;
   std::size_t external_since_gc_ = 0;
-  static constexpr std::size_t kExternalThreshold = 512u << 10;
+  static constexpr std::size_t kMinExternalThreshold = 512u << 10;
+  std::size_t external_threshold_ = kMinExternalThreshold;
   std::size_t threshold_;
   std::size_t stress_ = 0;
   std::size_t limit_ = 0;
