@@ -71,12 +71,10 @@ class Heap {
 
   // True when enough has been allocated since the last collection to make one worthwhile.
   bool wants_collection() const { return bytes_since_gc_ >= threshold_ || external_since_gc_ >= external_threshold_; }
-  // Counts memory that heap objects own outside the heap (tensor data) toward the next
-  // collection, so loops that drop large tensors collect them in time.
-  // Memory outside the heap counts on its own too, with a lower threshold: a loop whose Lisp
-  // garbage is small but holds tensors (a jit replay's results, their graph nodes) collects
-  // every half megabyte of them (or a quarter of the live heap, when larger, so a big
-  // program does not collect too often), so its resident memory stays flat (issue 19).
+  // Counts memory that heap objects own outside the heap (tensor data, graph nodes) toward the
+  // next collection, and on a threshold of its own: a loop whose Lisp garbage is small but
+  // holds tensors (a jit replay's results) collects every half megabyte of them (or a quarter
+  // of the live heap, when larger), so its resident memory stays flat (issue 19).
   void account_external(std::size_t bytes) {
     bytes_since_gc_ += bytes;
     external_since_gc_ += bytes;
@@ -96,8 +94,8 @@ class Heap {
   }
   // Allocation fails with std::bad_alloc (a storage-error in Lisp) once the heap's objects
   // would hold more than `bytes`; 0 means no limit. Garbage counts until it is collected. After
-  // a failure a reserve of an eighth more is lent until the next collection (which the failure
-  // asks for), so the handler of the storage-error has room to run.
+  // a failure a reserve of an eighth more is lent until a collection (which the failure asks
+  // for) finds room again, so the handler of the storage-error has room to run.
   void set_limit(std::size_t bytes) {
     limit_ = bytes;
     reserve_ = bytes / 8;
@@ -161,7 +159,7 @@ class Heap {
   std::size_t stress_ = 0;
   std::size_t limit_ = 0;
   std::size_t reserve_ = 0;
-  bool in_reserve_ = false;  // the limit was hit since the last collection
+  bool in_reserve_ = false;  // the limit was hit and no collection has found room since
   std::size_t collections_ = 0;
   std::size_t total_allocated_ = 0;
   std::unordered_map<const Obj*, Span> spans_;

@@ -94,6 +94,7 @@ void Graph::release(Node* n) {
     Node* d = dying_.back();
     dying_.pop_back();
     if (!d->retired) table_.erase(d);
+    if (d->overwritten) --overwritten_count;
     if (d->custom_grad) dead_custom_grads.push_back(d->id);
     delete d;  // dropping d->src may push more nodes onto dying_
   }
@@ -517,7 +518,7 @@ NodeRef Graph::make_assign(const NodeRef& target, const NodeRef& value) {
   return intern(std::move(n));
 }
 
-bool Graph::prepare_writes(const std::vector<const Node*>& roots,
+void Graph::prepare_writes(const std::vector<const Node*>& roots,
                            const std::function<std::string(const Span&)>& where,
                            const std::function<void()>& collect) {
   // The graph this realize computes: nodes reachable from the roots through nodes that hold
@@ -545,11 +546,10 @@ bool Graph::prepare_writes(const std::vector<const Node*>& roots,
                            where(n->overwritten_at) +
                            "); its old data is gone: realize it before the assign, or compute it again after");
   }
-  if (targets.empty()) return false;
+  if (targets.empty()) return;
   std::unordered_set<const Buffer*> written;
   for (const Node* t : targets) written.insert(t->buffer.get());
   retire_readers(written, edges, roots, collect);
-  return true;
 }
 
 // A copy of buffer node N's data as it is before a write. (Handing the readers the buffer

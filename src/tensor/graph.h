@@ -212,7 +212,7 @@ class Graph {
   // behind the graph's back). Assigns need not: they retire the readers of what they write
   // (retire_readers), eager and replayed alike.
   std::uint64_t epoch = 0;
-  // Nodes ever marked overwritten (while none is, realizes skip the check for them).
+  // Live nodes marked overwritten (while there are none, realizes skip the check for them).
   std::uint64_t overwritten_count = 0;
   // Ids of nodes with a custom gradient that have died since the Lisp side last looked, so
   // it can drop their rules.
@@ -241,10 +241,10 @@ class Graph {
   // Before realizing ROOTS: for every buffer an assign among them writes into, the live
   // nodes outside this realize that read it are retired and either moved onto a snapshot of
   // the data (no gradients) or marked overwritten (see Node::retired). A graph that needs an
-  // overwritten node's value is a "realize" condition error. Returns whether ROOTS write.
+  // overwritten node's value is a "realize" condition error.
   // `where` formats a span for that message.
   // `collect` runs the Lisp collector (dead readers need no snapshot).
-  bool prepare_writes(const std::vector<const Node*>& roots, const std::function<std::string(const Span&)>& where,
+  void prepare_writes(const std::vector<const Node*>& roots, const std::function<std::string(const Span&)>& where,
                       const std::function<void()>& collect = {});
   // The same for writes into the WRITTEN buffers by other means (a jit replay); EDGES and
   // ROOTS describe the graph being realized, whose own nodes need no snapshot.

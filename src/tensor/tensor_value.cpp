@@ -130,8 +130,6 @@ std::shared_ptr<Buffer> own_copy(const std::shared_ptr<Buffer>& cached) {
 
 }  // namespace
 
-// Readers of the buffers ROOTS write are retired or moved onto snapshots before the write
-// (Graph::prepare_writes), so a lazy value keeps meaning what it meant when it was built.
 std::string span_text(Interp& in, const Span& s) {
   SourceLocation loc = in.sources.location(s);
   if (!loc.valid()) return "an unknown place";
@@ -139,6 +137,8 @@ std::string span_text(Interp& in, const Span& s) {
   return in.sources.is_library(s.file) ? "the library, " + text : text;
 }
 
+// Readers of the buffers ROOTS write are retired or moved onto snapshots before the write
+// (Graph::prepare_writes), so a lazy value keeps meaning what it meant when it was built.
 static void prepare_writes(Interp& in, Graph& g, const std::vector<const Node*>& roots) {
   bool any = false;
   for (const Node* n : roots) any = any || n->has_assign;
