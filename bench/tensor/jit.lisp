@@ -61,3 +61,12 @@
        (jitted (jit forward)))
   (bench "mlp-1x784-eager" (lambda () (realize (funcall forward x))) :flops flops :bytes bytes :reps 300)
   (bench "mlp-1x784-jit" (lambda () (funcall jitted x)) :flops flops :bytes bytes :reps 300))
+
+;; A KV cache's row write (issue 19): one 1024-float row into row POS of a 4096x1024 cache, in
+;; place, at a new position each run. Bytes: the row read and written, not the cache.
+(let* ((cache (realize (zeros '(4096 1024))))
+       (row (realize (randn '(1024))))
+       (pos 0))
+  (bench "kv-row-write-4096x1024"
+         (lambda () (index-put! cache (setq pos (mod (+ pos 1) 4096)) row))
+         :bytes (* 8.0 1024) :reps 50))

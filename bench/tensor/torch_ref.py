@@ -42,6 +42,13 @@ def run(prefix, lib, randn, matmul, relu, maximum, softmax, layernorm):
     report(prefix, "softmax-4096x4096", best_ms(lambda: softmax(x), 5), 5.0 * 4096 * 4096, 8.0 * 4096 * 4096)
     x = randn(4096, 1024)
     report(prefix, "layernorm-4096x1024", best_ms(lambda: layernorm(x), 5), 7.0 * 4096 * 1024, 8.0 * 4096 * 1024)
+    cache, row, at = randn(4096, 1024) * 0, randn(1024), [0]
+
+    def write_row():
+        at[0] = (at[0] + 1) % 4096
+        cache[at[0]] = row
+
+    report(prefix, "kv-row-write-4096x1024", best_ms(write_row, 50), 0, 8.0 * 1024)
 
 
 try:

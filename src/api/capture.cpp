@@ -96,6 +96,8 @@ constexpr std::size_t kMaxTraces = 64;
 struct CallTensors {
   std::vector<Value> values;
   std::vector<TensorObj*> tensors;
+  tensor::Bindings dims;                   // the values of (dim NAME VALUE) arguments
+  std::vector<tensor::BoundDim*> dim_args;
 };
 
 void key_of(Interp& in, CaptureObj& cap, Value v, std::string& key, CallTensors& ct) {
@@ -116,6 +118,18 @@ void key_of(Interp& in, CaptureObj& cap, Value v, std::string& key, CallTensors&
       key += " ";
       v = eval::cdr(v);
       continue;
+    }
+    if (tensor::BoundDim* d = tensor::as_bound_dim(v)) {
+      // A symbolic dimension counts by name: the trace's kernels are symbolic in it, and a
+      // replay binds it to this call's value.
+      key.append("D").append(d->name).append(";");
+      auto [it, added] = ct.dims.emplace(d->name, d->value);
+      if (!added && it->second != d->value) {
+        in.error("shape-error", "jit: the arguments give dimension " + d->name + " two values, " + std::to_string(it->second) +
+                                    " and " + std::to_string(d->value));
+      }
+      ct.dim_args.push_back(d);
+      return;
     }
     char buf[48];
     if (v.is_nil() || v.is_int() || eval::is_symbol(v) || eval::is_string(v)) {
@@ -251,20 +265,27 @@ Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& 
   } restore{rt, *jit};
   rt.tracer = &rng;
   jit->recording = &runs;
+  for (tensor::BoundDim* d : ct.dim_args) d->value_read = false;
   Value result = call_uncaptured(in, cap, argv, argc);
   rt.tracer = nullptr;
   jit->recording = nullptr;
+  // Lisp code that took a dimension argument's value (dim-value) may have built it into the
+  // graph as a constant: a replay for another value could not know.
+  bool dim_read = false;
+  for (tensor::BoundDim* d : ct.dim_args) dim_read = dim_read || d->value_read;
 
   std::vector<TensorObj*> outs;
   collect_outputs(in, result, outs);
   tr.draws = rt.rng_draws - draws0;
-  tr.uncaptured = rt.host_reads != reads0 || rt.rng_seed != seed0 || rt.rng_draws < draws0;
+  tr.uncaptured = rt.host_reads != reads0 || rt.rng_seed != seed0 || rt.rng_draws < draws0 || dim_read;
   std::vector<Value> out_values;
   if (tr.uncaptured) {
     if (!cap.warned) {
       std::fprintf(stderr,
-                   "tensorlisp: warning: jit: %s reads tensor data into Lisp (item, aref, print, save) or reseeds "
-                   "while traced; it runs uncaptured\n",
+                   dim_read ? "tensorlisp: warning: jit: %s reads the value of a (dim ...) argument (dim-value) while "
+                              "traced; it runs uncaptured\n"
+                            : "tensorlisp: warning: jit: %s reads tensor data into Lisp (item, aref, print, save) or "
+                              "reseeds while traced; it runs uncaptured\n",
                    in.repr(cap.fn).c_str());
       cap.warned = true;
     }
@@ -324,6 +345,14 @@ Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& 
   return r;
 }
 
+// A trace's bindings with the values of this call's dimension arguments.
+tensor::Bindings with_dims(tensor::Bindings b, const tensor::Bindings& dims) {
+  for (const auto& [name, value] : dims) {
+    if (auto it = b.find(name); it != b.end()) it->second = value;
+  }
+  return b;
+}
+
 Value replay(Interp& in, CaptureObj& cap, JitDevice& jit, const Trace& tr, const CallTensors& ct) {
   tensor::TensorRuntime& rt = tensor::runtime(in);
   const std::uint64_t draw0 = rt.rng_draws;
@@ -359,7 +388,7 @@ Value replay(Interp& in, CaptureObj& cap, JitDevice& jit, const Trace& tr, const
       }
       if (!written.empty()) rt.graph.retire_readers(written, {}, {}, [&in] { in.collect(); });
     }
-    results[k] = jit.execute(*st.plan, std::move(leaves), st.bindings);
+    results[k] = jit.execute(*st.plan, std::move(leaves), with_dims(st.bindings, ct.dims));
   }
   rt.rng_draws = draw0 + tr.draws;
   for (const auto& g : tr.guards) {
@@ -370,7 +399,9 @@ Value replay(Interp& in, CaptureObj& cap, JitDevice& jit, const Trace& tr, const
   }
   ++jit.mutable_stats().replays;
   std::vector<Value> out_values;
-  for (const Output& o : tr.outputs) {
+  for (const Output& traced : tr.outputs) {
+    Output o = traced;
+    o.bindings = with_dims(o.bindings, ct.dims);
     out_values.push_back(output_value(in, o, resolve(o.slot), ct, o.slot.kind == Slot::Step));
     in.push(out_values.back());
   }

@@ -68,6 +68,11 @@ class Lowerer {
   }
 
   Lowered run() {
+    if (out_->op == Op::Assign && out_->src.size() == 3) {
+      Lowered result = build_view_assign();
+      finish(result, out_->src[1].get());
+      return result;
+    }
     std::vector<const Node*> rows = row_reduces();
     if (!rows.empty()) {
       Lowered result = build_rows(rows);
@@ -608,6 +613,75 @@ class Lowerer {
   const Node* fused_reduce_ = nullptr;  // its value is the accumulator's, once lowered
   std::map<const Node*, ExprId> row_accs_;  // row-fused reduces: their accumulators
   ExprId fused_value_ = -1;
+
+  // An assign through a view (Graph::make_assign_view): loops over the view, computes the
+  // value there and stores it where the view shows that element of the target, buffer 0,
+  // which the executor passes in place. The rest of the target is not touched.
+  Lowered build_view_assign() {
+    const Node* src = out_->src[1].get();
+    const tensor::Shape& shape = src->shape;
+    std::vector<Stmt>* body = &k_.body;
+    std::vector<ExprId> idx(shape.size());
+    Lowered result;
+    bool parallel_set = false;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      if (shape[i] == Dim(1)) {
+        idx[i] = k_.constant_int(0);
+        continue;
+      }
+      auto [loop, var] = k_.make_loop(k_.dim(shape[i]));
+      if (!parallel_set) {
+        loop.parallel = true;
+        parallel_set = true;
+        result.parallel_extent = shape[i];
+      } else {
+        result.work_per_iteration = result.work_per_iteration * shape[i];
+      }
+      body->push_back(std::move(loop));
+      body = &body->back().body;
+      idx[i] = var;
+    }
+    ExprId v = value(src, idx);
+    body->push_back(store(view_index(out_->src[2].get(), out_->src[0].get(), idx), v));
+    return result;
+  }
+
+  // The row-major position in BASE of element IDX of VIEW, a chain of movement ops over BASE.
+  // (Pads and expands in a written view were checked to map each element to a distinct stored
+  // one: assign_view.cpp.)
+  ExprId view_index(const Node* view, const Node* base, std::vector<ExprId> idx) {
+    for (const Node* n = view; n != base; n = n->src[0].get()) {
+      if (tensor::op_info(n->op).group != tensor::OpGroup::Movement) {
+        throw std::logic_error(std::string("lower: an assign's view holds a ") + tensor::op_name(n->op) + ", not a view of its target");
+      }
+      const Node* s = n->src[0].get();
+      std::vector<ExprId> sidx(s->shape.size());
+      switch (n->op) {
+        case Op::Reshape: sidx = unravel(linear_index(idx, n->shape), s->shape); break;
+        case Op::Permute:
+          for (std::size_t i = 0; i < idx.size(); ++i) sidx[static_cast<std::size_t>(n->axes[i])] = idx[i];
+          break;
+        case Op::Expand:
+          for (std::size_t i = 0; i < idx.size(); ++i) sidx[i] = s->shape[i] == Dim(1) ? k_.constant_int(0) : idx[i];
+          break;
+        case Op::Shrink:
+          for (std::size_t i = 0; i < idx.size(); ++i) sidx[i] = k_.binary(EOp::Add, idx[i], k_.dim(n->ranges[i].first));
+          break;
+        case Op::Pad:
+          for (std::size_t i = 0; i < idx.size(); ++i) sidx[i] = k_.binary(EOp::Add, idx[i], k_.dim(-n->ranges[i].first));
+          break;
+        case Op::Flip:
+          for (std::size_t i = 0; i < idx.size(); ++i) {
+            sidx[i] = n->axes[i] ? k_.binary(EOp::Add, k_.dim(s->shape[i] - Dim(1)), k_.unary(EOp::Neg, idx[i], tensor::DType::I64))
+                                 : idx[i];
+          }
+          break;
+        default: break;
+      }
+      idx = std::move(sidx);
+    }
+    return linear_index(idx, base->shape);
+  }
 
   // The index into `shape` of row-major position `flat`.
   std::vector<ExprId> unravel(ExprId flat, const tensor::Shape& shape) {

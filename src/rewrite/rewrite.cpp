@@ -266,7 +266,8 @@ struct Matcher {
       if (!bind_value(p.var, Value::object(in.intern(tensor::op_name(n->op))))) return fail();
     } else {
       if (data ? p.op != Op::Buffer : n->op != p.op) return false;
-      if (p.op == Op::Extern && n->src.size() != p.srcs.size()) return false;
+      // An extern's sources vary; an assign through a view has a third (the view).
+      if ((p.op == Op::Extern || p.op == Op::Assign) && n->src.size() != p.srcs.size()) return false;
     }
     for (std::size_t i = 0; i < p.args.size(); ++i) {
       const Pattern& a = p.args[i];

@@ -342,12 +342,7 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
     if (added && schedule::holds_data(n)) plan.constants.emplace_back(it->second, n->cached() ? n->cached() : n->buffer);
     return it->second;
   };
-  for (const Node* n : s.kernels) {
-    if (n->op == tensor::Op::Extern) {
-      plan.kernels.push_back(extern_kernel(n, pos));
-      continue;
-    }
-    if (!cross_.empty()) cross_compile(n, s.materialized);
+  auto lower_kernel = [&](const Node* n) {
     codegen::Lowered l = codegen::lower(n, s.materialized, lowering_);
     PlanKernel k;
     k.compiled = &compiled(l.kernel);
@@ -383,9 +378,54 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
     k.group = l.group;
     k.elements = l.elements;
     k.ops_per_element = l.ops_per_element;
-    plan.kernels.push_back(std::move(k));
+    return k;
+  };
+  std::vector<const Node*> view_assigns;  // by kernel index (null for the others)
+  for (const Node* n : s.kernels) {
+    if (n->op == tensor::Op::Extern) {
+      plan.kernels.push_back(extern_kernel(n, pos));
+      view_assigns.push_back(nullptr);
+      continue;
+    }
+    if (!cross_.empty()) cross_compile(n, s.materialized);
+    plan.kernels.push_back(lower_kernel(n));
+    view_assigns.push_back(n->op == tensor::Op::Assign && n->src.size() == 3 ? n : nullptr);
   }
+  // Where each view assign writes (PlanKernel::write_into): in place unless another kernel
+  // reads its target, which must see the data from before the realize's writes. (Two assigns
+  // into one buffer in one realize are refused before: Graph::prepare_writes.)
+  std::vector<PlanKernel> kernels;
+  for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
+    PlanKernel& k = plan.kernels[i];
+    if (view_assigns[i] != nullptr) {
+      bool alone = true;
+      for (std::size_t j = 0; j < plan.kernels.size(); ++j) {
+        const PlanKernel& o = plan.kernels[j];
+        alone = alone && std::find(o.inputs.begin(), o.inputs.end(), k.assign_target) == o.inputs.end() &&
+                (j == i || o.assign_target != k.assign_target);
+      }
+      if (alone) {
+        k.write_into = k.assign_target;
+      } else {
+        tensor::NodeRef target(const_cast<Node*>(view_assigns[i]->src[0].get()));
+        tensor::NodeRef copy = target->graph->make_copy(target);
+        graphs.push_back(copy);  // alive until the plan is made, so its address stays its own
+        kernels.push_back(lower_kernel(copy.get()));
+        k.write_into = kernels.back().node;
+      }
+    }
+    kernels.push_back(std::move(k));
+  }
+  plan.kernels = std::move(kernels);
   for (const Node* r : s.results) plan.results.push_back(pos(r));
+  for (const Node* n : order) {
+    if (n->op != tensor::Op::Shrink || schedule::holds_data(n)) continue;
+    for (std::size_t i = 0; i < n->ranges.size(); ++i) {
+      const auto& [lo, hi] = n->ranges[i];
+      const tensor::Dim& size = n->src[0]->shape[i];
+      if (!lo.is_const() || !hi.is_const() || !size.is_const()) plan.checks.push_back({lo, hi, size, i});
+    }
+  }
   std::vector<char> is_leaf(order.size(), 0);
   auto mark = [&](int p) {
     if (p >= 0 && p < static_cast<int>(order.size()) && schedule::holds_data(order[static_cast<std::size_t>(p)]) &&
@@ -554,12 +594,21 @@ std::unordered_map<int, int> JitDevice::reader_counts(const Plan& plan) {
   for (const PlanKernel& k : plan.kernels) {
     for (int in : k.inputs) ++readers[in];
     if (k.assign_target >= 0) ++readers[k.assign_target];
+    if (k.write_into >= 0 && k.write_into != k.assign_target) ++readers[k.write_into];
   }
   return readers;
 }
 
 std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::vector<std::shared_ptr<Buffer>> leaves,
                                                         const tensor::Bindings& b, std::vector<const Node*> leaf_nodes) {
+  for (const Plan::RangeCheck& c : plan.checks) {
+    const std::int64_t lo = c.lo.eval(b), hi = c.hi.eval(b), size = c.size.eval(b);
+    if (lo < 0 || hi < lo || hi > size) {
+      throw ConditionError("index-error", "shrink: range [" + std::to_string(lo) + ", " + std::to_string(hi) + ") (" + c.lo.str() +
+                                              " to " + c.hi.str() + ") out of bounds for axis " + std::to_string(c.axis) +
+                                              " of size " + std::to_string(size));
+    }
+  }
   std::vector<Recorded>* rec = recording;
   const std::size_t rec_index = rec ? rec->size() : 0;
   if (rec) rec->push_back(Recorded{&plan, std::move(leaf_nodes), leaves, b, {}});
@@ -578,10 +627,17 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
   std::vector<std::tuple<std::shared_ptr<Buffer>, std::shared_ptr<Buffer>, int>> writes;  // (target, value, assign)
   for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
     const PlanKernel& k = plan.kernels[i];
-    std::vector<std::int64_t> dims;
-    for (const auto& d : k.shape) dims.push_back(d.eval(b));
-    auto out = tensor::allocate_buffer(k.dtype, dims);
-    const auto count = static_cast<std::int64_t>(out->count());
+    std::shared_ptr<Buffer> out;
+    std::int64_t count = 0;
+    if (k.write_into >= 0) {
+      out = values.at(k.write_into);
+      count = k.elements.eval(b);  // the view's elements
+    } else {
+      std::vector<std::int64_t> dims;
+      for (const auto& d : k.shape) dims.push_back(d.eval(b));
+      out = tensor::allocate_buffer(k.dtype, dims);
+      count = static_cast<std::int64_t>(out->count());
+    }
     std::vector<void*> ptrs(k.buffer_count, nullptr);  // local scratch stays null
     ptrs[0] = out->size_bytes() == 0 ? const_cast<std::uint8_t*>(kZeros) : out->bytes().data();
     for (std::size_t j = 0; j < k.inputs.size(); ++j) {
@@ -596,7 +652,9 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
       for (int in : k.inputs) bytes += static_cast<double>(values.at(in)->size_bytes());
       report_kernel(i, plan, k, dt, bytes, b);
     }
-    if (k.assign_target >= 0) {
+    if (k.write_into >= 0 && k.write_into == k.assign_target) {
+      out->device.reset();  // written in place: a copy on another device is stale
+    } else if (k.assign_target >= 0) {
       // The value goes into the target's buffer once every kernel has run: until then,
       // kernels that read the target read its data from before this realize (issue 19), and
       // those that read the assign read the new value here.
@@ -610,6 +668,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
     };
     for (int in : k.inputs) done_with(in);
     if (k.assign_target >= 0) done_with(k.assign_target);
+    if (k.write_into >= 0 && k.write_into != k.assign_target) done_with(k.write_into);
   }
   for (auto& [target, value, node] : writes) {
     target->set_bytes(std::move(value->bytes()));
@@ -662,13 +721,15 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     std::int64_t count = 1;
     for (const auto& d : k.shape) count *= d.eval(b);
     const std::size_t bytes = static_cast<std::size_t>(count) * tensor::dtype_size(k.dtype);
-    Copy out = memory_->allocate(bytes, "the output of kernel " + k.compiled->entry + " (" + tensor::op_name(k.op) +
-                                            tensor::shape_str(k.shape) + ")");
+    Copy out = k.write_into >= 0 ? dev.at(k.write_into)
+                                 : memory_->allocate(bytes, "the output of kernel " + k.compiled->entry + " (" +
+                                                                tensor::op_name(k.op) + tensor::shape_str(k.shape) + ")");
+    const std::int64_t launched = k.write_into >= 0 ? k.elements.eval(b) : count;  // a view assign: the view's elements
     std::vector<void*> ptrs(k.buffer_count, nullptr);
     ptrs[0] = out->ptr;
     for (std::size_t j = 0; j < k.inputs.size(); ++j) ptrs[static_cast<std::size_t>(k.input_slots[j])] = dev.at(k.inputs[j])->ptr;
     if (poll) poll();
-    const double dt = launch(k, ptrs, count, b, per_kernel);
+    const double dt = launch(k, ptrs, launched, b, per_kernel);
     run_time += dt;
     if (debug >= 1) {
       double moved = static_cast<double>(bytes);
@@ -695,6 +756,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     };
     for (int in : k.inputs) done_with(in);
     if (k.assign_target >= 0) done_with(k.assign_target);
+    if (k.write_into >= 0 && k.write_into != k.assign_target) done_with(k.write_into);
   }
   // Launches are asynchronous: the kernels' time is until the device has finished them
   // (without the copies back), unless each was timed to its end already (debug).

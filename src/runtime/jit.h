@@ -138,6 +138,11 @@ class JitDevice {
     tensor::DType dtype{};
     tensor::Shape shape;
     int assign_target = -1;                // for an assign: the node whose buffer it writes
+    // An assign through a view (Graph::make_assign_view) stores only the view's elements, in
+    // place, into this node's buffer: its target's when nothing else in the plan reads or
+    // writes the target, else a copy of the target made by the kernel before it (which then
+    // becomes the target's data once all kernels have run, as a whole assign's value does).
+    int write_into = -1;
     std::vector<int> inputs;               // the nodes it reads
     std::vector<std::int32_t> input_slots; // their buffer slots
     std::size_t buffer_count = 0;
@@ -161,6 +166,14 @@ class JitDevice {
     std::vector<std::pair<int, std::shared_ptr<tensor::Buffer>>> constants;
     std::vector<PlanKernel> kernels;
     std::vector<int> results;  // one per root
+    // Ranges of the graph's shrinks that depend on symbolic dimensions: [lo, hi) must lie in
+    // [0, size) for the values a run binds (checked by execute before any kernel runs, so a
+    // replay with a new position cannot read or write out of bounds).
+    struct RangeCheck {
+      tensor::Dim lo, hi, size;
+      std::size_t axis = 0;
+    };
+    std::vector<RangeCheck> checks;
   };
 
   // Counters kept by the users of execute (jit captures).

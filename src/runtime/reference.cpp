@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <unordered_map>
 
@@ -206,6 +207,26 @@ class Executor {
     return out;
   }
 
+  // The data of assign N's target with the elements its view (src[2]) shows replaced by
+  // VALUE's, in the view's row-major order.
+  std::shared_ptr<Buffer> write_through_view(const Node* n, const Buffer& value, const std::vector<std::int64_t>& shape) {
+    auto out = allocate_buffer(n->dtype, shape);
+    const Buffer& old = *n->src[0]->buffer;
+    if (old.size_bytes() > 0) std::memcpy(out->data(), old.data(), old.size_bytes());
+    const Node* base = nullptr;
+    ConcreteViewStack vs(view_of(n->src[2].get(), &base), bindings_);
+    auto view_shape = concrete(n->src[2]->shape);
+    if (numel(view_shape) == 0) return out;
+    std::vector<std::int64_t> idx(view_shape.size(), 0);
+    std::int64_t k = 0;
+    do {
+      std::int64_t at = 0;
+      if (vs.index(idx.data(), at)) store_bits(*out, at, load_bits(value, k));
+      ++k;
+    } while (next_index(idx, view_shape));
+    return out;
+  }
+
   std::shared_ptr<Buffer> compute(const Node* n) {
     if (auto c = n->cached()) return c;
     auto shape = concrete(n->shape);
@@ -222,6 +243,7 @@ class Executor {
       case Op::Assign: {
         // The assign's value is the new data; the target gets it once all is computed.
         auto value = materialize(n->src[1].get());
+        if (n->src.size() == 3) value = write_through_view(n, *value, shape);
         writes_.emplace_back(n->src[0].get(), value);
         return value;
       }
@@ -471,6 +493,9 @@ std::vector<std::shared_ptr<Buffer>> realize_reference_many(const std::vector<co
     for (const auto& [k, v] : collect_bindings(root, extra)) b.emplace(k, v);
   }
   try {
+    // Symbolic ranges are checked against the values bound now, before anything is read or
+    // written.
+    for (const Node* root : roots) check_graph(root, b);
     return Executor(std::move(b)).run(roots);
   } catch (const tensor::UnboundDim& e) {
     fail("shape-error", unbound_message(e.what()));

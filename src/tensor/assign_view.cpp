@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Assigning into a view by writing its base: each movement op of the view is undone on the
-// value (and on a mask of the elements written), from the view back to the base.
+// Assigning into a view by writing its base: an assign node that keeps the view, so executors
+// write the view's elements in place (Graph::make_assign_view).
 #include "tensor/assign_view.h"
 
 #include <algorithm>
@@ -16,32 +16,6 @@ namespace {
 
 bool all_const(const Shape& s) {
   return std::all_of(s.begin(), s.end(), [](const Dim& d) { return d.is_const(); });
-}
-
-// The movement op M undone on X (M's shape): X moved to M's source's shape.
-NodeRef undo(Graph& g, const Node* m, const NodeRef& x) {
-  const Shape& from = m->src[0]->shape;
-  switch (m->op) {
-    case Op::Reshape: return g.make_reshape(x, from);
-    case Op::Permute: {
-      std::vector<std::int64_t> inverse(m->axes.size());
-      for (std::size_t i = 0; i < m->axes.size(); ++i) inverse[static_cast<std::size_t>(m->axes[i])] = static_cast<std::int64_t>(i);
-      return g.make_permute(x, inverse);
-    }
-    case Op::Flip: return g.make_flip(x, m->axes);
-    case Op::Shrink: {
-      std::vector<Range> pads;
-      for (std::size_t i = 0; i < from.size(); ++i) pads.emplace_back(m->ranges[i].first, from[i] - m->ranges[i].second);
-      return g.make_pad(x, pads);
-    }
-    case Op::Pad: {
-      std::vector<Range> keep;
-      for (std::size_t i = 0; i < from.size(); ++i) keep.emplace_back(m->ranges[i].first, m->ranges[i].first + from[i]);
-      return g.make_shrink(x, keep);
-    }
-    default: break;
-  }
-  fail("shape-error", std::string("assign: cannot write through a ") + op_info(m->op).name + " view");
 }
 
 // With pad or expand in the chain, some view elements may be padding (never stored) or the
@@ -99,14 +73,7 @@ NodeRef assign_through_view(Graph& g, const NodeRef& view, const NodeRef& value)
                             ", value is " + shape_str(value->shape) + " " + std::string(dtype_name(value->dtype)));
   }
   check_injective(view, n, chain);
-  NodeRef base(const_cast<Node*>(n));
-  NodeRef moved = value;
-  NodeRef written = g.make_const_int(1, DType::Bool, view->shape);
-  for (const Node* m : chain) {
-    moved = undo(g, m, moved);
-    written = undo(g, m, written);
-  }
-  return g.make_assign(base, g.make_where(written, moved, base));
+  return g.make_assign_view(NodeRef(const_cast<Node*>(n)), view, value);
 }
 
 }  // namespace tl::tensor

@@ -8,7 +8,7 @@
 namespace tl::tensor {
 
 // An assign that writes VALUE (VIEW's shape and dtype) through VIEW, a chain of movement ops
-// over a realized buffer: the base becomes where(written, value moved back, base). Reshape,
+// over a realized buffer: only the view's elements of the base change. Reshape,
 // permute, flip and shrink views are always writable; a view with pad or expand is when each
 // of its elements is a distinct element of the base (a strided slice), else a shape-error,
 // as is a view of a value that is not realized.

@@ -500,6 +500,56 @@ void register_tensor_builtins(Interp& in) {
                for (N i = 0; i < n; ++i) acc = acc * dim_from_lisp(in, "dim*", a[i]);
                return dim_to_lisp(in, acc);
              });
+  TL_BUILTIN(in, "dim", 2, 2, "(dim NAME VALUE)",
+             "A symbolic dimension NAME with the value VALUE: used as a dimension (in a slice, index-put!, dim+) it "
+             "is the variable NAME, and (with-dims (D) ...) binds NAME to VALUE for the tensors built inside. As an "
+             "argument of a jit function it is keyed by name only, so one trace serves every value.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!eval::is_symbol(a[0]) || a[0].is_nil() || eval::as_symbol(a[0])->is_keyword()) {
+                 in.type_error("dim", 1, "a symbol naming the dimension", a[0]);
+               }
+               std::int64_t v = eval::arg_int(in, "dim", a, 1);
+               if (v < 0) in.error("index-error", "dim: the value of " + eval::as_symbol(a[0])->name + " must not be negative, got " + std::to_string(v));
+               auto* d = in.heap.make<BoundDim>(eval::ObjKind::Foreign);
+               d->name = eval::as_symbol(a[0])->name;
+               d->value = v;
+               return Value::object(d);
+             });
+  TL_BUILTIN(in, "dim-value", 1, 1, "(dim-value D)", "The value of D, a (dim NAME VALUE); an integer is its own value.",
+             [](Interp& in, Args a, N) -> Value {
+               if (a[0].is_int()) return a[0];
+               if (BoundDim* d = as_bound_dim(a[0])) {
+                 d->value_read = true;
+                 return Value::integer(d->value);
+               }
+               in.type_error("dim-value", 1, "a (dim NAME VALUE) or an integer", a[0]);
+             });
+  TL_BUILTIN(in, "%dim-binding", 1, 1, "(%dim-binding D)", "(NAME . VALUE) of D, a (dim NAME VALUE), for with-dims.",
+             [](Interp& in, Args a, N) -> Value {
+               BoundDim* d = as_bound_dim(a[0]);
+               if (!d) in.type_error("with-dims", 1, "a (dim NAME VALUE)", a[0]);
+               return in.cons(in.sym(d->name), Value::integer(d->value));
+             });
+  TL_BUILTIN(in, "dim-name", 1, 1, "(dim-name D)", "The symbol naming D, a (dim NAME VALUE).",
+             [](Interp& in, Args a, N) -> Value {
+               if (BoundDim* d = as_bound_dim(a[0])) return in.sym(d->name);
+               in.type_error("dim-name", 1, "a (dim NAME VALUE)", a[0]);
+             });
+  TL_BUILTIN(in, "dim-p", 1, 1, "(dim-p X)", "True when X is a (dim NAME VALUE).",
+             [](Interp& in, Args a, N) -> Value { return in.boolean(as_bound_dim(a[0]) != nullptr); });
+  TL_BUILTIN(in, "%set-scoped-dims", 1, 1, "(%set-scoped-dims ALIST)",
+             "Sets the values of symbolic dimensions (NAME . VALUE) for the tensors built from now on; returns the "
+             "previous alist. Use with-dims.",
+             [](Interp& in, Args a, N) -> Value {
+               Graph& g = runtime(in).graph;
+               Bindings b = bindings_from_lisp(in, "with-dims", a[0]);
+               eval::Interp::StackMark mark(in);
+               Value* base = in.sp;
+               for (const auto& [k, v] : g.scoped_bindings) in.push(in.cons(in.sym(k), Value::integer(v)));
+               Value old = in.list_from(base, g.scoped_bindings.size());
+               g.scoped_bindings = std::move(b);
+               return old;
+             });
   TL_BUILTIN(in, "dim+", 0, -1, "(dim+ D...)", "Sum of dimensions (integers or symbolic).",
              [](Interp& in, Args a, N n) -> Value {
                Dim acc(0);

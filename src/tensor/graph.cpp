@@ -126,6 +126,17 @@ NodeRef Graph::intern(Node&& proto, bool keep_grad) {
   }
   proto.has_assign = proto.op == Op::Assign;
   for (const auto& s : proto.src) proto.has_assign = proto.has_assign || s->has_assign;
+  if (!scoped_bindings.empty()) {
+    std::vector<std::string> vars;
+    for (const auto& d : proto.shape) d.collect_vars(vars);
+    for (const auto& [b, e] : proto.ranges) {
+      b.collect_vars(vars);
+      e.collect_vars(vars);
+    }
+    for (const auto& v : vars) {
+      if (auto it = scoped_bindings.find(v); it != scoped_bindings.end()) proto.bindings.emplace(v, it->second);
+    }
+  }
   std::size_t h = mix(static_cast<std::size_t>(proto.op), static_cast<std::size_t>(proto.dtype));
   h = mix(h, proto.grad ? 1 : 0);
   for (const auto& d : proto.shape) h = mix(h, d.hash());
@@ -518,6 +529,17 @@ NodeRef Graph::make_assign(const NodeRef& target, const NodeRef& value) {
   return intern(std::move(n));
 }
 
+NodeRef Graph::make_assign_view(const NodeRef& target, const NodeRef& view, const NodeRef& value) {
+  if (target->op != Op::Buffer) fail("type-error", "assign: the target must be a realized tensor");
+  if (view->shape != value->shape || view->dtype != value->dtype || view->dtype != target->dtype) {
+    fail("shape-error", "assign: target view is " + shape_str(view->shape) + " " + std::string(dtype_name(view->dtype)) +
+                            ", value is " + shape_str(value->shape) + " " + std::string(dtype_name(value->dtype)));
+  }
+  Node n = proto(Op::Assign, target->dtype, target->shape);
+  n.src = {target, value, view};
+  return intern(std::move(n));
+}
+
 void Graph::prepare_writes(const std::vector<const Node*>& roots,
                            const std::function<std::string(const Span&)>& where,
                            const std::function<void()>& collect) {
@@ -525,6 +547,7 @@ void Graph::prepare_writes(const std::vector<const Node*>& roots,
   // no data, with how many of its edges reach each; and the buffers its assigns write.
   std::unordered_map<const Node*, int> edges;
   std::unordered_set<const Node*> targets;
+  std::unordered_map<const Buffer*, const Node*> writer;  // the assign writing each buffer
   std::vector<const Node*> stack(roots.begin(), roots.end());
   std::unordered_set<const Node*> seen(roots.begin(), roots.end());
   const Node* needs_overwritten = nullptr;
@@ -533,7 +556,15 @@ void Graph::prepare_writes(const std::vector<const Node*>& roots,
     stack.pop_back();
     if (n->op == Op::Buffer || n->cached()) continue;
     if (n->overwritten && needs_overwritten == nullptr) needs_overwritten = n;
-    if (n->op == Op::Assign) targets.insert(n->src[0].get());
+    if (n->op == Op::Assign) {
+      targets.insert(n->src[0].get());
+      auto [it, first] = writer.emplace(n->src[0]->buffer.get(), n);
+      if (!first) {
+        // Which would win is not something a program should depend on.
+        fail("type-error", "realize: two assigns write into the same tensor (built at " + where(it->second->span) + " and " +
+                               where(n->span) + "); realize one before the other");
+      }
+    }
     for (const auto& s : n->src) {
       ++edges[s.get()];
       if (seen.insert(s.get()).second) stack.push_back(s.get());

@@ -159,7 +159,7 @@ struct Node {
   std::int64_t ivalue = 0;         // const of an integer or bool dtype
   std::string name;                // extern kernel name; buffer tag
   std::shared_ptr<Buffer> buffer;  // buffer
-  Bindings bindings;               // buffer: values of the variables in its shape
+  Bindings bindings;               // values of variables in its shape (a buffer) or ranges (with-dims)
   // Autograd: gradients flow through this node (a leaf marked with requires-grad!, or an op
   // with such a source, built while gradients are on). Part of the identity, so a detached
   // copy or a value built under no-grad is a node of its own.
@@ -208,6 +208,10 @@ class Graph {
   Span current_span;
   // Whether ops built from now on carry gradients from their sources (off under no-grad).
   bool grad_enabled = true;
+  // Values of symbolic dimensions given by an enclosing with-dims: a node built from now on
+  // whose shape or ranges name one of them carries its value (Node::bindings), so the graph
+  // keeps meaning what it meant when built and its kernels stay symbolic in it.
+  Bindings scoped_bindings;
   // Advancing it makes every cached realization stale (for a host that writes buffers
   // behind the graph's back). Assigns need not: they retire the readers of what they write
   // (retire_readers), eager and replayed alike.
@@ -238,6 +242,10 @@ class Graph {
   NodeRef make_flip(const NodeRef& x, std::vector<std::int64_t> axes_mask);
   NodeRef make_copy(const NodeRef& x);
   NodeRef make_assign(const NodeRef& target, const NodeRef& value);
+  // An assign of VALUE into the elements of TARGET that VIEW (movement ops over TARGET, of
+  // VALUE's shape) shows: the rest of TARGET keeps its data. Executors write only the view's
+  // elements, so writing one row of a large buffer costs that row (issue 19).
+  NodeRef make_assign_view(const NodeRef& target, const NodeRef& view, const NodeRef& value);
   // Before realizing ROOTS: for every buffer an assign among them writes into, the live
   // nodes outside this realize that read it are retired and either moved onto a snapshot of
   // the data (no gradients) or marked overwritten (see Node::retired). A graph that needs an

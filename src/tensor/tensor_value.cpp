@@ -219,8 +219,13 @@ Value dim_to_lisp(Interp& in, const Dim& d) {
   return parse();
 }
 
+BoundDim* as_bound_dim(Value v) {
+  return eval::is_kind(v, eval::ObjKind::Foreign) ? dynamic_cast<BoundDim*>(static_cast<eval::Foreign*>(v.o)) : nullptr;
+}
+
 Dim dim_from_lisp(Interp& in, const char* fn, Value v) {
   if (v.is_int()) return Dim(v.i);
+  if (BoundDim* d = as_bound_dim(v)) return Dim::var(d->name);
   if (eval::is_symbol(v) && !v.is_nil()) {
     auto* s = eval::as_symbol(v);
     if (!s->is_keyword()) return Dim::var(s->name);
@@ -236,7 +241,8 @@ Dim dim_from_lisp(Interp& in, const char* fn, Value v) {
       return acc;
     }
   }
-  in.error("type-error", std::string(fn) + ": a dimension must be an integer, a symbol or (+|*|- dim...), got " + in.repr(v));
+  in.error("type-error", std::string(fn) + ": a dimension must be an integer, a symbol, a (dim NAME VALUE) or (+|*|- dim...), got " +
+                            in.repr(v));
 }
 
 Value shape_to_lisp(Interp& in, const Shape& s) {

@@ -83,6 +83,19 @@ void realize_all(eval::Interp& in, const std::vector<TensorObj*>& ts);
 // realize, for reading the data into Lisp (counted: a jitted function must not do it).
 const Buffer& read_back(eval::Interp& in, TensorObj* t);
 
+// A symbolic dimension with a value, made by (dim NAME VALUE): where a dimension goes it is
+// the variable NAME, and with-dims binds NAME to VALUE for the graph built inside. Passed to a
+// jit function, it keys the capture by its name only, so every value replays one trace.
+struct BoundDim : eval::Foreign {
+  std::string name;
+  std::int64_t value = 0;
+  bool value_read = false;  // dim-value read it (a jit trace then cannot replay other values)
+  const char* type_name() const override { return "dim"; }
+  void print(std::string& out) const override { out += "#<dim " + name + " = " + std::to_string(value) + ">"; }
+};
+// V as a BoundDim, or null.
+BoundDim* as_bound_dim(eval::Value v);
+
 eval::Value dim_to_lisp(eval::Interp& in, const Dim& d);
 Dim dim_from_lisp(eval::Interp& in, const char* fn, eval::Value v);
 eval::Value shape_to_lisp(eval::Interp& in, const Shape& s);

@@ -150,11 +150,15 @@ edge), :replicate (repeat the edge)."
 
 (defun %clamp (v lo hi) (max lo (min hi v)))
 
+(defun %symbolic-index-p (x)
+  ;; A symbolic dimension used as an index: a symbol, a (dim NAME VALUE), or (+|-|* ...) of them.
+  (or (and (symbolp x) x (not (eq x t))) (dim-p x) (and (consp x) (member (car x) '(+ - *)))))
+
 (defun %slice-axis (x axis start stop step)
   (let* ((n (nth axis (tensor-shape x))))
-    (cond ((not (integerp n))
-           ;; A symbolic axis: plain ranges only, taken as given.
-           (unless (= step 1) (error 'shape-error "slice: a step along symbolic axis ~a (~a) is not supported" axis n))
+    (cond ((or (not (integerp n)) (%symbolic-index-p start) (%symbolic-index-p stop))
+           ;; A symbolic axis or bound: plain ranges only, taken as given (checked when realized).
+           (unless (= step 1) (error 'shape-error "slice: a step along symbolic axis ~a (~a) or with symbolic bounds is not supported" axis n))
            (%shrink-axis x axis (or start 0) (or stop n)))
           ((= step 0) (error 'index-error "slice: step must not be zero"))
           ((> step 0)
@@ -181,7 +185,9 @@ edge), :replicate (repeat the edge)."
   "(slice X SPEC...) A view of part of X, one SPEC per leading axis: t or nil keeps the
 axis, an integer picks one index (dropping the axis; negative counts from the end), and
 (START STOP [STEP]) takes a range as Python does (nil for a default, negative indices
-count from the end, a negative STEP walks backwards)."
+count from the end, a negative STEP walks backwards). An index or bound may be symbolic (a
+symbol bound by with-dims or realize's :bind, a (dim NAME VALUE), or (+ ...) of them): taken
+as given, step 1, checked against the axis when realized."
   (let* ((tx (%as-tensor x)) (n (ndim tx)) (axis 0) (drop nil))
     (when (> (length specs) n)
       (error 'index-error "slice: ~a specs for a tensor with ~a dimensions" (length specs) n))
@@ -194,11 +200,73 @@ count from the end, a negative STEP walks backwards)."
                  (error 'index-error "slice: index ~a out of range for axis ~a of size ~a" spec axis len))
                (setq tx (%shrink-axis tx axis i (dim+ i 1)))
                (push axis drop)))
+            ((%symbolic-index-p spec)
+             ;; A symbolic index (bound by with-dims or :bind), checked when realized.
+             (setq tx (%shrink-axis tx axis spec (dim+ spec 1)))
+             (push axis drop))
             ((listp spec)
              (setq tx (%slice-axis tx axis (first spec) (second spec) (or (third spec) 1))))
-            (t (error 'type-error "slice: bad spec ~s (expected t, an integer or (start stop [step]))" spec)))
+            (t (error 'type-error "slice: bad spec ~s (expected t, an integer, a symbolic index or (start stop [step]))" spec)))
       (setq axis (1+ axis)))
     (if drop (prim:reshape tx (%remove-axes (tensor-shape tx) drop)) tx)))
+
+;;; --- symbolic positions and in-place writes -----------------------------------------------
+
+(defun %dim-pair (v name)
+  ;; One with-dims binding as (NAME . VALUE).
+  (cond ((dim-p v) (let ((b (%dim-binding v))) (if name (cons name (cdr b)) b)))
+        ((and name (integerp v) (>= v 0)) (cons name v))
+        (t (error 'type-error "with-dims: ~a must be a non-negative integer or a (dim NAME VALUE), got ~s"
+                  (or name "a binding") v))))
+
+(defmacro with-dims (bindings &rest body)
+  "(with-dims (BINDING...) BODY...) Runs BODY with symbolic dimensions bound to values. A
+BINDING is (NAME VALUE), NAME a symbol and VALUE an integer or a (dim ...), or a variable
+holding a (dim NAME VALUE). Tensors built in BODY whose shapes or slice bounds name NAME carry
+its value, so they realize without :bind; their kernels stay symbolic in it, so one compiled
+kernel serves every value (a KV cache's position):
+  (with-dims ((pos 7)) (slice cache t '(0 (+ pos 1))))   ; rows 0..7, shape ((+ 1 pos) ...)"
+  (let ((pairs (mapcar (lambda (b)
+                         (cond ((and (symbolp b) b) `(%dim-pair ,b nil))
+                               ((and (consp b) (symbolp (car b)) (consp (cdr b)) (null (cddr b)))
+                                `(%dim-pair ,(cadr b) ',(car b)))
+                               (t (error 'program-error "with-dims: a binding is (NAME VALUE) or a variable holding a (dim NAME VALUE), got ~s" b))))
+                       bindings)))
+    `(let ((%outer-dims (%set-scoped-dims nil)))
+       (%set-scoped-dims (append %outer-dims (list ,@pairs)))
+       (unwind-protect (progn ,@body) (%set-scoped-dims %outer-dims)))))
+
+(defun index-put! (target pos value &key (axis 0))
+  "(index-put! TARGET POS VALUE &key (axis 0)) Writes VALUE into TARGET, a realized tensor, at
+position POS along AXIS, in place, and returns TARGET. VALUE (a tensor or a number,
+broadcast and cast to TARGET's dtype) has TARGET's shape with K at AXIS, writing positions
+POS..POS+K-1, or TARGET's shape without AXIS, writing one. The write costs what VALUE holds,
+not TARGET. POS is an integer (negative counts from the end), or symbolic: a (dim NAME VALUE)
+or a symbol bound by with-dims. Every position of one shape runs the same compiled kernel, so
+a decode step writing row POS of a KV cache compiles once:
+  (index-put! cache (dim 'pos 5) row)   ; cache[5] = row"
+  (let* ((shp (tensor-shape target))
+         (rank (length shp))
+         (ax (if (< axis 0) (+ axis rank) axis)))
+    (unless (and (>= ax 0) (< ax rank))
+      (error 'index-error "index-put!: axis ~a out of range for a tensor of shape ~a" axis shp))
+    (let* ((v (%as-tensor value))
+           (v (if (= (ndim v) (- rank 1)) (unsqueeze v :axis ax) v))
+           (k (if (= (ndim v) rank) (nth ax (tensor-shape v)) 1))
+           (n (nth ax shp))
+           (pos (if (and (integerp pos) (< pos 0) (integerp n)) (+ pos n) pos)))
+      (when (and (integerp pos) (integerp n) (integerp k) (or (< pos 0) (> (+ pos k) n)))
+        (error 'index-error "index-put!: positions ~a..~a out of range for axis ~a of size ~a (shape ~a)"
+               pos (+ pos k -1) ax n shp))
+      ;; An integer position becomes a bound symbolic one, so the kernel serves every position.
+      (let* ((at (if (integerp pos) (dim '%index-put-position pos) pos))
+             (outer (%set-scoped-dims nil)))
+        (%set-scoped-dims (if (dim-p at) (append outer (list (%dim-pair at nil))) outer))
+        (unwind-protect
+             (let ((view (%shrink-axis target ax at (dim+ at k))))
+               (realize (prim:assign view (cast (broadcast-to v (tensor-shape view)) (dtype target)))))
+          (%set-scoped-dims outer))))
+    target))
 
 ;;; --- joining and splitting --------------------------------------------------------------
 
