@@ -110,3 +110,74 @@ probabilities), else 0; SHP gives the shape when P is a number."
 (defcomposite randn-like (x)
   "(randn-like X) Standard normal random numbers shaped like X (X's dtype if a float)."
   (randn (tensor-shape x) :dtype (if (dtype-float-p (tensor-dtype x)) (tensor-dtype x) 'f32)))
+
+(defun %unit-f64 (shp)
+  ;; Uniform f64 numbers in (0, 1) from 32 random bits: (bits + 1/2) / 2^32, never 0 or 1.
+  (prim:mul (prim:add (prim:cast (random-bits shp) 'f64) (prim:const 0.5 'f64 shp))
+            (prim:const (expt 2.0 -32) 'f64 shp)))
+
+(defun %check-weights (w c n replacement)
+  ;; The errors torch.multinomial gives, for weights W (rows, C) as f64.
+  (unless (%guard (logical-and (ge (amin w) 0.0) (lt (amax w) inf)) 'type-error
+                  "multinomial: a weight is negative, infinite or NaN")
+    (error 'type-error "multinomial: weights must be finite and non-negative; they range from ~a to ~a"
+           (item (amin w)) (item (amax w))))
+  (unless (%guard (amin (gt (sum w :axis -1) 0.0)) 'type-error "multinomial: a row of weights sums to 0")
+    (error 'type-error "multinomial: a row of weights sums to 0; it gives no distribution"))
+  (unless replacement
+    (unless (%guard (ge (amin (sum (gt w 0.0) :axis -1 :dtype 'i32)) n) 'type-error
+                    (format nil "multinomial: fewer than ~a categories of nonzero weight to draw without replacement" n))
+      (error 'type-error "multinomial: cannot draw ~a samples without replacement from a row with only ~a categories of nonzero weight"
+             n (item (amin (sum (gt w 0.0) :axis -1 :dtype 'i32)))))))
+
+(defcomposite multinomial (probs n &key replacement)
+  "(multinomial PROBS N &key replacement) N category indices (i64) drawn for each row of
+PROBS, a 1-d (C) or 2-d (rows C) tensor of non-negative weights (not necessarily summing to
+1), as torch.multinomial: category i is drawn with probability PROBS[i] / sum(PROBS). The
+result is (N) or (rows N). Without REPLACEMENT the N draws of a row are distinct (a
+weighted draw without replacement, by an exponential race: the N largest log(u)/w, with u
+uniform in (0, 1)), so N may not exceed the number of nonzero weights; with REPLACEMENT each
+draw is independent (inverse CDF on the running sum). A type-error for a negative, infinite
+or NaN weight, a row summing to 0, N < 1, or N too large without replacement. Seeded by
+manual-seed like every random function: the same draws on every device."
+  (let* ((p (%as-tensor probs)) (nd (ndim p)))
+    (unless (member nd '(1 2))
+      (error 'shape-error "multinomial: PROBS must be 1-d or 2-d, got shape ~s" (tensor-shape p)))
+    (unless (and (integerp n) (>= n 1))
+      (error 'type-error "multinomial: N must be a positive integer, got ~s" n))
+    (let* ((w (prim:cast (if (= nd 1) (prim:reshape p (cons 1 (tensor-shape p))) p) 'f64))
+           (rows (first (tensor-shape w))) (c (second (tensor-shape w))))
+      (unless (integerp c)
+        (error 'shape-error "multinomial: the number of categories (~a) must be known" c))
+      (unless (or replacement (<= n c))
+        (error 'type-error "multinomial: cannot draw ~a samples without replacement from ~a categories" n c))
+      (%check-weights w c n replacement)
+      (let ((r (if replacement
+                   ;; Sample s is the number of running sums at or below u_s * total: the
+                   ;; category whose interval [cdf[i-1], cdf[i]) holds it. u < 1, so u * total
+                   ;; is below the last sum (which is the total), and empty intervals (zero
+                   ;; weights) never hold it.
+                   (let* ((cdf (cumsum w :axis 1))
+                          (total (slice cdf t (list (- c 1) c)))              ; (rows 1)
+                          (u (mul (%unit-f64 (list rows n)) total))           ; (rows n)
+                          (at-or-below (le (unsqueeze cdf 1) (unsqueeze u 2))))   ; (rows n C)
+                     (sum at-or-below :axis 2 :dtype 'i64))
+                   ;; The exponential race: log(u)/w is -inf for a zero weight.
+                   (let ((keys (div (log (%unit-f64 (list rows c))) w)))
+                     (prim:cast (second (topk keys n)) 'i64)))))
+        (if (= nd 1) (prim:reshape r (list n)) r)))))
+
+(defcomposite randperm (n &key (dtype 'i64))
+  "(randperm N &key (dtype 'i64)) A random permutation of 0..N-1, as torch.randperm: the
+order that sorts N random 63-bit keys (a tie, about one in 2^63/N^2, keeps index order)."
+  (unless (and (integerp n) (>= n 0))
+    (error 'type-error "randperm: N must be a non-negative integer, got ~s" n))
+  (%dtype-arg 'randperm dtype)
+  (if (= n 0)
+      (prim:const 0 dtype '(0))
+      (let* ((shp (list n))
+             (hi (prim:idiv (random-bits shp) (%u32 2 shp)))     ; 31 bits
+             (lo (random-bits shp))
+             (keys (prim:add (prim:mul (prim:cast hi 'i64) (prim:const 4294967296 'i64 shp))
+                             (prim:cast lo 'i64))))
+        (prim:cast (argsort keys) dtype))))
