@@ -40,38 +40,52 @@ tensors."
           (setq x1 (prim:add x1 (prim:add (nth (mod (+ s 1) 3) ks) (%u32 s shp)))))))
     (list x0 x1)))
 
-(defun random-bits (shp)
-  "(random-bits SHAPE) A u32 tensor of SHAPE with uniformly random bits (advances the generator)."
+(defun %random-words (shp)
+  ;; Both words of one Threefry block per element: a list of two u32 tensors of SHAPE
+  ;; (advances the generator by one draw).
   (let* ((n (%numel-of shp))
          (key (%rng-next-key))
          (word (lambda (i) (prim:shrink key (list (list i (+ i 1))))))
-         (counters (prim:iota (list n) 0 'u32))
-         (bits (first (threefry2x32 (funcall word 0) (funcall word 1) counters
-                                    (%u32-word (funcall word 2) (list n))))))
-    (prim:reshape bits shp)))
+         (counters (prim:iota (list n) 0 'u32)))
+    (mapcar (lambda (w) (prim:reshape w shp))
+            (threefry2x32 (funcall word 0) (funcall word 1) counters (%u32-word (funcall word 2) (list n))))))
+
+(defun random-bits (shp)
+  "(random-bits SHAPE) A u32 tensor of SHAPE with uniformly random bits (advances the generator)."
+  (first (%random-words shp)))
 
 (defcomposite rand (shp &key (dtype 'f32))
-  "(rand SHAPE &key (dtype 'f32)) Uniform random numbers in [0, 1) of a float DTYPE."
+  "(rand SHAPE &key (dtype 'f32)) Uniform random numbers in [0, 1) of a float DTYPE: multiples
+of 2^-23 for f32 (PyTorch's are of 2^-24), 2^-11 for f16, 2^-8 for bf16, and 2^-53 for f64."
   (%float-dtype-arg 'rand dtype)
-  (let* ((shp (%shape-arg 'rand shp))
-         (bits (random-bits shp))
-         ;; 23 random mantissa bits under exponent 0 give a float in [1, 2).
-         (one-two (prim:bitcast (prim:or (prim:idiv bits (%u32 512 shp)) (%u32 1065353216 shp)) 'f32))
-         (u (prim:add one-two (prim:const -1.0 'f32 shp)))
-         ;; A narrower float would round values near 1 up to 1: keep only as many bits as
-         ;; its significand holds (11 for f16, 8 for bf16), so every value is exact.
-         (bits (case dtype (f16 11) (bf16 8) (t nil))))
-    (prim:cast (if bits
-                   (let ((scale (prim:const (expt 2.0 bits) 'f32 shp)))
-                     (prim:mul (floor (prim:mul u scale)) (prim:recip scale)))
-                   u)
-               dtype)))
+  (let ((shp (%shape-arg 'rand shp)))
+    (if (eq dtype 'f64)
+        ;; 27 bits of one word and 26 of the other: (a 2^26 + b) 2^-53, exact in f64.
+        (let* ((words (%random-words shp))
+               (a (prim:cast (prim:idiv (first words) (%u32 32 shp)) 'f64))
+               (b (prim:cast (prim:idiv (second words) (%u32 64 shp)) 'f64)))
+          (prim:mul (prim:add (prim:mul a (prim:const (expt 2.0 26) 'f64 shp)) b)
+                    (prim:const (expt 2.0 -53) 'f64 shp)))
+        (let* ((bits (random-bits shp))
+               ;; 23 random mantissa bits under exponent 0 give a float in [1, 2).
+               (one-two (prim:bitcast (prim:or (prim:idiv bits (%u32 512 shp)) (%u32 1065353216 shp)) 'f32))
+               (u (prim:add one-two (prim:const -1.0 'f32 shp)))
+               ;; A narrower float would round values near 1 up to 1: keep only as many bits
+               ;; as its significand holds (11 for f16, 8 for bf16), so every value is exact.
+               (bits (case dtype (f16 11) (bf16 8) (t nil))))
+          (prim:cast (if bits
+                         (let ((scale (prim:const (expt 2.0 bits) 'f32 shp)))
+                           (prim:mul (floor (prim:mul u scale)) (prim:recip scale)))
+                         u)
+                     dtype)))))
 
 (defcomposite randn (shp &key (dtype 'f32))
-  "(randn SHAPE &key (dtype 'f32)) Standard normal random numbers (Box-Muller)."
+  "(randn SHAPE &key (dtype 'f32)) Standard normal random numbers (Box-Muller; computed in f64
+for f64, else in f32)."
   (%float-dtype-arg 'randn dtype)
   (let* ((shp (%shape-arg 'randn shp))
-         (u1 (rand shp)) (u2 (rand shp))
+         (ft (if (eq dtype 'f64) 'f64 'f32))
+         (u1 (rand shp :dtype ft)) (u2 (rand shp :dtype ft))
          (r (sqrt (mul -2.0 (log (sub 1.0 u1)))))
          (z (mul r (cos (mul (* 2 pi) u2)))))
     (prim:cast z dtype)))
@@ -79,12 +93,12 @@ tensors."
 (defcomposite uniform (shp &key (low 0.0) (high 1.0) (dtype 'f32))
   "(uniform SHAPE &key (low 0) (high 1) (dtype 'f32)) Uniform random numbers in [LOW, HIGH)."
   (%float-dtype-arg 'uniform dtype)
-  (cast (add (mul (rand shp :dtype 'f32) (- high low)) low) dtype))
+  (cast (add (mul (rand shp :dtype (if (eq dtype 'f64) 'f64 'f32)) (- high low)) low) dtype))
 
 (defcomposite normal (shp &key (mean 0.0) (std 1.0) (dtype 'f32))
   "(normal SHAPE &key (mean 0) (std 1) (dtype 'f32)) Normal random numbers with MEAN and STD."
   (%float-dtype-arg 'normal dtype)
-  (cast (add (mul (randn shp) std) mean) dtype))
+  (cast (add (mul (randn shp :dtype (if (eq dtype 'f64) 'f64 'f32)) std) mean) dtype))
 
 (defcomposite randint (low high shp &key (dtype 'i32))
   "(randint LOW HIGH SHAPE &key (dtype 'i32)) Random integers in [LOW, HIGH)."
@@ -176,8 +190,9 @@ order that sorts N random 63-bit keys (a tie, about one in 2^63/N^2, keeps index
   (if (= n 0)
       (prim:const 0 dtype '(0))
       (let* ((shp (list n))
-             (hi (prim:idiv (random-bits shp) (%u32 2 shp)))     ; 31 bits
-             (lo (random-bits shp))
+             (words (%random-words shp))
+             (hi (prim:idiv (first words) (%u32 2 shp)))     ; 31 bits
+             (lo (second words))
              (keys (prim:add (prim:mul (prim:cast hi 'i64) (prim:const 4294967296 'i64 shp))
                              (prim:cast lo 'i64))))
         (prim:cast (argsort keys) dtype))))
