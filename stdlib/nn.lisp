@@ -93,10 +93,11 @@ initialized as in PyTorch."
   "(nn:avg-pool2d KERNEL-SIZE &key stride (padding 0) (count-include-pad t)) Average pooling as a layer."
   (x) (avg-pool2d x kernel-size :stride stride :padding padding :count-include-pad count-include-pad))
 
-(defmodel nn:flatten (&optional (start 1) (end -1))
-  ()
-  "(nn:flatten [START END]) Flattens axes START..END (by default all but the batch axis)."
-  (x) (flatten x start end))
+(defmodel nn:flatten (&rest args)
+  ((start-end (%args-or-keys 'nn:flatten "[START END] or :start START :end END" args '(:start :end) '(1 -1))))
+  "(nn:flatten [START END]) Flattens axes START..END (by default all but the batch axis); also
+(nn:flatten :start START :end END)."
+  (x) (flatten x :start (first start-end) :end (second start-end)))
 
 (defmodel nn:relu () () "(nn:relu) ReLU as a layer." (x) (relu x))
 
