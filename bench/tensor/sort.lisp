@@ -1,7 +1,8 @@
 ;;; SPDX-License-Identifier: Apache-2.0
-;;; Sorting along an axis (a bitonic network of primitives, stdlib/tensor/55-sort.lisp): the
-;;; first call (which compiles, or loads from the disk cache, one kernel per network step) and
-;;; the best of a few warm calls, for 1-d sorts and topk on the current device.
+;;; Sorting along an axis (stdlib/tensor/55-sort.lisp: a bitonic network of primitives, or
+;;; counting for axes up to *sort-rank-limit*): the first call (which compiles, or loads from
+;;; the disk cache, a kernel per network step) and the best of a few warm calls, on the
+;;; current device. The -network rows force the network on a short axis.
 ;;;   tlisp --device cpu bench/tensor/sort.lisp
 ;;; Each line: NAME  first-ms  warm-ms  kernels-per-call
 
@@ -21,6 +22,13 @@
       (format t "~a ~,1f ~,1f ~a~%" name first best per-call))))
 
 (manual-seed 0)
+(let ((x (realize (randn '(1000)))))
+  (let ((*sort-rank-limit* 0))
+    (bench "sort-f32-1000-network" (lambda () (realize (first (sort x)))))))
+(let ((x (realize (randn '(4096 16)))))
+  (bench "sort-4096x16" (lambda () (realize (first (sort x)))))
+  (let ((*sort-rank-limit* 0))
+    (bench "sort-4096x16-network" (lambda () (realize (first (sort x)))))))
 (dolist (n '(1000 10000 100000 1000000))
   (let ((x (realize (randn (list n)))))
     (bench (format nil "sort-f32-~a" n) (lambda () (realize (first (sort x)))))

@@ -1,6 +1,7 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; Sorting along an axis (sort, argsort, topk) by a bitonic sorting network built from the
-;;; primitives: O(N log^2 N) work and O(log^2 N) graph nodes for an axis of N.
+;;; primitives: O(N log^2 N) work and O(log^2 N) graph nodes for an axis of N (short axes
+;;; by counting, below).
 
 ;;; The order puts NaN after every number (as PyTorch's ascending sort does; first when
 ;;; descending) and keeps equal elements in their original order (stable): the network
@@ -16,16 +17,25 @@
 ;;; of their own, a flip of that axis, one comparison and a where over the whole tensor: the
 ;;; lower place keeps the smaller of the two, the upper the larger. Values move by where, so
 ;;; their gradient reaches the elements they came from.
+;;;
+;;; A short axis (up to *sort-rank-limit* elements) is sorted by counting instead: each
+;;; element's place is the number of elements that come before it, an N x N comparison that
+;;; fuses into one kernel (O(N^2) work, but no launch per step: 5x faster at N = 1000, 2x
+;;; slower at N = 10000 on the CPU), and a one-hot of the places picks the elements.
+
+(defvar *sort-rank-limit* 1024
+  "The longest axis that sort, argsort and topk sort by counting (O(N^2) work in one fused
+kernel) rather than by the bitonic network (O(N log^2 N) work in O(log^2 N) kernels).")
 
 (defun %sort-sentinel (dt descending)
   ;; A key of dtype DT that no element comes after (ties lose on the index).
   (if (dtype-float-p dt)
       (if descending (- inf) nan)
-      (let ((range (case dt
+      (let ((limits (case dt
                      (i8 '(-128 127)) (u8 '(0 255)) (i16 '(-32768 32767))
                      (i32 '(-2147483648 2147483647)) (u32 '(0 4294967295))
                      (t '(-9223372036854775808 9223372036854775807)))))
-        (if descending (first range) (second range)))))
+        (if descending (first limits) (second limits)))))
 
 (defun %sort-key-before (a b descending float)
   ;; True where key A comes strictly before key B (NaN after every number when ascending).
@@ -78,6 +88,41 @@
              (setq width (* 2 width)))
     (list keys idx)))
 
+(defun %sort-ties (a b float)
+  ;; True where keys A and B hold the same place in the order (NaNs tie with each other).
+  (if float
+      (prim:or (prim:cmpeq a b) (prim:and (logical-not (prim:cmpeq a a)) (logical-not (prim:cmpeq b b))))
+      (prim:cmpeq a b)))
+
+(defun %sort-by-rank (keys descending k)
+  ;; KEYS (... n) sorted along the last axis by counting, the first K places: the list
+  ;; (VALUES INDICES). Element i's place is #{j : j before i} + #{j < i : j ties i}.
+  (let* ((nd (ndim keys)) (shp (tensor-shape keys)) (n (car (last shp)))
+         (float (dtype-float-p (tensor-dtype keys)))
+         (xi (prim:expand (prim:reshape keys (append (butlast shp) (list n 1))) (append (butlast shp) (list n n))))
+         (xj (prim:expand (prim:reshape keys (append (butlast shp) (list 1 n))) (append (butlast shp) (list n n))))
+         (pairs (append (butlast shp) (list n n)))
+         (j-lower (prim:cmplt (prim:iota pairs nd 'i32) (prim:iota pairs (- nd 1) 'i32)))
+         (before (prim:or (%sort-key-before xj xi descending float)
+                          (prim:and (%sort-ties xi xj float) j-lower)))
+         (ranks (prim:reduce :sum (prim:cast before 'i32) (list nd)))        ; (... n 1)
+         ;; (... n k): element i goes to place r.
+         (wide (append (butlast shp) (list n k)))
+         (hot (prim:cmpeq (prim:expand ranks wide) (prim:iota wide nd 'i32)))
+         (dt (tensor-dtype keys))
+         (out (append (butlast shp) (list k)))
+         ;; Each reduce has one picked term. Floats take the max over it and -inf, which
+         ;; keeps it exactly (a -0.0 too, which a sum from +0.0 would not); the gradient
+         ;; reaches it alone (unless it is -inf itself).
+         (pick (lambda (v dt)
+                 (let ((float (dtype-float-p dt)))
+                   (prim:reshape (prim:reduce (if (or float (eq dt 'bool)) :max :sum)
+                                              (prim:where hot v (prim:const (if float (- inf) 0) dt wide))
+                                              (list (- nd 1)))
+                                 out)))))
+    (list (funcall pick (prim:expand (prim:reshape keys (append (butlast shp) (list n 1))) wide) dt)
+          (funcall pick (prim:iota wide (- nd 1) 'i32) 'i32))))
+
 (defun %sort-along (fn x axis descending k)
   ;; X's K first elements along AXIS in the order, and their indices: a list of two tensors.
   (let* ((tx (%as-tensor x)) (tx (if (= (ndim tx) 0) (prim:reshape tx '(1)) tx))
@@ -90,7 +135,10 @@
       (error 'index-error "~a: k = ~s is out of range for axis ~a of size ~a" fn k a n))
     (let* ((moved (transpose tx a -1))
            (dt (tensor-dtype moved))
-           (sorted (%sort-network (if (eq dt 'bool) (prim:cast moved 'i32) moved) descending))
+           (keys (if (eq dt 'bool) (prim:cast moved 'i32) moved))
+           (sorted (if (<= n *sort-rank-limit*)
+                       (%sort-by-rank keys descending k)
+                       (%sort-network keys descending)))
            (first-k (lambda (r) (prim:shrink r (append (mapcar (lambda (d) (list 0 d)) (butlast (tensor-shape r)))
                                                        (list (list 0 k))))))
            (vals (funcall first-k (first sorted)))
@@ -103,10 +151,11 @@
 
 (defun sort (x &rest args)
   "(sort X &key (axis -1) descending stable) For a tensor, the list (VALUES INDICES): X's
-elements sorted along AXIS, ascending unless DESCENDING, and the indices (i32) they came
-from, as torch.sort. The sort is always stable (equal elements keep their order; STABLE is
+elements sorted along AXIS, ascending unless DESCENDING, and the indices they came from
+(i32; PyTorch's are i64), as torch.sort. The sort is always stable (equal elements keep their order; STABLE is
 accepted for PyTorch's sake) and NaN sorts as the largest. The gradient of VALUES reaches
-the elements they came from. Takes O(N log^2 N) work for an axis of N.
+the elements they came from. Takes O(N log^2 N) work for an axis of N (a bitonic network;
+O(N^2) in one fused kernel up to *sort-rank-limit*).
 (sort SEQUENCE PREDICATE &key key) For a list or vector, the builtin sort."
   (if (not (tensorp x))
       (apply *list-sort* x args)
@@ -116,7 +165,7 @@ the elements they came from. Takes O(N log^2 N) work for an axis of N.
 
 (defcomposite argsort (x &key (axis -1) descending stable)
   "(argsort X &key (axis -1) descending stable) The indices (i32) that sort X along AXIS, as
-torch.argsort: (second (sort X ...)). Stable, NaN last when ascending; O(N log^2 N) for an axis of N."
+torch.argsort: (second (sort X ...)). Stable, NaN last when ascending; work as for sort."
   (second (%sort-along 'argsort x axis descending nil)))
 
 (defcomposite topk (x k &key (axis -1) (largest t) (sorted t))
@@ -124,5 +173,5 @@ torch.argsort: (second (sort X ...)). Stable, NaN last when ascending; O(N log^2
 elements along AXIS (the K smallest when LARGEST is nil), in order, and their indices (i32),
 as torch.topk. Of equal elements the first come first; the result is always sorted (SORTED
 is accepted for PyTorch's sake). The gradient of VALUES reaches the chosen elements. Takes
-O(N log^2 N) work for an axis of N (a whole sort)."
+work as for sort (it sorts the whole axis)."
   (%sort-along 'topk x axis largest k))
