@@ -23,9 +23,9 @@
 
 (deftest every-length
   (both-ways
-    ;; Lengths 1..33 (each a different padding) with many ties, both directions, against the
+    ;; Lengths up to 33 (paddings of 0 to 15) with many ties, both directions, against the
     ;; Lisp sort (stable: equal keys keep their order).
-    (dolist (n (append (range 1 18) '(31 32 33)))
+    (dolist (n '(1 2 3 5 6 8 13 16 17 32 33))
       (let* ((x (randint 0 5 (list 2 n)))
              (rows (tl x)))
         (is (equal (tl (argsort x)) (mapcar (lambda (r) (stable-order r nil)) rows)))
