@@ -93,10 +93,11 @@ initialized as in PyTorch."
   "(nn:avg-pool2d KERNEL-SIZE &key stride (padding 0) (count-include-pad t)) Average pooling as a layer."
   (x) (avg-pool2d x kernel-size :stride stride :padding padding :count-include-pad count-include-pad))
 
-(defmodel nn:flatten (&optional (start 1) (end -1))
-  ()
-  "(nn:flatten [START END]) Flattens axes START..END (by default all but the batch axis)."
-  (x) (flatten x start end))
+(defmodel nn:flatten (&rest args)
+  ((start-end (%args-or-keys 'nn:flatten "[START END] or :start START :end END" args '(:start :end) '(1 -1))))
+  "(nn:flatten [START END]) Flattens axes START..END (by default all but the batch axis); also
+(nn:flatten :start START :end END)."
+  (x) (flatten x :start (first start-end) :end (second start-end)))
 
 (defmodel nn:relu () () "(nn:relu) ReLU as a layer." (x) (relu x))
 
@@ -279,67 +280,105 @@ PyTorch: c' = f c + i g, h' = o tanh(c'). Called with X and an optional STATE, a
     (loop for i from 0 below (nth axis (shape x))
           collect (if (= axis 1) (slice x t i) (slice x i)))))
 
-(defun nn:%run-recurrent (self cells x state batch-first lstm dropout)
+;; The layer models below keep their cells in two fields: CELLS, the forward direction's cell
+;; of each layer, and REVERSE-CELLS, the backward direction's (nil unless bidirectional),
+;; so the parameters are named cells.L.weight-ih and reverse-cells.L.weight-ih.
+
+(defun nn:%run-direction (cell steps state lstm)
+  ;; CELL over STEPS from STATE: the list (OUTPUTS FINAL), OUTPUTS the h of every step.
+  (let ((outs nil))
+    (dolist (s steps)
+      (setq state (funcall cell s state))
+      (push (if lstm (first state) state) outs))
+    (list (reverse outs) state)))
+
+(defun nn:%run-recurrent (self cells reverse-cells x state batch-first lstm dropout)
   ;; CELLS (one per layer) over the time steps of X: each layer's outputs are the next one's
-  ;; inputs (through dropout in training, but after the last). STATE is nil (zeros), a
-  ;; tensor (layers batch hidden) or, for an LSTM, a list (H0 C0) of such. Returns
-  ;; (OUTPUT . FINAL) as PyTorch: OUTPUT the last layer's h at every step, FINAL the last h
-  ;; of every layer (for an LSTM, the list (H_N C_N)).
+  ;; inputs (through dropout in training, but after the last). With REVERSE-CELLS (the
+  ;; bidirectional case) each layer also runs its reverse cell from the last step to the
+  ;; first, and its output at a step is the two directions' h joined on the feature axis.
+  ;; STATE is nil (zeros), a tensor (layers*directions batch hidden), directions
+  ;; innermost, or, for an LSTM, a list (H0 C0) of such. Returns (OUTPUT . FINAL) as
+  ;; PyTorch: OUTPUT the last layer's output at every step, FINAL the last h of every layer
+  ;; and direction, in the same order as STATE (for an LSTM, the list (H_N C_N)).
   (let* ((in (first (shape (cdr (assoc 'weight-ih (model-fields (car cells)))))))
          (steps (nn:%steps (model-name self) x in batch-first))
-         (layer-state (lambda (l) (if lstm
-                                      (and state (list (slice (first state) l) (slice (second state) l)))
-                                      (and state (slice state l)))))
+         (directions (if reverse-cells 2 1))
+         (entries (* directions (length cells)))
+         (entry-state (lambda (i) (if lstm
+                                      (and state (list (slice (first state) i) (slice (second state) i)))
+                                      (and state (slice state i)))))
          (finals nil))
     (when (null steps)
       (error 'shape-error "~a: the input has no time steps" (model-name self)))
+    (dolist (s (if lstm state (and state (list state))))
+      (unless (and (tensorp s) (= (ndim s) (ndim x)) (dim= (first (shape s)) entries))
+        (error 'shape-error "~a: expected an initial state with ~a entries on its first axis (~a layers x ~a directions) and the input's rank, got ~s"
+               (model-name self) entries (length cells) directions (if (tensorp s) (shape s) s))))
     (loop for cell in cells for l from 0
-          do (let ((st (funcall layer-state l)) (outs nil))
-               (when (and (> l 0) dropout (training-p self) (> dropout 0))
-                 (setq steps (mapcar (lambda (s) (mul s (div (cast (ge (rand (shape s)) dropout) (dtype s)) (- 1 dropout))))
-                                     steps)))
-               (dolist (s steps)
-                 (setq st (funcall cell s st))
-                 (push (if lstm (first st) st) outs))
-               (setq steps (reverse outs))
-               (push st finals)))
+          do (when (and (> l 0) dropout (training-p self) (> dropout 0))
+               (setq steps (mapcar (lambda (s) (mul s (div (cast (ge (rand (shape s)) dropout) (dtype s)) (- 1 dropout))))
+                                   steps)))
+             (let ((fwd (nn:%run-direction cell steps (funcall entry-state (* directions l)) lstm)))
+               (push (second fwd) finals)
+               (if (null reverse-cells)
+                   (setq steps (first fwd))
+                   (let ((bwd (nn:%run-direction (nth l reverse-cells) (reverse steps)
+                                                 (funcall entry-state (+ (* 2 l) 1)) lstm)))
+                     (push (second bwd) finals)
+                     (setq steps (mapcar (lambda (f b) (cat (list f b) :axis -1))
+                                         (first fwd) (reverse (first bwd))))))))
     (let ((finals (reverse finals)))
       (cons (stack steps :axis (if (and batch-first (= (ndim x) 3)) 1 0))
             (if lstm
                 (list (stack (mapcar #'first finals)) (stack (mapcar #'second finals)))
                 (stack finals))))))
 
-(defun nn:%recurrent-cells (make in hidden layers)
-  (loop for l from 0 below layers collect (funcall make (if (= l 0) in hidden) hidden)))
+(defun nn:%recurrent-cells (make in hidden layers bidirectional)
+  ;; One cell per layer; above the first, a layer's input is the layer below's output, both
+  ;; directions' when BIDIRECTIONAL.
+  (loop for l from 0 below layers
+        collect (funcall make (if (= l 0) in (if bidirectional (* 2 hidden) hidden)) hidden)))
 
-(defmodel nn:rnn (in hidden &key (num-layers 1) (nonlinearity :tanh) (bias t) batch-first (dropout 0.0))
-  ((cells (nn:%recurrent-cells (lambda (i h) (nn:rnn-cell i h :bias bias :nonlinearity nonlinearity))
-                               in hidden num-layers)))
-  "(nn:rnn IN HIDDEN &key (num-layers 1) (nonlinearity :tanh) (bias t) batch-first (dropout 0))
-An Elman RNN over whole sequences, NUM-LAYERS nn:rnn-cells stacked, as PyTorch's RNN (not
-bidirectional). Called with X (seq batch IN), (batch seq IN) when BATCH-FIRST, or (seq IN),
-and an optional H0 (num-layers batch HIDDEN), zeros by default; returns (OUTPUT . H_N):
-OUTPUT the last layer's state at every step, (seq batch HIDDEN) (batch first when
-BATCH-FIRST), H_N each layer's last state, (num-layers batch HIDDEN). DROPOUT applies to
-the outputs of every layer but the last in training mode."
+(defmodel nn:rnn (in hidden &key (num-layers 1) (nonlinearity :tanh) (bias t) batch-first (dropout 0.0)
+                     bidirectional)
+  ((make (lambda (i h) (nn:rnn-cell i h :bias bias :nonlinearity nonlinearity)))
+   (cells (nn:%recurrent-cells make in hidden num-layers bidirectional))
+   (reverse-cells (when bidirectional (nn:%recurrent-cells make in hidden num-layers t))))
+  "(nn:rnn IN HIDDEN &key (num-layers 1) (nonlinearity :tanh) (bias t) batch-first (dropout 0)
+bidirectional) An Elman RNN over whole sequences, NUM-LAYERS nn:rnn-cells stacked, as
+PyTorch's RNN. Called with X (seq batch IN), (batch seq IN) when BATCH-FIRST, or (seq IN),
+and an optional H0 (num-layers*D batch HIDDEN), zeros by default; returns (OUTPUT . H_N):
+OUTPUT the last layer's output at every step, (seq batch D*HIDDEN) (batch first when
+BATCH-FIRST), H_N each layer's last state, (num-layers*D batch HIDDEN). D is 2 when
+BIDIRECTIONAL, else 1: each layer then also runs a second cell (in the field
+reverse-cells) from the last step to the first, its output at each step is the forward and
+backward h joined on the feature axis, the layers above the first take 2*HIDDEN inputs,
+and H0 and H_N hold layer 0 forward, layer 0 backward, layer 1 forward, ... DROPOUT
+applies to the outputs of every layer but the last in training mode."
   (x &optional h0)
-  (nn:%run-recurrent self cells x h0 batch-first nil dropout))
+  (nn:%run-recurrent self cells reverse-cells x h0 batch-first nil dropout))
 
-(defmodel nn:gru (in hidden &key (num-layers 1) (bias t) batch-first (dropout 0.0))
-  ((cells (nn:%recurrent-cells (lambda (i h) (nn:gru-cell i h :bias bias)) in hidden num-layers)))
-  "(nn:gru IN HIDDEN &key (num-layers 1) (bias t) batch-first (dropout 0)) A GRU over whole
-sequences, NUM-LAYERS nn:gru-cells stacked, as PyTorch's GRU: called and returning as nn:rnn."
+(defmodel nn:gru (in hidden &key (num-layers 1) (bias t) batch-first (dropout 0.0) bidirectional)
+  ((make (lambda (i h) (nn:gru-cell i h :bias bias)))
+   (cells (nn:%recurrent-cells make in hidden num-layers bidirectional))
+   (reverse-cells (when bidirectional (nn:%recurrent-cells make in hidden num-layers t))))
+  "(nn:gru IN HIDDEN &key (num-layers 1) (bias t) batch-first (dropout 0) bidirectional) A GRU
+over whole sequences, NUM-LAYERS nn:gru-cells stacked, as PyTorch's GRU: called and
+returning as nn:rnn (BIDIRECTIONAL too)."
   (x &optional h0)
-  (nn:%run-recurrent self cells x h0 batch-first nil dropout))
+  (nn:%run-recurrent self cells reverse-cells x h0 batch-first nil dropout))
 
-(defmodel nn:lstm (in hidden &key (num-layers 1) (bias t) batch-first (dropout 0.0))
-  ((cells (nn:%recurrent-cells (lambda (i h) (nn:lstm-cell i h :bias bias)) in hidden num-layers)))
-  "(nn:lstm IN HIDDEN &key (num-layers 1) (bias t) batch-first (dropout 0)) An LSTM over whole
-sequences, NUM-LAYERS nn:lstm-cells stacked, as PyTorch's LSTM. Called with X as nn:rnn and
-an optional STATE, a list (H0 C0) of (num-layers batch HIDDEN) tensors; returns
-(OUTPUT . (H_N C_N))."
+(defmodel nn:lstm (in hidden &key (num-layers 1) (bias t) batch-first (dropout 0.0) bidirectional)
+  ((make (lambda (i h) (nn:lstm-cell i h :bias bias)))
+   (cells (nn:%recurrent-cells make in hidden num-layers bidirectional))
+   (reverse-cells (when bidirectional (nn:%recurrent-cells make in hidden num-layers t))))
+  "(nn:lstm IN HIDDEN &key (num-layers 1) (bias t) batch-first (dropout 0) bidirectional) An
+LSTM over whole sequences, NUM-LAYERS nn:lstm-cells stacked, as PyTorch's LSTM. Called with
+X as nn:rnn and an optional STATE, a list (H0 C0) of (num-layers*D batch HIDDEN) tensors;
+returns (OUTPUT . (H_N C_N)), OUTPUT (seq batch D*HIDDEN). BIDIRECTIONAL as for nn:rnn."
   (x &optional state)
-  (nn:%run-recurrent self cells x state batch-first t dropout))
+  (nn:%run-recurrent self cells reverse-cells x state batch-first t dropout))
 
 ;;; --- attention -------------------------------------------------------------------------
 

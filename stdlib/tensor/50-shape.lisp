@@ -29,13 +29,36 @@ dimensions as arguments). One dimension may be -1: it is inferred."
   (let ((tx (%as-tensor x)))
     (prim:permute tx (mapcar (lambda (a) (%axis 'permute a (ndim tx))) (%shape-list 'permute order)))))
 
-(defcomposite transpose (x &optional (axis0 -2) (axis1 -1))
+(defun %args-or-keys (fn usage args keys defaults)
+  ;; The values of an op's optional arguments KEYS (keywords), given either positionally,
+  ;; in KEYS' order, or as keywords; DEFAULTS for those not given. A type-error naming FN
+  ;; with USAGE for anything else.
+  (if (and args (keywordp (car args)))
+      (progn
+        (unless (and (evenp (length args))
+                     (loop for (k v) on args by #'cddr always (member k keys)))
+          (error 'type-error "~a: expected ~a, got ~s" fn usage args))
+        (mapcar (lambda (k d) (getf args k d)) keys defaults))
+      (progn
+        (when (or (> (length args) (length keys)) (some #'keywordp args))
+          (error 'type-error "~a: expected ~a, got ~s" fn usage args))
+        (let ((i -1))
+          (mapcar (lambda (d) (setq i (1+ i)) (if (< i (length args)) (nth i args) d)) defaults)))))
+
+(defcomposite transpose (x &rest args)
   "(transpose X [AXIS0 AXIS1]) X with two axes swapped (by default the last two; a 0-d or
-1-d tensor is returned as is)."
-  (let* ((tx (%as-tensor x)) (n (ndim tx)))
+1-d tensor is returned as is). The axes may also be given as (transpose X :axis (AXIS0
+AXIS1))."
+  (let* ((tx (%as-tensor x)) (n (ndim tx))
+         (axes (if (and args (eq (car args) :axis))
+                   (let ((pair (second args)))
+                     (unless (and (= (length args) 2) (listp pair) (= (length pair) 2))
+                       (error 'type-error "transpose: :axis takes a list of two axes, got ~s" (cdr args)))
+                     pair)
+                   (%args-or-keys 'transpose "[AXIS0 AXIS1] or :axis (AXIS0 AXIS1)" args '(:axis0 :axis1) '(-2 -1)))))
     (if (< n 2)
         tx
-        (let* ((a (%axis 'transpose axis0 n)) (b (%axis 'transpose axis1 n))
+        (let* ((a (%axis 'transpose (first axes) n)) (b (%axis 'transpose (second axes) n))
                (order (mapcar (lambda (i) (cond ((= i a) b) ((= i b) a) (t i))) (range n))))
           (prim:permute tx order)))))
 
@@ -86,15 +109,17 @@ end); also (unsqueeze X :axis AXIS)."
 
 (defvar *list-flatten* flatten "The list version of flatten, from the prelude.")
 
-(defun flatten (x &optional (start 0) (end -1))
-  "(flatten X [START END]) For a tensor, X with axes START..END (inclusive) merged into one;
-for a list, the list of its non-nil atoms."
+(defun flatten (x &rest args)
+  "(flatten X [START END]) For a tensor, X with axes START..END (inclusive; by default all)
+merged into one; also (flatten X :start START :end END). For a list, the list of its non-nil
+atoms."
   (if (not (tensorp x))
       (funcall *list-flatten* x)
-      (let ((n (ndim x)))
+      (let ((n (ndim x))
+            (ends (%args-or-keys 'flatten "[START END] or :start START :end END" args '(:start :end) '(0 -1))))
         (if (= n 0)
             (prim:reshape x '(1))
-            (let* ((s (%axis 'flatten start n)) (e (%axis 'flatten end n)) (shp (tensor-shape x)))
+            (let* ((s (%axis 'flatten (first ends) n)) (e (%axis 'flatten (second ends) n)) (shp (tensor-shape x)))
               (prim:reshape x (append (subseq shp 0 s) (list (apply #'dim* (subseq shp s (+ e 1)))) (subseq shp (+ e 1)))))))))
 (puthash 'flatten t *composites*)
 

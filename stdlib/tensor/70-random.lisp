@@ -40,38 +40,52 @@ tensors."
           (setq x1 (prim:add x1 (prim:add (nth (mod (+ s 1) 3) ks) (%u32 s shp)))))))
     (list x0 x1)))
 
-(defun random-bits (shp)
-  "(random-bits SHAPE) A u32 tensor of SHAPE with uniformly random bits (advances the generator)."
+(defun %random-words (shp)
+  ;; Both words of one Threefry block per element: a list of two u32 tensors of SHAPE
+  ;; (advances the generator by one draw).
   (let* ((n (%numel-of shp))
          (key (%rng-next-key))
          (word (lambda (i) (prim:shrink key (list (list i (+ i 1))))))
-         (counters (prim:iota (list n) 0 'u32))
-         (bits (first (threefry2x32 (funcall word 0) (funcall word 1) counters
-                                    (%u32-word (funcall word 2) (list n))))))
-    (prim:reshape bits shp)))
+         (counters (prim:iota (list n) 0 'u32)))
+    (mapcar (lambda (w) (prim:reshape w shp))
+            (threefry2x32 (funcall word 0) (funcall word 1) counters (%u32-word (funcall word 2) (list n))))))
+
+(defun random-bits (shp)
+  "(random-bits SHAPE) A u32 tensor of SHAPE with uniformly random bits (advances the generator)."
+  (first (%random-words shp)))
 
 (defcomposite rand (shp &key (dtype 'f32))
-  "(rand SHAPE &key (dtype 'f32)) Uniform random numbers in [0, 1) of a float DTYPE."
+  "(rand SHAPE &key (dtype 'f32)) Uniform random numbers in [0, 1) of a float DTYPE: multiples
+of 2^-23 for f32 (PyTorch's are of 2^-24), 2^-11 for f16, 2^-8 for bf16, and 2^-53 for f64."
   (%float-dtype-arg 'rand dtype)
-  (let* ((shp (%shape-arg 'rand shp))
-         (bits (random-bits shp))
-         ;; 23 random mantissa bits under exponent 0 give a float in [1, 2).
-         (one-two (prim:bitcast (prim:or (prim:idiv bits (%u32 512 shp)) (%u32 1065353216 shp)) 'f32))
-         (u (prim:add one-two (prim:const -1.0 'f32 shp)))
-         ;; A narrower float would round values near 1 up to 1: keep only as many bits as
-         ;; its significand holds (11 for f16, 8 for bf16), so every value is exact.
-         (bits (case dtype (f16 11) (bf16 8) (t nil))))
-    (prim:cast (if bits
-                   (let ((scale (prim:const (expt 2.0 bits) 'f32 shp)))
-                     (prim:mul (floor (prim:mul u scale)) (prim:recip scale)))
-                   u)
-               dtype)))
+  (let ((shp (%shape-arg 'rand shp)))
+    (if (eq dtype 'f64)
+        ;; 27 bits of one word and 26 of the other: (a 2^26 + b) 2^-53, exact in f64.
+        (let* ((words (%random-words shp))
+               (a (prim:cast (prim:idiv (first words) (%u32 32 shp)) 'f64))
+               (b (prim:cast (prim:idiv (second words) (%u32 64 shp)) 'f64)))
+          (prim:mul (prim:add (prim:mul a (prim:const (expt 2.0 26) 'f64 shp)) b)
+                    (prim:const (expt 2.0 -53) 'f64 shp)))
+        (let* ((bits (random-bits shp))
+               ;; 23 random mantissa bits under exponent 0 give a float in [1, 2).
+               (one-two (prim:bitcast (prim:or (prim:idiv bits (%u32 512 shp)) (%u32 1065353216 shp)) 'f32))
+               (u (prim:add one-two (prim:const -1.0 'f32 shp)))
+               ;; A narrower float would round values near 1 up to 1: keep only as many bits
+               ;; as its significand holds (11 for f16, 8 for bf16), so every value is exact.
+               (bits (case dtype (f16 11) (bf16 8) (t nil))))
+          (prim:cast (if bits
+                         (let ((scale (prim:const (expt 2.0 bits) 'f32 shp)))
+                           (prim:mul (floor (prim:mul u scale)) (prim:recip scale)))
+                         u)
+                     dtype)))))
 
 (defcomposite randn (shp &key (dtype 'f32))
-  "(randn SHAPE &key (dtype 'f32)) Standard normal random numbers (Box-Muller)."
+  "(randn SHAPE &key (dtype 'f32)) Standard normal random numbers (Box-Muller; computed in f64
+for f64, else in f32)."
   (%float-dtype-arg 'randn dtype)
   (let* ((shp (%shape-arg 'randn shp))
-         (u1 (rand shp)) (u2 (rand shp))
+         (ft (if (eq dtype 'f64) 'f64 'f32))
+         (u1 (rand shp :dtype ft)) (u2 (rand shp :dtype ft))
          (r (sqrt (mul -2.0 (log (sub 1.0 u1)))))
          (z (mul r (cos (mul (* 2 pi) u2)))))
     (prim:cast z dtype)))
@@ -79,12 +93,12 @@ tensors."
 (defcomposite uniform (shp &key (low 0.0) (high 1.0) (dtype 'f32))
   "(uniform SHAPE &key (low 0) (high 1) (dtype 'f32)) Uniform random numbers in [LOW, HIGH)."
   (%float-dtype-arg 'uniform dtype)
-  (cast (add (mul (rand shp :dtype 'f32) (- high low)) low) dtype))
+  (cast (add (mul (rand shp :dtype (if (eq dtype 'f64) 'f64 'f32)) (- high low)) low) dtype))
 
 (defcomposite normal (shp &key (mean 0.0) (std 1.0) (dtype 'f32))
   "(normal SHAPE &key (mean 0) (std 1) (dtype 'f32)) Normal random numbers with MEAN and STD."
   (%float-dtype-arg 'normal dtype)
-  (cast (add (mul (randn shp) std) mean) dtype))
+  (cast (add (mul (randn shp :dtype (if (eq dtype 'f64) 'f64 'f32)) std) mean) dtype))
 
 (defcomposite randint (low high shp &key (dtype 'i32))
   "(randint LOW HIGH SHAPE &key (dtype 'i32)) Random integers in [LOW, HIGH)."
@@ -110,3 +124,75 @@ probabilities), else 0; SHP gives the shape when P is a number."
 (defcomposite randn-like (x)
   "(randn-like X) Standard normal random numbers shaped like X (X's dtype if a float)."
   (randn (tensor-shape x) :dtype (if (dtype-float-p (tensor-dtype x)) (tensor-dtype x) 'f32)))
+
+(defun %unit-f64 (shp)
+  ;; Uniform f64 numbers in (0, 1) from 32 random bits: (bits + 1/2) / 2^32, never 0 or 1.
+  (prim:mul (prim:add (prim:cast (random-bits shp) 'f64) (prim:const 0.5 'f64 shp))
+            (prim:const (expt 2.0 -32) 'f64 shp)))
+
+(defun %check-weights (w c n replacement)
+  ;; The errors torch.multinomial gives, for weights W (rows, C) as f64.
+  (unless (%guard (logical-and (ge (amin w) 0.0) (lt (amax w) inf)) 'type-error
+                  "multinomial: a weight is negative, infinite or NaN")
+    (error 'type-error "multinomial: weights must be finite and non-negative; they range from ~a to ~a"
+           (item (amin w)) (item (amax w))))
+  (unless (%guard (amin (gt (sum w :axis -1) 0.0)) 'type-error "multinomial: a row of weights sums to 0")
+    (error 'type-error "multinomial: a row of weights sums to 0; it gives no distribution"))
+  (unless replacement
+    (unless (%guard (ge (amin (sum (gt w 0.0) :axis -1 :dtype 'i32)) n) 'type-error
+                    (format nil "multinomial: fewer than ~a categories of nonzero weight to draw without replacement" n))
+      (error 'type-error "multinomial: cannot draw ~a samples without replacement from a row with only ~a categories of nonzero weight"
+             n (item (amin (sum (gt w 0.0) :axis -1 :dtype 'i32)))))))
+
+(defcomposite multinomial (probs n &key replacement)
+  "(multinomial PROBS N &key replacement) N category indices (i64) drawn for each row of
+PROBS, a 1-d (C) or 2-d (rows C) tensor of non-negative weights (not necessarily summing to
+1), as torch.multinomial: category i is drawn with probability PROBS[i] / sum(PROBS). The
+result is (N) or (rows N). Without REPLACEMENT the N draws of a row are distinct (a
+weighted draw without replacement, by an exponential race: the N largest log(u)/w, with u
+uniform in (0, 1)), so N may not exceed the number of nonzero weights; with REPLACEMENT each
+draw is independent (inverse CDF on the running sum). A type-error for a negative, infinite
+or NaN weight, a row summing to 0, N < 1, or N too large without replacement. Seeded by
+manual-seed like every random function: the same draws on every device."
+  (let* ((p (%as-tensor probs)) (nd (ndim p)))
+    (unless (member nd '(1 2))
+      (error 'shape-error "multinomial: PROBS must be 1-d or 2-d, got shape ~s" (tensor-shape p)))
+    (unless (and (integerp n) (>= n 1))
+      (error 'type-error "multinomial: N must be a positive integer, got ~s" n))
+    (let* ((w (prim:cast (if (= nd 1) (prim:reshape p (cons 1 (tensor-shape p))) p) 'f64))
+           (rows (first (tensor-shape w))) (c (second (tensor-shape w))))
+      (unless (integerp c)
+        (error 'shape-error "multinomial: the number of categories (~a) must be known" c))
+      (unless (or replacement (<= n c))
+        (error 'type-error "multinomial: cannot draw ~a samples without replacement from ~a categories" n c))
+      (%check-weights w c n replacement)
+      (let ((r (if replacement
+                   ;; Sample s is the number of running sums at or below u_s * total: the
+                   ;; category whose interval [cdf[i-1], cdf[i]) holds it. u < 1, so u * total
+                   ;; is below the last sum (which is the total), and empty intervals (zero
+                   ;; weights) never hold it.
+                   (let* ((cdf (cumsum w :axis 1))
+                          (total (slice cdf t (list (- c 1) c)))              ; (rows 1)
+                          (u (mul (%unit-f64 (list rows n)) total))           ; (rows n)
+                          (at-or-below (le (unsqueeze cdf 1) (unsqueeze u 2))))   ; (rows n C)
+                     (sum at-or-below :axis 2 :dtype 'i64))
+                   ;; The exponential race: log(u)/w is -inf for a zero weight.
+                   (let ((keys (div (log (%unit-f64 (list rows c))) w)))
+                     (prim:cast (second (topk keys n)) 'i64)))))
+        (if (= nd 1) (prim:reshape r (list n)) r)))))
+
+(defcomposite randperm (n &key (dtype 'i64))
+  "(randperm N &key (dtype 'i64)) A random permutation of 0..N-1, as torch.randperm: the
+order that sorts N random 63-bit keys (a tie, about one in 2^63/N^2, keeps index order)."
+  (unless (and (integerp n) (>= n 0))
+    (error 'type-error "randperm: N must be a non-negative integer, got ~s" n))
+  (%dtype-arg 'randperm dtype)
+  (if (= n 0)
+      (prim:const 0 dtype '(0))
+      (let* ((shp (list n))
+             (words (%random-words shp))
+             (hi (prim:idiv (first words) (%u32 2 shp)))     ; 31 bits
+             (lo (second words))
+             (keys (prim:add (prim:mul (prim:cast hi 'i64) (prim:const 4294967296 'i64 shp))
+                             (prim:cast lo 'i64))))
+        (prim:cast (argsort keys) dtype))))
