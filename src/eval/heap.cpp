@@ -198,8 +198,8 @@ void Heap::collect(const std::function<void(Marker&)>& mark_roots, const void* s
   std::size_t live_bytes = 0;
   std::size_t live_objects = 0;
   while (Obj* o = *link_ptr) {
-    if (o->marked) {
-      o->marked = 0;
+    if (o->marked & kGcMark) {
+      o->marked &= static_cast<std::uint8_t>(~kGcMark);
       live_bytes += o->alloc_size + payload_bytes(o);
       ++live_objects;
       link_ptr = &o->next;

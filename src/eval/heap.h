@@ -26,8 +26,8 @@ class Marker {
   void mark(Obj* o) {
     auto* p = reinterpret_cast<const char*>(o);
     if (p >= lo_ && p < hi_) return;
-    if (o != nullptr && !o->marked) {
-      o->marked = 1;
+    if (o != nullptr && !(o->marked & kGcMark)) {
+      o->marked |= kGcMark;
       work_.push_back(o);
     }
   }

@@ -65,7 +65,7 @@ class Printer {
   Printer(Interp& in, std::string& out, bool readably)
       : in_(in), out_(out), readably_(readably) {}
   ~Printer() {
-    for (Obj* o : visited_) o->marked = 0;
+    for (Obj* o : visited_) o->marked &= kGcMark;
   }
   Printer(const Printer&) = delete;
   Printer& operator=(const Printer&) = delete;
@@ -76,8 +76,8 @@ class Printer {
   }
 
  private:
-  // Marks on the `marked` byte of each object reached, cleared again by the destructor.
-  // Printing never collects, and the collector clears marks anyway, so the byte is free here.
+  // Marks on the `marked` byte of each object reached, cleared again by the destructor. The
+  // collector uses only bit 0 (kGcMark): printing a lazy tensor realizes it, which may collect.
   static constexpr std::uint8_t kSeen = 2;
   static constexpr std::uint8_t kOnPath = 4;  // an ancestor of the object being visited
 
@@ -99,7 +99,7 @@ class Printer {
         if (shared || (o->marked & kOnPath)) labels_.emplace(o, 0);
         return;
       }
-      o->marked = kSeen | kOnPath;
+      o->marked = static_cast<std::uint8_t>(o->marked | kSeen | kOnPath);
       visited_.push_back(o);
       path.push_back(Step{o, 0});
     };
@@ -123,7 +123,7 @@ class Printer {
         }
       }
       if (!has_child) {
-        o->marked = kSeen;
+        o->marked = static_cast<std::uint8_t>((o->marked & kGcMark) | kSeen);
         path.pop_back();
         continue;
       }

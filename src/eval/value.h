@@ -71,9 +71,13 @@ enum class ObjKind : std::uint8_t {
   Foreign,
 };
 
+constexpr std::uint8_t kGcMark = 1;  // Obj::marked: reached by the collector's mark phase
+
 // Every heap object starts with this header. `next` links all objects for the sweep.
 struct Obj {
   ObjKind kind;
+  // Bit 0 (kGcMark) is the collector's; the printer marks what it has seen with the others,
+  // and a collection while printing (a tensor realized for its text) must leave them alone.
   std::uint8_t marked = 0;
   std::uint16_t flags = 0;  // per-kind bits, see kObjHasSpan
   std::uint32_t alloc_size = 0;
