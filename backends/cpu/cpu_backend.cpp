@@ -6,6 +6,8 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -65,7 +67,13 @@ using tl::backend_util::set_error;
 class ThreadPool {
  public:
   explicit ThreadPool(int threads) {
+    // The workers take none of the host's signals: Ctrl-C must reach the thread that
+    // evaluates, where it also interrupts a blocked read.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
     for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
     size_ = threads;
   }
   ~ThreadPool() {
@@ -217,6 +225,14 @@ SgemmFn load_sgemm(std::string& why) {
   static std::string error;
   static std::once_flag once;
   std::call_once(once, [] {
+    // OpenBLAS starts its threads when it is loaded: like the pool's, they take no signals.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    struct Restore {
+      sigset_t mask;
+      ~Restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+    } restore{old};
     for (const char* lib : {"libopenblas.so.0", "libcblas.so.3", "libblas.so.3"}) {
       void* h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
       if (h == nullptr) continue;
