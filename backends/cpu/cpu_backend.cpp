@@ -6,12 +6,15 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -64,7 +67,13 @@ using tl::backend_util::set_error;
 class ThreadPool {
  public:
   explicit ThreadPool(int threads) {
+    // The workers take none of the host's signals: Ctrl-C must reach the thread that
+    // evaluates, where it also interrupts a blocked read.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
     for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
     size_ = threads;
   }
   ~ThreadPool() {
@@ -187,11 +196,17 @@ struct Context {
   std::size_t allocated = 0;
   std::map<const void*, std::size_t> allocations;
   std::mutex memory_mu;
+  // The host's cancel function (set_cancel), asked between chunks of a launch.
+  int (*cancelled)(void* user) = nullptr;
+  void* cancel_user = nullptr;
+  bool cancel_requested() const { return cancelled != nullptr && cancelled(cancel_user) != 0; }
 };
 
 // An external kernel: called once per launch on the whole buffers (it may thread itself).
-// Returns an error message, or an empty string when it ran.
-using ExternFn = std::string (*)(void* const* buffers, std::size_t buffer_count, const int64_t* vars, std::size_t var_count);
+// Returns an error message, or an empty string when it ran; sets `cancelled` when it stopped
+// early because the host's cancel function said so.
+using ExternFn = std::string (*)(const Context& ctx, void* const* buffers, std::size_t buffer_count, const int64_t* vars,
+                                 std::size_t var_count, bool& cancelled);
 
 struct Kernel {
   KernelFn fn = nullptr;
@@ -210,6 +225,14 @@ SgemmFn load_sgemm(std::string& why) {
   static std::string error;
   static std::once_flag once;
   std::call_once(once, [] {
+    // OpenBLAS starts its threads when it is loaded: like the pool's, they take no signals.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    struct Restore {
+      sigset_t mask;
+      ~Restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+    } restore{old};
     for (const char* lib : {"libopenblas.so.0", "libcblas.so.3", "libblas.so.3"}) {
       void* h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
       if (h == nullptr) continue;
@@ -253,9 +276,17 @@ std::string shape_text(const std::vector<int64_t>& s) {
   return t + ")";
 }
 
+// When the host can cancel, a large sgemm runs as calls on square blocks of C of about this
+// many multiply-adds (tens of milliseconds), so Ctrl-C stops it between two of them; blocks
+// are at least kSgemmMinBlock wide, where packing the operands costs little next to the
+// arithmetic.
+constexpr int64_t kSgemmBlockWork = int64_t{1} << 31;
+constexpr int64_t kSgemmMinBlock = 256;
+
 // sgemm: f32 sources A (..., M, K, 1) and B (..., 1, K, N), the operands of a matmul as the
 // matmul composite lays them out, and f32 output (..., M, 1, N) = A B per batch.
-std::string extern_sgemm(void* const* buffers, std::size_t buffer_count, const int64_t* vars, std::size_t var_count) {
+std::string extern_sgemm(const Context& ctx, void* const* buffers, std::size_t buffer_count, const int64_t* vars,
+                         std::size_t var_count, bool& cancelled) {
   std::vector<ExternBuffer> b = extern_buffers(buffer_count, vars, var_count);
   if (b.size() != 3) return "sgemm takes two sources";
   const ExternBuffer &out = b[0], &a = b[1], &bb = b[2];
@@ -280,14 +311,30 @@ std::string extern_sgemm(void* const* buffers, std::size_t buffer_count, const i
   const auto* pa = static_cast<const float*>(buffers[1]);
   const auto* pb = static_cast<const float*>(buffers[2]);
   auto* pc = static_cast<float*>(buffers[0]);
+  int64_t side = std::max(m, n);
+  if (ctx.cancelled != nullptr) {
+    side = static_cast<int64_t>(std::sqrt(static_cast<double>(kSgemmBlockWork) / static_cast<double>(std::max<int64_t>(k, 1))));
+    side = std::max(kSgemmMinBlock, side / 64 * 64);
+  }
   for (int64_t i = 0; i < batch; ++i) {
     if (k == 0) {
       std::memset(pc + i * m * n, 0, static_cast<std::size_t>(m * n) * sizeof(float));
       continue;
     }
-    // Row-major (101), neither operand transposed (111).
-    sgemm(101, 111, 111, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, pa + i * m * k,
-          static_cast<int>(k), pb + i * k * n, static_cast<int>(n), 0.0f, pc + i * m * n, static_cast<int>(n));
+    for (int64_t r = 0; r < m; r += side) {
+      for (int64_t c = 0; c < n; c += side) {
+        if (ctx.cancel_requested()) {
+          cancelled = true;
+          return {};
+        }
+        // The block of this batch's C at rows [r, r + h), columns [c, c + w): those rows of A
+        // times those columns of B. Row-major (101), neither operand transposed (111).
+        const int64_t h = std::min(side, m - r), w = std::min(side, n - c);
+        sgemm(101, 111, 111, static_cast<int>(h), static_cast<int>(w), static_cast<int>(k), 1.0f, pa + i * m * k + r * k,
+              static_cast<int>(k), pb + i * k * n + c, static_cast<int>(n), 0.0f, pc + i * m * n + r * n + c,
+              static_cast<int>(n));
+      }
+    }
   }
   return {};
 }
@@ -505,8 +552,10 @@ std::string sim_group_block(SimThread& s, int64_t block, int64_t threads) {
   return error;
 }
 
-// Runs a simulated GPU launch on the worker threads; returns an error or "".
-std::string sim_launch(struct Context* ctx, KernelFn fn, void* const* buffers, const int64_t* vars, const tl_launch& l);
+// Runs a simulated GPU launch on the worker threads; returns an error or "". Sets `cancelled`
+// when it stopped between two blocks because the host's cancel function said so.
+std::string sim_launch(struct Context* ctx, KernelFn fn, void* const* buffers, const int64_t* vars, const tl_launch& l,
+                       bool& cancelled);
 
 void* cpu_create(const char* options, char* err, std::size_t err_size) {
   static std::once_flag once;
@@ -686,6 +735,45 @@ void* cpu_find_extern(void*, const char* name, char* err, std::size_t err_size) 
   return nullptr;
 }
 
+// A launch of at most this much work (element operations, as the launch counts them) runs
+// to its end without asking the cancel function: a few milliseconds.
+constexpr std::int64_t kShortLaunchWork = std::int64_t{1} << 22;
+// How long a chunk of a launch's iterations runs, about: how long Ctrl-C waits at most (or
+// one iteration, when that is longer), and long enough that handing out chunks costs nothing.
+constexpr std::chrono::microseconds kChunkTime{2000};
+// The first chunk's work. Chunks then grow (at most four times) or shrink to take about
+// kChunkTime, so a wrong work estimate costs a few chunks, not the latency.
+constexpr std::int64_t kFirstChunkWork = std::int64_t{1} << 16;
+
+// Runs iterations [0, count) of a kernel on `parts` threads, each taking chunks of them from
+// a shared counter and asking the host's cancel function before each. Returns false when it
+// stopped early because the host cancelled (the output is then partly written).
+bool run_in_chunks(const Context& ctx, KernelFn fn, void* const* buffers, const int64_t* vars, std::int64_t count,
+                   std::int64_t work, int parts) {
+  std::atomic<std::int64_t> next{0};
+  std::atomic<bool> cancelled{false};
+  const std::int64_t most = (count + parts - 1) / parts;  // no chunk above a thread's share
+  ctx.pool->run(parts, [&](int) {
+    std::int64_t chunk = std::clamp<std::int64_t>(kFirstChunkWork / work, 1, most);
+    for (;;) {
+      if (cancelled.load(std::memory_order_relaxed)) return;
+      if (ctx.cancel_requested()) {
+        cancelled.store(true, std::memory_order_relaxed);
+        return;
+      }
+      const std::int64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
+      if (begin >= count) return;
+      const std::int64_t end = std::min(count, begin + chunk);
+      const auto t0 = std::chrono::steady_clock::now();
+      fn(buffers, vars, begin, end);
+      const auto dt = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+      const double scale = static_cast<double>(std::chrono::nanoseconds(kChunkTime).count()) / std::max<double>(1.0, dt);
+      chunk = std::clamp<std::int64_t>(static_cast<std::int64_t>(static_cast<double>(end - begin) * std::min(scale, 4.0)), 1, most);
+    }
+  });
+  return !cancelled.load();
+}
+
 int cpu_launch(void* c, void* k, void* const* buffers, std::size_t buffer_count, const int64_t* vars,
                std::size_t var_count, const tl_launch* launch, char* err, std::size_t err_size) {
   auto* ctx = static_cast<Context*>(c);
@@ -694,7 +782,12 @@ int cpu_launch(void* c, void* k, void* const* buffers, std::size_t buffer_count,
     return 1;
   }
   if (ExternFn ext = static_cast<Kernel*>(k)->ext) {
-    std::string why = ext(buffers, buffer_count, vars, var_count);
+    bool cancelled = false;
+    std::string why = ext(*ctx, buffers, buffer_count, vars, var_count, cancelled);
+    if (cancelled) {
+      set_error(err, err_size, "cpu: cancelled");
+      return TL_STATUS_CANCELLED;
+    }
     if (why.empty()) return 0;
     set_error(err, err_size, why);
     return 1;
@@ -703,15 +796,28 @@ int cpu_launch(void* c, void* k, void* const* buffers, std::size_t buffer_count,
   const std::int64_t count = launch->count;
   if (count <= 0) return 0;
   if (!ctx->sim.empty()) {
-    std::string why = sim_launch(ctx, fn, buffers, vars, *launch);
+    bool cancelled = false;
+    std::string why = sim_launch(ctx, fn, buffers, vars, *launch, cancelled);
+    if (cancelled) {
+      set_error(err, err_size, "cpu: cancelled");
+      return TL_STATUS_CANCELLED;
+    }
     if (why.empty()) return 0;
     set_error(err, err_size, "cpu (sim=" + ctx->sim + "): " + why);
     return 1;
   }
   // Split when each thread gets enough work to pay for waking it (about 32K element ops).
   const std::int64_t work = std::max<std::int64_t>(1, launch->work);
+  const std::int64_t total = count > INT64_MAX / work ? INT64_MAX : count * work;
   std::int64_t parts = std::min<std::int64_t>(ctx->pool->size(), count);
-  parts = std::min<std::int64_t>(parts, std::max<std::int64_t>(1, count * work / 32768));
+  if (ctx->cancelled != nullptr && total > kShortLaunchWork) {
+    if (!run_in_chunks(*ctx, fn, buffers, vars, count, work, static_cast<int>(parts))) {
+      set_error(err, err_size, "cpu: cancelled");
+      return TL_STATUS_CANCELLED;
+    }
+    return 0;
+  }
+  parts = std::min<std::int64_t>(parts, std::max<std::int64_t>(1, total / 32768));
   if (parts <= 1) {
     fn(buffers, vars, 0, count);
     return 0;
@@ -722,6 +828,12 @@ int cpu_launch(void* c, void* k, void* const* buffers, std::size_t buffer_count,
     if (begin < end) fn(buffers, vars, begin, end);
   });
   return 0;
+}
+
+void cpu_set_cancel(void* c, int (*cancelled)(void* user), void* user) {
+  auto* ctx = static_cast<Context*>(c);
+  ctx->cancelled = cancelled;
+  ctx->cancel_user = user;
 }
 
 int cpu_synchronize(void*, char*, std::size_t) { return 0; }
@@ -735,7 +847,8 @@ int cpu_event_seconds(void*, void* start, void* end, double* seconds, char*, std
 }
 void cpu_release_event(void*, void* e) { delete static_cast<Clock::time_point*>(e); }
 
-std::string sim_launch(Context* ctx, KernelFn fn, void* const* buffers, const int64_t* vars, const tl_launch& l) {
+std::string sim_launch(Context* ctx, KernelFn fn, void* const* buffers, const int64_t* vars, const tl_launch& l,
+                       bool& cancelled) {
   const bool groups = l.group > 0;
   if (groups && (l.group % kWarp != 0 || l.group > 1024)) {
     return "a thread group of " + std::to_string(l.group) + " threads (must be a multiple of 32, at most 1024)";
@@ -745,6 +858,7 @@ std::string sim_launch(Context* ctx, KernelFn fn, void* const* buffers, const in
   const int64_t blocks = groups ? l.count : (l.count + block - 1) / block;
   const int parts = static_cast<int>(std::min<int64_t>(ctx->pool->size(), blocks));
   std::vector<std::string> errors(static_cast<std::size_t>(std::max(parts, 1)));
+  std::atomic<bool> stop{false};
   ctx->pool->run(parts, [&](int p) {
     thread_local SimThread s;  // its fibers' stacks are kept for the next launch
     s.fn = fn;
@@ -755,6 +869,11 @@ std::string sim_launch(Context* ctx, KernelFn fn, void* const* buffers, const in
     t_sim = &s;
     std::string& error = errors[static_cast<std::size_t>(p)];
     for (int64_t b = blocks * p / parts; b < blocks * (p + 1) / parts && error.empty(); ++b) {
+      if (stop.load(std::memory_order_relaxed)) break;
+      if (ctx->cancel_requested()) {
+        stop.store(true, std::memory_order_relaxed);
+        break;
+      }
       if (groups) {
         error = sim_group_block(s, b, block);
         continue;
@@ -771,13 +890,30 @@ std::string sim_launch(Context* ctx, KernelFn fn, void* const* buffers, const in
   for (const std::string& e : errors) {
     if (!e.empty()) return e;
   }
+  cancelled = stop.load();
   return {};
 }
 
 const tl_backend_api kApi = {
-    TL_BACKEND_ABI_VERSION, sizeof(tl_backend_api), "cpu", cpu_create, cpu_destroy, cpu_device_info, cpu_alloc,
-    cpu_free, cpu_copy, cpu_copy, cpu_compile, cpu_release_kernel, cpu_launch, cpu_synchronize, cpu_find_extern,
-    cpu_record_event, cpu_event_seconds, cpu_release_event,
+    .abi_version = TL_BACKEND_ABI_VERSION,
+    .struct_size = sizeof(tl_backend_api),
+    .name = "cpu",
+    .create = cpu_create,
+    .destroy = cpu_destroy,
+    .device_info = cpu_device_info,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .copy_in = cpu_copy,
+    .copy_out = cpu_copy,
+    .compile = cpu_compile,
+    .release_kernel = cpu_release_kernel,
+    .launch = cpu_launch,
+    .synchronize = cpu_synchronize,
+    .find_extern = cpu_find_extern,
+    .record_event = cpu_record_event,
+    .event_seconds = cpu_event_seconds,
+    .release_event = cpu_release_event,
+    .set_cancel = cpu_set_cancel,
 };
 
 }  // namespace

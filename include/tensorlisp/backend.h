@@ -20,6 +20,10 @@ extern "C" {
 
 #define TL_BACKEND_ABI_VERSION 1u
 
+/* What launch returns when it stopped early because the host's cancel function (set_cancel)
+ * said so: not a failure, but its outputs are partly written and must not be used. */
+#define TL_STATUS_CANCELLED 2
+
 /* Element types, as external kernels are told them. */
 enum {
   TL_DTYPE_BOOL = 0, TL_DTYPE_U8, TL_DTYPE_I8, TL_DTYPE_I16, TL_DTYPE_U32, TL_DTYPE_I32, TL_DTYPE_I64,
@@ -97,6 +101,15 @@ typedef struct tl_backend_api {
   void* (*record_event)(void* ctx, char* err, size_t err_size);
   int (*event_seconds)(void* ctx, void* start, void* end, double* seconds, char* err, size_t err_size);
   void (*release_event)(void* ctx, void* event);
+
+  /* Cancellation (Ctrl-C inside a long kernel). set_cancel gives the backend a function that
+   * returns nonzero once the host wants the running launch stopped; the backend may call it
+   * with `user`, from any of its threads, while a launch runs, and when it says so stop
+   * handing out work, wait for what is running and return TL_STATUS_CANCELLED from launch.
+   * A NULL `cancelled` turns it off. The host calls it when no launch runs. Added in ABI 1 at
+   * the end of the table: a caller checks struct_size, and a backend may leave it NULL (its
+   * launches then run to their end, and the host stops between them). */
+  void (*set_cancel)(void* ctx, int (*cancelled)(void* user), void* user);
 } tl_backend_api;
 
 typedef const tl_backend_api* (*tl_backend_entry_fn)(uint32_t abi_version);

@@ -65,8 +65,12 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
     return;
   }
   auto backend = runtime::Backend::load(name, library, options);
-  auto jit = std::make_shared<runtime::JitDevice>(std::move(backend), runtime::DiskCache::default_dir(), std::move(spec));
   Interp* ip = &in;
+  // Ctrl-C inside one long kernel: a backend that can stops it between two chunks of its
+  // iterations, and the realize raises the interrupt there (the output is dropped).
+  backend->set_cancel([ip] { return ip->interrupt_requested.load(std::memory_order_relaxed); },
+                      [ip] { ip->raise_interrupt(); });
+  auto jit = std::make_shared<runtime::JitDevice>(std::move(backend), runtime::DiskCache::default_dir(), std::move(spec));
   runtime::JitDevice* device = jit.get();
   jit->poll = [ip] {
     if (ip->interrupt_requested.load(std::memory_order_relaxed)) ip->raise_interrupt();

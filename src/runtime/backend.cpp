@@ -136,10 +136,22 @@ void Backend::release_kernel(void* kernel) { api_->release_kernel(ctx_, kernel);
 void Backend::launch(void* kernel, const std::vector<void*>& buffers, const std::vector<std::int64_t>& vars,
                      const tl_launch& launch) {
   err_[0] = 0;
-  if (api_->launch(ctx_, kernel, buffers.data(), buffers.size(), vars.data(), vars.size(), &launch, err_,
-                   sizeof err_) != 0) {
-    fail("launch failed");
-  }
+  const int status = api_->launch(ctx_, kernel, buffers.data(), buffers.size(), vars.data(), vars.size(), &launch,
+                                  err_, sizeof err_);
+  if (status == TL_STATUS_CANCELLED && cancel_stop_) cancel_stop_();
+  if (status != 0) fail(status == TL_STATUS_CANCELLED ? "launch cancelled" : "launch failed");
+}
+
+void Backend::set_cancel(std::function<bool()> requested, std::function<void()> stop) {
+  if (!has_entry(api_, &tl_backend_api::set_cancel, offsetof(tl_backend_api, set_cancel))) return;
+  cancel_requested_ = std::move(requested);
+  cancel_stop_ = std::move(stop);
+  api_->set_cancel(ctx_, cancel_requested_ ? &Backend::cancel_requested : nullptr, this);
+}
+
+int Backend::cancel_requested(void* self) {
+  const auto& requested = static_cast<Backend*>(self)->cancel_requested_;
+  return requested && requested() ? 1 : 0;
 }
 
 Backend::Event Backend::record_event() {

@@ -3,6 +3,7 @@
 // context, with C++ error handling around the calls.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <utility>
 #include <string>
@@ -40,9 +41,18 @@ class Backend {
   // saying why when it has none.
   void* find_extern(const std::string& name);
   void release_kernel(void* kernel);
+  // Throws a device-error when the launch fails, and calls the cancel's `stop` (below) when
+  // the backend stopped it early.
   void launch(void* kernel, const std::vector<void*>& buffers, const std::vector<std::int64_t>& vars,
               const tl_launch& launch);
   void synchronize();
+
+  // Ctrl-C inside a kernel. While a launch runs, a backend that can (the table's set_cancel)
+  // asks `requested`, from its own threads too, and stops handing out work once it says
+  // yes; launch then calls `stop`, which must throw (the host's interrupt). The kernel's
+  // output is then partly written: the caller drops it. A backend that cannot runs each
+  // launch to its end. Call it when no launch runs.
+  void set_cancel(std::function<bool()> requested, std::function<void()> stop);
 
   // Device time between points of the device's queue of work (events on a GPU), when the
   // backend can tell it: an Event marks the point after everything launched so far.
@@ -72,12 +82,15 @@ class Backend {
  private:
   Backend() = default;
   [[noreturn]] void fail(const std::string& what) const;
+  static int cancel_requested(void* self);
   std::string name_;
   const tl_backend_api* api_ = nullptr;
   void* ctx_ = nullptr;
   void* library_ = nullptr;  // dlopen handle, null for builtin
   tl_device_info info_{};
   bool has_events_ = false;
+  std::function<bool()> cancel_requested_;  // asked from the backend's threads: thread-safe
+  std::function<void()> cancel_stop_;
   char err_[1024] = {};
 };
 
