@@ -201,7 +201,14 @@ Node* Analyzer::analyze_list(Value form, Span span) {
     std::uint32_t depth, index;
     bool lexical = lookup(s, depth, index);
     const WellKnown& S = in_.S;
-    if (!lexical) {
+    // Special forms win over local variables of the same name, as in Clojure: macros expand
+    // into them (loop into block), and a local named block must not capture the expansion.
+    const bool special = s == S.quote || s == S.quasiquote || s == S.unquote || s == S.unquote_splicing ||
+                         s == S.function || s == S.lambda || s == S.named_lambda || s == S.if_ || s == S.progn ||
+                         s == S.let || s == S.let_star || s == S.setq || s == S.and_ || s == S.or_ || s == S.while_ ||
+                         s == S.block || s == S.return_from || s == S.unwind_protect || s == S.handler_case ||
+                         s == S.declare;
+    if (!lexical || special) {
       if (s == S.quote) {
         if (list_length(form, span, "quote") != 2) fail(span, "quote: expected exactly one form");
         return constant(nth(form, 1), span);
@@ -239,7 +246,7 @@ Node* Analyzer::analyze_list(Value form, Span span) {
       if (s == S.unwind_protect) return analyze_unwind_protect(form, span);
       if (s == S.handler_case) return analyze_handler_case(form, span);
       if (s == S.declare) return constant(nil(), span);
-      if (s->bound && is_kind(s->value, ObjKind::Macro)) {
+      if (!lexical && s->bound && is_kind(s->value, ObjKind::Macro)) {
         Value expansion;
         try {
           expansion = keep_alive(in_.macroexpand_1(form, nullptr));

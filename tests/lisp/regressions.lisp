@@ -114,6 +114,13 @@
   (is (equal (documentation 'documented-after-declare) "The doc."))
   (is (= (documented-after-declare 1) 5)))
 
+(deftest special-forms-win-over-locals
+  ;; loop expands into block: a local variable named block must not capture it.
+  (defun count-with-block-variable ()
+    (let ((block 2)) (loop while (< block 4) do (incf block)) block))
+  (is (= (count-with-block-variable) 4))
+  (is (eq (let ((if 1)) (if (= if 1) 'yes 'no)) 'yes)))
+
 (deftest printing-survives-a-collection
   ;; Printing a list of lazy tensors realizes them, and a realize may collect: the collector
   ;; must not take the printer's marks for its own and free the tensors (a use-after-free
