@@ -398,6 +398,7 @@ void* find_extern(void*, const char* name, char* err, std::size_t size) {
 const tl_backend_api kApi = {
     TL_BACKEND_ABI_VERSION, sizeof(tl_backend_api), "cuda", create, destroy, device_info, alloc, free_memory, copy_in,
     copy_out, compile, release_kernel, launch, synchronize, find_extern, record_event, event_seconds, release_event,
+    nullptr,  // set_cancel: launches are queued and return at once; Ctrl-C lands between them
 };
 
 }  // namespace

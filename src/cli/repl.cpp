@@ -36,7 +36,17 @@ void on_interrupt_signal(Interpreter* lisp) {
 void report_error(const Error& e) {
   std::fflush(stdout);
   if (e.type() == "interrupt") {
-    std::fprintf(stderr, "\ninterrupted\n");
+    // Where it was: the form running and the innermost calls (the whole backtrace of a deep
+    // recursion would bury the prompt).
+    std::string where;
+    if (e.has_location()) {
+      const SourceLocation& l = e.location();
+      where = " at " + l.file + ":" + std::to_string(l.line) + ":" + std::to_string(l.column);
+    }
+    std::fprintf(stderr, "\ninterrupted%s\n", where.c_str());
+    const auto& frames = e.backtrace();
+    for (std::size_t i = 0; i < frames.size() && i < 3; ++i) std::fprintf(stderr, "  %s\n", frames[i].c_str());
+    if (frames.size() > 3) std::fprintf(stderr, "  ... (%zu more)\n", frames.size() - 3);
   } else {
     std::fprintf(stderr, "%s\n", e.what());
   }

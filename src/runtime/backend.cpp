@@ -150,8 +150,9 @@ void Backend::set_cancel(std::function<bool()> requested, std::function<void()> 
 }
 
 int Backend::cancel_requested(void* self) {
-  const auto& requested = static_cast<Backend*>(self)->cancel_requested_;
-  return requested && requested() ? 1 : 0;
+  auto* b = static_cast<Backend*>(self);
+  if (b->hold_cancel.load(std::memory_order_relaxed)) return 0;
+  return b->cancel_requested_ && b->cancel_requested_() ? 1 : 0;
 }
 
 Backend::Event Backend::record_event() {

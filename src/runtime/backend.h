@@ -3,6 +3,7 @@
 // context, with C++ error handling around the calls.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -53,6 +54,9 @@ class Backend {
   // output is then partly written: the caller drops it. A backend that cannot runs each
   // launch to its end. Call it when no launch runs.
   void set_cancel(std::function<bool()> requested, std::function<void()> stop);
+  // While set, launches run to their end whatever `requested` says: a kernel that writes a
+  // live buffer in place (an assign through a view) must not stop half way.
+  std::atomic<bool> hold_cancel{false};
 
   // Device time between points of the device's queue of work (events on a GPU), when the
   // backend can tell it: an Event marks the point after everything launched so far.

@@ -387,6 +387,7 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
       view_assigns.push_back(nullptr);
       continue;
     }
+    if (poll) poll();  // lowering and compiling thousands of kernels takes a while
     if (!cross_.empty()) cross_compile(n, s.materialized);
     plan.kernels.push_back(lower_kernel(n));
     view_assigns.push_back(n->op == tensor::Op::Assign && n->src.size() == 3 ? n : nullptr);
@@ -416,6 +417,16 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
     }
     kernels.push_back(std::move(k));
   }
+  // In-place writes whose results no kernel of the plan reads go last, after every kernel that
+  // could fail or be interrupted: a realize stopped early has written nothing.
+  auto read_by_another = [&](const PlanKernel& k) {
+    return std::any_of(kernels.begin(), kernels.end(), [&](const PlanKernel& o) {
+      return std::find(o.inputs.begin(), o.inputs.end(), k.node) != o.inputs.end();
+    });
+  };
+  std::stable_partition(kernels.begin(), kernels.end(), [&](const PlanKernel& k) {
+    return !(k.write_into >= 0 && k.write_into == k.assign_target && !read_by_another(k));
+  });
   plan.kernels = std::move(kernels);
   for (const Node* r : s.results) plan.results.push_back(pos(r));
   for (const Node* n : order) {
@@ -483,6 +494,17 @@ std::string JitDevice::tune_key(const PlanKernel& k, const tensor::Bindings& b) 
 
 double JitDevice::launch(const PlanKernel& k, const std::vector<void*>& ptrs, std::int64_t count, const tensor::Bindings& b,
                          bool timed) {
+  // A kernel writing its target in place runs to its end: Ctrl-C must not leave half a write.
+  struct HoldCancel {
+    Backend& backend;
+    bool on;
+    HoldCancel(Backend& be, bool hold) : backend(be), on(hold) {
+      if (on) backend.hold_cancel = true;
+    }
+    ~HoldCancel() {
+      if (on) backend.hold_cancel = false;
+    }
+  } hold(*backend_, k.write_into >= 0 && k.write_into == k.assign_target);
   std::vector<std::int64_t> vars;
   for (const auto& name : k.vars) vars.push_back(b.at(name));
   for (const auto& d : k.extern_dims) vars.push_back(d.eval(b));
@@ -644,7 +666,8 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
       Buffer& ib = *values.at(k.inputs[j]);
       ptrs[static_cast<std::size_t>(k.input_slots[j])] = ib.size_bytes() == 0 ? const_cast<std::uint8_t*>(kZeros) : ib.bytes().data();
     }
-    if (poll) poll();
+    const bool in_place = k.write_into >= 0 && k.write_into == k.assign_target;
+    if (poll && !in_place) poll();  // the writes at the end all happen, or none
     const double dt = launch(k, ptrs, count, b, debug >= 1);
     run_time += dt;
     if (debug >= 1) {
@@ -716,6 +739,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
                           });
   Backend::Event start;
   if (!per_kernel && !plan.kernels.empty() && backend_->has_events()) start = backend_->record_event();
+  std::vector<std::pair<std::shared_ptr<Buffer>, Copy>> writes;  // assigns' (target, new device data)
   for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
     const PlanKernel& k = plan.kernels[i];
     std::int64_t count = 1;
@@ -728,7 +752,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     std::vector<void*> ptrs(k.buffer_count, nullptr);
     ptrs[0] = out->ptr;
     for (std::size_t j = 0; j < k.inputs.size(); ++j) ptrs[static_cast<std::size_t>(k.input_slots[j])] = dev.at(k.inputs[j])->ptr;
-    if (poll) poll();
+    if (poll && !(k.write_into >= 0 && k.write_into == k.assign_target)) poll();
     const double dt = launch(k, ptrs, launched, b, per_kernel);
     run_time += dt;
     if (debug >= 1) {
@@ -741,10 +765,14 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     }
     made[k.node] = {k.dtype, count};
     if (k.assign_target >= 0) {
-      // The target's device copy becomes its value; the host reads it from there when it
-      // needs it.
+      // The target's device copy becomes its value once every kernel has run (an interrupted
+      // realize writes nothing); the host reads it from there when it needs it.
       std::shared_ptr<Buffer> target = host.at(k.assign_target);
-      target->set_device(out);
+      if (k.write_into == k.assign_target) {
+        target->set_device(out);  // written in place already: the host bytes are stale now
+      } else {
+        writes.emplace_back(target, out);
+      }
       host[k.node] = target;
     }
     dev[k.node] = std::move(out);
@@ -758,6 +786,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     if (k.assign_target >= 0) done_with(k.assign_target);
     if (k.write_into >= 0 && k.write_into != k.assign_target) done_with(k.write_into);
   }
+  for (auto& [target, copy] : writes) target->set_device(std::move(copy));
   // Launches are asynchronous: the kernels' time is until the device has finished them
   // (without the copies back), unless each was timed to its end already (debug).
   if (start) {
