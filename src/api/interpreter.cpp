@@ -421,6 +421,7 @@ Interpreter::ReadStatus Interpreter::check_complete(std::string_view text, int f
   Interp& in = *impl_;
   std::uint32_t file =
       in.sources.add("<repl>", std::string(text), static_cast<std::uint32_t>(first_line < 1 ? 1 : first_line));
+  in.maybe_collect();  // a safe point: the last form's garbage goes before the reader allocates
   reader::Reader r(in, file, text);
   Interp::StackMark mark(in);
   for (;;) {

@@ -101,6 +101,12 @@ class Heap {
     reserve_ = bytes / 8;
   }
   std::size_t limit() const { return limit_; }
+  // Lends the reserve as a failed allocation would: for a storage-error raised because a
+  // request would not fit (Interp::check_allocation), whose handler needs room too.
+  void lend_reserve() {
+    in_reserve_ = true;
+    bytes_since_gc_ = threshold_;  // collect at the next safe point
+  }
   // Marks from the roots that `mark_roots` reports, then frees everything unmarked.
   void collect(const std::function<void(Marker&)>& mark_roots, const void* skip_lo = nullptr,
                const void* skip_hi = nullptr);

@@ -111,6 +111,7 @@ void Interp::check_allocation(std::string_view fn, std::uint64_t count, std::siz
   double in_use = static_cast<double>(heap.stats().bytes);
   std::string need = std::string(fn) + ": " + std::to_string(count) + " elements need " + format_bytes(bytes);
   if (in_use + bytes > static_cast<double>(memory_limit_)) {
+    heap.lend_reserve();  // the heap is (nearly) full: the error's handler needs room
     error("storage-error", need + ", more than the memory limit allows (" +
                                format_bytes(static_cast<double>(memory_limit_)) + ", of which the heap holds " +
                                format_bytes(in_use) + ")");
@@ -551,6 +552,9 @@ Value Interp::eval_string(std::string_view text, const std::string& name, std::u
   for (;;) {
     Value form;
     Span span;
+    // Between two forms is a safe point: after a form that ran out of memory (and was caught),
+    // the garbage it left goes before the reader allocates the next one.
+    maybe_collect();
     reader::ReadStatus status = reader.next(form, span);
     if (status == reader::ReadStatus::End) break;
     if (status == reader::ReadStatus::NeedsMore) {

@@ -111,6 +111,9 @@
   `(handler-case (progn ,form :no-error) (error (c) (condition-type c))))
 (print (storage-type (let ((x nil)) (loop (push (lambda () x) x)))))
 (print (storage-type (let ((x nil)) (loop (push (make-vector 1000) x)))))
+;; A request refused before it is allocated (make-vector's check) lends the heap's reserve too:
+;; its handler needs room for the condition.
+(print (storage-type (let ((x nil)) (loop (push (make-vector 10) x)))))
 (print (storage-type (let ((x nil)) (loop (setq x (cons x x))))))
 (print (storage-type (let ((s "x")) (loop (setq s (concat s s))))))
 (set-memory-limit *old-limit*)
