@@ -27,11 +27,17 @@ chunks in all, each at least 4,096 elements long (16 per thread of a 256-thread 
                     (return))))
         (when (>= chunks 8) chunks)))))
 
-(defun %split-reduce (kind x axes)
+(defun %split-reduce (kind x axes &optional chunks)
   ;; The reduce's axes moved last (a view), then split into (CHUNKS, SIZE/CHUNKS): each chunk
   ;; reduced, then the chunks; the result reshaped to the reduce's own shape (size 1 at AXES).
+  ;; f16 and bf16 sums and products keep their partial results in f32.
+  (let ((narrow (and (member (dtype x) '(f16 bf16)) (not (eq kind :max)))))
+    (if narrow
+        (prim:cast (%split-reduce kind (prim:cast x 'f32) axes chunks) (dtype x))
+        (%split-reduce-as-is kind x axes (or chunks (%reduce-split (shape x) axes))))))
+
+(defun %split-reduce-as-is (kind x axes chunks)
   (let* ((shape (shape x))
-         (chunks (%reduce-split shape axes))
          (rank (length shape))
          (kept (loop for i below rank unless (member i axes) collect i))
          (kept-sizes (mapcar (lambda (i) (nth i shape)) kept))
