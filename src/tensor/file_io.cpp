@@ -60,6 +60,7 @@ ByteStream::~ByteStream() {
 
 bool ByteStream::fill_input() {
   if (zs_->avail_in > 0) return true;
+  ctx_.poll();  // between chunks of input: Ctrl-C stops a long load
   const std::size_t got = std::fread(input_.data(), 1, input_.size(), file_.get());
   if (got == 0 && std::ferror(file_.get())) ctx_.fail("cannot be read: " + errno_text());
   zs_->next_in = input_.data();

@@ -5,6 +5,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstdio>
@@ -42,6 +43,10 @@ struct FileCtx {
     in.error(type, std::string(fn) + ": \"" + path + "\" " + problem);
   }
   [[noreturn]] void fail_dtype(const std::string& problem) const { fail(problem, "dtype-error"); }
+  // Raises the interrupt when Ctrl-C was pressed: loaders call it between chunks of input.
+  void poll() const {
+    if (in.interrupt_requested.load(std::memory_order_relaxed)) in.raise_interrupt();
+  }
 };
 
 // S in double quotes with JSON escapes: for headers, and for names echoed in messages.
@@ -68,11 +73,20 @@ class InFile {
     size_ = static_cast<std::uint64_t>(end);
   }
   std::uint64_t size() const { return size_; }
+  // Reads in chunks of 64 MiB, so Ctrl-C stops a large tensor's load.
   void read(std::uint64_t offset, void* dst, std::size_t n) {
     if (n == 0) return;
-    if (fseeko(file_.get(), static_cast<off_t>(offset), SEEK_SET) != 0 ||
-        std::fread(dst, 1, n, file_.get()) != n) {
+    if (fseeko(file_.get(), static_cast<off_t>(offset), SEEK_SET) != 0) {
       ctx_.fail("cannot be read at byte " + std::to_string(offset) + " (did it change?)");
+    }
+    constexpr std::size_t kChunk = std::size_t{64} << 20;
+    for (std::size_t done = 0; done < n;) {
+      ctx_.poll();
+      const std::size_t want = std::min(kChunk, n - done);
+      if (std::fread(static_cast<char*>(dst) + done, 1, want, file_.get()) != want) {
+        ctx_.fail("cannot be read at byte " + std::to_string(offset + done) + " (did it change?)");
+      }
+      done += want;
     }
   }
   std::string read_string(std::uint64_t offset, std::size_t n) {
