@@ -72,15 +72,18 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
                       [ip] { ip->raise_interrupt(); });
   auto jit = std::make_shared<runtime::JitDevice>(std::move(backend), runtime::DiskCache::default_dir(), std::move(spec));
   runtime::JitDevice* device = jit.get();
+  // Buffers a realize keeps on intermediate nodes live until those nodes die, which the
+  // collector decides: they count toward its next collection, as realized tensors do.
+  jit->on_keep = [ip](std::size_t bytes) { ip->heap.account_external(bytes); };
   jit->poll = [ip] {
     if (ip->interrupt_requested.load(std::memory_order_relaxed)) ip->raise_interrupt();
   };
   const std::string kind = jit->gpu() ? "gpu" : "host";
-  jit->rewrite = [ip, name, kind, device](const tensor::NodeRef& root) {
-    if (device->debug < 1) return rewrite::optimizers(*ip).run(*ip, root, name, kind);
+  jit->rewrite = [ip, name, kind, device](const tensor::NodeRef& root, runtime::JitDevice::RewriteMap* rewritten) {
+    if (device->debug < 1) return rewrite::optimizers(*ip).run(*ip, root, name, kind, nullptr, rewritten);
     // At debug level 1 and up, say which rules fired.
     std::vector<rewrite::Firing> log;
-    tensor::NodeRef r = rewrite::optimizers(*ip).run(*ip, root, name, kind, &log);
+    tensor::NodeRef r = rewrite::optimizers(*ip).run(*ip, root, name, kind, &log, rewritten);
     if (!log.empty()) {
       std::map<std::string, int> count;
       for (const auto& f : log) ++count[f.rule];

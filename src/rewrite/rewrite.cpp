@@ -360,6 +360,11 @@ class Rewriter {
     return done_.at(start.get()).second;
   }
 
+  // Each node rewritten so far, and what it became.
+  void mapping(std::unordered_map<const Node*, const Node*>& out) const {
+    for (const auto& [n, pair] : done_) out[n] = pair.second.get();
+  }
+
  private:
   Interp& in_;
   Optimizers& opt_;
@@ -541,10 +546,12 @@ void Optimizers::index() {
 }
 
 NodeRef Optimizers::run(Interp& in, const NodeRef& root, const std::string& backend, const std::string& kind,
-                        std::vector<Firing>* log) {
+                        std::vector<Firing>* log, std::unordered_map<const Node*, const Node*>* rewritten) {
   if (!enabled || rules.empty()) return root;
   Rewriter rw(in, *this, by_op_.data(), any_op_, backend, kind, log);
-  return rw.rewrite(root);
+  NodeRef r = rw.rewrite(root);
+  if (rewritten != nullptr) rw.mapping(*rewritten);
+  return r;
 }
 
 // --- printing ------------------------------------------------------------------------------

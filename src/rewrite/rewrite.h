@@ -15,6 +15,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "eval/interp.h"
@@ -74,8 +75,10 @@ class Optimizers : public eval::Interp::Extension {
   // (a rule restricted to a backend matches its name, or its kind: "gpu" or "host").
   // `log` (when given) receives each firing. Throws optimizer-error when a replacement
   // changes shape or dtype, or when the rules do not reach a fixed point.
+  // `rewritten` (when given) receives each node of the graph and what it became.
   tensor::NodeRef run(eval::Interp& in, const tensor::NodeRef& root, const std::string& backend,
-                      const std::string& kind, std::vector<Firing>* log = nullptr);
+                      const std::string& kind, std::vector<Firing>* log = nullptr,
+                      std::unordered_map<const tensor::Node*, const tensor::Node*>* rewritten = nullptr);
 
  private:
   std::uint64_t generation_ = 1;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "codegen/lower.h"
 #include "runtime/reference.h"
@@ -223,7 +224,9 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::realize_many(const std::vector<c
       }
     }
     if (todo.empty()) return out;
-    std::vector<std::shared_ptr<Buffer>> computed = run(todo, b);
+    // Intermediates are kept on their nodes only for values computed with the graph's own
+    // variable values (a :bind given here may differ next time).
+    std::vector<std::shared_ptr<Buffer>> computed = run(todo, b, extra.empty());
     for (std::size_t i = 0; i < roots.size(); ++i) {
       if (out[i]) continue;
       out[i] = computed[static_cast<std::size_t>(std::find(todo.begin(), todo.end(), roots[i]) - todo.begin())];
@@ -315,7 +318,7 @@ JitDevice::PlanKernel JitDevice::extern_kernel(const Node* n, const std::functio
 std::size_t JitDevice::kernel_count(const Node* root) {
   if (schedule::holds_data(root)) return 0;
   tensor::NodeRef g(const_cast<Node*>(root));
-  if (rewrite) g = rewrite(g);
+  if (rewrite) g = rewrite(g, nullptr);
   if (schedule::holds_data(g.get())) return 1;  // a copy
   return schedule::make_schedule(g.get()).kernels.size();
 }
@@ -325,9 +328,10 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
   for (std::size_t i = 0; i < order.size(); ++i) known[order[i]] = static_cast<int>(i);
   std::vector<tensor::NodeRef> graphs;
   std::vector<const Node*> outputs;
+  RewriteMap rewritten;  // each node of the graph and what rewriting made of it
   for (const Node* root : roots) {
     tensor::NodeRef graph(const_cast<Node*>(root));
-    if (rewrite) graph = rewrite(graph);
+    if (rewrite) graph = rewrite(graph, &rewritten);
     // Rewritten to data (neg (neg x)) -> x: the result is still a new buffer, not x's.
     if (schedule::holds_data(graph.get())) graph = graph->graph->make_copy(graph);
     outputs.push_back(graph.get());
@@ -428,6 +432,19 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
     return !(k.write_into >= 0 && k.write_into == k.assign_target && !read_by_another(k));
   });
   plan.kernels = std::move(kernels);
+  // Kernels of nodes rewriting made: the graph's node whose value each computes.
+  std::unordered_map<int, int> origin_of;
+  for (const auto& [from, to] : rewritten) {
+    auto f = known.find(from);
+    auto t = known.find(to);
+    if (f != known.end() && t != known.end() && f->second < static_cast<int>(order.size()) &&
+        t->second >= static_cast<int>(order.size())) {
+      origin_of.emplace(t->second, f->second);
+    }
+  }
+  for (PlanKernel& k : plan.kernels) {
+    if (auto o = origin_of.find(k.node); o != origin_of.end()) k.origin = o->second;
+  }
   for (const Node* r : s.results) plan.results.push_back(pos(r));
   for (const Node* n : order) {
     if (n->op != tensor::Op::Shrink || schedule::holds_data(n)) continue;
@@ -453,13 +470,87 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
   return plan;
 }
 
-std::vector<std::shared_ptr<Buffer>> JitDevice::run(const std::vector<const Node*>& roots, const tensor::Bindings& b) {
+std::vector<char> JitDevice::keep_mask(const Plan& plan, const std::vector<const Node*>& order,
+                                      const std::vector<std::int32_t>& refs, const std::vector<const Node*>& roots) {
+  std::vector<char> keep;
+  std::unordered_map<const Node*, int> edges;  // references from within this graph
+  bool counted = false;
+  // With symbolic dimensions: whether each node's value depends on a variable that no node
+  // below it binds (a buffer's shape, with-dims). Such a value is this realize's, not the
+  // node's: realized with other values the same node is another value, so it is not kept.
+  std::unordered_map<const Node*, bool> open;
+  auto has_vars = [](const Node* n) {
+    for (const auto& d : n->shape) {
+      if (!d.is_const()) return true;
+    }
+    for (const auto& [lo, hi] : n->ranges) {
+      if (!lo.is_const() || !hi.is_const()) return true;
+    }
+    return false;
+  };
+  if (std::any_of(order.begin(), order.end(), has_vars)) {
+    std::unordered_map<const Node*, std::pair<std::set<std::string>, std::set<std::string>>> vars;  // (used, bound)
+    for (const Node* n : order) {
+      auto& [used, bound] = vars[n];
+      std::vector<std::string> own;
+      for (const auto& d : n->shape) d.collect_vars(own);
+      for (const auto& [lo, hi] : n->ranges) {
+        lo.collect_vars(own);
+        hi.collect_vars(own);
+      }
+      used.insert(own.begin(), own.end());
+      for (const auto& [k, v] : n->bindings) bound.insert(k);
+      if (schedule::holds_data(n)) {
+        bound.insert(own.begin(), own.end());  // data: its values are fixed
+      } else {
+        for (const auto& src : n->src) {
+          auto it = vars.find(src.get());
+          if (it == vars.end()) continue;
+          used.insert(it->second.first.begin(), it->second.first.end());
+          bound.insert(it->second.second.begin(), it->second.second.end());
+        }
+      }
+      open[n] = !std::includes(bound.begin(), bound.end(), used.begin(), used.end());
+    }
+  }
+  for (const PlanKernel& k : plan.kernels) {
+    // A node rewriting made (past the graph) is kept on the graph's node it stands for;
+    // assigns (their value is their target's) are not kept.
+    const auto p = static_cast<std::size_t>(k.node < static_cast<int>(order.size()) ? k.node : k.origin);
+    if (k.op == tensor::Op::Assign || p >= order.size()) continue;
+    const Node* n = order[p];
+    if (std::find(roots.begin(), roots.end(), n) != roots.end()) continue;
+    if (!counted) {
+      for (const Node* m : order) {
+        if (schedule::holds_data(m)) continue;
+        for (const auto& s : m->src) ++edges[s.get()];
+        for (const auto& s : m->custom_inputs) ++edges[s.get()];
+      }
+      counted = true;
+    }
+    if (refs[p] > edges[n] && !(open.count(n) && open.at(n))) {
+      keep.resize(std::max<std::size_t>(keep.size(), static_cast<std::size_t>(k.node) + 1), 0);
+      keep[static_cast<std::size_t>(k.node)] = 1;
+    }
+  }
+  return keep;
+}
+
+std::vector<std::shared_ptr<Buffer>> JitDevice::run(const std::vector<const Node*>& roots, const tensor::Bindings& b,
+                                                    bool keep_intermediates) {
   for (const Node* root : roots) check_graph(root, b);
   auto t_start = std::chrono::steady_clock::now();
   // The plan for this graph's structure: scheduled, lowered and compiled once.
   std::vector<const Node*> order;
   std::string key = structure_key(roots, order);
   if (rewrite_key) key += "|rules " + std::to_string(rewrite_key());
+  // References to each node now, before planning: rewriting's guards wrap nodes in tensors
+  // that are garbage after, and must not count as tensors that refer to them (keep_mask).
+  std::vector<std::int32_t> refs;
+  if (keep_intermediates && !recording) {
+    refs.reserve(order.size());
+    for (const Node* n : order) refs.push_back(n->refs);
+  }
   auto found = plans_.find(key);
   if (found == plans_.end()) {
     found = plans_.emplace(std::move(key), make_plan(roots, order)).first;
@@ -476,10 +567,29 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::run(const std::vector<const Node
   if (recording) {
     for (int p : plan.leaves) leaf_nodes.push_back(order[static_cast<std::size_t>(p)]);
   }
-  std::vector<std::shared_ptr<Buffer>> results = execute(plan, std::move(leaves), b, std::move(leaf_nodes));
+  // Nothing computed is computed twice (issue 20): an intermediate this realize materializes
+  // anyway, which a live tensor or another graph still refers to, keeps its buffer on its node,
+  // so what is built on it later reads it. (Not while a jit trace records: a replay computes
+  // everything again, and must not take a kept buffer for captured data.)
+  std::vector<char> keep;
+  if (keep_intermediates && !recording) keep = keep_mask(plan, order, refs, roots);
+  Kept kept;
+  std::vector<std::shared_ptr<Buffer>> results =
+      execute(plan, std::move(leaves), b, std::move(leaf_nodes), keep.empty() ? nullptr : &keep, &kept);
+  std::size_t kept_bytes = 0;
+  if (!kept.empty()) {
+    std::unordered_map<int, int> origin;  // kernel node -> the graph's node
+    for (const PlanKernel& k : plan.kernels) origin[k.node] = k.node < static_cast<int>(order.size()) ? k.node : k.origin;
+    for (auto& [p, buf] : kept) {
+      kept_bytes += buf->size_bytes();
+      order[static_cast<std::size_t>(origin.at(p))]->set_cached(std::move(buf));
+    }
+  }
+  if (kept_bytes > 0 && on_keep) on_keep(kept_bytes);
   if (debug >= 1) {
-    std::fprintf(stderr, "tensorlisp: realize: %zu kernels, %.3f ms total\n", plan.kernels.size(),
-                 seconds_since(t_start) * 1e3);
+    std::fprintf(stderr, "tensorlisp: realize: %zu kernels, %.3f ms total", plan.kernels.size(), seconds_since(t_start) * 1e3);
+    if (!kept.empty()) std::fprintf(stderr, "; kept %zu intermediates (%.2f MB) that live tensors refer to", kept.size(), kept_bytes / 1e6);
+    std::fprintf(stderr, "\n");
   }
   return results;
 }
@@ -622,7 +732,8 @@ std::unordered_map<int, int> JitDevice::reader_counts(const Plan& plan) {
 }
 
 std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::vector<std::shared_ptr<Buffer>> leaves,
-                                                        const tensor::Bindings& b, std::vector<const Node*> leaf_nodes) {
+                                                        const tensor::Bindings& b, std::vector<const Node*> leaf_nodes,
+                                                        const std::vector<char>* keep, Kept* kept) {
   for (const Plan::RangeCheck& c : plan.checks) {
     const std::int64_t lo = c.lo.eval(b), hi = c.hi.eval(b), size = c.size.eval(b);
     if (lo < 0 || hi < lo || hi > size) {
@@ -635,7 +746,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
   const std::size_t rec_index = rec ? rec->size() : 0;
   if (rec) rec->push_back(Recorded{&plan, std::move(leaf_nodes), leaves, b, {}});
   if (memory_) {
-    std::vector<std::shared_ptr<Buffer>> result = execute_on_device(plan, std::move(leaves), b);
+    std::vector<std::shared_ptr<Buffer>> result = execute_on_device(plan, std::move(leaves), b, keep, kept);
     if (rec) (*rec)[rec_index].results = result;
     return result;
   }
@@ -684,6 +795,9 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
       writes.emplace_back(values.at(k.assign_target), out, k.node);
     }
     values[k.node] = out;
+    if (keep != nullptr && static_cast<std::size_t>(k.node) < keep->size() && (*keep)[static_cast<std::size_t>(k.node)]) {
+      kept->emplace_back(k.node, out);
+    }
     auto done_with = [&](int in) {
       if (--readers[in] == 0 && std::find(plan.results.begin(), plan.results.end(), in) == plan.results.end()) {
         values.erase(in);
@@ -714,7 +828,8 @@ void JitDevice::report_kernel(std::size_t i, const Plan& plan, const PlanKernel&
 }
 
 std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& plan, std::vector<std::shared_ptr<Buffer>> leaves,
-                                                                  const tensor::Bindings& b) {
+                                                                  const tensor::Bindings& b, const std::vector<char>* keep,
+                                                                  Kept* kept) {
   using Copy = std::shared_ptr<tensor::DeviceCopy>;
   std::unordered_map<int, Copy> dev;                      // device data by position in the graph's order
   std::unordered_map<int, std::shared_ptr<Buffer>> host;  // host buffers: leaves, constants, assign targets
@@ -774,6 +889,10 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
         writes.emplace_back(target, out);
       }
       host[k.node] = target;
+    }
+    if (keep != nullptr && static_cast<std::size_t>(k.node) < keep->size() && (*keep)[static_cast<std::size_t>(k.node)]) {
+      // On the device only, until the host reads it.
+      kept->emplace_back(k.node, std::make_shared<Buffer>(k.dtype, static_cast<std::size_t>(count), out));
     }
     dev[k.node] = std::move(out);
     auto done_with = [&](int in) {

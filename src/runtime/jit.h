@@ -90,7 +90,9 @@ class JitDevice {
   // Rewrites a graph before it is scheduled (the optimizer rules), and a number that changes
   // when the rules do, so plans made under other rules are not reused. Rewrites must depend
   // on a graph's structure only (ops, shapes, dtypes, constants), never on data.
-  std::function<tensor::NodeRef(const tensor::NodeRef&)> rewrite;
+  // `rewritten` (when given) receives each node of the graph and what it became.
+  using RewriteMap = std::unordered_map<const tensor::Node*, const tensor::Node*>;
+  std::function<tensor::NodeRef(const tensor::NodeRef&, RewriteMap* rewritten)> rewrite;
   // Called before each kernel launch; it may throw to stop the realize there (Ctrl-C: the
   // host's interrupt, so a long run of kernels returns to the prompt between two of them).
   std::function<void()> poll;
@@ -103,8 +105,15 @@ class JitDevice {
 
   // Runs a plan on leaf buffers (in the order of Recorded::leaves): a fresh buffer per root,
   // or the target's buffer for an assign. `leaf_nodes` go into the recording, if one is on.
+  // With `keep` (a flag per position), the buffers of those kernels' nodes go into `kept`
+  // instead of being freed after their last reader.
+  using Kept = std::vector<std::pair<int, std::shared_ptr<tensor::Buffer>>>;
   std::vector<std::shared_ptr<tensor::Buffer>> execute(const Plan& plan, std::vector<std::shared_ptr<tensor::Buffer>> leaves,
-                                          const tensor::Bindings& b, std::vector<const tensor::Node*> leaf_nodes = {});
+                                          const tensor::Bindings& b, std::vector<const tensor::Node*> leaf_nodes = {},
+                                          const std::vector<char>* keep = nullptr, Kept* kept = nullptr);
+  // Told the bytes of intermediates a realize kept on their nodes (see realize_many), for the
+  // host's memory accounting.
+  std::function<void(std::size_t)> on_keep;
 
  private:
   std::shared_ptr<Backend> backend_;
@@ -143,6 +152,9 @@ class JitDevice {
     // writes the target, else a copy of the target made by the kernel before it (which then
     // becomes the target's data once all kernels have run, as a whole assign's value does).
     int write_into = -1;
+    // The node of the graph whose value this kernel computes when a rewrite made the kernel's
+    // own node (it is past the graph): where a kept buffer goes (see keep_mask). -1: none.
+    int origin = -1;
     std::vector<int> inputs;               // the nodes it reads
     std::vector<std::int32_t> input_slots; // their buffer slots
     std::size_t buffer_count = 0;
@@ -195,12 +207,18 @@ class JitDevice {
   Plan make_plan(const std::vector<const tensor::Node*>& roots, const std::vector<const tensor::Node*>& order);
   PlanKernel extern_kernel(const tensor::Node* n, const std::function<int(const tensor::Node*)>& pos);
   std::vector<std::shared_ptr<tensor::Buffer>> run(const std::vector<const tensor::Node*>& roots,
-                                                   const tensor::Bindings& b);
+                                                   const tensor::Bindings& b, bool keep_intermediates);
+  // The kernels of PLAN whose nodes (ORDER's) a tensor or graph outside this realize refers
+  // to: a flag per position, or empty when there are none.
+  // REFS: each node's reference count (Node::refs) before the plan was made.
+  static std::vector<char> keep_mask(const Plan& plan, const std::vector<const tensor::Node*>& order,
+                                     const std::vector<std::int32_t>& refs, const std::vector<const tensor::Node*>& roots);
   // execute's work on a device with its own memory: leaves are uploaded (once: a buffer keeps
   // its device copy), kernels run on device memory, and the results and assigned buffers are
   // copied back to the host, keeping their device copies for the next use.
   std::vector<std::shared_ptr<tensor::Buffer>> execute_on_device(const Plan& plan, std::vector<std::shared_ptr<tensor::Buffer>> leaves,
-                                                                 const tensor::Bindings& b);
+                                                                 const tensor::Bindings& b, const std::vector<char>* keep,
+                                                                 Kept* kept);
   // Runs kernel k (count output elements) on device pointers ptrs, with the launch shape
   // tuning chose for it (tuning it first if it has not been); the seconds it took, on a
   // device with its own memory only when `timed` (its launches are asynchronous).
