@@ -1,40 +1,72 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Fuzzes every target in tests/fuzz (or those named) for longer than CI does.
+# Fuzzes every target in tests/fuzz (or those named), as many at a time as there are cores.
 #   scripts/fuzz.sh                    each target 5 minutes
 #   scripts/fuzz.sh --minutes 60 reader eval
-# Builds build-fuzz (clang, ASan+UBSan, libFuzzer). New inputs go to
-# build-fuzz/tests/fuzz/found-NAME; a crash is written there as crash-* and stops that
-# target: copy it into tests/fuzz/corpus/NAME/ (a regression seed) and fix it.
+#   scripts/fuzz.sh --seconds 45       what CI does (scripts/test.sh --sanitize, TL_FUZZ_SECONDS)
+# Builds only the fuzz targets, in build-fuzz (clang, ASan+UBSan+LSan, libFuzzer), and starts
+# each from its seeds in tests/fuzz/corpus/NAME/. New inputs go to build-fuzz/tests/fuzz/found-NAME.
+# A crash, leak, timeout, out-of-memory or UBSan report fails the run; its input is written
+# there as crash-*, leak-*, timeout-* or oom-*: copy it into tests/fuzz/corpus/NAME/ under a
+# name that says what it does (it then stays a regression seed) and fix the bug.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-minutes=5
+seconds=300
 targets=()
 while (($#)); do
   case "$1" in
-    --minutes) minutes="$2"; shift 2 ;;
-    -h|--help) sed -n 3,8p "$0"; exit 0 ;;
+    --minutes) seconds=$(($2 * 60)); shift 2 ;;
+    --seconds) seconds="$2"; shift 2 ;;
+    -h|--help) sed -n 3,11p "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
-dir="$root/build-fuzz"
-CC=clang CXX=clang++ BUILD_TYPE=RelWithDebInfo "$root/scripts/build.sh" "$dir" \
-  -DTL_SANITIZE=ON -DTL_FUZZ=ON
 if ((${#targets[@]} == 0)); then
   for f in "$root"/tests/fuzz/fuzz_*.cpp; do
     n="$(basename "$f" .cpp)"
     targets+=("${n#fuzz_}")
   done
 fi
+dir="$root/build-fuzz"
+CC=clang CXX=clang++ BUILD_TYPE=RelWithDebInfo TARGETS="${targets[*]/#/fuzz_}" \
+  "$root/scripts/build.sh" "$dir" -DTL_SANITIZE=ON -DTL_FUZZ=ON
 export ASAN_OPTIONS="detect_leaks=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+out="$dir/tests/fuzz"
+
+# Fuzzes target $1 for $seconds, its output in $out/$1.log; leaves its exit status in $out/$1.rc.
+fuzz_one() {
+  local found="$out/found-$1"
+  mkdir -p "$found"
+  rm -f "$out/$1.rc"
+  local rc=0
+  "$out/fuzz_$1" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2560 -max_len=4096 \
+    -print_final_stats=1 -artifact_prefix="$found/" "$found" "$root/tests/fuzz/corpus/$1" \
+    >"$out/$1.log" 2>&1 || rc=$?
+  echo "$rc" >"$out/$1.rc"
+  local runs
+  runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/$1.log")"
+  if ((rc == 0)); then
+    echo "fuzz.sh: $1 passed (${runs:-?} inputs in $seconds s)"
+  else
+    echo "fuzz.sh: $1 FAILED"
+  fi
+}
+
+echo "fuzz.sh: ${targets[*]}, $seconds s each, $(nproc) at a time"
+for t in "${targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= $(nproc))); do wait -n || true; done
+  fuzz_one "$t" &
+done
+wait
 status=0
 for t in "${targets[@]}"; do
-  found="$dir/tests/fuzz/found-$t"
-  mkdir -p "$found"
-  echo "fuzz.sh: $t for $minutes minute(s)"
-  "$dir/tests/fuzz/fuzz_$t" -max_total_time=$((minutes * 60)) -timeout=10 -rss_limit_mb=2560 \
-    -max_len=4096 -print_final_stats=1 -artifact_prefix="$found/" \
-    "$found" "$root/tests/fuzz/corpus/$t" || { echo "fuzz.sh: $t FAILED (see $found/crash-*)"; status=1; }
+  [ "$(cat "$out/$t.rc" 2>/dev/null)" = 0 ] && continue
+  status=1
+  echo "===== fuzz.sh: $t failed; the end of $out/$t.log:"
+  tail -n 60 "$out/$t.log"
+  input="$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$out/$t.log" | tail -n 1)"
+  echo "===== fuzz.sh: $t: reproducer ${input:-not written (see the log)}"
+  if [ -n "$input" ]; then echo "  rerun it with: $out/fuzz_$t $input"; fi
 done
 exit $status

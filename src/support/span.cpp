@@ -49,7 +49,8 @@ SourceLocation SourceMap::location(Span span) const {
 }
 
 void SourceMap::forget_text(std::uint32_t file) {
-  if (file < entries_.size()) entries_[file].text.clear();
+  // clear() would keep the text's buffer; swapping with an empty string frees it.
+  if (file < entries_.size()) std::string().swap(entries_[file].text);
 }
 
 }  // namespace tl

@@ -38,6 +38,8 @@ class SourceMap {
   SourceLocation location(Span span) const;
   // Drops the text of an entry (kept: its name) to bound memory at long REPL sessions.
   void forget_text(std::uint32_t file);
+  // How many entries there are: the next text added gets this file id.
+  std::uint32_t size() const { return static_cast<std::uint32_t>(entries_.size()); }
 
  private:
   struct Entry {

@@ -54,6 +54,7 @@ bool round_trips(Interp& in, Value form) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   tl::Interpreter& lisp = tl::fuzz::interpreter();
+  tl::fuzz::InputScope scope;
   Interp& in = lisp.internal();
   std::string text(reinterpret_cast<const char*>(data), size);
   {
@@ -71,7 +72,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (e.kind() == tl::ErrorKind::Internal) __builtin_trap();
     }
   }
-  // Nothing evaluates here, so nothing would collect the forms read.
-  if (in.heap.wants_collection()) in.collect();
   return 0;
 }

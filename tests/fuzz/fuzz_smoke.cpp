@@ -7,6 +7,7 @@
 #include <string>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  tl::fuzz::InputScope scope;
   std::string form = "(+ 0";
   for (std::size_t i = 0; i < size && i < 64; ++i) form += " " + std::to_string(data[i]);
   form += ")";

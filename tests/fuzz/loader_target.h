@@ -14,6 +14,7 @@ namespace tl::fuzz {
 // SUFFIX), catching tl::Error.
 inline void load_through_lisp(const std::uint8_t* data, std::size_t size, const std::string& suffix,
                               const std::string& form) {
+  InputScope scope;
   const std::string path = write_temp(data, size, suffix);
   std::string text;
   for (std::size_t i = 0; i < form.size(); ++i) {
