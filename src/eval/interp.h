@@ -338,6 +338,7 @@ CodeUnit* compile(Interp& interp, Value form);
 void register_core_builtins(Interp& interp);
 void register_number_builtins(Interp& interp);
 void register_list_builtins(Interp& interp);
+void register_sequence_builtins(Interp& interp);
 void register_string_builtins(Interp& interp);
 void register_hash_builtins(Interp& interp);
 void register_system_builtins(Interp& interp);
