@@ -1,7 +1,8 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; Functions with Common Lisp's names keep Common Lisp's contracts (issue 25, "Same name,
-;;; different contract"): destructive list functions and the keyword arguments of the
-;;; sequence functions. Each line printed here was wrong, or an error, before.
+;;; different contract"): destructive list functions, keyword arguments of the sequence
+;;; functions, funcall of a symbol, locals named like functions, and special forms that no
+;;; definition may replace. Each line printed here was wrong, or an error, before.
 
 (defun show (label value) (format t "~a: ~s~%" label value))
 (defmacro fails (form)
@@ -89,3 +90,26 @@
 (show "keyword with no value" (fails (find 1 '(1) :test)))
 (show "both tests" (fails (member 1 '(1) :test #'eql :test-not #'eql)))
 (show ":end out of range" (fails (position 1 '(1 2) :end 3)))
+
+;; funcall, apply and the sequence functions take a symbol naming a global function.
+(defun twice (x) (* 2 x))
+(show "funcall symbol" (funcall 'car '(1 2)))
+(show "apply symbol" (apply 'twice '(5)))
+(show "apply symbol with args" (apply '+ 1 2 '(3 4)))
+(defun tail-funcall (f x) (funcall f x))
+(show "funcall symbol in tail position" (tail-funcall 'cadr '(1 2)))
+(show "mapcar symbol" (mapcar 'car '((1) (2))))
+(show "remove-if symbol" (remove-if 'evenp '(1 2 3)))
+
+;; A local variable named like a global function: when it holds no function, a call through
+;; its name reaches the global function; a local holding a function is called.
+(show "let list list" (let ((list '(1 2))) (list list (length list))))
+(defun shadow-params (list string) (list (car list) string))
+(show "parameter named list" (shadow-params '(a b) "s"))
+(show "local non-function, no global" (fails (let ((nope 3)) (nope 1))))
+
+;; Special forms cannot be redefined by defun, defmacro or defmodel.
+(show "defun block" (fails (defun block (x) x)))
+(show "defmacro if" (fails (defmacro if (x) x)))
+(show "defmodel let" (fails (eval '(defmodel let (x) ((y x)) () y))))
+(show "special-operator-p" (list (special-operator-p 'if) (special-operator-p 'when)))

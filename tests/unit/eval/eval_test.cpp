@@ -580,8 +580,10 @@ TEST_CASE("eval: type errors name the function and the argument", "[eval][errors
                                         "(integer)");
   CHECK(ERR_MSG("(gethash 1 2)") == "gethash: argument 2 must be a hash table, got 2 (integer)");
   CHECK(ERR_MSG("(length 5)") == "length: argument 1 must be a sequence, got 5 (integer)");
-  CHECK(ERR_MSG("(mapcar 'car '((1)))") ==
-        "mapcar: argument 1 must be a function, got car (symbol)");
+  // A symbol naming a global function is a function designator, as in Common Lisp (issue 25).
+  CHECK(EV("(mapcar 'car '((1)))") == "(1)");
+  CHECK(ERR_MSG("(mapcar 'no-such-function '((1)))") ==
+        "mapcar: argument 1 must be a function, got no-such-function (symbol)");
   CHECK(ERR_MSG("(length '(1 . 2))") ==
         "length: argument 1 must be a proper list, got (1 . 2) (cons)");
   CHECK(ERR_MSG("(funcall 5)") == "cannot call 5: it is not a function");
