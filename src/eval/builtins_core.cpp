@@ -357,11 +357,20 @@ void register_core_builtins(Interp& in) {
   TL_BUILTIN(in, "special-operator-p", 1, 1, "(special-operator-p SYMBOL)",
              "True when SYMBOL names a special form (if, let, block, ...), which no definition may replace.",
              [](Interp& in, Args a, N) { return in.boolean(in.is_special_form(arg_symbol(in, "special-operator-p", a, 0))); });
-  TL_BUILTIN(in, "documentation", 1, 1, "(documentation SYMBOL-OR-FUNCTION)", "The docstring of a function, macro or variable, or nil.",
-             [](Interp& in, Args a, N) -> Value {
+  TL_BUILTIN(in, "documentation", 1, 2, "(documentation NAME [DOC-TYPE])",
+             "The docstring of a function, macro or variable, or nil. As in Common Lisp, DOC-TYPE may be "
+             "'function (a function or macro) or 'variable; without it, whichever NAME has.",
+             [](Interp& in, Args a, N n) -> Value {
                Value v = a[0];
+               std::string type = n == 2 ? arg_symbol(in, "documentation", a, 1)->name : "";
+               if (n == 2 && type != "function" && type != "variable" && type != "t") {
+                 in.error("type-error", "documentation: DOC-TYPE must be function or variable, got " + type);
+               }
                if (is_symbol(v)) {
                  Symbol* s = as_symbol(v);
+                 bool is_fn = s->bound && (is_function(s->value) || is_kind(s->value, ObjKind::Macro));
+                 if (type == "variable") return is_fn ? nil() : s->doc;
+                 if (type == "function" && !is_fn) return nil();
                  if (!s->bound) return s->doc;
                  v = s->value;
                  if (!is_function(v) && !is_kind(v, ObjKind::Macro)) return s->doc;

@@ -1,8 +1,9 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; Functions with Common Lisp's names keep Common Lisp's contracts (issue 25, "Same name,
 ;;; different contract"): destructive list functions, keyword arguments of the sequence
-;;; functions, funcall of a symbol, locals named like functions, and special forms that no
-;;; definition may replace. Each line printed here was wrong, or an error, before.
+;;; functions, string-trim's bag, documentation, funcall of a symbol, locals named like
+;;; functions, and special forms that no definition may replace. Each line printed here
+;;; was wrong, or an error, before.
 
 (defun show (label value) (format t "~a: ~s~%" label value))
 (defmacro fails (form)
@@ -113,3 +114,15 @@
 (show "defmacro if" (fails (defmacro if (x) x)))
 (show "defmodel let" (fails (eval '(defmodel let (x) ((y x)) () y))))
 (show "special-operator-p" (list (special-operator-p 'if) (special-operator-p 'when)))
+
+;; string-trim and friends take the bag first; a bag is a string or a list of one-character
+;; strings (there is no character type yet). With one argument they trim whitespace.
+(show "string-trim bag" (string-trim "-*" "*-ab-c-*"))
+(show "string-left-trim" (string-left-trim " x" "x x hi x"))
+(show "string-right-trim" (string-right-trim '("." "!") "hi!.!"))
+
+;; documentation with a doc-type, as in Common Lisp.
+(defun documented (x) "(documented X) is X." x)
+(defvar *documented* 1 "A documented variable.")
+(show "documentation 'function" (documentation 'documented 'function))
+(show "documentation 'variable" (list (documentation '*documented* 'variable) (documentation 'documented 'variable)))
