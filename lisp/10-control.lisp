@@ -195,11 +195,12 @@ PLACE rewritten to use them, so a read-modify-write evaluates each argument form
   "(decf PLACE [DELTA]) subtracts DELTA (default 1) from PLACE; returns the new value."
   `(%modify-place ,place ,#'- ,delta))
 
-(defmacro pushnew (item place)
-  "(pushnew ITEM PLACE) pushes ITEM unless it is already a member (equal) of PLACE."
+(defmacro pushnew (item place &rest keys)
+  "(pushnew ITEM PLACE &key :test :test-not :key) pushes ITEM unless it is already a member of
+PLACE (eql by default, as member)."
   (let ((v (gensym "item")) (parts (%place-parts place)))
     `(let* ((,v ,item) ,@(car parts))
-       (if (,#'member ,v ,(cadr parts))
+       (if (,#'member ,v ,(cadr parts) ,@keys)
            ,(cadr parts)
            (setf ,(cadr parts) (,#'cons ,v ,(cadr parts)))))))
 

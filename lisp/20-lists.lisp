@@ -16,50 +16,6 @@
     (let ((v (funcall pred x)))
       (when v (return v)))))
 
-(defun find (item items &key (test #'equal) key)
-  "(find ITEM LIST &key :test :key) is the first element matching ITEM (equal by default)."
-  (dolist (x items nil)
-    (when (funcall test item (if key (funcall key x) x)) (return x))))
-
-(defun count (item items &key (test #'equal))
-  "(count ITEM LIST &key :test) is how many elements match ITEM."
-  (let ((n 0))
-    (dolist (x items n)
-      (when (funcall test item x) (setq n (+ n 1))))))
-
-(defun count-if (pred items)
-  "(count-if PREDICATE LIST) is how many elements satisfy PREDICATE."
-  (let ((n 0))
-    (dolist (x items n)
-      (when (funcall pred x) (setq n (+ n 1))))))
-
-(defun position-if (pred items)
-  "(position-if PREDICATE LIST) is the index of the first element satisfying PREDICATE, or nil."
-  (let ((i 0))
-    (dolist (x items nil)
-      (when (funcall pred x) (return i))
-      (setq i (+ i 1)))))
-
-(defun remove-duplicates (items &key (test #'equal))
-  "(remove-duplicates LIST &key :test) keeps the first occurrence of each element."
-  (let ((seen nil) (out nil))
-    (dolist (x items (reverse out))
-      (unless (member x seen test)
-        (push x seen)
-        (push x out)))))
-
-(defun union (a b)
-  "(union A B) is the elements of A plus those of B not in A (equal)."
-  (append a (remove-if (lambda (x) (member x a)) b)))
-
-(defun intersection (a b)
-  "(intersection A B) is the elements of A that are also in B (equal)."
-  (remove-if-not (lambda (x) (member x b)) a))
-
-(defun set-difference (a b)
-  "(set-difference A B) is the elements of A not in B (equal)."
-  (remove-if (lambda (x) (member x b)) a))
-
 (defun flatten (tree)
   "(flatten TREE) is the list of the non-nil atoms of TREE, left to right."
   (let ((out nil))
@@ -83,10 +39,6 @@
       (setq tail (cddr tail)))
     value))
 
-(defun nconc (&rest lists)
-  "(nconc LIST...) is the lists joined (like append; the last list is shared)."
-  (apply #'append lists))
-
 (defun constantly (value)
   "(constantly VALUE) is a function that ignores its arguments and returns VALUE."
   (lambda (&rest args) value))
@@ -109,14 +61,10 @@
       (push x out)
       (setq x (+ x step)))))
 
-(defun substitute (new old lst)
-  "(substitute NEW OLD LIST) LIST with every element eql to OLD replaced by NEW."
-  (mapcar (lambda (x) (if (eql x old) new x)) lst))
-
 (defun command-line-option (name &optional default)
   "(command-line-option NAME [DEFAULT]) The argument after NAME (\"--epochs\") in *argv*, as a
 number when it reads as one, else as a string; DEFAULT when NAME is absent."
-  (let ((tail (member name *argv* #'equal)))
+  (let ((tail (member name *argv* :test #'equal)))
     (cond ((null tail) default)
           ((null (cdr tail)) (error 'type-error "command line: ~a needs a value" name))
           (t (let ((v (cadr tail)))
@@ -124,4 +72,4 @@ number when it reads as one, else as a string; DEFAULT when NAME is absent."
 
 (defun command-line-flag (name)
   "(command-line-flag NAME) True when NAME (\"--eval\") is in *argv*."
-  (if (member name *argv* #'equal) t nil))
+  (if (member name *argv* :test #'equal) t nil))

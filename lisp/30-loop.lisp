@@ -13,7 +13,7 @@
   (and (symbolp x) x (string= (symbol-name x) name)))
 
 (defun %loop-kw-in-p (x names)
-  (and (symbolp x) x (member (symbol-name x) names)))
+  (and (symbolp x) x (member (symbol-name x) names :test #'string=)))
 
 (defvar *loop-keywords*
   '("named" "for" "as" "with" "repeat" "while" "until" "collect" "collecting" "append" "appending"
@@ -71,7 +71,7 @@ collect, sum, when, finally, ...) it iterates and accumulates; see lisp/30-loop.
                (push (next) out))
              (reverse out)))
          (numeric-kind-p (kind)
-           (member kind '("sum" "summing" "count" "counting")))
+           (member kind '("sum" "summing" "count" "counting") :test #'string=))
          (accumulator (into kind)
            ;; The variable to accumulate into, created (once) if needed.
            (cond (into
@@ -122,8 +122,8 @@ collect, sum, when, finally, ...) it iterates and accumulates; see lisp/30-loop.
                 (let ((what (symbol-name (next))) (keys (gensym "keys")))
                   (unless (kw "of") (error 'program-error "loop: expected OF after being the ~a" what))
                   (next)
-                  (bind keys (cond ((member what '("hash-key" "hash-keys")) `(,#'hash-table-keys ,(next)))
-                                   ((member what '("hash-value" "hash-values")) `(,#'hash-table-values ,(next)))
+                  (bind keys (cond ((member what '("hash-key" "hash-keys") :test #'string=) `(,#'hash-table-keys ,(next)))
+                                   ((member what '("hash-value" "hash-values") :test #'string=) `(,#'hash-table-values ,(next)))
                                    (t (error 'program-error "loop: cannot iterate being the ~a" what))))
                   (if (symbolp var) (bind var nil) (bind-pattern var))
                   (push `(if (,#'consp ,keys)
@@ -147,9 +147,9 @@ collect, sum, when, finally, ...) it iterates and accumulates; see lisp/30-loop.
                            var (peek)))
                   (while (%loop-kw-in-p (peek) '("from" "upfrom" "downfrom" "to" "upto" "below" "downto" "above" "by"))
                     (let ((k (symbol-name (next))))
-                      (cond ((member k '("from" "upfrom")) (setq start (next)))
+                      (cond ((member k '("from" "upfrom") :test #'string=) (setq start (next)))
                             ((string= k "downfrom") (setq start (next) down t))
-                            ((member k '("to" "upto")) (setq limit (next) has-limit t))
+                            ((member k '("to" "upto") :test #'string=) (setq limit (next) has-limit t))
                             ((string= k "below") (setq limit (next) has-limit t inclusive nil))
                             ((string= k "downto") (setq limit (next) has-limit t down t))
                             ((string= k "above") (setq limit (next) has-limit t down t inclusive nil))
@@ -193,9 +193,9 @@ collect, sum, when, finally, ...) it iterates and accumulates; see lisp/30-loop.
                        (kind (symbol-name k))
                        (acc (accumulator into kind))
                        (v (gensym "value")))
-                  (cond ((member kind '("sum" "summing")) `(setq ,acc (,#'+ ,acc ,form)))
-                        ((member kind '("count" "counting")) `(when ,form (setq ,acc (,#'+ ,acc 1))))
-                        ((member kind '("maximize" "maximizing"))
+                  (cond ((member kind '("sum" "summing") :test #'string=) `(setq ,acc (,#'+ ,acc ,form)))
+                        ((member kind '("count" "counting") :test #'string=) `(when ,form (setq ,acc (,#'+ ,acc 1))))
+                        ((member kind '("maximize" "maximizing") :test #'string=)
                          `(let ((,v ,form)) (when (or (,#'null ,acc) (,#'> ,v ,acc)) (setq ,acc ,v))))
                         (t `(let ((,v ,form)) (when (or (,#'null ,acc) (,#'< ,v ,acc)) (setq ,acc ,v)))))))
                ((%loop-kw-in-p k '("do" "doing")) `(progn ,@(forms-until-keyword)))

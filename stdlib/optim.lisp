@@ -285,7 +285,7 @@ then following THEN, a function of the steps since warm-up ending that gives the
 MODEL's parameters) as an alist for a checkpoint; nn:save and nn:load use it."
   (let ((slots (optim:%slots opt)) (out nil))
     (dolist (np (named-parameters model))
-      (when (member (cdr np) (gethash :params opt) #'eq)
+      (when (member (cdr np) (gethash :params opt) :test #'eq)
         (loop for tensor in (if slots (optim:%state opt (cdr np) (length slots)) nil)
               for slot in slots
               do (push (cons (format nil "optim.~a.~a" (car np) slot) tensor) out))))

@@ -8,7 +8,7 @@
 ;;; --small the sizes are tiny (a check that the script runs, e.g. on the cpu backend's
 ;;; simulated GPU: TENSORLISP_DEVICE_OPTIONS=sim=nvptx).
 
-(defvar *small* (member "--small" *argv*))
+(defvar *small* (member "--small" *argv* :test #'equal))
 (defvar *n* (if *small* (expt 2 12) (expt 2 26)))       ; elementwise length
 (defvar *m* (if *small* 256 4096))                     ; matrix side
 (defvar *tag-n* (if *small* "2^12" "2^26"))

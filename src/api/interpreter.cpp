@@ -234,6 +234,7 @@ void boot(Interp& in, const Interpreter::Options& options) {
   eval::register_core_builtins(in);
   eval::register_number_builtins(in);
   eval::register_list_builtins(in);
+  eval::register_sequence_builtins(in);
   eval::register_string_builtins(in);
   eval::register_hash_builtins(in);
   eval::register_system_builtins(in);

@@ -203,11 +203,7 @@ Node* Analyzer::analyze_list(Value form, Span span) {
     const WellKnown& S = in_.S;
     // Special forms win over local variables of the same name, as in Clojure: macros expand
     // into them (loop into block), and a local named block must not capture the expansion.
-    const bool special = s == S.quote || s == S.quasiquote || s == S.unquote || s == S.unquote_splicing ||
-                         s == S.function || s == S.lambda || s == S.named_lambda || s == S.if_ || s == S.progn ||
-                         s == S.let || s == S.let_star || s == S.setq || s == S.and_ || s == S.or_ || s == S.while_ ||
-                         s == S.block || s == S.return_from || s == S.unwind_protect || s == S.handler_case ||
-                         s == S.declare;
+    const bool special = in_.is_special_form(s);
     if (!lexical || special) {
       if (s == S.quote) {
         if (list_length(form, span, "quote") != 2) fail(span, "quote: expected exactly one form");

@@ -38,9 +38,14 @@ inline Value arg_list(Interp& in, const char* fn, Value* args, int i) {
   return args[i];
 }
 
+// A function, or a symbol naming a global function (as funcall takes it: (mapcar 'car l)); the
+// argument slot is replaced by the function itself.
 inline Value arg_function(Interp& in, const char* fn, Value* args, int i) {
-  if (!is_function(args[i])) in.type_error(fn, i + 1, "a function", args[i]);
-  return args[i];
+  if (is_function(args[i])) return args[i];
+  if (is_symbol(args[i]) && !args[i].is_nil() && as_symbol(args[i])->bound && is_function(as_symbol(args[i])->value)) {
+    return args[i] = as_symbol(args[i])->value;
+  }
+  in.type_error(fn, i + 1, "a function", args[i]);
 }
 
 inline HashTable* arg_hash(Interp& in, const char* fn, Value* args, int i) {

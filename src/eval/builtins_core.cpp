@@ -176,6 +176,9 @@ void register_core_builtins(Interp& in) {
                Symbol* name = arg_symbol(in, "defmacro", a, 0);
                arg_function(in, "defmacro", a, 1);
                if (name->sym_flags & kSymConstant) in.error("program-error", "defmacro: cannot redefine the constant " + name->name);
+               if (in.is_special_form(name)) {
+                 in.error("program-error", "defmacro: " + name->name + " is a special form; it cannot be redefined");
+               }
                auto* m = in.heap.make<Macro>(ObjKind::Macro);
                m->fn = a[1];
                m->name = a[0];
@@ -187,6 +190,10 @@ void register_core_builtins(Interp& in) {
              [](Interp& in, Args a, N) -> Value {
                Symbol* name = arg_symbol(in, "defun", a, 0);
                if (name->sym_flags & kSymConstant) in.error("program-error", "defun: cannot redefine the constant " + name->name);
+               // Calls would still parse as the special form (issue 25: (defun block ...) was accepted).
+               if (in.is_special_form(name)) {
+                 in.error("program-error", "defun: " + name->name + " is a special form; it cannot be redefined");
+               }
                if (is_kind(a[1], ObjKind::Closure)) as_closure(a[1])->name = a[0];
                in.set_global(name, a[1]);
                return a[0];
@@ -347,11 +354,23 @@ void register_core_builtins(Interp& in) {
                }
                return describe_text(in, a[0], nullptr);
              });
-  TL_BUILTIN(in, "documentation", 1, 1, "(documentation SYMBOL-OR-FUNCTION)", "The docstring of a function, macro or variable, or nil.",
-             [](Interp& in, Args a, N) -> Value {
+  TL_BUILTIN(in, "special-operator-p", 1, 1, "(special-operator-p SYMBOL)",
+             "True when SYMBOL names a special form (if, let, block, ...), which no definition may replace.",
+             [](Interp& in, Args a, N) { return in.boolean(in.is_special_form(arg_symbol(in, "special-operator-p", a, 0))); });
+  TL_BUILTIN(in, "documentation", 1, 2, "(documentation NAME [DOC-TYPE])",
+             "The docstring of a function, macro or variable, or nil. As in Common Lisp, DOC-TYPE may be "
+             "'function (a function or macro) or 'variable; without it, whichever NAME has.",
+             [](Interp& in, Args a, N n) -> Value {
                Value v = a[0];
+               std::string type = n == 2 ? arg_symbol(in, "documentation", a, 1)->name : "";
+               if (n == 2 && type != "function" && type != "variable" && type != "t") {
+                 in.error("type-error", "documentation: DOC-TYPE must be function or variable, got " + type);
+               }
                if (is_symbol(v)) {
                  Symbol* s = as_symbol(v);
+                 bool is_fn = s->bound && (is_function(s->value) || is_kind(s->value, ObjKind::Macro));
+                 if (type == "variable") return is_fn ? nil() : s->doc;
+                 if (type == "function" && !is_fn) return nil();
                  if (!s->bound) return s->doc;
                  v = s->value;
                  if (!is_function(v) && !is_kind(v, ObjKind::Macro)) return s->doc;

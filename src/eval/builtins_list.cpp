@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// List and vector builtins: construction, access, higher-order functions and sorting.
+// List and vector builtins: construction, access, destructive splicing (nconc, nreverse, rplaca),
+// higher-order functions and sorting.
 #include <algorithm>
 #include <cmath>
 
@@ -74,6 +75,49 @@ Value sequence_elt(Interp& in, const char* fn, Value seq, std::int64_t i) {
 Value key_of(Interp& in, Value key, Value v) {
   if (key.is_nil()) return v;
   return in.call(key, {v});
+}
+
+// nconc and nreverse relink cells (issue 25: nconc used to copy).
+Value nconc(Interp& in, Args a, N n) {
+  Value head = nil();
+  Cons* last = nullptr;
+  for (N i = 0; i < n; ++i) {
+    Value v = a[i];
+    if (v.is_nil()) continue;
+    if (last != nullptr) last->cdr = v;
+    if (i + 1 == n) break;  // the last argument may be any object
+    if (!is_cons(v)) in.type_error("nconc", static_cast<int>(i + 1), "a list", v);
+    if (head.is_nil()) head = v;
+    ListWalk walk(in, "nconc", static_cast<int>(i + 1), v);
+    Value cell = v;
+    for (; !walk.done(); walk.next()) cell = walk.cell();
+    last = as_cons(cell);
+  }
+  if (head.is_nil()) return n == 0 ? nil() : a[n - 1];
+  return head;
+}
+
+Value nreverse(Interp& in, Args a) {
+  if (is_string(a[0])) {
+    std::string& s = as_string(a[0])->text;
+    std::reverse(s.begin(), s.end());
+    return a[0];
+  }
+  if (is_kind(a[0], ObjKind::Vector)) {
+    auto& items = as_vector(a[0])->items;
+    std::reverse(items.begin(), items.end());
+    return a[0];
+  }
+  arg_list(in, "nreverse", a, 0);
+  proper_length(in, "nreverse", a[0], 1);  // never relink a circular or dotted list
+  Value reversed = nil();
+  for (Value v = a[0]; is_cons(v);) {
+    Value next = cdr(v);
+    as_cons(v)->cdr = reversed;
+    reversed = v;
+    v = next;
+  }
+  return reversed;
 }
 
 }  // namespace
@@ -224,6 +268,28 @@ void register_list_builtins(Interp& in) {
                as_cons(a[0])->cdr = a[1];
                return a[1];
              });
+  TL_BUILTIN(in, "nconc", 0, -1, "(nconc LIST...)",
+             "The lists joined by changing the last cdr of each to the next: destructive, nothing "
+             "is copied.",
+             [](Interp& in, Args a, N n) { return nconc(in, a, n); });
+  TL_BUILTIN(
+      in, "nreverse", 1, 1, "(nreverse SEQUENCE)",
+      "SEQUENCE reversed in place (a list's cells are relinked): use the result, not SEQUENCE.",
+      [](Interp& in, Args a, N) { return nreverse(in, a); });
+  TL_BUILTIN(in, "rplaca", 2, 2, "(rplaca CONS VALUE)",
+             "Replaces the car of CONS by VALUE; returns CONS.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_cons(a[0])) in.type_error("rplaca", 1, "a cons", a[0]);
+               as_cons(a[0])->car = a[1];
+               return a[0];
+             });
+  TL_BUILTIN(in, "rplacd", 2, 2, "(rplacd CONS VALUE)",
+             "Replaces the cdr of CONS by VALUE; returns CONS.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_cons(a[0])) in.type_error("rplacd", 1, "a cons", a[0]);
+               as_cons(a[0])->cdr = a[1];
+               return a[0];
+             });
   TL_BUILTIN(in, "make-vector", 1, 2, "(make-vector SIZE [INITIAL])", "A vector of SIZE elements, each INITIAL (default nil).",
              [](Interp& in, Args a, N n) -> Value {
                std::int64_t size = arg_size(in, "make-vector", a, 0);
@@ -357,41 +423,6 @@ void register_list_builtins(Interp& in) {
                }
                return a[1];
              });
-  TL_BUILTIN(in, "remove-if", 2, 2, "(remove-if PREDICATE LIST)", "A new list of the elements for which PREDICATE is false.",
-             [](Interp& in, Args a, N) -> Value {
-               arg_function(in, "remove-if", a, 0);
-               arg_list(in, "remove-if", a, 1);
-               Interp::StackMark mark(in);
-               ListBuilder out(in);
-               in.push(nil());
-               for (ListWalk walk(in, "remove-if", 2, a[1]); !walk.done(); walk.next()) {
-                 in.sp[-1] = walk.item();
-                 if (!in.apply(a[0], in.sp - 1, 1).truthy()) out.add(walk.item());
-               }
-               return out.result();
-             });
-  TL_BUILTIN(in, "remove-if-not", 2, 2, "(remove-if-not PREDICATE LIST)", "A new list of the elements for which PREDICATE is true.",
-             [](Interp& in, Args a, N) -> Value {
-               arg_function(in, "remove-if-not", a, 0);
-               arg_list(in, "remove-if-not", a, 1);
-               Interp::StackMark mark(in);
-               ListBuilder out(in);
-               in.push(nil());
-               for (ListWalk walk(in, "remove-if-not", 2, a[1]); !walk.done(); walk.next()) {
-                 in.sp[-1] = walk.item();
-                 if (in.apply(a[0], in.sp - 1, 1).truthy()) out.add(walk.item());
-               }
-               return out.result();
-             });
-  TL_BUILTIN(in, "remove", 2, 2, "(remove ITEM LIST)", "A new list without the elements `equal` to ITEM.",
-             [](Interp& in, Args a, N) -> Value {
-               arg_list(in, "remove", a, 1);
-               ListBuilder out(in);
-               for (ListWalk walk(in, "remove", 2, a[1]); !walk.done(); walk.next()) {
-                 if (!equal(walk.item(), a[0], &in)) out.add(walk.item());
-               }
-               return out.result();
-             });
   TL_BUILTIN(in, "reduce", 2, -1, "(reduce FUNCTION LIST &key :initial-value :from-end)",
              "Combines the elements of LIST with FUNCTION from the left: (f (f a b) c)...",
              [](Interp& in, Args a, N n) -> Value {
@@ -423,54 +454,6 @@ void register_list_builtins(Interp& in) {
                  acc[0] = in.apply(a[0], acc, 2);
                }
                return acc[0];
-             });
-  TL_BUILTIN(in, "assoc", 2, 3, "(assoc KEY ALIST [TEST])", "The first pair in ALIST whose car matches KEY (`equal`, or TEST).",
-             [](Interp& in, Args a, N n) -> Value {
-               arg_list(in, "assoc", a, 1);
-               for (ListWalk walk(in, "assoc", 2, a[1]); !walk.done(); walk.next()) {
-                 Value pair = walk.item();
-                 if (!is_cons(pair)) continue;
-                 if (n == 3 ? in.call(a[2], {a[0], car(pair)}).truthy() : equal(a[0], car(pair), &in)) return pair;
-               }
-               return nil();
-             });
-  TL_BUILTIN(in, "member", 2, 3, "(member ITEM LIST [TEST])", "The tail of LIST starting at the first element `equal` to ITEM.",
-             [](Interp& in, Args a, N n) -> Value {
-               arg_list(in, "member", a, 1);
-               for (ListWalk walk(in, "member", 2, a[1]); !walk.done(); walk.next()) {
-                 Value item = walk.item();
-                 if (n == 3 ? in.call(a[2], {a[0], item}).truthy() : equal(a[0], item, &in)) return walk.cell();
-               }
-               return nil();
-             });
-  TL_BUILTIN(in, "position", 2, 2, "(position ITEM SEQUENCE)", "Index of the first element `equal` to ITEM, or nil.",
-             [](Interp& in, Args a, N) -> Value {
-               std::int64_t i = 0;
-               if (is_kind(a[1], ObjKind::Vector)) {
-                 for (Value v : as_vector(a[1])->items) {
-                   if (equal(v, a[0], &in)) return Value::integer(i);
-                   ++i;
-                 }
-                 return nil();
-               }
-               if (is_string(a[1]) && is_string(a[0])) {
-                 auto pos = as_string(a[1])->text.find(as_string(a[0])->text);
-                 return pos == std::string::npos ? nil() : Value::integer(static_cast<std::int64_t>(pos));
-               }
-               arg_list(in, "position", a, 1);
-               for (ListWalk walk(in, "position", 2, a[1]); !walk.done(); walk.next()) {
-                 if (equal(walk.item(), a[0], &in)) return Value::integer(static_cast<std::int64_t>(walk.index()));
-               }
-               return nil();
-             });
-  TL_BUILTIN(in, "find-if", 2, 2, "(find-if PREDICATE LIST)", "The first element for which PREDICATE is true, or nil.",
-             [](Interp& in, Args a, N) -> Value {
-               arg_function(in, "find-if", a, 0);
-               arg_list(in, "find-if", a, 1);
-               for (ListWalk walk(in, "find-if", 2, a[1]); !walk.done(); walk.next()) {
-                 if (in.call(a[0], {walk.item()}).truthy()) return walk.item();
-               }
-               return nil();
              });
   TL_BUILTIN(in, "sort", 2, 4, "(sort SEQUENCE PREDICATE &key :key)",
              "A new list or vector of the elements ordered by PREDICATE (stable merge sort).",

@@ -26,6 +26,32 @@ std::string pad(std::string s, int width, bool left) {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
+// string-trim and friends. The bag comes first, as in Common Lisp; with one argument the bag is
+// whitespace (the older form, kept: it cannot be mistaken for the new one).
+Value trim(Interp& in, const char* fn, Value* a, std::uint32_t n, bool left, bool right) {
+  std::string bag;
+  if (n == 2) {
+    Value b = a[0];
+    if (is_string(b)) {
+      bag = as_string(b)->text;
+    } else if (is_list(b) || is_kind(b, ObjKind::Vector)) {
+      std::vector<Value> items = is_list(b) ? list_items(in, fn, b, 1) : as_vector(b)->items;
+      for (Value c : items) {
+        if (!is_string(c) || as_string(c)->text.size() != 1) in.type_error(fn, 1, "a bag of one-character strings", b);
+        bag += as_string(c)->text;
+      }
+    } else {
+      in.type_error(fn, 1, "a string or a sequence of characters", b);
+    }
+  }
+  const std::string& s = arg_string(in, fn, a, n - 1)->text;
+  auto in_bag = [&](char c) { return n == 2 ? bag.find(c) != std::string::npos : is_space(c); };
+  std::size_t b = 0, e = s.size();
+  while (left && b < e && in_bag(s[b])) ++b;
+  while (right && e > b && in_bag(s[e - 1])) --e;
+  return in.make_string(s.substr(b, e - b));
+}
+
 }  // namespace
 
 std::string format_string(Interp& in, const std::string& control, Value* args, std::uint32_t n,
@@ -297,14 +323,16 @@ void register_string_builtins(Interp& in) {
                for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
                return in.make_string(std::move(s));
              });
-  TL_BUILTIN(in, "string-trim", 1, 1, "(string-trim STRING)", "STRING without leading and trailing whitespace.",
-             [](Interp& in, Args a, N) -> Value {
-               const std::string& s = arg_string(in, "string-trim", a, 0)->text;
-               std::size_t b = 0, e = s.size();
-               while (b < e && is_space(s[b])) ++b;
-               while (e > b && is_space(s[e - 1])) --e;
-               return in.make_string(s.substr(b, e - b));
-             });
+  TL_BUILTIN(in, "string-trim", 1, 2, "(string-trim BAG STRING)",
+             "STRING without leading and trailing characters in BAG (a string, or a list or vector of "
+             "one-character strings), as in Common Lisp. (string-trim STRING) trims whitespace.",
+             [](Interp& in, Args a, N n) { return trim(in, "string-trim", a, n, true, true); });
+  TL_BUILTIN(in, "string-left-trim", 1, 2, "(string-left-trim BAG STRING)",
+             "STRING without leading characters in BAG; (string-left-trim STRING) trims whitespace.",
+             [](Interp& in, Args a, N n) { return trim(in, "string-left-trim", a, n, true, false); });
+  TL_BUILTIN(in, "string-right-trim", 1, 2, "(string-right-trim BAG STRING)",
+             "STRING without trailing characters in BAG; (string-right-trim STRING) trims whitespace.",
+             [](Interp& in, Args a, N n) { return trim(in, "string-right-trim", a, n, false, true); });
   TL_BUILTIN(in, "string-contains", 2, 2, "(string-contains STRING PART)", "Index of the first PART in STRING, or nil.",
              [](Interp& in, Args a, N) -> Value {
                auto pos = arg_string(in, "string-contains", a, 0)->text.find(arg_string(in, "string-contains", a, 1)->text);

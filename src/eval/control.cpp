@@ -153,6 +153,35 @@ void Interp::not_a_function(Span span, Value v) {
   error_at(span, "type-error", "cannot call " + shown + ": it is not a function");
 }
 
+// The forms analyze.cpp compiles itself; macros may not replace them.
+bool Interp::is_special_form(const Symbol* s) const {
+  return s == S.quote || s == S.quasiquote || s == S.unquote || s == S.unquote_splicing || s == S.function ||
+         s == S.lambda || s == S.named_lambda || s == S.if_ || s == S.progn || s == S.let || s == S.let_star ||
+         s == S.setq || s == S.and_ || s == S.or_ || s == S.while_ || s == S.block || s == S.return_from ||
+         s == S.unwind_protect || s == S.handler_case || s == S.declare;
+}
+
+Value Interp::call_head_fallback(const CallNode* n, Value fn, bool direct) {
+  // (funcall 'car l) in tail position reaches here with the symbol.
+  if (is_symbol(fn) && !fn.is_nil() && as_symbol(fn)->bound && is_function(as_symbol(fn)->value)) {
+    return as_symbol(fn)->value;
+  }
+  // In this Lisp-1 a local variable named like a global function hides it; when the local holds
+  // no function, a call through its name means the global function (issue 25):
+  // (let ((list '(1 2))) (list list)) is ((1 2)).
+  if (direct && n->fn->kind == NodeKind::Local) {
+    Symbol* name = static_cast<const LocalNode*>(n->fn)->name;
+    if (name != nullptr && name->bound && is_function(name->value)) return name->value;
+    if (name != nullptr) {
+      std::string shown = repr(fn);
+      if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
+      error_at(n->span, "type-error", "cannot call " + shown + ": it is the value of the local variable " +
+                                          name->name + ", not a function");
+    }
+  }
+  not_a_function(n->span, fn);
+}
+
 void Interp::stack_overflow_at(Span span) {
   error_at(span, "stack-overflow",
            "stack overflow (recursion too deep; " + std::to_string(frames.size()) + " active calls)");

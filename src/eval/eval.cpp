@@ -464,6 +464,7 @@ Value Interp::run(Node* node, Env* env) {
           Value f = static_cast<Foreign*>(fn.o)->function();
           if (!f.is_nil()) fn = f;
         }
+      dispatch:
         if (fn.tag == Tag::Obj && fn.o->kind == ObjKind::Closure) {
           Closure* c = as_closure(fn);
           check_interrupt();
@@ -505,7 +506,9 @@ Value Interp::run(Node* node, Env* env) {
           sp = base;
           return r;
         }
-        not_a_function(n->span, fn);
+        // Not a function: only this error path pays for the fallbacks (or raises the error).
+        fn = call_head_fallback(n, fn, args == base + 1);
+        goto dispatch;
       }
     }
   }
@@ -522,6 +525,10 @@ Value Interp::apply(Value fn, Value* args, std::uint32_t nargs) {
   if (is_kind(fn, ObjKind::Foreign)) {
     Value f = static_cast<Foreign*>(fn.o)->function();
     if (!f.is_nil()) fn = f;
+  }
+  // A symbol names its global function: (funcall 'car l), (apply 'f args).
+  if (is_symbol(fn) && !fn.is_nil() && as_symbol(fn)->bound && is_function(as_symbol(fn)->value)) {
+    fn = as_symbol(fn)->value;
   }
   if (is_kind(fn, ObjKind::Native)) {
     return call_native(*this, as_native(fn), args, nargs);

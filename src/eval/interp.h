@@ -68,6 +68,8 @@ class Interp {
   Symbol* keyword(std::string_view name);  // name without the colon
   Symbol* gensym(std::string_view prefix);
   Value sym(std::string_view name) { return Value::object(intern(name)); }
+  // Whether S names a special form (quote, if, let, block, ...), one analyze.cpp compiles.
+  bool is_special_form(const Symbol* s) const;
   Value t() const { return Value::object(S.t); }
   Value boolean(bool b) const { return b ? t() : nil(); }
   Value cons(Value a, Value b) { return Value::object(heap.make_cons(a, b)); }
@@ -186,6 +188,10 @@ class Interp {
   [[noreturn, gnu::cold]] void unbound_variable(Span span, Symbol* s);
   [[noreturn, gnu::cold]] void undefined_function(Span span, Symbol* s);
   [[noreturn, gnu::cold]] void not_a_function(Span span, Value v);
+  // The function to call when call N's head evaluated to FN, not a function (DIRECT: FN is the
+  // head's own value, not one funcall or apply passed on): the global function a symbol names,
+  // or the global function of a local variable's name; otherwise a type error.
+  [[gnu::cold]] Value call_head_fallback(const CallNode* n, Value fn, bool direct);
   [[noreturn, gnu::cold]] void stack_overflow_at(Span span);
   Value macroexpand_1(Value form, bool* expanded);
   Value macroexpand(Value form);
@@ -338,6 +344,7 @@ CodeUnit* compile(Interp& interp, Value form);
 void register_core_builtins(Interp& interp);
 void register_number_builtins(Interp& interp);
 void register_list_builtins(Interp& interp);
+void register_sequence_builtins(Interp& interp);
 void register_string_builtins(Interp& interp);
 void register_hash_builtins(Interp& interp);
 void register_system_builtins(Interp& interp);

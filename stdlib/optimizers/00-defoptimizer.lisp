@@ -115,7 +115,7 @@ NAME... turned off, e.g. to compare results with and without them."
 function of the source tensors returns (dtype shape).")
 
 (defun %extern-call (name srcs)
-  (let ((entry (assoc name *extern-kernels* #'equal)))
+  (let ((entry (assoc name *extern-kernels* :test #'equal)))
     (unless entry
       (error 'optimizer-error "extern: no external kernel named ~s (known: ~{~a~^, ~})" name
              (mapcar #'car *extern-kernels*)))

@@ -19,7 +19,7 @@ block) and :group (threads per thread group of a reduce, 0 for none) from SEARCH
      ',name))
 
 (defun use-backend (name &key (options (or (getenv "TENSORLISP_DEVICE_OPTIONS") ""))
-                             (tune (member (getenv "TENSORLISP_TUNE") '("1" "t" "yes"))))
+                             (tune (member (getenv "TENSORLISP_TUNE") '("1" "t" "yes") :test #'equal)))
   "(use-backend NAME &key options tune) Realizes tensors on backend NAME from now on: cpu, ref (the
 reference executor) or one with a runtime file NAME.lisp on TENSORLISP_PATH. OPTIONS is a string
 of key=value words for the backend, e.g. \"threads=1\" (default: TENSORLISP_DEVICE_OPTIONS),
@@ -46,7 +46,7 @@ sizes) and keeps the fastest. Returns NAME."
             (device-error (e)
               ;; Say what can be used instead.
               (error 'device-error "~a; devices available here: ~a" (condition-message e)
-                     (string-join (remove-duplicates (list "ref" "cpu" (symbol-name (device)))
+                     (string-join (remove-duplicates (list "ref" "cpu" (symbol-name (device))) :from-end t
                                                      :test #'equal)
                                   ", "))))))
     name))

@@ -15,6 +15,8 @@ requires-grad! are its parameters, and fields that are models are its sub-models
          (forward (if doc (cdr forward) forward))
          (args (car forward))
          (body (cdr forward)))
+    (when (and (symbolp name) (special-operator-p name))
+      (error 'program-error "defmodel: ~a is a special form; it cannot be redefined" name))
     (unless (listp fields)
       (error 'type-error "defmodel ~a: expected a list of (FIELD INIT) after the parameters, got ~s" name fields))
     `(defun ,name ,params

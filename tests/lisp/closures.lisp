@@ -112,3 +112,5 @@
             (funcall (cdr (assoc 'neg *ops*)) 2)))
 (show "functionp" (mapcar #'functionp (list #'car (lambda ()) 'car 1)))
 (show "calling a variable holding a function" (let ((f #'list)) (f 1 2)))
+(show "a local holding a function wins over the global of its name (issue 25)"
+      (let ((list (lambda (&rest xs) (length xs)))) (list 1 2 3)))

@@ -7,7 +7,7 @@
 (defvar *made* nil "The temporary files written, deleted at the end.")
 (defun tmp (suffix)
   (let ((path (concat *stem* suffix)))
-    (unless (member path *made* #'equal) (push path *made*))
+    (unless (member path *made* :test #'equal) (push path *made*))
     path))
 
 (defun bytes (&rest codes) (apply #'concat (mapcar #'code-char codes)))

@@ -60,10 +60,10 @@
 
 ;; Searching and filtering.
 (show "member" (member 3 '(1 2 3 4)))
-(show "member equal" (member '(1) '((0) (1) (2))))
+(show "member equal" (member '(1) '((0) (1) (2)) :test #'equal))
 (show "member missing" (member 9 '(1 2)))
-(show "member with test" (member 2.0 '(1 2 3) #'=))
-(show "find" (list (find 3 '(1 2 3)) (find "b" '("a" "b")) (find 9 '(1))))
+(show "member with test" (member 2.0 '(1 2 3) :test #'=))
+(show "find" (list (find 3 '(1 2 3)) (find "b" '("a" "b") :test #'equal) (find 9 '(1))))
 (show "find :key" (find 2 '((1 a) (2 b)) :key #'car))
 (show "find :test" (find 3 '(1 5 7) :test #'<))
 (show "find-if" (find-if #'evenp '(1 3 4 5 6)))
@@ -76,7 +76,7 @@
 (show "remove-if-not" (remove-if-not #'evenp '(1 2 3 4)))
 (show "every" (list (every #'evenp '(2 4)) (every #'evenp '(2 3)) (every #'evenp nil)))
 (show "some" (list (some #'evenp '(1 3 4)) (some (lambda (x) (and (> x 1) (* x 10))) '(1 2 3)) (some #'evenp nil)))
-(show "remove-duplicates" (remove-duplicates '(1 1 2 3 3 "a" "a")))
+(show "remove-duplicates" (remove-duplicates '(1 1 2 3 3 "a" "a") :test #'equal))
 (show "union" (union '(1 2) '(2 3)))
 (show "intersection" (intersection '(1 2 3) '(2 3 4)))
 (show "set-difference" (set-difference '(1 2 3) '(2)))
@@ -85,9 +85,9 @@
 ;; Association and property lists.
 (defvar *ages* '((alice . 30) (bob . 25) ("carol" . 41)))
 (show "assoc symbol" (assoc 'bob *ages*))
-(show "assoc string (equal)" (assoc "carol" *ages*))
+(show "assoc string (equal)" (assoc "carol" *ages* :test #'equal))
 (show "assoc missing" (assoc 'dave *ages*))
-(show "assoc with test" (assoc 2 '((1 . a) (2 . b)) #'=))
+(show "assoc with test" (assoc 2 '((1 . a) (2 . b)) :test #'=))
 (show "cdr of assoc" (cdr (assoc 'alice *ages*)))
 (show "acons" (acons 'dave 19 nil))
 (show "getf" (list (getf '(:a 1 :b 2) :b) (getf '(:a 1) :z) (getf '(:a 1) :z 'none)))
@@ -108,6 +108,9 @@
   (pushnew 3 stack)
   (show "pushnew" stack))
 (show "nconc" (nconc (list 1 2) (list 3) nil (list 4)))
+(show "nconc skips nils" (nconc nil (list 1) nil (list 2 3) nil))
+(show "nconc dotted last" (nconc (list 1) 2))
+(show "nconc of nothing" (nconc))
 
 ;; Vectors.
 (let ((v (make-vector 3 0)))

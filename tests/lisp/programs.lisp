@@ -50,7 +50,7 @@
 (defun rpn (text)
   (let ((stack nil))
     (dolist (token (string-split text) (car stack))
-      (let ((op (assoc token '(("+" . +) ("-" . -) ("*" . *) ("/" . /)))))
+      (let ((op (assoc token '(("+" . +) ("-" . -) ("*" . *) ("/" . /)) :test #'equal)))
         (if op
             (let ((b (pop stack)) (a (pop stack)))
               (push (funcall (symbol-value (cdr op)) a b) stack))

@@ -91,7 +91,7 @@
     (is (= (optim:steps opt) 1))
     (is (equal (mapcar #'car (optim:state opt m))
                '("optim.step" "optim.lr" "optim.weight.count" "optim.bias.count")))
-    (is (allclose (cdr (assoc "optim.weight.count" (optim:state opt m) #'equal)) '((1.0) (1.0)))))
+    (is (allclose (cdr (assoc "optim.weight.count" (optim:state opt m) :test #'equal)) '((1.0) (1.0)))))
   ;; The other kinds' state, for checkpoints.
   (let* ((m (nn:linear 2 1)))
     (is (equal (mapcar #'car (optim:state (optim:rmsprop (parameters m) :momentum 0.9 :centered t) m))
