@@ -12,6 +12,7 @@
 #include "tensor/files.h"
 #include "tensor/tensor_value.h"
 #include "text/json.h"
+#include "text/tokenizer.h"
 #include "tensorlisp/tensorlisp.hpp"
 
 namespace tl::eval {
@@ -247,6 +248,7 @@ void boot(Interp& in, const Interpreter::Options& options) {
   tensor::register_model_builtins(in);
   tensor::register_file_builtins(in);
   text::register_json_builtins(in);
+  text::register_tokenizer_builtins(in);
   api::register_device_builtins(in);
   api::register_capture_builtins(in);
   rewrite::register_rewrite_builtins(in);

@@ -71,7 +71,8 @@
     (is (= (json-read (json-write x)) x)))
   (let ((path (format nil "~a/tl-json-~a.json" (or (getenv "TMPDIR") "/tmp") (get-internal-real-time))))
     (json-write-file '(("x" . #(1 2 3))) path :pretty t)
-    (is (equal (json-read-file path :object-as :alist) '(("x" . #(1 2 3)))))))
+    (is (equal (json-read-file path :object-as :alist) '(("x" . #(1 2 3)))))
+    (delete-file path)))
 
 (deftest json-errors
   (is (equal (json-error-text "{\"a\": 1,}")
