@@ -4,6 +4,7 @@
 // stack; writing is a small printer that checks depth, cycles and UTF-8.
 #include "text/json.h"
 
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -101,11 +102,16 @@ class Builder : public nlohmann::json_sax<nlohmann::json> {
   bool end_object() override { return close(); }
   bool start_array(std::size_t) override { return open(false); }
   bool end_array() override { return close(); }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
+  bool parse_error(std::size_t position, const std::string& last_token, const nlohmann::detail::exception& ex) override {
     // "[json.exception.parse_error.101] parse error at line 1, column 5: ..." without the tag.
     std::string what = ex.what();
     auto close_bracket = what.find("] ");
     if (close_bracket != std::string::npos) what = what.substr(close_bracket + 2);
+    // Other exceptions ("number overflow parsing '1e400'") carry no location: point at the token.
+    if (what.rfind("parse error", 0) != 0) {
+      std::size_t start = position >= last_token.size() ? position - last_token.size() : 0;
+      what = "parse error at " + line_column(text_, start) + ": " + what;
+    }
     in_.error("read-error", std::string(fn_) + ": " + where_ + what);
   }
 

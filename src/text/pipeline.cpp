@@ -58,7 +58,7 @@ Json parse_json_file(const std::string& path) {
   std::string text = read_file(path);
   try {
     return Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse errors, and number overflow ("1e999")
     std::string what = e.what();
     auto tag_end = what.find("] ");
     throw TokenizerError("read-error", path + ": " + (tag_end == std::string::npos ? what : what.substr(tag_end + 2)));
@@ -94,6 +94,14 @@ void compile_regex(Tokenizer::Step& step, const std::string& where, const std::s
   }
   step.regex.reset(step.pattern->matcher(status));
   if (U_FAILURE(status)) fail(where, std::string("cannot use the regex: ") + u_errorName(status));
+  // About ten seconds of matching per text at most (the unit is roughly a millisecond).
+  step.regex->setTimeLimit(10000, status);
+}
+
+std::string pattern_text(const icu::RegexMatcher& re) {
+  std::string out;
+  re.pattern().pattern().toUTF8String(out);
+  return out;
 }
 
 // The spans [begin, end) in bytes of every match of `re` in `text`.
@@ -117,6 +125,11 @@ std::vector<std::pair<std::size_t, std::size_t>> find_matches(icu::RegexMatcher&
     int32_t s = re.start(status);
     int32_t e = re.end(status);
     spans.emplace_back(offset[static_cast<std::size_t>(s)], offset[static_cast<std::size_t>(e)]);
+  }
+  // A pattern that backtracks without end (from a hostile file) stops at the time limit.
+  if (U_FAILURE(status)) {
+    throw TokenizerError("error", std::string("the regex \"") + pattern_text(re) + "\" failed on a text of " +
+                                      std::to_string(text.size()) + " bytes: " + u_errorName(status));
   }
   return spans;
 }
@@ -160,6 +173,18 @@ int prepend_scheme(const Json& j) {
 }
 
 using Step = Tokenizer::Step;
+
+// Ids may leave holes, but not so many that a hostile file makes us allocate gigabytes: an id
+// must be below four times the number of tokens the file defines, plus 1024.
+std::int64_t max_token_id(std::size_t tokens) { return 4 * static_cast<std::int64_t>(tokens) + 1024; }
+
+std::int32_t checked_id(const std::string& where, const std::string& token, std::int64_t id, std::int64_t max_id) {
+  if (id < 0 || id >= max_id) {
+    fail(where, "the id " + std::to_string(id) + " of \"" + token + "\" is out of range (0 to " +
+                    std::to_string(max_id - 1) + " for a file of this many tokens)");
+  }
+  return static_cast<std::int32_t>(id);
+}
 
 void parse_normalizer(const Json& j, std::vector<Step>& steps) {
   if (j.is_null()) return;
@@ -291,9 +316,10 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gpt2_files(const std::string& vocab_p
   auto tok = std::make_unique<Tokenizer>();
   Json vocab = parse_json_file(vocab_path);
   if (!vocab.is_object()) throw TokenizerError("error", vocab_path + ": expected a JSON object of token -> id");
+  const std::int64_t max_id = max_token_id(vocab.size());
   for (auto& [text, id] : vocab.items()) {
     if (!id.is_number_integer()) throw TokenizerError("error", vocab_path + ": the id of \"" + text + "\" is not an integer");
-    tok->bpe_.add_token(text, id.get<std::int32_t>());
+    tok->bpe_.add_token(text, checked_id(vocab_path, text, id.get<std::int64_t>(), max_id));
   }
   std::istringstream merges(read_file(merges_path));
   std::string line;
@@ -338,7 +364,10 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_file(const std::string& path) {
     if (!string_field(model, "continuing_subword_prefix").empty() || !string_field(model, "end_of_word_suffix").empty()) {
       fail("model", "continuing_subword_prefix and end_of_word_suffix are not supported");
     }
-    for (auto& [text, id] : model.at("vocab").items()) tok->bpe_.add_token(text, id.get<std::int32_t>());
+    const Json& vocab = model.at("vocab");
+    const std::size_t added_count = j.contains("added_tokens") ? j.at("added_tokens").size() : 0;
+    const std::int64_t max_id = max_token_id(vocab.size() + added_count);
+    for (auto& [text, id] : vocab.items()) tok->bpe_.add_token(text, checked_id("model.vocab", text, id.get<std::int64_t>(), max_id));
     for (const Json& m : model.at("merges")) {
       if (m.is_array() && m.size() == 2) {
         tok->bpe_.add_merge(m[0].get<std::string>(), m[1].get<std::string>());
@@ -355,7 +384,9 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_file(const std::string& path) {
                      bool_field(model, "ignore_merges", false), bool_field(model, "fuse_unk", false));
     if (j.contains("added_tokens")) {
       for (const Json& a : j.at("added_tokens")) {
-        tok->added_.push_back({a.at("content").get<std::string>(), a.at("id").get<std::int32_t>(), bool_field(a, "special", false)});
+        std::string content = a.at("content").get<std::string>();
+        std::int32_t id = checked_id("added_tokens", content, a.at("id").get<std::int64_t>(), max_id);
+        tok->added_.push_back({std::move(content), id, bool_field(a, "special", false)});
       }
     }
     parse_normalizer(j.value("normalizer", Json()), tok->normalizer_);

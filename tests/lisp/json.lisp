@@ -87,6 +87,8 @@
              "json-read: parse error at line 1, column 5: the integer 123456789012345678901 does not fit in 64 bits (write it as a float, 123456789012345678901.0)"))
   (is (equal (json-error-text "9223372036854775808")
              "json-read: parse error at line 1, column 1: the integer 9223372036854775808 does not fit in 64 bits (write it as a float, 9223372036854775808.0)"))
+  (is (equal (json-error-text "[1e400]")
+             "json-read: parse error at line 1, column 2: number overflow parsing '1e400'"))
   (is (equal (json-error-text "\"\\ud83d\"")
              "json-read: parse error at line 1, column 8: syntax error while parsing value - invalid string: surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF; last read: '\"\\ud83d\"'"))
   (is (string-contains (json-error-text (concat "\"" (code-char 255) "\"")) "ill-formed UTF-8"))
