@@ -15,8 +15,11 @@ const std::array<std::string, 256>& byte_chars() {
     int extra = 0;
     for (int b = 0; b < 256; ++b) {
       // Printable Latin-1 bytes stand for themselves; the rest take code points from 256 on.
-      bool printable = (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
-      append_utf8(t[static_cast<std::size_t>(b)], printable ? static_cast<std::uint32_t>(b) : 256u + static_cast<std::uint32_t>(extra++));
+      bool printable =
+          (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+      append_utf8(t[static_cast<std::size_t>(b)], printable
+                                                      ? static_cast<std::uint32_t>(b)
+                                                      : 256u + static_cast<std::uint32_t>(extra++));
     }
     return t;
   }();
@@ -80,7 +83,11 @@ std::string utf8_lossy(std::string_view bytes) {
   std::size_t i = 0;
   while (i < bytes.size()) {
     auto c = static_cast<unsigned char>(bytes[i]);
-    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    std::size_t len = c < 0x80         ? 1
+                      : (c >> 5) == 6  ? 2
+                      : (c >> 4) == 14 ? 3
+                      : (c >> 3) == 30 ? 4
+                                       : 0;
     bool ok = len > 0 && i + len <= bytes.size();
     std::uint32_t cp = c;
     if (ok && len > 1) {
@@ -105,8 +112,10 @@ std::string utf8_lossy(std::string_view bytes) {
 }
 
 void Bpe::add_token(const std::string& text, std::int32_t id) {
-  if (id < 0) throw TokenizerError("error", "token \"" + text + "\" has a negative id " + std::to_string(id));
-  if (static_cast<std::size_t>(id) >= tokens_.size()) tokens_.resize(static_cast<std::size_t>(id) + 1);
+  if (id < 0)
+    throw TokenizerError("error", "token \"" + text + "\" has a negative id " + std::to_string(id));
+  if (static_cast<std::size_t>(id) >= tokens_.size())
+    tokens_.resize(static_cast<std::size_t>(id) + 1);
   tokens_[static_cast<std::size_t>(id)] = text;
   ids_.emplace(text, id);
 }
@@ -117,14 +126,16 @@ void Bpe::add_merge(const std::string& a, const std::string& b) {
   std::int32_t merged = find(a + b);
   if (ia < 0 || ib < 0 || merged < 0) {
     const std::string& missing = ia < 0 ? a : ib < 0 ? b : a + b;
-    throw TokenizerError("error", "merge " + std::to_string(merges_.size() + 1) + " (\"" + a + "\" \"" + b +
-                                      "\") uses \"" + missing + "\", which is not in the vocabulary");
+    throw TokenizerError("error", "merge " + std::to_string(merges_.size() + 1) + " (\"" + a +
+                                      "\" \"" + b + "\") uses \"" + missing +
+                                      "\", which is not in the vocabulary");
   }
   // A pair listed twice keeps its first (higher-priority) rank.
   merges_.emplace(pair_key(ia, ib), Merge{static_cast<std::int32_t>(merges_.size()), merged});
 }
 
-void Bpe::finish(const std::string& unk_token, bool byte_fallback, bool ignore_merges, bool fuse_unk) {
+void Bpe::finish(const std::string& unk_token, bool byte_fallback, bool ignore_merges,
+                 bool fuse_unk) {
   unk_ = unk_token.empty() ? -1 : find(unk_token);
   if (!unk_token.empty() && unk_ < 0) {
     throw TokenizerError("error", "the unk_token \"" + unk_token + "\" is not in the vocabulary");
@@ -174,14 +185,17 @@ void Bpe::encode_word(std::string_view word, std::vector<std::int32_t>& out) {
       continue;
     }
     bool all_bytes = byte_fallback_;
-    for (std::size_t k = start; k < i && all_bytes; ++k) all_bytes = byte_ids_[static_cast<unsigned char>(word[k])] >= 0;
+    for (std::size_t k = start; k < i && all_bytes; ++k)
+      all_bytes = byte_ids_[static_cast<unsigned char>(word[k])] >= 0;
     if (all_bytes) {
-      for (std::size_t k = start; k < i; ++k) ids.push_back(byte_ids_[static_cast<unsigned char>(word[k])]);
+      for (std::size_t k = start; k < i; ++k)
+        ids.push_back(byte_ids_[static_cast<unsigned char>(word[k])]);
     } else if (unk_ >= 0) {
       if (!(fuse_unk_ && !ids.empty() && ids.back() == unk_)) ids.push_back(unk_);
     } else {
-      throw TokenizerError("error", "the character \"" + ch + "\" is not in the vocabulary, which has no unk_token" +
-                                        (byte_fallback_ ? " and lacks its <0xXX> byte tokens" : ""));
+      throw TokenizerError(
+          "error", "the character \"" + ch + "\" is not in the vocabulary, which has no unk_token" +
+                       (byte_fallback_ ? " and lacks its <0xXX> byte tokens" : ""));
     }
   }
   merge_symbols(ids);
@@ -201,7 +215,9 @@ void Bpe::merge_symbols(std::vector<std::int32_t>& ids) {
     bool alive;
   };
   std::vector<Symbol> syms(static_cast<std::size_t>(n));
-  for (std::int32_t k = 0; k < n; ++k) syms[static_cast<std::size_t>(k)] = Symbol{ids[static_cast<std::size_t>(k)], k - 1, k + 1 < n ? k + 1 : -1, true};
+  for (std::int32_t k = 0; k < n; ++k)
+    syms[static_cast<std::size_t>(k)] =
+        Symbol{ids[static_cast<std::size_t>(k)], k - 1, k + 1 < n ? k + 1 : -1, true};
   struct Entry {
     std::int32_t rank, pos, id;
     bool operator>(const Entry& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
@@ -211,7 +227,8 @@ void Bpe::merge_symbols(std::vector<std::int32_t>& ids) {
     if (left < 0) return;
     std::int32_t right = syms[static_cast<std::size_t>(left)].next;
     if (right < 0) return;
-    auto it = merges_.find(pair_key(syms[static_cast<std::size_t>(left)].id, syms[static_cast<std::size_t>(right)].id));
+    auto it = merges_.find(pair_key(syms[static_cast<std::size_t>(left)].id,
+                                    syms[static_cast<std::size_t>(right)].id));
     if (it != merges_.end()) heap.push(Entry{it->second.rank, left, it->second.id});
   };
   for (std::int32_t k = 0; k + 1 < n; ++k) consider(k);
@@ -231,7 +248,8 @@ void Bpe::merge_symbols(std::vector<std::int32_t>& ids) {
     consider(top.pos);
   }
   ids.clear();
-  for (std::int32_t k = 0; k >= 0; k = syms[static_cast<std::size_t>(k)].next) ids.push_back(syms[static_cast<std::size_t>(k)].id);
+  for (std::int32_t k = 0; k >= 0; k = syms[static_cast<std::size_t>(k)].next)
+    ids.push_back(syms[static_cast<std::size_t>(k)].id);
 }
 
 }  // namespace tl::text

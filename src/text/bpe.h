@@ -57,7 +57,8 @@ class Bpe {
     std::int32_t id;  // the merged token
   };
   static std::uint64_t pair_key(std::int32_t a, std::int32_t b) {
-    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) |
+           static_cast<std::uint32_t>(b);
   }
   void merge_symbols(std::vector<std::int32_t>& ids);
 

@@ -23,15 +23,25 @@ constexpr const char* kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
 struct Tokenizer::Step {
-  enum class Kind { Prepend, Replace, Normalize, Split, ByteLevel, Metaspace, ByteFallback, Fuse, Strip };
+  enum class Kind {
+    Prepend,
+    Replace,
+    Normalize,
+    Split,
+    ByteLevel,
+    Metaspace,
+    ByteFallback,
+    Fuse,
+    Strip
+  };
   enum class Behavior { Isolated, Removed, MergedWithPrevious, MergedWithNext };
   explicit Step(Kind k, std::string first = "", std::string second = "")
       : kind(k), a(std::move(first)), b(std::move(second)) {}
   Kind kind;
   std::string a, b;  // Prepend: a; Replace: a -> b; Metaspace: a = replacement; Strip: a = content
-  int start = 0, stop = 0;         // Strip
-  bool flag = false;               // ByteLevel: add_prefix_space; Metaspace: split
-  int prepend = 0;                 // Metaspace: 0 never, 1 first, 2 always
+  int start = 0, stop = 0;  // Strip
+  bool flag = false;        // ByteLevel: add_prefix_space; Metaspace: split
+  int prepend = 0;          // Metaspace: 0 never, 1 first, 2 always
   Behavior behavior = Behavior::Isolated;
   const icu::Normalizer2* normalizer = nullptr;
   // Split, Replace with a regex, ByteLevel with use_regex; the matcher refers to the pattern,
@@ -61,7 +71,9 @@ Json parse_json_file(const std::string& path) {
   } catch (const Json::exception& e) {  // parse errors, and number overflow ("1e999")
     std::string what = e.what();
     auto tag_end = what.find("] ");
-    throw TokenizerError("read-error", path + ": " + (tag_end == std::string::npos ? what : what.substr(tag_end + 2)));
+    throw TokenizerError(
+        "read-error",
+        path + ": " + (tag_end == std::string::npos ? what : what.substr(tag_end + 2)));
   }
 }
 
@@ -72,9 +84,12 @@ std::string rewrite_whitespace_classes(const std::string& pattern) {
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '\\' && i + 1 < pattern.size()) {
       char next = pattern[i + 1];
-      if (next == 's') out += "\\p{White_Space}";
-      else if (next == 'S') out += "\\P{White_Space}";
-      else out += pattern.substr(i, 2);
+      if (next == 's')
+        out += "\\p{White_Space}";
+      else if (next == 'S')
+        out += "\\P{White_Space}";
+      else
+        out += pattern.substr(i, 2);
       ++i;
     } else {
       out += pattern[i];
@@ -83,14 +98,17 @@ std::string rewrite_whitespace_classes(const std::string& pattern) {
   return out;
 }
 
-void compile_regex(Tokenizer::Step& step, const std::string& where, const std::string& pattern, bool literal) {
+void compile_regex(Tokenizer::Step& step, const std::string& where, const std::string& pattern,
+                   bool literal) {
   UErrorCode status = U_ZERO_ERROR;
   UParseError perr{};
-  icu::UnicodeString upattern = icu::UnicodeString::fromUTF8(literal ? pattern : rewrite_whitespace_classes(pattern));
-  step.pattern.reset(icu::RegexPattern::compile(upattern, literal ? UREGEX_LITERAL : 0, perr, status));
+  icu::UnicodeString upattern =
+      icu::UnicodeString::fromUTF8(literal ? pattern : rewrite_whitespace_classes(pattern));
+  step.pattern.reset(
+      icu::RegexPattern::compile(upattern, literal ? UREGEX_LITERAL : 0, perr, status));
   if (U_FAILURE(status)) {
-    fail(where, "cannot compile the regex \"" + pattern + "\" (" + u_errorName(status) + " at offset " +
-                    std::to_string(perr.offset) + ")");
+    fail(where, "cannot compile the regex \"" + pattern + "\" (" + u_errorName(status) +
+                    " at offset " + std::to_string(perr.offset) + ")");
   }
   step.regex.reset(step.pattern->matcher(status));
   if (U_FAILURE(status)) fail(where, std::string("cannot use the regex: ") + u_errorName(status));
@@ -105,8 +123,10 @@ std::string pattern_text(const icu::RegexMatcher& re) {
 }
 
 // The spans [begin, end) in bytes of every match of `re` in `text`.
-std::vector<std::pair<std::size_t, std::size_t>> find_matches(icu::RegexMatcher& re, std::string_view text) {
-  icu::UnicodeString u = icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(), static_cast<int32_t>(text.size())));
+std::vector<std::pair<std::size_t, std::size_t>> find_matches(icu::RegexMatcher& re,
+                                                              std::string_view text) {
+  icu::UnicodeString u = icu::UnicodeString::fromUTF8(
+      icu::StringPiece(text.data(), static_cast<int32_t>(text.size())));
   // Byte offset of each UTF-16 index.
   std::vector<std::size_t> offset(static_cast<std::size_t>(u.length()) + 1, text.size());
   std::size_t byte = 0;
@@ -121,15 +141,19 @@ std::vector<std::pair<std::size_t, std::size_t>> find_matches(icu::RegexMatcher&
   std::vector<std::pair<std::size_t, std::size_t>> spans;
   UErrorCode status = U_ZERO_ERROR;
   re.reset(u);
-  while (re.find(status) && U_SUCCESS(status)) {
+  // find(start) resets the matcher, and with it the time limit, so the limit bounds one match
+  // rather than the whole text.
+  for (int32_t from = 0; from <= u.length() && re.find(from, status) && U_SUCCESS(status);) {
     int32_t s = re.start(status);
     int32_t e = re.end(status);
     spans.emplace_back(offset[static_cast<std::size_t>(s)], offset[static_cast<std::size_t>(e)]);
+    from = e > s ? e : e + (e < u.length() ? U16_LENGTH(u.char32At(e)) : 1);
   }
   // A pattern that backtracks without end (from a hostile file) stops at the time limit.
   if (U_FAILURE(status)) {
-    throw TokenizerError("error", std::string("the regex \"") + pattern_text(re) + "\" failed on a text of " +
-                                      std::to_string(text.size()) + " bytes: " + u_errorName(status));
+    throw TokenizerError("error", std::string("the regex \"") + pattern_text(re) +
+                                      "\" failed on a text of " + std::to_string(text.size()) +
+                                      " bytes: " + u_errorName(status));
   }
   return spans;
 }
@@ -176,9 +200,12 @@ using Step = Tokenizer::Step;
 
 // Ids may leave holes, but not so many that a hostile file makes us allocate gigabytes: an id
 // must be below four times the number of tokens the file defines, plus 1024.
-std::int64_t max_token_id(std::size_t tokens) { return 4 * static_cast<std::int64_t>(tokens) + 1024; }
+std::int64_t max_token_id(std::size_t tokens) {
+  return 4 * static_cast<std::int64_t>(tokens) + 1024;
+}
 
-std::int32_t checked_id(const std::string& where, const std::string& token, std::int64_t id, std::int64_t max_id) {
+std::int32_t checked_id(const std::string& where, const std::string& token, std::int64_t id,
+                        std::int64_t max_id) {
   if (id < 0 || id >= max_id) {
     fail(where, "the id " + std::to_string(id) + " of \"" + token + "\" is out of range (0 to " +
                     std::to_string(max_id - 1) + " for a file of this many tokens)");
@@ -206,11 +233,13 @@ void parse_normalizer(const Json& j, std::vector<Step>& steps) {
                    : type == "NFKC" ? icu::Normalizer2::getNFKCInstance(status)
                    : type == "NFD"  ? icu::Normalizer2::getNFDInstance(status)
                                     : icu::Normalizer2::getNFKDInstance(status);
-    if (U_FAILURE(status)) fail(where, std::string("ICU has no such normalizer: ") + u_errorName(status));
+    if (U_FAILURE(status))
+      fail(where, std::string("ICU has no such normalizer: ") + u_errorName(status));
     steps.push_back(std::move(s));
   } else {
-    fail("tokenizer.json", "the normalizer \"" + type +
-                               "\" is not supported (supported: Sequence, Prepend, Replace, NFC, NFKC, NFD, NFKD)");
+    fail("tokenizer.json",
+         "the normalizer \"" + type +
+             "\" is not supported (supported: Sequence, Prepend, Replace, NFC, NFKC, NFD, NFKD)");
   }
 }
 
@@ -234,9 +263,10 @@ void parse_pre_tokenizer(const Json& j, std::vector<Step>& steps, bool& byte_lev
     s.behavior = behavior == "Isolated"             ? Step::Behavior::Isolated
                  : behavior == "Removed"            ? Step::Behavior::Removed
                  : behavior == "MergedWithPrevious" ? Step::Behavior::MergedWithPrevious
-                 : behavior == "MergedWithNext"     ? Step::Behavior::MergedWithNext
-                                                    : (fail(where, "the behavior \"" + behavior + "\" is not supported"),
-                                                       Step::Behavior::Isolated);
+                 : behavior == "MergedWithNext"
+                     ? Step::Behavior::MergedWithNext
+                     : (fail(where, "the behavior \"" + behavior + "\" is not supported"),
+                        Step::Behavior::Isolated);
     compile_regex(s, where, pattern, !is_regex);
     steps.push_back(std::move(s));
   } else if (type == "Metaspace") {
@@ -245,8 +275,9 @@ void parse_pre_tokenizer(const Json& j, std::vector<Step>& steps, bool& byte_lev
     s.flag = bool_field(j, "split", true);
     steps.push_back(std::move(s));
   } else {
-    fail("tokenizer.json", "the pre_tokenizer \"" + type +
-                               "\" is not supported (supported: Sequence, ByteLevel, Split, Metaspace)");
+    fail("tokenizer.json",
+         "the pre_tokenizer \"" + type +
+             "\" is not supported (supported: Sequence, ByteLevel, Split, Metaspace)");
   }
 }
 
@@ -276,14 +307,16 @@ void parse_decoder(const Json& j, std::vector<Step>& steps) {
     s.prepend = prepend_scheme(j);
     steps.push_back(std::move(s));
   } else {
-    fail("tokenizer.json", "the decoder \"" + type +
-                               "\" is not supported (supported: Sequence, ByteLevel, Replace, ByteFallback, "
-                               "Fuse, Strip, Metaspace)");
+    fail("tokenizer.json",
+         "the decoder \"" + type +
+             "\" is not supported (supported: Sequence, ByteLevel, Replace, ByteFallback, "
+             "Fuse, Strip, Metaspace)");
   }
 }
 
 // TemplateProcessing's "single" template: the special tokens' ids before and after $A.
-void parse_post_processor(const Json& j, std::vector<std::int32_t>& prefix, std::vector<std::int32_t>& suffix) {
+void parse_post_processor(const Json& j, std::vector<std::int32_t>& prefix,
+                          std::vector<std::int32_t>& suffix) {
   if (j.is_null()) return;
   std::string type = string_field(j, "type");
   if (type == "Sequence") {
@@ -298,12 +331,14 @@ void parse_post_processor(const Json& j, std::vector<std::int32_t>& prefix, std:
       } else if (item.contains("SpecialToken")) {
         std::string name = item.at("SpecialToken").at("id").get<std::string>();
         const Json& special = j.at("special_tokens").at(name);
-        for (const Json& id : special.at("ids")) (after ? suffix : prefix).push_back(id.get<std::int32_t>());
+        for (const Json& id : special.at("ids"))
+          (after ? suffix : prefix).push_back(id.get<std::int32_t>());
       }
     }
   } else {
-    fail("tokenizer.json", "the post_processor \"" + type +
-                               "\" is not supported (supported: Sequence, ByteLevel, TemplateProcessing)");
+    fail("tokenizer.json",
+         "the post_processor \"" + type +
+             "\" is not supported (supported: Sequence, ByteLevel, TemplateProcessing)");
   }
 }
 
@@ -312,13 +347,16 @@ void parse_post_processor(const Json& j, std::vector<std::int32_t>& prefix, std:
 Tokenizer::Tokenizer() = default;
 Tokenizer::~Tokenizer() = default;
 
-std::unique_ptr<Tokenizer> Tokenizer::from_gpt2_files(const std::string& vocab_path, const std::string& merges_path) {
+std::unique_ptr<Tokenizer> Tokenizer::from_gpt2_files(const std::string& vocab_path,
+                                                      const std::string& merges_path) {
   auto tok = std::make_unique<Tokenizer>();
   Json vocab = parse_json_file(vocab_path);
-  if (!vocab.is_object()) throw TokenizerError("error", vocab_path + ": expected a JSON object of token -> id");
+  if (!vocab.is_object())
+    throw TokenizerError("error", vocab_path + ": expected a JSON object of token -> id");
   const std::int64_t max_id = max_token_id(vocab.size());
   for (auto& [text, id] : vocab.items()) {
-    if (!id.is_number_integer()) throw TokenizerError("error", vocab_path + ": the id of \"" + text + "\" is not an integer");
+    if (!id.is_number_integer())
+      throw TokenizerError("error", vocab_path + ": the id of \"" + text + "\" is not an integer");
     tok->bpe_.add_token(text, checked_id(vocab_path, text, id.get<std::int64_t>(), max_id));
   }
   std::istringstream merges(read_file(merges_path));
@@ -331,7 +369,8 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gpt2_files(const std::string& vocab_p
       if (line.empty() || (line_no == 1 && line.rfind("#version", 0) == 0)) continue;
       auto space = line.find(' ');
       if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos) {
-        throw TokenizerError("error", "expected two tokens separated by one space, got \"" + line + "\"");
+        throw TokenizerError("error",
+                             "expected two tokens separated by one space, got \"" + line + "\"");
       }
       tok->bpe_.add_merge(line.substr(0, space), line.substr(space + 1));
     }
@@ -345,7 +384,8 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gpt2_files(const std::string& vocab_p
   tok->decoder_.push_back(Step{Step::Kind::ByteLevel, "", ""});
   tok->byte_level_ = true;
   // Hugging Face's GPT2Tokenizer treats <|endoftext|> as its special token.
-  if (std::int32_t eot = tok->bpe_.find("<|endoftext|>"); eot >= 0) tok->added_.push_back({"<|endoftext|>", eot, true});
+  if (std::int32_t eot = tok->bpe_.find("<|endoftext|>"); eot >= 0)
+    tok->added_.push_back({"<|endoftext|>", eot, true});
   tok->finish_vocab();
   tok->description = "GPT-2 byte-level BPE, " + std::to_string(tok->vocab_size()) + " tokens";
   return tok;
@@ -358,16 +398,19 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_file(const std::string& path) {
     const Json& model = j.at("model");
     std::string type = string_field(model, "type", "BPE");
     if (type != "BPE") fail("model", "the model type \"" + type + "\" is not supported (only BPE)");
-    if (model.contains("dropout") && !model.at("dropout").is_null() && model.at("dropout").get<double>() != 0) {
+    if (model.contains("dropout") && !model.at("dropout").is_null() &&
+        model.at("dropout").get<double>() != 0) {
       fail("model", "BPE dropout is not supported");
     }
-    if (!string_field(model, "continuing_subword_prefix").empty() || !string_field(model, "end_of_word_suffix").empty()) {
+    if (!string_field(model, "continuing_subword_prefix").empty() ||
+        !string_field(model, "end_of_word_suffix").empty()) {
       fail("model", "continuing_subword_prefix and end_of_word_suffix are not supported");
     }
     const Json& vocab = model.at("vocab");
     const std::size_t added_count = j.contains("added_tokens") ? j.at("added_tokens").size() : 0;
     const std::int64_t max_id = max_token_id(vocab.size() + added_count);
-    for (auto& [text, id] : vocab.items()) tok->bpe_.add_token(text, checked_id("model.vocab", text, id.get<std::int64_t>(), max_id));
+    for (auto& [text, id] : vocab.items())
+      tok->bpe_.add_token(text, checked_id("model.vocab", text, id.get<std::int64_t>(), max_id));
     for (const Json& m : model.at("merges")) {
       if (m.is_array() && m.size() == 2) {
         tok->bpe_.add_merge(m[0].get<std::string>(), m[1].get<std::string>());
@@ -381,11 +424,13 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_file(const std::string& path) {
       tok->bpe_.add_merge(s.substr(0, space), s.substr(space + 1));
     }
     tok->bpe_.finish(string_field(model, "unk_token"), bool_field(model, "byte_fallback", false),
-                     bool_field(model, "ignore_merges", false), bool_field(model, "fuse_unk", false));
+                     bool_field(model, "ignore_merges", false),
+                     bool_field(model, "fuse_unk", false));
     if (j.contains("added_tokens")) {
       for (const Json& a : j.at("added_tokens")) {
         std::string content = a.at("content").get<std::string>();
-        std::int32_t id = checked_id("added_tokens", content, a.at("id").get<std::int64_t>(), max_id);
+        std::int32_t id =
+            checked_id("added_tokens", content, a.at("id").get<std::int64_t>(), max_id);
         tok->added_.push_back({std::move(content), id, bool_field(a, "special", false)});
       }
     }
@@ -398,8 +443,9 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_file(const std::string& path) {
   } catch (const Json::exception& e) {
     std::string what = e.what();
     auto tag_end = what.find("] ");
-    throw TokenizerError("error", path + ": not a tokenizer.json this reader understands: " +
-                                      (tag_end == std::string::npos ? what : what.substr(tag_end + 2)));
+    throw TokenizerError("error",
+                         path + ": not a tokenizer.json this reader understands: " +
+                             (tag_end == std::string::npos ? what : what.substr(tag_end + 2)));
   }
   tok->finish_vocab();
   tok->description = "BPE" + std::string(tok->byte_level_ ? " (byte-level)" : "") + ", " +
@@ -410,16 +456,21 @@ std::unique_ptr<Tokenizer> Tokenizer::from_hf_file(const std::string& path) {
 void Tokenizer::finish_vocab() {
   id_to_token_ = bpe_.tokens();
   for (const auto& a : added_) {
-    if (static_cast<std::size_t>(a.id) >= id_to_token_.size()) id_to_token_.resize(static_cast<std::size_t>(a.id) + 1);
+    if (static_cast<std::size_t>(a.id) >= id_to_token_.size())
+      id_to_token_.resize(static_cast<std::size_t>(a.id) + 1);
     id_to_token_[static_cast<std::size_t>(a.id)] = a.content;
   }
   is_special_.assign(id_to_token_.size(), false);
   for (const auto& a : added_) is_special_[static_cast<std::size_t>(a.id)] = a.special;
   // Longest first, so matching the first candidate that fits is leftmost-longest.
-  std::stable_sort(added_.begin(), added_.end(), [](const AddedToken& x, const AddedToken& y) { return x.content.size() > y.content.size(); });
+  std::stable_sort(added_.begin(), added_.end(), [](const AddedToken& x, const AddedToken& y) {
+    return x.content.size() > y.content.size();
+  });
   for (auto& v : added_by_byte_) v.clear();
   for (std::size_t k = 0; k < added_.size(); ++k) {
-    if (!added_[k].content.empty()) added_by_byte_[static_cast<unsigned char>(added_[k].content[0])].push_back(static_cast<std::uint32_t>(k));
+    if (!added_[k].content.empty())
+      added_by_byte_[static_cast<unsigned char>(added_[k].content[0])].push_back(
+          static_cast<std::uint32_t>(k));
   }
 }
 
@@ -436,7 +487,8 @@ const std::string* Tokenizer::id_to_token(std::int32_t id) const {
   return s.empty() ? nullptr : &s;
 }
 
-std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool split_special) {
+std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool add_special,
+                                            bool split_special, const std::function<void()>& poll) {
   std::vector<std::int32_t> out;
   if (add_special) out = prefix_ids_;
   std::size_t start = 0;
@@ -453,17 +505,19 @@ std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool add_spec
       ++i;
       continue;
     }
-    if (i > start) encode_segment(std::string(text.substr(start, i - start)), start == 0, out);
+    if (i > start)
+      encode_segment(std::string(text.substr(start, i - start)), start == 0, out, poll);
     out.push_back(hit->id);
     i += hit->content.size();
     start = i;
   }
-  if (start < text.size()) encode_segment(std::string(text.substr(start)), start == 0, out);
+  if (start < text.size()) encode_segment(std::string(text.substr(start)), start == 0, out, poll);
   if (add_special) out.insert(out.end(), suffix_ids_.begin(), suffix_ids_.end());
   return out;
 }
 
-void Tokenizer::encode_segment(std::string text, bool first, std::vector<std::int32_t>& out) {
+void Tokenizer::encode_segment(std::string text, bool first, std::vector<std::int32_t>& out,
+                               const std::function<void()>& poll) {
   for (Step& s : normalizer_) {
     switch (s.kind) {
       case Step::Kind::Prepend:
@@ -490,12 +544,16 @@ void Tokenizer::encode_segment(std::string text, bool first, std::vector<std::in
         u.toUTF8String(text);
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
   std::vector<Piece> pieces{{std::move(text), first}};
   pre_tokenize(pieces);
-  for (const Piece& p : pieces) bpe_.encode_word(p.text, out);
+  for (std::size_t k = 0; k < pieces.size(); ++k) {
+    if (poll && (k & 0xfff) == 0xfff) poll();
+    bpe_.encode_word(pieces[k].text, out);
+  }
 }
 
 void Tokenizer::pre_tokenize(std::vector<Piece>& pieces) {
@@ -514,10 +572,18 @@ void Tokenizer::pre_tokenize(std::vector<Piece>& pieces) {
         std::string match = p.text.substr(b, e - b);
         pending.clear();
         switch (behavior) {
-          case Step::Behavior::Isolated: emit(gap), emit(match); break;
-          case Step::Behavior::Removed: emit(gap); break;
-          case Step::Behavior::MergedWithPrevious: emit(gap + match); break;
-          case Step::Behavior::MergedWithNext: emit(gap), pending = match; break;
+          case Step::Behavior::Isolated:
+            emit(gap), emit(match);
+            break;
+          case Step::Behavior::Removed:
+            emit(gap);
+            break;
+          case Step::Behavior::MergedWithPrevious:
+            emit(gap + match);
+            break;
+          case Step::Behavior::MergedWithNext:
+            emit(gap), pending = match;
+            break;
         }
         pos = e;
       }
@@ -553,8 +619,10 @@ void Tokenizer::pre_tokenize(std::vector<Piece>& pieces) {
         std::vector<Piece> next;
         for (Piece& p : pieces) {
           std::size_t begin = 0;
-          for (std::size_t hit = p.text.find(s.a, 1); hit != std::string::npos; hit = p.text.find(s.a, hit + 1)) {
-            if (hit > begin) next.push_back({p.text.substr(begin, hit - begin), p.first && begin == 0});
+          for (std::size_t hit = p.text.find(s.a, 1); hit != std::string::npos;
+               hit = p.text.find(s.a, hit + 1)) {
+            if (hit > begin)
+              next.push_back({p.text.substr(begin, hit - begin), p.first && begin == 0});
             begin = hit;
           }
           if (begin < p.text.size()) next.push_back({p.text.substr(begin), p.first && begin == 0});
@@ -565,14 +633,16 @@ void Tokenizer::pre_tokenize(std::vector<Piece>& pieces) {
   }
 }
 
-std::string Tokenizer::decode(const std::vector<std::int32_t>& ids, bool skip_special, bool lossy) const {
+std::string Tokenizer::decode(const std::vector<std::int32_t>& ids, bool skip_special,
+                              bool lossy) const {
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());
   for (std::int32_t id : ids) {
     const std::string* t = id_to_token(id);
     if (t == nullptr) {
-      throw TokenizerError("index-error", "token id " + std::to_string(id) + " is not in the vocabulary (0.." +
-                                              std::to_string(static_cast<std::int64_t>(vocab_size()) - 1) + ")");
+      throw TokenizerError("index-error",
+                           "token id " + std::to_string(id) + " is not in the vocabulary (0.." +
+                               std::to_string(static_cast<std::int64_t>(vocab_size()) - 1) + ")");
     }
     if (skip_special && is_special_[static_cast<std::size_t>(id)]) continue;
     tokens.push_back(*t);
@@ -585,8 +655,10 @@ std::string Tokenizer::decode(const std::vector<std::int32_t>& ids, bool skip_sp
           for (std::size_t i = 0; i < t.size();) {
             std::size_t start = i;
             int b = char_byte(next_code_point(t, i));
-            if (b >= 0) bytes += static_cast<char>(b);
-            else bytes.append(t, start, i - start);
+            if (b >= 0)
+              bytes += static_cast<char>(b);
+            else
+              bytes.append(t, start, i - start);
           }
         }
         tokens.assign(1, std::move(bytes));
@@ -615,7 +687,8 @@ std::string Tokenizer::decode(const std::vector<std::int32_t>& ids, bool skip_sp
         };
         for (std::string& t : tokens) {
           unsigned value = 0;
-          if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>' && std::sscanf(t.c_str() + 3, "%2X", &value) == 1) {
+          if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>' &&
+              std::sscanf(t.c_str() + 3, "%2X", &value) == 1) {
             run += static_cast<char>(value);
             ++run_length;
           } else {
@@ -636,7 +709,9 @@ std::string Tokenizer::decode(const std::vector<std::int32_t>& ids, bool skip_sp
       case Step::Kind::Strip:
         for (std::string& t : tokens) {
           for (int k = 0; k < s.start && t.rfind(s.a, 0) == 0; ++k) t.erase(0, s.a.size());
-          for (int k = 0; k < s.stop && t.size() >= s.a.size() && t.compare(t.size() - s.a.size(), s.a.size(), s.a) == 0; ++k) {
+          for (int k = 0; k < s.stop && t.size() >= s.a.size() &&
+                          t.compare(t.size() - s.a.size(), s.a.size(), s.a) == 0;
+               ++k) {
             t.erase(t.size() - s.a.size());
           }
         }
@@ -647,7 +722,8 @@ std::string Tokenizer::decode(const std::vector<std::int32_t>& ids, bool skip_sp
           if (k == 0 && s.prepend != 0 && tokens[k].rfind(' ', 0) == 0) tokens[k].erase(0, 1);
         }
         break;
-      default: break;
+      default:
+        break;
     }
   }
   std::string text;
