@@ -3,7 +3,9 @@
 # Installs what building and testing TensorLisp needs on Debian 12, if it is missing.
 set -euo pipefail
 packages=(cmake ninja-build g++ catch2 libedit-dev pkg-config llvm-14-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist
-          clang libclang-rt-14-dev)  # clang + libFuzzer: the sanitizer build and tests/fuzz
+          clang libclang-rt-14-dev  # clang + libFuzzer: the sanitizer build and tests/fuzz
+          nlohmann-json3-dev  # json-read and tokenizer.json (src/text/), header-only
+          libicu-dev)  # tokenizers: Unicode letter/number classes and pre-tokenizer regexes
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

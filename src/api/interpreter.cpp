@@ -11,6 +11,8 @@
 #include "runtime/reference.h"
 #include "tensor/files.h"
 #include "tensor/tensor_value.h"
+#include "text/json.h"
+#include "text/tokenizer.h"
 #include "tensorlisp/tensorlisp.hpp"
 
 namespace tl::eval {
@@ -246,6 +248,8 @@ void boot(Interp& in, const Interpreter::Options& options) {
   tensor::register_grad_builtins(in);
   tensor::register_model_builtins(in);
   tensor::register_file_builtins(in);
+  text::register_json_builtins(in);
+  text::register_tokenizer_builtins(in);
   api::register_device_builtins(in);
   api::register_capture_builtins(in);
   rewrite::register_rewrite_builtins(in);
