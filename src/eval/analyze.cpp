@@ -698,9 +698,17 @@ Value Analyzer::quasi(Value form, int depth, Span span) {
     bool has_unquote = false;
     for (Value item : vec->items) has_unquote = has_unquote || is_cons(item);
     if (!has_unquote) return in_.list({Value::object(S.quote), form});
-    Value lst = keep_alive(in_.list_from(vec->items.data(), vec->items.size()));
-    Value expanded = keep_alive(quasi(lst, depth, span));
-    return in_.list({in_.qq_vector, expanded});  // qq_vector turns the list into a vector
+    // The temporaries are rooted in a scope of their own: a caller expanding a list collects
+    // its segments on the same stack, and must not find them among its segments (a vector
+    // inside a backquoted list had its elements evaluated).
+    Value result;
+    {
+      Interp::StackMark mark(in_);
+      Value lst = keep_alive(in_.list_from(vec->items.data(), vec->items.size()));
+      Value expanded = keep_alive(quasi(lst, depth, span));
+      result = in_.list({in_.qq_vector, expanded});  // qq_vector turns the list into a vector
+    }
+    return result;  // unrooted until the caller pushes it: nothing allocates in between
   }
   if (!is_cons(form)) {
     if (is_symbol(form)) return in_.list({Value::object(S.quote), form});

@@ -121,6 +121,10 @@
   (is (= (count-with-block-variable) 4))
   (is (eq (let ((if 1)) (if (= if 1) 'yes 'no)) 'yes)))
 
+(deftest vectors-inside-backquoted-lists
+  ;; The vector's expansion left temporaries among the list's segments: (b c) was called.
+  (is (equal (prin1-to-string (let ((n 3)) `(a #((b c)) ,n #(,(+ n 1) x)))) "(a #((b c)) 3 #(4 x))")))
+
 (deftest printing-survives-a-collection
   ;; Printing a list of lazy tensors realizes them, and a realize may collect: the collector
   ;; must not take the printer's marks for its own and free the tensors (a use-after-free
