@@ -190,11 +190,11 @@
     ;; Read, written and read again: the same table.
     (is (equal (json-write (json-read (json-write gpt2 :pretty t))) (json-write gpt2))))
   (let ((llama (json-read *llama-config* :object-as :alist)))
-    (is (equal (cdr (assoc "model_type" llama)) "llama"))
-    (is (= (cdr (assoc "num_key_value_heads" llama)) 8))
-    (is (floatp (cdr (assoc "rope_theta" llama))))
-    (is (= (cdr (assoc "rope_theta" llama)) 500000.0))
-    (is (eq (cdr (assoc "tie_word_embeddings" llama)) :false))
+    (is (equal (cdr (assoc "model_type" llama :test #'equal)) "llama"))
+    (is (= (cdr (assoc "num_key_value_heads" llama :test #'equal)) 8))
+    (is (floatp (cdr (assoc "rope_theta" llama :test #'equal))))
+    (is (= (cdr (assoc "rope_theta" llama :test #'equal)) 500000.0))
+    (is (eq (cdr (assoc "tie_word_embeddings" llama :test #'equal)) :false))
     (is (equal (json-read (json-write llama) :object-as :alist) llama))))
 
 (run-tests)

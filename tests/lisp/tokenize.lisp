@@ -10,7 +10,7 @@
 (defvar *made* nil)
 (defun tmp (name)
   (let ((path (concat *tmp* "-" name)))
-    (unless (member path *made*) (push path *made*))
+    (unless (member path *made* :test #'equal) (push path *made*))
     path))
 
 (defun message-of (thunk)
