@@ -134,17 +134,43 @@ deviations divided by N - CORRECTION (1: unbiased, as PyTorch defaults to)."
   (let ((tx (%float-tensor x)))
     (sub tx (logsumexp tx :axis axis :keepdim t))))
 
+(defvar *scan-square-limit* 1024
+  "Axes up to this long run cumsum and cumprod as one masked N x N reduce (one fused kernel,
+O(N^2) work); longer ones as log2(N) shifted adds or products (O(N log N)).")
+
+(defun %scan-steps (moved last n kind identity)
+  ;; Hillis and Steele's scan: after the step of distance d, element i combines elements
+  ;; i-2d+1..i; the first d elements of each shifted copy are the identity. Sums add along a
+  ;; tree (closer to the exact sum than a running one); gradients come from add and mul.
+  (let* ((shp (tensor-shape moved))
+         (x moved)
+         (d 1))
+    (loop while (< d n) do
+      (let* ((kept (%shrink-axis x last 0 (- n d)))
+             (padded (%pad-axis kept last d 0))
+             (head (prim:cmplt (prim:iota shp last 'i32) (prim:const d 'i32 shp)))
+             (shifted (if (eq kind :sum) padded (prim:where head (prim:const identity (tensor-dtype x) shp) padded))))
+        (setq x (if (eq kind :sum) (prim:add x shifted) (prim:mul x shifted)))
+        (setq d (* d 2))))
+    x))
+
 (defun %scan (fn tx axis kind identity)
-  ;; Running reduce KIND along AXIS: each row as an N x N masked reduce (O(N^2) work for an
-  ;; axis of N), element i reducing elements 0..i; IDENTITY fills the masked-off ones. The
-  ;; reduce's own gradient rule gives the derivative (products with zeros included).
+  ;; Running reduce KIND along AXIS. Up to *scan-square-limit* elements: each row as an N x N
+  ;; masked reduce, element i reducing elements 0..i; IDENTITY fills the masked-off ones, and
+  ;; the reduce's own gradient rule gives the derivative (products with zeros included).
+  ;; Longer axes: %scan-steps.
   (let* ((nd (ndim tx))
          (a (%axis fn axis nd))
          (last (- nd 1))
          (moved (transpose tx a last))
          (shp (tensor-shape moved))
-         (n (nth last shp))
-         (rows (append (butlast shp) (list n n)))
+         (n (nth last shp)))
+    (if (and (integerp n) (> n *scan-square-limit*))
+        (transpose (%scan-steps moved last n kind identity) a last)
+        (%scan-square tx moved shp n nd last a kind identity))))
+
+(defun %scan-square (tx moved shp n nd last a kind identity)
+  (let* ((rows (append (butlast shp) (list n n)))
          (wide (prim:expand (prim:reshape moved (append (butlast shp) (list 1 n))) rows))
          (mask (prim:cmplt (prim:iota rows nd 'i32) (prim:add (prim:iota rows last 'i32) (prim:const 1 'i32 rows))))
          (r (prim:reshape (prim:reduce kind (prim:where mask wide (prim:const identity (tensor-dtype tx) rows)) (list nd))

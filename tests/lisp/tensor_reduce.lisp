@@ -71,4 +71,24 @@
   (is (equal (tl (cumsum (tensor '((1 2) (3 4))) :axis 1)) '((1 3) (3 7))))
   (is (equal (tl (cumsum (tensor '(t t nil t)))) '(1 2 2 3))))
 
+(deftest long-scans
+  ;; Axes longer than *scan-square-limit* scan in log2(N) steps: the same values and
+  ;; gradients as the square form (forced here on short axes), zeros in products included.
+  (let ((*scan-square-limit* 2))
+    (is (equal (tl (cumsum (tensor '(1 2 3 4 5)))) '(1 3 6 10 15)))
+    (is (equal (tl (cumsum (tensor '((1 2 3) (4 5 6))) :axis 0)) '((1 2 3) (5 7 9))))
+    (is (equal (tl (cumsum (tensor '((1 2 3) (4 5 6))) :axis 1)) '((1 3 6) (4 9 15))))
+    (is (equal (tl (cumprod (tensor '(1.0 2.0 0.0 4.0 5.0)))) '(1.0 2.0 0.0 0.0 0.0)))
+    (is (equal (tl (cumprod (tensor '(2 3 4 5 6 7 8)))) '(2 6 24 120 720 5040 40320)))
+    (let ((v (requires-grad! (tensor '(2.0 0.0 5.0 3.0) :dtype 'f64))))
+      (backward (sum (cumprod v)))
+      (is (equal (tl (grad v)) '(1.0 42.0 0.0 0.0))))
+    (let ((v (requires-grad! (tensor '(1.0 -2.0 3.0) :dtype 'f64))))
+      (backward (sum (mul (cumsum v) (tensor '(1.0 10.0 100.0) :dtype 'f64))))
+      (is (equal (tl (grad v)) '(111.0 110.0 100.0)))))
+  ;; 3000 ones: a long axis by default; every prefix exact.
+  (let ((c (cumsum (ones '(2 3000)) :axis 1)))
+    (is (equal (tl (slice c t -1)) '(3000.0 3000.0)))
+    (is (= (item (sum (slice c 0))) (/ (* 3000.0 3001) 2)))))
+
 (run-tests)
