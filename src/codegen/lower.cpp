@@ -322,26 +322,7 @@ class Lowerer {
     std::vector<bool> reduced(shape.size(), false);
     for (auto a : reduces.front()->axes) reduced[static_cast<std::size_t>(a)] = true;
     std::vector<Stmt>* body = &k_.body;
-    std::vector<ExprId> row(shape.size());
-    bool parallel_set = false;
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-      if (reduced[i] || shape[i] == Dim(1)) {
-        row[i] = k_.constant_int(0);
-        continue;
-      }
-      auto [loop, var] = k_.make_loop(k_.dim(shape[i]));
-      if (!parallel_set) {
-        loop.parallel = true;
-        parallel_set = true;
-        result.parallel_extent = shape[i];
-      } else {
-        result.work_per_iteration = result.work_per_iteration * shape[i];
-      }
-      body->push_back(std::move(loop));
-      body = &body->back().body;
-      row[i] = var;
-    }
-    if (!parallel_set) result.parallel_extent = 1;
+    std::vector<ExprId> row = open_loops(shape, reduced, result, body);
     Dim cols = 1;
     for (std::size_t i = 0; i < shape.size(); ++i) {
       if (reduced[i]) cols = cols * shape[i];
@@ -614,18 +595,15 @@ class Lowerer {
   std::map<const Node*, ExprId> row_accs_;  // row-fused reduces: their accumulators
   ExprId fused_value_ = -1;
 
-  // An assign through a view (Graph::make_assign_view): loops over the view, computes the
-  // value there and stores it where the view shows that element of the target, buffer 0,
-  // which the executor passes in place. The rest of the target is not touched.
-  Lowered build_view_assign() {
-    const Node* src = out_->src[1].get();
-    const tensor::Shape& shape = src->shape;
-    std::vector<Stmt>* body = &k_.body;
+  // Nests a loop in *BODY for each axis of SHAPE not `skip`ped and longer than 1 (the first
+  // one parallel), moving BODY into the innermost; sets RESULT's parallel extent and work per
+  // iteration. The index per axis: the loop's variable, or 0.
+  std::vector<ExprId> open_loops(const tensor::Shape& shape, const std::vector<bool>& skip, Lowered& result,
+                                 std::vector<Stmt>*& body) {
     std::vector<ExprId> idx(shape.size());
-    Lowered result;
     bool parallel_set = false;
     for (std::size_t i = 0; i < shape.size(); ++i) {
-      if (shape[i] == Dim(1)) {
+      if (skip[i] || shape[i] == Dim(1)) {
         idx[i] = k_.constant_int(0);
         continue;
       }
@@ -641,6 +619,19 @@ class Lowerer {
       body = &body->back().body;
       idx[i] = var;
     }
+    if (!parallel_set) result.parallel_extent = 1;
+    return idx;
+  }
+
+  // An assign through a view (Graph::make_assign_view): loops over the view, computes the
+  // value there and stores it where the view shows that element of the target, buffer 0,
+  // which the executor passes in place. The rest of the target is not touched.
+  Lowered build_view_assign() {
+    const Node* src = out_->src[1].get();
+    const tensor::Shape& shape = src->shape;
+    std::vector<Stmt>* body = &k_.body;
+    Lowered result;
+    std::vector<ExprId> idx = open_loops(shape, std::vector<bool>(shape.size(), false), result, body);
     ExprId v = value(src, idx);
     body->push_back(store(view_index(out_->src[2].get(), out_->src[0].get(), idx), v));
     return result;
@@ -654,34 +645,41 @@ class Lowerer {
       if (tensor::op_info(n->op).group != tensor::OpGroup::Movement) {
         throw std::logic_error(std::string("lower: an assign's view holds a ") + tensor::op_name(n->op) + ", not a view of its target");
       }
-      const Node* s = n->src[0].get();
-      std::vector<ExprId> sidx(s->shape.size());
-      switch (n->op) {
-        case Op::Reshape: sidx = unravel(linear_index(idx, n->shape), s->shape); break;
-        case Op::Permute:
-          for (std::size_t i = 0; i < idx.size(); ++i) sidx[static_cast<std::size_t>(n->axes[i])] = idx[i];
-          break;
-        case Op::Expand:
-          for (std::size_t i = 0; i < idx.size(); ++i) sidx[i] = s->shape[i] == Dim(1) ? k_.constant_int(0) : idx[i];
-          break;
-        case Op::Shrink:
-          for (std::size_t i = 0; i < idx.size(); ++i) sidx[i] = k_.binary(EOp::Add, idx[i], k_.dim(n->ranges[i].first));
-          break;
-        case Op::Pad:
-          for (std::size_t i = 0; i < idx.size(); ++i) sidx[i] = k_.binary(EOp::Add, idx[i], k_.dim(-n->ranges[i].first));
-          break;
-        case Op::Flip:
-          for (std::size_t i = 0; i < idx.size(); ++i) {
-            sidx[i] = n->axes[i] ? k_.binary(EOp::Add, k_.dim(s->shape[i] - Dim(1)), k_.unary(EOp::Neg, idx[i], tensor::DType::I64))
-                                 : idx[i];
-          }
-          break;
-        default: break;
-      }
-      idx = std::move(sidx);
+      idx = source_index(n, idx);
     }
     return linear_index(idx, base->shape);
   }
+
+  // The index into movement op N's source of element IDX of N. For a pad, the shifted index
+  // as it is (movement() guards the padding; a written view has none).
+  std::vector<ExprId> source_index(const Node* n, const std::vector<ExprId>& idx) {
+    const Node* s = n->src[0].get();
+    std::vector<ExprId> sidx(s->shape.size());
+    switch (n->op) {
+      case Op::Reshape: return unravel(linear_index(idx, n->shape), s->shape);
+      case Op::Permute:
+        for (std::size_t i = 0; i < idx.size(); ++i) sidx[static_cast<std::size_t>(n->axes[i])] = idx[i];
+        break;
+      case Op::Expand:
+        for (std::size_t i = 0; i < idx.size(); ++i) sidx[i] = s->shape[i] == Dim(1) ? k_.constant_int(0) : idx[i];
+        break;
+      case Op::Shrink:
+        for (std::size_t i = 0; i < idx.size(); ++i) sidx[i] = k_.binary(EOp::Add, idx[i], k_.dim(n->ranges[i].first));
+        break;
+      case Op::Pad:
+        for (std::size_t i = 0; i < idx.size(); ++i) sidx[i] = k_.binary(EOp::Add, idx[i], k_.dim(-n->ranges[i].first));
+        break;
+      case Op::Flip:
+        for (std::size_t i = 0; i < idx.size(); ++i) {
+          sidx[i] = n->axes[i] ? k_.binary(EOp::Add, k_.dim(s->shape[i] - Dim(1)), k_.unary(EOp::Neg, idx[i], DType::I64))
+                               : idx[i];
+        }
+        break;
+      default: throw std::logic_error("lower: not a movement op");
+    }
+    return sidx;
+  }
+
 
   // The index into `shape` of row-major position `flat`.
   std::vector<ExprId> unravel(ExprId flat, const tensor::Shape& shape) {
@@ -824,49 +822,25 @@ class Lowerer {
 
   ExprId movement(const Node* n, const std::vector<ExprId>& idx) {
     const Node* s = n->src[0].get();
-    std::vector<ExprId> sidx(s->shape.size());
-    switch (n->op) {
-      case Op::Reshape: return value(s, unravel(linear_index(idx, n->shape), s->shape));
-      case Op::Permute:
-        for (std::size_t i = 0; i < idx.size(); ++i) sidx[static_cast<std::size_t>(n->axes[i])] = idx[i];
-        return value(s, sidx);
-      case Op::Expand:
-        for (std::size_t i = 0; i < idx.size(); ++i) sidx[i] = s->shape[i] == Dim(1) ? k_.constant_int(0) : idx[i];
-        return value(s, sidx);
-      case Op::Shrink:
-        for (std::size_t i = 0; i < idx.size(); ++i) sidx[i] = k_.binary(EOp::Add, idx[i], k_.dim(n->ranges[i].first));
-        return value(s, sidx);
-      case Op::Flip:
-        for (std::size_t i = 0; i < idx.size(); ++i) {
-          sidx[i] = n->axes[i] ? k_.binary(EOp::Add, k_.dim(s->shape[i] - Dim(1)), k_.unary(EOp::Neg, idx[i], DType::I64))
-                               : idx[i];
-        }
-        return value(s, sidx);
-      case Op::Pad: {
-        ExprId valid = k_.constant_bool(true);
-        for (std::size_t i = 0; i < idx.size(); ++i) {
-          const Dim& before = n->ranges[i].first;
-          ExprId shifted = k_.binary(EOp::Add, idx[i], k_.dim(-before));
-          ExprId below = k_.binary(EOp::Cmplt, shifted, k_.constant_int(0));
-          ExprId ok = k_.binary(EOp::And, k_.binary(EOp::Cmpeq, below, k_.constant_bool(false)),
-                                k_.binary(EOp::Cmplt, shifted, k_.dim(s->shape[i])));
-          valid = k_.binary(EOp::And, valid, ok);
-          sidx[i] = shifted;
-        }
-        if (auto c = k_.as_const(valid); c && *c) return value(s, sidx);
-        if (auto c = k_.as_const(valid); c && !*c) return zero(n->dtype);
-        // Outside the source, the index is clamped into it: loads stay in bounds, and the
-        // clamped index has a known range, so the index arithmetic below still simplifies
-        // (a convolution's gradient reads through several pads and reshapes).
-        for (std::size_t i = 0; i < sidx.size(); ++i) {
-          sidx[i] = k_.binary(EOp::Min, k_.binary(EOp::Max, sidx[i], k_.constant_int(0)),
-                              k_.binary(EOp::Add, k_.dim(s->shape[i]), k_.constant_int(-1)));
-        }
-        return k_.where(valid, value(s, sidx), zero(n->dtype));
-      }
-      default: break;
+    std::vector<ExprId> sidx = source_index(n, idx);
+    if (n->op != Op::Pad) return value(s, sidx);
+    ExprId valid = k_.constant_bool(true);
+    for (std::size_t i = 0; i < sidx.size(); ++i) {
+      ExprId below = k_.binary(EOp::Cmplt, sidx[i], k_.constant_int(0));
+      ExprId ok = k_.binary(EOp::And, k_.binary(EOp::Cmpeq, below, k_.constant_bool(false)),
+                            k_.binary(EOp::Cmplt, sidx[i], k_.dim(s->shape[i])));
+      valid = k_.binary(EOp::And, valid, ok);
     }
-    throw std::logic_error("lower: not a movement op");
+    if (auto c = k_.as_const(valid); c && *c) return value(s, sidx);
+    if (auto c = k_.as_const(valid); c && !*c) return zero(n->dtype);
+    // Outside the source, the index is clamped into it: loads stay in bounds, and the
+    // clamped index has a known range, so the index arithmetic below still simplifies
+    // (a convolution's gradient reads through several pads and reshapes).
+    for (std::size_t i = 0; i < sidx.size(); ++i) {
+      sidx[i] = k_.binary(EOp::Min, k_.binary(EOp::Max, sidx[i], k_.constant_int(0)),
+                          k_.binary(EOp::Add, k_.dim(s->shape[i]), k_.constant_int(-1)));
+    }
+    return k_.where(valid, value(s, sidx), zero(n->dtype));
   }
 };
 

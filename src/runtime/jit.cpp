@@ -429,7 +429,7 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
     });
   };
   std::stable_partition(kernels.begin(), kernels.end(), [&](const PlanKernel& k) {
-    return !(k.write_into >= 0 && k.write_into == k.assign_target && !read_by_another(k));
+    return !(k.in_place() && !read_by_another(k));
   });
   plan.kernels = std::move(kernels);
   // Kernels of nodes rewriting made: the graph's node whose value each computes.
@@ -614,7 +614,7 @@ double JitDevice::launch(const PlanKernel& k, const std::vector<void*>& ptrs, st
     ~HoldCancel() {
       if (on) backend.hold_cancel = false;
     }
-  } hold(*backend_, k.write_into >= 0 && k.write_into == k.assign_target);
+  } hold(*backend_, k.in_place());
   std::vector<std::int64_t> vars;
   for (const auto& name : k.vars) vars.push_back(b.at(name));
   for (const auto& d : k.extern_dims) vars.push_back(d.eval(b));
@@ -726,7 +726,7 @@ std::unordered_map<int, int> JitDevice::reader_counts(const Plan& plan) {
   for (const PlanKernel& k : plan.kernels) {
     for (int in : k.inputs) ++readers[in];
     if (k.assign_target >= 0) ++readers[k.assign_target];
-    if (k.write_into >= 0 && k.write_into != k.assign_target) ++readers[k.write_into];
+    if (k.into_copy()) ++readers[k.write_into];
   }
   return readers;
 }
@@ -777,8 +777,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
       Buffer& ib = *values.at(k.inputs[j]);
       ptrs[static_cast<std::size_t>(k.input_slots[j])] = ib.size_bytes() == 0 ? const_cast<std::uint8_t*>(kZeros) : ib.bytes().data();
     }
-    const bool in_place = k.write_into >= 0 && k.write_into == k.assign_target;
-    if (poll && !in_place) poll();  // the writes at the end all happen, or none
+    if (poll && !k.in_place()) poll();  // the writes at the end all happen, or none
     const double dt = launch(k, ptrs, count, b, debug >= 1);
     run_time += dt;
     if (debug >= 1) {
@@ -786,7 +785,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
       for (int in : k.inputs) bytes += static_cast<double>(values.at(in)->size_bytes());
       report_kernel(i, plan, k, dt, bytes, b);
     }
-    if (k.write_into >= 0 && k.write_into == k.assign_target) {
+    if (k.in_place()) {
       out->device.reset();  // written in place: a copy on another device is stale
     } else if (k.assign_target >= 0) {
       // The value goes into the target's buffer once every kernel has run: until then,
@@ -805,7 +804,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
     };
     for (int in : k.inputs) done_with(in);
     if (k.assign_target >= 0) done_with(k.assign_target);
-    if (k.write_into >= 0 && k.write_into != k.assign_target) done_with(k.write_into);
+    if (k.into_copy()) done_with(k.write_into);
   }
   for (auto& [target, value, node] : writes) {
     target->set_bytes(std::move(value->bytes()));
@@ -867,7 +866,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     std::vector<void*> ptrs(k.buffer_count, nullptr);
     ptrs[0] = out->ptr;
     for (std::size_t j = 0; j < k.inputs.size(); ++j) ptrs[static_cast<std::size_t>(k.input_slots[j])] = dev.at(k.inputs[j])->ptr;
-    if (poll && !(k.write_into >= 0 && k.write_into == k.assign_target)) poll();
+    if (poll && !k.in_place()) poll();
     const double dt = launch(k, ptrs, launched, b, per_kernel);
     run_time += dt;
     if (debug >= 1) {
@@ -883,7 +882,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
       // The target's device copy becomes its value once every kernel has run (an interrupted
       // realize writes nothing); the host reads it from there when it needs it.
       std::shared_ptr<Buffer> target = host.at(k.assign_target);
-      if (k.write_into == k.assign_target) {
+      if (k.in_place()) {
         target->set_device(out);  // written in place already: the host bytes are stale now
       } else {
         writes.emplace_back(target, out);
@@ -903,7 +902,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     };
     for (int in : k.inputs) done_with(in);
     if (k.assign_target >= 0) done_with(k.assign_target);
-    if (k.write_into >= 0 && k.write_into != k.assign_target) done_with(k.write_into);
+    if (k.into_copy()) done_with(k.write_into);
   }
   for (auto& [target, copy] : writes) target->set_device(std::move(copy));
   // Launches are asynchronous: the kernels' time is until the device has finished them

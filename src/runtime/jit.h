@@ -152,6 +152,9 @@ class JitDevice {
     // writes the target, else a copy of the target made by the kernel before it (which then
     // becomes the target's data once all kernels have run, as a whole assign's value does).
     int write_into = -1;
+    bool in_place() const { return write_into >= 0 && write_into == assign_target; }
+    // A view assign writing into a copy of its target, made by the kernel before it.
+    bool into_copy() const { return write_into >= 0 && write_into != assign_target; }
     // The node of the graph whose value this kernel computes when a rewrite made the kernel's
     // own node (it is past the graph): where a kept buffer goes (see keep_mask). -1: none.
     int origin = -1;

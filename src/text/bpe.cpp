@@ -77,30 +77,27 @@ void append_utf8(std::string& out, std::uint32_t cp) {
   }
 }
 
+std::size_t valid_utf8_length(std::string_view s, std::size_t i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  std::size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+  if (len == 0 || i + len > s.size()) return 0;
+  std::uint32_t cp = len == 1 ? c : c & (0x7fu >> len);
+  for (std::size_t k = 1; k < len; ++k) {
+    auto cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (cc & 0x3f);
+  }
+  static const std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return len;
+}
+
 std::string utf8_lossy(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size());
   std::size_t i = 0;
   while (i < bytes.size()) {
-    auto c = static_cast<unsigned char>(bytes[i]);
-    std::size_t len = c < 0x80         ? 1
-                      : (c >> 5) == 6  ? 2
-                      : (c >> 4) == 14 ? 3
-                      : (c >> 3) == 30 ? 4
-                                       : 0;
-    bool ok = len > 0 && i + len <= bytes.size();
-    std::uint32_t cp = c;
-    if (ok && len > 1) {
-      cp = c & (0x7fu >> len);
-      for (std::size_t k = 1; k < len && ok; ++k) {
-        auto cc = static_cast<unsigned char>(bytes[i + k]);
-        ok = (cc & 0xc0) == 0x80;
-        cp = (cp << 6) | (cc & 0x3f);
-      }
-      static const std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-      ok = ok && cp >= kMin[len] && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
-    }
-    if (ok) {
+    if (std::size_t len = valid_utf8_length(bytes, i)) {
       out.append(bytes.substr(i, len));
       i += len;
     } else {

@@ -32,6 +32,9 @@ int char_byte(std::uint32_t code_point);
 std::uint32_t next_code_point(std::string_view s, std::size_t& i);
 // Appends code point `cp` as UTF-8.
 void append_utf8(std::string& out, std::uint32_t cp);
+// The length (1 to 4) of the UTF-8 sequence at s[i], or 0 when the bytes there are not valid
+// UTF-8 (truncated, an overlong form, a surrogate, past U+10FFFF).
+std::size_t valid_utf8_length(std::string_view s, std::size_t i);
 // `bytes` with every invalid UTF-8 sequence replaced by U+FFFD, as Rust's from_utf8_lossy.
 std::string utf8_lossy(std::string_view bytes);
 

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "eval/builtins.h"
+#include "text/bpe.h"
 
 namespace tl::text {
 
@@ -241,24 +242,9 @@ ReadOptions read_options(Interp& in, const char* fn, Args a, N n, N from) {
 // --- writing ---------------------------------------------------------------------------
 
 bool is_valid_utf8(const std::string& s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    auto c = static_cast<unsigned char>(s[i]);
-    std::size_t len = c < 0x80         ? 1
-                      : (c >> 5) == 6  ? 2
-                      : (c >> 4) == 14 ? 3
-                      : (c >> 3) == 30 ? 4
-                                       : 0;
-    if (len == 0 || i + len > s.size()) return false;
-    std::uint32_t cp = len == 1 ? c : c & (0x7f >> len);
-    for (std::size_t k = 1; k < len; ++k) {
-      auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3f);
-    }
-    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
-    static const std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t len = valid_utf8_length(s, i);
+    if (len == 0) return false;
     i += len;
   }
   return true;

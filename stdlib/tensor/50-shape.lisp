@@ -284,13 +284,11 @@ a decode step writing row POS of a KV cache compiles once:
         (error 'index-error "index-put!: positions ~a..~a out of range for axis ~a of size ~a (shape ~a)"
                pos (+ pos k -1) ax n shp))
       ;; An integer position becomes a bound symbolic one, so the kernel serves every position.
-      (let* ((at (if (integerp pos) (dim '%index-put-position pos) pos))
-             (outer (%set-scoped-dims nil)))
-        (%set-scoped-dims (if (dim-p at) (append outer (list (%dim-pair at nil))) outer))
-        (unwind-protect
-             (let ((view (%shrink-axis target ax at (dim+ at k))))
-               (realize (prim:assign view (cast (broadcast-to v (tensor-shape view)) (dtype target)))))
-          (%set-scoped-dims outer))))
+      (let ((at (if (integerp pos) (dim '%index-put-position pos) pos)))
+        (flet ((write ()
+                 (let ((view (%shrink-axis target ax at (dim+ at k))))
+                   (realize (prim:assign view (cast (broadcast-to v (tensor-shape view)) (dtype target)))))))
+          (if (dim-p at) (with-dims (at) (write)) (write)))))
     target))
 
 ;;; --- joining and splitting --------------------------------------------------------------
