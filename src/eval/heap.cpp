@@ -221,10 +221,14 @@ void Heap::collect(const std::function<void(Marker&)>& mark_roots, const void* s
   if (limit_ == 0 || live_bytes < limit_ - limit_ / 16) in_reserve_ = false;
   threshold_ = stress_ > 0 ? stress_ - 1 : (live_bytes > kMinThreshold ? live_bytes : kMinThreshold);
   // Under a memory limit, the next collection comes when half the room left is used, so a
-  // safe point collects before an allocation meets the limit with garbage still counted.
+  // safe point collects before an allocation meets the limit with garbage still counted. But
+  // never before a sixteenth of the limit is allocated: with the live data near the limit,
+  // collecting ever more often (each one tracing everything live) would make every later
+  // allocation slower without freeing anything; the heap is full, and the next request that
+  // does not fit is refused (a storage-error) instead.
   if (limit_ != 0 && stress_ == 0) {
     const std::size_t room = limit_ > live_bytes ? limit_ - live_bytes : 0;
-    threshold_ = std::min(threshold_, std::max<std::size_t>(room / 2, kGranule));
+    threshold_ = std::min(threshold_, std::max<std::size_t>({room / 2, limit_ / 16, kGranule}));
   }
   ++collections_;
 }

@@ -116,5 +116,14 @@
 (print (storage-type (let ((x nil)) (loop (push (make-vector 10) x)))))
 (print (storage-type (let ((x nil)) (loop (setq x (cons x x))))))
 (print (storage-type (let ((s "x")) (loop (setq s (concat s s))))))
+;; With the heap kept full of live data, a loop of small allocations collects a few times, not
+;; once every few allocations (each collection tracing the whole heap: minutes, not a moment).
+(defvar *full* nil)
+(print (storage-type (loop (push (make-list 1000) *full*))))
+(defun collections () (getf (gc-stats) :collections))
+(let ((before (collections)))
+  (print (storage-type (dotimes (i 100000) (list i i i))))
+  (print (< (- (collections) before) 50)))
+(setq *full* nil)
 (set-memory-limit *old-limit*)
 (print (length (make-list 100000)))
