@@ -3,21 +3,26 @@
 # Fuzzes every target in tests/fuzz (or those named), as many at a time as there are cores.
 #   scripts/fuzz.sh                    each target 5 minutes
 #   scripts/fuzz.sh --minutes 60 reader eval
-#   scripts/fuzz.sh --seconds 45       what CI does (scripts/test.sh --sanitize, TL_FUZZ_SECONDS)
+#   scripts/fuzz.sh --seconds 45 --seed 1   what CI does (scripts/test.sh --sanitize)
 # Builds only the fuzz targets, in build-fuzz (clang, ASan+UBSan+LSan, libFuzzer), and starts
 # each from its seeds in tests/fuzz/corpus/NAME/. New inputs go to build-fuzz/tests/fuzz/found-NAME.
 # A crash, leak, timeout, out-of-memory or UBSan report fails the run; its input is written
 # there as crash-*, leak-*, timeout-* or oom-*: copy it into tests/fuzz/corpus/NAME/ under a
 # name that says what it does (it then stays a regression seed) and fix the bug.
+# With --seed N a run is repeatable: libFuzzer's random seed is fixed and each target starts
+# from its seeds alone (new inputs go to build-fuzz/tests/fuzz/seeded-NAME, emptied first), so
+# the same commit fuzzes the same inputs here and in CI, as far as the time allows.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds=300
+seed=""
 targets=()
 while (($#)); do
   case "$1" in
     --minutes) seconds=$(($2 * 60)); shift 2 ;;
     --seconds) seconds="$2"; shift 2 ;;
-    -h|--help) sed -n 3,11p "$0"; exit 0 ;;
+    --seed) seed="$2"; shift 2 ;;
+    -h|--help) sed -n 3,14p "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
@@ -37,11 +42,20 @@ out="$dir/tests/fuzz"
 # Fuzzes target $1 for $seconds, its output in $out/$1.log; leaves its exit status in $out/$1.rc.
 fuzz_one() {
   local found="$out/found-$1"
+  local corpus="$found"
+  local seeding=()
+  if [ -n "$seed" ]; then
+    corpus="$out/seeded-$1"
+    rm -rf "$corpus"
+    mkdir -p "$corpus"
+    seeding=(-seed="$seed")
+  fi
   mkdir -p "$found"
   rm -f "$out/$1.rc"
   local rc=0
   "$out/fuzz_$1" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2560 -max_len=4096 \
-    -print_final_stats=1 -artifact_prefix="$found/" "$found" "$root/tests/fuzz/corpus/$1" \
+    "${seeding[@]}" -print_final_stats=1 -artifact_prefix="$found/" "$corpus" \
+    "$root/tests/fuzz/corpus/$1" \
     >"$out/$1.log" 2>&1 || rc=$?
   echo "$rc" >"$out/$1.rc"
   local runs

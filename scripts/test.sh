@@ -5,7 +5,8 @@
 #   scripts/test.sh --sanitize   the same under AddressSanitizer, LeakSanitizer and UBSan (gcc,
 #                                build-asan; the fuzz seed corpora included), then fuzzes every
 #                                target in tests/fuzz for TL_FUZZ_SECONDS (45) each with clang and
-#                                libFuzzer (scripts/fuzz.sh, build-fuzz); TL_FUZZ_SECONDS=0 skips it
+#                                libFuzzer (scripts/fuzz.sh, build-fuzz); TL_FUZZ_SECONDS=0 skips it;
+#                                libFuzzer's seed is TL_FUZZ_SEED (1), so a run is repeatable
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 sanitize=0
@@ -23,5 +24,5 @@ fi
 cd "$dir"
 ctest --output-on-failure -j "$(nproc)" --label-exclude perf
 if ((sanitize && ${TL_FUZZ_SECONDS:-45} > 0)); then
-  "$root/scripts/fuzz.sh" --seconds "${TL_FUZZ_SECONDS:-45}"
+  "$root/scripts/fuzz.sh" --seconds "${TL_FUZZ_SECONDS:-45}" --seed "${TL_FUZZ_SEED:-1}"
 fi
