@@ -11,6 +11,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "tensor/semantics.h"
+
 namespace tl::codegen {
 
 namespace {
@@ -37,63 +39,61 @@ std::optional<std::int64_t> mul_checked(std::int64_t a, std::int64_t b) {
 
 // The folding of an integer op on constants, wrapped to dtype t, with the primitives' rules.
 std::int64_t fold_int(EOp op, std::int64_t a, std::int64_t b, DType t) {
-  auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
-  const bool is_unsigned = tensor::dtype_category(t) == tensor::DCat::Unsigned || t == DType::Bool;
-  std::int64_t r = 0;
-  switch (op) {
-    case EOp::Add: r = static_cast<std::int64_t>(u(a) + u(b)); break;
-    case EOp::Mul: r = static_cast<std::int64_t>(u(a) * u(b)); break;
-    case EOp::Idiv:
-      if (b == 0) r = 0;
-      else if (b == -1) r = static_cast<std::int64_t>(0 - u(a));
-      else r = is_unsigned ? static_cast<std::int64_t>(u(a) / u(b)) : a / b;
-      break;
-    case EOp::Mod:
-      if (b == 0) r = a;
-      else if (b == -1) r = 0;
-      else r = is_unsigned ? static_cast<std::int64_t>(u(a) % u(b)) : a % b;
-      break;
-    case EOp::Max: r = is_unsigned ? static_cast<std::int64_t>(std::max(u(a), u(b))) : std::max(a, b); break;
-    case EOp::Min: r = is_unsigned ? static_cast<std::int64_t>(std::min(u(a), u(b))) : std::min(a, b); break;
-    case EOp::And: r = a & b; break;
-    case EOp::Or: r = a | b; break;
-    case EOp::Xor: r = a ^ b; break;
-    default: throw std::logic_error("fold_int: not an integer op");
+  if (op == EOp::Min) {
+    const bool is_unsigned = tensor::dtype_category(t) == tensor::DCat::Unsigned || t == DType::Bool;
+    auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+    return is_unsigned ? static_cast<std::int64_t>(std::min(u(a), u(b))) : std::min(a, b);
   }
-  return tensor::wrap_int(r, t);
+  auto prim = primitive_of(op);
+  if (!prim) throw std::logic_error(std::string("fold_int: ") + eop_name(op) + " is not an operation");
+  const tensor::Scalar x[2] = {{tensor::wrap_int(a, t), 0}, {tensor::wrap_int(b, t), 0}};
+  const DType result = op == EOp::Cmplt || op == EOp::Cmpeq ? DType::Bool : t;
+  return tensor::evaluate(*prim, t, result, x).i;
 }
 
 }  // namespace
 
 const char* eop_name(EOp op) {
+  if (auto p = primitive_of(op)) return tensor::op_name(*p);
   switch (op) {
     case EOp::Const: return "const";
     case EOp::LoopVar: return "loop";
     case EOp::SymVar: return "var";
     case EOp::Load: return "load";
     case EOp::AccRead: return "acc";
-    case EOp::Neg: return "neg";
-    case EOp::Recip: return "recip";
-    case EOp::Sqrt: return "sqrt";
-    case EOp::Exp2: return "exp2";
-    case EOp::Log2: return "log2";
-    case EOp::Sin: return "sin";
-    case EOp::Cast: return "cast";
-    case EOp::Bitcast: return "bitcast";
-    case EOp::Add: return "add";
-    case EOp::Mul: return "mul";
-    case EOp::Idiv: return "idiv";
-    case EOp::Mod: return "mod";
-    case EOp::Max: return "max";
-    case EOp::Cmplt: return "cmplt";
-    case EOp::Cmpeq: return "cmpeq";
-    case EOp::And: return "and";
-    case EOp::Or: return "or";
-    case EOp::Xor: return "xor";
-    case EOp::Where: return "where";
     case EOp::Min: return "min";
+#define OP(e, name, arity, group, work, dtypes, doc) TL_IF_ELEMENTWISE_##group(case EOp::e:)
+#include "tensor/ops.def"
+#undef OP
+      break;
   }
   return "?";
+}
+
+std::optional<tensor::Op> primitive_of(EOp op) {
+  switch (op) {
+#define OP(e, name, arity, group, work, dtypes, doc) TL_IF_ELEMENTWISE_##group(case EOp::e: return tensor::Op::e;)
+#include "tensor/ops.def"
+#undef OP
+    case EOp::Const:
+    case EOp::LoopVar:
+    case EOp::SymVar:
+    case EOp::Load:
+    case EOp::AccRead:
+    case EOp::Min: break;
+  }
+  return std::nullopt;
+}
+
+std::optional<EOp> eop_of(tensor::Op op) {
+  switch (op) {
+#define OP(e, name, arity, group, work, dtypes, doc)                     \
+  TL_IF_ELEMENTWISE_##group(case tensor::Op::e : return EOp::e;) \
+      TL_IF_NOT_ELEMENTWISE_##group(case tensor::Op::e : break;)
+#include "tensor/ops.def"
+#undef OP
+  }
+  return std::nullopt;
 }
 
 // --- interning and ranges --------------------------------------------------------------------
@@ -163,79 +163,77 @@ Range Kernel::compute_range(const Expr& e) const {
   if (e.dtype == DType::Bool) return Range{0, 1};
   if (!is_index(e.dtype)) return unknown();
   auto r = [this](ExprId id) { return range(id); };
-  switch (e.op) {
-    case EOp::Const: return Range{e.ival, e.ival};
-    case EOp::LoopVar: {
-      auto ext = as_const(loop_extents_[static_cast<std::size_t>(e.arg)]);
-      if (ext) return Range{0, std::max<std::int64_t>(0, *ext - 1)};
-      return Range{0, std::nullopt};
-    }
-    case EOp::SymVar: return Range{0, std::nullopt};
-    case EOp::Add: {
-      Range a = r(e.src[0]), b = r(e.src[1]);
-      if (a.lo == kUnknownLo || b.lo == kUnknownLo) return unknown();
-      auto lo = add_checked(a.lo, b.lo);
-      if (!lo) return unknown();
-      Range out{*lo, std::nullopt};
-      if (a.hi && b.hi) out.hi = add_checked(*a.hi, *b.hi);
-      return out;
-    }
-    case EOp::Mul: {
-      Range a = r(e.src[0]), b = r(e.src[1]);
-      if (!known(a) || !known(b)) {
-        // Two non-negative factors stay non-negative.
-        if (a.lo >= 0 && b.lo >= 0) return Range{0, std::nullopt};
-        return unknown();
-      }
-      std::int64_t c[4];
-      const std::int64_t xs[2] = {a.lo, *a.hi}, ys[2] = {b.lo, *b.hi};
-      for (int i = 0; i < 4; ++i) {
-        auto v = mul_checked(xs[i / 2], ys[i % 2]);
-        if (!v) return unknown();
-        c[i] = *v;
-      }
-      return Range{*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
-    }
-    case EOp::Idiv: {
-      Range a = r(e.src[0]);
-      auto d = as_const(e.src[1]);
-      if (!d || *d <= 0 || a.lo < 0) return unknown();
-      Range out{a.lo / *d, std::nullopt};
-      if (a.hi) out.hi = *a.hi / *d;
-      return out;
-    }
-    case EOp::Mod: {
-      Range a = r(e.src[0]);
-      auto d = as_const(e.src[1]);
-      if (!d || *d <= 0 || a.lo < 0) return unknown();
-      if (a.hi && *a.hi < *d) return a;
-      return Range{0, *d - 1};
-    }
-    case EOp::Max: {
-      Range a = r(e.src[0]), b = r(e.src[1]);
-      if (a.lo == kUnknownLo || b.lo == kUnknownLo) return unknown();
-      Range out{std::max(a.lo, b.lo), std::nullopt};
-      if (a.hi && b.hi) out.hi = std::max(*a.hi, *b.hi);
-      return out;
-    }
-    case EOp::Min: {
-      Range a = r(e.src[0]), b = r(e.src[1]);
-      if (a.lo == kUnknownLo || b.lo == kUnknownLo) return unknown();
-      Range out{std::min(a.lo, b.lo), std::nullopt};
-      if (a.hi && b.hi) out.hi = std::min(*a.hi, *b.hi);
-      else if (a.hi) out.hi = a.hi;
-      else if (b.hi) out.hi = b.hi;
-      return out;
-    }
-    case EOp::Where: {
-      Range a = r(e.src[1]), b = r(e.src[2]);
-      if (a.lo == kUnknownLo || b.lo == kUnknownLo) return unknown();
-      Range out{std::min(a.lo, b.lo), std::nullopt};
-      if (a.hi && b.hi) out.hi = std::max(*a.hi, *b.hi);
-      return out;
-    }
-    default: return unknown();
+  if (e.op == EOp::Const) return Range{e.ival, e.ival};
+  if (e.op == EOp::LoopVar) {
+    auto ext = as_const(loop_extents_[static_cast<std::size_t>(e.arg)]);
+    if (ext) return Range{0, std::max<std::int64_t>(0, *ext - 1)};
+    return Range{0, std::nullopt};
   }
+  if (e.op == EOp::SymVar) return Range{0, std::nullopt};
+  if (e.op == EOp::Add) {
+    Range a = r(e.src[0]), b = r(e.src[1]);
+    if (a.lo == kUnknownLo || b.lo == kUnknownLo) return unknown();
+    auto lo = add_checked(a.lo, b.lo);
+    if (!lo) return unknown();
+    Range out{*lo, std::nullopt};
+    if (a.hi && b.hi) out.hi = add_checked(*a.hi, *b.hi);
+    return out;
+  }
+  if (e.op == EOp::Mul) {
+    Range a = r(e.src[0]), b = r(e.src[1]);
+    if (!known(a) || !known(b)) {
+      // Two non-negative factors stay non-negative.
+      if (a.lo >= 0 && b.lo >= 0) return Range{0, std::nullopt};
+      return unknown();
+    }
+    std::int64_t c[4];
+    const std::int64_t xs[2] = {a.lo, *a.hi}, ys[2] = {b.lo, *b.hi};
+    for (int i = 0; i < 4; ++i) {
+      auto v = mul_checked(xs[i / 2], ys[i % 2]);
+      if (!v) return unknown();
+      c[i] = *v;
+    }
+    return Range{*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+  }
+  if (e.op == EOp::Idiv) {
+    Range a = r(e.src[0]);
+    auto d = as_const(e.src[1]);
+    if (!d || *d <= 0 || a.lo < 0) return unknown();
+    Range out{a.lo / *d, std::nullopt};
+    if (a.hi) out.hi = *a.hi / *d;
+    return out;
+  }
+  if (e.op == EOp::Mod) {
+    Range a = r(e.src[0]);
+    auto d = as_const(e.src[1]);
+    if (!d || *d <= 0 || a.lo < 0) return unknown();
+    if (a.hi && *a.hi < *d) return a;
+    return Range{0, *d - 1};
+  }
+  if (e.op == EOp::Max) {
+    Range a = r(e.src[0]), b = r(e.src[1]);
+    if (a.lo == kUnknownLo || b.lo == kUnknownLo) return unknown();
+    Range out{std::max(a.lo, b.lo), std::nullopt};
+    if (a.hi && b.hi) out.hi = std::max(*a.hi, *b.hi);
+    return out;
+  }
+  if (e.op == EOp::Min) {
+    Range a = r(e.src[0]), b = r(e.src[1]);
+    if (a.lo == kUnknownLo || b.lo == kUnknownLo) return unknown();
+    Range out{std::min(a.lo, b.lo), std::nullopt};
+    if (a.hi && b.hi) out.hi = std::min(*a.hi, *b.hi);
+    else if (a.hi) out.hi = a.hi;
+    else if (b.hi) out.hi = b.hi;
+    return out;
+  }
+  if (e.op == EOp::Where) {
+    Range a = r(e.src[1]), b = r(e.src[2]);
+    if (a.lo == kUnknownLo || b.lo == kUnknownLo) return unknown();
+    Range out{std::min(a.lo, b.lo), std::nullopt};
+    if (a.hi && b.hi) out.hi = std::max(*a.hi, *b.hi);
+    return out;
+  }
+  return unknown();
 }
 
 // --- linear forms ----------------------------------------------------------------------------
@@ -402,13 +400,7 @@ ExprId Kernel::constant_float(double v, DType t) {
   if (!tensor::is_float(t)) return constant_int(static_cast<std::int64_t>(v), t);
   Expr e{EOp::Const, t};
   // Round to the dtype now, so the constant means what the reference executor computes.
-  switch (t) {
-    case DType::F32: v = static_cast<float>(v); break;
-    case DType::F16: v = tensor::half_to_float(tensor::float_to_half(static_cast<float>(v))); break;
-    case DType::BF16: v = tensor::bf16_to_float(tensor::float_to_bf16(static_cast<float>(v))); break;
-    default: break;
-  }
-  e.fval = v;
+  e.fval = tensor::round_to_dtype(v, t);
   return intern(e);
 }
 
@@ -448,14 +440,13 @@ ExprId Kernel::acc_read(std::int32_t acc, DType t) {
 ExprId Kernel::unary(EOp op, ExprId a, DType result) {
   const Expr x = expr(a);  // a copy: interning may move the arena
   if (op == EOp::Cast && x.dtype == result) return a;
-  if (op == EOp::Cast && x.op == EOp::Const) {
-    if (tensor::is_float(result)) {
-      return constant_float(tensor::is_float(x.dtype) ? x.fval : static_cast<double>(x.ival), result);
-    }
-    if (!tensor::is_float(x.dtype)) return constant_int(result == DType::Bool ? x.ival != 0 : x.ival, result);
+  if (op == EOp::Cast && x.op == EOp::Const && (tensor::is_float(result) || !tensor::is_float(x.dtype))) {
+    const tensor::Scalar v = tensor::cast_scalar({x.ival, x.fval}, x.dtype, result);
+    return tensor::is_float(result) ? constant_float(v.f, result) : constant_int(v.i, result);
   }
   if (op == EOp::Neg && x.op == EOp::Const && !tensor::is_float(x.dtype)) {
-    return constant_int(static_cast<std::int64_t>(0 - static_cast<std::uint64_t>(x.ival)), x.dtype);
+    const tensor::Scalar a[1] = {{x.ival, 0}};
+    return constant_int(tensor::evaluate(tensor::Op::Neg, x.dtype, x.dtype, a).i, x.dtype);
   }
   if (op == EOp::Neg && is_index(x.dtype)) return binary(EOp::Mul, a, constant_int(-1));
   Expr e{op, op == EOp::Cast || op == EOp::Bitcast ? result : x.dtype};
@@ -468,15 +459,7 @@ ExprId Kernel::binary(EOp op, ExprId a, ExprId b) {
   const DType result = op == EOp::Cmplt || op == EOp::Cmpeq ? DType::Bool : t;
   auto ca = as_const(a), cb = as_const(b);
   const bool integral = !tensor::is_float(t);
-  if (integral && ca && cb) {
-    if (op == EOp::Cmplt || op == EOp::Cmpeq) {
-      bool uns = tensor::dtype_category(t) == tensor::DCat::Unsigned;
-      bool v = op == EOp::Cmpeq ? *ca == *cb
-                                : (uns ? static_cast<std::uint64_t>(*ca) < static_cast<std::uint64_t>(*cb) : *ca < *cb);
-      return constant_bool(v);
-    }
-    return constant_int(fold_int(op, *ca, *cb, t), t);
-  }
+  if (integral && ca && cb) return constant_int(fold_int(op, *ca, *cb, t), result);
   if (integral && t != DType::Bool && !is_index(t)) {
     // Identities of wrapping integer arithmetic.
     for (int side = 0; side < 2; ++side) {
@@ -501,99 +484,93 @@ ExprId Kernel::binary(EOp op, ExprId a, ExprId b) {
     }
   }
   if (is_index(t)) {
-    switch (op) {
-      case EOp::Add: {
-        Linear la = linear(a), lb = linear(b);
-        Linear s;
-        s.c = la.c + lb.c;
-        std::map<ExprId, std::int64_t> m;
-        for (auto [x, k] : la.terms) m[x] += k;
-        for (auto [x, k] : lb.terms) m[x] += k;
-        // (x mod d) k + (x / d) (d k) = x k: an index split by a reshape and put back
-        // together (rows merged, then unraveled for a view) becomes linear again.
-        for (bool again = true; again;) {
-          again = false;
-          for (auto& [t, k] : m) {
-            const Expr& e = expr(t);
-            if (k == 0 || e.op != EOp::Mod) continue;
-            auto d = as_const(e.src[1]);
-            if (!d || *d <= 0) continue;
-            ExprId q = -1;
-            for (auto& [u, ku] : m) {
-              const Expr& f = expr(u);
-              if (ku != 0 && f.op == EOp::Idiv && f.src[0] == e.src[0] && as_const(f.src[1]) == d && ku == k * *d) q = u;
-            }
-            if (q < 0) continue;
-            const ExprId x = e.src[0];
-            const std::int64_t kx = k;
-            m[q] = 0;
-            m[t] = 0;
-            m[x] += kx;
-            again = true;
-            break;
+    // Index arithmetic: a rule returns a simpler form, or the op goes on to the rules below.
+    if (op == EOp::Add) {
+      Linear la = linear(a), lb = linear(b);
+      Linear s;
+      s.c = la.c + lb.c;
+      std::map<ExprId, std::int64_t> m;
+      for (auto [x, k] : la.terms) m[x] += k;
+      for (auto [x, k] : lb.terms) m[x] += k;
+      // (x mod d) k + (x / d) (d k) = x k: an index split by a reshape and put back
+      // together (rows merged, then unraveled for a view) becomes linear again.
+      for (bool again = true; again;) {
+        again = false;
+        for (auto& [t, k] : m) {
+          const Expr& e = expr(t);
+          if (k == 0 || e.op != EOp::Mod) continue;
+          auto d = as_const(e.src[1]);
+          if (!d || *d <= 0) continue;
+          ExprId q = -1;
+          for (auto& [u, ku] : m) {
+            const Expr& f = expr(u);
+            if (ku != 0 && f.op == EOp::Idiv && f.src[0] == e.src[0] && as_const(f.src[1]) == d && ku == k * *d) q = u;
           }
+          if (q < 0) continue;
+          const ExprId x = e.src[0];
+          const std::int64_t kx = k;
+          m[q] = 0;
+          m[t] = 0;
+          m[x] += kx;
+          again = true;
+          break;
         }
-        for (auto [x, k] : m) {
-          if (k != 0) s.terms.emplace_back(x, k);
-        }
-        return from_linear(s);
       }
-      case EOp::Mul:
-        if (ca || cb) {
-          Linear l = linear(ca ? b : a);
-          std::int64_t c = ca ? *ca : *cb;
-          if (c == 0) return constant_int(0);
-          l.c *= c;
-          for (auto& [x, k] : l.terms) k *= c;
-          return from_linear(l);
-        }
-        if (b < a) std::swap(a, b);
-        break;
-      case EOp::Idiv:
-      case EOp::Mod:
-        if (cb && *cb > 0) {
-          if (*cb == 1) return op == EOp::Idiv ? a : constant_int(0);
-          return simplify_index_div_mod(op, a, *cb);
-        }
-        break;
-      case EOp::Cmplt: {
-        Range ra = range(a), rb = range(b);
-        if (known(ra) && known(rb)) {
-          if (*ra.hi < rb.lo) return constant_bool(true);
-          if (ra.lo >= *rb.hi) return constant_bool(false);
-        } else if (ra.lo != kUnknownLo && rb.hi && ra.lo >= *rb.hi) {
-          return constant_bool(false);
-        } else if (ra.hi && rb.lo != kUnknownLo && *ra.hi < rb.lo) {
-          return constant_bool(true);
-        }
-        // a < b  <=>  a - b < 0: decide from the range of the difference.
-        Linear d = linear(a);
-        for (auto [x, k] : linear(b).terms) d.terms.emplace_back(x, -k);
-        d.c -= linear(b).c;
-        std::map<ExprId, std::int64_t> m;
-        for (auto [x, k] : d.terms) m[x] += k;
-        d.terms.clear();
-        for (auto [x, k] : m) {
-          if (k != 0) d.terms.emplace_back(x, k);
-        }
-        Range rd = linear_range(d);
-        if (rd.hi && *rd.hi < 0 && rd.lo != kUnknownLo) return constant_bool(true);
-        if (rd.lo != kUnknownLo && rd.lo >= 0) return constant_bool(false);
-        break;
+      for (auto [x, k] : m) {
+        if (k != 0) s.terms.emplace_back(x, k);
       }
-      case EOp::Max: {
-        Range ra = range(a), rb = range(b);
-        if (ra.hi && rb.lo != kUnknownLo && *ra.hi <= rb.lo) return b;
-        if (rb.hi && ra.lo != kUnknownLo && *rb.hi <= ra.lo) return a;
-        break;
+      return from_linear(s);
+    }
+    if (op == EOp::Mul) {
+      if (ca || cb) {
+        Linear l = linear(ca ? b : a);
+        std::int64_t c = ca ? *ca : *cb;
+        if (c == 0) return constant_int(0);
+        l.c *= c;
+        for (auto& [x, k] : l.terms) k *= c;
+        return from_linear(l);
       }
-      case EOp::Min: {
-        Range ra = range(a), rb = range(b);
-        if (ra.hi && rb.lo != kUnknownLo && *ra.hi <= rb.lo) return a;
-        if (rb.hi && ra.lo != kUnknownLo && *rb.hi <= ra.lo) return b;
-        break;
+      if (b < a) std::swap(a, b);
+    }
+    if (op == EOp::Idiv || op == EOp::Mod) {
+      if (cb && *cb > 0) {
+        if (*cb == 1) return op == EOp::Idiv ? a : constant_int(0);
+        return simplify_index_div_mod(op, a, *cb);
       }
-      default: break;
+    }
+    if (op == EOp::Cmplt) {
+      Range ra = range(a), rb = range(b);
+      if (known(ra) && known(rb)) {
+        if (*ra.hi < rb.lo) return constant_bool(true);
+        if (ra.lo >= *rb.hi) return constant_bool(false);
+      } else if (ra.lo != kUnknownLo && rb.hi && ra.lo >= *rb.hi) {
+        return constant_bool(false);
+      } else if (ra.hi && rb.lo != kUnknownLo && *ra.hi < rb.lo) {
+        return constant_bool(true);
+      }
+      // a < b  <=>  a - b < 0: decide from the range of the difference.
+      Linear d = linear(a);
+      for (auto [x, k] : linear(b).terms) d.terms.emplace_back(x, -k);
+      d.c -= linear(b).c;
+      std::map<ExprId, std::int64_t> m;
+      for (auto [x, k] : d.terms) m[x] += k;
+      d.terms.clear();
+      for (auto [x, k] : m) {
+        if (k != 0) d.terms.emplace_back(x, k);
+      }
+      Range rd = linear_range(d);
+      if (rd.hi && *rd.hi < 0 && rd.lo != kUnknownLo) return constant_bool(true);
+      if (rd.lo != kUnknownLo && rd.lo >= 0) return constant_bool(false);
+    }
+    if (op == EOp::Max) {
+      Range ra = range(a), rb = range(b);
+      if (ra.hi && rb.lo != kUnknownLo && *ra.hi <= rb.lo) return b;
+      if (rb.hi && ra.lo != kUnknownLo && *rb.hi <= ra.lo) return a;
+    }
+    if (op == EOp::Min) {
+      Range ra = range(a), rb = range(b);
+      if (ra.hi && rb.lo != kUnknownLo && *ra.hi <= rb.lo) return a;
+      if (rb.hi && ra.lo != kUnknownLo && *rb.hi <= ra.lo) return b;
     }
   }
   if ((op == EOp::Add || op == EOp::Mul || op == EOp::Max || op == EOp::Min || op == EOp::Cmpeq || op == EOp::And ||
@@ -636,21 +613,19 @@ ExprId Kernel::loop_var(std::int32_t loop) const {
 
 std::string Kernel::expr_str(ExprId id) const {
   const Expr& e = expr(id);
-  switch (e.op) {
-    case EOp::Const:
-      if (tensor::is_float(e.dtype)) {
-        char buf[40];
-        std::snprintf(buf, sizeof buf, "%.17g", e.fval);
-        return std::string(buf) + (e.dtype == DType::F32 ? "f" : ":" + std::string(tensor::dtype_name(e.dtype)));
-      }
-      if (e.dtype == DType::Bool) return e.ival ? "true" : "false";
-      return std::to_string(e.ival) + (is_index(e.dtype) ? "" : ":" + std::string(tensor::dtype_name(e.dtype)));
-    case EOp::LoopVar: return "i" + std::to_string(e.arg);
-    case EOp::SymVar: return vars[static_cast<std::size_t>(e.arg)];
-    case EOp::AccRead: return "acc" + std::to_string(e.arg);
-    case EOp::Load: return "b" + std::to_string(e.arg) + "[" + expr_str(e.src[0]) + "]";
-    default: break;
+  if (e.op == EOp::Const) {
+    if (tensor::is_float(e.dtype)) {
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%.17g", e.fval);
+      return std::string(buf) + (e.dtype == DType::F32 ? "f" : ":" + std::string(tensor::dtype_name(e.dtype)));
+    }
+    if (e.dtype == DType::Bool) return e.ival ? "true" : "false";
+    return std::to_string(e.ival) + (is_index(e.dtype) ? "" : ":" + std::string(tensor::dtype_name(e.dtype)));
   }
+  if (e.op == EOp::LoopVar) return "i" + std::to_string(e.arg);
+  if (e.op == EOp::SymVar) return vars[static_cast<std::size_t>(e.arg)];
+  if (e.op == EOp::AccRead) return "acc" + std::to_string(e.arg);
+  if (e.op == EOp::Load) return "b" + std::to_string(e.arg) + "[" + expr_str(e.src[0]) + "]";
   std::string s = std::string(eop_name(e.op));
   if (e.op == EOp::Cast || e.op == EOp::Bitcast) s += ":" + std::string(tensor::dtype_name(e.dtype));
   s += "(";
@@ -767,13 +742,10 @@ bool depends_on_loops(const Kernel& k, ExprId e) {
 // An extent expression as a shape dimension: constants and symbolic sizes combined by + and *.
 tensor::Dim as_dim(const Kernel& k, ExprId e) {
   const Expr& x = k.expr(e);
-  switch (x.op) {
-    case EOp::Const: return tensor::Dim(x.ival);
-    case EOp::SymVar: return tensor::Dim::var(k.vars[static_cast<std::size_t>(x.arg)]);
-    case EOp::Add: return as_dim(k, x.src[0]) + as_dim(k, x.src[1]);
-    case EOp::Mul: return as_dim(k, x.src[0]) * as_dim(k, x.src[1]);
-    default: break;
-  }
+  if (x.op == EOp::Const) return tensor::Dim(x.ival);
+  if (x.op == EOp::SymVar) return tensor::Dim::var(k.vars[static_cast<std::size_t>(x.arg)]);
+  if (x.op == EOp::Add) return as_dim(k, x.src[0]) + as_dim(k, x.src[1]);
+  if (x.op == EOp::Mul) return as_dim(k, x.src[0]) * as_dim(k, x.src[1]);
   throw std::logic_error("gpu: loop extent " + k.expr_str(e) + " is not a shape dimension");
 }
 

@@ -29,15 +29,20 @@ enum class EOp : std::uint8_t {
   SymVar,   // arg: slot in Kernel::vars; i64
   Load,     // src[0]: element index (i64); arg: buffer slot; dtype: the buffer's
   AccRead,  // arg: accumulator id
-  // Elementwise, with the semantics of the primitive of the same name (ops.def). Operands
-  // of f16 and bf16 compute in f32 and round to their dtype after each op.
-  Neg, Recip, Sqrt, Exp2, Log2, Sin, Cast, Bitcast,
-  Add, Mul, Idiv, Mod, Max, Cmplt, Cmpeq, And, Or, Xor,
-  Where,
+  // The elementwise primitives of ops.def (unary, binary, ternary), in its order, with the
+  // semantics of tensor/semantics.h. Operands of f16 and bf16 compute in f32 and round to
+  // their dtype after each op.
+#define OP(e, name, arity, group, work, dtypes, doc) TL_IF_ELEMENTWISE_##group(e, )
+#include "tensor/ops.def"
+#undef OP
   Min,  // integer minimum: index arithmetic only (a pad's clamped index), not a primitive
 };
 
 const char* eop_name(EOp op);
+// The primitive an elementwise EOp computes (none for Const, LoopVar, SymVar, Load, AccRead
+// and Min), and the EOp of an elementwise primitive (none for the other ops).
+std::optional<tensor::Op> primitive_of(EOp op);
+std::optional<EOp> eop_of(tensor::Op op);
 
 using ExprId = std::int32_t;
 

@@ -368,18 +368,10 @@ class Lowerer {
     };
     roots(k_.body);
     k_.visit(stack, [&](ExprId, const Expr& x) {
-      switch (x.op) {
-        case EOp::Const:
-        case EOp::LoopVar:
-        case EOp::SymVar:
-        case EOp::AccRead:
-        case EOp::Cast:
-        case EOp::Bitcast: return true;
-        case EOp::Load: return false;  // its index is not data arithmetic
-        default:
-          if (x.dtype != DType::I64) ++ops;
-          return true;
-      }
+      if (x.op == EOp::Load) return false;  // its index is not data arithmetic
+      const bool arithmetic = x.op == EOp::Min || (primitive_of(x.op) && x.op != EOp::Cast && x.op != EOp::Bitcast);
+      if (arithmetic && x.dtype != DType::I64) ++ops;
+      return true;
     });
     return ops;
   }
@@ -675,7 +667,14 @@ class Lowerer {
                                : idx[i];
         }
         break;
-      default: throw std::logic_error("lower: not a movement op");
+#include "tensor/elementwise_cases.inc"
+      case Op::Const:
+      case Op::Buffer:
+      case Op::Iota:
+      case Op::Reduce:
+      case Op::Copy:
+      case Op::Assign:
+      case Op::Extern: throw std::logic_error(std::string("lower: ") + tensor::op_name(n->op) + " is not a movement op");
     }
     return sidx;
   }
@@ -792,30 +791,27 @@ class Lowerer {
       case Op::Const:
         return tensor::is_float(n->dtype) ? k_.constant_float(n->fvalue, n->dtype) : k_.constant_int(n->ivalue, n->dtype);
       case Op::Iota: return k_.unary(EOp::Cast, idx[static_cast<std::size_t>(n->axes[0])], n->dtype);
-      case Op::Neg: return k_.unary(EOp::Neg, arg(0), n->dtype);
-      case Op::Recip: return k_.unary(EOp::Recip, arg(0), n->dtype);
-      case Op::Sqrt: return k_.unary(EOp::Sqrt, arg(0), n->dtype);
-      case Op::Exp2: return k_.unary(EOp::Exp2, arg(0), n->dtype);
-      case Op::Log2: return k_.unary(EOp::Log2, arg(0), n->dtype);
-      case Op::Sin: return k_.unary(EOp::Sin, arg(0), n->dtype);
-      case Op::Cast: return k_.unary(EOp::Cast, arg(0), n->dtype);
-      case Op::Bitcast: return k_.unary(EOp::Bitcast, arg(0), n->dtype);
-      case Op::Add: return k_.binary(EOp::Add, arg(0), arg(1));
-      case Op::Mul: return k_.binary(EOp::Mul, arg(0), arg(1));
-      case Op::Idiv: return k_.binary(EOp::Idiv, arg(0), arg(1));
-      case Op::Mod: return k_.binary(EOp::Mod, arg(0), arg(1));
-      case Op::Max: return k_.binary(EOp::Max, arg(0), arg(1));
-      case Op::Cmplt: return k_.binary(EOp::Cmplt, arg(0), arg(1));
-      case Op::Cmpeq: return k_.binary(EOp::Cmpeq, arg(0), arg(1));
-      case Op::And: return k_.binary(EOp::And, arg(0), arg(1));
-      case Op::Or: return k_.binary(EOp::Or, arg(0), arg(1));
-      case Op::Xor: return k_.binary(EOp::Xor, arg(0), arg(1));
-      case Op::Where: return k_.where(arg(0), arg(1), arg(2));
+#include "tensor/elementwise_cases.inc"
+      {
+        const EOp e = *eop_of(n->op);
+        switch (tensor::op_info(n->op).arity) {
+          case 1: return k_.unary(e, arg(0), n->dtype);
+          case 2: return k_.binary(e, arg(0), arg(1));
+          default: return k_.where(arg(0), arg(1), arg(2));  // the one ternary op
+        }
+      }
       case Op::Copy: return arg(0);
       case Op::Assign: return value(src[1].get(), idx);
-      default: break;
+      case Op::Reshape:
+      case Op::Permute:
+      case Op::Expand:
+      case Op::Pad:
+      case Op::Shrink:
+      case Op::Flip: return movement(n, idx);
+      case Op::Buffer:
+      case Op::Reduce:
+      case Op::Extern: break;  // materialized or fused before: never computed inline
     }
-    if (tensor::op_info(n->op).group == tensor::OpGroup::Movement) return movement(n, idx);
     throw std::logic_error(std::string("lower: unexpected op ") + tensor::op_name(n->op) + " inside the kernel for " +
                            tensor::node_str(out_, 6));
   }

@@ -7,10 +7,9 @@
 
 #include "eval/builtins.h"
 #include "rewrite/rewrite.h"
-#include "runtime/elements.h"
-#include "runtime/reference.h"
 #include "schedule/schedule.h"
 #include "support/condition_error.h"
+#include "tensor/semantics.h"
 #include "tensor/tensor_value.h"
 
 namespace tl::rewrite {
@@ -56,8 +55,7 @@ void switch_optimizer(Interp& in, const char* fn, Value name, bool on) {
 // The backend rules are checked against: the current device's name.
 std::string backend_name(Interp& in) { return tensor::runtime(in).device; }
 
-// A constant that a node of constants folds to, computed by the reference executor on one
-// element; nullopt when the node does not fold exactly.
+// A constant that a node of constants folds to; none when the node does not fold exactly.
 NodeRef fold(Interp& in, const Node* n) {
   tensor::Graph& g = tensor::runtime(in).graph;
   auto is_const = [](const NodeRef& s) { return s->op == Op::Const; };
@@ -70,17 +68,13 @@ NodeRef fold(Interp& in, const Node* n) {
     case tensor::OpGroup::Unary:
     case tensor::OpGroup::Binary:
     case tensor::OpGroup::Ternary: {
-      // The same op on one-element constants, run by the reference executor.
-      std::vector<NodeRef> one;
-      for (const auto& s : n->src) one.push_back(const_like(s.get(), {}, s->dtype));
-      Node p;
-      p.op = n->op;
-      p.dtype = n->dtype;
-      p.src = std::move(one);
-      NodeRef scalar = g.intern(std::move(p));
-      auto buf = runtime::realize_reference(scalar.get(), {});
-      if (tensor::is_float(n->dtype)) return g.make_const_float(runtime::load_float(*buf, 0), n->dtype, n->shape);
-      return g.make_const_int(runtime::load_int(*buf, 0), n->dtype, n->shape);
+      // The op's semantics (semantics.h) on the constants' values.
+      std::vector<tensor::Scalar> x;
+      for (const auto& s : n->src) x.push_back({s->ivalue, s->fvalue});
+      const tensor::DType operand = n->src[n->op == Op::Where ? 1 : 0]->dtype;
+      const tensor::Scalar v = tensor::evaluate(n->op, operand, n->dtype, x);
+      if (tensor::is_float(n->dtype)) return g.make_const_float(v.f, n->dtype, n->shape);
+      return g.make_const_int(v.i, n->dtype, n->shape);
     }
     case tensor::OpGroup::Movement:
       if (n->op == Op::Pad) return {};  // padding reads zeros: not uniform
@@ -100,8 +94,11 @@ NodeRef fold(Interp& in, const Node* n) {
       }
       return {};
     }
-    default: return {};
+    case tensor::OpGroup::Source:
+    case tensor::OpGroup::Memory:
+    case tensor::OpGroup::Escape: return {};
   }
+  return {};
 }
 
 }  // namespace

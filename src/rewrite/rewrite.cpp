@@ -26,13 +26,11 @@ bool commutative(Op op);
 }  // namespace
 
 const char* op_signature(Op op) {
+  if (op == Op::Cast || op == Op::Bitcast) return "SA";  // dtype
   switch (op) {
     case Op::Const: return "AAA";   // value dtype shape
     case Op::Iota: return "AAA";    // shape axis dtype
     case Op::Buffer: return "";
-    case Op::Cast:
-    case Op::Bitcast: return "SA";  // dtype
-    case Op::Where: return "SSS";
     case Op::Reduce: return "ASA";  // kind x axes
     case Op::Reshape:
     case Op::Permute:
@@ -43,23 +41,18 @@ const char* op_signature(Op op) {
     case Op::Copy: return "S";
     case Op::Assign: return "SS";
     case Op::Extern: return "AS*";  // name sources...
-    default: return tensor::op_info(op).group == OpGroup::Binary ? "SS" : "S";
+#include "tensor/elementwise_cases.inc"
+      break;
   }
+  static const char* const kSources[] = {"", "S", "SS", "SSS"};
+  return kSources[tensor::op_info(op).arity];  // the other elementwise ops: their sources
 }
 
 namespace {
 
 bool commutative(Op op) {
-  switch (op) {
-    case Op::Add:
-    case Op::Mul:
-    case Op::Max:
-    case Op::Cmpeq:
-    case Op::And:
-    case Op::Or:
-    case Op::Xor: return true;
-    default: return false;
-  }
+  return op == Op::Add || op == Op::Mul || op == Op::Max || op == Op::Cmpeq || op == Op::And || op == Op::Or ||
+         op == Op::Xor;
 }
 
 bool is_pattern_var(Value v) {
@@ -173,6 +166,7 @@ Value ints_to_lisp(Interp& in, const std::vector<std::int64_t>& v) {
 
 // Argument k of node n, as the prim:* builtins take it.
 Value node_argument(Interp& in, const Node* n, std::size_t k) {
+  if (n->op == Op::Cast || n->op == Op::Bitcast) return tensor::dtype_to_lisp(in, n->dtype);
   switch (n->op) {
     case Op::Const:
       if (k == 0) return tensor::is_float(n->dtype) ? Value::real(n->fvalue) : Value::integer(n->ivalue);
@@ -182,8 +176,6 @@ Value node_argument(Interp& in, const Node* n, std::size_t k) {
       if (k == 0) return tensor::shape_to_lisp(in, n->shape);
       if (k == 1) return Value::integer(n->axes.at(0));
       return tensor::dtype_to_lisp(in, n->dtype);
-    case Op::Cast:
-    case Op::Bitcast: return tensor::dtype_to_lisp(in, n->dtype);
     case Op::Reduce:
       if (k == 0) return Value::object(in.keyword(tensor::reduce_kind_name(n->reduce_kind)));
       return ints_to_lisp(in, n->axes);
@@ -207,8 +199,12 @@ Value node_argument(Interp& in, const Node* n, std::size_t k) {
       return out;
     }
     case Op::Extern: return in.make_string(n->name);
-    default: return eval::nil();
+#include "tensor/elementwise_cases.inc"
+    case Op::Buffer:
+    case Op::Copy:
+    case Op::Assign: break;  // no arguments besides their sources
   }
+  return eval::nil();
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "runtime/elements.h"
+#include "tensor/semantics.h"
 
 namespace tl::runtime {
 
@@ -65,14 +66,6 @@ std::int64_t numel(const std::vector<std::int64_t>& shape) {
   std::int64_t n = 1;
   for (auto d : shape) n *= d;
   return n;
-}
-
-std::int64_t float_to_int(double v, DType t) {
-  if (t == DType::Bool) return v != 0;
-  if (std::isnan(v)) return 0;
-  double tv = std::trunc(v);
-  if (tv >= 9.2233720368547758e18 || tv < -9.2233720368547758e18) return 0;
-  return wrap_int(static_cast<std::int64_t>(tv), t);
 }
 
 double fmax_nan(double a, double b) {
@@ -250,7 +243,33 @@ class Executor {
       case Op::Extern:
         fail("device-error", "extern: the reference executor has no kernel named \"" + n->name + "\"");
       case Op::Reduce: return reduce(n, shape);
-      default: break;
+      case Op::Reshape:
+      case Op::Permute:
+      case Op::Expand:
+      case Op::Pad:
+      case Op::Shrink:
+      case Op::Flip: return materialize(n);  // a view realized on its own
+      case Op::Const:
+      case Op::Iota:
+      case Op::Neg:
+      case Op::Recip:
+      case Op::Sqrt:
+      case Op::Exp2:
+      case Op::Log2:
+      case Op::Sin:
+      case Op::Cast:
+      case Op::Bitcast:
+      case Op::Add:
+      case Op::Mul:
+      case Op::Idiv:
+      case Op::Mod:
+      case Op::Max:
+      case Op::Cmplt:
+      case Op::Cmpeq:
+      case Op::And:
+      case Op::Or:
+      case Op::Xor:
+      case Op::Where: break;
     }
     auto out = allocate_buffer(n->dtype, shape);
     if (count == 0) return out;
@@ -265,77 +284,40 @@ class Executor {
     for (const auto& s : n->src) in.push_back(access(s.get()));
     std::vector<std::int64_t> idx(shape.size(), 0);
     std::int64_t k = 0;
-    const DType st = n->src.empty() ? n->dtype : n->src[0]->dtype;  // operand dtype
-    const bool fl = is_float(st);
-    auto lf = [&](std::size_t i) {
-      std::int64_t at = in[i].at(idx.data());
-      return at < 0 ? 0.0 : load_float(*in[i].buf, at);
-    };
-    auto li = [&](std::size_t i) {
-      std::int64_t at = in[i].at(idx.data());
-      return at < 0 ? std::int64_t{0} : load_int(*in[i].buf, at);
-    };
+    if (n->op == Op::Iota) {
+      do store_int_or_float(*out, k++, idx[n->axes[0]]);
+      while (next_index(idx, shape));
+      return out;
+    }
+    if (n->op == Op::Bitcast || n->op == Op::Where) {
+      // They move bits untouched (a NaN's payload too), which is what semantics.h says of them.
+      do {
+        const std::size_t from = n->op == Op::Bitcast ? 0 : (load_int_at(in[0], idx) != 0 ? 1 : 2);
+        const std::int64_t at = in[from].at(idx.data());
+        store_bits(*out, k++, at < 0 ? 0 : load_bits(*in[from].buf, at));
+      } while (next_index(idx, shape));
+      return out;
+    }
+    // Where's operands have the dtype of its second source; every other op's, of its first.
+    const DType operand = n->src[n->op == Op::Where ? 1 : 0]->dtype;
+    std::vector<tensor::Scalar> x(n->src.size());
     do {
-      switch (n->op) {
-        case Op::Iota: store_int_or_float(*out, k, idx[n->axes[0]]); break;
-        case Op::Neg:
-          if (fl) store_float(*out, k, -lf(0));
-          else store_int(*out, k, static_cast<std::int64_t>(0 - u(li(0))));
-          break;
-        case Op::Recip: store_float(*out, k, 1.0 / lf(0)); break;
-        case Op::Sqrt: store_float(*out, k, std::sqrt(lf(0))); break;
-        case Op::Exp2: store_float(*out, k, std::exp2(lf(0))); break;
-        case Op::Log2: store_float(*out, k, std::log2(lf(0))); break;
-        case Op::Sin: store_float(*out, k, std::sin(lf(0))); break;
-        case Op::Cast:
-          if (fl && is_float(n->dtype)) store_float(*out, k, lf(0));
-          else if (fl) store_int(*out, k, float_to_int(lf(0), n->dtype));
-          else if (is_float(n->dtype)) store_float(*out, k, static_cast<double>(li(0)));
-          else store_int(*out, k, li(0));
-          break;
-        case Op::Bitcast: {
-          std::int64_t at = in[0].at(idx.data());
-          store_bits(*out, k, at < 0 ? 0 : load_bits(*in[0].buf, at));
-          break;
-        }
-        case Op::Add:
-          if (fl) store_float(*out, k, lf(0) + lf(1));
-          else store_int(*out, k, static_cast<std::int64_t>(u(li(0)) + u(li(1))));
-          break;
-        case Op::Mul:
-          if (fl) store_float(*out, k, lf(0) * lf(1));
-          else store_int(*out, k, static_cast<std::int64_t>(u(li(0)) * u(li(1))));
-          break;
-        case Op::Idiv: {
-          std::int64_t a = li(0), b = li(1);
-          store_int(*out, k, b == 0 ? 0 : (b == -1 ? static_cast<std::int64_t>(0 - u(a)) : a / b));
-          break;
-        }
-        case Op::Mod: {
-          std::int64_t a = li(0), b = li(1);
-          store_int(*out, k, b == 0 ? a : (b == -1 ? 0 : a % b));
-          break;
-        }
-        case Op::Max:
-          if (fl) store_float(*out, k, fmax_nan(lf(0), lf(1)));
-          else store_int(*out, k, std::max(li(0), li(1)));
-          break;
-        case Op::Cmplt: store_int(*out, k, fl ? lf(0) < lf(1) : li(0) < li(1)); break;
-        case Op::Cmpeq: store_int(*out, k, fl ? lf(0) == lf(1) : li(0) == li(1)); break;
-        case Op::And: store_int(*out, k, li(0) & li(1)); break;
-        case Op::Or: store_int(*out, k, li(0) | li(1)); break;
-        case Op::Xor: store_int(*out, k, li(0) ^ li(1)); break;
-        case Op::Where: {
-          bool c = li(0) != 0;
-          std::int64_t at = in[c ? 1 : 2].at(idx.data());
-          store_bits(*out, k, at < 0 ? 0 : load_bits(*in[c ? 1 : 2].buf, at));
-          break;
-        }
-        default: fail("internal-error", std::string("reference executor: unhandled op ") + op_name(n->op));
+      for (std::size_t i = 0; i < in.size(); ++i) {
+        const std::int64_t at = in[i].at(idx.data());
+        if (is_float(in[i].buf->dtype)) x[i] = {0, at < 0 ? 0.0 : load_float(*in[i].buf, at)};
+        else x[i] = {at < 0 ? 0 : load_int(*in[i].buf, at), 0};
       }
+      const tensor::Scalar v = tensor::evaluate(n->op, operand, n->dtype, x);
+      if (is_float(n->dtype)) store_float(*out, k, v.f);
+      else store_int(*out, k, v.i);
       ++k;
     } while (next_index(idx, shape));
     return out;
+  }
+
+  static std::int64_t load_int_at(const Access& a, const std::vector<std::int64_t>& idx) {
+    const std::int64_t at = a.at(idx.data());
+    return at < 0 ? 0 : load_int(*a.buf, at);
   }
 
   static void store_int_or_float(Buffer& b, std::int64_t k, std::int64_t v) {

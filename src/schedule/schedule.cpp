@@ -22,35 +22,11 @@ const Node* data_source(const Node* n) {
   return n;
 }
 
-// The work an inlined copy repeats: transcendental ops count more.
-int work(const Node* n) {
-  switch (n->op) {
-    case Op::Exp2:
-    case Op::Log2:
-    case Op::Sin:
-    case Op::Sqrt:
-    case Op::Recip:
-    case Op::Idiv:
-    case Op::Mod: return 4;
-    default: break;
-  }
-  switch (tensor::op_info(n->op).group) {
-    case OpGroup::Unary:
-    case OpGroup::Binary:
-    case OpGroup::Ternary: return 1;
-    default: return 0;
-  }
-}
+// The work an inlined copy repeats (ops.def's cost of the op).
+int work(const Node* n) { return tensor::op_info(n->op).work; }
 
 // Ops that compute (movement and constants are free).
-bool costs_work(const Node* n) {
-  switch (tensor::op_info(n->op).group) {
-    case OpGroup::Unary:
-    case OpGroup::Binary:
-    case OpGroup::Ternary: return true;
-    default: return false;
-  }
-}
+bool costs_work(const Node* n) { return tensor::op_info(n->op).work > 0; }
 
 constexpr int kInlineLimit = 6;
 constexpr int kCostCap = 1 << 20;  // costs saturate here (a DAG's paths multiply)  // ops of a shared node recomputed by each consumer, at most

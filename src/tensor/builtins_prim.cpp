@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The primitive ops as Lisp functions, prim:NAME, one per line of ops.def. They are strict:
-// operands must already agree in shape and dtype (composites in stdlib/ broadcast and
-// promote). Each records the calling form's span on the node it builds.
+// The primitive ops as Lisp functions, prim:NAME, one per line of ops.def (the elementwise
+// ones made from it). They are strict: operands must already agree in shape and dtype
+// (composites in stdlib/ broadcast and promote). Each records the calling form's span on the
+// node it builds.
 #include <string>
 
 #include "eval/builtins.h"
@@ -76,12 +77,23 @@ void register_prim_builtins(Interp& in) {
                DType t = dtype_from_lisp(in, "prim:iota", a[2]);
                return make_tensor(in, graph_at_call(in).make_iota(shape, static_cast<int>(axis), t));
              });
-  TL_BUILTIN(in, "prim:neg", 1, 1, "(prim:neg X)", "Primitive neg: -X elementwise.", unary<Op::Neg>);
-  TL_BUILTIN(in, "prim:recip", 1, 1, "(prim:recip X)", "Primitive recip: 1/X elementwise (floats).", unary<Op::Recip>);
-  TL_BUILTIN(in, "prim:sqrt", 1, 1, "(prim:sqrt X)", "Primitive sqrt (floats; NaN below 0).", unary<Op::Sqrt>);
-  TL_BUILTIN(in, "prim:exp2", 1, 1, "(prim:exp2 X)", "Primitive exp2: 2^X (floats).", unary<Op::Exp2>);
-  TL_BUILTIN(in, "prim:log2", 1, 1, "(prim:log2 X)", "Primitive log2 (floats; -inf at 0, NaN below).", unary<Op::Log2>);
-  TL_BUILTIN(in, "prim:sin", 1, 1, "(prim:sin X)", "Primitive sin of X radians (floats).", unary<Op::Sin>);
+  // The unary and binary ops of ops.def that take only tensors (all but cast and bitcast),
+  // documented by their ops.def line.
+#define TL_PRIM_Source(e, name, doc)
+#define TL_PRIM_Unary(e, name, doc)                                                                       \
+  if (Op::e != Op::Cast && Op::e != Op::Bitcast) {                                                        \
+    TL_BUILTIN(in, "prim:" name, 1, 1, "(prim:" name " X)", "Primitive " name ": " doc ".", unary<Op::e>); \
+  }
+#define TL_PRIM_Binary(e, name, doc) \
+  TL_BUILTIN(in, "prim:" name, 2, 2, "(prim:" name " A B)", "Primitive " name ": " doc ".", binary<Op::e>);
+#define TL_PRIM_Ternary(e, name, doc)
+#define OP(e, name, arity, group, work, dtypes, doc) TL_IF_ELEMENTWISE_##group(TL_PRIM_##group(e, name, doc))
+#include "tensor/ops.def"
+#undef OP
+#undef TL_PRIM_Source
+#undef TL_PRIM_Unary
+#undef TL_PRIM_Binary
+#undef TL_PRIM_Ternary
   TL_BUILTIN(in, "prim:cast", 2, 2, "(prim:cast X DTYPE)", "Primitive cast: X's values converted to DTYPE.",
              [](Interp& in, Args a, N) -> Value {
                const NodeRef& x = arg_tensor(in, "prim:cast", a, 0);
@@ -92,16 +104,6 @@ void register_prim_builtins(Interp& in) {
                const NodeRef& x = arg_tensor(in, "prim:bitcast", a, 0);
                return make_tensor(in, graph_at_call(in).make_cast(x, dtype_from_lisp(in, "prim:bitcast", a[1]), true));
              });
-  TL_BUILTIN(in, "prim:add", 2, 2, "(prim:add A B)", "Primitive add (integers wrap).", binary<Op::Add>);
-  TL_BUILTIN(in, "prim:mul", 2, 2, "(prim:mul A B)", "Primitive mul (integers wrap).", binary<Op::Mul>);
-  TL_BUILTIN(in, "prim:idiv", 2, 2, "(prim:idiv A B)", "Primitive idiv: integer division toward 0; x/0 = 0.", binary<Op::Idiv>);
-  TL_BUILTIN(in, "prim:mod", 2, 2, "(prim:mod A B)", "Primitive mod: remainder with the sign of A; x mod 0 = x.", binary<Op::Mod>);
-  TL_BUILTIN(in, "prim:max", 2, 2, "(prim:max A B)", "Primitive max: elementwise larger (NaN propagates).", binary<Op::Max>);
-  TL_BUILTIN(in, "prim:cmplt", 2, 2, "(prim:cmplt A B)", "Primitive cmplt: A < B as bool.", binary<Op::Cmplt>);
-  TL_BUILTIN(in, "prim:cmpeq", 2, 2, "(prim:cmpeq A B)", "Primitive cmpeq: A == B as bool.", binary<Op::Cmpeq>);
-  TL_BUILTIN(in, "prim:and", 2, 2, "(prim:and A B)", "Primitive and: bitwise and of integers or bools.", binary<Op::And>);
-  TL_BUILTIN(in, "prim:or", 2, 2, "(prim:or A B)", "Primitive or: bitwise or of integers or bools.", binary<Op::Or>);
-  TL_BUILTIN(in, "prim:xor", 2, 2, "(prim:xor A B)", "Primitive xor: bitwise xor of integers or bools.", binary<Op::Xor>);
   TL_BUILTIN(in, "prim:where", 3, 3, "(prim:where COND A B)", "Primitive where: A where COND (bool) is true, else B.",
              [](Interp& in, Args a, N) -> Value {
                const NodeRef& c = arg_tensor(in, "prim:where", a, 0);

@@ -182,4 +182,13 @@ float bf16_to_float(std::uint16_t h) {
   return f;
 }
 
+double round_to_dtype(double v, DType t) {
+  switch (t) {
+    case DType::F32: return static_cast<double>(static_cast<float>(v));
+    case DType::F16: return half_to_float(float_to_half(static_cast<float>(v)));
+    case DType::BF16: return bf16_to_float(float_to_bf16(static_cast<float>(v)));
+    default: return v;
+  }
+}
+
 }  // namespace tl::tensor

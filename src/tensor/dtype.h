@@ -79,5 +79,7 @@ std::uint16_t float_to_half(float f);
 float half_to_float(std::uint16_t h);
 std::uint16_t float_to_bf16(float f);
 float bf16_to_float(std::uint16_t h);
+// V rounded to float dtype t's precision (f64: v itself).
+double round_to_dtype(double v, DType t);
 
 }  // namespace tl::tensor

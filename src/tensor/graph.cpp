@@ -33,7 +33,7 @@ void Buffer::fetch() const {
 
 namespace {
 constexpr OpInfo kOps[] = {
-#define OP(e, name, arity, group, doc) {name, arity, OpGroup::group, doc},
+#define OP(e, name, arity, group, work, dtypes, doc) {name, arity, OpGroup::group, work, DTypeRule::dtypes, doc},
 #include "tensor/ops.def"
 #undef OP
 };
@@ -215,15 +215,6 @@ Node proto(Op op, DType t, Shape shape) {
   return n;
 }
 
-double round_float(double v, DType t) {
-  switch (t) {
-    case DType::F32: return static_cast<double>(static_cast<float>(v));
-    case DType::F16: return half_to_float(float_to_half(static_cast<float>(v)));
-    case DType::BF16: return bf16_to_float(float_to_bf16(static_cast<float>(v)));
-    default: return v;
-  }
-}
-
 void check_shape(const char* op, const Shape& shape) {
   for (const auto& d : shape) {
     if (known_negative(d)) fail("shape-error", std::string(op) + ": negative dimension in shape " + shape_str(shape));
@@ -245,7 +236,7 @@ NodeRef Graph::make_const_float(double v, DType t, const Shape& shape) {
   }
   check_shape("const", shape);
   Node n = proto(Op::Const, t, shape);
-  n.fvalue = round_float(v, t);
+  n.fvalue = round_to_dtype(v, t);
   if (n.fvalue == 0) n.fvalue = std::signbit(n.fvalue) ? -0.0 : 0.0;
   return intern(std::move(n));
 }
@@ -314,13 +305,35 @@ NodeRef Graph::make_iota(const Shape& shape, int axis, DType t) {
 
 // --- elementwise -----------------------------------------------------------------------------
 
-NodeRef Graph::make_unary(Op op, const NodeRef& x) {
-  if (op == Op::Neg) {
-    if (x->dtype == DType::Bool) fail("dtype-error", "neg: not defined for bool (use logical-not)");
-  } else if (!is_float(x->dtype)) {
-    fail("dtype-error", std::string(op_name(op)) + ": needs a float tensor, got " + std::string(dtype_name(x->dtype)) +
-                            " (cast it first)");
+namespace {
+// The dtype-error when dtype t is not one elementwise OP takes (its DTypeRule in ops.def).
+void check_operand_dtype(Op op, DType t) {
+  const std::string name = op_name(op);
+  const std::string got = std::string(dtype_name(t));
+  switch (op_info(op).dtypes) {
+    case DTypeRule::Any:
+    case DTypeRule::Compare: return;
+    case DTypeRule::Numbers:
+      if (t == DType::Bool) fail("dtype-error", name + ": not defined for bool" + (op == Op::Neg ? " (use logical-not)" : ""));
+      return;
+    case DTypeRule::Floats:
+      if (!is_float(t)) fail("dtype-error", name + ": needs a float tensor, got " + got + " (cast it first)");
+      return;
+    case DTypeRule::Ints:
+      if (!is_int(t)) fail("dtype-error", name + ": needs integer tensors, got " + got);
+      return;
+    case DTypeRule::Integral:
+      if (is_float(t)) fail("dtype-error", name + ": needs integer or bool tensors, got " + got);
+      return;
   }
+}
+}  // namespace
+
+NodeRef Graph::make_unary(Op op, const NodeRef& x) {
+  if (op_info(op).group != OpGroup::Unary || op == Op::Cast || op == Op::Bitcast) {
+    fail("internal-error", std::string("make_unary: ") + op_name(op) + " is not a unary op");
+  }
+  check_operand_dtype(op, x->dtype);
   Node n = proto(op, x->dtype, x->shape);
   n.src = {x};
   return intern(std::move(n));
@@ -347,13 +360,8 @@ NodeRef Graph::make_binary(Op op, const NodeRef& a, const NodeRef& b) {
                             std::string(dtype_name(b->dtype)));
   }
   DType t = a->dtype;
-  if ((op == Op::Idiv || op == Op::Mod) && !is_int(t)) {
-    fail("dtype-error", std::string(name) + ": needs integer tensors, got " + std::string(dtype_name(t)));
-  }
-  if ((op == Op::And || op == Op::Or || op == Op::Xor) && is_float(t)) {
-    fail("dtype-error", std::string(name) + ": needs integer or bool tensors, got " + std::string(dtype_name(t)));
-  }
-  DType out = (op == Op::Cmplt || op == Op::Cmpeq) ? DType::Bool : t;
+  check_operand_dtype(op, t);
+  DType out = op_info(op).dtypes == DTypeRule::Compare ? DType::Bool : t;
   Node n = proto(op, out, a->shape);
   n.src = {a, b};
   return intern(std::move(n));
@@ -683,7 +691,14 @@ ViewStack view_of(const Node* n, const Node** base) {
       case Op::Pad: vs = vs.pad(m->ranges); break;
       case Op::Shrink: vs = vs.shrink(m->ranges); break;
       case Op::Flip: vs = vs.flip(std::vector<bool>(m->axes.begin(), m->axes.end())); break;
-      default: break;
+#include "tensor/elementwise_cases.inc"
+      case Op::Const:
+      case Op::Buffer:
+      case Op::Iota:
+      case Op::Reduce:
+      case Op::Copy:
+      case Op::Assign:
+      case Op::Extern: break;  // the loop above stops at them
     }
   }
   return vs;
@@ -718,7 +733,11 @@ std::string node_str(const Node* n, int max_depth) {
       break;
     }
     case Op::Extern: s += " \"" + n->name + "\""; break;
-    default: break;
+#include "tensor/elementwise_cases.inc"
+    case Op::Reshape:
+    case Op::Expand:
+    case Op::Copy:
+    case Op::Assign: break;  // nothing besides the op's name and sources
   }
   if (op_info(n->op).group == OpGroup::Source || n->op == Op::Cast || n->op == Op::Bitcast ||
       n->op == Op::Reshape || n->op == Op::Expand) {

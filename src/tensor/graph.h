@@ -23,23 +23,48 @@
 namespace tl::tensor {
 
 enum class Op : std::uint8_t {
-#define OP(e, name, arity, group, doc) e,
+#define OP(e, name, arity, group, work, dtypes, doc) e,
 #include "tensor/ops.def"
 #undef OP
 };
 enum class OpGroup : std::uint8_t { Source, Unary, Binary, Ternary, Reduce, Movement, Memory, Escape };
 
+// TL_IF_ELEMENTWISE_##group(...) expands to its arguments for the elementwise groups of
+// ops.def and to nothing for the others: X-macros over ops.def use it to pick those ops.
+#define TL_IF_ELEMENTWISE_Source(...)
+#define TL_IF_ELEMENTWISE_Unary(...) __VA_ARGS__
+#define TL_IF_ELEMENTWISE_Binary(...) __VA_ARGS__
+#define TL_IF_ELEMENTWISE_Ternary(...) __VA_ARGS__
+#define TL_IF_ELEMENTWISE_Reduce(...)
+#define TL_IF_ELEMENTWISE_Movement(...)
+#define TL_IF_ELEMENTWISE_Memory(...)
+#define TL_IF_ELEMENTWISE_Escape(...)
+#define TL_IF_NOT_ELEMENTWISE_Source(...) __VA_ARGS__
+#define TL_IF_NOT_ELEMENTWISE_Unary(...)
+#define TL_IF_NOT_ELEMENTWISE_Binary(...)
+#define TL_IF_NOT_ELEMENTWISE_Ternary(...)
+#define TL_IF_NOT_ELEMENTWISE_Reduce(...) __VA_ARGS__
+#define TL_IF_NOT_ELEMENTWISE_Movement(...) __VA_ARGS__
+#define TL_IF_NOT_ELEMENTWISE_Memory(...) __VA_ARGS__
+#define TL_IF_NOT_ELEMENTWISE_Escape(...) __VA_ARGS__
+
+// The dtypes an elementwise op takes (ops.def): Numbers are all but bool; Integral, the
+// integers and bool; Compare takes any and gives bool.
+enum class DTypeRule : std::uint8_t { Any, Numbers, Floats, Ints, Integral, Compare };
+
 struct OpInfo {
   const char* name;
   int arity;
   OpGroup group;
+  int work;  // arithmetic per element, relative to an add (ops.def)
+  DTypeRule dtypes;
   const char* doc;
 };
 const OpInfo& op_info(Op op);
 inline const char* op_name(Op op) { return op_info(op).name; }
 std::optional<Op> op_from_name(std::string_view name);
 constexpr int kOpCount = 0
-#define OP(e, name, arity, group, doc) +1
+#define OP(e, name, arity, group, work, dtypes, doc) +1
 #include "tensor/ops.def"
 #undef OP
     ;

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# Checks the source tree's layering and two habits, from the text of src/:
+#  1. Layers: each file may include only headers of its own layer and the layers below it
+#     (LAYERS; public headers in include/tensorlisp/ as PUBLIC allows). A file whose directory
+#     is in one layer but whose code belongs to a higher one is listed in PENDING with the layer
+#     it is checked as, until it moves.
+#  2. No `default:` in a switch over an op (`switch (... op)`): the compiler's -Werror=switch
+#     then names every switch a new op must be handled in.
+# Prints each violation as FILE:LINE: message and exits 1 if there is any.
+import os
+import re
+import sys
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+# layer -> the layers it may include (itself included implicitly).
+LAYERS = {
+    "support": [],
+    "reader": ["support", "eval"],           # the reader builds the evaluator's values
+    "eval": ["support", "reader"],
+    "tensor": ["support"],                    # graph, views, dtypes, semantics: plain C++
+    "schedule": ["support", "tensor"],
+    "codegen": ["support", "tensor", "schedule"],
+    "runtime": ["support", "tensor", "schedule", "codegen"],
+    "text": ["support", "eval"],
+    "bindings": ["support", "reader", "eval", "tensor", "schedule", "codegen", "runtime", "text"],
+    # defoptimizer: rules written in Lisp over tensor values
+    "rewrite": ["support", "reader", "eval", "tensor", "schedule", "codegen", "runtime", "text", "bindings"],
+    "api": ["support", "reader", "eval", "tensor", "schedule", "codegen", "runtime", "text", "bindings", "rewrite"],
+    "cli": ["support", "reader", "eval", "tensor", "schedule", "codegen", "runtime", "text", "bindings", "rewrite", "api"],
+}
+# Public headers (include/tensorlisp/NAME) each layer may use.
+PUBLIC = {
+    "error.hpp": ["support", "eval", "reader", "rewrite", "text", "bindings", "api", "cli"],
+    "backend.h": ["runtime", "bindings", "api", "cli"],
+    "tensor.hpp": ["api", "cli"],
+    "tensorlisp.hpp": ["api", "cli"],
+}
+# Files in src/tensor/ that are Lisp bindings or file formats over the interpreter: checked as
+# the bindings layer until they move to a layer of their own (issue 20).
+PENDING = {
+    "src/tensor/" + f: "bindings"
+    for f in ["builtins_grad.cpp", "builtins_prim.cpp", "builtins_tensor.cpp", "csv.cpp", "file_io.cpp",
+              "file_io.h", "files.h", "format.cpp", "idx.cpp", "model.cpp", "npy.cpp", "safetensors.cpp",
+              "tensor_value.cpp", "tensor_value.h"]
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+SWITCH_OP = re.compile(r'\bswitch\s*\(([^()]*\bop)\)\s*\{')
+
+
+def layer_of(rel):
+    if rel in PENDING:
+        return PENDING[rel]
+    parts = rel.split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == "src" else None
+
+
+def check_includes(rel, lines, errors):
+    layer = layer_of(rel)
+    if layer not in LAYERS:
+        errors.append(f"{rel}:1: no layer known for this file (add it to tests/layering/check.py)")
+        return
+    for n, line in enumerate(lines, 1):
+        m = INCLUDE.match(line)
+        if not m:
+            continue
+        path = m.group(1)
+        first = path.split("/")[0]
+        if first == "tensorlisp":
+            name = path.split("/", 1)[1]
+            if layer not in PUBLIC.get(name, []):
+                errors.append(f"{rel}:{n}: the {layer} layer includes public header {path}")
+            continue
+        if "/" not in path:
+            continue  # a file next to it (.inc, .def)
+        target = layer_of("src/" + path) or first
+        if target == layer or target in LAYERS[layer]:
+            continue
+        errors.append(f"{rel}:{n}: the {layer} layer includes {path} (the {target} layer)")
+
+
+def check_switches(rel, text, errors):
+    for m in SWITCH_OP.finditer(text):
+        depth, i = 1, m.end()
+        while i < len(text) and depth > 0:
+            c = text[i]
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+            elif depth == 1 and text.startswith("default:", i):
+                line = text.count("\n", 0, i) + 1
+                errors.append(f"{rel}:{line}: default: in a switch over {m.group(1).strip()} (name every op)")
+            i += 1
+
+
+def main():
+    errors = []
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "src")):
+        for f in sorted(files):
+            if not f.endswith((".cpp", ".h", ".inc")):
+                continue
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, ROOT)
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+            check_includes(rel, text.splitlines(), errors)
+            check_switches(rel, text, errors)
+    for e in sorted(errors):
+        print(e)
+    if errors:
+        print(f"layering: {len(errors)} violation(s)")
+        return 1
+    print("layering: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
