@@ -29,6 +29,8 @@ using tensor::DCat;
 bool is_signed_int(DType t) { return tensor::dtype_category(t) == DCat::Signed; }
 bool is_fp(DType t) { return tensor::is_float(t); }
 
+// Emits one kernel as one function of a module: its entry, then its statements in order
+// (loops, stores, accumulators), memoizing each expression's value within its loop.
 class Emitter {
  public:
   Emitter(llvm::LLVMContext& ctx, llvm::Module& m, const Kernel& k, const EmitTarget& target)

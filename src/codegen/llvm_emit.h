@@ -5,6 +5,11 @@
 // CPU kernels have one entry point:
 //   void entry(void** buffers, const int64_t* vars, int64_t begin, int64_t end)
 // which runs iterations [begin, end) of the kernel's parallel (outermost) loop.
+//
+// Where the parts live: emitter.cpp builds the IR for every target, asking what differs of an
+// EmitTarget (target.h); target_x86.cpp, target_nvptx.cpp, target_amdgpu.cpp and
+// target_sim.cpp hold each target and its Codegen class; math_lib.cpp the exp2, log2 and sin
+// the targets emit inline; llvm_emit.cpp the optimization and emission they share.
 #pragma once
 
 #include <functional>
@@ -44,6 +49,12 @@ struct Toolchain {
   std::string libdevice;            // NVIDIA's libdevice.10.bc, or empty when there is none
   LinkCodeObject link_code_object;  // empty: AMDGPU kernels fail to compile, saying so
 };
+
+// When the code generator was built, for its target_id (code from an older emitter in the disk
+// cache is stale): the latest of `target_stamp` (the target file's __DATE__ " " __TIME__) and
+// the stamps of the files every target shares (llvm_emit.cpp, emitter.cpp, math_lib.cpp), as
+// "Mmm dd yyyy hh:mm:ss".
+std::string emitter_build(const char* target_stamp);
 
 // The code generator for a backend's target (tl_device_info::target): "" or "host",
 // "nvptx:sm_XX", "amdgcn:gfxNNN", "sim:nvptx" or "sim:amdgcn". Throws std::runtime_error for an unknown target or one

@@ -77,11 +77,6 @@ llvm::Value* host_math(llvm::IRBuilder<>& b, MathFn fn, llvm::Value* x);
 
 // --- the compile steps every target shares (llvm_emit.cpp) --------------------------------
 
-// When the code generator was built, for its target_id (code from an older emitter in the disk
-// cache is stale): the latest of `target_stamp` (the target file's __DATE__ " " __TIME__) and
-// the stamps of the files every target shares, as "Mmm dd yyyy hh:mm:ss".
-std::string emitter_build(const char* target_stamp);
-
 // A target machine for the host CPU with all its vector extensions. Throws std::runtime_error
 // when LLVM has no target for the host.
 std::unique_ptr<llvm::TargetMachine> host_target_machine();
