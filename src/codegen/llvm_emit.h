@@ -5,8 +5,14 @@
 // CPU kernels have one entry point:
 //   void entry(void** buffers, const int64_t* vars, int64_t begin, int64_t end)
 // which runs iterations [begin, end) of the kernel's parallel (outermost) loop.
+//
+// Where the parts live: emitter.cpp builds the IR for every target, asking what differs of an
+// EmitTarget (target.h); target_x86.cpp, target_nvptx.cpp, target_amdgpu.cpp and
+// target_sim.cpp hold each target and its Codegen class; math_lib.cpp the exp2, log2 and sin
+// the targets emit inline; llvm_emit.cpp the optimization and emission they share.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -32,10 +38,28 @@ class Codegen {
   virtual CompileOutput compile(const Kernel& k, const std::string& entry, bool want_ir) const = 0;
 };
 
+// Links an AMDGPU object file (the bytes of an ELF relocatable) into the shared code object a
+// HIP runtime loads, returning its bytes; throws std::runtime_error naming kernel `entry` when
+// it cannot.
+using LinkCodeObject = std::function<std::string(const std::string& object, const std::string& entry)>;
+
+// What code generation needs of the machine's toolchain, found by the runtime
+// (runtime/toolchain.h), so that codegen itself looks nothing up.
+struct Toolchain {
+  std::string libdevice;            // NVIDIA's libdevice.10.bc, or empty when there is none
+  LinkCodeObject link_code_object;  // empty: AMDGPU kernels fail to compile, saying so
+};
+
+// When the code generator was built, for its target_id (code from an older emitter in the disk
+// cache is stale): the latest of `target_stamp` (the target file's __DATE__ " " __TIME__) and
+// the stamps of the files every target shares (llvm_emit.cpp, emitter.cpp, math_lib.cpp), as
+// "Mmm dd yyyy hh:mm:ss".
+std::string emitter_build(const char* target_stamp);
+
 // The code generator for a backend's target (tl_device_info::target): "" or "host",
 // "nvptx:sm_XX", "amdgcn:gfxNNN", "sim:nvptx" or "sim:amdgcn". Throws std::runtime_error for an unknown target or one
 // LLVM was built without.
-std::unique_ptr<Codegen> make_codegen(const std::string& target);
+std::unique_ptr<Codegen> make_codegen(const std::string& target, const Toolchain& toolchain);
 
 class CpuCodegen : public Codegen {
  public:
@@ -59,10 +83,11 @@ class CpuCodegen : public Codegen {
 // for a GPU (lower.h): the entry takes buffers and sizes as kernel parameters, and the thread
 // loops (gpu_thread_loops) run one iteration per thread, blockIdx.x * blockDim.x +
 // threadIdx.x from begin, below end. sin, and exp2/log2 of f64, call NVIDIA's libdevice,
-// linked from the CUDA toolkit (CUDA_HOME, CUDA_PATH or /usr/local/cuda).
+// linked from `libdevice` (the path of the CUDA toolkit's libdevice.10.bc; when empty, kernels
+// that need it fail to compile, saying so).
 class PtxCodegen : public Codegen {
  public:
-  explicit PtxCodegen(const std::string& arch = "sm_80");
+  explicit PtxCodegen(const std::string& arch = "sm_80", std::string libdevice = "");
   ~PtxCodegen() override;
   PtxCodegen(const PtxCodegen&) = delete;
   PtxCodegen& operator=(const PtxCodegen&) = delete;
@@ -78,15 +103,15 @@ class PtxCodegen : public Codegen {
 };
 
 // AMDGPU code objects (amdgcn-amd-amdhsa, for one gfx architecture) through LLVM's AMDGPU
-// target, from the same emitter, linked into a shared code object by ld.lld (found as
-// TENSORLISP_LD_LLD, else ld.lld or ld.lld-14 on PATH), as hipModuleLoadData loads it.
+// target, from the same emitter, linked into a shared code object by `link` (the runtime's
+// uses ld.lld: runtime/toolchain.h), as hipModuleLoadData loads it.
 // Kernels run in blocks of kAmdgpuBlockSize threads: the backend must launch them so.
 // sin, exp2 and log2 use the target's f32 instructions; those of f64 are not supported yet
 // (they need ROCm's device libraries) and fail to compile with a message saying so.
 constexpr int kAmdgpuBlockSize = 256;
 class AmdgpuCodegen : public Codegen {
  public:
-  explicit AmdgpuCodegen(const std::string& arch = "gfx90a");
+  explicit AmdgpuCodegen(const std::string& arch = "gfx90a", LinkCodeObject link = nullptr);
   ~AmdgpuCodegen() override;
   AmdgpuCodegen(const AmdgpuCodegen&) = delete;
   AmdgpuCodegen& operator=(const AmdgpuCodegen&) = delete;

@@ -12,6 +12,7 @@
 
 #include "codegen/lower.h"
 #include "runtime/reference.h"
+#include "runtime/toolchain.h"
 #include "schedule/schedule.h"
 #include "support/condition_error.h"
 #include "support/hash.h"
@@ -47,7 +48,7 @@ JitDevice::JitDevice(std::shared_ptr<Backend> backend, std::string cache_dir, De
     : backend_(std::move(backend)), spec_(std::move(spec)), disk_(std::move(cache_dir)) {
   if (const char* d = std::getenv("TENSORLISP_DEBUG")) debug = std::atoi(d);
   try {
-    codegen_ = codegen::make_codegen(backend_->info().target);
+    codegen_ = make_codegen(backend_->info().target);
   } catch (const std::runtime_error& e) {
     throw ConditionError("device-error", "backend " + backend_->name() + ": " + e.what());
   }
@@ -64,7 +65,7 @@ JitDevice::JitDevice(std::shared_ptr<Backend> backend, std::string cache_dir, De
       if (j == std::string::npos) j = list.size();
       if (j > i) {
         try {
-          cross_.push_back(codegen::make_codegen(list.substr(i, j - i)));
+          cross_.push_back(make_codegen(list.substr(i, j - i)));
         } catch (const std::runtime_error& e) {
           throw ConditionError("device-error", std::string("TENSORLISP_CROSS_TARGETS: ") + e.what());
         }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "codegen/llvm_emit.h"
+#include "runtime/toolchain.h"
 #include "codegen/lower.h"
 #include "schedule/schedule.h"
 #include "tensor/graph.h"
@@ -41,7 +42,7 @@ const char* ptxas() {
 
 // Every kernel of `root`'s schedule as PTX, each checked by ptxas when there is one.
 void check_ptx(const NodeRef& root, const std::string& what) {
-  static tl::codegen::PtxCodegen codegen("sm_80");
+  static tl::codegen::PtxCodegen codegen("sm_80", tl::runtime::find_libdevice());
   tl::schedule::Schedule s = tl::schedule::make_schedule(root.get());
   int index = 0;
   for (const tl::tensor::Node* k : s.kernels) {

@@ -1,0 +1,740 @@
+// SPDX-License-Identifier: Apache-2.0
+// The LLVM IR emitter shared by every target (emitter.h). Values live in registers of a
+// compute type (f16 and bf16 as float, bool as i1) and are converted on load and store; f16
+// and bf16 results round to their type after every op, so fused kernels compute what the
+// reference executor does. What differs between targets is asked of the EmitTarget.
+#include "codegen/emitter.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "codegen/math_lib.h"
+
+namespace tl::codegen {
+
+namespace {
+
+using llvm::IRBuilder;
+using llvm::Type;
+using llvm::Value;
+using tensor::DCat;
+
+bool is_signed_int(DType t) { return tensor::dtype_category(t) == DCat::Signed; }
+bool is_fp(DType t) { return tensor::is_float(t); }
+
+// Emits one kernel as one function of a module: its entry, then its statements in order
+// (loops, stores, accumulators), memoizing each expression's value within its loop.
+class Emitter {
+ public:
+  Emitter(llvm::LLVMContext& ctx, llvm::Module& m, const Kernel& k, const EmitTarget& target)
+      : ctx_(ctx), m_(m), k_(k), b_(ctx), target_(target), prefer_512_(target.prefers_512_bit_vectors()),
+        gpu_(target.runs_threads()) {}
+
+  void emit(const std::string& entry) {
+    if (target_.takes_kernel_params()) {
+      emit_gpu_entry(entry);
+    } else {
+      emit_cpu_entry(entry);
+    }
+    fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    if (prefer_512_) fn_->addFnAttr("prefer-vector-width", "512");
+    fn_->addFnAttr(llvm::Attribute::NoFree);
+    if (k_.group == 0) fn_->addFnAttr(llvm::Attribute::NoSync);  // groups meet at barriers
+    if (gpu_) {
+      // Threads past the end (the last block's) do nothing. With thread groups, an iteration
+      // is a block, so its threads all run it or all skip it.
+      auto* run = llvm::BasicBlock::Create(ctx_, "run", fn_);
+      auto* done = llvm::BasicBlock::Create(ctx_, "done", fn_);
+      if (k_.group > 0) {
+        thread_ = b_.CreateAdd(begin_, block_index(), "iteration");
+        lane_ = thread_in_block();
+      } else {
+        thread_ = b_.CreateAdd(begin_, global_thread_index(), "thread");
+      }
+      b_.CreateCondBr(b_.CreateICmpSLT(thread_, end_), run, done);
+      b_.SetInsertPoint(done);
+      b_.CreateRetVoid();
+      b_.SetInsertPoint(run);
+    }
+    for (std::int32_t a = 0; a < k_.acc_count(); ++a) accs_.push_back(nullptr);
+    acc_group_.assign(static_cast<std::size_t>(k_.acc_count()), -1);
+    acc_lane_.assign(static_cast<std::size_t>(k_.acc_count()), 0);
+    plan_vector_groups(k_.body);
+    memo_.assign(k_.expr_count(), nullptr);
+    frames_.emplace_back();
+    loop_vars_.assign(static_cast<std::size_t>(k_.loop_count()), nullptr);
+    body(k_.body);
+    b_.CreateRetVoid();
+  }
+
+  // The CPU entry: void entry(void** buffers, const int64_t* vars, int64_t begin, int64_t end).
+  void emit_cpu_entry(const std::string& entry) {
+    Type* i8pp = llvm::PointerType::getUnqual(llvm::Type::getInt8PtrTy(ctx_));
+    Type* i64p = llvm::PointerType::getUnqual(b_.getInt64Ty());
+    auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {i8pp, i64p, b_.getInt64Ty(), b_.getInt64Ty()}, false);
+    fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, entry, m_);
+    auto args = fn_->arg_begin();
+    llvm::Argument* bufs = &*args++;
+    llvm::Argument* vars = &*args++;
+    begin_ = &*args++;
+    end_ = &*args++;
+    bufs->setName("buffers");
+    vars->setName("vars");
+    begin_->setName("begin");
+    end_->setName("end");
+    for (unsigned i = 0; i < 2; ++i) {
+      fn_->addParamAttr(i, llvm::Attribute::NoAlias);
+      fn_->addParamAttr(i, llvm::Attribute::ReadOnly);
+      fn_->addParamAttr(i, llvm::Attribute::NoCapture);
+    }
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
+    // Buffer pointers and symbolic sizes, loaded once.
+    for (std::size_t i = 0; i < k_.buffers.size(); ++i) {
+      Type* st = storage_type(k_.buffers[i].dtype);
+      if (k_.buffers[i].local_elems > 0) {
+        buffers_.push_back(scratch(i));
+        continue;
+      }
+      Value* slot = b_.CreateConstInBoundsGEP1_64(llvm::Type::getInt8PtrTy(ctx_), bufs, i);
+      Value* raw = b_.CreateLoad(llvm::Type::getInt8PtrTy(ctx_), slot);
+      buffers_.push_back(b_.CreateBitCast(raw, llvm::PointerType::getUnqual(st), "b" + std::to_string(i)));
+    }
+    for (std::size_t i = 0; i < k_.vars.size(); ++i) {
+      Value* slot = b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), vars, i);
+      var_values_.push_back(b_.CreateLoad(b_.getInt64Ty(), slot, k_.vars[i]));
+    }
+  }
+
+  // A GPU entry takes its arguments one by one, as kernel parameters:
+  //   entry(T0* b0, ..., Tn* bn, int64_t v0, ..., int64_t vm, int64_t begin, int64_t end)
+  // with one pointer per buffer slot (a scratch slot's is unused).
+  void emit_gpu_entry(const std::string& entry) {
+    std::vector<Type*> params;
+    for (const BufferParam& bp : k_.buffers) params.push_back(llvm::PointerType::getUnqual(storage_type(bp.dtype)));
+    for (std::size_t i = 0; i < k_.vars.size() + 2; ++i) params.push_back(b_.getInt64Ty());
+    fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false), llvm::Function::ExternalLinkage,
+                                 entry, m_);
+    target_.mark_kernel(*fn_, k_.group);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
+    auto arg = fn_->arg_begin();
+    for (std::size_t i = 0; i < k_.buffers.size(); ++i, ++arg) {
+      arg->setName("b" + std::to_string(i));
+      if (k_.buffers[i].local_elems > 0) {
+        buffers_.push_back(scratch(i));
+        continue;
+      }
+      fn_->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
+      buffers_.push_back(&*arg);
+    }
+    for (std::size_t i = 0; i < k_.vars.size(); ++i, ++arg) {
+      arg->setName(k_.vars[i]);
+      var_values_.push_back(&*arg);
+    }
+    begin_ = &*arg++;
+    end_ = &*arg++;
+    begin_->setName("begin");
+    end_->setName("end");
+  }
+
+  Value* scratch(std::size_t slot) {
+    auto* a = b_.CreateAlloca(storage_type(k_.buffers[slot].dtype),
+                              b_.getInt64(static_cast<std::uint64_t>(k_.buffers[slot].local_elems)), "b" + std::to_string(slot));
+    a->setAlignment(llvm::Align(64));
+    return a;
+  }
+
+  // blockIdx.x * blockDim.x + threadIdx.x, as i64.
+  Value* global_thread_index() {
+    Value* dim = target_.block_dim(b_);
+    return b_.CreateAdd(b_.CreateMul(block_index(), dim), thread_in_block());
+  }
+
+  Value* block_index() { return target_.block_index(b_); }
+  Value* thread_in_block() { return target_.thread_in_block(b_); }
+  void barrier() { target_.barrier(b_); }
+
+  // shuffle_xor32 (target.h) of a value of any accumulator type (f32, f64, i64), 64-bit ones
+  // in halves.
+  Value* shuffle_xor(Value* v, int mask) {
+    Type* t = v->getType();
+    const unsigned bits = t->getPrimitiveSizeInBits();
+    Value* x = b_.CreateBitCast(v, b_.getIntNTy(bits));
+    if (bits == 32) return b_.CreateBitCast(target_.shuffle_xor32(b_, x, mask), t);
+    Value* lo = target_.shuffle_xor32(b_, b_.CreateTrunc(x, b_.getInt32Ty()), mask);
+    Value* hi = target_.shuffle_xor32(b_, b_.CreateTrunc(b_.CreateLShr(x, 32), b_.getInt32Ty()), mask);
+    Value* joined = b_.CreateOr(b_.CreateZExt(lo, b_.getInt64Ty()), b_.CreateShl(b_.CreateZExt(hi, b_.getInt64Ty()), 32));
+    return b_.CreateBitCast(joined, t);
+  }
+
+  // The block's shared memory as an array of `t`: one array per kernel, big enough for any
+  // combine (shared_bytes()).
+  Value* shared_array(Type* t) {
+    if (shared_ == nullptr) shared_ = target_.shared_memory(b_, *fn_, shared_bytes());
+    return b_.CreateBitCast(shared_, llvm::PointerType::get(t, target_.shared_address_space()));
+  }
+  // Bytes of shared memory a group kernel uses: a slot of 8 bytes per warp (shuffles), or per
+  // thread (a tree).
+  std::int64_t shared_bytes() const { return 8 * (target_.has_shuffles() ? 32 : k_.group); }
+
+ private:
+  llvm::LLVMContext& ctx_;
+  llvm::Module& m_;
+  const Kernel& k_;
+  IRBuilder<> b_;
+  const EmitTarget& target_;
+  bool prefer_512_;
+  bool gpu_;  // the kernel runs one thread per iteration of its thread loops (runs_threads())
+  Value* thread_ = nullptr;  // on a GPU: this thread's iteration of the flattened thread loops (its group's, with groups)
+  Value* lane_ = nullptr;    // with thread groups: this thread's index in its group (i64)
+  int group_loops_ = 0;      // group loops open around the statement being emitted
+  Value* shared_ = nullptr;  // the shared-memory array, once made
+  llvm::Function* fn_ = nullptr;
+  Value* begin_ = nullptr;
+  Value* end_ = nullptr;
+  std::vector<Value*> buffers_;
+  std::vector<Value*> var_values_;
+  std::vector<Value*> loop_vars_;
+  std::vector<llvm::AllocaInst*> accs_;
+  std::vector<Value*> memo_;
+  std::vector<std::vector<ExprId>> frames_;  // memo entries made in each open loop
+
+  // Register tiles: runs of f32 sum accumulators updated with (same scalar) x (consecutive
+  // elements) become one vector accumulator, so a tile's multiply-adds are vector FMAs by
+  // construction (the SLP vectorizer, left to find them, spills).
+  struct VecGroup {
+    std::vector<std::int32_t> accs;
+    ExprId scalar = -1;     // the operand shared by the run
+    ExprId first_load = -1; // the load of lane 0's element
+    llvm::AllocaInst* alloca = nullptr;
+  };
+  std::vector<VecGroup> groups_;
+  std::vector<std::int32_t> acc_group_, acc_lane_;
+  std::map<std::int32_t, ExprId> acc_init_;
+
+  unsigned vector_width() const { return prefer_512_ ? 16 : 8; }
+
+  void plan_vector_groups(const std::vector<Stmt>& stmts) {
+    const unsigned vf = vector_width();
+    for (std::size_t i = 0; i < stmts.size(); ++i) {
+      const Stmt& st = stmts[i];
+      if (st.kind == Stmt::Kind::Loop) plan_vector_groups(st.body);
+      if (st.kind == Stmt::Kind::AccDef) acc_init_[st.acc] = st.value;
+    }
+    for (std::size_t i = 0; i + vf <= stmts.size();) {
+      VecGroup g;
+      bool ok = true;
+      for (unsigned lane = 0; lane < vf && ok; ++lane) {
+        const Stmt& st = stmts[i + lane];
+        ok = st.kind == Stmt::Kind::AccUpdate && st.reduce == ReduceKind::Sum && st.dtype == DType::F32;
+        if (!ok) break;
+        const Expr m = k_.expr(st.value);
+        ok = m.op == EOp::Mul && m.dtype == DType::F32;
+        if (!ok) break;
+        ExprId load = -1, other = -1;
+        // Lane 0 picks the side whose operand is a load; later lanes must match its shape.
+        if (lane == 0) {
+          for (int side = 0; side < 2 && load < 0; ++side) {
+            if (k_.expr(m.src[side]).op == EOp::Load) {
+              load = m.src[side];
+              other = m.src[1 - side];
+            }
+          }
+          ok = load >= 0 && acc_init_.count(st.acc);
+          g.first_load = load;
+          g.scalar = other;
+        } else {
+          ok = false;
+          for (int side = 0; side < 2 && !ok; ++side) {
+            const Expr& e = k_.expr(m.src[side]);
+            const Expr& first = k_.expr(g.first_load);
+            ok = e.op == EOp::Load && e.arg == first.arg && m.src[1 - side] == g.scalar &&
+                 k_.constant_difference(first.src[0], e.src[0]) == std::optional<std::int64_t>(lane);
+          }
+          ok = ok && acc_init_.count(st.acc) && acc_init_[st.acc] == acc_init_[stmts[i].acc];
+        }
+        if (ok) g.accs.push_back(st.acc);
+      }
+      if (ok && g.accs.size() == vf) {
+        for (unsigned lane = 0; lane < vf; ++lane) {
+          acc_group_[static_cast<std::size_t>(g.accs[lane])] = static_cast<std::int32_t>(groups_.size());
+          acc_lane_[static_cast<std::size_t>(g.accs[lane])] = static_cast<std::int32_t>(lane);
+        }
+        groups_.push_back(std::move(g));
+        i += vf;
+      } else {
+        ++i;
+      }
+    }
+  }
+
+  // --- types and conversions ---------------------------------------------------------------
+
+  Type* compute_type(DType t) {
+    switch (t) {
+      case DType::F64: return b_.getDoubleTy();
+      case DType::F32:
+      case DType::F16:
+      case DType::BF16: return b_.getFloatTy();
+      case DType::Bool: return b_.getInt1Ty();
+      default: return b_.getIntNTy(static_cast<unsigned>(tensor::dtype_size(t) * 8));
+    }
+  }
+
+  Type* storage_type(DType t) {
+    switch (t) {
+      case DType::F64: return b_.getDoubleTy();
+      case DType::F32: return b_.getFloatTy();
+      case DType::F16:
+      case DType::BF16: return b_.getInt16Ty();
+      case DType::Bool: return b_.getInt8Ty();
+      default: return b_.getIntNTy(static_cast<unsigned>(tensor::dtype_size(t) * 8));
+    }
+  }
+
+  // bf16 bits (in an i32's high half) of a float, rounded to nearest even; NaN stays quiet.
+  Value* bf16_bits32(Value* f) {
+    Value* x = b_.CreateBitCast(f, b_.getInt32Ty());
+    Value* mag = b_.CreateAnd(x, b_.getInt32(0x7fffffff));
+    Value* nan = b_.CreateICmpUGT(mag, b_.getInt32(0x7f800000));
+    Value* nan_bits = b_.CreateShl(b_.CreateOr(b_.CreateLShr(x, 16), b_.getInt32(0x40)), 16);
+    Value* lsb = b_.CreateAnd(b_.CreateLShr(x, 16), b_.getInt32(1));
+    Value* rounded = b_.CreateAnd(b_.CreateAdd(x, b_.CreateAdd(b_.getInt32(0x7fff), lsb)), b_.getInt32(0xffff0000u));
+    return b_.CreateSelect(nan, nan_bits, rounded);
+  }
+
+  // A float value rounded to what dtype t can hold (a no-op for f32 and f64).
+  Value* round_to(DType t, Value* v) {
+    if (t == DType::F16) return b_.CreateFPExt(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getFloatTy());
+    if (t == DType::BF16) return b_.CreateBitCast(bf16_bits32(v), b_.getFloatTy());
+    return v;
+  }
+
+  Value* from_storage(DType t, Value* s) {
+    switch (t) {
+      case DType::F16: return b_.CreateFPExt(b_.CreateBitCast(s, b_.getHalfTy()), b_.getFloatTy());
+      case DType::BF16:
+        return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(s, b_.getInt32Ty()), 16), b_.getFloatTy());
+      case DType::Bool: return b_.CreateICmpNE(s, b_.getInt8(0));
+      default: return s;
+    }
+  }
+
+  Value* to_storage(DType t, Value* v) {
+    switch (t) {
+      case DType::F16: return b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getInt16Ty());
+      case DType::BF16: return b_.CreateTrunc(b_.CreateLShr(bf16_bits32(v), 16), b_.getInt16Ty());
+      case DType::Bool: return b_.CreateZExt(v, b_.getInt8Ty());
+      default: return v;
+    }
+  }
+
+  Value* float_const(DType t, double v) { return llvm::ConstantFP::get(compute_type(t), v); }
+
+  Value* cast(Value* v, DType from, DType to) {
+    if (from == to) return v;
+    Type* rt = compute_type(to);
+    if (is_fp(from)) {
+      if (is_fp(to)) {
+        Value* w = v->getType() == rt ? v
+                   : rt->isDoubleTy()  ? b_.CreateFPExt(v, rt)
+                                       : b_.CreateFPTrunc(v, rt);
+        return round_to(to, w);
+      }
+      if (to == DType::Bool) return b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
+      // NaN and values beyond the i64 range give 0; the rest truncate toward 0 and wrap.
+      Value* lim = llvm::ConstantFP::get(v->getType(), 9223372036854775808.0);
+      Value* ok = b_.CreateAnd(b_.CreateFCmpOLT(v, lim), b_.CreateFCmpOGE(v, b_.CreateFNeg(lim)));
+      Value* safe = b_.CreateSelect(ok, v, llvm::ConstantFP::get(v->getType(), 0.0));
+      Value* i = b_.CreateFPToSI(safe, b_.getInt64Ty());
+      return b_.CreateTrunc(i, rt);
+    }
+    const bool from_unsigned = !is_signed_int(from);  // unsigned types and bool
+    if (is_fp(to)) {
+      Value* f = from_unsigned ? b_.CreateUIToFP(v, rt) : b_.CreateSIToFP(v, rt);
+      return round_to(to, f);
+    }
+    if (to == DType::Bool) return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+    return from_unsigned ? b_.CreateZExtOrTrunc(v, rt) : b_.CreateSExtOrTrunc(v, rt);
+  }
+
+  // The bits of a value of type t as an integer of its size.
+  Value* bits_of(DType t, Value* v) {
+    switch (t) {
+      case DType::F32: return b_.CreateBitCast(v, b_.getInt32Ty());
+      case DType::F64: return b_.CreateBitCast(v, b_.getInt64Ty());
+      default: return to_storage(t, v);
+    }
+  }
+
+  Value* from_bits(DType t, Value* bits) {
+    switch (t) {
+      case DType::F32: return b_.CreateBitCast(bits, b_.getFloatTy());
+      case DType::F64: return b_.CreateBitCast(bits, b_.getDoubleTy());
+      default: return from_storage(t, bits);
+    }
+  }
+
+  Value* nan_max(Value* a, Value* b) {
+    Value* either_nan = b_.CreateFCmpUNO(a, b);
+    Value* larger = b_.CreateSelect(b_.CreateFCmpOGT(a, b), a, b);
+    return b_.CreateSelect(either_nan, llvm::ConstantFP::getNaN(a->getType()), larger);
+  }
+
+  // --- expressions ---------------------------------------------------------------------------
+
+  Value* value(ExprId id) {
+    if (Value* v = memo_[static_cast<std::size_t>(id)]) return v;
+    const Expr& e = k_.expr(id);
+    Value* v = compute(e);
+    if (e.op != EOp::AccRead) {
+      memo_[static_cast<std::size_t>(id)] = v;
+      frames_.back().push_back(id);
+    }
+    return v;
+  }
+
+  Value* compute(const Expr& e) {
+    const DType t = e.dtype;
+    switch (e.op) {
+      case EOp::Const:
+        if (is_fp(t)) return float_const(t, e.fval);
+        return llvm::ConstantInt::get(compute_type(t), static_cast<std::uint64_t>(e.ival), is_signed_int(t));
+      case EOp::LoopVar: return loop_vars_[static_cast<std::size_t>(e.arg)];
+      case EOp::SymVar: return var_values_[static_cast<std::size_t>(e.arg)];
+      case EOp::AccRead: {
+        if (std::int32_t g = acc_group_[static_cast<std::size_t>(e.arg)]; g >= 0) {
+          llvm::AllocaInst* a = groups_[static_cast<std::size_t>(g)].alloca;
+          return b_.CreateExtractElement(b_.CreateLoad(a->getAllocatedType(), a),
+                                         static_cast<std::uint64_t>(acc_lane_[static_cast<std::size_t>(e.arg)]));
+        }
+        llvm::AllocaInst* a = accs_[static_cast<std::size_t>(e.arg)];
+        return b_.CreateLoad(a->getAllocatedType(), a);
+      }
+      case EOp::Load: {
+        Value* base = buffers_[static_cast<std::size_t>(e.arg)];
+        Type* st = storage_type(k_.buffers[static_cast<std::size_t>(e.arg)].dtype);
+        Value* p = b_.CreateInBoundsGEP(st, base, value(e.src[0]));
+        return from_storage(t, b_.CreateLoad(st, p));
+      }
+      default: break;
+    }
+    Value* a = value(e.src[0]);
+    const DType at = k_.expr(e.src[0]).dtype;  // operand dtype
+    const bool fl = is_fp(at);
+    const bool sgn = is_signed_int(at);
+    switch (e.op) {
+      case EOp::Neg: return fl ? b_.CreateFNeg(a) : b_.CreateNeg(a);
+      case EOp::Recip: return round_to(t, b_.CreateFDiv(llvm::ConstantFP::get(a->getType(), 1.0), a));
+      case EOp::Sqrt: return round_to(t, math::call_intrinsic(b_, llvm::Intrinsic::sqrt, a));
+      case EOp::Exp2: return round_to(t, target_.math(b_, MathFn::Exp2, a));
+      case EOp::Log2: return round_to(t, target_.math(b_, MathFn::Log2, a));
+      case EOp::Sin: return round_to(t, target_.math(b_, MathFn::Sin, a));
+      case EOp::Cast: return cast(a, at, t);
+      case EOp::Bitcast: return from_bits(t, bits_of(at, a));
+      default: break;
+    }
+    if (e.op == EOp::Where) return b_.CreateSelect(a, value(e.src[1]), value(e.src[2]));
+    Value* b = value(e.src[1]);
+    switch (e.op) {
+      case EOp::Add:
+        if (fl) return round_to(t, b_.CreateFAdd(a, b));
+        return at == DType::Bool ? b_.CreateOr(a, b) : b_.CreateAdd(a, b);
+      case EOp::Mul:
+        if (fl) return round_to(t, b_.CreateFMul(a, b));
+        return at == DType::Bool ? b_.CreateAnd(a, b) : b_.CreateMul(a, b);
+      case EOp::Idiv:
+      case EOp::Mod: {
+        // b = 0 gives 0 (idiv) or a (mod); b = -1 (signed) gives -a or 0, with no trap.
+        Value* zero = llvm::ConstantInt::get(b->getType(), 0);
+        Value* is_zero = b_.CreateICmpEQ(b, zero);
+        if (!sgn) {
+          Value* safe = b_.CreateSelect(is_zero, llvm::ConstantInt::get(b->getType(), 1), b);
+          if (e.op == EOp::Idiv) return b_.CreateSelect(is_zero, zero, b_.CreateUDiv(a, safe));
+          return b_.CreateSelect(is_zero, a, b_.CreateURem(a, safe));
+        }
+        Value* minus_one = b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(b->getType(), -1));
+        Value* safe = b_.CreateSelect(b_.CreateOr(is_zero, minus_one), llvm::ConstantInt::get(b->getType(), 1), b);
+        if (e.op == EOp::Idiv) {
+          Value* q = b_.CreateSDiv(a, safe);
+          return b_.CreateSelect(is_zero, zero, b_.CreateSelect(minus_one, b_.CreateNeg(a), q));
+        }
+        Value* r = b_.CreateSRem(a, safe);
+        return b_.CreateSelect(is_zero, a, b_.CreateSelect(minus_one, zero, r));
+      }
+      case EOp::Max:
+        if (fl) return nan_max(a, b);
+        return b_.CreateSelect(sgn ? b_.CreateICmpSGT(a, b) : b_.CreateICmpUGT(a, b), a, b);
+      case EOp::Min: return b_.CreateSelect(sgn ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b), a, b);
+      case EOp::Cmplt:
+        if (fl) return b_.CreateFCmpOLT(a, b);
+        return sgn ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b);
+      case EOp::Cmpeq: return fl ? b_.CreateFCmpOEQ(a, b) : b_.CreateICmpEQ(a, b);
+      case EOp::And: return b_.CreateAnd(a, b);
+      case EOp::Or: return b_.CreateOr(a, b);
+      case EOp::Xor: return b_.CreateXor(a, b);
+      default: break;
+    }
+    throw std::logic_error(std::string("llvm emit: unhandled op ") + eop_name(e.op));
+  }
+
+  // --- statements ----------------------------------------------------------------------------
+
+  void body(const std::vector<Stmt>& stmts) {
+    for (const Stmt& s : stmts) {
+      switch (s.kind) {
+        case Stmt::Kind::Loop: loop(s); break;
+        case Stmt::Kind::Store: {
+          DType t = k_.buffers[static_cast<std::size_t>(s.buffer)].dtype;
+          Type* st = storage_type(t);
+          Value* p = b_.CreateInBoundsGEP(st, buffers_[static_cast<std::size_t>(s.buffer)], value(s.index));
+          Value* v = to_storage(t, value(s.value));
+          if (k_.group > 0 && group_loops_ == 0) {
+            // Outside the group's loops every thread has the value: thread 0 stores it.
+            if_then(b_.CreateICmpEQ(lane_, b_.getInt64(0)), [&] { b_.CreateStore(v, p); });
+          } else {
+            b_.CreateStore(v, p);
+          }
+          break;
+        }
+        case Stmt::Kind::GroupCombine: group_combine(s); break;
+        case Stmt::Kind::AccDef: {
+          if (std::int32_t g = acc_group_[static_cast<std::size_t>(s.acc)]; g >= 0) {
+            if (acc_lane_[static_cast<std::size_t>(s.acc)] != 0) break;
+            llvm::IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+            auto* vt = llvm::FixedVectorType::get(b_.getFloatTy(), vector_width());
+            VecGroup& vg = groups_[static_cast<std::size_t>(g)];
+            vg.alloca = eb.CreateAlloca(vt, nullptr, "tile" + std::to_string(g));
+            b_.CreateStore(b_.CreateVectorSplat(vector_width(), value(s.value)), vg.alloca);
+            break;
+          }
+          llvm::IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+          auto* a = eb.CreateAlloca(compute_type(s.dtype), nullptr, "acc" + std::to_string(s.acc));
+          accs_[static_cast<std::size_t>(s.acc)] = a;
+          b_.CreateStore(value(s.value), a);
+          break;
+        }
+        case Stmt::Kind::AccUpdate: {
+          if (std::int32_t g = acc_group_[static_cast<std::size_t>(s.acc)]; g >= 0) {
+            if (acc_lane_[static_cast<std::size_t>(s.acc)] != 0) break;
+            VecGroup& vg = groups_[static_cast<std::size_t>(g)];
+            auto* vt = llvm::FixedVectorType::get(b_.getFloatTy(), vector_width());
+            Value* cur = b_.CreateLoad(vt, vg.alloca);
+            Value* x = b_.CreateVectorSplat(vector_width(), value(vg.scalar));
+            const Expr& ld = k_.expr(vg.first_load);
+            Type* st = storage_type(k_.buffers[static_cast<std::size_t>(ld.arg)].dtype);
+            Value* p = b_.CreateInBoundsGEP(st, buffers_[static_cast<std::size_t>(ld.arg)], value(ld.src[0]));
+            Value* y = b_.CreateAlignedLoad(vt, b_.CreateBitCast(p, llvm::PointerType::getUnqual(vt)), llvm::Align(4));
+            llvm::Function* f = llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::fmuladd, {vt});
+            b_.CreateStore(b_.CreateCall(f, {x, y, cur}), vg.alloca);
+            break;
+          }
+          llvm::AllocaInst* a = accs_[static_cast<std::size_t>(s.acc)];
+          Value* cur = b_.CreateLoad(a->getAllocatedType(), a);
+          b_.CreateStore(combine(s.reduce, s.dtype, cur, value(s.value)), a);
+          break;
+        }
+      }
+    }
+  }
+
+  // An accumulator's running value `cur` combined with `v`.
+  Value* combine(ReduceKind kind, DType t, Value* cur, Value* v) {
+    const bool fl = is_fp(t);
+    switch (kind) {
+      case ReduceKind::Sum:
+        if (fl) {
+          auto* add = llvm::cast<llvm::Instruction>(b_.CreateFAdd(cur, v));
+          add->setHasAllowReassoc(true);  // lets the vectorizer split the sum
+          return add;
+        }
+        return b_.CreateAdd(cur, v);
+      case ReduceKind::Prod: return fl ? b_.CreateFMul(cur, v) : b_.CreateMul(cur, v);
+      case ReduceKind::Max: return fl ? nan_max(cur, v) : b_.CreateSelect(b_.CreateICmpSGT(cur, v), cur, v);
+    }
+    throw std::logic_error("llvm emit: unknown reduce");
+  }
+
+  // The value that combines with any v to give v.
+  Value* identity(ReduceKind kind, DType t) {
+    Type* ty = compute_type(t);
+    if (is_fp(t)) {
+      switch (kind) {
+        case ReduceKind::Sum: return llvm::ConstantFP::getNegativeZero(ty);
+        case ReduceKind::Prod: return llvm::ConstantFP::get(ty, 1.0);
+        case ReduceKind::Max: return llvm::ConstantFP::getInfinity(ty, true);
+      }
+    }
+    switch (kind) {
+      case ReduceKind::Sum: return llvm::ConstantInt::get(ty, 0);
+      case ReduceKind::Prod: return llvm::ConstantInt::get(ty, 1);
+      case ReduceKind::Max: return llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(ty->getIntegerBitWidth()));
+    }
+    throw std::logic_error("llvm emit: unknown reduce");
+  }
+
+  // Runs then() where `cond` holds, then goes on.
+  template <class F>
+  void if_then(Value* cond, F&& then) {
+    auto* yes = llvm::BasicBlock::Create(ctx_, "then", fn_);
+    auto* next = llvm::BasicBlock::Create(ctx_, "endif", fn_);
+    b_.CreateCondBr(cond, yes, next);
+    b_.SetInsertPoint(yes);
+    then();
+    b_.CreateBr(next);
+    b_.SetInsertPoint(next);
+  }
+
+  // Every thread of the group combines its part of the accumulator with the others'.
+  void group_combine(const Stmt& s) {
+    llvm::AllocaInst* a = accs_[static_cast<std::size_t>(s.acc)];
+    Type* t = a->getAllocatedType();
+    Value* v = b_.CreateLoad(t, a);
+    const std::int64_t g = k_.group;
+    if (target_.has_shuffles()) {
+      // Within each warp of 32 by butterfly shuffles (every lane gets its warp's total), then
+      // across warps through one shared slot per warp, which every warp reads and combines
+      // again, so every thread ends with the whole.
+      auto butterfly = [&](Value* x) {
+        for (int mask = 16; mask >= 1; mask /= 2) x = combine(s.reduce, s.dtype, x, shuffle_xor(x, mask));
+        return x;
+      };
+      v = butterfly(v);
+      if (g > 32) {
+        Value* lane_in_warp = b_.CreateAnd(lane_, b_.getInt64(31));
+        barrier();  // earlier readers of the slots are done
+        Value* slots = shared_array(t);
+        if_then(b_.CreateICmpEQ(lane_in_warp, b_.getInt64(0)),
+                [&] { b_.CreateStore(v, b_.CreateInBoundsGEP(t, slots, b_.CreateLShr(lane_, 5))); });
+        barrier();
+        Value* part = b_.CreateLoad(t, b_.CreateInBoundsGEP(t, slots, lane_in_warp));
+        v = butterfly(b_.CreateSelect(b_.CreateICmpULT(lane_in_warp, b_.getInt64(static_cast<std::uint64_t>(g / 32))), part,
+                                      identity(s.reduce, s.dtype)));
+      }
+    } else {
+      // A tree in shared memory: at each step the lower half adds the upper half's slots.
+      Value* slots = shared_array(t);
+      barrier();
+      b_.CreateStore(v, b_.CreateInBoundsGEP(t, slots, lane_));
+      barrier();
+      for (std::int64_t half = g / 2; half >= 1; half /= 2) {
+        if_then(b_.CreateICmpULT(lane_, b_.getInt64(static_cast<std::uint64_t>(half))), [&] {
+          Value* mine = b_.CreateInBoundsGEP(t, slots, lane_);
+          Value* other = b_.CreateLoad(t, b_.CreateInBoundsGEP(t, slots, b_.CreateAdd(lane_, b_.getInt64(static_cast<std::uint64_t>(half)))));
+          b_.CreateStore(combine(s.reduce, s.dtype, b_.CreateLoad(t, mine), other), mine);
+        });
+        barrier();
+      }
+      v = b_.CreateLoad(t, slots);
+    }
+    b_.CreateStore(v, a);
+  }
+
+  // Loops are emitted rotated (a guard, then a body that tests at its end), the form LLVM's
+  // loop passes expect; values that leave the loop then come from its last iteration.
+  void loop(const Stmt& s) {
+    if (gpu_ && s.parallel) {
+      thread_iteration(s);
+      return;
+    }
+    if (s.group) {
+      group_loop(s);
+      return;
+    }
+    Value* start = s.parallel ? begin_ : b_.getInt64(0);
+    Value* stop = s.parallel ? end_ : value(s.extent);
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* bodybb = llvm::BasicBlock::Create(ctx_, "body" + std::to_string(s.var), fn_);
+    auto* exit = llvm::BasicBlock::Create(ctx_, "exit" + std::to_string(s.var), fn_);
+    b_.CreateCondBr(b_.CreateICmpSLT(start, stop), bodybb, exit);
+    b_.SetInsertPoint(bodybb);
+    llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "i" + std::to_string(s.var));
+    i->addIncoming(start, pre);
+    loop_vars_[static_cast<std::size_t>(s.var)] = i;
+    frames_.emplace_back();
+    body(s.body);
+    for (ExprId id : frames_.back()) memo_[static_cast<std::size_t>(id)] = nullptr;
+    frames_.pop_back();
+    Value* next = b_.CreateNSWAdd(i, b_.getInt64(1));
+    i->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateCondBr(b_.CreateICmpSLT(next, stop), bodybb, exit);
+    b_.SetInsertPoint(exit);
+  }
+
+  // On a GPU, the thread loops (gpu_thread_loops) take their variables from the thread's
+  // flattened iteration, the innermost varying fastest; their body runs once per thread.
+  void thread_iteration(const Stmt& s) {
+    std::vector<const Stmt*> chain = gpu_thread_loops(k_);
+    if (chain.empty() || chain[0] != &s) throw std::logic_error("llvm emit: a parallel loop that is not the kernel's thread loop");
+    unflatten(chain, thread_);
+    frames_.emplace_back();
+    body(chain.back()->body);
+    for (ExprId id : frames_.back()) memo_[static_cast<std::size_t>(id)] = nullptr;
+    frames_.pop_back();
+  }
+
+  // Sets the variables of a loop nest from one flat iteration, the innermost varying fastest.
+  void unflatten(const std::vector<const Stmt*>& chain, Value* flat) {
+    for (std::size_t j = chain.size(); j-- > 0;) {
+      const Stmt& l = *chain[j];
+      if (j == 0) {
+        loop_vars_[static_cast<std::size_t>(l.var)] = flat;
+      } else {
+        Value* extent = value(l.extent);
+        loop_vars_[static_cast<std::size_t>(l.var)] = b_.CreateURem(flat, extent, "i" + std::to_string(l.var));
+        flat = b_.CreateUDiv(flat, extent);
+      }
+    }
+  }
+
+  // A group loop (Stmt::group): the nest's flattened iterations lane, lane + group, ...
+  void group_loop(const Stmt& s) {
+    std::vector<const Stmt*> chain = loop_nest(k_, s);
+    Value* total = b_.getInt64(1);
+    for (const Stmt* l : chain) total = b_.CreateMul(total, value(l->extent));
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* bodybb = llvm::BasicBlock::Create(ctx_, "group" + std::to_string(s.var), fn_);
+    auto* exit = llvm::BasicBlock::Create(ctx_, "groupexit" + std::to_string(s.var), fn_);
+    b_.CreateCondBr(b_.CreateICmpSLT(lane_, total), bodybb, exit);
+    b_.SetInsertPoint(bodybb);
+    llvm::PHINode* f = b_.CreatePHI(b_.getInt64Ty(), 2, "f" + std::to_string(s.var));
+    f->addIncoming(lane_, pre);
+    frames_.emplace_back();
+    unflatten(chain, f);
+    ++group_loops_;
+    body(chain.back()->body);
+    --group_loops_;
+    for (ExprId id : frames_.back()) memo_[static_cast<std::size_t>(id)] = nullptr;
+    frames_.pop_back();
+    Value* next = b_.CreateNSWAdd(f, b_.getInt64(k_.group));
+    f->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateCondBr(b_.CreateICmpSLT(next, total), bodybb, exit);
+    b_.SetInsertPoint(exit);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<llvm::Module> emit_module(llvm::LLVMContext& ctx, llvm::TargetMachine& tm, const Kernel& k,
+                                          const std::string& entry, const EmitTarget& target) {
+  auto m = std::make_unique<llvm::Module>(entry, ctx);
+  m->setDataLayout(tm.createDataLayout());
+  m->setTargetTriple(tm.getTargetTriple().str());
+  Emitter(ctx, *m, k, target).emit(entry);
+  std::string verify_errors;
+  llvm::raw_string_ostream verify_os(verify_errors);
+  if (llvm::verifyModule(*m, &verify_os)) {
+    throw std::logic_error("llvm emit produced invalid IR for " + entry + ": " + verify_os.str());
+  }
+  return m;
+}
+
+const char* emitter_build_stamp() { return __DATE__ " " __TIME__; }
+
+}  // namespace tl::codegen

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// The math library of generated code: exp2, log2 and sin built as inline LLVM IR at a
+// builder's insertion point, for targets whose own instructions or libraries lack them. They
+// are branch-free, so loops over them vectorize, and accurate to about an ulp.
+#pragma once
+
+#include <llvm/ADT/STLFunctionalExtras.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+
+#include <utility>
+
+namespace tl::codegen::math {
+
+// A call of the overloaded intrinsic `id` on v (its type picks the overload).
+llvm::Value* call_intrinsic(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id, llvm::Value* v);
+
+// A call of the external function `name`, of v's type to v's type (declared as needed).
+llvm::Value* call_external(llvm::IRBuilder<>& b, const char* name, llvm::Value* v);
+
+// 2^x and log2 x of a float, computed in double and rounded once, so they match the reference
+// executor's double computation to within an ulp.
+llvm::Value* exp2_f32(llvm::IRBuilder<>& b, llvm::Value* x);
+llvm::Value* log2_f32(llvm::IRBuilder<>& b, llvm::Value* x);
+
+// e 2^n, for a double e and an integral double n (|n| <= 1100).
+using ScaleByPow2 = llvm::function_ref<llvm::Value*(llvm::Value* e, llvm::Value* n)>;
+// e 2^n from exponent bits, in plain IR: what exp2_f64 uses where the target has no ldexp.
+llvm::Value* scale_by_exponent_bits(llvm::IRBuilder<>& b, llvm::Value* e, llvm::Value* n);
+
+// 2^x of a double; `scale` makes the final e 2^n.
+llvm::Value* exp2_f64(llvm::IRBuilder<>& b, llvm::Value* x, ScaleByPow2 scale);
+
+// A double x split as m 2^e, m in [0.5, 1): {m, e as i32}.
+using SplitF64 = llvm::function_ref<std::pair<llvm::Value*, llvm::Value*>(llvm::Value* x)>;
+
+// log2 x of a double; `split` takes x apart.
+llvm::Value* log2_f64(llvm::IRBuilder<>& b, llvm::Value* x, SplitF64 split);
+
+// sin x of a double, to about 1 ulp for |x| below 1e9; NaN for inf and NaN.
+llvm::Value* sin_f64(llvm::IRBuilder<>& b, llvm::Value* x);
+
+// When math_lib.cpp was compiled (__DATE__ " " __TIME__), for emitter_build (target.h).
+const char* build_stamp();
+
+}  // namespace tl::codegen::math

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the shared LLVM IR emitter (emitter.h) asks of the target it emits for: the entry
+// point's form, thread and block indices, barriers, shared memory, warp shuffles and math
+// functions. One implementation per target: target_x86.cpp (the host CPU), target_nvptx.cpp,
+// target_amdgpu.cpp and target_sim.cpp (GPU kernels on the CPU backend's SIMT simulator).
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "codegen/llvm_emit.h"
+
+namespace tl::codegen {
+
+// The math functions whose code differs between targets.
+enum class MathFn { Exp2, Log2, Sin };
+
+class EmitTarget {
+ public:
+  virtual ~EmitTarget() = default;
+
+  // --- the entry point -------------------------------------------------------------------
+
+  // True: the kernel is lowered for a GPU: each thread runs one iteration of its thread loops
+  // (gpu_thread_loops), and thread groups combine through shared memory. False: the CPU's
+  // loops, the parallel one over [begin, end).
+  virtual bool runs_threads() const = 0;
+  // True: the entry takes buffers and sizes one by one as kernel parameters (a GPU kernel);
+  // false: the CPU entry, void entry(void** buffers, const int64_t* vars, begin, end).
+  virtual bool takes_kernel_params() const = 0;
+  // Marks `fn` as a kernel entry point (its calling convention or metadata), for blocks of
+  // `group` threads when group > 0. Called for targets that take kernel parameters.
+  virtual void mark_kernel(llvm::Function& fn, std::int64_t group) const = 0;
+  // True: the kernel prefers 512-bit vectors (register tiles of 16 floats, not 8).
+  virtual bool prefers_512_bit_vectors() const { return false; }
+
+  // --- threads: called only when runs_threads() ------------------------------------------
+
+  // blockDim.x, blockIdx.x and threadIdx.x, as i64.
+  virtual llvm::Value* block_dim(llvm::IRBuilder<>& b) const = 0;
+  virtual llvm::Value* block_index(llvm::IRBuilder<>& b) const = 0;
+  virtual llvm::Value* thread_in_block(llvm::IRBuilder<>& b) const = 0;
+  // All the threads of the block wait here until every one has arrived; shared-memory writes
+  // made before are then visible to all.
+  virtual void barrier(llvm::IRBuilder<>& b) const = 0;
+  // True: thread groups combine within warps of 32 by shuffles (shuffle_xor32), then across
+  // warps in shared memory; false: by a tree in shared memory.
+  virtual bool has_shuffles() const = 0;
+  // Lane (this ^ mask)'s 32-bit value within the warp: every lane of the warp must take part.
+  virtual llvm::Value* shuffle_xor32(llvm::IRBuilder<>& b, llvm::Value* v, int mask) const = 0;
+  // The block's shared memory, `bytes` of it, for kernel `fn`: made once per kernel.
+  virtual llvm::Value* shared_memory(llvm::IRBuilder<>& b, llvm::Function& fn, std::int64_t bytes) const = 0;
+  // The address space of pointers into shared memory.
+  virtual unsigned shared_address_space() const = 0;
+
+  // --- math --------------------------------------------------------------------------------
+
+  // fn of x (a float or double), as this target computes it.
+  virtual llvm::Value* math(llvm::IRBuilder<>& b, MathFn fn, llvm::Value* x) const = 0;
+};
+
+// A special register read by intrinsic `id` (a thread or block index), as i64.
+inline llvm::Value* read_register(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id) {
+  llvm::Module* m = b.GetInsertBlock()->getModule();
+  return b.CreateZExt(b.CreateCall(llvm::Intrinsic::getDeclaration(m, id)), b.getInt64Ty());
+}
+
+// The math functions as the host CPU computes them (target_x86.cpp), which the simulated GPUs
+// share.
+llvm::Value* host_math(llvm::IRBuilder<>& b, MathFn fn, llvm::Value* x);
+
+// --- the compile steps every target shares (llvm_emit.cpp) --------------------------------
+
+// A target machine for the host CPU with all its vector extensions. Throws std::runtime_error
+// when LLVM has no target for the host.
+std::unique_ptr<llvm::TargetMachine> host_target_machine();
+
+// Optimizes m with the O3 pipeline for tm's target, tuned by pto, keeps its IR in the output
+// when asked, and emits it as `type` (an object file or assembly text).
+CompileOutput optimize_and_emit(llvm::Module& m, llvm::TargetMachine& tm, const llvm::PipelineTuningOptions& pto,
+                                bool want_ir, llvm::CodeGenFileType type);
+
+}  // namespace tl::codegen
