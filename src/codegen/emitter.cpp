@@ -12,10 +12,12 @@
 
 #include <map>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
 #include "codegen/math_lib.h"
+#include "tensor/semantics.h"
 
 namespace tl::codegen {
 
@@ -381,10 +383,48 @@ class Emitter {
     }
   }
 
-  Value* nan_max(Value* a, Value* b) {
-    Value* either_nan = b_.CreateFCmpUNO(a, b);
-    Value* larger = b_.CreateSelect(b_.CreateFCmpOGT(a, b), a, b);
-    return b_.CreateSelect(either_nan, llvm::ConstantFP::getNaN(a->getType()), larger);
+  // The machine of tensor/semantics.h whose values are LLVM IR: the elementwise ops are
+  // emitted from their one definition there. Float values are in compute_type (f16 and bf16
+  // in f32; round() brings them back to their precision).
+  struct Machine {
+    Emitter& e;
+    using V = Value*;
+    llvm::IRBuilder<>& b() { return e.b_; }
+    V int_const(std::int64_t v, DType t) {
+      return llvm::ConstantInt::get(e.compute_type(t), static_cast<std::uint64_t>(v), is_signed_int(t));
+    }
+    V float_const(double v, DType t) { return e.float_const(t, v); }
+    V neg(V a, DType t) { return is_fp(t) ? b().CreateFNeg(a) : b().CreateNeg(a); }
+    V add(V a, V c, DType t) { return is_fp(t) ? b().CreateFAdd(a, c) : b().CreateAdd(a, c); }
+    V mul(V a, V c, DType t) { return is_fp(t) ? b().CreateFMul(a, c) : b().CreateMul(a, c); }
+    V div(V a, V c, DType t) {
+      if (is_fp(t)) return b().CreateFDiv(a, c);
+      return is_signed_int(t) ? b().CreateSDiv(a, c) : b().CreateUDiv(a, c);
+    }
+    V rem(V a, V c, DType t) { return is_signed_int(t) ? b().CreateSRem(a, c) : b().CreateURem(a, c); }
+    V bit_and(V a, V c, DType) { return b().CreateAnd(a, c); }
+    V bit_or(V a, V c, DType) { return b().CreateOr(a, c); }
+    V bit_xor(V a, V c, DType) { return b().CreateXor(a, c); }
+    V lt(V a, V c, DType t) {
+      if (is_fp(t)) return b().CreateFCmpOLT(a, c);
+      return is_signed_int(t) ? b().CreateICmpSLT(a, c) : b().CreateICmpULT(a, c);
+    }
+    V eq(V a, V c, DType t) { return is_fp(t) ? b().CreateFCmpOEQ(a, c) : b().CreateICmpEQ(a, c); }
+    V unordered(V a, V c, DType) { return b().CreateFCmpUNO(a, c); }
+    V select(V cond, V a, V c) { return b().CreateSelect(cond, a, c); }
+    V sqrt(V a, DType) { return math::call_intrinsic(b(), llvm::Intrinsic::sqrt, a); }
+    V exp2(V a, DType) { return e.target_.math(b(), MathFn::Exp2, a); }
+    V log2(V a, DType) { return e.target_.math(b(), MathFn::Log2, a); }
+    V sin(V a, DType) { return e.target_.math(b(), MathFn::Sin, a); }
+    V round(V a, DType t) { return e.round_to(t, a); }
+    V cast(V a, DType from, DType to) { return e.cast(a, from, to); }
+    V bitcast(V a, DType from, DType to) { return e.from_bits(to, e.bits_of(from, a)); }
+  };
+
+  // Elementwise primitive `op` on values `x` of dtype `operand`, giving dtype `result`.
+  Value* elementwise(tensor::Op op, DType operand, DType result, std::span<Value* const> x) {
+    Machine m{*this};
+    return tensor::elementwise(m, op, operand, result, x);
   }
 
   // --- expressions ---------------------------------------------------------------------------
@@ -402,6 +442,13 @@ class Emitter {
 
   Value* compute(const Expr& e) {
     const DType t = e.dtype;
+    if (auto op = primitive_of(e.op)) {
+      const int n = tensor::op_info(*op).arity;
+      Value* x[3] = {};
+      for (int i = 0; i < n; ++i) x[i] = value(e.src[i]);
+      const DType operand = k_.expr(e.src[e.op == EOp::Where ? 1 : 0]).dtype;
+      return elementwise(*op, operand, t, std::span<Value* const>(x, static_cast<std::size_t>(n)));
+    }
     switch (e.op) {
       case EOp::Const:
         if (is_fp(t)) return float_const(t, e.fval);
@@ -423,63 +470,16 @@ class Emitter {
         Value* p = b_.CreateInBoundsGEP(st, base, value(e.src[0]));
         return from_storage(t, b_.CreateLoad(st, p));
       }
-      default: break;
-    }
-    Value* a = value(e.src[0]);
-    const DType at = k_.expr(e.src[0]).dtype;  // operand dtype
-    const bool fl = is_fp(at);
-    const bool sgn = is_signed_int(at);
-    switch (e.op) {
-      case EOp::Neg: return fl ? b_.CreateFNeg(a) : b_.CreateNeg(a);
-      case EOp::Recip: return round_to(t, b_.CreateFDiv(llvm::ConstantFP::get(a->getType(), 1.0), a));
-      case EOp::Sqrt: return round_to(t, math::call_intrinsic(b_, llvm::Intrinsic::sqrt, a));
-      case EOp::Exp2: return round_to(t, target_.math(b_, MathFn::Exp2, a));
-      case EOp::Log2: return round_to(t, target_.math(b_, MathFn::Log2, a));
-      case EOp::Sin: return round_to(t, target_.math(b_, MathFn::Sin, a));
-      case EOp::Cast: return cast(a, at, t);
-      case EOp::Bitcast: return from_bits(t, bits_of(at, a));
-      default: break;
-    }
-    if (e.op == EOp::Where) return b_.CreateSelect(a, value(e.src[1]), value(e.src[2]));
-    Value* b = value(e.src[1]);
-    switch (e.op) {
-      case EOp::Add:
-        if (fl) return round_to(t, b_.CreateFAdd(a, b));
-        return at == DType::Bool ? b_.CreateOr(a, b) : b_.CreateAdd(a, b);
-      case EOp::Mul:
-        if (fl) return round_to(t, b_.CreateFMul(a, b));
-        return at == DType::Bool ? b_.CreateAnd(a, b) : b_.CreateMul(a, b);
-      case EOp::Idiv:
-      case EOp::Mod: {
-        // b = 0 gives 0 (idiv) or a (mod); b = -1 (signed) gives -a or 0, with no trap.
-        Value* zero = llvm::ConstantInt::get(b->getType(), 0);
-        Value* is_zero = b_.CreateICmpEQ(b, zero);
-        if (!sgn) {
-          Value* safe = b_.CreateSelect(is_zero, llvm::ConstantInt::get(b->getType(), 1), b);
-          if (e.op == EOp::Idiv) return b_.CreateSelect(is_zero, zero, b_.CreateUDiv(a, safe));
-          return b_.CreateSelect(is_zero, a, b_.CreateURem(a, safe));
-        }
-        Value* minus_one = b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(b->getType(), -1));
-        Value* safe = b_.CreateSelect(b_.CreateOr(is_zero, minus_one), llvm::ConstantInt::get(b->getType(), 1), b);
-        if (e.op == EOp::Idiv) {
-          Value* q = b_.CreateSDiv(a, safe);
-          return b_.CreateSelect(is_zero, zero, b_.CreateSelect(minus_one, b_.CreateNeg(a), q));
-        }
-        Value* r = b_.CreateSRem(a, safe);
-        return b_.CreateSelect(is_zero, a, b_.CreateSelect(minus_one, zero, r));
+      case EOp::Min: {
+        Value* a = value(e.src[0]);
+        Value* b = value(e.src[1]);
+        const bool sgn = is_signed_int(k_.expr(e.src[0]).dtype);
+        return b_.CreateSelect(sgn ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b), a, b);
       }
-      case EOp::Max:
-        if (fl) return nan_max(a, b);
-        return b_.CreateSelect(sgn ? b_.CreateICmpSGT(a, b) : b_.CreateICmpUGT(a, b), a, b);
-      case EOp::Min: return b_.CreateSelect(sgn ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b), a, b);
-      case EOp::Cmplt:
-        if (fl) return b_.CreateFCmpOLT(a, b);
-        return sgn ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b);
-      case EOp::Cmpeq: return fl ? b_.CreateFCmpOEQ(a, b) : b_.CreateICmpEQ(a, b);
-      case EOp::And: return b_.CreateAnd(a, b);
-      case EOp::Or: return b_.CreateOr(a, b);
-      case EOp::Xor: return b_.CreateXor(a, b);
-      default: break;
+#define OP(e, name, arity, group, work, dtypes, doc) TL_IF_ELEMENTWISE_##group(case EOp::e:)
+#include "tensor/ops.def"
+#undef OP
+        break;  // computed above
     }
     throw std::logic_error(std::string("llvm emit: unhandled op ") + eop_name(e.op));
   }
@@ -556,7 +556,10 @@ class Emitter {
         }
         return b_.CreateAdd(cur, v);
       case ReduceKind::Prod: return fl ? b_.CreateFMul(cur, v) : b_.CreateMul(cur, v);
-      case ReduceKind::Max: return fl ? nan_max(cur, v) : b_.CreateSelect(b_.CreateICmpSGT(cur, v), cur, v);
+      case ReduceKind::Max: {
+        Value* x[2] = {cur, v};
+        return elementwise(tensor::Op::Max, t, t, x);
+      }
     }
     throw std::logic_error("llvm emit: unknown reduce");
   }

@@ -46,7 +46,7 @@ typename M::V elementwise(M& m, Op op, DType operand, DType result, std::span<co
   const DType t = operand;
   const bool fl = is_float(t);
   switch (op) {
-    case Op::Neg: return fl ? m.round(m.neg(x[0], t), t) : m.neg(x[0], t);
+    case Op::Neg: return m.neg(x[0], t);  // exact in every dtype
     case Op::Recip: return m.round(m.div(m.float_const(1.0, t), x[0], t), t);
     case Op::Sqrt: return m.round(m.sqrt(x[0], t), t);
     case Op::Exp2: return m.round(m.exp2(x[0], t), t);
