@@ -60,9 +60,9 @@ model.safetensors.index.json. Tensors stored in another dtype are cast to DTYPE 
 with hf:tensor (f32 by default; nil keeps each as stored: f32, f16 or bf16). Returns a plist
 (:dir :config :config-file :tensors :files :dtype) whose tensors are taken with hf:tensor."
   (let* ((config-file (hf:%path dir "config.json"))
-         (config (if (probe-file config-file)
-                     (hf:read-config config-file)
-                     (error 'file-error "hf: ~a has no config.json" dir)))
+         (config (cond ((probe-file config-file) (hf:read-config config-file))
+                       ((probe-file dir) (error 'file-error "hf: ~a has no config.json" dir))
+                       (t (error 'file-error "hf: there is no model folder ~a" dir))))
          (tensors (make-hash-table :test 'equal))
          (files (make-hash-table :test 'equal)))
     (dolist (entry (hf:%weight-files dir))
@@ -102,8 +102,10 @@ a tensor of another shape is a shape-error giving both shapes and its file."
     (unless full
       (let ((searched nil))
         (maphash (lambda (k f) (pushnew f searched :test #'equal)) files)
-        (error 'file-error "hf: the checkpoint has no tensor ~s (a ~a model with this config.json needs it, shape ~s; looked in ~a)"
-               (concat (car prefixes) name) (hf:config checkpoint "model_type" "?") shape
+        (error 'file-error "hf: ~a has no tensor ~a, which its config.json implies (a ~a model, shape ~s); looked in ~a"
+               (getf checkpoint :dir)
+               (string-join (mapcar (lambda (p) (format nil "~s" (concat p name))) prefixes) " or ")
+               (hf:config checkpoint "model_type" "?") shape
                (string-join (sort searched #'string<) ", "))))
     (let ((x (gethash full (getf checkpoint :tensors)))
           (want (getf checkpoint :dtype)))

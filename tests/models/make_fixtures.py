@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 # Writes the tiny random-weight Hugging Face checkpoints the model tests load (tiny-gpt2,
-# sharded f32; tiny-gpt2-f16, one f16 file; tiny-llama, one bf16 file). Plain Python, no
-# dependencies: rerun it to regenerate them (the output is the same on every machine).
+# sharded f32; tiny-gpt2-f16, one f16 file; tiny-llama, one bf16 file) into tests/models/, or
+# into OUT_DIR: make_fixtures.py [OUT_DIR]. Plain Python, no dependencies; the output is the
+# same on every machine (run.sh checks that it matches the committed files).
 # Every weight is k/64 times a power of two with |k| < 128, exact in f32, f16 and bf16, so
 # the three dtypes hold the same model.
 import json
@@ -12,6 +13,7 @@ import struct
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = sys.argv[1] if len(sys.argv) > 1 else HERE
 
 
 def values(rng, n, scale, center=0.0):
@@ -79,7 +81,7 @@ def gpt2_tensors():
     d, v, p, inner = c["n_embd"], c["vocab_size"], c["n_positions"], 4 * c["n_embd"]
     rng = random.Random(2)
     t = [("transformer.wte.weight", [v, d], values(rng, v * d, 0.25)),
-         ("transformer.wpe.weight", [p, d], values(rng, p * d, 0.125))]
+         ("transformer.wpe.weight", [p, d], values(rng, p * d, 1.0))]
     for i in range(c["n_layer"]):
         h = "transformer.h.%d." % i
         t += [(h + "ln_1.weight", [d], values(rng, d, 0.25, 1.0)),
@@ -127,7 +129,7 @@ def llama_tensors():
 
 def write_dir(name, config, files):
     # files: list of (file name, tensors, dtype); several files make a sharded checkpoint
-    out = os.path.join(HERE, name)
+    out = os.path.join(OUT, name)
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
@@ -142,6 +144,17 @@ def write_dir(name, config, files):
             f.write("\n")
 
 
+def write_index(name, weight_map):
+    out = os.path.join(OUT, name)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(GPT2_CONFIG, f, indent=2)
+        f.write("\n")
+    with open(os.path.join(out, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {}, "weight_map": weight_map}, f, indent=2)
+        f.write("\n")
+
+
 def main():
     g = gpt2_tensors()
     half = len(g) // 2
@@ -151,6 +164,12 @@ def main():
     write_dir("tiny-gpt2-f16", dict(GPT2_CONFIG, torch_dtype="float16"),
               [("model.safetensors", [(n[len("transformer."):], s, v) for n, s, v in g], "F16")])
     write_dir("tiny-llama", LLAMA_CONFIG, [("model.safetensors", llama_tensors(), "BF16")])
+    # Broken sharded checkpoints for the error tests: an index naming a shard that does not
+    # exist, and one putting a tensor in a shard (tiny-gpt2's) that does not hold it.
+    write_index("bad-index-missing-shard",
+                {"transformer.wte.weight": "model-00001-of-00002.safetensors"})
+    write_index("bad-index-wrong-shard",
+                {"transformer.wte.weight": "../tiny-gpt2/model-00002-of-00002.safetensors"})
     return 0
 
 
