@@ -55,10 +55,12 @@ config file when it is missing."
 
 (defun hf:load-checkpoint (dir &key (dtype 'f32))
   "(hf:load-checkpoint DIR &key (dtype 'f32)) The checkpoint in the Hugging Face folder DIR:
-its config.json and the tensors of model.safetensors, or of every shard named by
-model.safetensors.index.json. Tensors stored in another dtype are cast to DTYPE when taken
-with hf:tensor (f32 by default; nil keeps each as stored: f32, f16 or bf16). Returns a plist
-(:dir :config :config-file :tensors :files :dtype) whose tensors are taken with hf:tensor."
+its config.json and the headers of model.safetensors, or of every shard named by
+model.safetensors.index.json. No tensor data is read here: hf:tensor reads each tensor from
+its file when a model takes it, so tensors a model does not use are never read. Tensors
+stored in another dtype are cast to DTYPE when taken (f32 by default; nil keeps each as
+stored: f32, f16 or bf16). Returns a plist (:dir :config :config-file :tensors :files :dtype),
+:tensors a hash table from names to (DTYPE SHAPE), :files from names to files."
   (let* ((config-file (hf:%path dir "config.json"))
          (config (cond ((probe-file config-file) (hf:read-config config-file))
                        ((probe-file dir) (error 'file-error "hf: ~a has no config.json" dir))
@@ -67,15 +69,15 @@ with hf:tensor (f32 by default; nil keeps each as stored: f32, f16 or bf16). Ret
          (files (make-hash-table :test 'equal)))
     (dolist (entry (hf:%weight-files dir))
       (let* ((file (car entry))
-             (loaded (if (probe-file file)
-                         (load-safetensors file)
+             (header (if (probe-file file)
+                         (safetensors-header file)
                          (error 'file-error "hf: the index of ~a names ~a, which does not exist" dir file))))
         (dolist (name (cdr entry))
-          (unless (assoc name loaded :test #'equal)
+          (unless (assoc name header :test #'equal)
             (error 'file-error "hf: the index of ~a puts ~s in ~a, which does not hold it" dir name file)))
-        (dolist (pair loaded)
-          (setf (gethash (car pair) tensors) (cdr pair))
-          (setf (gethash (car pair) files) file))))
+        (dolist (h header)
+          (setf (gethash (first h) tensors) (rest h))
+          (setf (gethash (first h) files) file))))
     (list :dir dir :config config :config-file config-file :tensors tensors :files files
           :dtype dtype :used (make-hash-table :test 'equal))))
 
@@ -107,13 +109,15 @@ a tensor of another shape is a shape-error giving both shapes and its file."
                (string-join (mapcar (lambda (p) (format nil "~s" (concat p name))) prefixes) " or ")
                (hf:config checkpoint "model_type" "?") shape
                (string-join (sort searched #'string<) ", "))))
-    (let ((x (gethash full (getf checkpoint :tensors)))
+    (let ((found (second (gethash full (getf checkpoint :tensors))))
+          (file (gethash full files))
           (want (getf checkpoint :dtype)))
-      (unless (equal (shape x) shape)
+      (unless (equal found shape)
         (error 'shape-error "hf: tensor ~s in ~a has shape ~s, but ~a implies ~s"
-               full (gethash full files) (shape x) (getf checkpoint :config-file) shape))
+               full file found (getf checkpoint :config-file) shape))
       (setf (gethash full (getf checkpoint :used)) t)
-      (if (and want (not (eq (dtype x) want))) (realize (cast x want)) x))))
+      (let ((x (cdr (first (load-safetensors file :names (list full))))))
+        (if (and want (not (eq (dtype x) want))) (realize (cast x want)) x)))))
 
 (defun hf:unused-tensors (checkpoint)
   "(hf:unused-tensors CHECKPOINT) The names of CHECKPOINT's tensors that no hf:tensor call

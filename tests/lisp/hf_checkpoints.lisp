@@ -30,6 +30,19 @@
     (is (equal (gethash "transformer.ln_f.bias" (getf sharded :files))
                "../models/tiny-gpt2/model-00002-of-00002.safetensors"))))
 
+(deftest headers-and-named-loads
+  ;; the checkpoint reads headers only; hf:tensor reads one tensor by name when taken
+  (let ((file "../models/tiny-llama/model.safetensors"))
+    (is (equal (first (safetensors-header file)) '("model.embed_tokens.weight" bf16 (256 32))))
+    (is (= (length (safetensors-header file)) 21))
+    (let ((two (load-safetensors file :names '("model.norm.weight" "lm_head.weight"))))
+      (is (equal (mapcar #'car two) '("model.norm.weight" "lm_head.weight")))
+      (is (equal (shape (cdr (second two))) '(256 32))))
+    (is (equal (error-text (lambda () (load-safetensors file :names '("model.norm.weight" "x"))))
+               "file-error: load-safetensors: \"../models/tiny-llama/model.safetensors\" has no tensor \"x\""))
+    (is-error type-error (load-safetensors file :names "model.norm.weight"))
+    (is-error program-error (load-safetensors file :nmes '("x")))))
+
 (deftest stored-dtypes-kept-or-cast
   (let ((cast (hf:load-checkpoint "../models/tiny-llama"))
         (kept (hf:load-checkpoint "../models/tiny-llama" :dtype nil))
