@@ -90,4 +90,19 @@
   (is (equal (error-text (lambda () (hf:load "../models/bad-index-wrong-shard")))
              "file-error: hf: the index of ../models/bad-index-wrong-shard puts \"transformer.wte.weight\" in ../models/bad-index-wrong-shard/../tiny-gpt2/model-00002-of-00002.safetensors, which does not hold it")))
 
+(deftest sampling-with-a-seed
+  (let* ((model (hf:load "../models/tiny-gpt2"))
+         (prompt '(1 5 200 17))
+         (greedy (hf:generate model prompt :max-new-tokens 8))
+         (sampled (lambda (seed &rest options)
+                    (apply #'hf:generate model prompt :max-new-tokens 8 :temperature 1.0 :seed seed options))))
+    (is (equal (funcall sampled 0 :top-k 1) greedy))           ; one candidate: the greedy choice
+    (is (equal (funcall sampled 0 :top-p 1e-6) greedy))        ; the most likely alone reaches p
+    (is (equal (funcall sampled 5) (funcall sampled 5)))       ; a seed gives the same draws
+    (is (not (equal (funcall sampled 5) (funcall sampled 6))))
+    (is (equal (hf:generate model prompt :max-new-tokens 8 :stop (list (third greedy)))
+               (subseq greedy 0 3)))                           ; a stop token ends it, kept
+    (is (= (getf hf:*generate-stats* :prefill-tokens) 4))
+    (is (= (getf hf:*generate-stats* :decode-tokens) 2))))
+
 (run-tests)

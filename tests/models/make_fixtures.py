@@ -144,6 +144,30 @@ def write_dir(name, config, files):
             f.write("\n")
 
 
+def byte_level_tokenizer():
+    # A Hugging Face tokenizer.json for tiny-gpt2 and tiny-llama: GPT-2's byte-level BPE with only the 256
+    # byte tokens (ids in GPT-2's order, no merges), enough for examples/generate.lisp.
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\u00a1"), ord("\u00ac") + 1)) + \
+        list(range(ord("\u00ae"), ord("\u00ff") + 1))
+    cs = bs[:]
+    for b in range(256):
+        if b not in bs:  # the bytes GPT-2 remaps become 256, 257, ... in byte order
+            bs.append(b)
+            cs.append(256 + len(cs) - 188)
+    vocab = {chr(c): i for i, c in enumerate(cs)}
+    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+            "normalizer": None,
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                              "use_regex": True},
+            "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False,
+                               "use_regex": True},
+            "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                        "use_regex": True},
+            "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                      "continuing_subword_prefix": "", "end_of_word_suffix": "",
+                      "fuse_unk": False, "byte_fallback": False, "vocab": vocab, "merges": []}}
+
+
 def write_index(name, weight_map):
     out = os.path.join(OUT, name)
     os.makedirs(out, exist_ok=True)
@@ -164,6 +188,10 @@ def main():
     write_dir("tiny-gpt2-f16", dict(GPT2_CONFIG, torch_dtype="float16"),
               [("model.safetensors", [(n[len("transformer."):], s, v) for n, s, v in g], "F16")])
     write_dir("tiny-llama", LLAMA_CONFIG, [("model.safetensors", llama_tensors(), "BF16")])
+    for name in ("tiny-gpt2", "tiny-llama"):
+        with open(os.path.join(OUT, name, "tokenizer.json"), "w") as f:
+            json.dump(byte_level_tokenizer(), f, ensure_ascii=False)
+            f.write("\n")
     # Broken sharded checkpoints for the error tests: an index naming a shard that does not
     # exist, and one putting a tensor in a shard (tiny-gpt2's) that does not hold it.
     write_index("bad-index-missing-shard",
