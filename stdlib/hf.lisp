@@ -158,8 +158,24 @@ Call the model on a 1-d integer tensor of token ids to get logits (tokens vocab)
 ;;; --- pieces the families share -------------------------------------------------------------
 
 (defun hf:embed (table ids)
-  "(hf:embed TABLE IDS) The rows of TABLE (vocab dim) at the integer token IDS (a 1-d tensor)."
-  (index-select table ids))
+  "(hf:embed TABLE IDS) The rows of TABLE (vocab dim) at the integer token IDS (a 1-d tensor),
+or, when IDS is a dim (a decode step's one token), its row as a (1 dim) view: a symbolic
+slice, so one compiled step serves every token and reads one row."
+  (if (dim-p ids)
+      (unsqueeze (slice table ids) :axis 0)
+      (index-select table ids)))
+
+(defun hf:token-count (ids)
+  "(hf:token-count IDS) The number of tokens IDS holds: a 1-d tensor's length, 1 for a dim."
+  (if (dim-p ids) 1 (first (shape ids))))
+
+(defun hf:call-with-dims (values thunk)
+  "(hf:call-with-dims VALUES THUNK) Calls THUNK with every dim among VALUES bound (with-dims),
+so a model's forward can take a token and a position that are symbolic."
+  (cond ((null values) (funcall thunk))
+        ((dim-p (car values))
+         (let ((d (car values))) (with-dims (d) (hf:call-with-dims (cdr values) thunk))))
+        (t (hf:call-with-dims (cdr values) thunk))))
 
 (defun hf:linear (x weight &optional bias)
   "(hf:linear X WEIGHT [BIAS]) x W^T + b with WEIGHT stored (out in), as torch.nn.Linear."
@@ -212,13 +228,13 @@ compiled decode step serves every position. Returns (heads T hd)."
   (second (shape (car (first cache)))))
 
 (defun hf:decoder (model cache)
-  "(hf:decoder MODEL CACHE) A decode step: a function of a token id and its position POS (an
-integer) that writes the token's keys and values into CACHE at POS and returns its logits
-(vocab). It is captured with jit at a symbolic position, so every position replays one
-compiled step."
+  "(hf:decoder MODEL CACHE) A decode step: a function of a token id and its position POS (two
+integers) that writes the token's keys and values into CACHE at POS and returns its logits
+(vocab). It is captured with jit with the token and the position as symbolic dims, so every
+token and position replays one compiled step."
   (let ((step (jit (lambda (token pos) (slice (funcall model token cache pos) 0)))))
     (lambda (id pos)
-      (funcall step (tensor (list id) :dtype 'i32) (dim 'hf-position pos)))))
+      (funcall step (dim 'hf-token id) (dim 'hf-position pos)))))
 
 (defun hf:%sample (logits rng &key temperature top-k top-p)
   ;; A token id drawn from LOGITS (a 1-d tensor): greedy when TEMPERATURE is nil or 0, else

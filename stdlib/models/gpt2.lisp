@@ -65,16 +65,18 @@
    (ln-f-bias (hf:tensor ck "ln_f.bias" (list d) :prefixes '("" "transformer.")))
    (cache-layout (list layers heads (/ d heads) (dtype wte))))
   "(gpt2:from-checkpoint CHECKPOINT) A GPT-2 language model from an hf:load-checkpoint.
-Called with IDS (a 1-d integer tensor of T token ids) and optionally a KV cache (from
-hf:make-cache) and the position START of the first id (an integer, or a dim for a decode
-step), returns the logits (T vocab_size); lm_head is the token embedding wte."
+Called with IDS (a 1-d integer tensor of T token ids, or one id as a dim) and optionally a KV
+cache (from hf:make-cache) and the position START of the first id (an integer, or a dim for a
+decode step), returns the logits (T vocab_size); lm_head is the token embedding wte."
   (ids &optional cache (start 0))
   (flet ((run ()
-           (let* ((tokens (first (shape ids)))
+           (let* ((tokens (hf:token-count ids))
                   (x (add (hf:embed wte ids) (slice wpe (list start (dim+ start tokens))))))
+             ;; With a cache, each block's input is realized first: the cache writes inside a
+             ;; block realize, and would otherwise recompute every block before it.
              (loop for b in blocks for i from 0
-                   do (setq x (funcall b x (and cache (nth i cache)) start)))
+                   do (setq x (funcall b (if cache (realize x) x) (and cache (nth i cache)) start)))
              (matmul (gpt2:%layer-norm x ln-f-weight ln-f-bias eps) (transpose wte)))))
-    (if (dim-p start) (with-dims (start) (run)) (run))))
+    (hf:call-with-dims (list ids start) #'run)))
 
 (provide "models/gpt2")

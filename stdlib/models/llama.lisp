@@ -83,12 +83,12 @@ layer's KV cache and the position START of X's first token:
    (rope nil)
    (cache-layout (list layers kv-heads hd (dtype embed))))
   "(llama:from-checkpoint CHECKPOINT) A Llama language model from an hf:load-checkpoint.
-Called with IDS (a 1-d integer tensor of T token ids) and optionally a KV cache (from
-hf:make-cache) and the position START of the first id (an integer, or a dim for a decode
+Called with IDS (a 1-d integer tensor of T token ids, or one id as a dim) and optionally a
+KV cache (from hf:make-cache) and the position START of the first id (an integer, or a dim for a decode
 step), returns the logits (T vocab_size). lm_head is the token embedding when
 tie_word_embeddings is true."
   (ids &optional cache (start 0))
-  (let* ((tokens (first (shape ids)))
+  (let* ((tokens (hf:token-count ids))
          (needed (if cache (hf:cache-length cache) tokens)))
     ;; The rotary tables cover every position the cache (or this call) can hold.
     (unless (and rope (>= (first (shape (car rope))) needed))
@@ -98,9 +98,11 @@ tie_word_embeddings is true."
                     (cos (cast (slice (car rope) at) (dtype embed)))
                     (sin (cast (slice (cdr rope) at) (dtype embed)))
                     (x (hf:embed embed ids)))
+               ;; With a cache, each block's input is realized first: the cache writes inside
+               ;; a block realize, and would otherwise recompute every block before it.
                (loop for b in blocks for i from 0
-                     do (setq x (funcall b x cos sin (and cache (nth i cache)) start)))
+                     do (setq x (funcall b (if cache (realize x) x) cos sin (and cache (nth i cache)) start)))
                (hf:linear (llama:%rms-norm x norm eps) lm-head))))
-      (if (dim-p start) (with-dims (start) (run)) (run)))))
+      (hf:call-with-dims (list ids start) #'run))))
 
 (provide "models/llama")
