@@ -293,7 +293,7 @@ Timings go to hf:*generate-stats*."
                    (hf:%sample logits rng :temperature temperature :top-k top-k :top-p top-p)))
          (out nil)
          (t0 (hf:%seconds))
-         (next (funcall sample (slice (funcall model (tensor ids :dtype 'i32) cache 0) -1)))
+         (next (funcall sample (slice (funcall model (tensor ids :dtype 'i32) cache 0 t) 0)))
          (t1 (hf:%seconds))
          (step (hf:decoder model cache)))
     (loop for pos from n

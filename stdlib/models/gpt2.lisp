@@ -67,8 +67,9 @@
   "(gpt2:from-checkpoint CHECKPOINT) A GPT-2 language model from an hf:load-checkpoint.
 Called with IDS (a 1-d integer tensor of T token ids, or one id as a dim) and optionally a KV
 cache (from hf:make-cache) and the position START of the first id (an integer, or a dim for a
-decode step), returns the logits (T vocab_size); lm_head is the token embedding wte."
-  (ids &optional cache (start 0))
+decode step), returns the logits (T vocab_size), or with LAST-ONLY those of the last token
+(1 vocab_size), all a prefill needs; lm_head is the token embedding wte."
+  (ids &optional cache (start 0) last-only)
   (flet ((run ()
            (let* ((tokens (hf:token-count ids))
                   (x (add (hf:embed wte ids) (slice wpe (list start (dim+ start tokens))))))
@@ -76,6 +77,7 @@ decode step), returns the logits (T vocab_size); lm_head is the token embedding 
              ;; block realize, and would otherwise recompute every block before it.
              (loop for b in blocks for i from 0
                    do (setq x (funcall b (if cache (realize x) x) (and cache (nth i cache)) start)))
+             (when last-only (setq x (slice x (list -1 nil))))
              (matmul (gpt2:%layer-norm x ln-f-weight ln-f-bias eps) (transpose wte)))))
     (hf:call-with-dims (list ids start) #'run)))
 

@@ -85,9 +85,10 @@ layer's KV cache and the position START of X's first token:
   "(llama:from-checkpoint CHECKPOINT) A Llama language model from an hf:load-checkpoint.
 Called with IDS (a 1-d integer tensor of T token ids, or one id as a dim) and optionally a
 KV cache (from hf:make-cache) and the position START of the first id (an integer, or a dim for a decode
-step), returns the logits (T vocab_size). lm_head is the token embedding when
+step), returns the logits (T vocab_size), or with LAST-ONLY those of the last token
+(1 vocab_size). lm_head is the token embedding when
 tie_word_embeddings is true."
-  (ids &optional cache (start 0))
+  (ids &optional cache (start 0) last-only)
   (let* ((tokens (hf:token-count ids))
          (needed (if cache (hf:cache-length cache) tokens)))
     ;; The rotary tables cover every position the cache (or this call) can hold.
@@ -102,6 +103,7 @@ tie_word_embeddings is true."
                ;; a block realize, and would otherwise recompute every block before it.
                (loop for b in blocks for i from 0
                      do (setq x (funcall b (if cache (realize x) x) cos sin (and cache (nth i cache)) start)))
+               (when last-only (setq x (slice x (list -1 nil))))
                (hf:linear (llama:%rms-norm x norm eps) lm-head))))
       (hf:call-with-dims (list ids start) #'run))))
 
