@@ -1,17 +1,43 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; Llama (model_type "llama", and Mistral-style configs) from a Hugging Face checkpoint:
-;;; RMSNorm, rotary position embeddings (rope_theta, the "rotate half" layout), a SwiGLU MLP,
-;;; grouped-query attention, lm_head tied or not. (require "models/llama"); hf:load uses it.
+;;; RMSNorm, rotary position embeddings (rope_theta, the "rotate half" layout, rope_scaling
+;;; linear or llama3), a SwiGLU MLP, grouped-query attention, lm_head tied or not.
+;;; (require "models/llama"); hf:load uses it.
 
 (require 'hf)
 
-(defun llama:rope-tables (positions head-dim theta)
-  "(llama:rope-tables POSITIONS HEAD-DIM THETA) The rotary cosines and sines for positions
-0..POSITIONS-1, a cons of two (POSITIONS HEAD-DIM) f32 tensors: angle p * THETA^(-2i/HEAD-DIM)
-for i below HEAD-DIM/2, repeated for the second half (as Hugging Face lays them out)."
-  (let* ((half (/ head-dim 2))
-         (inv-freq (tensor (loop for i below half collect (/ 1.0 (expt (float theta) (/ (* 2.0 i) head-dim))))
-                           :dtype 'f32))
+(defun llama:inv-freq (head-dim theta &optional scaling)
+  "(llama:inv-freq HEAD-DIM THETA [SCALING]) The rotary frequencies THETA^(-2i/HEAD-DIM) for i
+below HEAD-DIM/2, a list, adjusted by SCALING, a config's rope_scaling (a hash table or nil):
+rope_type \"linear\" divides them by factor; \"llama3\" (Llama 3.1 and later) divides the
+low frequencies by factor, keeps the high ones and blends between, as Hugging Face does."
+  (let* ((base (loop for i below (/ head-dim 2)
+                     collect (/ 1.0 (expt (float theta) (/ (* 2.0 i) head-dim)))))
+         (type (and scaling (or (hf:config scaling "rope_type") (hf:config scaling "type") "default")))
+         (factor (and scaling (float (hf:config scaling "factor" 1.0)))))
+    (cond ((or (null type) (equal type "default")) base)
+          ((equal type "linear") (mapcar (lambda (f) (/ f factor)) base))
+          ((equal type "llama3")
+           (let* ((low (float (hf:config scaling "low_freq_factor" 1.0)))
+                  (high (float (hf:config scaling "high_freq_factor" 4.0)))
+                  (old (float (hf:config-required scaling "original_max_position_embeddings")))
+                  (low-wavelen (/ old low))
+                  (high-wavelen (/ old high)))
+             (mapcar (lambda (f)
+                       (let ((wavelen (/ (* 2 pi) f)))
+                         (cond ((< wavelen high-wavelen) f)
+                               ((> wavelen low-wavelen) (/ f factor))
+                               (t (let ((smooth (/ (- (/ old wavelen) low) (- high low))))
+                                    (+ (* (- 1 smooth) (/ f factor)) (* smooth f)))))))
+                     base)))
+          (t (error 'file-error "llama: rope_scaling of type ~s is not supported (supported: default, linear, llama3)"
+                    type)))))
+
+(defun llama:rope-tables (positions head-dim theta &optional scaling)
+  "(llama:rope-tables POSITIONS HEAD-DIM THETA [SCALING]) The rotary cosines and sines for
+positions 0..POSITIONS-1, a cons of two (POSITIONS HEAD-DIM) f32 tensors: angle p * f_i for the
+frequencies of llama:inv-freq, repeated for the second half (as Hugging Face lays them out)."
+  (let* ((inv-freq (tensor (llama:inv-freq head-dim theta scaling) :dtype 'f32))
          (angles (mul (unsqueeze (arange positions :dtype 'f32) :axis 1) inv-freq))
          (angles (cat (list angles angles) :axis 1)))
     (cons (realize (cos angles)) (realize (sin angles)))))
@@ -71,6 +97,9 @@ layer's KV cache and the position START of X's first token:
    (vocab (hf:config-required ck "vocab_size"))
    (eps (hf:config ck "rms_norm_eps" 1e-6))
    (theta (hf:config ck "rope_theta" 10000.0))
+   (scaling (let ((r (hf:config ck "rope_scaling")))
+              (llama:inv-freq hd theta r)     ; an unsupported rope_type fails at load
+              r))
    (layers (hf:config-required ck "num_hidden_layers"))
    (check (unless (and (= 0 (mod heads kv-heads)) (evenp hd))
             (error 'shape-error "llama: ~a has ~a attention heads, ~a key/value heads and head_dim ~a (key/value heads must divide heads, head_dim must be even)"
@@ -93,7 +122,7 @@ tie_word_embeddings is true."
          (needed (if cache (hf:cache-length cache) tokens)))
     ;; The rotary tables cover every position the cache (or this call) can hold.
     (unless (and rope (>= (first (shape (car rope))) needed))
-      (setq rope (llama:rope-tables needed hd theta)))
+      (setq rope (llama:rope-tables needed hd theta scaling)))
     (flet ((run ()
              (let* ((at (list start (dim+ start tokens)))
                     (cos (cast (slice (car rope) at) (dtype embed)))

@@ -81,6 +81,9 @@
              "file-error: hf: ../models/tiny-llama/config.json has no \"hidden_size\", which a llama model needs"))
   (is (equal (error-text (lambda () (hf:from-checkpoint (edited "../models/tiny-llama" "model_type" "bert"))))
              "file-error: hf: ../models/tiny-llama/config.json has model_type \"bert\"; supported: gpt2, llama, mistral"))
+  (is (equal (error-text (lambda () (hf:from-checkpoint
+                                      (edited "../models/tiny-llama" "rope_scaling" (json-read "{\"rope_type\": \"dynamic\", \"factor\": 2.0}")))))
+             "file-error: llama: rope_scaling of type \"dynamic\" is not supported (supported: default, linear, llama3)"))
   (is (equal (error-text (lambda () (hf:load "../models")))
              "file-error: hf: ../models has no config.json"))
   (is (equal (error-text (lambda () (hf:load "../models/absent")))

@@ -48,6 +48,14 @@
     (remhash "lm_head.weight" (getf ck :tensors))
     (check-model (hf:from-checkpoint ck) "llama-tied")))
 
+(deftest llama-rope-scaling-llama3
+  ;; Llama 3.1's rope_scaling: frequencies divided, kept or blended by wavelength
+  (let ((ck (hf:load-checkpoint "../models/tiny-llama")))
+    (setf (gethash "rope_scaling" (getf ck :config))
+          (json-read "{\"rope_type\": \"llama3\", \"factor\": 8.0, \"low_freq_factor\": 1.0,
+                       \"high_freq_factor\": 4.0, \"original_max_position_embeddings\": 16}"))
+    (check-model (hf:from-checkpoint ck) "llama-rope-llama3")))
+
 (deftest prefill-then-decode-matches-one-pass
   ;; the logits of a decode step equal those of the same position in a full pass
   (let* ((model (hf:load "../models/tiny-llama"))

@@ -15,6 +15,9 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROMPT = [1, 5, 200, 17, 99, 3, 42, 7]
 NEW_TOKENS = 12
+# Llama 3.1's rope_scaling, with a short original context so every kind of frequency occurs
+LLAMA3_SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                  "high_freq_factor": 4.0, "original_max_position_embeddings": 16}
 DTYPE = torch.float64  # the reference computes in f64; the tests hold f32 results to 1e-4
 
 
@@ -106,6 +109,22 @@ def llama_logits(config, w, ids, tied=False):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
 
     inv_freq = 1.0 / (theta ** (torch.arange(0, hd, 2, dtype=DTYPE) / hd))
+    scaling = config.get("rope_scaling")
+    if scaling and scaling.get("rope_type", scaling.get("type")) == "llama3":
+        # low frequencies divided by factor, high ones kept, a blend in between
+        factor, low, high = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
+        old = scaling["original_max_position_embeddings"]
+        scaled = []
+        for f in inv_freq.tolist():
+            wavelen = 2 * math.pi / f
+            if wavelen < old / high:
+                scaled.append(f)
+            elif wavelen > old / low:
+                scaled.append(f / factor)
+            else:
+                smooth = (old / wavelen - low) / (high - low)
+                scaled.append((1 - smooth) * f / factor + smooth * f)
+        inv_freq = torch.tensor(scaled, dtype=DTYPE)
     angles = torch.arange(n, dtype=DTYPE)[:, None] * inv_freq[None, :]
     angles = torch.cat([angles, angles], -1)
     cos, sin = angles.cos(), angles.sin()
@@ -154,6 +173,7 @@ def main():
         "gpt2": case(lambda ids: gpt2_logits(gc, gw, ids)),
         "llama": case(lambda ids: llama_logits(lc, lw, ids)),
         "llama-tied": case(lambda ids: llama_logits(lc, lw, ids, tied=True)),
+        "llama-rope-llama3": case(lambda ids: llama_logits(dict(lc, rope_scaling=LLAMA3_SCALING), lw, ids)),
     }
     path = os.path.join(HERE, "expected.json")
     if "--check" in sys.argv:
