@@ -279,15 +279,23 @@ token and position replays one compiled step."
   "(hf:generate MODEL IDS &key (max-new-tokens 32) temperature top-k top-p (seed 0) stop
 cache-length on-token) Continues the token ids IDS (a list) with up to MAX-NEW-TOKENS new
 ones and returns the new ids. The prompt runs in one pass (prefill) that fills a KV cache of
-CACHE-LENGTH positions (default: prompt + new tokens); each new token then runs one captured
-decode step. Greedy unless TEMPERATURE > 0, which samples from softmax(logits / TEMPERATURE)
+CACHE-LENGTH positions (default: prompt + new tokens, at most the model's positions, where
+generation then stops); each new token then runs one captured decode step. Greedy unless TEMPERATURE > 0, which samples from softmax(logits / TEMPERATURE)
 restricted to the TOP-K most likely tokens and then to the fewest whose probability reaches
 TOP-P, with numbers drawn from SEED. Stops after a token in STOP (a list of ids). ON-TOKEN,
 when given, is called with each new id as soon as it is chosen (for streaming output).
 Timings go to hf:*generate-stats*."
   (let* ((n (length ids))
-         (length (or cache-length (+ n max-new-tokens)))
-         (cache (hf:make-cache model length))
+         (limit (cdr (assoc 'max-positions (model-fields model))))
+         (length (min (or cache-length (+ n max-new-tokens)) (or limit most-positive-fixnum))))
+    (when (> n length)
+      (error 'index-error "hf:generate: the prompt has ~a tokens, more than ~a ~a positions" n
+             (if (and limit (= length limit)) "the model's" "the cache's") length))
+    (hf:%generate model ids n length max-new-tokens temperature top-k top-p seed stop on-token)))
+
+(defun hf:%generate (model ids n length max-new-tokens temperature top-k top-p seed stop on-token)
+  ;; Prefill, then decode steps; N prompt tokens, a cache of LENGTH positions.
+  (let* ((cache (hf:make-cache model length))
          (rng (hf:%rng seed))
          (sample (lambda (logits)
                    (hf:%sample logits rng :temperature temperature :top-k top-k :top-p top-p)))

@@ -108,4 +108,18 @@
     (is (= (getf hf:*generate-stats* :prefill-tokens) 4))
     (is (= (getf hf:*generate-stats* :decode-tokens) 2))))
 
+(deftest models-name-their-tensors
+  ;; defmodel fields: parameters can be listed, saved and trained like any model's
+  (let ((gpt2 (hf:load "../models/tiny-gpt2"))
+        (llama (hf:load "../models/tiny-llama")))
+    (is (= (length (named-tensors gpt2)) 28))
+    (is (equal (subseq (mapcar #'car (named-tensors gpt2)) 0 4)
+               '("wte" "wpe" "blocks.0.ln-1-weight" "blocks.0.ln-1-bias")))
+    (is (= (length (named-tensors llama)) 21))
+    (is (equal (car (last (mapcar #'car (named-tensors llama)))) "lm-head"))
+    ;; GPT-2 has 32 positions: the cache stops there, and a longer prompt is an error
+    (is (= (length (hf:generate gpt2 (loop for i below 30 collect i) :max-new-tokens 10)) 3))
+    (is (equal (error-text (lambda () (hf:generate gpt2 (loop for i below 33 collect i))))
+               "index-error: hf:generate: the prompt has 33 tokens, more than the model's 32 positions"))))
+
 (run-tests)
