@@ -36,7 +36,8 @@
          (ids (tok:encode tokenizer *prompt* :add-special t))
          (new nil)
          (shown ""))
-    (format t "~a (~a, ~a prompt tokens)~%~a" *dir* (hf:config config "model_type") (length ids) *prompt*)
+    (format t "~a (~a, ~a prompt tokens)~%~a" *dir* (hf:config config "model_type") (length ids)
+            *prompt*)
     ;; Streaming: print what the new tokens decode to as it grows, holding back a character
     ;; whose bytes are not all there yet (it decodes to U+FFFD until they are).
     (hf:generate model ids :max-new-tokens *new* :temperature *temperature* :top-k *top-k*
@@ -48,12 +49,15 @@
                                            (princ (subseq text (length shown)))
                                            (setq shown text)))))
     (princ (subseq (tok:decode tokenizer new :skip-special t) (length shown)))
-    (let ((s hf:*generate-stats*))
-      (format t "~%prefill: ~a tokens in ~,3f s (~,1f tokens/s)~%" (getf s :prefill-tokens)
-              (getf s :prefill-seconds) (/ (getf s :prefill-tokens) (max 1e-9 (getf s :prefill-seconds))))
-      (format t "decode: ~a tokens in ~,3f s (~,1f tokens/s)~%" (getf s :decode-tokens)
-              (getf s :decode-seconds) (/ (getf s :decode-tokens) (max 1e-9 (getf s :decode-seconds)))))))
+    (flet ((report (what tokens seconds)
+             (format t "~a: ~a tokens in ~,3f s (~,1f tokens/s)~%" what tokens seconds
+                     (/ tokens (max 1e-9 seconds)))))
+      (let ((s hf:*generate-stats*))
+        (terpri)
+        (report "prefill" (getf s :prefill-tokens) (getf s :prefill-seconds))
+        (report "decode" (getf s :decode-tokens) (getf s :decode-seconds))))))
 
 (if *dir*
     (run)
-    (format t "usage: tlisp examples/generate.lisp --model DIR --prompt TEXT [--max-new-tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--dtype f32|stored]~%"))
+    (format t "usage: tlisp examples/generate.lisp --model DIR --prompt TEXT [--max-new-tokens N]~%~
+               [--temperature T] [--top-k K] [--top-p P] [--seed S] [--dtype f32|stored]~%"))

@@ -71,10 +71,12 @@ stored: f32, f16 or bf16). Returns a plist (:dir :config :config-file :tensors :
       (let* ((file (car entry))
              (header (if (probe-file file)
                          (safetensors-header file)
-                         (error 'file-error "hf: the index of ~a names ~a, which does not exist" dir file))))
+                         (error 'file-error "hf: the index of ~a names ~a, which does not exist"
+                                dir file))))
         (dolist (name (cdr entry))
           (unless (assoc name header :test #'equal)
-            (error 'file-error "hf: the index of ~a puts ~s in ~a, which does not hold it" dir name file)))
+            (error 'file-error "hf: the index of ~a puts ~s in ~a, which does not hold it"
+                   dir name file)))
         (dolist (h header)
           (setf (gethash (first h) tensors) (rest h))
           (setf (gethash (first h) files) file))))
@@ -104,7 +106,8 @@ a tensor of another shape is a shape-error giving both shapes and its file."
     (unless full
       (let ((searched nil))
         (maphash (lambda (k f) (pushnew f searched :test #'equal)) files)
-        (error 'file-error "hf: ~a has no tensor ~a, which its config.json implies (a ~a model, shape ~s); looked in ~a"
+        (error 'file-error
+               "hf: ~a has no tensor ~a, which its config.json implies (a ~a model, shape ~s); looked in ~a"
                (getf checkpoint :dir)
                (string-join (mapcar (lambda (p) (format nil "~s" (concat p name))) prefixes) " or ")
                (hf:config checkpoint "model_type" "?") shape
@@ -198,7 +201,10 @@ compiled decode step serves every position. Returns (heads T hd)."
       (index-put! (cdr cache) start v :axis 1)
       (setq k (slice (car cache) t (list 0 (dim+ start tokens)))
             v (slice (cdr cache) t (list 0 (dim+ start tokens)))))
-    (let ((o (nn:attention (reshape q kv-heads group tokens hd) (unsqueeze k :axis 1) (unsqueeze v :axis 1)
+    ;; Query heads grouped by the key/value head they share: (kv-heads group T hd) against
+    ;; (kv-heads 1 S hd), broadcast, as repeat_kv without the copy.
+    (let ((o (nn:attention (reshape q kv-heads group tokens hd)
+                           (unsqueeze k :axis 1) (unsqueeze v :axis 1)
                            :causal (> tokens 1))))
       (reshape o heads tokens hd))))
 
@@ -280,9 +286,10 @@ token and position replays one compiled step."
 cache-length on-token) Continues the token ids IDS (a list) with up to MAX-NEW-TOKENS new
 ones and returns the new ids. The prompt runs in one pass (prefill) that fills a KV cache of
 CACHE-LENGTH positions (default: prompt + new tokens, at most the model's positions, where
-generation then stops); each new token then runs one captured decode step. Greedy unless TEMPERATURE > 0, which samples from softmax(logits / TEMPERATURE)
-restricted to the TOP-K most likely tokens and then to the fewest whose probability reaches
-TOP-P, with numbers drawn from SEED. Stops after a token in STOP (a list of ids). ON-TOKEN,
+generation then stops); each new token then runs one captured decode step. Greedy unless
+TEMPERATURE > 0, which samples from softmax(logits / TEMPERATURE) restricted to the TOP-K
+most likely tokens and then to the fewest whose probability reaches TOP-P, with numbers
+drawn from SEED. Stops after a token in STOP (a list of ids). ON-TOKEN,
 when given, is called with each new id as soon as it is chosen (for streaming output).
 Timings go to hf:*generate-stats*."
   (let* ((n (length ids))

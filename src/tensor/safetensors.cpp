@@ -448,9 +448,10 @@ void register_safetensors_builtins(Interp& in) {
                }
                if (!has_names) return load_safetensors(ctx, nullptr);
                std::vector<std::string> wanted;
-               if (!eval::is_list(names)) in.type_error("load-safetensors", 3, "a list of strings", names);
+               const char* what = "a list of strings";
+               if (!eval::is_list(names)) in.type_error("load-safetensors", 3, what, names);
                for (Value v : eval::list_items(in, "load-safetensors", names, 3)) {
-                 if (!eval::is_string(v)) in.type_error("load-safetensors", 3, "a list of strings", names);
+                 if (!eval::is_string(v)) in.type_error("load-safetensors", 3, what, names);
                  wanted.push_back(eval::as_string(v)->text);
                }
                return load_safetensors(ctx, &wanted);

@@ -30,7 +30,8 @@ low frequencies by factor, keeps the high ones and blends between, as Hugging Fa
                                (t (let ((smooth (/ (- (/ old wavelen) low) (- high low))))
                                     (+ (* (- 1 smooth) (/ f factor)) (* smooth f)))))))
                      base)))
-          (t (error 'file-error "llama: rope_scaling of type ~s is not supported (supported: default, linear, llama3)"
+          (t (error 'file-error
+                    "llama: rope_scaling of type ~s is not supported (supported: default, linear, llama3)"
                     type)))))
 
 (defun llama:rope-tables (positions head-dim theta &optional scaling)
@@ -102,8 +103,10 @@ layer's KV cache and the position START of X's first token:
               r))
    (layers (hf:config-required ck "num_hidden_layers"))
    (check (unless (and (= 0 (mod heads kv-heads)) (evenp hd))
-            (error 'shape-error "llama: ~a has ~a attention heads, ~a key/value heads and head_dim ~a (key/value heads must divide heads, head_dim must be even)"
-                   (getf ck :config-file) heads kv-heads hd)))
+            (error 'shape-error
+                   "llama: ~a has ~a attention heads, ~a key/value heads and head_dim ~a (~a)"
+                   (getf ck :config-file) heads kv-heads hd
+                   "key/value heads must divide heads, head_dim must be even")))
    (embed (hf:tensor ck "model.embed_tokens.weight" (list vocab d)))
    (blocks (loop for i below layers collect (llama:block ck i)))
    (norm (hf:tensor ck "model.norm.weight" (list d)))
@@ -132,7 +135,8 @@ tie_word_embeddings is true."
                ;; With a cache, each block's input is realized first: the cache writes inside
                ;; a block realize, and would otherwise recompute every block before it.
                (loop for b in blocks for i from 0
-                     do (setq x (funcall b (if cache (realize x) x) cos sin (and cache (nth i cache)) start)))
+                     do (setq x (funcall b (if cache (realize x) x) cos sin
+                                         (and cache (nth i cache)) start)))
                (when last-only (setq x (slice x (list -1 nil))))
                (hf:linear (llama:%rms-norm x norm eps) lm-head))))
       (hf:call-with-dims (list ids start) #'run))))
