@@ -53,7 +53,15 @@
     ;; every fixture value is exact in bf16, so the cast changes nothing
     (is (equal (to-list (hf:tensor cast "model.norm.weight" '(32)))
                (to-list (cast (hf:tensor kept "model.norm.weight" '(32)) 'f32))))
-    ;; a model kept in f16 computes in f16, close to the f32 one
+    ;; a Llama kept in bf16 computes in bf16, close to the f32 one, and continues alike
+    (let ((ids (tensor '(1 5 200 17 99) :dtype 'i32))
+          (m16 (hf:from-checkpoint kept))
+          (m32 (hf:from-checkpoint cast)))
+      (is (eq (dtype (m16 ids)) 'bf16))
+      (is (< (item (amax (abs (sub (cast (m16 ids) 'f32) (m32 ids))))) 0.1))
+      (is (equal (hf:generate m16 '(1 5 200 17) :max-new-tokens 8)
+                 (hf:generate m32 '(1 5 200 17) :max-new-tokens 8))))
+    ;; a GPT-2 kept in f16 computes in f16, close to the f32 one
     (let ((ids (tensor '(1 2 3) :dtype 'i32))
           (m16 (hf:from-checkpoint f16))
           (m32 (hf:load "../models/tiny-gpt2-f16")))
