@@ -30,7 +30,10 @@ config file when it is missing."
 
 ;;; --- checkpoints -----------------------------------------------------------------------
 
-(defun hf:%path (dir name) (concat dir "/" name))
+(defun hf:%path (dir name)
+  ;; DIR/NAME, without a doubled slash when DIR ends with one
+  (let ((n (length dir)))
+    (concat (if (and (> n 1) (string-suffix-p "/" dir)) (subseq dir 0 (- n 1)) dir) "/" name)))
 
 (defun hf:%weight-files (dir)
   ;; The safetensors files of DIR with, for a sharded checkpoint, the names its index maps to
