@@ -113,7 +113,9 @@ layer's KV cache and the position START of X's first token:
    (tied (eq (hf:config ck "tie_word_embeddings" nil) t))
    (lm-head (if tied embed (hf:tensor ck "lm_head.weight" (list vocab d))))
    (rope nil)
-   (max-positions nil)                 ; rotary positions have no hard limit
+   ;; Rotary positions have no hard limit; Mistral's sliding-window attention is not
+   ;; implemented, so generation stops at the window, where it would start to differ.
+   (max-positions (let ((w (hf:config ck "sliding_window"))) (and (integerp w) w)))
    (cache-layout (list layers kv-heads hd (dtype embed))))
   "(llama:from-checkpoint CHECKPOINT) A Llama language model from an hf:load-checkpoint.
 Called with IDS (a 1-d integer tensor of T token ids, or one id as a dim) and optionally a
