@@ -65,6 +65,12 @@
     (let ((a (funcall step 17 3))
           (b (slice (model (tensor '(1 5 200 17) :dtype 'i32)) 3)))
       (is (<= (item (amax (abs (sub a b)))) 1e-5))
+      ;; later steps, at other tokens and positions, compile nothing (on a JIT device)
+      (let* ((jit-p (not (eq (device) 'ref)))
+             (compiled (and jit-p (getf (jit-stats) :kernels-compiled))))
+        (funcall step 99 4)
+        (funcall step 3 5)
+        (is (or (not jit-p) (= (getf (jit-stats) :kernels-compiled) compiled))))
       ;; LAST-ONLY: just the last token's logits, as a prefill needs
       (is (<= (item (amax (abs (sub (model (tensor '(1 5 200 17) :dtype 'i32) nil 0 t) b)))) 1e-5)))))
 
