@@ -200,6 +200,9 @@ compiled decode step serves every position. Returns (heads T hd)."
          (kv-heads (first (shape k)))
          (group (/ heads kv-heads)))
     (when cache
+      ;; One realize for the three: each cache write realizes, and would otherwise compute a
+      ;; fused q/k/v projection (GPT-2's c_attn) again for k, for v and for q.
+      (realize-all (list q k v))
       (index-put! (car cache) start k :axis 1)
       (index-put! (cdr cache) start v :axis 1)
       (setq k (slice (car cache) t (list 0 (dim+ start tokens)))
