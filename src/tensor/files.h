@@ -6,7 +6,8 @@
 
 namespace tl::tensor {
 
-// Registers load-npy, save-npy, load-safetensors, save-safetensors and safetensors-metadata.
+// Registers load-npy, save-npy, load-safetensors, save-safetensors, safetensors-metadata and
+// safetensors-header.
 // A missing, unreadable or malformed file raises file-error; an element type that the other
 // side cannot represent raises dtype-error. Both name the function, the path and the problem.
 void register_file_builtins(eval::Interp& in);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "eval/builtins.h"
@@ -298,17 +299,54 @@ Value make_alist(Interp& in, std::size_t n, NameOf name_of, ValueOf value_of) {
   return in.list_from(base, n);
 }
 
-Value load_safetensors(const FileCtx& ctx) {
+// The tensors of the file, or only those named by `names` (in that order) when it is given:
+// a name the file does not hold is an error naming it. Only the chosen tensors are read.
+Value load_safetensors(const FileCtx& ctx, const std::vector<std::string>* names) {
   InFile file(ctx);
   StHeader h = read_safetensors_header(ctx, file);
-  auto name_of = [&](std::size_t i) { return h.tensors[i].name; };
-  return make_alist(ctx.in, h.tensors.size(), name_of, [&](std::size_t i) {
-    const StTensor& t = h.tensors[i];
+  std::vector<const StTensor*> chosen;
+  if (names == nullptr) {
+    for (const StTensor& t : h.tensors) chosen.push_back(&t);
+  } else {
+    std::unordered_map<std::string, const StTensor*> by_name;
+    for (const StTensor& t : h.tensors) by_name.emplace(t.name, &t);
+    for (const std::string& name : *names) {
+      auto it = by_name.find(name);
+      if (it == by_name.end()) ctx.fail("has no tensor " + json_quoted(name));
+      chosen.push_back(it->second);
+    }
+  }
+  auto name_of = [&](std::size_t i) { return chosen[i]->name; };
+  return make_alist(ctx.in, chosen.size(), name_of, [&](std::size_t i) {
+    const StTensor& t = *chosen[i];
     auto buf = std::make_shared<Buffer>(t.dtype, (t.end - t.begin) / dtype_size(t.dtype));
     file.read(h.data_start + t.begin, buf->data(), buf->size_bytes());
     if (!kHostIsLittleEndian) swap_byte_order(*buf);
     return make_loaded_tensor(ctx.in, std::move(buf), t.shape);
   });
+}
+
+// Each tensor's name, dtype and shape, without reading any data: ((NAME DTYPE SHAPE) ...).
+Value safetensors_header(const FileCtx& ctx) {
+  InFile file(ctx);
+  StHeader h = read_safetensors_header(ctx, file);
+  Interp& in = ctx.in;
+  Interp::StackMark mark(in);
+  Value* base = in.sp;
+  for (const StTensor& t : h.tensors) {
+    Value* entry = in.sp;
+    in.push(in.make_string(t.name));
+    in.push(dtype_to_lisp(in, t.dtype));
+    Value* dims = in.sp;
+    for (std::int64_t d : t.shape) in.push(Value::integer(d));
+    Value shape = in.list_from(dims, t.shape.size());
+    in.sp = dims;
+    in.push(shape);
+    Value item = in.list_from(entry, 3);
+    in.sp = entry;
+    in.push(item);
+  }
+  return in.list_from(base, h.tensors.size());
 }
 
 Value safetensors_metadata(const FileCtx& ctx) {
@@ -396,11 +434,35 @@ void save_safetensors(const FileCtx& ctx, Value tensors, Value metadata) {
 }  // namespace
 
 void register_safetensors_builtins(Interp& in) {
-  TL_BUILTIN(in, "load-safetensors", 1, 1, "(load-safetensors PATH)",
+  TL_BUILTIN(in, "load-safetensors", 1, 3, "(load-safetensors PATH &key names)",
              "The tensors of the safetensors file PATH as an alist ((name . tensor) ...), in the "
-             "order of their data in the file.",
+             "order of their data in the file. With :names, a list of tensor names, only those "
+             "are read, in that order; a name the file does not hold is a file-error naming it.",
+             [](Interp& in, Args a, N n) -> Value {
+               FileCtx ctx = file_ctx(in, "load-safetensors", a, 0);
+               bool has_names = false;
+               Value names = eval::keyword_arg(a, 1, n, "names", &has_names);
+               if (n > 1 && !has_names) {
+                 in.error("program-error",
+                          "load-safetensors: expected :names after PATH, got " + in.repr(a[1]));
+               }
+               if (!has_names) return load_safetensors(ctx, nullptr);
+               std::vector<std::string> wanted;
+               const char* what = "a list of strings";
+               if (!eval::is_list(names)) in.type_error("load-safetensors", 3, what, names);
+               for (Value v : eval::list_items(in, "load-safetensors", names, 3)) {
+                 if (!eval::is_string(v)) in.type_error("load-safetensors", 3, what, names);
+                 wanted.push_back(eval::as_string(v)->text);
+               }
+               return load_safetensors(ctx, &wanted);
+             });
+  TL_BUILTIN(in, "safetensors-header", 1, 1, "(safetensors-header PATH)",
+             "The tensors the safetensors file PATH holds, without reading their data: a list of "
+             "(NAME DTYPE SHAPE), NAME a string, DTYPE a symbol such as bf16, SHAPE a list, in "
+             "the order of their data in the file. The header is checked as load-safetensors "
+             "checks it.",
              [](Interp& in, Args a, N) -> Value {
-               return load_safetensors(file_ctx(in, "load-safetensors", a, 0));
+               return safetensors_header(file_ctx(in, "safetensors-header", a, 0));
              });
   TL_BUILTIN(
       in, "save-safetensors", 2, 4, "(save-safetensors TENSORS PATH &key metadata)",

@@ -23,7 +23,7 @@
     shape dtype numel ndim aref to-list item realize tensorp allclose tensor-equal
     symbolic-shape
     ;; files
-    save-npy load-npy save-safetensors load-safetensors safetensors-metadata))
+    save-npy load-npy save-safetensors load-safetensors safetensors-metadata safetensors-header))
 
 (defparameter *undocumented*
   (remove-if (lambda (f) (stringp (documentation f))) *tensor-functions*))

@@ -1,0 +1,63 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Text generation with a Hugging Face GPT-2 or Llama checkpoint folder (config.json,
+;;; model.safetensors or a sharded index, and tokenizer.json or vocab.json + merges.txt):
+;;;   build/tlisp examples/generate.lisp --model DIR --prompt TEXT [--max-new-tokens 64]
+;;;       [--temperature T] [--top-k K] [--top-p P] [--seed S] [--dtype f32|stored]
+;;; Greedy by default; --temperature > 0 samples (with --top-k and --top-p). Prints the text as
+;;; it is generated, then tokens/s for the prompt (prefill, one pass) and for decoding (one
+;;; captured step per token over a KV cache). Stops at the config's eos_token_id.
+
+(require 'hf)
+(require 'tokenizers)
+
+(defun option-text (name default)
+  (let ((v (command-line-option name default))) (and v (format nil "~a" v))))
+
+(defvar *dir* (option-text "--model" nil))
+(defvar *prompt* (option-text "--prompt" "Hello"))
+(defvar *new* (command-line-option "--max-new-tokens" 64))
+(defvar *temperature* (command-line-option "--temperature" 0))
+(defvar *top-k* (command-line-option "--top-k" nil))
+(defvar *top-p* (command-line-option "--top-p" nil))
+(defvar *seed* (command-line-option "--seed" 0))
+(defvar *dtype* (if (equal (option-text "--dtype" "f32") "stored") nil 'f32))
+
+(defun stop-ids (config)
+  ;; eos_token_id may be an id or a list of ids (Llama 3)
+  (let ((eos (hf:config config "eos_token_id")))
+    (cond ((integerp eos) (list eos))
+          ((vectorp eos) (coerce eos 'list))
+          (t nil))))
+
+(defun run ()
+  (let* ((tokenizer (tok:load *dir*))
+         (model (hf:load *dir* :dtype *dtype*))
+         (config (hf:model-config model))
+         (ids (tok:encode tokenizer *prompt* :add-special t))
+         (new nil)
+         (shown ""))
+    (format t "~a (~a, ~a prompt tokens)~%~a" *dir* (hf:config config "model_type") (length ids)
+            *prompt*)
+    ;; Streaming: print what the new tokens decode to as it grows, holding back a character
+    ;; whose bytes are not all there yet (it decodes to U+FFFD until they are).
+    (hf:generate model ids :max-new-tokens *new* :temperature *temperature* :top-k *top-k*
+                           :top-p *top-p* :seed *seed* :stop (stop-ids config)
+                           :on-token (lambda (id)
+                                       (setq new (append new (list id)))
+                                       (let ((text (tok:decode tokenizer new :skip-special t)))
+                                         (unless (string-suffix-p "�" text)
+                                           (princ (subseq text (length shown)))
+                                           (setq shown text)))))
+    (princ (subseq (tok:decode tokenizer new :skip-special t) (length shown)))
+    (flet ((report (what tokens seconds)
+             (format t "~a: ~a tokens in ~,3f s (~,1f tokens/s)~%" what tokens seconds
+                     (/ tokens (max 1e-9 seconds)))))
+      (let ((s hf:*generate-stats*))
+        (terpri)
+        (report "prefill" (getf s :prefill-tokens) (getf s :prefill-seconds))
+        (report "decode" (getf s :decode-tokens) (getf s :decode-seconds))))))
+
+(if *dir*
+    (run)
+    (format t "usage: tlisp examples/generate.lisp --model DIR --prompt TEXT [--max-new-tokens N]~%~
+               [--temperature T] [--top-k K] [--top-p P] [--seed S] [--dtype f32|stored]~%"))

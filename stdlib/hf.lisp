@@ -1,0 +1,330 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; hf: Hugging Face model folders (config.json and safetensors weights, one file or sharded),
+;;; the language models built from them, KV caches and generation. (require 'hf)
+;;; The model families live in stdlib/models/ (gpt2.lisp, llama.lisp), loaded on demand.
+
+(require 'nn)
+
+;;; --- configs ---------------------------------------------------------------------------
+
+(defun hf:read-config (path)
+  "(hf:read-config PATH) The config.json at PATH as an equal hash table (string keys)."
+  (json-read-file path))
+
+(defun hf:config (config key &optional default)
+  "(hf:config CONFIG KEY [DEFAULT]) The value of KEY (a string) in CONFIG (a hash table from
+hf:read-config, or a checkpoint), or DEFAULT when it is absent or null."
+  (let* ((table (if (hash-table-p config) config (getf config :config)))
+         (v (gethash key table :%absent)))
+    (if (or (eq v :%absent) (eq v :null)) default v)))
+
+(defun hf:config-required (config key)
+  "(hf:config-required CONFIG KEY) The value of KEY in CONFIG; an error naming the key and the
+config file when it is missing."
+  (let ((v (hf:config config key :%absent)))
+    (when (eq v :%absent)
+      (error 'file-error "hf: ~a has no ~s, which a ~a model needs"
+             (if (hash-table-p config) "the config" (getf config :config-file)) key
+             (hf:config config "model_type" "this")))
+    v))
+
+;;; --- checkpoints -----------------------------------------------------------------------
+
+(defun hf:%path (dir name)
+  ;; DIR/NAME, without a doubled slash when DIR ends with one
+  (let ((n (length dir)))
+    (concat (if (and (> n 1) (string-suffix-p "/" dir)) (subseq dir 0 (- n 1)) dir) "/" name)))
+
+(defun hf:%weight-files (dir)
+  ;; The safetensors files of DIR with, for a sharded checkpoint, the names its index maps to
+  ;; each: a list of (FILE . NAMES), NAMES nil when the file is not sharded.
+  (let ((index (hf:%path dir "model.safetensors.index.json"))
+        (single (hf:%path dir "model.safetensors")))
+    (cond ((probe-file index)
+           (let ((map (gethash "weight_map" (json-read-file index)))
+                 (files nil))
+             (unless (hash-table-p map)
+               (error 'file-error "hf: ~a has no weight_map object" index))
+             (maphash (lambda (name file)
+                        (let ((entry (assoc file files :test #'equal)))
+                          (if entry
+                              (push name (cdr entry))
+                              (push (list file name) files))))
+                      map)
+             (mapcar (lambda (e) (cons (hf:%path dir (car e)) (reverse (cdr e)))) (reverse files))))
+          ((probe-file single) (list (cons single nil)))
+          (t (error 'file-error "hf: ~a has neither model.safetensors nor model.safetensors.index.json"
+                    dir)))))
+
+(defun hf:load-checkpoint (dir &key (dtype 'f32))
+  "(hf:load-checkpoint DIR &key (dtype 'f32)) The checkpoint in the Hugging Face folder DIR:
+its config.json and the headers of model.safetensors, or of every shard named by
+model.safetensors.index.json. No tensor data is read here: hf:tensor reads each tensor from
+its file when a model takes it, so tensors a model does not use are never read. Tensors
+stored in another dtype are cast to DTYPE when taken (f32 by default; nil keeps each as
+stored: f32, f16 or bf16). Returns a plist (:dir :config :config-file :tensors :files :dtype),
+:tensors a hash table from names to (DTYPE SHAPE), :files from names to files."
+  (let* ((config-file (hf:%path dir "config.json"))
+         (config (cond ((probe-file config-file) (hf:read-config config-file))
+                       ((probe-file dir) (error 'file-error "hf: ~a has no config.json" dir))
+                       (t (error 'file-error "hf: there is no model folder ~a" dir))))
+         (tensors (make-hash-table :test 'equal))
+         (files (make-hash-table :test 'equal)))
+    (dolist (entry (hf:%weight-files dir))
+      (let* ((file (car entry))
+             (header (if (probe-file file)
+                         (safetensors-header file)
+                         (error 'file-error "hf: the index of ~a names ~a, which does not exist"
+                                dir file))))
+        (dolist (name (cdr entry))
+          (unless (assoc name header :test #'equal)
+            (error 'file-error "hf: the index of ~a puts ~s in ~a, which does not hold it"
+                   dir name file)))
+        (dolist (h header)
+          (setf (gethash (first h) tensors) (rest h))
+          (setf (gethash (first h) files) file))))
+    (list :dir dir :config config :config-file config-file :tensors tensors :files files
+          :dtype dtype :used (make-hash-table :test 'equal))))
+
+(defun hf:tensor-names (checkpoint)
+  "(hf:tensor-names CHECKPOINT) The names of the tensors CHECKPOINT's files hold, sorted."
+  (let ((names nil))
+    (maphash (lambda (k v) (push k names)) (getf checkpoint :tensors))
+    (sort names #'string<)))
+
+(defun hf:has-tensor (checkpoint name &key (prefixes '("")))
+  "(hf:has-tensor CHECKPOINT NAME &key prefixes) The full name under which CHECKPOINT holds
+NAME, trying each of PREFIXES before it, or nil."
+  (loop for p in prefixes
+        for full = (concat p name)
+        when (gethash full (getf checkpoint :tensors)) return full))
+
+(defun hf:tensor (checkpoint name shape &key (prefixes '("")))
+  "(hf:tensor CHECKPOINT NAME SHAPE &key (prefixes '(\"\"))) The tensor NAME of CHECKPOINT (the
+first of PREFIX+NAME it holds), checked to have SHAPE (what the config implies) and cast to
+the checkpoint's dtype. A missing tensor is a file-error naming it and the files searched;
+a tensor of another shape is a shape-error giving both shapes and its file."
+  (let* ((full (hf:has-tensor checkpoint name :prefixes prefixes))
+         (files (getf checkpoint :files)))
+    (unless full
+      (let ((searched nil))
+        (maphash (lambda (k f) (pushnew f searched :test #'equal)) files)
+        (error 'file-error
+               "hf: ~a has no tensor ~a, which its config.json implies (a ~a model, shape ~s); looked in ~a"
+               (getf checkpoint :dir)
+               (string-join (mapcar (lambda (p) (format nil "~s" (concat p name))) prefixes) " or ")
+               (hf:config checkpoint "model_type" "?") shape
+               (string-join (sort searched #'string<) ", "))))
+    (let ((found (second (gethash full (getf checkpoint :tensors))))
+          (file (gethash full files))
+          (want (getf checkpoint :dtype)))
+      (unless (equal found shape)
+        (error 'shape-error "hf: tensor ~s in ~a has shape ~s, but ~a implies ~s"
+               full file found (getf checkpoint :config-file) shape))
+      (setf (gethash full (getf checkpoint :used)) t)
+      (let ((x (cdr (first (load-safetensors file :names (list full))))))
+        (if (and want (not (eq (dtype x) want))) (realize (cast x want)) x)))))
+
+(defun hf:unused-tensors (checkpoint)
+  "(hf:unused-tensors CHECKPOINT) The names of CHECKPOINT's tensors that no hf:tensor call
+took, sorted (after a model is built: what it ignored)."
+  (remove-if (lambda (n) (gethash n (getf checkpoint :used))) (hf:tensor-names checkpoint)))
+
+;;; --- model families ----------------------------------------------------------------------
+
+(defvar hf:*model-types*
+  '(("gpt2" "models/gpt2" gpt2:from-checkpoint)
+    ("llama" "models/llama" llama:from-checkpoint)
+    ("mistral" "models/llama" llama:from-checkpoint))
+  "The model families hf:load knows: (MODEL-TYPE MODULE CONSTRUCTOR), CONSTRUCTOR a function of
+a checkpoint defined by MODULE (a stdlib module, loaded on first use).")
+
+(defun hf:from-checkpoint (checkpoint)
+  "(hf:from-checkpoint CHECKPOINT) The language model of CHECKPOINT's model_type."
+  (let* ((type (hf:config checkpoint "model_type"))
+         (entry (assoc type hf:*model-types* :test #'equal)))
+    (unless entry
+      (error 'file-error "hf: ~a has model_type ~s; supported: ~a" (getf checkpoint :config-file) type
+             (string-join (mapcar #'car hf:*model-types*) ", ")))
+    (require (second entry))
+    (funcall (third entry) checkpoint)))
+
+(defun hf:load (dir &key (dtype 'f32))
+  "(hf:load DIR &key (dtype 'f32)) The language model in the Hugging Face folder DIR
+(config.json and model.safetensors, or a sharded model.safetensors.index.json), by its
+model_type: gpt2, llama or mistral. Weights are cast to DTYPE (nil keeps them as stored).
+Call the model on a 1-d integer tensor of token ids to get logits (tokens vocab):
+  (let ((m (hf:load \"gpt2\"))) (m (tensor '(464 3290) :dtype 'i32)))"
+  (hf:from-checkpoint (hf:load-checkpoint dir :dtype dtype)))
+
+(defun hf:model-config (model)
+  "(hf:model-config MODEL) The config (a hash table) MODEL was built from."
+  (cdr (assoc 'config (model-fields model))))
+
+;;; --- pieces the families share -------------------------------------------------------------
+
+(defun hf:embed (table ids)
+  "(hf:embed TABLE IDS) The rows of TABLE (vocab dim) at the integer token IDS (a 1-d tensor),
+or, when IDS is a dim (a decode step's one token), its row as a (1 dim) view: a symbolic
+slice, so one compiled step serves every token and reads one row."
+  (if (dim-p ids)
+      (unsqueeze (slice table ids) :axis 0)
+      (index-select table ids)))
+
+(defun hf:token-count (ids)
+  "(hf:token-count IDS) The number of tokens IDS holds: a 1-d tensor's length, 1 for a dim."
+  (if (dim-p ids) 1 (first (shape ids))))
+
+(defun hf:call-with-dims (values thunk)
+  "(hf:call-with-dims VALUES THUNK) Calls THUNK with every dim among VALUES bound (with-dims),
+so a model's forward can take a token and a position that are symbolic."
+  (cond ((null values) (funcall thunk))
+        ((dim-p (car values))
+         (let ((d (car values))) (with-dims (d) (hf:call-with-dims (cdr values) thunk))))
+        (t (hf:call-with-dims (cdr values) thunk))))
+
+(defun hf:linear (x weight &optional bias)
+  "(hf:linear X WEIGHT [BIAS]) x W^T + b with WEIGHT stored (out in), as torch.nn.Linear."
+  (let ((y (matmul x (transpose weight))))
+    (if bias (add y bias) y)))
+
+(defun hf:attention (q k v &key cache start)
+  "(hf:attention Q K V &key cache start) Causal scaled dot-product attention of Q (heads T hd)
+over K and V (kv-heads T hd), the T tokens at positions START..START+T-1. With grouped-query
+attention (kv-heads dividing heads) query head h reads key/value head h / (heads/kv-heads),
+as Hugging Face's repeat_kv. CACHE, a cons (K-CACHE . V-CACHE) of (kv-heads length hd)
+tensors, receives K and V at START (in place) and the queries attend over its first
+START+T positions; START may be symbolic (a dim bound by the caller's with-dims), so one
+compiled decode step serves every position. Returns (heads T hd)."
+  (let* ((heads (first (shape q))) (tokens (second (shape q))) (hd (third (shape q)))
+         (kv-heads (first (shape k)))
+         (group (/ heads kv-heads)))
+    (when cache
+      ;; One realize for the three: each cache write realizes, and would otherwise compute a
+      ;; fused q/k/v projection (GPT-2's c_attn) again for k, for v and for q.
+      (realize-all (list q k v))
+      (index-put! (car cache) start k :axis 1)
+      (index-put! (cdr cache) start v :axis 1)
+      (setq k (slice (car cache) t (list 0 (dim+ start tokens)))
+            v (slice (cdr cache) t (list 0 (dim+ start tokens)))))
+    ;; Query heads grouped by the key/value head they share: (kv-heads group T hd) against
+    ;; (kv-heads 1 S hd), broadcast, as repeat_kv without the copy.
+    (let ((o (nn:attention (reshape q kv-heads group tokens hd)
+                           (unsqueeze k :axis 1) (unsqueeze v :axis 1)
+                           :causal (> tokens 1))))
+      (reshape o heads tokens hd))))
+
+(defun hf:split-heads (x heads)
+  "(hf:split-heads X HEADS) X (T HEADS*hd) as (HEADS T hd)."
+  (let ((s (shape x)))
+    (permute (reshape x (first s) heads (/ (second s) heads)) 1 0 2)))
+
+(defun hf:merge-heads (x)
+  "(hf:merge-heads X) X (heads T hd) as (T heads*hd)."
+  (let ((s (shape x)))
+    (reshape (permute x 1 0 2) (second s) (* (first s) (third s)))))
+
+;;; --- KV caches and generation --------------------------------------------------------------
+
+(defun hf:make-cache (model length)
+  "(hf:make-cache MODEL LENGTH) An empty KV cache for MODEL holding LENGTH positions: one cons
+(K . V) of zero (kv-heads LENGTH head-dim) tensors per layer, in MODEL's dtype."
+  (let ((layout (cdr (assoc 'cache-layout (model-fields model)))))
+    (destructuring-bind (layers kv-heads head-dim dt) layout
+      (loop repeat layers
+            collect (cons (realize (zeros (list kv-heads length head-dim) :dtype dt))
+                          (realize (zeros (list kv-heads length head-dim) :dtype dt)))))))
+
+(defun hf:cache-length (cache)
+  "(hf:cache-length CACHE) The number of positions CACHE holds."
+  (second (shape (car (first cache)))))
+
+(defun hf:decoder (model cache)
+  "(hf:decoder MODEL CACHE) A decode step: a function of a token id and its position POS (two
+integers) that writes the token's keys and values into CACHE at POS and returns its logits
+(vocab). It is captured with jit with the token and the position as symbolic dims, so every
+token and position replays one compiled step."
+  (let ((step (jit (lambda (token pos) (slice (funcall model token cache pos) 0)))))
+    (lambda (id pos)
+      (funcall step (dim 'hf-token id) (dim 'hf-position pos)))))
+
+(defun hf:%sample (logits rng &key temperature top-k top-p)
+  ;; A token id drawn from LOGITS (a 1-d tensor): greedy when TEMPERATURE is nil or 0, else
+  ;; softmax(LOGITS / TEMPERATURE) restricted to the TOP-K most likely and then to the
+  ;; smallest set whose probability reaches TOP-P, drawn with the uniform numbers of RNG.
+  (if (or (null temperature) (<= temperature 0))
+      (item (argmax logits))
+      (let* ((probs (to-list (softmax (div (cast logits 'f32) (float temperature)))))
+             (ranked (sort (loop for p in probs for i from 0 collect (cons i p))
+                           (lambda (a b) (> (cdr a) (cdr b)))))
+             (ranked (if (and top-k (> top-k 0)) (subseq ranked 0 (min top-k (length ranked))) ranked))
+             (ranked (if (and top-p (< top-p 1.0))
+                         (let ((acc 0.0))
+                           (loop for e in ranked
+                                 collect e
+                                 do (setq acc (+ acc (cdr e)))
+                                 until (>= acc top-p)))
+                         ranked))
+             (total (reduce #'+ (mapcar #'cdr ranked)))
+             (u (* total (funcall rng))))
+        (loop for e in ranked
+              do (setq u (- u (cdr e)))
+              when (<= u 0) return (car e)
+              finally (return (car (car (last ranked))))))))
+
+(defun hf:%rng (seed)
+  ;; A uniform [0, 1) generator from SEED: the Park-Miller sequence s' = 48271 s mod (2^31 - 1),
+  ;; plain Lisp integers, so a seed gives the same draws on every device.
+  (let ((state (+ 1 (mod seed 2147483646))))
+    (lambda ()
+      (setq state (mod (* state 48271) 2147483647))
+      (/ (float (- state 1)) 2147483646.0))))
+
+(defvar hf:*generate-stats* nil
+  "What the last hf:generate did, a plist: :prefill-tokens :prefill-seconds :decode-tokens
+:decode-seconds.")
+
+(defun hf:%seconds () (/ (get-internal-real-time) 1e9))
+
+(defun hf:generate (model ids &key (max-new-tokens 32) temperature top-k top-p (seed 0)
+                                   stop cache-length on-token)
+  "(hf:generate MODEL IDS &key (max-new-tokens 32) temperature top-k top-p (seed 0) stop
+cache-length on-token) Continues the token ids IDS (a list) with up to MAX-NEW-TOKENS new
+ones and returns the new ids. The prompt runs in one pass (prefill) that fills a KV cache of
+CACHE-LENGTH positions (default: prompt + new tokens, at most the model's positions, where
+generation then stops); each new token then runs one captured decode step. Greedy unless
+TEMPERATURE > 0, which samples from softmax(logits / TEMPERATURE) restricted to the TOP-K
+most likely tokens and then to the fewest whose probability reaches TOP-P, with numbers
+drawn from SEED. Stops after a token in STOP (a list of ids). ON-TOKEN,
+when given, is called with each new id as soon as it is chosen (for streaming output).
+Timings go to hf:*generate-stats*."
+  (let* ((n (length ids))
+         (limit (cdr (assoc 'max-positions (model-fields model))))
+         (length (min (or cache-length (+ n max-new-tokens)) (or limit most-positive-fixnum))))
+    (when (> n length)
+      (error 'index-error "hf:generate: the prompt has ~a tokens, more than ~a ~a positions" n
+             (if (and limit (= length limit)) "the model's" "the cache's") length))
+    (hf:%generate model ids n length max-new-tokens temperature top-k top-p seed stop on-token)))
+
+(defun hf:%generate (model ids n length max-new-tokens temperature top-k top-p seed stop on-token)
+  ;; Prefill, then decode steps; N prompt tokens, a cache of LENGTH positions.
+  (let* ((cache (hf:make-cache model length))
+         (rng (hf:%rng seed))
+         (sample (lambda (logits)
+                   (hf:%sample logits rng :temperature temperature :top-k top-k :top-p top-p)))
+         (out nil)
+         (t0 (hf:%seconds))
+         (next (funcall sample (slice (funcall model (tensor ids :dtype 'i32) cache 0 t) 0)))
+         (t1 (hf:%seconds))
+         (step (hf:decoder model cache)))
+    (loop for pos from n
+          do (push next out)
+             (when on-token (funcall on-token next))
+          until (or (member next stop) (>= (length out) max-new-tokens) (>= pos length))
+          do (setq next (funcall sample (funcall step next pos))))
+    (setq hf:*generate-stats* (list :prefill-tokens n :prefill-seconds (- t1 t0)
+                                    :decode-tokens (- (length out) 1)
+                                    :decode-seconds (- (hf:%seconds) t1)))
+    (reverse out)))
+
+(provide 'hf)

@@ -1,0 +1,146 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Llama (model_type "llama", and Mistral-style configs) from a Hugging Face checkpoint:
+;;; RMSNorm, rotary position embeddings (rope_theta, the "rotate half" layout, rope_scaling
+;;; linear or llama3), a SwiGLU MLP, grouped-query attention, lm_head tied or not.
+;;; (require "models/llama"); hf:load uses it.
+
+(require 'hf)
+
+(defun llama:inv-freq (head-dim theta &optional scaling)
+  "(llama:inv-freq HEAD-DIM THETA [SCALING]) The rotary frequencies THETA^(-2i/HEAD-DIM) for i
+below HEAD-DIM/2, a list, adjusted by SCALING, a config's rope_scaling (a hash table or nil):
+rope_type \"linear\" divides them by factor; \"llama3\" (Llama 3.1 and later) divides the
+low frequencies by factor, keeps the high ones and blends between, as Hugging Face does."
+  (let* ((base (loop for i below (/ head-dim 2)
+                     collect (/ 1.0 (expt (float theta) (/ (* 2.0 i) head-dim)))))
+         (type (and scaling (or (hf:config scaling "rope_type") (hf:config scaling "type") "default")))
+         (factor (and scaling (float (hf:config scaling "factor" 1.0)))))
+    (cond ((or (null type) (equal type "default")) base)
+          ((equal type "linear") (mapcar (lambda (f) (/ f factor)) base))
+          ((equal type "llama3")
+           (let* ((low (float (hf:config scaling "low_freq_factor" 1.0)))
+                  (high (float (hf:config scaling "high_freq_factor" 4.0)))
+                  (old (float (hf:config-required scaling "original_max_position_embeddings")))
+                  (low-wavelen (/ old low))
+                  (high-wavelen (/ old high)))
+             (mapcar (lambda (f)
+                       (let ((wavelen (/ (* 2 pi) f)))
+                         (cond ((< wavelen high-wavelen) f)
+                               ((> wavelen low-wavelen) (/ f factor))
+                               (t (let ((smooth (/ (- (/ old wavelen) low) (- high low))))
+                                    (+ (* (- 1 smooth) (/ f factor)) (* smooth f)))))))
+                     base)))
+          (t (error 'file-error
+                    "llama: rope_scaling of type ~s is not supported (supported: default, linear, llama3)"
+                    type)))))
+
+(defun llama:rope-tables (positions head-dim theta &optional scaling)
+  "(llama:rope-tables POSITIONS HEAD-DIM THETA [SCALING]) The rotary cosines and sines for
+positions 0..POSITIONS-1, a cons of two (POSITIONS HEAD-DIM) f32 tensors: angle p * f_i for the
+frequencies of llama:inv-freq, repeated for the second half (as Hugging Face lays them out)."
+  (let* ((inv-freq (tensor (llama:inv-freq head-dim theta scaling) :dtype 'f32))
+         (angles (mul (unsqueeze (arange positions :dtype 'f32) :axis 1) inv-freq))
+         (angles (cat (list angles angles) :axis 1)))
+    (cons (realize (cos angles)) (realize (sin angles)))))
+
+(defun llama:rotate (x cos sin)
+  "(llama:rotate X COS SIN) Rotary embedding of X (heads T hd) with COS and SIN (T hd):
+x cos + rotate_half(x) sin, rotate_half(x) = (-x2, x1) for the halves x1, x2 of the last axis."
+  (let* ((halves (chunk x 2 :axis -1))
+         (rotated (cat (list (neg (second halves)) (first halves)) :axis -1)))
+    (add (mul x cos) (mul rotated sin))))
+
+(defun llama:%rms-norm (x weight eps)
+  (rms-norm x :weight weight :eps eps))
+
+(defmodel llama:block (ck layer)
+  ((d (hf:config-required ck "hidden_size"))
+   (heads (hf:config-required ck "num_attention_heads"))
+   (kv-heads (hf:config ck "num_key_value_heads" heads))
+   (hd (hf:config ck "head_dim" (/ d heads)))
+   (inner (hf:config-required ck "intermediate_size"))
+   (eps (hf:config ck "rms_norm_eps" 1e-6))
+   (bias (hf:config ck "attention_bias" nil))
+   (p (format nil "model.layers.~a." layer))
+   (input-norm (hf:tensor ck (concat p "input_layernorm.weight") (list d)))
+   (q-weight (hf:tensor ck (concat p "self_attn.q_proj.weight") (list (* heads hd) d)))
+   (k-weight (hf:tensor ck (concat p "self_attn.k_proj.weight") (list (* kv-heads hd) d)))
+   (v-weight (hf:tensor ck (concat p "self_attn.v_proj.weight") (list (* kv-heads hd) d)))
+   (q-bias (when (eq bias t) (hf:tensor ck (concat p "self_attn.q_proj.bias") (list (* heads hd)))))
+   (k-bias (when (eq bias t) (hf:tensor ck (concat p "self_attn.k_proj.bias") (list (* kv-heads hd)))))
+   (v-bias (when (eq bias t) (hf:tensor ck (concat p "self_attn.v_proj.bias") (list (* kv-heads hd)))))
+   (o-weight (hf:tensor ck (concat p "self_attn.o_proj.weight") (list d (* heads hd))))
+   (post-norm (hf:tensor ck (concat p "post_attention_layernorm.weight") (list d)))
+   (gate-weight (hf:tensor ck (concat p "mlp.gate_proj.weight") (list inner d)))
+   (up-weight (hf:tensor ck (concat p "mlp.up_proj.weight") (list inner d)))
+   (down-weight (hf:tensor ck (concat p "mlp.down_proj.weight") (list d inner))))
+  "(llama:block CHECKPOINT LAYER) Decoder layer LAYER of a Llama checkpoint. Called with X
+(T hidden), the rotary COS and SIN for X's positions (T head_dim), and optionally the
+layer's KV cache and the position START of X's first token:
+  x + o_proj(attention(rope(q_proj(h)), rope(k_proj(h)), v_proj(h))), h = rms_norm(x),
+  then + down_proj(silu(gate_proj(h)) * up_proj(h)), h = rms_norm(x)."
+  (x cos sin &optional cache (start 0))
+  (let* ((h (llama:%rms-norm x input-norm eps))
+         (q (llama:rotate (hf:split-heads (hf:linear h q-weight q-bias) heads) cos sin))
+         (k (llama:rotate (hf:split-heads (hf:linear h k-weight k-bias) kv-heads) cos sin))
+         (v (hf:split-heads (hf:linear h v-weight v-bias) kv-heads))
+         (a (hf:attention q k v :cache cache :start start))
+         (x (add x (hf:linear (hf:merge-heads a) o-weight)))
+         (h (llama:%rms-norm x post-norm eps)))
+    (add x (hf:linear (mul (silu (hf:linear h gate-weight)) (hf:linear h up-weight)) down-weight))))
+
+(defmodel llama:from-checkpoint (ck)
+  ((config (getf ck :config))
+   (d (hf:config-required ck "hidden_size"))
+   (heads (hf:config-required ck "num_attention_heads"))
+   (kv-heads (hf:config ck "num_key_value_heads" heads))
+   (hd (hf:config ck "head_dim" (/ d heads)))
+   (vocab (hf:config-required ck "vocab_size"))
+   (eps (hf:config ck "rms_norm_eps" 1e-6))
+   (theta (hf:config ck "rope_theta" 10000.0))
+   (scaling (let ((r (hf:config ck "rope_scaling")))
+              (llama:inv-freq hd theta r)     ; an unsupported rope_type fails at load
+              r))
+   (layers (hf:config-required ck "num_hidden_layers"))
+   (check (unless (and (= 0 (mod heads kv-heads)) (evenp hd))
+            (error 'shape-error
+                   "llama: ~a has ~a attention heads, ~a key/value heads and head_dim ~a (~a)"
+                   (getf ck :config-file) heads kv-heads hd
+                   "key/value heads must divide heads, head_dim must be even")))
+   (embed (hf:tensor ck "model.embed_tokens.weight" (list vocab d)))
+   (blocks (loop for i below layers collect (llama:block ck i)))
+   (norm (hf:tensor ck "model.norm.weight" (list d)))
+   (tied (eq (hf:config ck "tie_word_embeddings" nil) t))
+   (lm-head (if tied embed (hf:tensor ck "lm_head.weight" (list vocab d))))
+   (rope nil)
+   ;; Rotary positions have no hard limit; Mistral's sliding-window attention is not
+   ;; implemented, so generation stops at the window, where it would start to differ.
+   (max-positions (let ((w (hf:config ck "sliding_window"))) (and (integerp w) w)))
+   (cache-layout (list layers kv-heads hd (dtype embed))))
+  "(llama:from-checkpoint CHECKPOINT) A Llama language model from an hf:load-checkpoint.
+Called with IDS (a 1-d integer tensor of T token ids, or one id as a dim) and optionally a
+KV cache (from hf:make-cache) and the position START of the first id (an integer, or a dim for a decode
+step), returns the logits (T vocab_size), or with LAST-ONLY those of the last token
+(1 vocab_size). lm_head is the token embedding when
+tie_word_embeddings is true."
+  (ids &optional cache (start 0) last-only)
+  (let* ((tokens (hf:token-count ids))
+         (needed (if cache (hf:cache-length cache) tokens)))
+    ;; The rotary tables cover every position the cache (or this call) can hold.
+    (unless (and rope (>= (first (shape (car rope))) needed))
+      (setq rope (llama:rope-tables needed hd theta scaling)))
+    (flet ((run ()
+             (let* ((at (list start (dim+ start tokens)))
+                    (cos (cast (slice (car rope) at) (dtype embed)))
+                    (sin (cast (slice (cdr rope) at) (dtype embed)))
+                    (x (hf:embed embed ids)))
+               ;; With a cache, each block's input is realized first: the cache writes inside
+               ;; a block realize, and would otherwise recompute every block before it.
+               (loop for b in blocks for i from 0
+                     do (setq x (funcall b (if cache (realize x) x) cos sin
+                                         (and cache (nth i cache)) start)))
+               (when last-only (setq x (slice x (list -1 nil))))
+               (hf:linear (llama:%rms-norm x norm eps) lm-head))))
+      (hf:call-with-dims (list ids start) #'run))))
+
+(provide "models/llama")

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# A plain PyTorch reference of GPT-2 and Llama, written from the Hugging Face conventions
+# (not using the transformers library), run on the tiny checkpoints of make_fixtures.py.
+# It writes expected.json (logits of a prompt and the greedy continuation), which the Lisp
+# tests compare against: python3 reference.py [--check] (--check compares instead of writing).
+import json
+import math
+import os
+import struct
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROMPT = [1, 5, 200, 17, 99, 3, 42, 7]
+NEW_TOKENS = 12
+# Llama 3.1's rope_scaling, with a short original context so every kind of frequency occurs
+LLAMA3_SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                  "high_freq_factor": 4.0, "original_max_position_embeddings": 16}
+DTYPE = torch.float64  # the reference computes in f64; the tests hold f32 results to 1e-4
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    data = raw[8 + n:]
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        b, end = e["data_offsets"]
+        chunk = bytearray(data[b:end])
+        if e["dtype"] == "F32":
+            t = torch.frombuffer(chunk, dtype=torch.float32)
+        elif e["dtype"] == "F16":
+            t = torch.frombuffer(chunk, dtype=torch.float16)
+        elif e["dtype"] == "BF16":
+            t = torch.frombuffer(chunk, dtype=torch.bfloat16)
+        else:
+            raise ValueError(e["dtype"])
+        out[name] = t.reshape(e["shape"]).to(DTYPE)
+    return out
+
+
+def load(dirname):
+    d = os.path.join(HERE, dirname)
+    with open(os.path.join(d, "config.json")) as f:
+        config = json.load(f)
+    index = os.path.join(d, "model.safetensors.index.json")
+    if os.path.exists(index):
+        with open(index) as f:
+            files = sorted(set(json.load(f)["weight_map"].values()))
+    else:
+        files = ["model.safetensors"]
+    w = {}
+    for fname in files:
+        w.update(read_safetensors(os.path.join(d, fname)))
+    return config, w
+
+
+def causal_attention(q, k, v):
+    # q (heads T hd), k and v (heads T hd)
+    t = q.shape[1]
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    mask = torch.ones(t, t, dtype=torch.bool).tril()
+    scores = scores.masked_fill(~mask, float("-inf"))
+    return scores.softmax(-1) @ v
+
+
+def gpt2_logits(config, w, ids):
+    def g(name):
+        return w.get("transformer." + name, w.get(name))
+
+    d, heads, eps = config["n_embd"], config["n_head"], config["layer_norm_epsilon"]
+    hd = d // heads
+    ids = torch.tensor(ids)
+    x = g("wte.weight")[ids] + g("wpe.weight")[: len(ids)]
+
+    def ln(x, p):
+        return torch.nn.functional.layer_norm(x, (d,), g(p + ".weight"), g(p + ".bias"), eps)
+
+    def gelu_tanh(x):
+        return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+    for i in range(config["n_layer"]):
+        p = "h.%d." % i
+        h = ln(x, p + "ln_1")
+        qkv = h @ g(p + "attn.c_attn.weight") + g(p + "attn.c_attn.bias")  # Conv1D: (in, out)
+        q, k, v = (t.reshape(len(ids), heads, hd).transpose(0, 1) for t in qkv.split(d, -1))
+        a = causal_attention(q, k, v).transpose(0, 1).reshape(len(ids), d)
+        x = x + a @ g(p + "attn.c_proj.weight") + g(p + "attn.c_proj.bias")
+        h = ln(x, p + "ln_2")
+        m = gelu_tanh(h @ g(p + "mlp.c_fc.weight") + g(p + "mlp.c_fc.bias"))
+        x = x + m @ g(p + "mlp.c_proj.weight") + g(p + "mlp.c_proj.bias")
+    return ln(x, "ln_f") @ g("wte.weight").T
+
+
+def llama_logits(config, w, ids, tied=False):
+    d, heads = config["hidden_size"], config["num_attention_heads"]
+    kv_heads = config.get("num_key_value_heads", heads)
+    hd = config.get("head_dim", d // heads)
+    eps, theta = config["rms_norm_eps"], config["rope_theta"]
+    n = len(ids)
+
+    def rms(x, weight):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+    inv_freq = 1.0 / (theta ** (torch.arange(0, hd, 2, dtype=DTYPE) / hd))
+    scaling = config.get("rope_scaling")
+    if scaling and scaling.get("rope_type", scaling.get("type")) == "llama3":
+        # low frequencies divided by factor, high ones kept, a blend in between
+        factor, low, high = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
+        old = scaling["original_max_position_embeddings"]
+        scaled = []
+        for f in inv_freq.tolist():
+            wavelen = 2 * math.pi / f
+            if wavelen < old / high:
+                scaled.append(f)
+            elif wavelen > old / low:
+                scaled.append(f / factor)
+            else:
+                smooth = (old / wavelen - low) / (high - low)
+                scaled.append((1 - smooth) * f / factor + smooth * f)
+        inv_freq = torch.tensor(scaled, dtype=DTYPE)
+    angles = torch.arange(n, dtype=DTYPE)[:, None] * inv_freq[None, :]
+    angles = torch.cat([angles, angles], -1)
+    cos, sin = angles.cos(), angles.sin()
+
+    def rope(x):  # x (heads T hd), "rotate half"
+        x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
+        return x * cos + torch.cat([-x2, x1], -1) * sin
+
+    x = w["model.embed_tokens.weight"][torch.tensor(ids)]
+    for i in range(config["num_hidden_layers"]):
+        p = "model.layers.%d." % i
+        h = rms(x, w[p + "input_layernorm.weight"])
+        q = (h @ w[p + "self_attn.q_proj.weight"].T).reshape(n, heads, hd).transpose(0, 1)
+        k = (h @ w[p + "self_attn.k_proj.weight"].T).reshape(n, kv_heads, hd).transpose(0, 1)
+        v = (h @ w[p + "self_attn.v_proj.weight"].T).reshape(n, kv_heads, hd).transpose(0, 1)
+        q, k = rope(q), rope(k)
+        rep = heads // kv_heads  # repeat_kv: query head j reads key/value head j // rep
+        k, v = k.repeat_interleave(rep, 0), v.repeat_interleave(rep, 0)
+        a = causal_attention(q, k, v).transpose(0, 1).reshape(n, heads * hd)
+        x = x + a @ w[p + "self_attn.o_proj.weight"].T
+        h = rms(x, w[p + "post_attention_layernorm.weight"])
+        gate = h @ w[p + "mlp.gate_proj.weight"].T
+        up = h @ w[p + "mlp.up_proj.weight"].T
+        x = x + (torch.nn.functional.silu(gate) * up) @ w[p + "mlp.down_proj.weight"].T
+    head = w["model.embed_tokens.weight"] if tied else w["lm_head.weight"]
+    return rms(x, w["model.norm.weight"]) @ head.T
+
+
+def greedy(fn, ids, count):
+    ids = list(ids)
+    for _ in range(count):
+        ids.append(int(fn(ids)[-1].argmax()))
+    return ids[-count:]
+
+
+def case(fn):
+    return {"prompt": PROMPT,
+            "logits": [[round(float(v), 7) for v in row] for row in fn(PROMPT)],
+            "greedy": greedy(fn, PROMPT, NEW_TOKENS)}
+
+
+def main():
+    gc, gw = load("tiny-gpt2")
+    lc, lw = load("tiny-llama")
+    expected = {
+        "gpt2": case(lambda ids: gpt2_logits(gc, gw, ids)),
+        "llama": case(lambda ids: llama_logits(lc, lw, ids)),
+        "llama-tied": case(lambda ids: llama_logits(lc, lw, ids, tied=True)),
+        "llama-rope-llama3": case(lambda ids: llama_logits(dict(lc, rope_scaling=LLAMA3_SCALING), lw, ids)),
+    }
+    path = os.path.join(HERE, "expected.json")
+    if "--check" in sys.argv:
+        with open(path) as f:
+            old = json.load(f)
+        worst = 0.0
+        for name, e in expected.items():
+            for r1, r2 in zip(e["logits"], old[name]["logits"]):
+                worst = max(worst, max(abs(a - b) for a, b in zip(r1, r2)))
+            if e["greedy"] != old[name]["greedy"]:
+                print("reference: %s greedy continuation differs from expected.json" % name)
+                return 1
+        print("reference: expected.json matches (max |diff| %.2g)" % worst)
+        return 0 if worst <= 1e-6 else 1
+    with open(path, "w") as f:
+        json.dump(expected, f)
+        f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
