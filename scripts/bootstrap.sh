@@ -5,7 +5,8 @@ set -euo pipefail
 packages=(cmake ninja-build g++ catch2 libedit-dev pkg-config llvm-14-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist
           clang libclang-rt-14-dev  # clang + libFuzzer: the sanitizer build and tests/fuzz
           nlohmann-json3-dev  # json-read and tokenizer.json (src/text/), header-only
-          libicu-dev)  # tokenizers: Unicode letter/number classes and pre-tokenizer regexes
+          libicu-dev  # tokenizers: Unicode letter/number classes and pre-tokenizer regexes
+          python3)  # tests/layering/check.py, tests/models/make_fixtures.py
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
