@@ -33,6 +33,13 @@ class Interp;
 
 class Interpreter;
 
+// Where TensorLisp's messages go (debug output from TENSORLISP_DEBUG or jit-debug, warnings):
+// the library never prints, it hands each whole message (ending in a newline) to this sink.
+// One for the process; an empty function (the default) writes to standard error. Returns the
+// sink it replaces.
+using LogSink = std::function<void(std::string_view)>;
+LogSink set_log_sink(LogSink sink);
+
 // A Lisp value held by the host. It keeps the object alive (a GC root) for as long as the
 // handle exists. Values made without an interpreter (from C++ numbers and strings) become Lisp
 // objects when passed into one. A handle outliving its interpreter reads as nil.

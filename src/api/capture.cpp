@@ -23,6 +23,7 @@
 #include "api/devices.h"
 #include "eval/builtins.h"
 #include "runtime/jit.h"
+#include "support/log.h"
 #include "tensor/tensor_value.h"
 
 namespace tl::api {
@@ -281,7 +282,7 @@ Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& 
   std::vector<Value> out_values;
   if (tr.uncaptured) {
     if (!cap.warned) {
-      std::fprintf(stderr,
+      tl::log(
                    dim_read ? "tensorlisp: warning: jit: %s reads the value of a (dim ...) argument (dim-value) while "
                               "traced; it runs uncaptured\n"
                             : "tensorlisp: warning: jit: %s reads tensor data into Lisp (item, aref, print, save) or "

@@ -15,6 +15,7 @@
 #include "runtime/reference.h"
 #include "schedule/schedule.h"
 #include "support/condition_error.h"
+#include "support/log.h"
 #include "support/search_path.h"
 #include "tensor/tensor_value.h"
 
@@ -26,6 +27,35 @@ using Args = Value*;
 using N = std::uint32_t;
 
 namespace {
+
+// The JIT's settings from the environment: the one place the runtime's variables are read.
+//   TENSORLISP_CACHE=0                 no disk cache of compiled kernels
+//   TENSORLISP_CACHE_DIR               the cache's folder (else $XDG_CACHE_HOME/tensorlisp, else
+//                                      ~/.cache/tensorlisp)
+//   TENSORLISP_DEBUG=N                 jit-debug's level to start with
+//   TENSORLISP_CROSS_TARGETS=T1,T2 and TENSORLISP_CROSS_DIR   also compile every kernel for T1, T2
+runtime::JitSettings jit_settings_from_environment() {
+  runtime::JitSettings s;
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v != nullptr ? v : "";
+  };
+  if (env("TENSORLISP_CACHE") != "0") {
+    if (!env("TENSORLISP_CACHE_DIR").empty()) s.cache_dir = env("TENSORLISP_CACHE_DIR");
+    else if (!env("XDG_CACHE_HOME").empty()) s.cache_dir = env("XDG_CACHE_HOME") + "/tensorlisp";
+    else if (!env("HOME").empty()) s.cache_dir = env("HOME") + "/.cache/tensorlisp";
+  }
+  if (!env("TENSORLISP_DEBUG").empty()) s.debug = std::atoi(env("TENSORLISP_DEBUG").c_str());
+  const std::string cross = env("TENSORLISP_CROSS_TARGETS");
+  for (std::size_t i = 0; i <= cross.size();) {
+    std::size_t j = cross.find(',', i);
+    if (j == std::string::npos) j = cross.size();
+    if (j > i) s.cross_targets.push_back(cross.substr(i, j - i));
+    i = j + 1;
+  }
+  s.cross_dir = env("TENSORLISP_CROSS_DIR");
+  return s;
+}
 
 struct DeviceState : Interp::Extension {
   std::shared_ptr<runtime::JitDevice> jit;
@@ -70,7 +100,7 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
   // iterations, and the realize raises the interrupt there (the output is dropped).
   backend->set_cancel([ip] { return ip->interrupt_requested.load(std::memory_order_relaxed); },
                       [ip] { ip->raise_interrupt(); });
-  auto jit = std::make_shared<runtime::JitDevice>(std::move(backend), runtime::DiskCache::default_dir(), std::move(spec));
+  auto jit = std::make_shared<runtime::JitDevice>(std::move(backend), jit_settings_from_environment(), std::move(spec));
   runtime::JitDevice* device = jit.get();
   // Buffers a realize keeps on intermediate nodes live until those nodes die, which the
   // collector decides: they count toward its next collection, as realized tensors do.
@@ -89,7 +119,7 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
       for (const auto& f : log) ++count[f.rule];
       std::string text;
       for (const auto& [rule, n] : count) text += (text.empty() ? "" : ", ") + rule + (n > 1 ? " x" + std::to_string(n) : "");
-      std::fprintf(stderr, "tensorlisp: optimizers: %zu rewrites (%s)\n", log.size(), text.c_str());
+      tl::log("tensorlisp: optimizers: %zu rewrites (%s)\n", log.size(), text.c_str());
     }
     return r;
   };
@@ -164,7 +194,8 @@ void register_device_builtins(Interp& in) {
              ":disk-hits :plan-hits (realizes that reused a schedule) :traces and :replays (of jit functions) "
              ":kernels-tuned :compile-seconds :run-seconds (how long kernels ran; on a GPU, the device's own time "
              "from the first launch of a realize to the end of the last, without the copies to and from it) "
-             ":tune-seconds (spent timing launch shapes, see use-backend).",
+             ":tune-seconds (spent timing launch shapes, see use-backend) :peak-bytes (the most bytes the last realize's "
+             "computed buffers held at once, by its buffer plan).",
              [](Interp& in, Args, N) -> Value {
                const runtime::JitStats& st = jit_of(in, "jit-stats").stats();
                Interp::StackMark mark(in);
@@ -185,7 +216,8 @@ void register_device_builtins(Interp& in) {
                put("compile-seconds", Value::real(st.compile_seconds));
                put("run-seconds", Value::real(st.run_seconds));
                put("tune-seconds", Value::real(st.tune_seconds));
-               return in.list_from(base, 24);
+               put("peak-bytes", Value::integer(static_cast<std::int64_t>(st.peak_bytes)));
+               return in.list_from(base, 26);
              });
   TL_BUILTIN(in, "%to-device", 1, 1, "(%to-device X)",
              "Realizes tensor X and copies its data into the current device's own memory (a GPU's), "

@@ -106,6 +106,11 @@ void* run_thread(void* p) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The library's messages (debug output, warnings) go to standard error, whole.
+  tl::set_log_sink([](std::string_view text) {
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    std::fflush(stderr);
+  });
   Args args{"", {}, "", false, {}, argc, argv};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];

@@ -44,14 +44,6 @@ std::uint64_t get_u64(const char* p) {
 
 }  // namespace
 
-std::string DiskCache::default_dir() {
-  if (const char* off = std::getenv("TENSORLISP_CACHE"); off != nullptr && std::string(off) == "0") return "";
-  if (const char* d = std::getenv("TENSORLISP_CACHE_DIR"); d != nullptr && *d != 0) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != 0) return std::string(x) + "/tensorlisp";
-  if (const char* h = std::getenv("HOME"); h != nullptr && *h != 0) return std::string(h) + "/.cache/tensorlisp";
-  return "";
-}
-
 std::string DiskCache::path_for(const std::string& key) const {
   char name[40];
   std::snprintf(name, sizeof name, "%016llx.kernel", static_cast<unsigned long long>(fnv1a(key)));

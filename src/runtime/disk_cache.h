@@ -13,10 +13,8 @@ namespace tl::runtime {
 
 class DiskCache {
  public:
-  // `dir` empty: the cache is off. default_dir() gives TENSORLISP_CACHE_DIR, else
-  // $XDG_CACHE_HOME/tensorlisp, else ~/.cache/tensorlisp ("" when TENSORLISP_CACHE=0).
+  // `dir` empty: the cache is off (the API layer chooses it: TENSORLISP_CACHE_DIR and friends).
   explicit DiskCache(std::string dir) : dir_(std::move(dir)) {}
-  static std::string default_dir();
 
   bool enabled() const { return !dir_.empty(); }
   const std::string& dir() const { return dir_; }

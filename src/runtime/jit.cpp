@@ -16,6 +16,7 @@
 #include "schedule/schedule.h"
 #include "support/condition_error.h"
 #include "support/hash.h"
+#include "support/log.h"
 
 namespace tl::runtime {
 
@@ -44,9 +45,8 @@ codegen::CompileOutput compile_or_fail(const codegen::Codegen& cg, const codegen
 
 }  // namespace
 
-JitDevice::JitDevice(std::shared_ptr<Backend> backend, std::string cache_dir, DeviceSpec spec)
-    : backend_(std::move(backend)), spec_(std::move(spec)), disk_(std::move(cache_dir)) {
-  if (const char* d = std::getenv("TENSORLISP_DEBUG")) debug = std::atoi(d);
+JitDevice::JitDevice(std::shared_ptr<Backend> backend, JitSettings settings, DeviceSpec spec)
+    : debug(settings.debug), backend_(std::move(backend)), spec_(std::move(spec)), disk_(std::move(settings.cache_dir)) {
   try {
     codegen_ = make_codegen(backend_->info().target);
   } catch (const std::runtime_error& e) {
@@ -55,22 +55,14 @@ JitDevice::JitDevice(std::shared_ptr<Backend> backend, std::string cache_dir, De
   lowering_ = codegen_->lowering();
   check_spec();
   if (!backend_->host_memory()) memory_ = std::make_shared<DeviceMemory>(backend_);
-  const char* cross = std::getenv("TENSORLISP_CROSS_TARGETS");
-  const char* cross_dir = std::getenv("TENSORLISP_CROSS_DIR");
-  if (cross != nullptr && *cross != 0 && cross_dir != nullptr && *cross_dir != 0) {
-    cross_dir_ = cross_dir;
-    std::string list = cross;
-    for (std::size_t i = 0; i <= list.size();) {
-      std::size_t j = list.find(',', i);
-      if (j == std::string::npos) j = list.size();
-      if (j > i) {
-        try {
-          cross_.push_back(make_codegen(list.substr(i, j - i)));
-        } catch (const std::runtime_error& e) {
-          throw ConditionError("device-error", std::string("TENSORLISP_CROSS_TARGETS: ") + e.what());
-        }
+  if (!settings.cross_targets.empty() && !settings.cross_dir.empty()) {
+    cross_dir_ = settings.cross_dir;
+    for (const std::string& target : settings.cross_targets) {
+      try {
+        cross_.push_back(make_codegen(target));
+      } catch (const std::runtime_error& e) {
+        throw ConditionError("device-error", std::string("TENSORLISP_CROSS_TARGETS: ") + e.what());
       }
-      i = j + 1;
     }
   }
 }
@@ -98,7 +90,7 @@ void JitDevice::cross_compile(const Node* n, const std::unordered_set<const Node
       std::ofstream(file + ".tmp", std::ios::binary) << (error.empty() ? code : error + "\n" + l.kernel.str());
       std::filesystem::rename(file + ".tmp", file);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "tensorlisp: cross-compiling %s for %s: %s\n", tensor::op_name(n->op), cg->target_id().c_str(), e.what());
+      tl::log("tensorlisp: cross-compiling %s for %s: %s\n", tensor::op_name(n->op), cg->target_id().c_str(), e.what());
     }
   }
 }
@@ -168,14 +160,14 @@ JitDevice::Compiled& JitDevice::compiled(const codegen::Kernel& k) {
     std::string rejected;
     code = disk_.load(key, &rejected);
     if (!rejected.empty() && debug >= 1) {
-      std::fprintf(stderr, "tensorlisp: ignoring kernel cache entry %s: it %s; compiling again\n",
+      tl::log("tensorlisp: ignoring kernel cache entry %s: it %s; compiling again\n",
                    disk_.path_for(key).c_str(), rejected.c_str());
     }
   }
   const bool from_disk = code.has_value();
   if (!from_disk) {
     codegen::CompileOutput out = compile_or_fail(*codegen_, k, name, debug >= 3);
-    if (debug >= 3) std::fprintf(stderr, "%s\n", out.ir.c_str());
+    if (debug >= 3) tl::log("%s\n", out.ir.c_str());
     code = std::move(out.object);
   }
   const double codegen_ms = seconds_since(t0) * 1e3;
@@ -194,9 +186,9 @@ JitDevice::Compiled& JitDevice::compiled(const codegen::Kernel& k) {
   stats_.compile_seconds += dt;
   if (from_disk) ++stats_.disk_hits;
   else ++stats_.kernels_compiled;
-  if (debug >= 2) std::fprintf(stderr, "%s", text.c_str());
+  if (debug >= 2) tl::log("%s", text.c_str());
   if (debug >= 1) {
-    std::fprintf(stderr, "tensorlisp: %s %s in %.1f ms (%.1f ms generating code)\n", from_disk ? "loaded" : "compiled",
+    tl::log("tensorlisp: %s %s in %.1f ms (%.1f ms generating code)\n", from_disk ? "loaded" : "compiled",
                  name, dt * 1e3, codegen_ms);
   }
   return kernels_.emplace(text, Compiled{handle, name}).first->second;
@@ -468,6 +460,11 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
     mark(k.assign_target);
   }
   for (int r : plan.results) mark(r);
+  plan_buffers(plan);
+  if (debug >= 1) {
+    tl::log("tensorlisp: plan: %zu kernels, %zu buffers\n%s", plan.kernels.size(), plan.buffers.slots.size(),
+                 plan.buffers.str(plan.uses).c_str());
+  }
   return plan;
 }
 
@@ -588,9 +585,9 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::run(const std::vector<const Node
   }
   if (kept_bytes > 0 && on_keep) on_keep(kept_bytes);
   if (debug >= 1) {
-    std::fprintf(stderr, "tensorlisp: realize: %zu kernels, %.3f ms total", plan.kernels.size(), seconds_since(t_start) * 1e3);
-    if (!kept.empty()) std::fprintf(stderr, "; kept %zu intermediates (%.2f MB) that live tensors refer to", kept.size(), kept_bytes / 1e6);
-    std::fprintf(stderr, "\n");
+    tl::log("tensorlisp: realize: %zu kernels, %.3f ms total", plan.kernels.size(), seconds_since(t_start) * 1e3);
+    if (!kept.empty()) tl::log("; kept %zu intermediates (%.2f MB) that live tensors refer to", kept.size(), kept_bytes / 1e6);
+    tl::log("\n");
   }
   return results;
 }
@@ -716,20 +713,27 @@ const JitDevice::Tuned& JitDevice::tune(const PlanKernel& k, const std::vector<v
       std::snprintf(t, sizeof t, c.seconds >= 0 ? "%.3f ms" : "fails", c.seconds * 1e3);
       text += (text.empty() ? "" : ", ") + describe(c) + " " + t;
     }
-    std::fprintf(stderr, "tensorlisp: tuned %s (%lld iterations): %s; chose %s\n", k.compiled->entry.c_str(),
+    tl::log("tensorlisp: tuned %s (%lld iterations): %s; chose %s\n", k.compiled->entry.c_str(),
                  static_cast<long long>(k.parallel_extent.eval(b)), text.c_str(), describe(*best).c_str());
   }
   return tuned_.emplace(key, best->shape).first->second;
 }
 
-std::unordered_map<int, int> JitDevice::reader_counts(const Plan& plan) {
-  std::unordered_map<int, int> readers;
+void JitDevice::plan_buffers(Plan& plan) {
+  plan.uses.clear();
   for (const PlanKernel& k : plan.kernels) {
-    for (int in : k.inputs) ++readers[in];
-    if (k.assign_target >= 0) ++readers[k.assign_target];
-    if (k.into_copy()) ++readers[k.write_into];
+    BufferUse u;
+    u.node = k.node;
+    u.reads = k.inputs;
+    if (k.assign_target >= 0) u.reads.push_back(k.assign_target);
+    if (k.into_copy()) u.reads.push_back(k.write_into);
+    u.allocates = k.write_into < 0;
+    u.elements = 1;
+    for (const auto& d : k.shape) u.elements = u.elements * d;
+    u.dtype = k.dtype;
+    plan.uses.push_back(std::move(u));
   }
-  return readers;
+  plan.buffers = runtime::plan_buffers(plan.uses, plan.results);
 }
 
 std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::vector<std::shared_ptr<Buffer>> leaves,
@@ -754,8 +758,8 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
   std::unordered_map<int, std::shared_ptr<Buffer>> values;  // by position in the graph's order
   for (std::size_t i = 0; i < plan.leaves.size(); ++i) values[plan.leaves[i]] = std::move(leaves[i]);
   for (const auto& [p, buffer] : plan.constants) values[p] = buffer;
-  // How many kernels still read each computed buffer, so it can be freed after the last.
-  std::unordered_map<int, int> readers = reader_counts(plan);
+  // Buffers whose last reader has run, kept for the next output of their slot (buffer plan).
+  std::vector<std::shared_ptr<Buffer>> spare(plan.buffers.slots.size());
   ++stats_.realizes;
   double run_time = 0;
   std::vector<std::tuple<std::shared_ptr<Buffer>, std::shared_ptr<Buffer>, int>> writes;  // (target, value, assign)
@@ -767,9 +771,14 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
       out = values.at(k.write_into);
       count = k.elements.eval(b);  // the view's elements
     } else {
-      std::vector<std::int64_t> dims;
-      for (const auto& d : k.shape) dims.push_back(d.eval(b));
-      out = tensor::allocate_buffer(k.dtype, dims);
+      const int slot = plan.buffers.slot[i];
+      if (slot >= 0 && spare[static_cast<std::size_t>(slot)]) {
+        out = std::move(spare[static_cast<std::size_t>(slot)]);  // every element is written again
+      } else {
+        std::vector<std::int64_t> dims;
+        for (const auto& d : k.shape) dims.push_back(d.eval(b));
+        out = tensor::allocate_buffer(k.dtype, dims);
+      }
       count = static_cast<std::int64_t>(out->count());
     }
     std::vector<void*> ptrs(k.buffer_count, nullptr);  // local scratch stays null
@@ -798,14 +807,18 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
     if (keep != nullptr && static_cast<std::size_t>(k.node) < keep->size() && (*keep)[static_cast<std::size_t>(k.node)]) {
       kept->emplace_back(k.node, out);
     }
-    auto done_with = [&](int in) {
-      if (--readers[in] == 0 && std::find(plan.results.begin(), plan.results.end(), in) == plan.results.end()) {
-        values.erase(in);
+    for (int p : plan.buffers.frees[i]) {
+      auto it = values.find(p);
+      if (it == values.end()) continue;
+      std::shared_ptr<Buffer> freed = std::move(it->second);
+      values.erase(it);
+      // Held nowhere else (not kept, not an assign's value, not a leaf): its slot's next output
+      // takes it.
+      auto slot = plan.buffers.slot_of.find(p);
+      if (slot != plan.buffers.slot_of.end() && freed.use_count() == 1 && plan.buffers.reused_after(slot->second, i)) {
+        spare[static_cast<std::size_t>(slot->second)] = std::move(freed);
       }
-    };
-    for (int in : k.inputs) done_with(in);
-    if (k.assign_target >= 0) done_with(k.assign_target);
-    if (k.into_copy()) done_with(k.write_into);
+    }
   }
   for (auto& [target, value, node] : writes) {
     target->set_bytes(std::move(value->bytes()));
@@ -815,14 +828,23 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
   for (int r : plan.results) result.push_back(values.at(r));
   stats_.run_seconds += run_time;
   if (rec) (*rec)[rec_index].results = result;
-  if (debug >= 1) std::fprintf(stderr, "tensorlisp: %zu kernels ran in %.3f ms\n", plan.kernels.size(), run_time * 1e3);
+  report_run(plan, b, run_time);
   return result;
+}
+
+void JitDevice::report_run(const Plan& plan, const tensor::Bindings& b, double seconds) {
+  stats_.peak_bytes = plan.buffers.peak_bytes(b);
+  if (debug >= 1) {
+    tl::log("tensorlisp: %zu kernels ran in %.3f ms; buffers: peak %.3f MB (%.3f MB with one per output)\n",
+                 plan.kernels.size(), seconds * 1e3, static_cast<double>(stats_.peak_bytes) / 1e6,
+                 static_cast<double>(plan.buffers.peak_bytes(b, false)) / 1e6);
+  }
 }
 
 void JitDevice::report_kernel(std::size_t i, const Plan& plan, const PlanKernel& k, double dt, double bytes,
                               const tensor::Bindings& b) const {
   double flops = static_cast<double>(k.elements.eval(b)) * k.ops_per_element;
-  std::fprintf(stderr, "tensorlisp: kernel %zu/%zu %s %s%s: %.3f ms, %.2f GFLOP/s, %.2f GB/s\n", i + 1, plan.kernels.size(),
+  tl::log("tensorlisp: kernel %zu/%zu %s %s%s: %.3f ms, %.2f GFLOP/s, %.2f GB/s\n", i + 1, plan.kernels.size(),
                k.compiled->entry.c_str(), tensor::op_name(k.op), tensor::shape_str(k.shape).c_str(), dt * 1e3,
                dt > 0 ? flops / dt * 1e-9 : 0.0, dt > 0 ? bytes / dt * 1e-9 : 0.0);
 }
@@ -841,8 +863,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     dev[p] = memory_->upload(*buffer);
     host[p] = buffer;
   }
-  std::unordered_map<int, int> readers = reader_counts(plan);
-  auto is_result = [&](int p) { return std::find(plan.results.begin(), plan.results.end(), p) != plan.results.end(); };
+  std::vector<Copy> spare(plan.buffers.slots.size());  // as in execute
   std::unordered_map<int, std::pair<tensor::DType, std::int64_t>> made;  // dtype and count of each kernel's value
   ++stats_.realizes;
   double run_time = 0;
@@ -860,9 +881,11 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     std::int64_t count = 1;
     for (const auto& d : k.shape) count *= d.eval(b);
     const std::size_t bytes = static_cast<std::size_t>(count) * tensor::dtype_size(k.dtype);
-    Copy out = k.write_into >= 0 ? dev.at(k.write_into)
-                                 : memory_->allocate(bytes, "the output of kernel " + k.compiled->entry + " (" +
-                                                                tensor::op_name(k.op) + tensor::shape_str(k.shape) + ")");
+    const int slot = plan.buffers.slot[i];
+    Copy out = k.write_into >= 0                                    ? dev.at(k.write_into)
+               : slot >= 0 && spare[static_cast<std::size_t>(slot)] ? std::move(spare[static_cast<std::size_t>(slot)])
+                                                                    : memory_->allocate(bytes, "the output of kernel " + k.compiled->entry + " (" +
+                                                                                                   tensor::op_name(k.op) + tensor::shape_str(k.shape) + ")");
     const std::int64_t launched = k.write_into >= 0 ? k.elements.eval(b) : count;  // a view assign: the view's elements
     std::vector<void*> ptrs(k.buffer_count, nullptr);
     ptrs[0] = out->ptr;
@@ -895,15 +918,18 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
       kept->emplace_back(k.node, std::make_shared<Buffer>(k.dtype, static_cast<std::size_t>(count), out));
     }
     dev[k.node] = std::move(out);
-    auto done_with = [&](int in) {
-      if (--readers[in] == 0 && !is_result(in)) {
-        dev.erase(in);
-        host.erase(in);
+    for (int p : plan.buffers.frees[i]) {
+      host.erase(p);
+      auto it = dev.find(p);
+      if (it == dev.end()) continue;
+      Copy freed = std::move(it->second);
+      dev.erase(it);
+      // Launches run in order on the device, so the slot's next output may take it now.
+      auto s = plan.buffers.slot_of.find(p);
+      if (s != plan.buffers.slot_of.end() && freed.use_count() == 1 && plan.buffers.reused_after(s->second, i)) {
+        spare[static_cast<std::size_t>(s->second)] = std::move(freed);
       }
-    };
-    for (int in : k.inputs) done_with(in);
-    if (k.assign_target >= 0) done_with(k.assign_target);
-    if (k.into_copy()) done_with(k.write_into);
+    }
   }
   for (auto& [target, copy] : writes) target->set_device(std::move(copy));
   // Launches are asynchronous: the kernels' time is until the device has finished them
@@ -927,7 +953,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     result.push_back(std::move(buf));
   }
   stats_.run_seconds += run_time;
-  if (debug >= 1) std::fprintf(stderr, "tensorlisp: %zu kernels ran in %.3f ms\n", plan.kernels.size(), run_time * 1e3);
+  report_run(plan, b, run_time);
   return result;
 }
 

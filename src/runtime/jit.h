@@ -12,6 +12,7 @@
 
 #include "codegen/llvm_emit.h"
 #include "runtime/backend.h"
+#include "runtime/buffer_plan.h"
 #include "runtime/device_memory.h"
 #include "runtime/disk_cache.h"
 #include "tensor/graph.h"
@@ -31,6 +32,7 @@ struct JitStats {
   double compile_seconds = 0;
   double run_seconds = 0;
   double tune_seconds = 0;
+  std::uint64_t peak_bytes = 0;       // the last realize's buffer plan: most bytes held at once
 };
 
 // What a backend's runtime file says of its device (defbackend :limits and :search), and
@@ -44,6 +46,18 @@ struct DeviceSpec {
   std::map<std::string, std::int64_t> limits;
   std::map<std::string, std::vector<std::int64_t>> search;
   bool tune = false;
+};
+
+// How a JIT device works, as the host chose (TENSORLISP_CACHE_DIR and friends, parsed by the
+// API layer: api/devices.cpp).
+struct JitSettings {
+  std::string cache_dir;  // where compiled kernels are kept across processes ("": no disk cache)
+  int debug = 0;          // JitDevice::debug to start with
+  // Other targets every kernel is also compiled for, into cross_dir/<target>/ (NAME.ptx,
+  // NAME.hsaco, or NAME.error saying why not): checks code generation for devices this machine
+  // lacks (tests/run_cross_check.cmake).
+  std::vector<std::string> cross_targets;
+  std::string cross_dir;
 };
 
 class JitDevice {
@@ -61,11 +75,10 @@ class JitDevice {
     std::vector<std::shared_ptr<tensor::Buffer>> results;
   };
 
-  // `cache_dir`: where compiled kernels are kept across processes ("" for no disk cache).
-  // `spec`: the runtime file's limits and search space (checked here: a device-error says
-  // what is wrong with them).
-  explicit JitDevice(std::shared_ptr<Backend> backend, std::string cache_dir = DiskCache::default_dir(),
-                     DeviceSpec spec = {});
+  // `settings`: what the host chose (the API layer reads them from the environment; the
+  // device reads none). `spec`: the runtime file's limits and search space (checked here: a
+  // device-error says what is wrong with them).
+  explicit JitDevice(std::shared_ptr<Backend> backend, JitSettings settings = {}, DeviceSpec spec = {});
   ~JitDevice();
   JitDevice(const JitDevice&) = delete;
   JitDevice& operator=(const JitDevice&) = delete;
@@ -85,7 +98,7 @@ class JitDevice {
   // Whether kernels are GPU kernels (a GPU's target, or the simulator's).
   bool gpu() const { return lowering_.target == codegen::Target::Gpu; }
   // 0: quiet; 1: kernel count and times per realize; 2: also the loop IR; 3: also LLVM IR.
-  // Starts from TENSORLISP_DEBUG.
+  // Starts from JitSettings::debug (TENSORLISP_DEBUG).
   int debug = 0;
   // Rewrites a graph before it is scheduled (the optimizer rules), and a number that changes
   // when the rules do, so plans made under other rules are not reused. Rewrites must depend
@@ -189,6 +202,10 @@ class JitDevice {
       std::size_t axis = 0;
     };
     std::vector<RangeCheck> checks;
+    // When each computed buffer is last read and which outputs share storage (made once, with
+    // the plan; buffer_plan.h).
+    std::vector<BufferUse> uses;
+    BufferPlan buffers;
   };
 
   // Counters kept by the users of execute (jit captures).
@@ -232,8 +249,10 @@ class JitDevice {
                        const tl_launch& launch);
   bool needs_tuning(const PlanKernel& k) const;
   std::string tune_key(const PlanKernel& k, const tensor::Bindings& b) const;
-  // How many kernels read each position (inputs and assign targets) in a plan.
-  static std::unordered_map<int, int> reader_counts(const Plan& plan);
+  // The buffer plan of a plan's kernels (Plan::uses and Plan::buffers).
+  static void plan_buffers(Plan& plan);
+  // Records the run's peak bytes (stats) and, when debugging, prints them with its time.
+  void report_run(const Plan& plan, const tensor::Bindings& b, double seconds);
   void report_kernel(std::size_t i, const Plan& plan, const PlanKernel& k, double seconds, double bytes,
                      const tensor::Bindings& b) const;
 };

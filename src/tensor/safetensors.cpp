@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "eval/builtins.h"
+#include "support/log.h"
 #include "tensor/file_io.h"
 
 namespace tl::tensor::file_io {
@@ -477,7 +478,7 @@ void register_safetensors_builtins(Interp& in) {
         if (eval::is_string(a[0]) && !eval::is_string(a[1])) {
           static bool warned = false;
           if (!warned) {
-            std::fprintf(stderr,
+            tl::log(
                          "tensorlisp: warning: (save-safetensors PATH TENSORS) is deprecated; "
                          "write (save-safetensors TENSORS PATH)\n");
             warned = true;

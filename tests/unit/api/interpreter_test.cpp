@@ -627,3 +627,18 @@ TEST_CASE("api: the exit builtin surfaces as an error of type exit", "[api]") {
   CHECK(e.message() == "3");
   CHECK(lisp.eval("(+ 1 1)").as_int() == 2);
 }
+
+TEST_CASE("api: the library's messages go to the host's log sink", "[api]") {
+  std::string captured;
+  tl::LogSink old = tl::set_log_sink([&](std::string_view s) { captured += s; });
+  {
+    tl::Interpreter lisp;
+    lisp.eval("(jit-debug 1)");
+    lisp.eval("(realize (add (tensor '(1 2 3)) 1))");
+    lisp.eval("(jit-debug 0)");
+  }
+  tl::set_log_sink(std::move(old));
+  CHECK(captured.find("tensorlisp: plan: 1 kernels, 1 buffers") != std::string::npos);
+  CHECK(captured.find("kernels ran in") != std::string::npos);
+  CHECK(captured.back() == '\n');
+}

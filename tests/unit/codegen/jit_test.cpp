@@ -149,7 +149,7 @@ TEST_CASE("jit: the disk cache is reused by a new device and survives corruption
   NodeRef y = g.make_unary(Op::Exp2, g.make_binary(Op::Add, x, g.make_const_float(0.5, DType::F32, {4})));
   const std::vector<float> want = as_f32(*tl::runtime::realize_reference(y.get(), {}));
   auto run = [&]() {
-    tl::runtime::JitDevice d(tl::runtime::Backend::load("cpu", "builtin", ""), dir.string());
+    tl::runtime::JitDevice d(tl::runtime::Backend::load("cpu", "builtin", ""), {.cache_dir = dir.string()});
     CHECK(as_f32(*d.realize(y.get(), {})) == want);
     return d.stats();
   };
@@ -185,7 +185,7 @@ TEST_CASE("jit: the disk cache is reused by a new device and survives corruption
   CHECK_FALSE(cache.load("some other key").has_value());
   fs::remove_all(dir);
   // With no directory the cache is off.
-  tl::runtime::JitDevice off(tl::runtime::Backend::load("cpu", "builtin", ""), "");
+  tl::runtime::JitDevice off(tl::runtime::Backend::load("cpu", "builtin", ""), {.cache_dir = ""});
   CHECK(as_f32(*off.realize(y.get(), {})) == want);
   CHECK(off.stats().kernels_compiled == 1);
 }
@@ -203,7 +203,7 @@ TEST_CASE("jit: poisoned disk cache entries are ignored", "[codegen][jit]") {
   NodeRef y = g.make_binary(Op::Mul, x, g.make_const_float(3.0, DType::F32, {4}));
   const std::vector<float> want = {3.0f, 6.0f, 9.0f, 12.0f};
   auto run = [&]() {
-    tl::runtime::JitDevice d(tl::runtime::Backend::load("cpu", "builtin", ""), dir.string());
+    tl::runtime::JitDevice d(tl::runtime::Backend::load("cpu", "builtin", ""), {.cache_dir = dir.string()});
     CHECK(as_f32(*d.realize(y.get(), {})) == want);
     return d.stats();
   };
