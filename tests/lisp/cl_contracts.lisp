@@ -109,6 +109,16 @@
 (show "parameter named list" (shadow-params '(a b) "s"))
 (show "local non-function, no global" (fails (let ((nope 3)) (nope 1))))
 
+;; A local variable does not hide a global macro in operator position (as in Common Lisp);
+;; a local function (flet, labels, or a let of a lambda expression) does.
+(show "let when, macro still expands" (let ((when 1)) (when t 2)))
+(defun param-named-unless (unless) (unless (> unless 5) unless))
+(show "parameter named unless" (param-named-unless 3))
+(show "flet hides a macro" (flet ((when (x y) (list x y))) (when 1 2)))
+(show "labels hides a macro" (labels ((unless (n) (if (> n 0) (unless (- n 1)) :done))) (unless 3)))
+(show "let of a lambda hides a macro" (let ((when (lambda (x) (* x 2)))) (when 4)))
+(show "macro again outside the flet" (list (flet ((when (x) x)) (when 7)) (when t 8)))
+
 ;; Special forms cannot be redefined by defun, defmacro or defmodel.
 (show "defun block" (fails (defun block (x) x)))
 (show "defmacro if" (fails (defmacro if (x) x)))
