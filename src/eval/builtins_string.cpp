@@ -52,6 +52,39 @@ Value trim(Interp& in, const char* fn, Value* a, std::uint32_t n, bool left, boo
   return in.make_string(s.substr(b, e - b));
 }
 
+enum class Order { Equal, NotEqual, Less, Greater, LessEqual, GreaterEqual };
+
+// string<, string-lessp and the rest: A and B are strings or symbols (their names). FOLD
+// compares ASCII letters ignoring case. Equal answers t or nil; the others the mismatch index.
+Value compare_strings(Interp& in, const char* fn, Value* args, bool fold, Order order) {
+  auto text = [&](int i) -> const std::string& {
+    if (is_symbol(args[i])) return as_symbol(args[i])->name;
+    return arg_string(in, fn, args, i)->text;
+  };
+  const std::string& x = text(0);
+  const std::string& y = text(1);
+  auto norm = [fold](char c) {
+    unsigned char u = static_cast<unsigned char>(c);
+    return fold && u >= 'A' && u <= 'Z' ? static_cast<unsigned char>(u - 'A' + 'a') : u;
+  };
+  std::size_t i = 0;
+  while (i < x.size() && i < y.size() && norm(x[i]) == norm(y[i])) ++i;
+  int cmp = 0;  // the sign of x - y
+  if (i < x.size() && i < y.size()) cmp = norm(x[i]) < norm(y[i]) ? -1 : 1;
+  else if (i < x.size()) cmp = 1;
+  else if (i < y.size()) cmp = -1;
+  bool holds = false;
+  switch (order) {
+    case Order::Equal: return in.boolean(cmp == 0);
+    case Order::NotEqual: holds = cmp != 0; break;
+    case Order::Less: holds = cmp < 0; break;
+    case Order::Greater: holds = cmp > 0; break;
+    case Order::LessEqual: holds = cmp <= 0; break;
+    case Order::GreaterEqual: holds = cmp >= 0; break;
+  }
+  return holds ? Value::integer(static_cast<std::int64_t>(i)) : nil();
+}
+
 }  // namespace
 
 std::string format_string(Interp& in, const std::string& control, Value* args, std::uint32_t n,
@@ -376,14 +409,30 @@ void register_string_builtins(Interp& in) {
                };
                return in.boolean(text(0) == text(1));
              });
-  TL_BUILTIN(in, "string<", 2, 2, "(string< A B)", "True when string A sorts before B.",
-             [](Interp& in, Args a, N) -> Value {
-               return in.boolean(arg_string(in, "string<", a, 0)->text < arg_string(in, "string<", a, 1)->text);
-             });
-  TL_BUILTIN(in, "string>", 2, 2, "(string> A B)", "True when string A sorts after B.",
-             [](Interp& in, Args a, N) -> Value {
-               return in.boolean(arg_string(in, "string>", a, 0)->text > arg_string(in, "string>", a, 1)->text);
-             });
+  // The ordering comparisons return the index where the strings first differ (CLHS string<),
+  // or nil; the -lessp family ignores case, as string-equal does.
+  TL_BUILTIN(in, "string<", 2, 2, "(string< A B)", "The index where A and B first differ when A sorts before B, else nil.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string<", a, false, Order::Less); });
+  TL_BUILTIN(in, "string>", 2, 2, "(string> A B)", "The index where A and B first differ when A sorts after B, else nil.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string>", a, false, Order::Greater); });
+  TL_BUILTIN(in, "string<=", 2, 2, "(string<= A B)", "The mismatch index when A sorts before B or equals it, else nil.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string<=", a, false, Order::LessEqual); });
+  TL_BUILTIN(in, "string>=", 2, 2, "(string>= A B)", "The mismatch index when A sorts after B or equals it, else nil.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string>=", a, false, Order::GreaterEqual); });
+  TL_BUILTIN(in, "string/=", 2, 2, "(string/= A B)", "The index where A and B first differ, or nil when they are equal.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string/=", a, false, Order::NotEqual); });
+  TL_BUILTIN(in, "string-equal", 2, 2, "(string-equal A B)", "True when strings (or symbol names) A and B are equal ignoring case.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string-equal", a, true, Order::Equal); });
+  TL_BUILTIN(in, "string-lessp", 2, 2, "(string-lessp A B)", "string< ignoring case.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string-lessp", a, true, Order::Less); });
+  TL_BUILTIN(in, "string-greaterp", 2, 2, "(string-greaterp A B)", "string> ignoring case.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string-greaterp", a, true, Order::Greater); });
+  TL_BUILTIN(in, "string-not-greaterp", 2, 2, "(string-not-greaterp A B)", "string<= ignoring case.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string-not-greaterp", a, true, Order::LessEqual); });
+  TL_BUILTIN(in, "string-not-lessp", 2, 2, "(string-not-lessp A B)", "string>= ignoring case.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string-not-lessp", a, true, Order::GreaterEqual); });
+  TL_BUILTIN(in, "string-not-equal", 2, 2, "(string-not-equal A B)", "string/= ignoring case.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string-not-equal", a, true, Order::NotEqual); });
   TL_BUILTIN(in, "char-code", 1, 1, "(char-code STRING)", "The byte value of the first character of STRING.",
              [](Interp& in, Args a, N) -> Value {
                const std::string& s = arg_string(in, "char-code", a, 0)->text;
