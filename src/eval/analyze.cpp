@@ -104,6 +104,7 @@ class Analyzer {
   Node* analyze_return_from(Value form, Span span);
   Node* analyze_unwind_protect(Value form, Span span);
   Node* analyze_handler_case(Value form, Span span);
+  Node* analyze_multiple_value_call(Value form, Span span);
   Value quasi(Value form, int depth, Span span);
   bool lookup(Symbol* sym, std::uint32_t& depth, std::uint32_t& index,
               bool* holds_function = nullptr) const;
@@ -252,6 +253,7 @@ Node* Analyzer::analyze_list(Value form, Span span) {
       if (s == S.unwind_protect) return analyze_unwind_protect(form, span);
       if (s == S.handler_case) return analyze_handler_case(form, span);
       if (s == S.declare) return constant(nil(), span);
+      if (s == S.multiple_value_call) return analyze_multiple_value_call(form, span);
       if (!lexical && s->bound && is_kind(s->value, ObjKind::Macro)) {
         Value expansion;
         try {
@@ -307,6 +309,18 @@ Node* Analyzer::analyze_call(Value form, Span span) {
     }
   }
   return call;
+}
+
+Node* Analyzer::analyze_multiple_value_call(Value form, Span span) {
+  if (list_length(form, span, "multiple-value-call") < 2) {
+    fail(span, "multiple-value-call: expected (multiple-value-call FUNCTION FORM...)");
+  }
+  auto* n = make<MultipleValueCallNode>(span);
+  n->fn = analyze(nth(form, 1), span_of_cell(cdr(form), span));
+  for (Value v = cdr(cdr(form)); is_cons(v); v = cdr(v)) {
+    n->forms.push_back(analyze(car(v), span_of_cell(v, span)));
+  }
+  return n;
 }
 
 Node* Analyzer::analyze_if(Value form, Span span) {

@@ -445,7 +445,8 @@ void register_string_builtins(Interp& in) {
                if (c < 0 || c > 255) in.error("type-error", "code-char: code must be 0 to 255, got " + std::to_string(c));
                return in.make_string(std::string(1, static_cast<char>(c)));
              });
-  TL_BUILTIN(in, "read-from-string", 1, 1, "(read-from-string STRING)", "The first form read from STRING.",
+  TL_BUILTIN(in, "read-from-string", 1, 1, "(read-from-string STRING)",
+             "The first form read from STRING; the second value is the index after it (and after one whitespace character that follows it).",
              [](Interp& in, Args a, N) -> Value {
                const std::string& text = arg_string(in, "read-from-string", a, 0)->text;
                std::uint32_t file = in.sources.add("<string>", text);
@@ -455,7 +456,10 @@ void register_string_builtins(Interp& in) {
                reader::ReadStatus st = r.next(form, span);
                if (st == reader::ReadStatus::End) in.error("read-error", "read-from-string: no form in \"" + text + "\"");
                if (st == reader::ReadStatus::NeedsMore) in.error("read-error", "read-from-string: incomplete form in \"" + text + "\"");
-               return form;
+               std::size_t end = r.offset();
+               // As in Common Lisp, one whitespace character after the form is read with it.
+               if (end < text.size() && std::isspace(static_cast<unsigned char>(text[end]))) ++end;
+               return in.two_values(form, Value::integer(static_cast<std::int64_t>(end)));
              });
 }
 
