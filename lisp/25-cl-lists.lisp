@@ -269,8 +269,8 @@ true when it was there."
 ;;; Comparison that ignores case and number type (string-equal is a builtin).
 
 (defun equalp (a b)
-  "(equalp A B) is equal that compares numbers with =, strings ignoring case, and vectors and
-hash tables by their elements."
+  "(equalp A B) is equal that compares numbers with =, strings ignoring case, and vectors,
+structures and hash tables by their elements."
   (cond ((eq a b) t)
         ((numberp a) (and (numberp b) (= a b)))
         ((stringp a) (and (stringp b) (string-equal a b)))
@@ -284,6 +284,9 @@ hash tables by their elements."
          (and (vectorp b) (= (length a) (length b))
               (dotimes (i (length a) t)
                 (unless (equalp (aref a i) (aref b i)) (return nil)))))
+        ((%struct-descriptor a)
+         (and (eq (%struct-descriptor a) (%struct-descriptor b))
+              (equalp (%struct-slots a) (%struct-slots b))))
         ((hash-table-p a)
          (and (hash-table-p b) (= (hash-table-count a) (hash-table-count b))
               (block compare

@@ -372,6 +372,7 @@ void register_list_builtins(Interp& interp);
 void register_sequence_builtins(Interp& interp);
 void register_string_builtins(Interp& interp);
 void register_hash_builtins(Interp& interp);
+void register_struct_builtins(Interp& interp);
 void register_system_builtins(Interp& interp);
 
 }  // namespace tl::eval

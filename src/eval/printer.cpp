@@ -225,6 +225,23 @@ class Printer {
         out_ += ')';
         return;
       }
+      case ObjKind::Struct: {
+        // #S(NAME :SLOT VALUE ...), as Common Lisp prints a structure.
+        auto* instance = static_cast<Instance*>(v.o);
+        auto& type = as_vector(instance->type)->items;
+        out_ += "#S(";
+        value(type[0], depth + 1);
+        Value names = type[1];
+        for (const Value& slot : instance->slots) {
+          out_ += " :";
+          out_ += as_symbol(car(names))->name;
+          names = cdr(names);
+          out_ += ' ';
+          value(slot, depth + 1);
+        }
+        out_ += ')';
+        return;
+      }
       case ObjKind::HashTable: {
         HashTable* h = as_hash(v);
         const char* test = h->test == HashTest::Eq ? "eq" : h->test == HashTest::Eql ? "eql" : "equal";
@@ -305,6 +322,10 @@ std::string Interp::type_name(Value v) const {
     case ObjKind::Code: return "code";
     case ObjKind::Condition: return "condition";
     case ObjKind::Foreign: return static_cast<Foreign*>(v.o)->type_name();
+    case ObjKind::Struct: {
+      Value type = static_cast<Instance*>(v.o)->type;
+      return as_symbol(as_vector(type)->items[0])->name;
+    }
   }
   return "unknown";
 }

@@ -69,6 +69,7 @@ enum class ObjKind : std::uint8_t {
   Code,
   Condition,
   Foreign,
+  Struct,
 };
 
 constexpr std::uint8_t kGcMark = 1;  // Obj::marked: reached by the collector's mark phase
@@ -173,6 +174,13 @@ struct CodeUnit : Obj {
   std::vector<Value> constants;    // every Value a node refers to, traced
   Node* entry = nullptr;           // the root of the tree
   ~CodeUnit();
+};
+
+// An instance of a defstruct type. `type` is the type's descriptor, a vector
+// #(NAME SLOT-NAMES PARENT-DESCRIPTOR-OR-NIL) that defstruct makes once per type.
+struct Instance : Obj {
+  Value type;
+  std::vector<Value> slots;
 };
 
 // A condition object: what handler-case binds. Type is a symbol; `data` is user payload.
