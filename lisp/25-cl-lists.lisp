@@ -274,6 +274,7 @@ structures and hash tables by their elements."
   (cond ((eq a b) t)
         ((numberp a) (and (numberp b) (= a b)))
         ((stringp a) (and (stringp b) (string-equal a b)))
+        ((characterp a) (and (characterp b) (char-equal a b)))
         ((consp a)
          (and (consp b)
               (progn

@@ -151,6 +151,7 @@ Node* Analyzer::analyze(Value form, Span span) {
     case Tag::Nil:
     case Tag::Int:
     case Tag::Float:
+    case Tag::Char:
       return constant(form, span);
     case Tag::Obj:
       break;

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "eval/builtins.h"
+#include "eval/utf8.h"
 #include "reader/reader.h"
 
 namespace tl::eval {
@@ -37,8 +38,9 @@ Value trim(Interp& in, const char* fn, Value* a, std::uint32_t n, bool left, boo
     } else if (is_list(b) || is_kind(b, ObjKind::Vector)) {
       std::vector<Value> items = is_list(b) ? list_items(in, fn, b, 1) : as_vector(b)->items;
       for (Value c : items) {
-        if (!is_string(c) || as_string(c)->text.size() != 1) in.type_error(fn, 1, "a bag of one-character strings", b);
-        bag += as_string(c)->text;
+        if (c.is_char() && c.i < 0x80) bag += static_cast<char>(c.i);
+        else if (is_string(c) && as_string(c)->text.size() == 1) bag += as_string(c)->text;
+        else in.type_error(fn, 1, "a bag of ASCII characters", b);
       }
     } else {
       in.type_error(fn, 1, "a string or a sequence of characters", b);
@@ -118,7 +120,7 @@ void register_string_builtins(Interp& in) {
                return in.make_string(std::move(out));
              });
   TL_BUILTIN(in, "make-string", 1, 3, "(make-string SIZE [INITIAL] | SIZE :initial-element INITIAL)",
-             "A string of SIZE characters, each the one-character string INITIAL (default \" \").",
+             "A string of SIZE characters, each INITIAL (a character or a one-character string; default #\\Space).",
              [](Interp& in, Args a, N n) -> Value {
                std::int64_t size = arg_size(in, "make-string", a, 0);
                int init_arg = n == 3 ? 2 : 1;
@@ -126,16 +128,22 @@ void register_string_builtins(Interp& in) {
                  in.error("program-error", "make-string: unknown keyword argument " + in.repr(a[1]) +
                                                "; expected :initial-element");
                }
-               char fill = ' ';
-               if (n >= 2) {
+               std::string fill = " ";
+               if (n >= 2 && a[init_arg].is_char()) {
+                 fill.clear();
+                 append_utf8(fill, static_cast<std::uint32_t>(a[init_arg].i));
+               } else if (n >= 2) {
                  String* s = arg_string(in, "make-string", a, init_arg);
                  if (s->text.size() != 1) {
-                   in.type_error("make-string", init_arg + 1, "a one-character string", a[init_arg]);
+                   in.type_error("make-string", init_arg + 1, "a character", a[init_arg]);
                  }
-                 fill = s->text[0];
+                 fill = s->text;
                }
-               in.check_allocation("make-string", static_cast<std::uint64_t>(size), 1);
-               return in.make_string(std::string(static_cast<std::size_t>(size), fill));
+               in.check_allocation("make-string", static_cast<std::uint64_t>(size), fill.size());
+               std::string text;
+               text.reserve(static_cast<std::size_t>(size) * fill.size());
+               for (std::int64_t i = 0; i < size; ++i) text += fill;
+               return in.make_string(std::move(text));
              });
   TL_BUILTIN(in, "string", 1, 1, "(string X)", "X as a string, as princ would show it.",
              [](Interp& in, Args a, N) -> Value {
@@ -298,18 +306,6 @@ void register_string_builtins(Interp& in) {
              [](Interp& in, Args a, N) { return compare_strings(in, "string-not-lessp", a, true, Order::GreaterEqual); });
   TL_BUILTIN(in, "string-not-equal", 2, 2, "(string-not-equal A B)", "string/= ignoring case.",
              [](Interp& in, Args a, N) { return compare_strings(in, "string-not-equal", a, true, Order::NotEqual); });
-  TL_BUILTIN(in, "char-code", 1, 1, "(char-code STRING)", "The byte value of the first character of STRING.",
-             [](Interp& in, Args a, N) -> Value {
-               const std::string& s = arg_string(in, "char-code", a, 0)->text;
-               if (s.empty()) in.error("type-error", "char-code: the string is empty");
-               return Value::integer(static_cast<unsigned char>(s[0]));
-             });
-  TL_BUILTIN(in, "code-char", 1, 1, "(code-char CODE)", "A one-character string of byte CODE (0-255).",
-             [](Interp& in, Args a, N) -> Value {
-               std::int64_t c = arg_int(in, "code-char", a, 0);
-               if (c < 0 || c > 255) in.error("type-error", "code-char: code must be 0 to 255, got " + std::to_string(c));
-               return in.make_string(std::string(1, static_cast<char>(c)));
-             });
   TL_BUILTIN(in, "read-from-string", 1, 1, "(read-from-string STRING)",
              "The first form read from STRING; the second value is the index after it (and after one whitespace character that follows it).",
              [](Interp& in, Args a, N) -> Value {

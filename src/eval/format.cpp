@@ -499,7 +499,14 @@ class Formatter {
         case 'f':
         case 'e':
         case 'g': out += floating(d, args); break;
-        case 'c': out += in_.repr(take(args, 'c'), false); break;
+        case 'c': {  // ~c the character, ~:c its name when it has one, ~@c as #\\c
+          Value v = take(args, 'c');
+          if (!v.is_char()) fail("~c needs a character, got " + in_.repr(v));
+          const char* name = char_name(static_cast<std::uint32_t>(v.i));
+          if (d.colon && name != nullptr) out += name;
+          else out += in_.repr(v, d.at);
+          break;
+        }
         case 'p': {
           if (d.colon) {
             if (args.next == 0) fail("~:p with no argument before it");

@@ -349,6 +349,12 @@ class Interp {
 // strings (with quotes and escapes when `readably`), shared with the embedding API.
 void print_float(std::string& out, double d);
 void print_string(std::string& out, const std::string& s, bool readably);
+// A character: #\a, #\Space, #\Newline when READABLY, else the character itself (UTF-8).
+void print_char(std::string& out, std::uint32_t code, bool readably);
+// The name of a character that has one (Space, Newline, Tab, ...), or null.
+const char* char_name(std::uint32_t code);
+// The code of the character named NAME (any case), or -1.
+std::int64_t name_char(std::string_view name);
 
 // The phase an error of condition `type` is reported in: read, shape, device or eval.
 const char* error_phase(std::string_view type);
@@ -373,6 +379,7 @@ void register_sequence_builtins(Interp& interp);
 void register_string_builtins(Interp& interp);
 void register_hash_builtins(Interp& interp);
 void register_struct_builtins(Interp& interp);
+void register_char_builtins(Interp& interp);
 void register_system_builtins(Interp& interp);
 
 }  // namespace tl::eval

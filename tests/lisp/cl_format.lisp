@@ -1,6 +1,6 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; format directives as Common Lisp programmers use them (issue 25). Every line but the
-;;; four error messages matches SBCL 2.2 (~c waits for a character type).
+;;; four error messages matches SBCL 2.2 (~c is tested in cl_chars.lisp).
 
 (defun show (label value) (format t "~a: ~s~%" label value))
 (show "a s" (format nil "~a ~s ~a ~s" "hi" "hi" 'sym '(1 "x")))
