@@ -259,6 +259,21 @@ void register_list_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "%aset", 3, 3, "(%aset VECTOR INDEX VALUE)", "Stores VALUE at INDEX; what (setf (aref v i) x) expands to.",
              [](Interp& in, Args a, N) -> Value {
+               if (is_string(a[0])) {  // (setf (char s i) c): the character's bytes replace the old ones
+                 if (!a[2].is_char()) in.type_error("setf aref", 3, "a character", a[2]);
+                 std::string& text = as_string(a[0])->text;
+                 std::int64_t i = arg_int(in, "setf aref", a, 1);
+                 std::size_t pos = i < 0 ? std::string::npos : utf8_offset(text, static_cast<std::size_t>(i));
+                 if (pos == std::string::npos || pos >= text.size()) {
+                   in.error("index-error", "setf aref: index " + std::to_string(i) + " out of range for a string of length " + std::to_string(utf8_length(text)));
+                 }
+                 std::size_t end = pos;
+                 next_utf8(text, end);
+                 std::string encoded;
+                 append_utf8(encoded, static_cast<std::uint32_t>(a[2].i));
+                 text.replace(pos, end - pos, encoded);
+                 return a[2];
+               }
                if (!is_kind(a[0], ObjKind::Vector)) in.type_error("setf aref", 1, "a vector", a[0]);
                std::int64_t i = arg_int(in, "setf aref", a, 1);
                auto& items = as_vector(a[0])->items;

@@ -222,6 +222,7 @@ void Interp::init_symbols() {
       {"division-by-zero", "arithmetic-error"},
       {"integer-overflow", "arithmetic-error"},
       {"read-error", "error"},
+      {"parse-error", "error"},
       {"file-error", "error"},
       {"control-error", "error"},
       {"index-error", "error"},
