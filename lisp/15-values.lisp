@@ -9,8 +9,13 @@
 (defmacro multiple-value-bind (vars form &body body)
   "(multiple-value-bind (VAR...) FORM BODY...) binds each VAR to one of FORM's values (nil
 for those it does not return; extra values are ignored) and evaluates BODY."
-  (let ((more (gensym "more")))
-    `(multiple-value-call (lambda (&optional ,@vars &rest ,more) ,more ,@body) ,form)))
+  ;; The values come as a fresh list, taken apart by a let: no closure is made, so the frames
+  ;; around the form can stay on the frame stack.
+  (let ((values (gensym "values")))
+    `(let* ((,values (multiple-value-call ,#'list ,form))
+            ,@(let ((index -1))
+                (mapcar (lambda (var) (setq index (+ index 1)) `(,var (,#'nth ,index ,values))) vars)))
+       ,@body)))
 
 (defmacro nth-value (n form)
   "(nth-value N FORM) is FORM's value number N (from 0), or nil."
