@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <unicode/uchar.h>
+
 #include "eval/builtins.h"
 #include "eval/utf8.h"
 #include "reader/reader.h"
@@ -52,6 +54,25 @@ Value trim(Interp& in, const char* fn, Value* a, std::uint32_t n, bool left, boo
   while (left && b < e && in_bag(s[b])) ++b;
   while (right && e > b && in_bag(s[e - 1])) --e;
   return in.make_string(s.substr(b, e - b));
+}
+
+// STRING (a string or a symbol's name) with each character's case mapped, by Unicode's simple
+// (one character to one) case mapping.
+std::string map_case(Interp& in, const char* fn, Value v, bool upper) {
+  if (!is_string(v) && !is_symbol(v)) in.type_error(fn, 1, "a string", v);
+  const std::string& text = is_symbol(v) ? as_symbol(v)->name : as_string(v)->text;
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t start = pos;
+    auto c = static_cast<UChar32>(next_utf8(text, pos));
+    if (c >= 0x80 && pos == start + 1) {  // a byte that is not UTF-8 stays as it is
+      out += text[start];
+      continue;
+    }
+    append_utf8(out, static_cast<std::uint32_t>(upper ? u_toupper(c) : u_tolower(c)));
+  }
+  return out;
 }
 
 enum class Order { Equal, NotEqual, Less, Greater, LessEqual, GreaterEqual };
@@ -217,18 +238,10 @@ void register_string_builtins(Interp& in) {
                if (!a[0].is_number()) in.type_error("number-to-string", 1, "a number", a[0]);
                return in.make_string(in.repr(a[0]));
              });
-  TL_BUILTIN(in, "string-upcase", 1, 1, "(string-upcase STRING)", "STRING in upper case (ASCII).",
-             [](Interp& in, Args a, N) -> Value {
-               std::string s = arg_string(in, "string-upcase", a, 0)->text;
-               for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-               return in.make_string(std::move(s));
-             });
-  TL_BUILTIN(in, "string-downcase", 1, 1, "(string-downcase STRING)", "STRING in lower case (ASCII).",
-             [](Interp& in, Args a, N) -> Value {
-               std::string s = arg_string(in, "string-downcase", a, 0)->text;
-               for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-               return in.make_string(std::move(s));
-             });
+  TL_BUILTIN(in, "string-upcase", 1, 1, "(string-upcase STRING)", "STRING (or a symbol's name) in upper case (Unicode simple case mapping).",
+             [](Interp& in, Args a, N) { return in.make_string(map_case(in, "string-upcase", a[0], true)); });
+  TL_BUILTIN(in, "string-downcase", 1, 1, "(string-downcase STRING)", "STRING (or a symbol's name) in lower case (Unicode simple case mapping).",
+             [](Interp& in, Args a, N) { return in.make_string(map_case(in, "string-downcase", a[0], false)); });
   TL_BUILTIN(in, "string-trim", 1, 2, "(string-trim BAG STRING)",
              "STRING without leading and trailing characters in BAG (a string, or a list or vector of "
              "one-character strings), as in Common Lisp. (string-trim STRING) trims whitespace.",

@@ -32,3 +32,4 @@
 (show "char index error" (handler-case (char "abc" 3) (error (e) (condition-message e))))
 (show "char= error" (handler-case (char= #\a "a") (type-error (e) (condition-message e))))
 (show "code-char error" (handler-case (code-char -1) (type-error (e) (condition-message e))))
+(show "unicode case" (list (string-upcase "héllo wörld") (string-downcase "ÀÉÎ") (string-upcase (quote sym))))
