@@ -36,3 +36,34 @@ does not return); returns the first value."
     `(multiple-value-bind ,temps ,form
        ,@(mapcar (lambda (v tmp) `(setq ,v ,tmp)) vars temps)
        ,(car temps))))
+
+;;; catch and throw: a throw signals a private condition (a condition, not an error, so
+;;; handler-case clauses for error let it pass) that the catch for its tag takes.
+(define-condition %throw (condition))
+
+(defvar *active-catch-tags* nil
+  "The tags of the catch forms now running, innermost first.")
+
+(defun %catch (tag thunk)
+  (let ((*active-catch-tags* (cons tag *active-catch-tags*)))
+    (handler-case (funcall thunk)
+      (%throw (c)
+        (let ((data (condition-data c)))  ; (TAG . VALUES)
+          (if (eq (car data) tag)
+              (values-list (cdr data))
+              (error c)))))))
+
+(defmacro catch (tag &body body)
+  "(catch TAG BODY...) evaluates BODY; a (throw TAG VALUE) inside it, at any depth, ends it
+with VALUE's values. Otherwise catch returns BODY's values."
+  `(,#'%catch ,tag (lambda () ,@body)))
+
+(defun %throw-values (tag values)
+  (unless (member tag *active-catch-tags* :test #'eq)
+    (error 'control-error "throw: no catch is active for the tag ~s" tag))
+  (error (make-condition '%throw :message "throw" :data (cons tag values))))
+
+(defmacro throw (tag &optional result)
+  "(throw TAG RESULT) ends the innermost active (catch TAG ...) with RESULT's values; an error
+when no catch for TAG (compared with eq) is active."
+  `(,#'%throw-values ,tag (multiple-value-list ,result)))
