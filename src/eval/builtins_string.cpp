@@ -21,12 +21,6 @@ using N = std::uint32_t;
 
 std::string princ_string(Interp& in, Value v) { return in.repr(v, false); }
 
-std::string pad(std::string s, int width, bool left) {
-  if (width <= 0 || static_cast<int>(s.size()) >= width) return s;
-  std::string fill(static_cast<std::size_t>(width) - s.size(), ' ');
-  return left ? fill + s : s + fill;
-}
-
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 // string-trim and friends. The bag comes first, as in Common Lisp; with one argument the bag is

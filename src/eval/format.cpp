@@ -318,11 +318,14 @@ class Formatter {
         s.assign(digits, res.ptr);
         if (s.find('.') == std::string::npos) s += ".0";
       }
-      if (d.at && x >= 0) s.insert(0, "+");
+      if (d.at && x >= 0) s.insert(s.begin(), '+');
     } else {
       std::string fmt = "%";
       if (d.at) fmt += "+";
-      if (prec >= 0) fmt += "." + std::to_string(std::min<std::int64_t>(prec, 100));
+      if (prec >= 0) {
+        fmt += '.';
+        fmt += std::to_string(std::min<std::int64_t>(prec, 100));
+      }
       fmt += d.op;
       int needed = std::snprintf(nullptr, 0, fmt.c_str(), x);
       s.assign(static_cast<std::size_t>(needed > 0 ? needed : 0), '\0');
