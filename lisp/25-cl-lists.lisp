@@ -302,3 +302,22 @@ structures and hash tables by their elements."
   "(stable-sort SEQUENCE PREDICATE &key :key) sorts like sort, keeping equal elements in
 their original order (sort is stable too)."
   (apply #'sort sequence predicate keys))
+
+;;; The rest of the positional and c...r accessors, and copy-alist.
+
+(defun fifth (list) "(fifth LIST) is the fifth element of LIST." (nth 4 list))
+(defun sixth (list) "(sixth LIST) is the sixth element of LIST." (nth 5 list))
+(defun seventh (list) "(seventh LIST) is the seventh element of LIST." (nth 6 list))
+(defun eighth (list) "(eighth LIST) is the eighth element of LIST." (nth 7 list))
+(defun ninth (list) "(ninth LIST) is the ninth element of LIST." (nth 8 list))
+(defun tenth (list) "(tenth LIST) is the tenth element of LIST." (nth 9 list))
+(defun caaar (x) "(caaar X) is (car (car (car X)))." (car (car (car x))))
+(defun caadr (x) "(caadr X) is (car (car (cdr X)))." (car (car (cdr x))))
+(defun cadar (x) "(cadar X) is (car (cdr (car X)))." (car (cdr (car x))))
+(defun cdaar (x) "(cdaar X) is (cdr (car (car X)))." (cdr (car (car x))))
+(defun cdadr (x) "(cdadr X) is (cdr (car (cdr X)))." (cdr (car (cdr x))))
+(defun cddar (x) "(cddar X) is (cdr (cdr (car X)))." (cdr (cdr (car x))))
+
+(defun copy-alist (alist)
+  "(copy-alist ALIST) copies the list and each of its (KEY . VALUE) conses."
+  (mapcar (lambda (entry) (if (consp entry) (cons (car entry) (cdr entry)) entry)) alist))
