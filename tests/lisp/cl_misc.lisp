@@ -17,3 +17,7 @@
 (write-line "write-line")
 (show "symbol-function" (list (eq (symbol-function 'car) #'car) (funcall (fdefinition 'list) 1) (handler-case (symbol-function 'no-such-fn) (undefined-function () :undefined))))
 (show "compile" (list (funcall (compile nil (lambda (x) (* x 2))) 4) (compile 'twice (lambda (x) (* x 2))) (twice 5) (compile 'twice) (handler-case (compile 'no-such-fn) (undefined-function () :undefined))))
+(show "with-output-to-string" (with-output-to-string (s) (princ "a" s) (format s "~d" 42) (prin1 "q" s) (write-char #\! s) (terpri s) (write-string "ws" s) (write-line "wl" s)))
+(show "nested and empty" (list (with-output-to-string (s) (princ 1 s) (princ (with-output-to-string (t2) (princ 2 t2)) s) (princ 3 s)) (with-output-to-string (s))))
+(show "output restored after an error" (handler-case (with-output-to-string (s) (princ "lost" s) (error "boom")) (error () :error)))
+(show "stream argument error" (handler-case (princ 1 5) (type-error (e) (condition-message e))))
