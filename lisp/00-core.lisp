@@ -80,10 +80,16 @@ clause with no BODY returns the TEST's value; use t as the last TEST for a defau
 dolist, dotimes or loop."
   `(return-from nil ,value))
 
+(defun %labels-unset (&rest args)
+  "(%labels-unset ARGS...) is what a labels function holds until labels has defined it."
+  (error 'program-error "labels: a local function called with ~s before it was defined" args))
+
+;; Each name starts out bound to a function, so the analyzer knows it is a local function that
+;; hides a global macro of the same name in operator position.
 (defmacro labels (definitions &body body)
   "(labels ((NAME LAMBDA-LIST BODY...)...) BODY...) defines local functions that can call
 themselves and each other, then evaluates BODY."
-  `(let ,(mapcar (lambda (d) (list (car d) nil)) definitions)
+  `(let ,(mapcar (lambda (d) (list (car d) #'%labels-unset)) definitions)
      ,@(mapcar (lambda (d) `(setq ,(car d) (named-lambda ,(car d) ,(cadr d) ,@(cddr d))))
                definitions)
      ,@body))

@@ -135,8 +135,11 @@ puts the store variable last."
       `(,#'puthash ,key ,value ,table)))
 (defsetf symbol-value (symbol) (value) `(,#'set ,symbol ,value))
 
+(defsetf char (string index) (value) `(,#'%aset ,string ,index ,value))
+(defsetf schar (string index) (value) `(,#'%aset ,string ,index ,value))
+
 (defun %set-elt (seq index value)
-  (if (vectorp seq) (%aset seq index value) (%setcar (nthcdr index seq) value)))
+  (if (or (vectorp seq) (stringp seq)) (%aset seq index value) (%setcar (nthcdr index seq) value)))
 
 (defmacro setf (&rest pairs)
   "(setf PLACE VALUE ...) stores each VALUE into its PLACE: a variable, (car x), (cdr x),

@@ -1,21 +1,6 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; List, sequence and function utilities written in Lisp.
 
-(defun mapcan (fn items)
-  "(mapcan FUNCTION LIST) appends the lists FUNCTION returns for each element."
-  (apply #'append (mapcar fn items)))
-
-(defun every (pred items)
-  "(every PREDICATE LIST) is true when PREDICATE is true for every element."
-  (dolist (x items t)
-    (unless (funcall pred x) (return nil))))
-
-(defun some (pred items)
-  "(some PREDICATE LIST) is the first true value of PREDICATE on an element, or nil."
-  (dolist (x items nil)
-    (let ((v (funcall pred x)))
-      (when v (return v)))))
-
 (defun flatten (tree)
   "(flatten TREE) is the list of the non-nil atoms of TREE, left to right."
   (let ((out nil))

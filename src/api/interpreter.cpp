@@ -239,6 +239,8 @@ void boot(Interp& in, const Interpreter::Options& options) {
   eval::register_sequence_builtins(in);
   eval::register_string_builtins(in);
   eval::register_hash_builtins(in);
+  eval::register_struct_builtins(in);
+  eval::register_char_builtins(in);
   eval::register_system_builtins(in);
   tensor::install_tensor_runtime(in, [](const tensor::Node* n, const tensor::Bindings& extra) {
     return runtime::realize_reference(n, extra);

@@ -27,14 +27,18 @@ struct Scope {
   }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
-  // Adds a slot named `sym` (null for a slot no name refers to).
-  void add(Symbol* sym) {
+  // Adds a slot named `sym` (null for a slot no name refers to). HOLDS_FUNCTION: the binding
+  // is a local function (flet, labels, or a let of a lambda expression), so in operator
+  // position it hides a global macro of the same name; any other variable does not.
+  void add(Symbol* sym, bool holds_function = false) {
     names.push_back(sym);
+    function_slots.push_back(holds_function);
     if (sym != nullptr) ++counts_[sym];
   }
 
   Scope* parent;
   std::vector<Symbol*> names;  // slot i holds names[i]; later names shadow earlier ones
+  std::vector<bool> function_slots;  // slot i was bound to a function (see add)
 
  private:
   BindingCounts& counts_;
@@ -100,8 +104,10 @@ class Analyzer {
   Node* analyze_return_from(Value form, Span span);
   Node* analyze_unwind_protect(Value form, Span span);
   Node* analyze_handler_case(Value form, Span span);
+  Node* analyze_multiple_value_call(Value form, Span span);
   Value quasi(Value form, int depth, Span span);
-  bool lookup(Symbol* sym, std::uint32_t& depth, std::uint32_t& index) const;
+  bool lookup(Symbol* sym, std::uint32_t& depth, std::uint32_t& index,
+              bool* holds_function = nullptr) const;
 
   Interp& in_;
   CodeUnit* unit_;
@@ -123,13 +129,15 @@ std::size_t Analyzer::list_length(Value list, Span span, const char* what) {
   return n;
 }
 
-bool Analyzer::lookup(Symbol* sym, std::uint32_t& depth, std::uint32_t& index) const {
+bool Analyzer::lookup(Symbol* sym, std::uint32_t& depth, std::uint32_t& index,
+                      bool* holds_function) const {
   depth = 0;
   if (!bound_.contains(sym)) return false;
   for (const Scope* s = scope_; s != nullptr; s = s->parent, ++depth) {
     for (std::size_t i = s->names.size(); i-- > 0;) {
       if (s->names[i] == sym) {
         index = static_cast<std::uint32_t>(i);
+        if (holds_function != nullptr) *holds_function = s->function_slots[i];
         return true;
       }
     }
@@ -143,6 +151,7 @@ Node* Analyzer::analyze(Value form, Span span) {
     case Tag::Nil:
     case Tag::Int:
     case Tag::Float:
+    case Tag::Char:
       return constant(form, span);
     case Tag::Obj:
       break;
@@ -199,10 +208,13 @@ Node* Analyzer::analyze_list(Value form, Span span) {
     Symbol* s = as_symbol(head);
     name = s->name.c_str();
     std::uint32_t depth, index;
-    bool lexical = lookup(s, depth, index);
+    bool local_function = false;
+    bool lexical = lookup(s, depth, index, &local_function) && local_function;
     const WellKnown& S = in_.S;
     // Special forms win over local variables of the same name, as in Clojure: macros expand
     // into them (loop into block), and a local named block must not capture the expansion.
+    // A global macro is hidden only by a local function (flet, labels, a let of a lambda):
+    // as in Common Lisp, (let ((when 1)) (when t 2)) still expands the macro `when`.
     const bool special = in_.is_special_form(s);
     if (!lexical || special) {
       if (s == S.quote) {
@@ -242,6 +254,7 @@ Node* Analyzer::analyze_list(Value form, Span span) {
       if (s == S.unwind_protect) return analyze_unwind_protect(form, span);
       if (s == S.handler_case) return analyze_handler_case(form, span);
       if (s == S.declare) return constant(nil(), span);
+      if (s == S.multiple_value_call) return analyze_multiple_value_call(form, span);
       if (!lexical && s->bound && is_kind(s->value, ObjKind::Macro)) {
         Value expansion;
         try {
@@ -297,6 +310,18 @@ Node* Analyzer::analyze_call(Value form, Span span) {
     }
   }
   return call;
+}
+
+Node* Analyzer::analyze_multiple_value_call(Value form, Span span) {
+  if (list_length(form, span, "multiple-value-call") < 2) {
+    fail(span, "multiple-value-call: expected (multiple-value-call FUNCTION FORM...)");
+  }
+  auto* n = make<MultipleValueCallNode>(span);
+  n->fn = analyze(nth(form, 1), span_of_cell(cdr(form), span));
+  for (Value v = cdr(cdr(form)); is_cons(v); v = cdr(v)) {
+    n->forms.push_back(analyze(car(v), span_of_cell(v, span)));
+  }
+  return n;
 }
 
 Node* Analyzer::analyze_if(Value form, Span span) {
@@ -391,7 +416,10 @@ Node* Analyzer::analyze_let(Value form, Span span, bool sequential) {
       specials.emplace_back(sym, slot);
       inner.add(nullptr);  // the slot holds the value; the name stays global
     } else {
-      inner.add(sym);
+      bool holds_function = init != nullptr &&
+          (init->kind == NodeKind::Lambda ||
+           (init->kind == NodeKind::Const && is_function(static_cast<ConstNode*>(init)->value)));
+      inner.add(sym, holds_function);
     }
   }
   scope_ = &inner;

@@ -131,7 +131,7 @@ Value* hash_find(HashTable* h, Value key);
 void hash_put(HashTable* h, Value key, Value value);
 bool hash_remove(HashTable* h, Value key);
 
-// format directives (builtins_string.cpp): formats args[0..n) by the control string.
+// format directives (format.cpp): formats args[0..n) by the control string.
 // `at_line_start`: whether the destination is at the start of a line (for ~&).
 std::string format_string(Interp& in, const std::string& control, Value* args, std::uint32_t n,
                           bool at_line_start = true);

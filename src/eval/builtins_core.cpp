@@ -115,6 +115,14 @@ Value describe_text(Interp& in, Value v, Symbol* name) {
 }  // namespace
 
 void register_core_builtins(Interp& in) {
+  TL_BUILTIN(in, "values", 0, -1, "(values X...)",
+             "Returns each X as one of several values; (values) returns none. Where one value is used, it is the first (or nil).",
+             [](Interp& in, Args a, N n) { return in.set_values(a, n); });
+  TL_BUILTIN(in, "values-list", 1, 1, "(values-list LIST)", "Returns the elements of LIST as multiple values.",
+             [](Interp& in, Args a, N) -> Value {
+               std::vector<Value> items = list_items(in, "values-list", a[0], 1);
+               return in.set_values(items.data(), static_cast<std::uint32_t>(items.size()));
+             });
   TL_BUILTIN(in, "eq", 2, 2, "(eq A B)", "True when A and B are the same object (or the same number of the same type).",
              [](Interp& in, Args a, N) { return in.boolean(a[0].same(a[1])); });
   TL_BUILTIN(in, "eql", 2, 2, "(eql A B)", "Like eq; numbers compare by type and value.",

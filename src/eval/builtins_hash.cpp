@@ -103,10 +103,12 @@ void register_hash_builtins(Interp& in) {
                if (n % 2 != 0) in.error("program-error", "make-hash-table: keyword arguments must come in pairs");
                return in.make_hash(test);
              });
-  TL_BUILTIN(in, "gethash", 2, 3, "(gethash KEY TABLE [DEFAULT])", "The value stored under KEY, or DEFAULT (nil).",
+  TL_BUILTIN(in, "gethash", 2, 3, "(gethash KEY TABLE [DEFAULT])",
+             "The value stored under KEY, or DEFAULT (nil); the second value is true when KEY was found.",
              [](Interp& in, Args a, N n) -> Value {
                Value* v = hash_find(arg_hash(in, "gethash", a, 1), a[0]);
-               return v != nullptr ? *v : (n == 3 ? a[2] : nil());
+               if (v != nullptr) return in.two_values(*v, in.t());
+               return in.two_values(n == 3 ? a[2] : nil(), nil());
              });
   TL_BUILTIN(in, "puthash", 3, 3, "(puthash KEY VALUE TABLE)", "Stores VALUE under KEY; returns VALUE. (setf (gethash k h) v) expands to it.",
              [](Interp& in, Args a, N) -> Value {

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "eval/builtins.h"
+#include "eval/utf8.h"
 
 namespace tl::eval {
 
@@ -57,12 +58,13 @@ Value sequence_elt(Interp& in, const char* fn, Value seq, std::int64_t i) {
     }
     return items[static_cast<std::size_t>(i)];
   }
-  if (is_string(seq)) {
+  if (is_string(seq)) {  // the character at character index i
     auto& s = as_string(seq)->text;
-    if (i < 0 || static_cast<std::size_t>(i) >= s.size()) {
-      in.error("index-error", std::string(fn) + ": index " + std::to_string(i) + " out of range for a string of length " + std::to_string(s.size()));
+    std::size_t pos = i < 0 ? std::string::npos : utf8_offset(s, static_cast<std::size_t>(i));
+    if (pos == std::string::npos || pos >= s.size()) {
+      in.error("index-error", std::string(fn) + ": index " + std::to_string(i) + " out of range for a string of length " + std::to_string(utf8_length(s)));
     }
-    return in.make_string(std::string(1, s[static_cast<std::size_t>(i)]));
+    return Value::character(next_utf8(s, pos));
   }
   if (is_list(seq)) {
     Value cell = nth_cdr(in, fn, seq, i, 1);
@@ -201,16 +203,26 @@ void register_list_builtins(Interp& in) {
              [](Interp& in, Args a, N) -> Value {
                Value v = a[0];
                if (is_list(v)) return Value::integer(static_cast<std::int64_t>(proper_length(in, "length", v, 1)));
-               if (is_string(v)) return Value::integer(static_cast<std::int64_t>(as_string(v)->text.size()));
+               if (is_string(v)) return Value::integer(static_cast<std::int64_t>(utf8_length(as_string(v)->text)));
                if (is_kind(v, ObjKind::Vector)) return Value::integer(static_cast<std::int64_t>(as_vector(v)->items.size()));
                if (is_kind(v, ObjKind::HashTable)) return Value::integer(static_cast<std::int64_t>(as_hash(v)->live));
                in.type_error("length", 1, "a sequence", v);
              });
   TL_BUILTIN(in, "reverse", 1, 1, "(reverse SEQUENCE)", "A new list, vector or string with the elements in reverse order.",
              [](Interp& in, Args a, N) -> Value {
-               if (is_string(a[0])) {
-                 std::string s = as_string(a[0])->text;
-                 std::reverse(s.begin(), s.end());
+               if (is_string(a[0])) {  // reversed character by character
+                 const std::string& text = as_string(a[0])->text;
+                 std::string s;
+                 s.reserve(text.size());
+                 for (std::size_t end = text.size(); end > 0;) {
+                   std::size_t start = end - 1;
+                   while (start > 0 && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80 && end - start < 4) --start;
+                   std::size_t pos = start;
+                   next_utf8(text, pos);
+                   if (pos != end) start = end - 1;  // not one well-formed character: a single byte
+                   s.append(text, start, end - start);
+                   end = start;
+                 }
                  return in.make_string(std::move(s));
                }
                if (is_kind(a[0], ObjKind::Vector)) {
@@ -240,13 +252,28 @@ void register_list_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "elt", 2, 2, "(elt SEQUENCE INDEX)", "Element INDEX of a list, vector or string; an error when out of range.",
              [](Interp& in, Args a, N) { return sequence_elt(in, "elt", a[0], arg_int(in, "elt", a, 1)); });
-  TL_BUILTIN(in, "aref", 2, 2, "(aref VECTOR INDEX)", "Element INDEX of VECTOR (or a one-character string of a string).",
+  TL_BUILTIN(in, "aref", 2, 2, "(aref VECTOR INDEX)", "Element INDEX of VECTOR (the character at INDEX of a string).",
              [](Interp& in, Args a, N) -> Value {
                if (!is_kind(a[0], ObjKind::Vector) && !is_string(a[0])) in.type_error("aref", 1, "a vector", a[0]);
                return sequence_elt(in, "aref", a[0], arg_int(in, "aref", a, 1));
              });
   TL_BUILTIN(in, "%aset", 3, 3, "(%aset VECTOR INDEX VALUE)", "Stores VALUE at INDEX; what (setf (aref v i) x) expands to.",
              [](Interp& in, Args a, N) -> Value {
+               if (is_string(a[0])) {  // (setf (char s i) c): the character's bytes replace the old ones
+                 if (!a[2].is_char()) in.type_error("setf aref", 3, "a character", a[2]);
+                 std::string& text = as_string(a[0])->text;
+                 std::int64_t i = arg_int(in, "setf aref", a, 1);
+                 std::size_t pos = i < 0 ? std::string::npos : utf8_offset(text, static_cast<std::size_t>(i));
+                 if (pos == std::string::npos || pos >= text.size()) {
+                   in.error("index-error", "setf aref: index " + std::to_string(i) + " out of range for a string of length " + std::to_string(utf8_length(text)));
+                 }
+                 std::size_t end = pos;
+                 next_utf8(text, end);
+                 std::string encoded;
+                 append_utf8(encoded, static_cast<std::uint32_t>(a[2].i));
+                 text.replace(pos, end - pos, encoded);
+                 return a[2];
+               }
                if (!is_kind(a[0], ObjKind::Vector)) in.type_error("setf aref", 1, "a vector", a[0]);
                std::int64_t i = arg_int(in, "setf aref", a, 1);
                auto& items = as_vector(a[0])->items;
@@ -340,7 +367,8 @@ void register_list_builtins(Interp& in) {
                if (is_kind(a[0], ObjKind::Vector)) items = as_vector(a[0])->items;
                else if (is_list(a[0])) items = list_items(in, "coerce", a[0], 1);
                else if (is_string(a[0])) {
-                 for (char c : as_string(a[0])->text) items.push_back(in.make_string(std::string(1, c)));
+                 const std::string& text = as_string(a[0])->text;
+                 for (std::size_t pos = 0; pos < text.size();) items.push_back(Value::character(next_utf8(text, pos)));
                } else {
                  in.type_error("coerce", 1, "a sequence", a[0]);
                }
@@ -349,8 +377,9 @@ void register_list_builtins(Interp& in) {
                if (type->name == "string") {
                  std::string s;
                  for (Value v : items) {
-                   if (!is_string(v)) in.type_error("coerce", 1, "a sequence of strings", a[0]);
-                   s += as_string(v)->text;
+                   if (v.is_char()) append_utf8(s, static_cast<std::uint32_t>(v.i));
+                   else if (is_string(v)) s += as_string(v)->text;  // one-character strings, as before characters
+                   else in.type_error("coerce", 1, "a sequence of characters", a[0]);
                  }
                  return in.make_string(std::move(s));
                }
@@ -511,7 +540,7 @@ void register_list_builtins(Interp& in) {
              [](Interp& in, Args a, N n) -> Value {
                std::int64_t start = arg_int(in, "subseq", a, 1);
                std::int64_t len;
-               if (is_string(a[0])) len = static_cast<std::int64_t>(as_string(a[0])->text.size());
+               if (is_string(a[0])) len = static_cast<std::int64_t>(utf8_length(as_string(a[0])->text));
                else if (is_kind(a[0], ObjKind::Vector)) len = static_cast<std::int64_t>(as_vector(a[0])->items.size());
                else if (is_list(a[0])) len = static_cast<std::int64_t>(proper_length(in, "subseq", a[0], 1));
                else in.type_error("subseq", 1, "a sequence", a[0]);
@@ -521,7 +550,12 @@ void register_list_builtins(Interp& in) {
                                              ") are out of range for a sequence of length " + std::to_string(len));
                }
                auto s = static_cast<std::size_t>(start), e = static_cast<std::size_t>(end);
-               if (is_string(a[0])) return in.make_string(as_string(a[0])->text.substr(s, e - s));
+               if (is_string(a[0])) {  // character indexes
+                 const std::string& text = as_string(a[0])->text;
+                 std::size_t from = utf8_offset(text, s);
+                 std::size_t to = utf8_offset(text, e);
+                 return in.make_string(text.substr(from, to - from));
+               }
                if (is_kind(a[0], ObjKind::Vector)) {
                  auto& items = as_vector(a[0])->items;
                  return in.make_vector(std::vector<Value>(items.begin() + start, items.begin() + end));

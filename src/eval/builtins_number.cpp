@@ -120,15 +120,18 @@ Value round_div(Interp& in, const char* fn, Args a, N n, Round mode) {
       }
       case Round::Truncate: break;
     }
-    return Value::integer(q);
+    // The remainder x - q*y is smaller than y in magnitude, so it fits.
+    auto rem = static_cast<std::int64_t>(static_cast<__int128>(x) - static_cast<__int128>(q) * y);
+    return in.two_values(Value::integer(q), Value::integer(rem));
   }
+  // floor and its kin return the remainder second, as Common Lisp does: (floor 7 2) => 3, 1.
+  if (a[0].is_int() && n == 1) return in.two_values(a[0], Value::integer(0));
   double x = as_double(a[0]);
   if (n == 2) {
     double y = as_double(a[1]);
     if (y == 0.0) in.error("division-by-zero", std::string(fn) + ": division by zero");
     x /= y;
   }
-  if (a[0].is_int() && n == 1) return a[0];
   double r = 0;
   switch (mode) {
     case Round::Floor: r = std::floor(x); break;
@@ -139,7 +142,8 @@ Value round_div(Interp& in, const char* fn, Args a, N n, Round mode) {
   if (!std::isfinite(r) || r >= 9.2233720368547758e18 || r < -9.2233720368547758e18) {
     in.error("integer-overflow", std::string(fn) + ": " + in.repr(Value::real(x)) + " has no integer value in range");
   }
-  return Value::integer(static_cast<std::int64_t>(r));
+  double divisor = n == 2 ? as_double(a[1]) : 1.0;
+  return in.two_values(Value::integer(static_cast<std::int64_t>(r)), Value::real(as_double(a[0]) - r * divisor));
 }
 
 Value math1(Interp& in, const char* fn, Args a, double (*f)(double)) {
@@ -246,13 +250,13 @@ void register_number_builtins(Interp& in) {
                if (y == 0.0) in.error("division-by-zero", "rem: division by zero");
                return Value::real(std::fmod(as_double(a[0]), y));
              });
-  TL_BUILTIN(in, "floor", 1, 2, "(floor X [DIVISOR])", "Largest integer not above X (or X/DIVISOR).",
+  TL_BUILTIN(in, "floor", 1, 2, "(floor X [DIVISOR])", "Largest integer not above X (or X/DIVISOR); the remainder is the second value.",
              [](Interp& in, Args a, N n) { return round_div(in, "floor", a, n, Round::Floor); });
-  TL_BUILTIN(in, "ceiling", 1, 2, "(ceiling X [DIVISOR])", "Smallest integer not below X (or X/DIVISOR).",
+  TL_BUILTIN(in, "ceiling", 1, 2, "(ceiling X [DIVISOR])", "Smallest integer not below X (or X/DIVISOR); the remainder is the second value.",
              [](Interp& in, Args a, N n) { return round_div(in, "ceiling", a, n, Round::Ceiling); });
-  TL_BUILTIN(in, "round", 1, 2, "(round X [DIVISOR])", "Nearest integer to X (or X/DIVISOR); halves go to even.",
+  TL_BUILTIN(in, "round", 1, 2, "(round X [DIVISOR])", "Nearest integer to X (or X/DIVISOR); halves go to even; the remainder is the second value.",
              [](Interp& in, Args a, N n) { return round_div(in, "round", a, n, Round::Nearest); });
-  TL_BUILTIN(in, "truncate", 1, 2, "(truncate X [DIVISOR])", "X (or X/DIVISOR) with the fraction dropped.",
+  TL_BUILTIN(in, "truncate", 1, 2, "(truncate X [DIVISOR])", "X (or X/DIVISOR) with the fraction dropped; the remainder is the second value.",
              [](Interp& in, Args a, N n) { return round_div(in, "truncate", a, n, Round::Truncate); });
   TL_BUILTIN(in, "abs", 1, 1, "(abs X)", "Absolute value.",
              [](Interp& in, Args a, N) -> Value {

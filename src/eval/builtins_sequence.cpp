@@ -6,6 +6,7 @@
 #include <set>
 
 #include "eval/builtins.h"
+#include "eval/utf8.h"
 
 namespace tl::eval {
 
@@ -115,12 +116,10 @@ Options parse_options(Interp& in, const char* fn, Args a, N from, N n, unsigned 
   return o;
 }
 
-// The default test: eql. A string's elements are one-character strings (there is no character
-// type yet) made afresh on each access, so for them eql compares the text, as eql compares
-// characters.
+// The default test: eql. A string's elements are characters, which eql compares by code.
 inline bool default_eql(Value a, Value b, bool chars) {
-  if (a.same(b)) return true;
-  return chars && is_string(a) && is_string(b) && as_string(a)->text == as_string(b)->text;
+  (void)chars;
+  return a.same(b);
 }
 
 // Applies :key and :test (or :test-not, or a predicate for the -if forms) to elements. Two
@@ -179,16 +178,15 @@ class Matcher {
 };
 
 // The elements of a sequence argument (list, vector or string) by index. A string's elements
-// are made on access into a rooted slot.
+// are its characters (decoded from UTF-8).
 class Elements {
  public:
-  Elements(Interp& in, const char* fn, Args a, int arg) : in_(in) {
+  Elements(Interp& in, const char* fn, Args a, int arg) {
     Value seq = a[arg];
     if (eval::is_string(seq)) {
       text_ = as_string(seq)->text;
       is_string_ = true;
-      slot_ = in.sp;
-      in.push(nil());
+      for (std::size_t pos = 0; pos < text_.size();) items_.push_back(Value::character(next_utf8(text_, pos)));
     } else if (is_kind(seq, ObjKind::Vector)) {
       items_ = as_vector(seq)->items;
       is_vector_ = true;
@@ -198,22 +196,16 @@ class Elements {
       in.type_error(fn, arg + 1, "a sequence", seq);
     }
   }
-  std::size_t size() const { return is_string_ ? text_.size() : items_.size(); }
+  std::size_t size() const { return items_.size(); }
   bool is_string() const { return is_string_; }
   bool is_vector() const { return is_vector_; }
-  Value operator[](std::size_t i) {
-    if (!is_string_) return items_[i];
-    *slot_ = in_.make_string(std::string(1, text_[i]));
-    return *slot_;
-  }
+  Value operator[](std::size_t i) const { return items_[i]; }
   const std::string& text() const { return text_; }
   const std::vector<Value>& items() const { return items_; }
 
  private:
-  Interp& in_;
   std::vector<Value> items_;
   std::string text_;
-  Value* slot_ = nullptr;
   bool is_string_ = false;
   bool is_vector_ = false;
 };
@@ -258,8 +250,9 @@ Value same_kind(Interp& in, const Elements& seq, std::vector<Value>& items) {
   if (seq.is_string()) {
     std::string s;
     for (Value v : items) {
-      if (!is_string(v)) in.type_error("substitute", 1, "a string (an element of a string)", v);
-      s += as_string(v)->text;
+      if (v.is_char()) append_utf8(s, static_cast<std::uint32_t>(v.i));
+      else if (is_string(v)) s += as_string(v)->text;
+      else in.type_error("substitute", 1, "a character (an element of a string)", v);
     }
     return in.make_string(std::move(s));
   }
@@ -421,8 +414,7 @@ Value edit(Interp& in, const char* fn, Args a, N n, Mode mode, Edit what) {
   out.reserve(seq.size());
   for (std::size_t i = 0; i < seq.size(); ++i) {
     if (!hit[i])
-      out.push_back(seq.is_string() ? in.make_string(std::string(1, seq.text()[i]))
-                                    : seq.items()[i]);
+      out.push_back(seq.items()[i]);
     else if (what == Edit::Substitute)
       out.push_back(a[0]);
   }
@@ -449,10 +441,7 @@ Value remove_duplicates(Interp& in, const char* fn, Args a, N n, bool destructiv
     std::set<std::pair<int, std::int64_t>> seen;
     for (std::size_t k = 0; k < end - start; ++k) {
       std::size_t i = o.from_end ? start + k : end - 1 - k;
-      auto id = seq.is_string()
-                    ? std::pair<int, std::int64_t>(-1, static_cast<unsigned char>(seq.text()[i]))
-                    : std::pair<int, std::int64_t>(static_cast<int>(seq.items()[i].tag),
-                                                   seq.items()[i].i);
+      auto id = std::pair<int, std::int64_t>(static_cast<int>(seq.items()[i].tag), seq.items()[i].i);
       if (!seen.insert(id).second) hit[i] = 1;
     }
   } else {
@@ -462,8 +451,7 @@ Value remove_duplicates(Interp& in, const char* fn, Args a, N n, bool destructiv
   std::vector<Value> out;
   for (std::size_t i = 0; i < seq.size(); ++i) {
     if (!hit[i])
-      out.push_back(seq.is_string() ? in.make_string(std::string(1, seq.text()[i]))
-                                    : seq.items()[i]);
+      out.push_back(seq.items()[i]);
   }
   return same_kind(in, seq, out);
 }
@@ -547,7 +535,8 @@ Value search(Interp& in, const char* fn, Args a, N n) {
   if (len > e2 - s2) return nil();
   if (x.is_string() && y.is_string() && n == 2) {  // plain text search
     auto pos = y.text().find(x.text());
-    return pos == std::string::npos ? nil() : Value::integer(static_cast<std::int64_t>(pos));
+    if (pos == std::string::npos) return nil();
+    return Value::integer(static_cast<std::int64_t>(utf8_length(std::string_view(y.text()).substr(0, pos))));
   }
   Matcher m(in, o, nil(), x.is_string() || y.is_string());
   Value* slot = in.sp;

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <cstdio>
 
+#include <unicode/uchar.h>
+
 #include "eval/builtins.h"
+#include "eval/utf8.h"
 #include "reader/reader.h"
 
 namespace tl::eval {
@@ -17,12 +20,6 @@ using Args = Value*;
 using N = std::uint32_t;
 
 std::string princ_string(Interp& in, Value v) { return in.repr(v, false); }
-
-std::string pad(std::string s, int width, bool left) {
-  if (width <= 0 || static_cast<int>(s.size()) >= width) return s;
-  std::string fill(static_cast<std::size_t>(width) - s.size(), ' ');
-  return left ? fill + s : s + fill;
-}
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
@@ -37,8 +34,9 @@ Value trim(Interp& in, const char* fn, Value* a, std::uint32_t n, bool left, boo
     } else if (is_list(b) || is_kind(b, ObjKind::Vector)) {
       std::vector<Value> items = is_list(b) ? list_items(in, fn, b, 1) : as_vector(b)->items;
       for (Value c : items) {
-        if (!is_string(c) || as_string(c)->text.size() != 1) in.type_error(fn, 1, "a bag of one-character strings", b);
-        bag += as_string(c)->text;
+        if (c.is_char() && c.i < 0x80) bag += static_cast<char>(c.i);
+        else if (is_string(c) && as_string(c)->text.size() == 1) bag += as_string(c)->text;
+        else in.type_error(fn, 1, "a bag of ASCII characters", b);
       }
     } else {
       in.type_error(fn, 1, "a string or a sequence of characters", b);
@@ -52,150 +50,67 @@ Value trim(Interp& in, const char* fn, Value* a, std::uint32_t n, bool left, boo
   return in.make_string(s.substr(b, e - b));
 }
 
-}  // namespace
-
-std::string format_string(Interp& in, const std::string& control, Value* args, std::uint32_t n,
-                          bool at_line_start) {
+// STRING (a string or a symbol's name) with each character's case mapped, by Unicode's simple
+// (one character to one) case mapping.
+std::string map_case(Interp& in, const char* fn, Value v, bool upper) {
+  if (!is_string(v) && !is_symbol(v)) in.type_error(fn, 1, "a string", v);
+  const std::string& text = is_symbol(v) ? as_symbol(v)->name : as_string(v)->text;
   std::string out;
-  std::uint32_t next = 0;
-  auto take = [&](char directive) -> Value {
-    if (next >= n) {
-      in.error("program-error", std::string("format: not enough arguments for directive ~") + directive +
-                                    " in \"" + control + "\"");
-    }
-    return args[next++];
-  };
-  for (std::size_t i = 0; i < control.size(); ++i) {
-    char c = control[i];
-    if (c != '~') {
-      out += c;
+  out.reserve(text.size());
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t start = pos;
+    auto c = static_cast<UChar32>(next_utf8(text, pos));
+    if (c >= 0x80 && pos == start + 1) {  // a byte that is not UTF-8 stays as it is
+      out += text[start];
       continue;
     }
-    // ~[params][@][:]directive; params are integers separated by commas.
-    std::vector<int> params;
-    std::vector<bool> given;
-    ++i;
-    for (;;) {
-      bool neg = false;
-      if (i < control.size() && control[i] == '-') {
-        neg = true;
-        ++i;
-      }
-      std::size_t start = i;
-      int value = 0;
-      while (i < control.size() && std::isdigit(static_cast<unsigned char>(control[i]))) {
-        value = value * 10 + (control[i] - '0');
-        if (value > 100000) in.error("program-error", "format: parameter too large in \"" + control + "\"");
-        ++i;
-      }
-      params.push_back(neg ? -value : value);
-      given.push_back(i > start);
-      if (i < control.size() && control[i] == ',') {
-        ++i;
-        continue;
-      }
-      break;
-    }
-    bool at = false;
-    while (i < control.size() && (control[i] == '@' || control[i] == ':')) {
-      if (control[i] == '@') at = true;
-      ++i;
-    }
-    if (i >= control.size()) in.error("program-error", "format: control string ends inside a directive: \"" + control + "\"");
-    char d = static_cast<char>(std::tolower(static_cast<unsigned char>(control[i])));
-    int p0 = given[0] ? params[0] : 0;
-    switch (d) {
-      case 'a': out += pad(princ_string(in, take('a')), p0, at); break;
-      case 's': out += pad(in.repr(take('s')), p0, at); break;
-      case 'd': {
-        Value v = take('d');
-        std::string s = v.is_int() && at && v.i >= 0 ? "+" + std::to_string(v.i) : princ_string(in, v);
-        out += pad(s, p0, true);
-        break;
-      }
-      case 'x':
-      case 'o':
-      case 'b': {
-        Value v = take(d);
-        if (!v.is_int()) {
-          out += princ_string(in, v);
-          break;
-        }
-        int base = d == 'x' ? 16 : d == 'o' ? 8 : 2;
-        std::uint64_t mag = v.i < 0 ? 0 - static_cast<std::uint64_t>(v.i) : static_cast<std::uint64_t>(v.i);
-        std::string s;
-        do {
-          s += "0123456789abcdef"[mag % static_cast<std::uint64_t>(base)];
-          mag /= static_cast<std::uint64_t>(base);
-        } while (mag > 0);
-        if (v.i < 0) s += '-';
-        std::reverse(s.begin(), s.end());
-        out += pad(s, p0, true);
-        break;
-      }
-      case 'f':
-      case 'e':
-      case 'g': {
-        Value v = take(d);
-        if (!v.is_number()) {
-          out += princ_string(in, v);
-          break;
-        }
-        double x = v.is_int() ? static_cast<double>(v.i) : v.f;
-        int width = given[0] ? params[0] : 0;
-        bool has_prec = params.size() > 1 && given[1];
-        int prec = has_prec ? params[1] : -1;
-        if (d == 'f' && !has_prec) {
-          // Fixed-point with as many digits as the value needs to read back exactly.
-          std::string s;
-          if (!std::isfinite(x)) {
-            s = in.repr(Value::real(x));
-          } else {
-            char digits[400];
-            auto res = std::to_chars(digits, digits + sizeof digits, x, std::chars_format::fixed);
-            s.assign(digits, res.ptr);
-            if (s.find('.') == std::string::npos) s += ".0";
-          }
-          if (at && x >= 0) s.insert(0, "+");
-          out += pad(s, width, true);
-          break;
-        }
-        std::string fmt = "%";
-        if (at) fmt += "+";
-        fmt += width > 0 ? std::to_string(width) : "";
-        if (prec >= 0) fmt += "." + std::to_string(std::min(prec, 100));
-        fmt += d;
-        int needed = std::snprintf(nullptr, 0, fmt.c_str(), x);
-        std::string text(static_cast<std::size_t>(needed > 0 ? needed : 0), '\0');
-        std::snprintf(text.data(), text.size() + 1, fmt.c_str(), x);
-        out += text;
-        break;
-      }
-      case '%': {
-        int count = given[0] ? p0 : 1;
-        for (int k = 0; k < count; ++k) out += '\n';
-        break;
-      }
-      case '&':
-        if (out.empty() ? !at_line_start : out.back() != '\n') out += '\n';
-        break;
-      case '~': out += '~'; break;
-      case '\n':
-        // ~ followed by a newline skips the newline and the indentation after it.
-        while (i + 1 < control.size() && is_space(control[i + 1])) ++i;
-        break;
-      default:
-        in.error("program-error", std::string("format: unknown directive ~") + control[i] + " in \"" + control + "\"");
-    }
+    append_utf8(out, static_cast<std::uint32_t>(upper ? u_toupper(c) : u_tolower(c)));
   }
   return out;
 }
 
+enum class Order { Equal, NotEqual, Less, Greater, LessEqual, GreaterEqual };
+
+// string<, string-lessp and the rest: A and B are strings or symbols (their names). FOLD
+// compares ASCII letters ignoring case. Equal answers t or nil; the others the mismatch index.
+Value compare_strings(Interp& in, const char* fn, Value* args, bool fold, Order order) {
+  auto text = [&](int i) -> const std::string& {
+    if (is_symbol(args[i])) return as_symbol(args[i])->name;
+    return arg_string(in, fn, args, i)->text;
+  };
+  const std::string& x = text(0);
+  const std::string& y = text(1);
+  auto norm = [fold](char c) {
+    unsigned char u = static_cast<unsigned char>(c);
+    return fold && u >= 'A' && u <= 'Z' ? static_cast<unsigned char>(u - 'A' + 'a') : u;
+  };
+  std::size_t i = 0;
+  while (i < x.size() && i < y.size() && norm(x[i]) == norm(y[i])) ++i;
+  int cmp = 0;  // the sign of x - y
+  if (i < x.size() && i < y.size()) cmp = norm(x[i]) < norm(y[i]) ? -1 : 1;
+  else if (i < x.size()) cmp = 1;
+  else if (i < y.size()) cmp = -1;
+  bool holds = false;
+  switch (order) {
+    case Order::Equal: return in.boolean(cmp == 0);
+    case Order::NotEqual: holds = cmp != 0; break;
+    case Order::Less: holds = cmp < 0; break;
+    case Order::Greater: holds = cmp > 0; break;
+    case Order::LessEqual: holds = cmp <= 0; break;
+    case Order::GreaterEqual: holds = cmp >= 0; break;
+  }
+  return holds ? Value::integer(static_cast<std::int64_t>(i)) : nil();
+}
+
+}  // namespace
+
 void register_string_builtins(Interp& in) {
   TL_BUILTIN(in, "format", 1, -1, "(format DESTINATION CONTROL ARG...)",
-             "Formats ARGs by CONTROL. DESTINATION nil returns a string; t prints it. Directives: ~a "
-             "(princ), ~s (prin1), ~d (integer), ~f ~e ~g (floats: ~,2f for 2 decimals), ~x ~o ~b, "
-             "~% (newline), ~& (fresh line), ~~. A width pads: ~10a pads right, ~10@a pads left.",
+             "Formats ARGs by CONTROL, as Common Lisp does. DESTINATION nil returns a string; t prints it. "
+             "Directives: ~a (princ), ~s (prin1), ~d ~b ~o ~x (~:d commas, ~@d sign, ~5,'0d pads), ~r "
+             "(~16r radix, ~r words, ~:r ordinal, ~@r roman), ~f ~e ~g (~,2f), ~c, ~p (plural), ~% ~& ~| ~t ~~, "
+             "~* (skip), ~? (indirect), ~(...~) (case), ~[...~;...~] and ~:[false~;true~], ~{...~} (iterate), "
+             "~^ (stop when no arguments are left). A width pads: ~10a pads right, ~10@a pads left.",
              [](Interp& in, Args a, N n) -> Value {
                Value dest = a[0];
                std::uint32_t first = 1;
@@ -220,7 +135,7 @@ void register_string_builtins(Interp& in) {
                return in.make_string(std::move(out));
              });
   TL_BUILTIN(in, "make-string", 1, 3, "(make-string SIZE [INITIAL] | SIZE :initial-element INITIAL)",
-             "A string of SIZE characters, each the one-character string INITIAL (default \" \").",
+             "A string of SIZE characters, each INITIAL (a character or a one-character string; default #\\Space).",
              [](Interp& in, Args a, N n) -> Value {
                std::int64_t size = arg_size(in, "make-string", a, 0);
                int init_arg = n == 3 ? 2 : 1;
@@ -228,16 +143,22 @@ void register_string_builtins(Interp& in) {
                  in.error("program-error", "make-string: unknown keyword argument " + in.repr(a[1]) +
                                                "; expected :initial-element");
                }
-               char fill = ' ';
-               if (n >= 2) {
+               std::string fill = " ";
+               if (n >= 2 && a[init_arg].is_char()) {
+                 fill.clear();
+                 append_utf8(fill, static_cast<std::uint32_t>(a[init_arg].i));
+               } else if (n >= 2) {
                  String* s = arg_string(in, "make-string", a, init_arg);
                  if (s->text.size() != 1) {
-                   in.type_error("make-string", init_arg + 1, "a one-character string", a[init_arg]);
+                   in.type_error("make-string", init_arg + 1, "a character", a[init_arg]);
                  }
-                 fill = s->text[0];
+                 fill = s->text;
                }
-               in.check_allocation("make-string", static_cast<std::uint64_t>(size), 1);
-               return in.make_string(std::string(static_cast<std::size_t>(size), fill));
+               in.check_allocation("make-string", static_cast<std::uint64_t>(size), fill.size());
+               std::string text;
+               text.reserve(static_cast<std::size_t>(size) * fill.size());
+               for (std::int64_t i = 0; i < size; ++i) text += fill;
+               return in.make_string(std::move(text));
              });
   TL_BUILTIN(in, "string", 1, 1, "(string X)", "X as a string, as princ would show it.",
              [](Interp& in, Args a, N) -> Value {
@@ -311,18 +232,10 @@ void register_string_builtins(Interp& in) {
                if (!a[0].is_number()) in.type_error("number-to-string", 1, "a number", a[0]);
                return in.make_string(in.repr(a[0]));
              });
-  TL_BUILTIN(in, "string-upcase", 1, 1, "(string-upcase STRING)", "STRING in upper case (ASCII).",
-             [](Interp& in, Args a, N) -> Value {
-               std::string s = arg_string(in, "string-upcase", a, 0)->text;
-               for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-               return in.make_string(std::move(s));
-             });
-  TL_BUILTIN(in, "string-downcase", 1, 1, "(string-downcase STRING)", "STRING in lower case (ASCII).",
-             [](Interp& in, Args a, N) -> Value {
-               std::string s = arg_string(in, "string-downcase", a, 0)->text;
-               for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-               return in.make_string(std::move(s));
-             });
+  TL_BUILTIN(in, "string-upcase", 1, 1, "(string-upcase STRING)", "STRING (or a symbol's name) in upper case (Unicode simple case mapping).",
+             [](Interp& in, Args a, N) { return in.make_string(map_case(in, "string-upcase", a[0], true)); });
+  TL_BUILTIN(in, "string-downcase", 1, 1, "(string-downcase STRING)", "STRING (or a symbol's name) in lower case (Unicode simple case mapping).",
+             [](Interp& in, Args a, N) { return in.make_string(map_case(in, "string-downcase", a[0], false)); });
   TL_BUILTIN(in, "string-trim", 1, 2, "(string-trim BAG STRING)",
              "STRING without leading and trailing characters in BAG (a string, or a list or vector of "
              "one-character strings), as in Common Lisp. (string-trim STRING) trims whitespace.",
@@ -376,27 +289,32 @@ void register_string_builtins(Interp& in) {
                };
                return in.boolean(text(0) == text(1));
              });
-  TL_BUILTIN(in, "string<", 2, 2, "(string< A B)", "True when string A sorts before B.",
-             [](Interp& in, Args a, N) -> Value {
-               return in.boolean(arg_string(in, "string<", a, 0)->text < arg_string(in, "string<", a, 1)->text);
-             });
-  TL_BUILTIN(in, "string>", 2, 2, "(string> A B)", "True when string A sorts after B.",
-             [](Interp& in, Args a, N) -> Value {
-               return in.boolean(arg_string(in, "string>", a, 0)->text > arg_string(in, "string>", a, 1)->text);
-             });
-  TL_BUILTIN(in, "char-code", 1, 1, "(char-code STRING)", "The byte value of the first character of STRING.",
-             [](Interp& in, Args a, N) -> Value {
-               const std::string& s = arg_string(in, "char-code", a, 0)->text;
-               if (s.empty()) in.error("type-error", "char-code: the string is empty");
-               return Value::integer(static_cast<unsigned char>(s[0]));
-             });
-  TL_BUILTIN(in, "code-char", 1, 1, "(code-char CODE)", "A one-character string of byte CODE (0-255).",
-             [](Interp& in, Args a, N) -> Value {
-               std::int64_t c = arg_int(in, "code-char", a, 0);
-               if (c < 0 || c > 255) in.error("type-error", "code-char: code must be 0 to 255, got " + std::to_string(c));
-               return in.make_string(std::string(1, static_cast<char>(c)));
-             });
-  TL_BUILTIN(in, "read-from-string", 1, 1, "(read-from-string STRING)", "The first form read from STRING.",
+  // The ordering comparisons return the index where the strings first differ (CLHS string<),
+  // or nil; the -lessp family ignores case, as string-equal does.
+  TL_BUILTIN(in, "string<", 2, 2, "(string< A B)", "The index where A and B first differ when A sorts before B, else nil.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string<", a, false, Order::Less); });
+  TL_BUILTIN(in, "string>", 2, 2, "(string> A B)", "The index where A and B first differ when A sorts after B, else nil.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string>", a, false, Order::Greater); });
+  TL_BUILTIN(in, "string<=", 2, 2, "(string<= A B)", "The mismatch index when A sorts before B or equals it, else nil.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string<=", a, false, Order::LessEqual); });
+  TL_BUILTIN(in, "string>=", 2, 2, "(string>= A B)", "The mismatch index when A sorts after B or equals it, else nil.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string>=", a, false, Order::GreaterEqual); });
+  TL_BUILTIN(in, "string/=", 2, 2, "(string/= A B)", "The index where A and B first differ, or nil when they are equal.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string/=", a, false, Order::NotEqual); });
+  TL_BUILTIN(in, "string-equal", 2, 2, "(string-equal A B)", "True when strings (or symbol names) A and B are equal ignoring case.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string-equal", a, true, Order::Equal); });
+  TL_BUILTIN(in, "string-lessp", 2, 2, "(string-lessp A B)", "string< ignoring case.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string-lessp", a, true, Order::Less); });
+  TL_BUILTIN(in, "string-greaterp", 2, 2, "(string-greaterp A B)", "string> ignoring case.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string-greaterp", a, true, Order::Greater); });
+  TL_BUILTIN(in, "string-not-greaterp", 2, 2, "(string-not-greaterp A B)", "string<= ignoring case.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string-not-greaterp", a, true, Order::LessEqual); });
+  TL_BUILTIN(in, "string-not-lessp", 2, 2, "(string-not-lessp A B)", "string>= ignoring case.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string-not-lessp", a, true, Order::GreaterEqual); });
+  TL_BUILTIN(in, "string-not-equal", 2, 2, "(string-not-equal A B)", "string/= ignoring case.",
+             [](Interp& in, Args a, N) { return compare_strings(in, "string-not-equal", a, true, Order::NotEqual); });
+  TL_BUILTIN(in, "read-from-string", 1, 1, "(read-from-string STRING)",
+             "The first form read from STRING; the second value is the index after it (and after one whitespace character that follows it).",
              [](Interp& in, Args a, N) -> Value {
                const std::string& text = arg_string(in, "read-from-string", a, 0)->text;
                std::uint32_t file = in.sources.add("<string>", text);
@@ -406,7 +324,10 @@ void register_string_builtins(Interp& in) {
                reader::ReadStatus st = r.next(form, span);
                if (st == reader::ReadStatus::End) in.error("read-error", "read-from-string: no form in \"" + text + "\"");
                if (st == reader::ReadStatus::NeedsMore) in.error("read-error", "read-from-string: incomplete form in \"" + text + "\"");
-               return form;
+               std::size_t end = r.offset();
+               // As in Common Lisp, one whitespace character after the form is read with it.
+               if (end < text.size() && std::isspace(static_cast<unsigned char>(text[end]))) ++end;
+               return in.two_values(form, Value::integer(static_cast<std::int64_t>(end)));
              });
 }
 

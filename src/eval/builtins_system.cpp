@@ -26,26 +26,61 @@ std::string module_name(Interp& in, Value v) {
 
 }  // namespace
 
+namespace {
+
+// The optional stream argument of princ, print and the rest: t or nil, the standard output
+// (with-output-to-string redirects it); there are no other streams yet.
+void check_stream(Interp& in, const char* fn, Value* args, std::uint32_t n, std::uint32_t index) {
+  if (n > index && !args[index].is_nil() && !args[index].same(in.t())) {
+    in.type_error(fn, static_cast<int>(index) + 1, "t or nil (the standard output; there are no other streams yet)", args[index]);
+  }
+}
+
+}  // namespace
+
 void register_system_builtins(Interp& in) {
-  TL_BUILTIN(in, "print", 1, 1, "(print X)", "Prints X readably (strings in quotes) and a newline; returns X.",
-             [](Interp& in, Args a, N) -> Value {
+  TL_BUILTIN(in, "print", 1, 2, "(print X [STREAM])", "Prints X readably (strings in quotes) and a newline; returns X.",
+             [](Interp& in, Args a, N n) -> Value {
+               check_stream(in, "print", a, n, 1);
                in.write(in.repr(a[0]) + "\n");
                return a[0];
              });
-  TL_BUILTIN(in, "prin1", 1, 1, "(prin1 X)", "Prints X readably, with no newline; returns X.",
-             [](Interp& in, Args a, N) -> Value {
+  TL_BUILTIN(in, "prin1", 1, 2, "(prin1 X [STREAM])", "Prints X readably, with no newline; returns X.",
+             [](Interp& in, Args a, N n) -> Value {
+               check_stream(in, "prin1", a, n, 1);
                in.write(in.repr(a[0]));
                return a[0];
              });
-  TL_BUILTIN(in, "princ", 1, 1, "(princ X)", "Prints X for people (strings without quotes), with no newline; returns X.",
-             [](Interp& in, Args a, N) -> Value {
+  TL_BUILTIN(in, "princ", 1, 2, "(princ X [STREAM])", "Prints X for people (strings without quotes), with no newline; returns X.",
+             [](Interp& in, Args a, N n) -> Value {
+               check_stream(in, "princ", a, n, 1);
                in.write(in.repr(a[0], false));
                return a[0];
              });
-  TL_BUILTIN(in, "terpri", 0, 0, "(terpri)", "Prints a newline.",
-             [](Interp& in, Args, N) -> Value {
+  TL_BUILTIN(in, "terpri", 0, 1, "(terpri [STREAM])", "Prints a newline.",
+             [](Interp& in, Args a, N n) -> Value {
+               check_stream(in, "terpri", a, n, 0);
                in.write("\n");
                return nil();
+             });
+  TL_BUILTIN(in, "%with-output-to-string", 1, 1, "(%with-output-to-string THUNK)",
+             "Calls THUNK with the output going to a string instead; returns the string (see with-output-to-string).",
+             [](Interp& in, Args a, N) -> Value {
+               arg_function(in, "with-output-to-string", a, 0);
+               std::string captured;
+               struct Restore {
+                 Interp& in;
+                 std::function<void(std::string_view)> output;
+                 bool at_line_start;
+                 ~Restore() {
+                   in.output = std::move(output);
+                   in.at_line_start = at_line_start;
+                 }
+               } restore{in, std::move(in.output), in.at_line_start};
+               in.output = [&captured](std::string_view text) { captured.append(text); };
+               in.at_line_start = true;
+               in.apply(a[0], nullptr, 0);
+               return in.make_string(std::move(captured));
              });
   TL_BUILTIN(in, "load", 1, 1, "(load PATH)", "Reads and evaluates every form of the file PATH; returns the last value.",
              [](Interp& in, Args a, N) -> Value {

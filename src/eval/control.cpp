@@ -9,6 +9,7 @@ namespace tl::eval {
 
 Value Interp::run_dynamic_binding(DynBindNode* n, Env* env) {
   DynamicBinding binding(*this, n->symbol, run(n->value, env));
+  mv_count = 1;
   return run(n->body, env);
 }
 
@@ -59,9 +60,28 @@ void Interp::run_return_from(ReturnFromNode* n, Env* env) {
       error_at(n->span, "control-error", "return-from " + name + ": the block has already been exited");
     }
   }
+  mv_count = 1;  // the values are the value form's (an argument evaluated before left none)
   Value v = run(n->value, env);
   throw ReturnFromSignal{n->block, tag, v};
 }
+
+namespace {
+
+// Runs an unwind-protect's cleanup forms, keeping the protected form's values (rooted on the
+// value stack meanwhile): unwind-protect returns every value of its protected form.
+void run_cleanup(Interp& in, Node* cleanup, Env* env) {
+  Interp::StackMark mark(in);
+  std::uint32_t count = in.mv_count;
+  Value* saved = in.sp;
+  if (count > 1) {
+    for (const Value& v : in.mv_rest) in.push(v);
+  }
+  in.run(cleanup, env);
+  in.mv_count = count;
+  if (count > 1) in.mv_rest.assign(saved, saved + (count - 1));
+}
+
+}  // namespace
 
 Value Interp::run_unwind_protect(UnwindProtectNode* n, Env* env) {
   Value result;
@@ -70,7 +90,7 @@ Value Interp::run_unwind_protect(UnwindProtectNode* n, Env* env) {
   } catch (ReturnFromSignal& r) {
     StackMark mark(*this);
     push(r.value);  // rooted while the cleanup runs
-    run(n->cleanup, env);
+    run_cleanup(*this, n->cleanup, env);
     r.value = sp[-1];
     throw;
   } catch (...) {
@@ -79,8 +99,30 @@ Value Interp::run_unwind_protect(UnwindProtectNode* n, Env* env) {
   }
   StackMark mark(*this);
   push(result);
-  run(n->cleanup, env);
+  run_cleanup(*this, n->cleanup, env);
   return result;
+}
+
+Value Interp::run_multiple_value_call(MultipleValueCallNode* n, Env* env) {
+  StackMark mark(*this);
+  Value* base = sp;
+  push(run(n->fn, env));
+  for (Node* form : n->forms) {
+    mv_count = 1;
+    Value v = run(form, env);
+    if (mv_count == 1) {
+      push(v);
+      continue;
+    }
+    if (mv_count == 0) continue;
+    // The values after the first are copied out before anything can overwrite mv_rest.
+    std::uint32_t count = mv_count;
+    if (sp + count > stack_end) stack_overflow();
+    push(v);
+    for (std::uint32_t i = 1; i < count; ++i) push(mv_rest[i - 1]);
+  }
+  mv_count = 1;
+  return apply_values(base[0], base + 1, static_cast<std::uint32_t>(sp - base - 1));
 }
 
 Interp::HandlerOutcome Interp::run_handler_case(HandlerCaseNode* n, Env* env) {
@@ -158,7 +200,7 @@ bool Interp::is_special_form(const Symbol* s) const {
   return s == S.quote || s == S.quasiquote || s == S.unquote || s == S.unquote_splicing || s == S.function ||
          s == S.lambda || s == S.named_lambda || s == S.if_ || s == S.progn || s == S.let || s == S.let_star ||
          s == S.setq || s == S.and_ || s == S.or_ || s == S.while_ || s == S.block || s == S.return_from ||
-         s == S.unwind_protect || s == S.handler_case || s == S.declare;
+         s == S.unwind_protect || s == S.handler_case || s == S.declare || s == S.multiple_value_call;
 }
 
 Value Interp::call_head_fallback(const CallNode* n, Value fn, bool direct) {

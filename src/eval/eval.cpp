@@ -140,6 +140,7 @@ Env* bind_arguments(Interp& in, Closure* fn, Value* args, std::uint32_t nargs) {
       }
     }
   }
+  in.mv_count = 1;  // default forms' other values are dropped
   return env;
 }
 
@@ -270,6 +271,7 @@ Value Interp::run(Node* node, Env* env) {
         auto* n = static_cast<LocalNode*>(node);
         Value v;
         if (!fast_prim(n->value, env, t(), v)) v = run(n->value, env);
+        mv_count = 1;
         Env* e = env;
         for (std::uint32_t d = n->depth; d > 0; --d) e = e->parent;
         e->slots[n->index] = v;
@@ -283,13 +285,17 @@ Value Interp::run(Node* node, Env* env) {
       case NodeKind::GlobalSet: {
         auto* n = static_cast<GlobalNode*>(node);
         Value v = run(n->value, env);
+        mv_count = 1;
         set_global(n->symbol, v);
         return v;
       }
       case NodeKind::If: {
         auto* n = static_cast<IfNode*>(node);
         Value test;
-        if (!fast_prim(n->test, env, t(), test)) test = run(n->test, env);
+        if (!fast_prim(n->test, env, t(), test)) {
+          test = run(n->test, env);
+          mv_count = 1;
+        }
         node = test.truthy() ? n->then : n->otherwise;
         continue;
       }
@@ -297,6 +303,7 @@ Value Interp::run(Node* node, Env* env) {
         auto* n = static_cast<SeqNode*>(node);
         std::size_t last = n->body.size() - 1;
         for (std::size_t i = 0; i < last; ++i) run(n->body[i], env);
+        mv_count = 1;
         node = n->body[last];
         continue;
       }
@@ -305,8 +312,12 @@ Value Interp::run(Node* node, Env* env) {
         std::size_t last = n->body.size() - 1;
         std::size_t i = 0;
         for (; i < last; ++i) {
-          if (!run(n->body[i], env).truthy()) return nil();
+          if (!run(n->body[i], env).truthy()) {
+            mv_count = 1;
+            return nil();
+          }
         }
+        mv_count = 1;
         node = n->body[last];
         continue;
       }
@@ -315,6 +326,7 @@ Value Interp::run(Node* node, Env* env) {
         std::size_t last = n->body.size() - 1;
         for (std::size_t i = 0; i < last; ++i) {
           Value v = run(n->body[i], env);
+          mv_count = 1;
           if (v.truthy()) return v;
         }
         node = n->body[last];
@@ -337,6 +349,7 @@ Value Interp::run(Node* node, Env* env) {
           check_interrupt();
           maybe_collect();
         }
+        mv_count = 1;
         return nil();
       }
       case NodeKind::Lambda: {
@@ -350,6 +363,7 @@ Value Interp::run(Node* node, Env* env) {
           Env* e = new_env(env, n->frame_size, n->stack_frame);
           switch_env(e, nil());
           for (std::uint32_t i = 0; i < size; ++i) e->slots[i] = run(n->inits[i], e);
+          mv_count = 1;
           env = e;
         } else {
           Value* base = sp;
@@ -357,6 +371,7 @@ Value Interp::run(Node* node, Env* env) {
             Value v = run(init, env);
             push(v);
           }
+          mv_count = 1;
           Env* e = new_env(env, n->frame_size, n->stack_frame);
           std::memcpy(static_cast<void*>(e->slots), base, size * sizeof(Value));
           sp = base;
@@ -371,10 +386,13 @@ Value Interp::run(Node* node, Env* env) {
       case NodeKind::Block: return run_block(static_cast<BlockNode*>(node), env);
       case NodeKind::ReturnFrom: run_return_from(static_cast<ReturnFromNode*>(node), env);
       case NodeKind::UnwindProtect: return run_unwind_protect(static_cast<UnwindProtectNode*>(node), env);
+      case NodeKind::MultipleValueCall:
+        return run_multiple_value_call(static_cast<MultipleValueCallNode*>(node), env);
       case NodeKind::HandlerCase: {
         auto* n = static_cast<HandlerCaseNode*>(node);
         HandlerOutcome outcome = run_handler_case(n, env);
         if (outcome.clause == nullptr) return outcome.value;
+        mv_count = 1;  // the clause's values are its body's
         if (outcome.clause->has_var) {
           Value* base = sp;
           push(outcome.value);  // the condition, rooted while its frame is made
@@ -403,6 +421,7 @@ Value Interp::run(Node* node, Env* env) {
           if (!fast_prim(n->b, env, t(), b)) b = run(n->b, env);
         }
         push(b);
+        mv_count = 1;
         if (prim2(n->op, a, b, t(), r)) return r;
         call_site = n->span;
         return call_native(*this, static_cast<Native*>(n->builtin), sp - 2, 2);
@@ -441,6 +460,7 @@ Value Interp::run(Node* node, Env* env) {
           }
           push(v);
         }
+        mv_count = 1;  // the arguments' other values are dropped
         Value fn = base[0];
         Value* args = base + 1;
         auto nargs = static_cast<std::uint32_t>(n->args.size());
@@ -515,6 +535,13 @@ Value Interp::run(Node* node, Env* env) {
 }
 
 Value Interp::apply(Value fn, Value* args, std::uint32_t nargs) {
+  // A builtin calling a function uses one value of it.
+  Value r = apply_values(fn, args, nargs);
+  mv_count = 1;
+  return r;
+}
+
+Value Interp::apply_values(Value fn, Value* args, std::uint32_t nargs) {
   // A builtin calling back into Lisp may raise its own errors afterwards: they belong to its
   // call site, not to the last call made inside the callback.
   struct KeepSite {

@@ -86,6 +86,7 @@ void Heap::destroy(Obj* obj) {
     case ObjKind::Code: static_cast<CodeUnit*>(obj)->~CodeUnit(); break;
     case ObjKind::Condition: static_cast<Condition*>(obj)->~Condition(); break;
     case ObjKind::Foreign: static_cast<Foreign*>(obj)->~Foreign(); break;
+    case ObjKind::Struct: static_cast<Instance*>(obj)->~Instance(); break;
   }
 }
 
@@ -129,6 +130,12 @@ void Heap::trace(Obj* obj, Marker& m) {
     case ObjKind::Vector:
       for (const Value& v : static_cast<Vector*>(obj)->items) m.mark(v);
       break;
+    case ObjKind::Struct: {
+      auto* instance = static_cast<Instance*>(obj);
+      m.mark(instance->type);
+      for (const Value& v : instance->slots) m.mark(v);
+      break;
+    }
     case ObjKind::HashTable:
       for (const auto& [k, v] : static_cast<HashTable*>(obj)->entries) {
         m.mark(k);
@@ -175,6 +182,7 @@ std::size_t Heap::payload_bytes(const Obj* obj) {
   switch (obj->kind) {
     case ObjKind::String: return static_cast<const String*>(obj)->text.capacity();
     case ObjKind::Vector: return static_cast<const Vector*>(obj)->items.capacity() * sizeof(Value);
+    case ObjKind::Struct: return static_cast<const Instance*>(obj)->slots.capacity() * sizeof(Value);
     case ObjKind::HashTable: {
       auto* h = static_cast<const HashTable*>(obj);
       return h->entries.capacity() * sizeof(h->entries[0]) + h->buckets.capacity() * sizeof(std::int32_t);

@@ -186,6 +186,7 @@ void Interp::init_symbols() {
   S.return_from = intern("return-from");
   S.unwind_protect = intern("unwind-protect");
   S.handler_case = intern("handler-case");
+  S.multiple_value_call = intern("multiple-value-call");
   S.macrolet = intern("macrolet");
   S.optional = intern("&optional");
   S.rest = intern("&rest");
@@ -221,6 +222,7 @@ void Interp::init_symbols() {
       {"division-by-zero", "arithmetic-error"},
       {"integer-overflow", "arithmetic-error"},
       {"read-error", "error"},
+      {"parse-error", "error"},
       {"file-error", "error"},
       {"control-error", "error"},
       {"index-error", "error"},
@@ -331,6 +333,9 @@ void Interp::collect() {
     for (const auto& [name, s] : keywords_) m.mark(s);
     for (const Value& v : permanent) m.mark(v);
     for (const CallFrame& f : frames) m.mark(f.function);
+    if (mv_count > 1) {
+      for (const Value& v : mv_rest) m.mark(v);
+    }
     for (tl::detail::RootCell* c = root_list.next; c != &root_list; c = c->next) m.mark(c->value);
     for (const auto& [type, parent] : condition_parents) {
       m.mark(type);

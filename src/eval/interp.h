@@ -42,7 +42,8 @@ struct WellKnown {
   Symbol *t, *quote, *quasiquote, *unquote, *unquote_splicing, *function, *lambda,
       *named_lambda, *if_, *progn, *let, *let_star, *setq, *and_, *or_, *while_, *block,
       *return_from, *unwind_protect, *handler_case, *macrolet, *optional, *rest, *body, *key,
-      *allow_other_keys, *aux, *error, *condition, *declare, *argv, *load_file, *print_circle;
+      *allow_other_keys, *aux, *error, *condition, *declare, *argv, *load_file, *print_circle,
+      *multiple_value_call;
 };
 
 // One active function call, for backtraces.
@@ -174,6 +175,30 @@ class Interp {
   void push_spread_arguments(Value* base, Value list, int arg);
   // Runs compiled code. `env` must be reachable from the roots.
   Value run(Node* node, Env* env);
+
+  // --- multiple values ------------------------------------------------------------------
+  // A form's primary value is what run returns. When the last form evaluated produced other
+  // than one value ((values), floor, gethash), mv_count says how many and mv_rest holds the
+  // values after the first. Every evaluation that uses a value singly (an argument, a test, a
+  // progn's inner form, a callback from a builtin) sets mv_count back to 1 once done, so the
+  // one-value path costs one store; multiple-value-call sets it to 1 before its forms and
+  // reads it after each.
+  std::uint32_t mv_count = 1;
+  std::vector<Value> mv_rest;  // traced by the collector while mv_count > 1
+  // Returns VALUES[0] (nil when N is 0) and records all N values.
+  Value set_values(const Value* values, std::uint32_t n) {
+    mv_count = n;
+    if (n > 1) mv_rest.assign(values + 1, values + n);
+    return n > 0 ? values[0] : Value();
+  }
+  Value two_values(Value primary, Value second) {
+    mv_count = 2;
+    mv_rest.assign(1, second);
+    return primary;
+  }
+  // Like apply, but FN's values stay in mv_count/mv_rest for the caller to read.
+  Value apply_values(Value fn, Value* args, std::uint32_t nargs);
+  Value run_multiple_value_call(MultipleValueCallNode* n, Env* env);
   // The less frequent forms, out of run's way (control.cpp).
   Value run_dynamic_binding(DynBindNode* n, Env* env);
   Value run_block(BlockNode* n, Env* env);
@@ -324,6 +349,12 @@ class Interp {
 // strings (with quotes and escapes when `readably`), shared with the embedding API.
 void print_float(std::string& out, double d);
 void print_string(std::string& out, const std::string& s, bool readably);
+// A character: #\a, #\Space, #\Newline when READABLY, else the character itself (UTF-8).
+void print_char(std::string& out, std::uint32_t code, bool readably);
+// The name of a character that has one (Space, Newline, Tab, ...), or null.
+const char* char_name(std::uint32_t code);
+// The code of the character named NAME (any case), or -1.
+std::int64_t name_char(std::string_view name);
 
 // The phase an error of condition `type` is reported in: read, shape, device or eval.
 const char* error_phase(std::string_view type);
@@ -347,6 +378,8 @@ void register_list_builtins(Interp& interp);
 void register_sequence_builtins(Interp& interp);
 void register_string_builtins(Interp& interp);
 void register_hash_builtins(Interp& interp);
+void register_struct_builtins(Interp& interp);
+void register_char_builtins(Interp& interp);
 void register_system_builtins(Interp& interp);
 
 }  // namespace tl::eval

@@ -29,6 +29,7 @@ enum class NodeKind : std::uint8_t {
   UnwindProtect,
   HandlerCase,
   PrimCall,
+  MultipleValueCall,
 };
 
 struct Node {
@@ -118,6 +119,13 @@ struct PrimCallNode : Node {
   Node* b = nullptr;
   bool leaves = false;  // a and b are constants or variables
   CallNode* call = nullptr;
+};
+
+// (multiple-value-call FUNCTION FORM...): calls FUNCTION with every value of every FORM.
+struct MultipleValueCallNode : Node {
+  MultipleValueCallNode(Span s) : Node(NodeKind::MultipleValueCall, s) {}
+  Node* fn = nullptr;
+  std::vector<Node*> forms;
 };
 
 struct LetNode : Node {

@@ -2,6 +2,7 @@
 // Printing values (prin1 readably, princ for people), type names, and the equality and hash
 // functions behind eq/eql/equal and hash tables.
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
@@ -9,6 +10,7 @@
 
 #include "eval/builtins.h"
 #include "eval/interp.h"
+#include "eval/utf8.h"
 
 namespace tl::eval {
 
@@ -199,6 +201,7 @@ class Printer {
       case Tag::Nil: out_ += "nil"; return;
       case Tag::Int: out_ += std::to_string(v.i); return;
       case Tag::Float: print_float(out_, v.f); return;
+      case Tag::Char: print_char(out_, static_cast<std::uint32_t>(v.i), readably_); return;
       case Tag::Obj: break;
     }
     poll();
@@ -221,6 +224,23 @@ class Printer {
           if (!first) out_ += ' ';
           first = false;
           value(item, depth + 1);
+        }
+        out_ += ')';
+        return;
+      }
+      case ObjKind::Struct: {
+        // #S(NAME :SLOT VALUE ...), as Common Lisp prints a structure.
+        auto* instance = static_cast<Instance*>(v.o);
+        auto& type = as_vector(instance->type)->items;
+        out_ += "#S(";
+        value(type[0], depth + 1);
+        Value names = type[1];
+        for (const Value& slot : instance->slots) {
+          out_ += " :";
+          out_ += as_symbol(car(names))->name;
+          names = cdr(names);
+          out_ += ' ';
+          value(slot, depth + 1);
         }
         out_ += ')';
         return;
@@ -290,6 +310,7 @@ std::string Interp::type_name(Value v) const {
     case Tag::Nil: return "null";
     case Tag::Int: return "integer";
     case Tag::Float: return "float";
+    case Tag::Char: return "character";
     case Tag::Obj: break;
   }
   switch (v.o->kind) {
@@ -305,8 +326,62 @@ std::string Interp::type_name(Value v) const {
     case ObjKind::Code: return "code";
     case ObjKind::Condition: return "condition";
     case ObjKind::Foreign: return static_cast<Foreign*>(v.o)->type_name();
+    case ObjKind::Struct: {
+      Value type = static_cast<Instance*>(v.o)->type;
+      return as_symbol(as_vector(type)->items[0])->name;
+    }
   }
   return "unknown";
+}
+
+namespace {
+struct CharName {
+  std::uint32_t code;
+  const char* name;
+};
+constexpr CharName kCharNames[] = {{0, "Nul"}, {7, "Bell"}, {8, "Backspace"}, {9, "Tab"}, {10, "Newline"},
+                                   {12, "Page"}, {13, "Return"}, {27, "Escape"}, {32, "Space"}, {127, "Rubout"}};
+}  // namespace
+
+const char* char_name(std::uint32_t code) {
+  for (const CharName& c : kCharNames) {
+    if (c.code == code) return c.name;
+  }
+  return nullptr;
+}
+
+std::int64_t name_char(std::string_view name) {
+  auto same = [&](std::string_view other) {
+    if (other.size() != name.size()) return false;
+    for (std::size_t i = 0; i < name.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(name[i])) != std::tolower(static_cast<unsigned char>(other[i]))) return false;
+    }
+    return true;
+  };
+  for (const CharName& c : kCharNames) {
+    if (same(c.name)) return c.code;
+  }
+  if (same("Linefeed")) return 10;
+  if (same("Null")) return 0;
+  if (same("Del") || same("Delete")) return 127;
+  return -1;
+}
+
+void print_char(std::string& out, std::uint32_t code, bool readably) {
+  if (!readably) {
+    append_utf8(out, code);
+    return;
+  }
+  out += "#\\";
+  if (const char* name = char_name(code)) {
+    out += name;
+  } else if (code < 32 || (code >= 0x80 && code < 0xA0)) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "U+%04X", code);
+    out += hex;
+  } else {
+    append_utf8(out, code);
+  }
 }
 
 bool eql(Value a, Value b) { return a.same(b); }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Lisp values: a 16-byte tagged word (nil, integer, float or heap object) and the heap object
+// Lisp values: a 16-byte tagged word (nil, integer, float, character or heap object) and the heap object
 // kinds. A tensor, or any other native object, is a Foreign object with its own trace/print.
 #pragma once
 
@@ -16,7 +16,7 @@ namespace tl::eval {
 class Interp;
 struct Obj;
 
-enum class Tag : std::uint8_t { Nil, Int, Float, Obj };
+enum class Tag : std::uint8_t { Nil, Int, Float, Obj, Char };
 
 struct Value {
   Tag tag = Tag::Nil;
@@ -38,6 +38,12 @@ struct Value {
     r.f = v;
     return r;
   }
+  static Value character(std::uint32_t code) {  // a Unicode code point
+    Value r;
+    r.tag = Tag::Char;
+    r.i = code;
+    return r;
+  }
   static Value object(Obj* obj) {
     Value r;
     r.tag = Tag::Obj;
@@ -49,6 +55,7 @@ struct Value {
   bool is_float() const { return tag == Tag::Float; }
   bool is_number() const { return tag == Tag::Int || tag == Tag::Float; }
   bool is_obj() const { return tag == Tag::Obj; }
+  bool is_char() const { return tag == Tag::Char; }
   bool truthy() const { return tag != Tag::Nil; }
   // Identity (eq): same tag and same bits.
   bool same(const Value& other) const { return tag == other.tag && i == other.i; }
@@ -69,6 +76,7 @@ enum class ObjKind : std::uint8_t {
   Code,
   Condition,
   Foreign,
+  Struct,
 };
 
 constexpr std::uint8_t kGcMark = 1;  // Obj::marked: reached by the collector's mark phase
@@ -173,6 +181,13 @@ struct CodeUnit : Obj {
   std::vector<Value> constants;    // every Value a node refers to, traced
   Node* entry = nullptr;           // the root of the tree
   ~CodeUnit();
+};
+
+// An instance of a defstruct type. `type` is the type's descriptor, a vector
+// #(NAME SLOT-NAMES PARENT-DESCRIPTOR-OR-NIL) that defstruct makes once per type.
+struct Instance : Obj {
+  Value type;
+  std::vector<Value> slots;
 };
 
 // A condition object: what handler-case binds. Type is a symbol; `data` is user payload.

@@ -2,6 +2,7 @@
 // The S-expression reader: lists, dotted pairs, vectors, strings, numbers, symbols,
 // keywords, quote forms and comments, each cons recording the span of its element.
 #include "reader/reader.h"
+#include "eval/utf8.h"
 
 #include <cerrno>
 #include <charconv>
@@ -337,8 +338,30 @@ Value Reader::read_dispatch(Span start) {
     return wrap(interp_.S.function, start, inner_span, inner);
   }
   if (c == '\\') {
-    fail(Span{start.file, start.line, start.col, 2},
-         "character syntax '#\\' is not supported; use a one-character string");
+    // #\a, #\Space, #\Newline, #\U+00E9: one character (a UTF-8 code point) or a name.
+    advance();
+    advance();
+    if (at_end()) throw Incomplete{start, "'#\\' at the end of the input"};
+    std::size_t begin = pos_;
+    std::uint32_t code = eval::next_utf8(text_, pos_);
+    pos_ = begin;
+    std::size_t first_end = begin;
+    eval::next_utf8(text_, first_end);
+    while (pos_ < first_end) advance();
+    while (!at_end() && !is_delimiter(peek())) advance();
+    std::string_view token = text_.substr(begin, pos_ - begin);
+    if (pos_ == first_end) return Value::character(code);
+    Span span{start.file, start.line, start.col, static_cast<std::uint32_t>(token.size() + 2)};
+    std::int64_t named = eval::name_char(token);
+    if (named >= 0) return Value::character(static_cast<std::uint32_t>(named));
+    if (token.size() > 2 && (token[0] == 'U' || token[0] == 'u') && token[1] == '+') {
+      std::uint32_t hex = 0;
+      auto res = std::from_chars(token.data() + 2, token.data() + token.size(), hex, 16);
+      if (res.ec == std::errc() && res.ptr == token.data() + token.size() && hex <= 0x10FFFF) {
+        return Value::character(hex);
+      }
+    }
+    fail(span, "unknown character name '#\\" + std::string(token) + "'");
   }
   if (pos_ + 1 >= text_.size()) throw Incomplete{start, "'#' at the end of the input"};
   if (c == '\0') {

@@ -272,6 +272,12 @@ class Writer {
         if (!std::isfinite(v.f)) unwritable(v, "JSON has no NaN or infinity");
         eval::print_float(out_, v.f);
         return;
+      case eval::Tag::Char: {  // a character writes as a one-character string
+        std::string text;
+        eval::print_char(text, static_cast<std::uint32_t>(v.i), false);
+        string(text);
+        return;
+      }
       case eval::Tag::Obj:
         break;
     }

@@ -72,7 +72,7 @@ that axis is dropped from the result; leading batch axes broadcast, as in NumPy.
       (error 'shape-error "outer: needs two 1-d tensors, got ~s and ~s" (tensor-shape ta) (tensor-shape tb)))
     (mul (unsqueeze ta 1) (unsqueeze tb 0))))
 
-(defun %einsum-letters (s) (mapcar #'intern (coerce s 'list)))
+(defun %einsum-letters (s) (mapcar (lambda (c) (intern (string c))) (coerce s 'list)))
 
 (defcomposite einsum (spec &rest operands)
   "(einsum SPEC OPERAND...) Sums of products over the indices in SPEC, e.g. \"ij,jk->ik\"

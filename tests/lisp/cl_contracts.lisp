@@ -51,23 +51,23 @@
 (show "find in a vector" (find 3 #(1 2 3)))
 (show "find :key symbol" (find 2 '((1) (2)) :key 'car))
 (show "position :from-end" (position 1 '(1 2 1 3) :from-end t))
-(show "position :start" (position "a" "banana" :start 2))
+(show "position :start" (position #\a "banana" :start 2))
 (show "position-if :key" (position-if #'evenp '((1) (3) (4)) :key #'car))
-(show "position in a string" (list (position "n" "banana") (position "an" "banana")))
+(show "position in a string" (list (position #\n "banana") (position "an" "banana")))
 (show "count :key" (count 2 '((1) (2) (2)) :key #'car))
 (show "count-if :start" (count-if #'oddp '(1 2 3 4 5) :start 1))
-(show "count in a string" (count "a" "banana"))
+(show "count in a string" (count #\a "banana"))
 (show "remove :count" (remove 1 '(1 2 1 3 1) :count 2))
 (show "remove :from-end :count" (remove 1 '(1 2 1 3 1) :count 1 :from-end t))
 (show "remove :start :end" (remove 1 '(1 1 1 1) :start 1 :end 3))
 (show "remove :test-not" (remove 3 '(1 3 5 3) :test-not #'eql))
 (show "remove-if :key" (remove-if #'evenp '((1) (2) (3)) :key #'car))
-(show "remove from a string" (remove "a" "banana"))
+(show "remove from a string" (remove #\a "banana"))
 (show "remove-if-not :count" (remove-if-not #'evenp '(1 2 3 4 5) :count 1))
 (show "substitute :key" (substitute 'x 1 '((1) (2) (1)) :key #'car))
 (show "substitute :count :from-end" (substitute 'x 1 '(1 2 1 3 1) :count 1 :from-end t))
 (show "substitute-if" (substitute-if 0 #'minusp '(1 -2 3 -4)))
-(show "substitute in a string" (substitute "o" "a" "banana"))
+(show "substitute in a string" (substitute #\o #\a "banana"))
 (show "remove-duplicates keeps the last" (remove-duplicates '(a b a c b)))
 (show "remove-duplicates :from-end keeps the first" (remove-duplicates '(a b a c b) :from-end t))
 (show "remove-duplicates :test" (remove-duplicates '("a" "b" "a") :test #'string=))
@@ -109,17 +109,27 @@
 (show "parameter named list" (shadow-params '(a b) "s"))
 (show "local non-function, no global" (fails (let ((nope 3)) (nope 1))))
 
+;; A local variable does not hide a global macro in operator position (as in Common Lisp);
+;; a local function (flet, labels, or a let of a lambda expression) does.
+(show "let when, macro still expands" (let ((when 1)) (when t 2)))
+(defun param-named-unless (unless) (unless (> unless 5) unless))
+(show "parameter named unless" (param-named-unless 3))
+(show "flet hides a macro" (flet ((when (x y) (list x y))) (when 1 2)))
+(show "labels hides a macro" (labels ((unless (n) (if (> n 0) (unless (- n 1)) :done))) (unless 3)))
+(show "let of a lambda hides a macro" (let ((when (lambda (x) (* x 2)))) (when 4)))
+(show "macro again outside the flet" (list (flet ((when (x) x)) (when 7)) (when t 8)))
+
 ;; Special forms cannot be redefined by defun, defmacro or defmodel.
 (show "defun block" (fails (defun block (x) x)))
 (show "defmacro if" (fails (defmacro if (x) x)))
 (show "defmodel let" (fails (eval '(defmodel let (x) ((y x)) () y))))
 (show "special-operator-p" (list (special-operator-p 'if) (special-operator-p 'when)))
 
-;; string-trim and friends take the bag first; a bag is a string or a list of one-character
-;; strings (there is no character type yet). With one argument they trim whitespace.
+;; string-trim and friends take the bag first; a bag is a string or a sequence of characters.
+;; With one argument they trim whitespace.
 (show "string-trim bag" (string-trim "-*" "*-ab-c-*"))
 (show "string-left-trim" (string-left-trim " x" "x x hi x"))
-(show "string-right-trim" (string-right-trim '("." "!") "hi!.!"))
+(show "string-right-trim" (string-right-trim '(#\. #\!) "hi!.!"))
 
 ;; documentation with a doc-type, as in Common Lisp.
 (defun documented (x) "(documented X) is X." x)

@@ -10,7 +10,7 @@
     (unless (member path *made* :test #'equal) (push path *made*))
     path))
 
-(defun bytes (&rest codes) (apply #'concat (mapcar #'code-char codes)))
+(defun bytes (&rest codes) (apply #'byte-string codes))
 (defun le (n width) (apply #'bytes (loop for i below width collect (logand (ash n (* -8 i)) 255))))
 (defun byte-at (s i) (char-code (subseq s i (1+ i))))
 (defun flip-byte (s i)

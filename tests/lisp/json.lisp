@@ -91,7 +91,7 @@
              "json-read: parse error at line 1, column 2: number overflow parsing '1e400'"))
   (is (equal (json-error-text "\"\\ud83d\"")
              "json-read: parse error at line 1, column 8: syntax error while parsing value - invalid string: surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF; last read: '\"\\ud83d\"'"))
-  (is (string-contains (json-error-text (concat "\"" (code-char 255) "\"")) "ill-formed UTF-8"))
+  (is (string-contains (json-error-text (concat "\"" (byte-string 255) "\"")) "ill-formed UTF-8"))
   (is (string-contains (json-error-text "[tru]") "line 1, column 5: syntax error while parsing value - invalid literal"))
   ;; Deep nesting is an error, not a crash; the limit can be raised.
   (let ((deep (concat (make-string 100000 "[") (make-string 100000 "]"))))
@@ -107,7 +107,7 @@
                        "json-read-file: /dev/null: parse error at line 1, column 1"))
   ;; What JSON cannot hold.
   (is-error type-error (json-write (exp 1000.0)))
-  (is-error type-error (json-write (code-char 255)))
+  (is-error type-error (json-write (byte-string 255)))
   (is-error type-error (json-write (lambda (x) x)))
   (is-error type-error (json-write '(("a" . 1) . 2)))
   (let ((cycle (list 1 2)))

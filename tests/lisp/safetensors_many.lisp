@@ -6,7 +6,7 @@
                        (get-internal-real-time)))
 (defvar *n* 200000)
 (defun le (n width)
-  (apply #'concat (loop for i below width collect (code-char (logand (ash n (* -8 i)) 255)))))
+  (apply #'byte-string (loop for i below width collect (logand (ash n (* -8 i)) 255))))
 
 ;; Tensor "tK" is one u8 at byte K, whose value is K mod 251; the entries are written in
 ;; reverse order of their data, so loading also sorts them.
@@ -19,7 +19,7 @@
                        ",")
           "}"))
 (write-file *path* (concat (le (length *header*) 8) *header*
-                           (string-join (loop for i below *n* collect (code-char (mod i 251))) "")))
+                           (apply #'byte-string (loop for i below *n* collect (mod i 251)))))
 
 (deftest many-tensors
   (is (equal (safetensors-metadata *path*) '(("n" . "200000"))))

@@ -51,7 +51,7 @@
 (show "string-contains" (list (string-contains "hello" "ll") (string-contains "hello" "z") (string-contains "abc" "")))
 (show "string-prefix-p" (list (string-prefix-p "he" "hello") (string-prefix-p "lo" "hello")))
 (show "string-suffix-p" (list (string-suffix-p "lo" "hello") (string-suffix-p "hello!" "hello")))
-(show "position in string" (position "l" "hello"))
+(show "position in string" (position #\l "hello"))
 
 ;; Case, trimming, comparison.
 (show "string-upcase" (string-upcase "Hello, World"))
@@ -67,7 +67,7 @@
 (show "aref/elt" (list (aref "hello" 1) (elt "hello" 4)))
 (show "subseq" (list (subseq "hello" 1 3) (subseq "hello" 2)))
 (show "reverse" (reverse "stressed"))
-(show "char-code" (char-code "A"))
+(show "char-code" (char-code #\A))
 (show "code-char" (code-char 97))
 (show "coerce to list" (coerce "abc" 'list))
 (show "coerce from list" (coerce '("x" "y") 'string))

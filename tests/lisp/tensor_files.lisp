@@ -9,7 +9,7 @@
 
 (defun bytes (&rest codes)
   "A string of the bytes CODES."
-  (apply #'concat (mapcar #'code-char codes)))
+  (apply #'byte-string codes))
 (defun le (n width)
   "N as WIDTH little-endian bytes."
   (apply #'bytes (loop for i below width collect (logand (ash n (* -8 i)) 255))))

@@ -749,7 +749,7 @@ TEST_CASE("eval: loop clauses", "[eval][loop]") {
   CHECK(EV("(loop repeat 3 collect :a)") == "(:a :a :a)");
   CHECK(EV("(loop repeat 0 collect :a)") == "nil");
   CHECK(EV("(loop for x across (vector 1 2 3) sum x)") == "6");
-  CHECK(EV("(loop for x across \"ab\" collect x)") == "(\"a\" \"b\")");
+  CHECK(EV("(loop for x across \"ab\" collect x)") == "(#\\a #\\b)");
   CHECK(EV("(loop for x in '(3 1 4 1 5) maximize x)") == "5");
   CHECK(EV("(loop for x in '(3 1 4 1 5) minimize x)") == "1");
   CHECK(EV("(loop for x in '(1 2 3) count (oddp x))") == "2");
@@ -1003,12 +1003,12 @@ TEST_CASE("eval: vectors and sequences", "[eval][builtins]") {
   CHECK(EV("(let ((v (vector))) (list (vector-push 1 v) (vector-push 2 v) (vector-pop v) v))") ==
         "(0 1 2 #(1))");
   CHECK(EV("(list (aref (vector 1 2) 1) (elt '(1 2 3) 2) (elt \"abc\" 1) (aref \"abc\" 2))") ==
-        "(2 3 \"b\" \"c\")");
+        "(2 3 #\\b #\\c)");
   CHECK(EV("(list (length \"abc\") (length (vector 1 2)) (length (make-hash-table)))") ==
         "(3 2 0)");
   CHECK(EV("(list (reverse \"abc\") (reverse (vector 1 2)))") == "(\"cba\" #(2 1))");
   CHECK(EV("(list (coerce '(1 2) 'vector) (coerce (vector 1 2) 'list) (coerce \"ab\" 'list)"
-           " (coerce '(\"a\" \"b\") 'string))") == "(#(1 2) (1 2) (\"a\" \"b\") \"ab\")");
+           " (coerce '(\"a\" \"b\") 'string))") == "(#(1 2) (1 2) (#\\a #\\b) \"ab\")");
   CHECK(EV("(list (subseq \"hello\" 1) (subseq \"hello\" 1 3) (subseq \"hello\" 5))") ==
         "(\"ello\" \"el\" \"\")");
   CHECK(ERR_MSG("(aref (vector 1 2) 5)") == "aref: index 5 out of range for a vector of length 2");
@@ -1052,15 +1052,15 @@ TEST_CASE("eval: string builtins", "[eval][builtins]") {
   CHECK(EV("(list (string-replace \"a-b-c\" \"-\" \"+\") (string-replace \"aaa\" \"aa\" \"b\"))") ==
         "(\"a+b+c\" \"ba\")");
   CHECK(EV("(list (string= \"a\" \"a\") (string= \"a\" \"A\") (string= 'abc \"abc\")"
-           " (string< \"a\" \"b\") (string> \"a\" \"b\"))") == "(t nil t t nil)");
+           " (string< \"a\" \"b\") (string> \"a\" \"b\"))") == "(t nil t 0 nil)");
   CHECK(EV("(list (char-code \"A\") (code-char 66) (string 42) (string 'sym) (string \"s\"))") ==
-        "(65 \"B\" \"42\" \"sym\" \"s\")");
+        "(65 #\\B \"42\" \"sym\" \"s\")");
   CHECK(EV("(list (prin1-to-string \"q\") (number-to-string 1.5) (symbol-name 'foo)"
            " (symbol-name nil))") == "(\"\\\"q\\\"\" \"1.5\" \"foo\" \"nil\")");
   CHECK(EV("(list (intern \"bar\") (eq (intern \"bar\") 'bar) (intern \":kw\") (intern \"nil\")"
            " (make-keyword \"kw\") (make-keyword 'sym))") == "(bar t :kw nil :kw :sym)");
   CHECK(ERR_TYPE("(char-code \"\")") == "type-error");
-  CHECK(ERR_TYPE("(code-char 300)") == "type-error");
+  CHECK(ERR_TYPE("(code-char -1)") == "type-error");
   CHECK(ERR_TYPE("(number-to-string \"1\")") == "type-error");
 }
 
@@ -1085,7 +1085,7 @@ TEST_CASE("eval: format directives", "[eval][builtins]") {
   CHECK(fmt(R"("~,100f" 1e300)").size() == 402);
   CHECK(ERR_TYPE(R"((format nil "~4294967299a|" "x"))") == "program-error");
   CHECK(fmt(R"("~1000,2f" 1.0)").size() == 1000);
-  CHECK(fmt(R"("~,3e" 12345.678)") == "1.235e+04");
+  CHECK(fmt(R"("~,3e" 12345.678)") == "1.235e+4");
   CHECK(fmt(R"("a~%b")") == "a\nb");
   CHECK(fmt(R"("~3%")") == "\n\n\n");
   CHECK(fmt(R"("~&x~&~&y")") == "x\ny");
@@ -1093,7 +1093,7 @@ TEST_CASE("eval: format directives", "[eval][builtins]") {
   CHECK(fmt(R"("100~~ ~a" 1)") == "100~ 1");
   CHECK(fmt(R"("~10a|" "ab")") == "ab        |");
   CHECK(fmt(R"("~10@a|" "ab")") == "        ab|");
-  CHECK(fmt(R"("~x ~o ~b ~x" 255 8 5 -255)") == "ff 10 101 -ff");
+  CHECK(fmt(R"("~x ~o ~b ~x" 255 8 5 -255)") == "FF 10 101 -FF");
   CHECK(fmt(R"("~A ~D" 1 2)") == "1 2");  // directives are case-insensitive
   CHECK(fmt(R"("no directives")") == "no directives");
   CHECK(fmt(R"("a~
@@ -1102,7 +1102,7 @@ TEST_CASE("eval: format directives", "[eval][builtins]") {
   CHECK(ERR_MSG(R"((format nil "~a"))") ==
         "format: not enough arguments for directive ~a in \"~a\"");
   CHECK(ERR_MSG(R"((format nil "~q" 1))") == "format: unknown directive ~q in \"~q\"");
-  CHECK(ERR_MSG(R"((format nil "~"))") == "format: control string ends inside a directive: \"~\"");
+  CHECK(ERR_MSG(R"((format nil "~"))") == "format: the control string ends inside a directive in \"~\"");
   CHECK(ERR_TYPE("(format nil 5)") == "type-error");
   std::string out;
   lisp.set_output([&](std::string_view s) { out += s; });

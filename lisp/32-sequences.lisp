@@ -1,0 +1,84 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Generic sequence functions of Common Lisp (CLHS chapter 17) over lists, vectors and
+;;; strings: map, map-into, concatenate, fill, replace; and parse-integer, string-capitalize.
+
+(defun %sequence-type (type)
+  "(%sequence-type TYPE) is list, vector or string for a sequence type specifier TYPE."
+  (let ((head (if (consp type) (car type) type)))
+    (case head
+      ((list cons null) 'list)
+      ((vector simple-vector array simple-array)
+       (if (and (consp type) (member (cadr type) '(character base-char))) 'string 'vector))
+      ((string simple-string base-string) 'string)
+      (otherwise (error 'type-error "~s is not a sequence type (list, vector or string)" type)))))
+
+(defun map (result-type fn sequence &rest more)
+  "(map RESULT-TYPE FUNCTION SEQUENCE...) calls FUNCTION on the elements at each index of the
+SEQUENCEs (up to the shortest) and returns the values as a sequence of RESULT-TYPE (list,
+vector, string), or nil when RESULT-TYPE is nil."
+  (let* ((lists (mapcar (lambda (s) (coerce s 'list)) (cons sequence more)))
+         (values (apply #'mapcar fn lists)))
+    (if (null result-type) nil (coerce values (%sequence-type result-type)))))
+
+(defun map-into (result fn &rest sequences)
+  "(map-into RESULT FUNCTION SEQUENCE...) stores FUNCTION's values on the elements at each
+index into RESULT, up to the shortest of RESULT and the SEQUENCEs; returns RESULT."
+  (let ((n (apply #'min (length result) (mapcar #'length sequences))))
+    (dotimes (i n result)
+      (setf (elt result i) (apply fn (mapcar (lambda (s) (elt s i)) sequences))))))
+
+(defun concatenate (result-type &rest sequences)
+  "(concatenate RESULT-TYPE SEQUENCE...) is a new sequence of RESULT-TYPE with the elements of
+all the SEQUENCEs in order."
+  (coerce (apply #'append (append (mapcar (lambda (s) (coerce s 'list)) sequences) (list nil)))
+          (%sequence-type result-type)))
+
+(defun fill (sequence item &key (start 0) end)
+  "(fill SEQUENCE ITEM &key :start :end) stores ITEM at every index of SEQUENCE from START below
+END; returns SEQUENCE."
+  (let ((end (or end (length sequence))))
+    (do ((i start (+ i 1))) ((>= i end) sequence)
+      (setf (elt sequence i) item))))
+
+(defun replace (target source &key (start1 0) end1 (start2 0) end2)
+  "(replace TARGET SOURCE &key :start1 :end1 :start2 :end2) copies elements of SOURCE into
+TARGET, as many as both ranges hold; returns TARGET."
+  (let* ((end1 (or end1 (length target)))
+         (end2 (or end2 (length source)))
+         (n (min (- end1 start1) (- end2 start2)))
+         (items (coerce (subseq source start2 (+ start2 n)) 'list)))
+    (dotimes (k n target)
+      (setf (elt target (+ start1 k)) (nth k items)))))
+
+(defun string-capitalize (string)
+  "(string-capitalize STRING) is STRING with each word's first letter in upper case and the
+others in lower case; a word is a run of letters and digits."
+  (let ((in-word nil))
+    (map 'string (lambda (c)
+                   (prog1 (if in-word (char-downcase c) (char-upcase c))
+                     (setq in-word (alphanumericp c))))
+         (string string))))
+
+(defun parse-integer (string &key (start 0) end (radix 10) junk-allowed)
+  "(parse-integer STRING &key :start :end :radix :junk-allowed) reads an integer, optionally
+signed and surrounded by whitespace, from STRING; returns it and the index where reading
+stopped. Without :junk-allowed anything else is a parse-error; with it, the value is nil when
+there are no digits."
+  (let* ((end (or end (length string)))
+         (i start)
+         (sign 1)
+         (value nil)
+         (space-p (lambda (c) (member c '(#\Space #\Tab #\Newline #\Return #\Page)))))
+    (while (and (< i end) (funcall space-p (char string i))) (setq i (+ i 1)))
+    (when (and (< i end) (member (char string i) '(#\+ #\-)))
+      (when (char= (char string i) #\-) (setq sign -1))
+      (setq i (+ i 1)))
+    (let (digit)
+      (while (and (< i end) (setq digit (digit-char-p (char string i) radix)))
+        (setq value (+ (* (or value 0) radix) digit) i (+ i 1))))
+    (unless junk-allowed
+      (while (and (< i end) (funcall space-p (char string i))) (setq i (+ i 1)))
+      (when (or (null value) (< i end))
+        (error 'parse-error "parse-integer: ~s is not an integer~a" (subseq string start end)
+               (if (null value) "" (format nil " (junk at index ~d)" i)))))
+    (values (and value (* sign value)) i)))

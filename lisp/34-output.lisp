@@ -1,0 +1,62 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Common Lisp's output and function-access conveniences over princ, prin1 and format, and
+;;; with-output-to-string (the standard output redirected to a string; there are no other streams).
+
+(defun princ-to-string (object)
+  "(princ-to-string OBJECT) is OBJECT as princ prints it, as a string."
+  (format nil "~a" object))
+
+(defun write-to-string (object)
+  "(write-to-string OBJECT) is OBJECT as prin1 prints it (readably), as a string."
+  (prin1-to-string object))
+
+(defun write-string (string &optional stream)
+  "(write-string STRING [STREAM]) prints STRING as it is; returns STRING."
+  (princ string stream)
+  string)
+
+(defun write-line (string &optional stream)
+  "(write-line STRING [STREAM]) prints STRING and a newline; returns STRING."
+  (princ string stream)
+  (terpri stream)
+  string)
+
+(defun write-char (character &optional stream)
+  "(write-char CHARACTER [STREAM]) prints CHARACTER; returns it."
+  (unless (characterp character)
+    (error 'type-error "write-char: argument 1 must be a character, got ~s" character))
+  (princ character stream)
+  character)
+
+(defun fresh-line (&optional stream)
+  "(fresh-line [STREAM]) starts a new line unless the output is at the start of one."
+  (princ "" stream)
+  (format t "~&")
+  nil)
+
+(defmacro with-output-to-string ((var &optional string) &body body)
+  "(with-output-to-string (VAR) BODY...) evaluates BODY with everything it prints (princ,
+print, format t, ...) collected into a string, which it returns. VAR is bound to t, the
+standard output, so (format VAR ...) and (princ X VAR) print there too."
+  (when string
+    (error 'program-error "with-output-to-string: an existing STRING to append to is not supported"))
+  `(,#'%with-output-to-string (lambda () (let ((,var t)) ,var ,@body))))
+
+(defun symbol-function (symbol)
+  "(symbol-function SYMBOL) is the global function SYMBOL names; an error when it names none."
+  (unless (symbolp symbol) (error 'type-error "symbol-function: argument 1 must be a symbol, got ~s" symbol))
+  (unless (and (fboundp symbol) (functionp (symbol-value symbol)))
+    (error 'undefined-function "symbol-function: ~s names no function" symbol))
+  (symbol-value symbol))
+
+(defun fdefinition (name)
+  "(fdefinition NAME) is the global function NAME names (as symbol-function)."
+  (symbol-function name))
+
+(defun compile (name &optional definition)
+  "(compile NAME [DEFINITION]) compiles nothing (code is compiled when it is defined). With
+NAME nil it returns DEFINITION; with NAME and DEFINITION it defines NAME as DEFINITION; it
+returns NAME otherwise. The second and third values (warnings, failure) are nil."
+  (cond ((null name) (values definition nil nil))
+        (definition (%define-function name definition) (values name nil nil))
+        (t (symbol-function name) (values name nil nil))))

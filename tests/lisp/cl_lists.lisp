@@ -1,0 +1,30 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Everyday Common Lisp list, set, tree, plist and string-comparison functions (issue 25);
+;;; each expected line was checked against SBCL 2.2 (remprop answers t where SBCL gives the
+;;; plist tail: both are true).
+
+(defun show (label value) (format t "~a: ~s~%" label value))
+(show "adjoin" (list (adjoin 1 '(1 2)) (adjoin 3 '(1 2)) (adjoin 2.0 '(1 2) :test #'=) (adjoin '(a 1) '((a 2)) :key #'car)))
+(show "subsetp" (list (subsetp '(1 2) '(2 1 3)) (subsetp '(1 4) '(1 2)) (subsetp '((a)) '((a)) :test #'equal)))
+(show "copy-seq" (let* ((l (list 1 2)) (c (copy-seq l))) (list c (eq c l) (copy-seq "ab") (copy-seq (vector 1)))))
+(show "list-length" (list (list-length '(1 2 3)) (list-length nil) (let ((l (list 1 2))) (setf (cdr (cdr l)) l) (list-length l))))
+(show "nbutlast" (let ((l (list 1 2 3 4))) (list (nbutlast l 2) l (nbutlast (list 1)))))
+(show "tailp ldiff" (let* ((l (list 1 2 3)) (tl (cddr l))) (list (tailp tl l) (tailp (list 3) l) (ldiff l tl) (tailp nil l))))
+(show "maplist mapl mapcon" (list (maplist #'identity '(1 2 3)) (maplist #'list '(1 2) '(a b c)) (mapcon #'copy-list '(1 2 3))))
+(show "mapcan splices" (mapcan (lambda (x) (if (oddp x) (list x x) nil)) '(1 2 3)))
+(show "mapcan two lists" (mapcan #'list '(1 2) '(a b)))
+(show "every some multi" (list (every #'< '(1 2) '(2 3)) (some #'> '(1 5) '(2 3)) (every #'evenp #(2 4)) (some #'evenp #(1 3)) (notany #'evenp '(1 3)) (notevery #'evenp '(2 3))))
+(show "every some strings" (list (some (lambda (a b) (and (= a b) a)) '(1 2 3) #(0 2 3))))
+(show "getf setf remf" (let ((p (list :a 1 :b 2))) (setf (getf p :c) 3) (setf (getf p :a) 10) (let ((copy (copy-list p))) (list copy (remf p :b) p (remf p :zz) (getf p :c) (remf p :c) p))))
+(show "get" (progn (setf (get 'fruit 'color) 'red) (list (get 'fruit 'color) (get 'fruit 'size 0) (symbol-plist 'fruit) (remprop 'fruit 'color) (get 'fruit 'color))))
+(show "subst" (list (subst 'x 'a '(a (b a) . a)) (subst 9 '(1) '((1) 2) :test #'equal)))
+(show "sublis" (sublis '((a . 1) (b . 2)) '(a (b c))))
+(show "copy-tree tree-equal" (let* ((tr '((1 2) 3)) (c (copy-tree tr))) (list c (eq (car c) (car tr)) (tree-equal c tr) (tree-equal (quote (1.0 "a")) (quote (1.0 "a")) :test (function equal)))))
+(show "revappend pairlis" (list (revappend '(1 2) '(3)) (pairlis '(a b) '(1 2))))
+(show "equalp" (list (equalp 1 1.0) (equalp "ABC" "abc") (equalp '(1 "A") '(1.0 "a")) (equalp #(1 2) #(1.0 2)) (equalp 'a 'b) (equal 1 1.0)))
+(show "string-equal" (list (string-equal "Hello" "hELLO") (string-equal 'abc "ABC") (string-lessp "apple" "Banana") (string-greaterp "b" "A") (string-not-equal "a" "A")))
+(show "stable-sort" (stable-sort (list '(1 a) '(0 b) '(1 c) '(0 d)) #'< :key #'car))
+(show "endp error" (handler-case (endp 3) (type-error (e) (condition-message e))))
+(show "string< index" (list (string< "abc" "abd") (string< "abd" "abc") (string<= "ab" "ab") (string/= "abc" "abd") (string>= "b" "a") (string-not-lessp "B" "a") (string-not-greaterp "a" "A")))
+(show "string-equal arg error" (handler-case (string-equal 1 "a") (type-error (e) (condition-message e))))
+(show "let when, a tree" (let ((when 3)) (when (> when 2) (list when))))
