@@ -275,6 +275,24 @@ void register_device_builtins(Interp& in) {
                if (DeviceState& s = state(in); s.jit) return Value::integer(static_cast<std::int64_t>(s.jit->kernel_count(n)));
                return Value::integer(static_cast<std::int64_t>(schedule::make_schedule(n).kernels.size()));
              });
+  TL_BUILTIN(in, "schedule->text", 1, 1, "(schedule->text X)",
+             "The kernels realizing tensor X (or a list of tensors, together) would run on a JIT device, as "
+             "text: one line per kernel with the node it computes, how many ops it runs, the reduces fused "
+             "into it and what it reads (inputs and earlier kernels). What the optimizer rules and the "
+             "scheduler made of X, before lowering; \"\" when everything is realized.",
+             [](Interp& in, Args a, N) -> Value {
+               std::vector<const tensor::Node*> roots;
+               for (Value x = a[0]; !x.is_nil(); x = eval::is_cons(x) ? eval::cdr(x) : eval::nil()) {
+                 Value t = eval::is_cons(x) ? eval::car(x) : x;
+                 if (!tensor::is_tensor(t)) in.type_error("schedule->text", 1, "a tensor or a list of tensors", a[0]);
+                 const tensor::Node* n = tensor::as_tensor(t)->node.get();
+                 if (!schedule::holds_data(n)) roots.push_back(n);
+                 if (!eval::is_cons(x)) break;
+               }
+               if (roots.empty()) return in.make_string("");
+               if (DeviceState& s = state(in); s.jit) return in.make_string(s.jit->schedule_text(roots));
+               return in.make_string(schedule::schedule_str(schedule::make_schedule(roots)));
+             });
   TL_BUILTIN(in, "%find-backend-file", 1, 1, "(%find-backend-file NAME)",
              "The path of backend NAME's runtime file NAME.lisp, or nil: searched in TENSORLISP_PATH "
              "folders (as NAME.lisp or NAME/NAME.lisp), then the installed and source backends folders.",

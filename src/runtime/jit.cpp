@@ -316,6 +316,19 @@ std::size_t JitDevice::kernel_count(const Node* root) {
   return schedule::make_schedule(g.get()).kernels.size();
 }
 
+std::string JitDevice::schedule_text(const std::vector<const Node*>& roots) {
+  std::vector<tensor::NodeRef> graphs;
+  std::vector<const Node*> outputs;
+  for (const Node* root : roots) {
+    tensor::NodeRef g(const_cast<Node*>(root));
+    if (rewrite) g = rewrite(g, nullptr);
+    if (schedule::holds_data(g.get())) g = g->graph->make_copy(g);
+    outputs.push_back(g.get());
+    graphs.push_back(std::move(g));
+  }
+  return schedule::schedule_str(schedule::make_schedule(outputs));
+}
+
 JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, const std::vector<const Node*>& order) {
   std::unordered_map<const Node*, int> known;
   for (std::size_t i = 0; i < order.size(); ++i) known[order[i]] = static_cast<int>(i);

@@ -112,6 +112,9 @@ class JitDevice {
   std::function<std::uint64_t()> rewrite_key;
   // How many kernels realizing `root` runs (after rewriting).
   std::size_t kernel_count(const tensor::Node* root);
+  // The schedule of realizing `roots` together (after rewriting), as text
+  // (schedule::schedule_str).
+  std::string schedule_text(const std::vector<const tensor::Node*>& roots);
 
   // While set, every plan run is appended here (see Recorded).
   std::vector<Recorded>* recording = nullptr;

@@ -251,25 +251,8 @@ class Executor {
       case Op::Flip: return materialize(n);  // a view realized on its own
       case Op::Const:
       case Op::Iota:
-      case Op::Neg:
-      case Op::Recip:
-      case Op::Sqrt:
-      case Op::Exp2:
-      case Op::Log2:
-      case Op::Sin:
-      case Op::Cast:
-      case Op::Bitcast:
-      case Op::Add:
-      case Op::Mul:
-      case Op::Idiv:
-      case Op::Mod:
-      case Op::Max:
-      case Op::Cmplt:
-      case Op::Cmpeq:
-      case Op::And:
-      case Op::Or:
-      case Op::Xor:
-      case Op::Where: break;
+#include "tensor/elementwise_cases.inc"
+        break;
     }
     auto out = allocate_buffer(n->dtype, shape);
     if (count == 0) return out;

@@ -303,4 +303,45 @@ Schedule make_schedule(const std::vector<const Node*>& outputs) {
   return s;
 }
 
+std::string schedule_str(const Schedule& s) {
+  std::unordered_map<const Node*, std::string> names;
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) names[s.inputs[i]] = "input " + std::to_string(i);
+  for (std::size_t i = 0; i < s.kernels.size(); ++i) names[s.kernels[i]] = "kernel " + std::to_string(i);
+  auto axes_str = [](const std::vector<std::int64_t>& axes) {
+    std::string a;
+    for (auto x : axes) a += (a.empty() ? "" : " ") + std::to_string(x);
+    return "(" + a + ")";
+  };
+  auto describe = [&](const Node* n) {
+    std::string d = tensor::op_name(n->op);
+    if (n->op == Op::Reduce) d += std::string(" :") + tensor::reduce_kind_name(n->reduce_kind) + " " + axes_str(n->axes);
+    return d + " " + std::string(tensor::dtype_name(n->dtype)) + " " + tensor::shape_str(n->shape);
+  };
+  std::string out;
+  for (std::size_t i = 0; i < s.kernels.size(); ++i) {
+    const Node* k = s.kernels[i];
+    out += "kernel " + std::to_string(i) + ": " + describe(k);
+    std::vector<const Node*> nodes = region(s, k);
+    int ops = 0;
+    std::vector<std::string> fused, reads;
+    for (const Node* n : nodes) {
+      if (n != k && s.materialized.count(n)) {
+        reads.push_back(names.count(n) ? names.at(n) : "data");
+        continue;
+      }
+      if (costs_work(n) || n->op == Op::Reduce) ++ops;
+      if (n != k && n->op == Op::Reduce) fused.push_back(describe(n));
+    }
+    std::sort(reads.begin(), reads.end());
+    out += ", " + std::to_string(ops) + (ops == 1 ? " op" : " ops");
+    for (const auto& f : fused) out += ", fuses " + f;
+    if (!reads.empty()) {
+      out += ", reads";
+      for (std::size_t j = 0; j < reads.size(); ++j) out += (j ? ", " : " ") + reads[j];
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace tl::schedule

@@ -5,6 +5,7 @@
 // in its inner loop.
 #pragma once
 
+#include <string>
 #include <unordered_set>
 #include <vector>
 
@@ -32,6 +33,10 @@ struct Schedule {
 Schedule make_schedule(const Node* root);
 // Schedules several roots at once: work they share is computed once.
 Schedule make_schedule(const std::vector<const Node*>& roots);
+
+// The schedule as text, one line per kernel: the node it computes, how many ops it runs, the
+// reduces fused into it (row fusion) and what it reads (inputs and other kernels, by index).
+std::string schedule_str(const Schedule& s);
 
 // True when the node holds data already (a buffer, or a realized node).
 inline bool holds_data(const Node* n) { return n->op == tensor::Op::Buffer || n->cached() != nullptr; }
