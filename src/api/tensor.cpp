@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "eval/interp.h"
+#include "support/check.h"
 #include "tensor/tensor_value.h"
 #include "tensorlisp/tensorlisp.hpp"
 
@@ -17,7 +18,7 @@ DType to_public(tensor::DType t) {
                   DType::I64, DType::U8, DType::U32, DType::Bool}) {
     if (to_internal(d) == t) return d;
   }
-  throw std::logic_error("tl::Tensor: a dtype with no public name");
+  TL_UNREACHABLE("tl::Tensor: a dtype with no public name");
 }
 
 [[noreturn]] void fail(const std::string& type, const std::string& message) {

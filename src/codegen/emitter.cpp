@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "codegen/math_lib.h"
+#include "support/check.h"
 #include "tensor/semantics.h"
 
 namespace tl::codegen {
@@ -481,7 +482,7 @@ class Emitter {
 #undef OP
         break;  // computed above
     }
-    throw std::logic_error(std::string("llvm emit: unhandled op ") + eop_name(e.op));
+    TL_UNREACHABLE(std::string("llvm emit: unhandled op ") + eop_name(e.op));
   }
 
   // --- statements ----------------------------------------------------------------------------
@@ -561,7 +562,7 @@ class Emitter {
         return elementwise(tensor::Op::Max, t, t, x);
       }
     }
-    throw std::logic_error("llvm emit: unknown reduce");
+    TL_UNREACHABLE("llvm emit: unknown reduce");
   }
 
   // The value that combines with any v to give v.
@@ -579,7 +580,7 @@ class Emitter {
       case ReduceKind::Prod: return llvm::ConstantInt::get(ty, 1);
       case ReduceKind::Max: return llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(ty->getIntegerBitWidth()));
     }
-    throw std::logic_error("llvm emit: unknown reduce");
+    TL_UNREACHABLE("llvm emit: unknown reduce");
   }
 
   // Runs then() where `cond` holds, then goes on.
@@ -674,7 +675,7 @@ class Emitter {
   // flattened iteration, the innermost varying fastest; their body runs once per thread.
   void thread_iteration(const Stmt& s) {
     std::vector<const Stmt*> chain = gpu_thread_loops(k_);
-    if (chain.empty() || chain[0] != &s) throw std::logic_error("llvm emit: a parallel loop that is not the kernel's thread loop");
+    if (chain.empty() || chain[0] != &s) TL_UNREACHABLE("llvm emit: a parallel loop that is not the kernel's thread loop");
     unflatten(chain, thread_);
     frames_.emplace_back();
     body(chain.back()->body);
@@ -733,7 +734,7 @@ std::unique_ptr<llvm::Module> emit_module(llvm::LLVMContext& ctx, llvm::TargetMa
   std::string verify_errors;
   llvm::raw_string_ostream verify_os(verify_errors);
   if (llvm::verifyModule(*m, &verify_os)) {
-    throw std::logic_error("llvm emit produced invalid IR for " + entry + ": " + verify_os.str());
+    TL_UNREACHABLE("llvm emit produced invalid IR for " + entry + ": " + verify_os.str());
   }
   return m;
 }

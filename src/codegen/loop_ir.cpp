@@ -11,6 +11,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "support/check.h"
 #include "tensor/semantics.h"
 
 namespace tl::codegen {
@@ -45,7 +46,7 @@ std::int64_t fold_int(EOp op, std::int64_t a, std::int64_t b, DType t) {
     return is_unsigned ? static_cast<std::int64_t>(std::min(u(a), u(b))) : std::min(a, b);
   }
   auto prim = primitive_of(op);
-  if (!prim) throw std::logic_error(std::string("fold_int: ") + eop_name(op) + " is not an operation");
+  if (!prim) TL_UNREACHABLE(std::string("fold_int: ") + eop_name(op) + " is not an operation");
   const tensor::Scalar x[2] = {{tensor::wrap_int(a, t), 0}, {tensor::wrap_int(b, t), 0}};
   const DType result = op == EOp::Cmplt || op == EOp::Cmpeq ? DType::Bool : t;
   return tensor::evaluate(*prim, t, result, x).i;
@@ -605,7 +606,7 @@ ExprId Kernel::loop_var(std::int32_t loop) const {
   Expr e{EOp::LoopVar, DType::I64};
   e.arg = loop;
   auto it = intern_.find(e);
-  if (it == intern_.end()) throw std::logic_error("loop_var: no loop " + std::to_string(loop));
+  if (it == intern_.end()) TL_UNREACHABLE("loop_var: no loop " + std::to_string(loop));
   return it->second;
 }
 
@@ -746,7 +747,7 @@ tensor::Dim as_dim(const Kernel& k, ExprId e) {
   if (x.op == EOp::SymVar) return tensor::Dim::var(k.vars[static_cast<std::size_t>(x.arg)]);
   if (x.op == EOp::Add) return as_dim(k, x.src[0]) + as_dim(k, x.src[1]);
   if (x.op == EOp::Mul) return as_dim(k, x.src[0]) * as_dim(k, x.src[1]);
-  throw std::logic_error("gpu: loop extent " + k.expr_str(e) + " is not a shape dimension");
+  TL_UNREACHABLE("gpu: loop extent " + k.expr_str(e) + " is not a shape dimension");
 }
 
 }  // namespace
@@ -758,7 +759,7 @@ std::vector<const Stmt*> gpu_thread_loops(const Kernel& k) {
   }
   if (parallel == nullptr) return {};
   if (k.body.size() != 1) {
-    throw std::logic_error("gpu: kernel " + k.name + " has statements beside its parallel loop (a CPU-only shape)");
+    TL_UNREACHABLE("gpu: kernel " + k.name + " has statements beside its parallel loop (a CPU-only shape)");
   }
   return loop_nest(k, *parallel);
 }

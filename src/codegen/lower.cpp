@@ -3,6 +3,7 @@
 // shape; movement ops rewrite that index (a pad also guards the value with its validity),
 // so views cost index arithmetic, never copies.
 #include "codegen/lower.h"
+#include "support/check.h"
 
 #include <limits>
 #include <functional>
@@ -635,7 +636,7 @@ class Lowerer {
   ExprId view_index(const Node* view, const Node* base, std::vector<ExprId> idx) {
     for (const Node* n = view; n != base; n = n->src[0].get()) {
       if (tensor::op_info(n->op).group != tensor::OpGroup::Movement) {
-        throw std::logic_error(std::string("lower: an assign's view holds a ") + tensor::op_name(n->op) + ", not a view of its target");
+        TL_UNREACHABLE(std::string("lower: an assign's view holds a ") + tensor::op_name(n->op) + ", not a view of its target");
       }
       idx = source_index(n, idx);
     }
@@ -674,7 +675,7 @@ class Lowerer {
       case Op::Reduce:
       case Op::Copy:
       case Op::Assign:
-      case Op::Extern: throw std::logic_error(std::string("lower: ") + tensor::op_name(n->op) + " is not a movement op");
+      case Op::Extern: TL_UNREACHABLE(std::string("lower: ") + tensor::op_name(n->op) + " is not a movement op");
     }
     return sidx;
   }
@@ -812,7 +813,7 @@ class Lowerer {
       case Op::Reduce:
       case Op::Extern: break;  // materialized or fused before: never computed inline
     }
-    throw std::logic_error(std::string("lower: unexpected op ") + tensor::op_name(n->op) + " inside the kernel for " +
+    TL_UNREACHABLE(std::string("lower: unexpected op ") + tensor::op_name(n->op) + " inside the kernel for " +
                            tensor::node_str(out_, 6));
   }
 

@@ -16,6 +16,7 @@
 #include "codegen/llvm_emit.h"
 #include "codegen/math_lib.h"
 #include "codegen/target.h"
+#include "support/check.h"
 
 namespace tl::codegen {
 
@@ -56,7 +57,7 @@ class AmdgpuTarget : public EmitTarget {
 
   bool has_shuffles() const override { return false; }
   Value* shuffle_xor32(llvm::IRBuilder<>&, Value*, int) const override {
-    throw std::logic_error("llvm emit: no warp shuffles on amdgcn");
+    TL_UNREACHABLE("llvm emit: no warp shuffles on amdgcn");
   }
 
   Value* shared_memory(llvm::IRBuilder<>& b, llvm::Function& fn, std::int64_t bytes) const override {
@@ -94,7 +95,7 @@ class AmdgpuTarget : public EmitTarget {
         if (f32) return math::call_intrinsic(b, llvm::Intrinsic::sin, x);
         return math::sin_f64(b, x);
     }
-    throw std::logic_error("llvm emit: unknown math function");
+    TL_UNREACHABLE("llvm emit: unknown math function");
   }
 };
 

@@ -18,6 +18,7 @@
 #include "codegen/llvm_emit.h"
 #include "codegen/math_lib.h"
 #include "codegen/target.h"
+#include "support/check.h"
 
 namespace tl::codegen {
 
@@ -89,7 +90,7 @@ class NvptxTarget : public EmitTarget {
         return math::call_external(b, "__nv_log2", x);
       case MathFn::Sin: return math::call_external(b, x->getType()->isFloatTy() ? "__nv_sinf" : "__nv_sin", x);
     }
-    throw std::logic_error("llvm emit: unknown math function");
+    TL_UNREACHABLE("llvm emit: unknown math function");
   }
 };
 

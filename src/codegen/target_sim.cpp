@@ -11,6 +11,7 @@
 #include "codegen/emitter.h"
 #include "codegen/llvm_emit.h"
 #include "codegen/target.h"
+#include "support/check.h"
 
 namespace tl::codegen {
 
@@ -25,7 +26,7 @@ class SimTarget : public EmitTarget {
   bool runs_threads() const override { return true; }
   bool takes_kernel_params() const override { return false; }
   void mark_kernel(llvm::Function&, std::int64_t) const override {
-    throw std::logic_error("llvm emit: simulated GPU kernels have the CPU entry point");
+    TL_UNREACHABLE("llvm emit: simulated GPU kernels have the CPU entry point");
   }
 
   Value* block_dim(llvm::IRBuilder<>& b) const override { return sim_call(b, "tl_sim_block_dim"); }

@@ -10,6 +10,7 @@
 #include "codegen/llvm_emit.h"
 #include "codegen/math_lib.h"
 #include "codegen/target.h"
+#include "support/check.h"
 
 namespace tl::codegen {
 
@@ -39,7 +40,7 @@ class CpuTarget : public EmitTarget {
 
  private:
   // CPU kernels are not lowered for a GPU: the emitter never asks for threads.
-  [[noreturn]] static void no_threads() { throw std::logic_error("llvm emit: GPU threads asked of the host CPU target"); }
+  [[noreturn]] static void no_threads() { TL_UNREACHABLE("llvm emit: GPU threads asked of the host CPU target"); }
 
   bool prefer_512_;
 };
@@ -60,7 +61,7 @@ Value* host_math(llvm::IRBuilder<>& b, MathFn fn, Value* x) {
       return math::call_intrinsic(b, llvm::Intrinsic::log2, x);
     case MathFn::Sin: return math::call_intrinsic(b, llvm::Intrinsic::sin, x);
   }
-  throw std::logic_error("llvm emit: unknown math function");
+  TL_UNREACHABLE("llvm emit: unknown math function");
 }
 
 struct CpuCodegen::Impl {

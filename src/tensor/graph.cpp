@@ -9,10 +9,12 @@
 #include <functional>
 #include <unordered_map>
 
+#include "support/check.h"
+
 namespace tl::tensor {
 
 void Buffer::set_bytes(host_memory::Bytes b) {
-  if (b.size() != size_) throw std::logic_error("Buffer::set_bytes: a different size");
+  TL_CHECK(b.size() == size_, "Buffer::set_bytes: a different size");
   bytes_ = std::move(b);
   host_stale_ = false;
   device.reset();

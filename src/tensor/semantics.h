@@ -27,9 +27,9 @@
 #include <cstdint>
 #include <limits>
 #include <span>
-#include <stdexcept>
 #include <string>
 
+#include "support/check.h"
 #include "tensor/dtype.h"
 #include "tensor/graph.h"
 
@@ -110,7 +110,7 @@ typename M::V elementwise(M& m, Op op, DType operand, DType result, std::span<co
     case Op::Assign:
     case Op::Extern: break;
   }
-  throw std::logic_error(std::string("elementwise: ") + op_name(op) + " is not elementwise");
+  TL_UNREACHABLE(std::string("elementwise: ") + op_name(op) + " is not elementwise");
 }
 
 // A number as the evaluating machine holds it: `i` for bool and integer dtypes (wrapped to the

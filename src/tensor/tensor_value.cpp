@@ -8,6 +8,7 @@
 #include <cctype>
 
 #include "eval/builtins.h"
+#include "support/check.h"
 
 namespace tl::tensor {
 
@@ -18,7 +19,7 @@ TensorRuntime& runtime(Interp& in) {
   for (const auto& ext : in.extensions) {
     if (auto* rt = dynamic_cast<TensorRuntime*>(ext.get())) return *rt;
   }
-  throw std::logic_error("the tensor runtime is not installed");
+  TL_UNREACHABLE("the tensor runtime is not installed");
 }
 
 std::shared_ptr<TensorRuntime> install_tensor_runtime(Interp& in, RealizeFn realize) {

@@ -20,6 +20,7 @@
 #include "schedule/schedule.h"
 #include "tensor/graph.h"
 #include "test_buffers.h"
+#include "tensorlisp/error.hpp"
 
 using tl::tensor::DType;
 using tl::tensor::Graph;
@@ -125,7 +126,7 @@ TEST_CASE("GPU lowering maps output elements to threads", "[codegen][ptx]") {
   CHECK(tl::codegen::gpu_thread_loops(gpu.kernel).size() == 2);
   // The CPU's register tiles pack an operand beside the parallel loop: no GPU mapping.
   tl::codegen::Lowered cpu = tl::codegen::lower(s.kernels[0], s.materialized);
-  CHECK_THROWS_AS(tl::codegen::gpu_thread_loops(cpu.kernel), std::logic_error);
+  CHECK_THROWS_AS(tl::codegen::gpu_thread_loops(cpu.kernel), tl::Error);  // an internal error
   // A full sum has no parallel loop: one thread.
   NodeRef total = g.make_reduce(ReduceKind::Sum, a, {0, 1});
   tl::schedule::Schedule t = tl::schedule::make_schedule(total.get());

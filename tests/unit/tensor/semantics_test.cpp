@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tensor/semantics.h"
+#include "tensorlisp/error.hpp"
 
 using tl::tensor::DType;
 using tl::tensor::Op;
@@ -110,5 +111,17 @@ TEST_CASE("every elementwise op of ops.def has a definition", "[semantics]") {
                         ? DType::I32
                         : DType::F32;
     CHECK_NOTHROW(tl::tensor::evaluate(op, t, op == Op::Cmplt || op == Op::Cmpeq ? DType::Bool : t, x));
+  }
+}
+
+TEST_CASE("a broken invariant is an internal error naming the C++ source", "[semantics]") {
+  const Scalar x[1] = {};
+  try {
+    tl::tensor::evaluate(Op::Reshape, DType::F32, DType::F32, x);
+    FAIL("no error");
+  } catch (const tl::Error& e) {
+    CHECK(e.kind() == tl::ErrorKind::Internal);
+    CHECK(e.type() == "internal-error");
+    CHECK(e.message().find("src/tensor/semantics.h:") != std::string::npos);
   }
 }
