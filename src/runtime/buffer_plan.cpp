@@ -87,7 +87,7 @@ std::size_t BufferPlan::peak_bytes(const tensor::Bindings& b, bool shared) const
 std::string BufferPlan::str(const std::vector<BufferUse>& uses) const {
   std::string s;
   for (std::size_t i = 0; i < uses.size(); ++i) {
-    s += "  kernel " + std::to_string(i) + ": node " + std::to_string(uses[i].node);
+    s += "tensorlisp:   kernel " + std::to_string(i) + ": node " + std::to_string(uses[i].node);
     if (slot[i] >= 0) {
       const Slot& sl = slots[static_cast<std::size_t>(slot[i])];
       s += " -> buffer " + std::to_string(slot[i]) + " (" + std::string(tensor::dtype_name(sl.dtype)) + " x " +

@@ -44,7 +44,8 @@ struct BufferPlan {
   // The most bytes the run's outputs occupy at once, with slots shared (`shared`) or with one
   // buffer per output: for the sizes bindings `b` give.
   std::size_t peak_bytes(const tensor::Bindings& b, bool shared = true) const;
-  // One line per kernel: its output's slot and the positions freed after it.
+  // One line per kernel (each starting "tensorlisp: ", as all debug output): its output's
+  // slot and the positions freed after it.
   std::string str(const std::vector<BufferUse>& uses) const;
 };
 
