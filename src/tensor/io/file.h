@@ -41,7 +41,8 @@ struct Array {
   std::vector<std::int64_t> shape;
 };
 
-// The function and the file an operation is about: every error names both.
+// The function and the file an operation is about: every error names both. The readers and
+// writers below keep a reference to it, so it must outlive them.
 struct FileCtx {
   const char* fn;  // the Lisp function (or other caller) named in messages: "load-npy"
   std::string path;

@@ -30,7 +30,7 @@ struct SafetensorsHeader {
 
 // An open safetensors file whose header has been read and checked; the data is read only
 // when asked for. A malformed header throws a file-error, a dtype TensorLisp lacks a
-// dtype-error, both naming the function and the file.
+// dtype-error, both naming the function and the file. `ctx` must outlive the reader.
 class SafetensorsReader {
  public:
   explicit SafetensorsReader(const FileCtx& ctx);
