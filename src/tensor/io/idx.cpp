@@ -1,15 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The IDX format of MNIST and Fashion-MNIST (plain or gzip-compressed, as Debian ships them):
-// two zero bytes, a type code, the number of dimensions, the sizes as big-endian u32, then
-// the elements, big-endian.
-#include <algorithm>
-#include <cstring>
+// The IDX reader: the header, then the data read in chunks (so memory follows the bytes the
+// file holds), then a check that nothing follows it.
+#include "tensor/io/idx.h"
 
-#include "eval/builtins.h"
-#include "tensor/file_io.h"
-#include "tensor/tensor_value.h"
-
-namespace tl::tensor::file_io {
+namespace tl::tensor::io {
 
 namespace {
 
@@ -25,11 +19,15 @@ void expect_end(const FileCtx& ctx, ByteStream& f) {
   if (f.read(rest, 1) != 0) ctx.fail("has bytes after the data its header declares");
 }
 
-Value load_idx(Interp& in, const FileCtx& ctx) {
+}  // namespace
+
+Array read_idx(const FileCtx& ctx) {
   ByteStream f(ctx);
   unsigned char magic[4];
   read_exact(ctx, f, magic, 4, "header");
-  if (magic[0] != 0 || magic[1] != 0) ctx.fail("is not an IDX file (it does not start with two zero bytes)");
+  if (magic[0] != 0 || magic[1] != 0) {
+    ctx.fail("is not an IDX file (it does not start with two zero bytes)");
+  }
   DType t;
   switch (magic[2]) {
     case 0x08: t = DType::U8; break;
@@ -47,7 +45,8 @@ Value load_idx(Interp& in, const FileCtx& ctx) {
   for (int i = 0; i < rank; ++i) {
     unsigned char d[4];
     read_exact(ctx, f, d, 4, "header");
-    const std::uint64_t n = (std::uint64_t{d[0]} << 24) | (std::uint64_t{d[1]} << 16) | (std::uint64_t{d[2]} << 8) | d[3];
+    const std::uint64_t n =
+        (std::uint64_t{d[0]} << 24) | (std::uint64_t{d[1]} << 16) | (std::uint64_t{d[2]} << 8) | d[3];
     shape.push_back(static_cast<std::int64_t>(n));
     if (n != 0 && count > (std::uint64_t{1} << 40) / n) ctx.fail("declares too many elements");
     count *= n;
@@ -58,8 +57,7 @@ Value load_idx(Interp& in, const FileCtx& ctx) {
   std::string data;
   while (data.size() < want) {
     const std::size_t old = data.size();
-    const auto chunk =
-        static_cast<std::size_t>(std::min<std::uint64_t>(want - old, std::uint64_t{1} << 24));
+    const auto chunk = static_cast<std::size_t>(std::min<std::uint64_t>(want - old, std::uint64_t{1} << 24));
     data.resize(old + chunk);
     read_exact(ctx, f, data.data() + old, chunk, "data");
   }
@@ -67,20 +65,8 @@ Value load_idx(Interp& in, const FileCtx& ctx) {
   if (!data.empty()) std::memcpy(buf->bytes().data(), data.data(), data.size());
   expect_end(ctx, f);
   // Elements are big-endian.
-  const std::size_t size = dtype_size(t);
-  if (size > 1) {
-    for (std::size_t i = 0; i < buf->size_bytes(); i += size) std::reverse(buf->bytes().begin() + i, buf->bytes().begin() + i + size);
-  }
-  return make_loaded_tensor(in, std::move(buf), shape);
+  if (kHostIsLittleEndian) swap_byte_order(*buf);
+  return Array{std::move(buf), std::move(shape)};
 }
 
-}  // namespace
-
-void register_idx_builtins(Interp& in) {
-  TL_BUILTIN(in, "load-idx", 1, 1, "(load-idx PATH)",
-             "The tensor in the IDX file PATH (the format of MNIST and Fashion-MNIST; gzip-compressed files "
-             "are read as they are): u8 images of shape (n 28 28), labels of shape (n), ...",
-             [](Interp& in, Value* a, std::uint32_t) -> Value { return load_idx(in, file_ctx(in, "load-idx", a, 0)); });
-}
-
-}  // namespace tl::tensor::file_io
+}  // namespace tl::tensor::io

@@ -1,15 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The helpers the tensor file formats share, and the registration of their builtins.
-#include "tensor/file_io.h"
+// The helpers the tensor file formats share: checked file reads and writes, gzip input, byte
+// order and the text of shapes and names in messages.
+#include "tensor/io/file.h"
 
-#include <algorithm>
-
-#include "eval/builtins.h"
-#include "tensor/files.h"
-
-namespace tl::tensor {
-
-namespace file_io {
+namespace tl::tensor::io {
 
 std::string json_quoted(const std::string& s) {
   std::string out = "\"";
@@ -31,6 +25,56 @@ std::string json_quoted(const std::string& s) {
 }
 
 std::string errno_text() { return std::strerror(errno); }
+
+// --- InFile, OutFile ----------------------------------------------------------------------
+
+InFile::InFile(const FileCtx& ctx) : ctx_(ctx) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(ctx.path, ec)) ctx.fail("is a directory, not a file");
+  file_.reset(std::fopen(ctx.path.c_str(), "rb"));
+  if (!file_) ctx.fail("cannot be opened: " + errno_text());
+  off_t end = fseeko(file_.get(), 0, SEEK_END) == 0 ? ftello(file_.get()) : -1;
+  if (end < 0) ctx.fail("cannot be read: " + errno_text());
+  size_ = static_cast<std::uint64_t>(end);
+}
+
+void InFile::read(std::uint64_t offset, void* dst, std::size_t n) {
+  if (n == 0) return;
+  if (fseeko(file_.get(), static_cast<off_t>(offset), SEEK_SET) != 0) {
+    ctx_.fail("cannot be read at byte " + std::to_string(offset) + " (did it change?)");
+  }
+  constexpr std::size_t kChunk = std::size_t{64} << 20;
+  for (std::size_t done = 0; done < n;) {
+    ctx_.poll();
+    const std::size_t want = std::min(kChunk, n - done);
+    if (std::fread(static_cast<char*>(dst) + done, 1, want, file_.get()) != want) {
+      ctx_.fail("cannot be read at byte " + std::to_string(offset + done) + " (did it change?)");
+    }
+    done += want;
+  }
+}
+
+std::string InFile::read_string(std::uint64_t offset, std::size_t n) {
+  std::string s(n, '\0');
+  read(offset, s.data(), n);
+  return s;
+}
+
+OutFile::OutFile(const FileCtx& ctx) : ctx_(ctx) {
+  file_.reset(std::fopen(ctx.path.c_str(), "wb"));
+  if (!file_) ctx.fail("cannot be opened for writing: " + errno_text());
+}
+
+void OutFile::close() {
+  if (std::fclose(file_.release()) != 0) fail_write();
+}
+
+void OutFile::fail_write() {
+  std::string why = errno_text();
+  file_.reset();
+  std::remove(ctx_.path.c_str());
+  ctx_.fail("could not be written: " + why);
+}
 
 // --- ByteStream ------------------------------------------------------------------------------
 
@@ -132,12 +176,19 @@ bool ByteStream::read_line(std::string& line) {
   }
 }
 
+// --- bytes and text ----------------------------------------------------------------------
+
 void swap_byte_order(Buffer& b) {
   std::size_t size = dtype_size(b.dtype);
   if (size == 1) return;
   for (std::size_t i = 0; i + size <= b.size_bytes(); i += size) {
     std::reverse(b.bytes().begin() + i, b.bytes().begin() + i + size);
   }
+}
+
+void normalize_bools(Buffer& b) {
+  if (b.dtype != DType::Bool) return;
+  for (auto& byte : b.bytes()) byte = byte != 0;
 }
 
 std::uint64_t read_le(const std::uint8_t* p, int bytes) {
@@ -164,33 +215,10 @@ std::optional<std::uint64_t> data_bytes(const std::vector<std::int64_t>& shape, 
   return empty ? 0 : nonzero;
 }
 
-std::string shape_text(const std::vector<std::int64_t>& shape, const char* open, const char* close,
-                       const char* sep) {
+std::string shape_text(const std::vector<std::int64_t>& shape, const char* open, const char* close, const char* sep) {
   std::string s = open;
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? sep : "") + std::to_string(shape[i]);
   return s + close;
-}
-
-Value make_loaded_tensor(Interp& in, std::shared_ptr<Buffer> buf,
-                         const std::vector<std::int64_t>& shape) {
-  if (buf->dtype == DType::Bool) {
-    for (auto& b : buf->bytes()) b = b != 0;
-  }
-  in.heap.account_external(buf->size_bytes());
-  return make_tensor(in, graph_at_call(in).make_buffer(std::move(buf), Shape(shape.begin(), shape.end())));
-}
-
-SavedData realize_for_save(Interp& in, TensorObj* t) {
-  read_back(in, t);
-  SavedData d{t->node->buffer, eval_shape(t->node->shape, t->node->bindings)};
-  auto bytes = data_bytes(d.shape, dtype_size(d.buffer->dtype));
-  if (!bytes || *bytes != d.buffer->size_bytes()) {
-    throw tl::Error(ErrorKind::Internal, "eval", "internal-error",
-                    "a realized buffer of " + std::to_string(d.buffer->size_bytes()) +
-                        " bytes does not match its shape " + shape_str(t->node->shape) + " (" +
-                        __FILE__ + ":" + std::to_string(__LINE__) + ")");
-  }
-  return d;
 }
 
 void write_little_endian(OutFile& out, const Buffer& b) {
@@ -200,17 +228,4 @@ void write_little_endian(OutFile& out, const Buffer& b) {
   out.write(copy.data(), copy.size_bytes());
 }
 
-FileCtx file_ctx(Interp& in, const char* fn, Value* a, int i) {
-  return FileCtx{in, fn, eval::arg_string(in, fn, a, i)->text};
-}
-
-}  // namespace file_io
-
-void register_file_builtins(eval::Interp& in) {
-  file_io::register_npy_builtins(in);
-  file_io::register_safetensors_builtins(in);
-  file_io::register_idx_builtins(in);
-  file_io::register_csv_builtins(in);
-}
-
-}  // namespace tl::tensor
+}  // namespace tl::tensor::io

@@ -1,17 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // NumPy .npy files: writes format 1.0, reads 1.0 to 3.0, with a strict parser for the
 // Python-literal header.
-#include <algorithm>
-#include <charconv>
-#include <filesystem>
+#include "tensor/io/npy.h"
 
-#include "eval/builtins.h"
-#include "tensor/file_io.h"
-
-namespace tl::tensor::file_io {
-
-using Args = Value*;
-using N = std::uint32_t;
+namespace tl::tensor::io {
 
 namespace {
 
@@ -123,13 +115,12 @@ std::pair<DType, bool> npy_dtype(const FileCtx& ctx, const std::string& descr) {
     bool big = order == '>' || (order == '=' && !kHostIsLittleEndian);
     return {t, big && dtype_size(t) > 1};
   }
-  ctx.fail_dtype("has dtype " + json_quoted(descr) +
-                 ", which TensorLisp does not support (supported:" + supported + ")");
+  ctx.fail_dtype("has dtype " + json_quoted(descr) + ", which TensorLisp does not support (supported:" + supported +
+                 ")");
 }
 
 // Data stored in Fortran (column-major) order, rewritten in C (row-major) order.
-std::shared_ptr<Buffer> fortran_to_c_order(const Buffer& src,
-                                           const std::vector<std::int64_t>& shape) {
+std::shared_ptr<Buffer> fortran_to_c_order(const Buffer& src, const std::vector<std::int64_t>& shape) {
   auto out = std::make_shared<Buffer>(src.dtype, src.count());
   const std::size_t elem = dtype_size(src.dtype);
   const std::size_t rank = shape.size();
@@ -147,7 +138,9 @@ std::shared_ptr<Buffer> fortran_to_c_order(const Buffer& src,
   return out;
 }
 
-Value load_npy(const FileCtx& ctx) {
+}  // namespace
+
+Array read_npy(const FileCtx& ctx) {
   InFile file(ctx);
   const std::uint64_t size = file.size();
   std::uint8_t prelude[12] = {};
@@ -166,8 +159,8 @@ Value load_npy(const FileCtx& ctx) {
   if (size < header_start) ctx.fail("is truncated: it ends inside the header length");
   const std::uint64_t header_len = read_le(prelude + 8, len_bytes);
   if (header_len > size - header_start) {
-    ctx.fail("is truncated: header length says " + std::to_string(header_len) +
-             " bytes, file has " + std::to_string(size - header_start) + " after the length");
+    ctx.fail("is truncated: header length says " + std::to_string(header_len) + " bytes, file has " +
+             std::to_string(size - header_start) + " after the length");
   }
   std::string text = file.read_string(header_start, static_cast<std::size_t>(header_len));
   NpyHeader h = NpyHeaderParser(ctx, text).parse();
@@ -178,31 +171,33 @@ Value load_npy(const FileCtx& ctx) {
   const std::uint64_t have = size - data_start;
   const std::string want = std::to_string(*bytes);
   if (have < *bytes) {
-    ctx.fail("is truncated: header says " + want + " bytes of data, file has " +
-             std::to_string(have));
+    ctx.fail("is truncated: header says " + want + " bytes of data, file has " + std::to_string(have));
   }
   if (have > *bytes) {
-    ctx.fail("has " + std::to_string(have - *bytes) + " bytes after its data (header says " + want +
-             " bytes)");
+    ctx.fail("has " + std::to_string(have - *bytes) + " bytes after its data (header says " + want + " bytes)");
   }
   auto buf = std::make_shared<Buffer>(dtype, static_cast<std::size_t>(*bytes / dtype_size(dtype)));
   file.read(data_start, buf->data(), buf->size_bytes());
   if (big_endian == kHostIsLittleEndian) swap_byte_order(*buf);
   if (h.fortran_order && h.shape.size() > 1) buf = fortran_to_c_order(*buf, h.shape);
-  return make_loaded_tensor(ctx.in, std::move(buf), h.shape);
+  normalize_bools(*buf);
+  return Array{std::move(buf), std::move(h.shape)};
 }
 
-void save_npy(const FileCtx& ctx, TensorObj* t) {
-  const std::string descr = npy_descr(t->node->dtype);
-  if (npy_code(t->node->dtype).empty()) {
-    ctx.fail_dtype("cannot hold " + std::string(dtype_name(t->node->dtype)) +
-                   " data: NPY has no such type; cast the tensor first, e.g. (cast x 'f32)");
-  }
-  SavedData d = realize_for_save(ctx.in, t);
-  std::string shape =
-      d.shape.size() == 1 ? "(" + std::to_string(d.shape[0]) + ",)" : shape_text(d.shape, "(", ")");
+bool npy_supports(DType t) { return !npy_code(t).empty(); }
+
+void check_npy_dtype(const FileCtx& ctx, DType t) {
+  if (npy_supports(t)) return;
+  ctx.fail_dtype("cannot hold " + std::string(dtype_name(t)) +
+                 " data: NPY has no such type; cast the tensor first, e.g. (cast x 'f32)");
+}
+
+void write_npy(const FileCtx& ctx, const Array& array) {
+  check_npy_dtype(ctx, array.buffer->dtype);
+  const std::vector<std::int64_t>& dims = array.shape;
+  std::string shape = dims.size() == 1 ? "(" + std::to_string(dims[0]) + ",)" : shape_text(dims, "(", ")");
   std::string header =
-      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+      "{'descr': '" + npy_descr(array.buffer->dtype) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Spaces and a newline end the header so the data starts at a multiple of 64 bytes, as
   // NumPy writes it. Version 1.0 stores the length in 2 bytes; longer headers need 2.0.
   const int major = 12 + header.size() + 64 > 0xffff ? 2 : 1;
@@ -214,28 +209,8 @@ void save_npy(const FileCtx& ctx, TensorObj* t) {
   out.write(std::string{static_cast<char>(major), 0});
   out.write(le_bytes(header.size(), major == 1 ? 2 : 4));
   out.write(header);
-  write_little_endian(out, *d.buffer);
+  write_little_endian(out, *array.buffer);
   out.close();
 }
 
-}  // namespace
-
-void register_npy_builtins(Interp& in) {
-  TL_BUILTIN(
-      in, "load-npy", 1, 1, "(load-npy PATH)",
-      "The tensor stored in the NumPy .npy file PATH (format 1.0, 2.0 or 3.0). Dtypes: f2 f4 "
-      "f8 i1 i2 i4 i8 u1 u4 b1. Big-endian data is converted; Fortran-order data is "
-      "rearranged into row-major order.",
-      [](Interp& in, Args a, N) -> Value { return load_npy(file_ctx(in, "load-npy", a, 0)); });
-  TL_BUILTIN(
-      in, "save-npy", 2, 2, "(save-npy TENSOR PATH)",
-      "Writes TENSOR (realizing it) to PATH as a NumPy .npy file: format 1.0, little-endian, "
-      "row-major. bf16 has no NPY type: cast to f32 first. Returns PATH.",
-      [](Interp& in, Args a, N) -> Value {
-        if (!is_tensor(a[0])) in.type_error("save-npy", 1, "a tensor", a[0]);
-        save_npy(file_ctx(in, "save-npy", a, 1), as_tensor(a[0]));
-        return a[1];
-      });
-}
-
-}  // namespace tl::tensor::file_io
+}  // namespace tl::tensor::io

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the tensor file formats share: the file and function an error is about, checked
-// reads and writes, byte order, and a cursor for parsing text headers.
+// reads and writes, byte order, and a cursor for parsing text headers. Plain C++: errors are
+// tl::ConditionError (file-error, dtype-error), which the evaluator turns into conditions.
 #pragma once
 
 #include <zlib.h>
@@ -8,21 +9,22 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "tensor/tensor_value.h"
+#include "support/condition_error.h"
+#include "tensor/dtype.h"
+#include "tensor/graph.h"
 
-namespace tl::tensor::file_io {
-
-using eval::Interp;
-using eval::Value;
+namespace tl::tensor::io {
 
 inline constexpr bool kHostIsLittleEndian = std::endian::native == std::endian::little;
 
@@ -32,20 +34,29 @@ inline constexpr DType kAllDTypes[] = {
 #undef TL_X
 };
 
-// The function and the file an operation is about: every error names both.
-struct FileCtx {
-  Interp& in;
-  const char* fn;
-  std::string path;
+// A tensor's contiguous row-major data in host memory and its shape: what a reader returns
+// and a writer takes. Bool elements are 0 or 1.
+struct Array {
+  std::shared_ptr<Buffer> buffer;
+  std::vector<std::int64_t> shape;
+};
 
-  // Raises `load-npy: "x.npy" <problem>` as a file-error (or a dtype-error).
+// The function and the file an operation is about: every error names both. The readers and
+// writers below keep a reference to it, so it must outlive them.
+struct FileCtx {
+  const char* fn;  // the Lisp function (or other caller) named in messages: "load-npy"
+  std::string path;
+  // Called between chunks of input, so that a long load can be stopped (it throws); may be
+  // empty.
+  std::function<void()> on_poll;
+
+  // Throws `load-npy: "x.npy" <problem>` as a file-error (or a dtype-error).
   [[noreturn]] void fail(const std::string& problem, const char* type = "file-error") const {
-    in.error(type, std::string(fn) + ": \"" + path + "\" " + problem);
+    throw ConditionError(type, std::string(fn) + ": \"" + path + "\" " + problem);
   }
   [[noreturn]] void fail_dtype(const std::string& problem) const { fail(problem, "dtype-error"); }
-  // Raises the interrupt when Ctrl-C was pressed: loaders call it between chunks of input.
   void poll() const {
-    if (in.interrupt_requested.load(std::memory_order_relaxed)) in.raise_interrupt();
+    if (on_poll) on_poll();
   }
 };
 
@@ -63,37 +74,11 @@ std::string errno_text();  // strerror(errno)
 // short read means the file changed or the device failed.
 class InFile {
  public:
-  explicit InFile(const FileCtx& ctx) : ctx_(ctx) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(ctx.path, ec)) ctx.fail("is a directory, not a file");
-    file_.reset(std::fopen(ctx.path.c_str(), "rb"));
-    if (!file_) ctx.fail("cannot be opened: " + errno_text());
-    off_t end = fseeko(file_.get(), 0, SEEK_END) == 0 ? ftello(file_.get()) : -1;
-    if (end < 0) ctx.fail("cannot be read: " + errno_text());
-    size_ = static_cast<std::uint64_t>(end);
-  }
+  explicit InFile(const FileCtx& ctx);
   std::uint64_t size() const { return size_; }
-  // Reads in chunks of 64 MiB, so Ctrl-C stops a large tensor's load.
-  void read(std::uint64_t offset, void* dst, std::size_t n) {
-    if (n == 0) return;
-    if (fseeko(file_.get(), static_cast<off_t>(offset), SEEK_SET) != 0) {
-      ctx_.fail("cannot be read at byte " + std::to_string(offset) + " (did it change?)");
-    }
-    constexpr std::size_t kChunk = std::size_t{64} << 20;
-    for (std::size_t done = 0; done < n;) {
-      ctx_.poll();
-      const std::size_t want = std::min(kChunk, n - done);
-      if (std::fread(static_cast<char*>(dst) + done, 1, want, file_.get()) != want) {
-        ctx_.fail("cannot be read at byte " + std::to_string(offset + done) + " (did it change?)");
-      }
-      done += want;
-    }
-  }
-  std::string read_string(std::uint64_t offset, std::size_t n) {
-    std::string s(n, '\0');
-    read(offset, s.data(), n);
-    return s;
-  }
+  // Reads in chunks of 64 MiB, polling between them, so Ctrl-C stops a large tensor's load.
+  void read(std::uint64_t offset, void* dst, std::size_t n);
+  std::string read_string(std::uint64_t offset, std::size_t n);
 
  private:
   const FileCtx& ctx_;
@@ -132,31 +117,24 @@ class ByteStream {
 // A file being written. A failed write removes the partial file before raising the error.
 class OutFile {
  public:
-  explicit OutFile(const FileCtx& ctx) : ctx_(ctx) {
-    file_.reset(std::fopen(ctx.path.c_str(), "wb"));
-    if (!file_) ctx.fail("cannot be opened for writing: " + errno_text());
-  }
+  explicit OutFile(const FileCtx& ctx);
   void write(const void* p, std::size_t n) {
     if (n > 0 && std::fwrite(p, 1, n, file_.get()) != n) fail_write();
   }
   void write(const std::string& s) { write(s.data(), s.size()); }
-  void close() {
-    if (std::fclose(file_.release()) != 0) fail_write();
-  }
+  void close();
 
  private:
-  [[noreturn]] void fail_write() {
-    std::string why = errno_text();
-    file_.reset();
-    std::remove(ctx_.path.c_str());
-    ctx_.fail("could not be written: " + why);
-  }
+  [[noreturn]] void fail_write();
   const FileCtx& ctx_;
   FilePtr file_;
 };
 
 // Converts elements of `size` bytes between little- and big-endian order, in place.
 void swap_byte_order(Buffer& b);
+
+// Makes every bool byte 0 or 1, the only values the kernels expect; other dtypes unchanged.
+void normalize_bools(Buffer& b);
 
 std::uint64_t read_le(const std::uint8_t* p, int bytes);
 
@@ -170,19 +148,6 @@ std::optional<std::uint64_t> data_bytes(const std::vector<std::int64_t>& shape, 
 std::string shape_text(const std::vector<std::int64_t>& shape, const char* open, const char* close,
                        const char* sep = ", ");
 
-// A tensor of data read from a file. Bool bytes other than 0 become 1, the only values the
-// kernels expect.
-Value make_loaded_tensor(Interp& in, std::shared_ptr<Buffer> buf,
-                         const std::vector<std::int64_t>& shape);
-
-// A tensor's contiguous data and concrete shape, for writing. Realizes the tensor.
-struct SavedData {
-  std::shared_ptr<Buffer> buffer;
-  std::vector<std::int64_t> shape;
-};
-
-SavedData realize_for_save(Interp& in, TensorObj* t);
-
 // Writes a buffer in little-endian order (a byte-swapped copy on a big-endian host).
 void write_little_endian(OutFile& out, const Buffer& b);
 
@@ -192,14 +157,12 @@ class HeaderCursor {
   HeaderCursor(const FileCtx& ctx, std::string_view text) : ctx_(ctx), text_(text) {}
 
   [[noreturn]] void fail(const std::string& what) const {
-    ctx_.fail("has a malformed header: " + what + " at byte " + std::to_string(pos_) +
-              " of the header");
+    ctx_.fail("has a malformed header: " + what + " at byte " + std::to_string(pos_) + " of the header");
   }
   bool at_end() const { return pos_ >= text_.size(); }
   bool at_digit() const { return !at_end() && text_[pos_] >= '0' && text_[pos_] <= '9'; }
   void skip_space() {
-    while (!at_end() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' ||
-                         text_[pos_] == '\r')) {
+    while (!at_end() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r')) {
       ++pos_;
     }
   }
@@ -236,13 +199,4 @@ class HeaderCursor {
   std::size_t pos_ = 0;
 };
 
-// The path argument i of builtin fn, with the context for its errors.
-FileCtx file_ctx(eval::Interp& in, const char* fn, eval::Value* args, int i);
-
-// Registration, one per format (called by register_file_builtins).
-void register_npy_builtins(Interp& in);
-void register_safetensors_builtins(Interp& in);
-void register_idx_builtins(Interp& in);
-void register_csv_builtins(Interp& in);
-
-}  // namespace tl::tensor::file_io
+}  // namespace tl::tensor::io

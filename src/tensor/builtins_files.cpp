@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Lisp side of the tensor file formats: load-npy, save-npy, load-safetensors,
+// save-safetensors, safetensors-header, safetensors-metadata, load-idx and load-csv, over the
+// readers and writers of src/tensor/io/. Their errors (tl::ConditionError) become conditions
+// of the same type at the call.
+#include <optional>
+#include <unordered_set>
+
+#include "eval/builtins.h"
+#include "support/log.h"
+#include "tensor/files.h"
+#include "tensor/io/csv.h"
+#include "tensor/io/idx.h"
+#include "tensor/io/npy.h"
+#include "tensor/io/safetensors.h"
+#include "tensor/tensor_value.h"
+
+namespace tl::tensor {
+
+using eval::Interp;
+using eval::Value;
+using Args = Value*;
+using N = std::uint32_t;
+
+namespace {
+
+// The path argument i of builtin fn, with the context for its errors. Loaders poll it
+// between chunks of input, so Ctrl-C stops a long load.
+io::FileCtx file_ctx(Interp& in, const char* fn, Args a, int i) {
+  return io::FileCtx{fn, eval::arg_string(in, fn, a, i)->text, [&in] {
+                       if (in.interrupt_requested.load(std::memory_order_relaxed)) {
+                         in.raise_interrupt();
+                       }
+                     }};
+}
+
+// A tensor of data read from a file.
+Value make_loaded_tensor(Interp& in, io::Array array) {
+  in.heap.account_external(array.buffer->size_bytes());
+  return make_tensor(
+      in, graph_at_call(in).make_buffer(std::move(array.buffer), Shape(array.shape.begin(), array.shape.end())));
+}
+
+// A tensor's contiguous data and concrete shape, for writing. Realizes the tensor.
+io::Array realize_for_save(Interp& in, TensorObj* t) {
+  read_back(in, t);
+  io::Array d{t->node->buffer, eval_shape(t->node->shape, t->node->bindings)};
+  auto bytes = io::data_bytes(d.shape, dtype_size(d.buffer->dtype));
+  if (!bytes || *bytes != d.buffer->size_bytes()) {
+    throw tl::Error(ErrorKind::Internal, "eval", "internal-error",
+                    "a realized buffer of " + std::to_string(d.buffer->size_bytes()) +
+                        " bytes does not match its shape " + shape_str(t->node->shape) + " (" + __FILE__ + ":" +
+                        std::to_string(__LINE__) + ")");
+  }
+  return d;
+}
+
+// --- npy ----------------------------------------------------------------------------------
+
+void register_npy_builtins(Interp& in) {
+  TL_BUILTIN(in, "load-npy", 1, 1, "(load-npy PATH)",
+             "The tensor stored in the NumPy .npy file PATH (format 1.0, 2.0 or 3.0). Dtypes: f2 f4 "
+             "f8 i1 i2 i4 i8 u1 u4 b1. Big-endian data is converted; Fortran-order data is "
+             "rearranged into row-major order.",
+             [](Interp& in, Args a, N) -> Value {
+               return make_loaded_tensor(in, io::read_npy(file_ctx(in, "load-npy", a, 0)));
+             });
+  TL_BUILTIN(in, "save-npy", 2, 2, "(save-npy TENSOR PATH)",
+             "Writes TENSOR (realizing it) to PATH as a NumPy .npy file: format 1.0, little-endian, "
+             "row-major. bf16 has no NPY type: cast to f32 first. Returns PATH.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_tensor(a[0])) in.type_error("save-npy", 1, "a tensor", a[0]);
+               io::FileCtx ctx = file_ctx(in, "save-npy", a, 1);
+               TensorObj* t = as_tensor(a[0]);
+               io::check_npy_dtype(ctx, t->node->dtype);  // before the work of realizing
+               io::write_npy(ctx, realize_for_save(in, t));
+               return a[1];
+             });
+}
+
+// --- safetensors --------------------------------------------------------------------------
+
+// A list of (name . value) conses for i below n, built on the value stack so that each part
+// stays rooted.
+template <typename NameOf, typename ValueOf>
+Value make_alist(Interp& in, std::size_t n, NameOf name_of, ValueOf value_of) {
+  Interp::StackMark mark(in);
+  Value* base = in.sp;
+  for (std::size_t i = 0; i < n; ++i) {
+    in.push(value_of(i));
+    in.sp[-1] = in.cons(in.make_string(name_of(i)), in.sp[-1]);
+  }
+  return in.list_from(base, n);
+}
+
+// The tensors of the file, or only those named by `names` (in that order) when it is given:
+// a name the file does not hold is an error naming it. Only the chosen tensors are read.
+Value load_safetensors(Interp& in, const io::FileCtx& ctx, const std::vector<std::string>* names) {
+  io::SafetensorsReader file(ctx);
+  std::vector<const io::SafetensorsEntry*> chosen;
+  if (names == nullptr) {
+    for (const io::SafetensorsEntry& t : file.header().tensors) chosen.push_back(&t);
+  } else {
+    chosen = file.find(*names);
+  }
+  auto name_of = [&](std::size_t i) { return chosen[i]->name; };
+  return make_alist(in, chosen.size(), name_of,
+                    [&](std::size_t i) { return make_loaded_tensor(in, file.read(*chosen[i])); });
+}
+
+// Each tensor's name, dtype and shape, without reading any data: ((NAME DTYPE SHAPE) ...).
+Value safetensors_header(Interp& in, const io::FileCtx& ctx) {
+  io::SafetensorsReader file(ctx);
+  const auto& tensors = file.header().tensors;
+  Interp::StackMark mark(in);
+  Value* base = in.sp;
+  for (const io::SafetensorsEntry& t : tensors) {
+    Value* entry = in.sp;
+    in.push(in.make_string(t.name));
+    in.push(dtype_to_lisp(in, t.dtype));
+    Value* dims = in.sp;
+    for (std::int64_t d : t.shape) in.push(Value::integer(d));
+    Value shape = in.list_from(dims, t.shape.size());
+    in.sp = dims;
+    in.push(shape);
+    Value item = in.list_from(entry, 3);
+    in.sp = entry;
+    in.push(item);
+  }
+  return in.list_from(base, tensors.size());
+}
+
+Value safetensors_metadata(Interp& in, const io::FileCtx& ctx) {
+  io::SafetensorsReader file(ctx);
+  const auto& metadata = file.header().metadata;
+  auto key_of = [&](std::size_t i) { return metadata[i].first; };
+  return make_alist(in, metadata.size(), key_of, [&](std::size_t i) { return in.make_string(metadata[i].second); });
+}
+
+// The (key . value) pairs of an alist or a hash table, in order.
+std::vector<std::pair<Value, Value>> pairs_of(Interp& in, const char* fn, Value v, int arg, const char* what) {
+  std::vector<std::pair<Value, Value>> out;
+  if (eval::is_kind(v, eval::ObjKind::HashTable)) {
+    for (const auto& [k, x] : eval::as_hash(v)->entries) {
+      if (k.tag == eval::Tag::Obj && k.o == nullptr) continue;  // a removed entry
+      out.emplace_back(k, x);
+    }
+    return out;
+  }
+  if (!eval::is_list(v)) in.type_error(fn, arg, what, v);
+  for (Value item : eval::list_items(in, fn, v, arg)) {
+    if (!eval::is_cons(item)) in.type_error(fn, arg, what, v);
+    out.emplace_back(eval::car(item), eval::cdr(item));
+  }
+  return out;
+}
+
+std::string name_text(Interp& in, const char* fn, Value k, const char* what) {
+  if (eval::is_string(k)) return eval::as_string(k)->text;
+  if (eval::is_symbol(k) && !k.is_nil()) return eval::as_symbol(k)->name;
+  in.error("type-error", std::string(fn) + ": " + what + " must be a string or a symbol, got " + in.repr(k));
+}
+
+void save_safetensors(Interp& in, const io::FileCtx& ctx, Value tensors, Value metadata) {
+  const char* fn = ctx.fn;
+  std::optional<io::SafetensorsMetadata> fields;
+  if (!metadata.is_nil()) {
+    fields.emplace();
+    for (auto [k, v] : pairs_of(in, fn, metadata, 4, "an alist or hash table of strings")) {
+      if (!eval::is_string(v)) {
+        in.error("type-error", std::string(fn) + ": metadata values must be strings, got " + in.repr(v));
+      }
+      fields->emplace_back(name_text(in, fn, k, "a metadata key"), eval::as_string(v)->text);
+    }
+  }
+  std::unordered_set<std::string> names;
+  std::vector<std::pair<std::string, io::Array>> data;
+  for (auto [k, v] : pairs_of(in, fn, tensors, 1, "an alist ((name . tensor) ...) or a hash table")) {
+    std::string name = name_text(in, fn, k, "a tensor name");
+    io::check_safetensors_name(ctx, name, names);
+    if (!is_tensor(v)) {
+      in.error("type-error",
+               std::string(fn) + ": the value for " + io::json_quoted(name) + " must be a tensor, got " + in.repr(v));
+    }
+    names.insert(name);
+    data.emplace_back(std::move(name), realize_for_save(in, as_tensor(v)));
+  }
+  io::write_safetensors(ctx, data, fields);
+}
+
+void register_safetensors_builtins(Interp& in) {
+  TL_BUILTIN(in, "load-safetensors", 1, 3, "(load-safetensors PATH &key names)",
+             "The tensors of the safetensors file PATH as an alist ((name . tensor) ...), in the "
+             "order of their data in the file. With :names, a list of tensor names, only those "
+             "are read, in that order; a name the file does not hold is a file-error naming it.",
+             [](Interp& in, Args a, N n) -> Value {
+               io::FileCtx ctx = file_ctx(in, "load-safetensors", a, 0);
+               bool has_names = false;
+               Value names = eval::keyword_arg(a, 1, n, "names", &has_names);
+               if (n > 1 && !has_names) {
+                 in.error("program-error", "load-safetensors: expected :names after PATH, got " + in.repr(a[1]));
+               }
+               if (!has_names) return load_safetensors(in, ctx, nullptr);
+               std::vector<std::string> wanted;
+               const char* what = "a list of strings";
+               if (!eval::is_list(names)) in.type_error("load-safetensors", 3, what, names);
+               for (Value v : eval::list_items(in, "load-safetensors", names, 3)) {
+                 if (!eval::is_string(v)) in.type_error("load-safetensors", 3, what, names);
+                 wanted.push_back(eval::as_string(v)->text);
+               }
+               return load_safetensors(in, ctx, &wanted);
+             });
+  TL_BUILTIN(
+      in, "safetensors-header", 1, 1, "(safetensors-header PATH)",
+      "The tensors the safetensors file PATH holds, without reading their data: a list of "
+      "(NAME DTYPE SHAPE), NAME a string, DTYPE a symbol such as bf16, SHAPE a list, in "
+      "the order of their data in the file. The header is checked as load-safetensors "
+      "checks it.",
+      [](Interp& in, Args a, N) -> Value { return safetensors_header(in, file_ctx(in, "safetensors-header", a, 0)); });
+  TL_BUILTIN(in, "save-safetensors", 2, 4, "(save-safetensors TENSORS PATH &key metadata)",
+             "Writes TENSORS, an alist ((name . tensor) ...) or a hash table from names to tensors, "
+             "to PATH as a safetensors file, in that order, realizing them. :metadata, an alist or "
+             "hash table of strings, is stored as __metadata__. Returns PATH. Like every saver (and "
+             "torch.save), the value comes first; the old order (save-safetensors PATH TENSORS) still "
+             "works, with a deprecation warning, until the next release.",
+             [](Interp& in, Args a, N n) -> Value {
+               // Issue 19: save-npy took (TENSOR PATH) and this (PATH TENSORS). TENSORS is never a
+               // string, so a string first and a non-string second is the old order.
+               if (eval::is_string(a[0]) && !eval::is_string(a[1])) {
+                 static bool warned = false;
+                 if (!warned) {
+                   tl::log(
+                       "tensorlisp: warning: (save-safetensors PATH TENSORS) is deprecated; "
+                       "write (save-safetensors TENSORS PATH)\n");
+                   warned = true;
+                 }
+                 std::swap(a[0], a[1]);
+               }
+               io::FileCtx ctx = file_ctx(in, "save-safetensors", a, 1);
+               bool has_metadata = false;
+               Value metadata = eval::keyword_arg(a, 2, n, "metadata", &has_metadata);
+               if (n > 2 && !has_metadata) {
+                 in.error("program-error", "save-safetensors: expected :metadata after TENSORS, got " + in.repr(a[2]));
+               }
+               save_safetensors(in, ctx, a[0], metadata);
+               return a[1];
+             });
+  TL_BUILTIN(in, "safetensors-metadata", 1, 1, "(safetensors-metadata PATH)",
+             "The __metadata__ of the safetensors file PATH as an alist of strings ((key . value) "
+             "...); nil when it has none.",
+             [](Interp& in, Args a, N) -> Value {
+               return safetensors_metadata(in, file_ctx(in, "safetensors-metadata", a, 0));
+             });
+}
+
+// --- idx, csv -----------------------------------------------------------------------------
+
+void register_idx_builtins(Interp& in) {
+  TL_BUILTIN(in, "load-idx", 1, 1, "(load-idx PATH)",
+             "The tensor in the IDX file PATH (the format of MNIST and Fashion-MNIST; "
+             "gzip-compressed files are read as they are): u8 images of shape (n 28 28), labels "
+             "of shape (n), ...",
+             [](Interp& in, Args a, N) -> Value {
+               return make_loaded_tensor(in, io::read_idx(file_ctx(in, "load-idx", a, 0)));
+             });
+}
+
+// The options of (load-csv PATH &key delimiter header dtype skip), checked.
+io::CsvOptions csv_options(Interp& in, Args a, N n) {
+  for (N i = 1; i < n; i += 2) {
+    static const char* known[] = {"delimiter", "header", "dtype", "skip"};
+    bool ok = eval::is_symbol(a[i]) && eval::as_symbol(a[i])->is_keyword() && i + 1 < n;
+    if (ok) {
+      ok = false;
+      for (const char* k : known) ok = ok || eval::as_symbol(a[i])->name == k;
+    }
+    if (!ok) {
+      in.error("type-error",
+               "load-csv: expected :delimiter, :header, :dtype or :skip with a value, got " + in.repr(a[i]));
+    }
+  }
+  io::CsvOptions options;
+  bool has = false;
+  Value d = eval::keyword_arg(a, 1, n, "delimiter", &has);
+  if (has) {
+    if (!eval::is_string(d) || eval::as_string(d)->text.size() != 1) {
+      in.error("type-error", "load-csv: the delimiter must be a one-character string, got " + in.repr(d));
+    }
+    options.delimiter = eval::as_string(d)->text[0];
+  }
+  options.header = eval::keyword_arg(a, 1, n, "header").truthy();
+  Value dt = eval::keyword_arg(a, 1, n, "dtype", &has);
+  if (has) options.dtype = dtype_from_lisp(in, "load-csv", dt);
+  Value sk = eval::keyword_arg(a, 1, n, "skip", &has);
+  if (has && (!sk.is_int() || sk.i < 0)) {
+    in.error("type-error", "load-csv: :skip must be a non-negative integer, got " + in.repr(sk));
+  }
+  if (has) options.skip = sk.i;
+  return options;
+}
+
+void register_csv_builtins(Interp& in) {
+  TL_BUILTIN(in, "load-csv", 1, 9, "(load-csv PATH &key (delimiter \",\") header (dtype 'f32) (skip 0))",
+             "The numbers of the CSV file PATH as a (rows columns) tensor of DTYPE. With :header t the "
+             "first line names the columns and the result is (TENSOR . NAMES). Fields may be quoted; "
+             "empty fields are nan (float dtypes only); :skip drops that many leading lines; .gz files "
+             "are read as they are.",
+             [](Interp& in, Args a, N n) -> Value {
+               io::FileCtx ctx = file_ctx(in, "load-csv", a, 0);
+               const io::CsvOptions options = csv_options(in, a, n);
+               io::CsvTable table = io::read_csv(ctx, options);
+               Value t = make_loaded_tensor(in, std::move(table.array));
+               if (!options.header) return t;
+               Interp::StackMark mark(in);
+               in.push(t);
+               Value* base = in.sp;
+               for (const auto& name : table.names) in.push(in.make_string(name));
+               Value list = in.list_from(base, table.names.size());
+               in.push(list);
+               return in.cons(t, list);
+             });
+}
+
+}  // namespace
+
+void register_file_builtins(Interp& in) {
+  register_npy_builtins(in);
+  register_safetensors_builtins(in);
+  register_idx_builtins(in);
+  register_csv_builtins(in);
+}
+
+}  // namespace tl::tensor
