@@ -16,7 +16,7 @@
 namespace tl::codegen {
 
 // A module for tm's target holding kernel k as the function `entry`, verified. Throws
-// std::logic_error when the emitted IR is invalid (an internal error).
+// an internal error (support/check.h) when the emitted IR is invalid.
 std::unique_ptr<llvm::Module> emit_module(llvm::LLVMContext& ctx, llvm::TargetMachine& tm, const Kernel& k,
                                           const std::string& entry, const EmitTarget& target);
 

@@ -191,8 +191,8 @@ class Kernel {
 // perfectly inside it (each the only statement of its parent, with an extent that no loop
 // variable changes) are flattened into one index, one thread per combined iteration, the
 // innermost loop varying fastest. Empty when the kernel has no parallel loop (it then runs
-// as one thread). Throws std::logic_error when a parallel loop shares the top level with
-// other statements (CPU-only shapes, such as a packing loop before a tiled matmul).
+// as one thread). An internal error (support/check.h) when a parallel loop shares the top
+// level with other statements (CPU-only shapes, such as a packing loop before a tiled matmul).
 std::vector<const Stmt*> gpu_thread_loops(const Kernel& k);
 // The number of threads those loops make, as a shape dimension (1 when there are none);
 // with thread groups, the number of groups.
@@ -200,7 +200,7 @@ tensor::Dim gpu_thread_count(const Kernel& k);
 // Loop `top` and the loops perfectly nested in it: each the only statement of its parent,
 // with an extent that no loop variable changes. The last one's body is the nest's body.
 std::vector<const Stmt*> loop_nest(const Kernel& k, const Stmt& top);
-// The product of loop extents as a shape dimension; throws std::logic_error when one is not
+// The product of loop extents as a shape dimension; an internal error when one is not
 // a shape dimension.
 tensor::Dim loop_extent(const Kernel& k, const std::vector<const Stmt*>& loops);
 
