@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CPU backend: object files linked in-process by LLVM's ORC JIT, kernels run on a
 // thread pool, buffers are host memory (so the runtime passes its own pointers).
+// (Over 800 lines: the pool, the in-kernel cancellation by signal and the ORC linking share
+// the backend's state; the pool goes to a file of its own when a second host backend needs it.)
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Support/MemoryBuffer.h>
