@@ -63,7 +63,7 @@ Env* bind_arguments(Interp& in, Closure* fn, Value* args, std::uint32_t nargs) {
   if (lam->simple()) {
     if (nargs != lam->required) arity_error(in, Value::object(fn), nargs, lam->required, lam->required);
     Env* env = in.new_env(fn->env, lam->frame_size, lam->stack_frame);
-    std::memcpy(static_cast<void*>(env->slots), args, nargs * sizeof(Value));
+    if (nargs > 0) std::memcpy(static_cast<void*>(env->slots), args, nargs * sizeof(Value));  // args may be null
     return env;
   }
   std::int64_t max_pos = lam->rest_slot >= 0 || lam->has_keys ? -1

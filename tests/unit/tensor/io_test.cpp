@@ -43,7 +43,8 @@ io::Array counting_array(DType t, std::vector<std::int64_t> shape) {
 }
 
 bool same_bytes(const Buffer& a, const Buffer& b) {
-  return a.dtype == b.dtype && a.size_bytes() == b.size_bytes() && std::memcmp(a.data(), b.data(), a.size_bytes()) == 0;
+  return a.dtype == b.dtype && a.size_bytes() == b.size_bytes() &&
+         (a.size_bytes() == 0 || std::memcmp(a.data(), b.data(), a.size_bytes()) == 0);
 }
 
 void write_file(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
