@@ -71,6 +71,17 @@ inline llvm::Value* read_register(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id) 
   return b.CreateZExt(b.CreateCall(llvm::Intrinsic::getDeclaration(m, id)), b.getInt64Ty());
 }
 
+// A kernel's block-shared array of `bytes` bytes in address space `space` (16-byte aligned),
+// as a GPU target's shared_memory makes it.
+inline llvm::Value* shared_array(llvm::IRBuilder<>& b, llvm::Function& fn, std::int64_t bytes, unsigned space) {
+  auto* at = llvm::ArrayType::get(b.getInt8Ty(), static_cast<std::uint64_t>(bytes));
+  auto* g = new llvm::GlobalVariable(*fn.getParent(), at, false, llvm::GlobalValue::InternalLinkage,
+                                     llvm::UndefValue::get(at), "shared", nullptr, llvm::GlobalValue::NotThreadLocal,
+                                     space);
+  g->setAlignment(llvm::Align(16));
+  return g;
+}
+
 // The math functions as the host CPU computes them (target_x86.cpp), which the simulated GPUs
 // share.
 llvm::Value* host_math(llvm::IRBuilder<>& b, MathFn fn, llvm::Value* x);

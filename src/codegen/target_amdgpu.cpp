@@ -61,12 +61,7 @@ class AmdgpuTarget : public EmitTarget {
   }
 
   Value* shared_memory(llvm::IRBuilder<>& b, llvm::Function& fn, std::int64_t bytes) const override {
-    auto* at = llvm::ArrayType::get(b.getInt8Ty(), static_cast<std::uint64_t>(bytes));
-    auto* g = new llvm::GlobalVariable(*fn.getParent(), at, false, llvm::GlobalValue::InternalLinkage,
-                                       llvm::UndefValue::get(at), "shared", nullptr, llvm::GlobalValue::NotThreadLocal,
-                                       kSharedAddressSpace);
-    g->setAlignment(llvm::Align(16));
-    return g;
+    return shared_array(b, fn, bytes, kSharedAddressSpace);
   }
   unsigned shared_address_space() const override { return kSharedAddressSpace; }
 
