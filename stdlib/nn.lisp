@@ -185,11 +185,14 @@ returned for that index, as PyTorch's)."
            (if (tensorp indices) (dtype indices) indices)))
   ;; The padding row reads as it is (zeros unless set) and gets no gradient, as in PyTorch;
   ;; masking the one-hot rows instead zeroed the output (issue 19).
-  (let ((hot (one-hot indices count :dtype (dtype weight)))
-        (w (if padding-idx
+  (let ((w (if padding-idx
                (where (reshape (equals (arange count) padding-idx) count 1) (detach weight) weight)
-               weight)))
-    (matmul hot w)))
+               weight))
+        (ix (%index-tensor 'nn:embedding indices)))
+    (%check-indices 'nn:embedding ix count nil)
+    ;; An indexed load of the rows: it costs what copying them costs, and its gradient adds
+    ;; each row's gradient into the table's row (a scatter-add).
+    (reshape (%select-along w (reshape ix (list (numel ix))) 0) (append (shape ix) (list dim)))))
 
 (defmodel nn:dropout (&optional (p 0.5))
   ((check (unless (and (numberp p) (<= 0 p) (< p 1))

@@ -73,6 +73,11 @@ class Lowerer {
   }
 
   Lowered run() {
+    if (out_->op == Op::ScatterAdd) {
+      Lowered result = build_scatter_add();
+      finish(result, out_);
+      return result;
+    }
     if (out_->op == Op::Assign && out_->src.size() == 3) {
       Lowered result = build_view_assign();
       finish(result, out_->src[1].get());
@@ -634,6 +639,84 @@ class Lowerer {
     return result;
   }
 
+  // A scatter-add: the output starts as a copy of X, then each value is added where its index
+  // points, in the index's row-major order. The axes before the scatter's (and on a GPU, those
+  // after it too) are loops whose iterations touch disjoint elements, so they run in
+  // parallel; the copy and the additions along the axis run in order inside each iteration.
+  // On the CPU the axes after the scatter's stay innermost, along memory.
+  Lowered build_scatter_add() {
+    const Node* x = out_->src[0].get();
+    const Node* index = out_->src[1].get();
+    const Node* values = out_->src[2].get();
+    const auto axis = static_cast<std::size_t>(out_->axes[0]);
+    const tensor::Shape& shape = out_->shape;
+    Lowered result;
+    std::vector<Stmt>* body = &k_.body;
+    std::vector<bool> skip(shape.size(), false);
+    for (std::size_t i = axis; i < shape.size(); ++i) skip[i] = gpu_ ? i == axis : true;
+    std::vector<ExprId> idx = open_loops(shape, skip, result, body);
+    // On the CPU with no parallel axis before the scatter's (an embedding table's gradient),
+    // the first axis after it is split into column blocks that run in parallel instead: each
+    // block's copy and additions are still in order, and a block is a few cache lines wide.
+    std::size_t blocked = shape.size();
+    std::int64_t block = 1;
+    ExprId block_start = -1;
+    if (!gpu_ && result.parallel_extent == Dim(1)) {
+      for (std::size_t i = axis + 1; i < shape.size() && blocked == shape.size(); ++i) {
+        auto n = shape[i].as_const();
+        if (!n || *n < 64) continue;
+        for (std::int64_t c = *n / 8; c >= 16; --c) {
+          if (*n % c == 0) {
+            blocked = i;
+            block = c;
+            break;
+          }
+        }
+      }
+      if (blocked < shape.size()) {
+        const std::int64_t blocks = *shape[blocked].as_const() / block;
+        auto [loop, var] = k_.make_loop(k_.constant_int(blocks));
+        loop.parallel = true;
+        result.parallel_extent = blocks;
+        Dim work = block;
+        for (std::size_t i = 0; i < shape.size(); ++i) work = i == blocked ? work : work * shape[i];
+        result.work_per_iteration = work;
+        body->push_back(std::move(loop));
+        body = &body->back().body;
+        block_start = k_.binary(EOp::Mul, var, k_.constant_int(block));
+      }
+    }
+    // Loops over the skipped axes in order, innermost last; fn(index) fills the innermost body.
+    auto nest = [&](const tensor::Shape& extents, std::vector<ExprId> at, const auto& fn) {
+      std::vector<Stmt>* inner = body;
+      for (std::size_t i = 0; i < extents.size(); ++i) {
+        if (!skip[i] || extents[i] == Dim(1)) continue;
+        auto [loop, var] = k_.make_loop(i == blocked ? k_.constant_int(block) : k_.dim(extents[i]));
+        inner->push_back(std::move(loop));
+        inner = &inner->back().body;
+        at[i] = i == blocked ? k_.binary(EOp::Add, block_start, var) : var;
+      }
+      fn(at, inner);
+    };
+    nest(shape, idx, [&](const std::vector<ExprId>& at, std::vector<Stmt>* inner) {
+      inner->push_back(store(linear_index(at, shape), value(x, at)));
+    });
+    nest(index->shape, idx, [&](const std::vector<ExprId>& at, std::vector<Stmt>* inner) {
+      ExprId i = value(index, at);
+      if (k_.expr(i).dtype != DType::I64) i = k_.unary(EOp::Cast, i, DType::I64);
+      const ExprId size = k_.dim(shape[axis]);
+      ExprId valid = k_.binary(EOp::And, k_.binary(EOp::Cmpeq, k_.binary(EOp::Cmplt, i, k_.constant_int(0)), k_.constant_bool(false)),
+                               k_.binary(EOp::Cmplt, i, size));
+      std::vector<ExprId> target = at;
+      target[axis] = k_.binary(EOp::Min, k_.binary(EOp::Max, i, k_.constant_int(0)), k_.binary(EOp::Add, size, k_.constant_int(-1)));
+      const ExprId where = linear_index(target, shape);
+      // An index outside the axis stores back the clamped element unchanged.
+      const ExprId old = k_.load(0, where);
+      inner->push_back(store(where, k_.where(valid, k_.binary(EOp::Add, old, value(values, at)), old)));
+    });
+    return result;
+  }
+
   // The row-major position in BASE of element IDX of VIEW, a chain of movement ops over BASE.
   // (Pads and expands in a written view were checked to map each element to a distinct stored
   // one: assign_view.cpp.)
@@ -677,6 +760,8 @@ class Lowerer {
       case Op::Buffer:
       case Op::Iota:
       case Op::Reduce:
+      case Op::Gather:
+      case Op::ScatterAdd:
       case Op::Copy:
       case Op::Assign:
       case Op::Extern: TL_UNREACHABLE(std::string("lower: ") + tensor::op_name(n->op) + " is not a movement op");
@@ -805,6 +890,7 @@ class Lowerer {
           default: return k_.where(arg(0), arg(1), arg(2));  // the one ternary op
         }
       }
+      case Op::Gather: return gather(n, idx);
       case Op::Copy: return arg(0);
       case Op::Assign: return value(src[1].get(), idx);
       case Op::Reshape:
@@ -815,10 +901,29 @@ class Lowerer {
       case Op::Flip: return movement(n, idx);
       case Op::Buffer:
       case Op::Reduce:
+      case Op::ScatterAdd:
       case Op::Extern: break;  // materialized or fused before: never computed inline
     }
     TL_UNREACHABLE(std::string("lower: unexpected op ") + tensor::op_name(n->op) + " inside the kernel for " +
                            tensor::node_str(out_, 6));
+  }
+
+  // A gather computes its source where the index tensor points: the source's index is IDX
+  // with the gather's axis replaced by the index's value there, so the source fuses into the
+  // kernel as a load (or whatever elementwise work it is) at a computed position. An index
+  // outside the axis reads 0; the load itself is clamped into the axis, as a pad's is.
+  ExprId gather(const Node* n, const std::vector<ExprId>& idx) {
+    const Node* x = n->src[0].get();
+    const auto axis = static_cast<std::size_t>(n->axes[0]);
+    ExprId i = value(n->src[1].get(), idx);
+    if (k_.expr(i).dtype != DType::I64) i = k_.unary(EOp::Cast, i, DType::I64);
+    const ExprId size = k_.dim(x->shape[axis]);
+    ExprId valid = k_.binary(EOp::And, k_.binary(EOp::Cmpeq, k_.binary(EOp::Cmplt, i, k_.constant_int(0)), k_.constant_bool(false)),
+                             k_.binary(EOp::Cmplt, i, size));
+    std::vector<ExprId> sidx = idx;
+    sidx[axis] = k_.binary(EOp::Min, k_.binary(EOp::Max, i, k_.constant_int(0)), k_.binary(EOp::Add, size, k_.constant_int(-1)));
+    if (auto c = k_.as_const(valid); c && *c) sidx[axis] = i;
+    return k_.where(valid, value(x, sidx), zero(n->dtype));
   }
 
   ExprId movement(const Node* n, const std::vector<ExprId>& idx) {

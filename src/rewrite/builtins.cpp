@@ -95,6 +95,7 @@ NodeRef fold(Interp& in, const Node* n) {
       return {};
     }
     case tensor::OpGroup::Source:
+    case tensor::OpGroup::Index:  // out-of-range indices read 0: not uniform
     case tensor::OpGroup::Memory:
     case tensor::OpGroup::Escape: return {};
   }

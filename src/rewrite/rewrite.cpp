@@ -38,6 +38,8 @@ const char* op_signature(Op op) {
     case Op::Pad:
     case Op::Shrink:
     case Op::Flip: return "SA";
+    case Op::Gather: return "SSA";  // x index axis
+    case Op::ScatterAdd: return "SSSA";  // x index values axis
     case Op::Copy: return "S";
     case Op::Assign: return "SS";
     case Op::Extern: return "AS*";  // name sources...
@@ -199,6 +201,8 @@ Value node_argument(Interp& in, const Node* n, std::size_t k) {
       return out;
     }
     case Op::Extern: return in.make_string(n->name);
+    case Op::Gather:
+    case Op::ScatterAdd: return Value::integer(n->axes.at(0));
 #include "tensor/elementwise_cases.inc"
     case Op::Buffer:
     case Op::Copy:

@@ -243,6 +243,8 @@ class Executor {
       case Op::Extern:
         fail("device-error", "extern: the reference executor has no kernel named \"" + n->name + "\"");
       case Op::Reduce: return reduce(n, shape);
+      case Op::Gather: return gather(n, shape);
+      case Op::ScatterAdd: return scatter_add(n, shape);
       case Op::Reshape:
       case Op::Permute:
       case Op::Expand:
@@ -306,6 +308,56 @@ class Executor {
   static void store_int_or_float(Buffer& b, std::int64_t k, std::int64_t v) {
     if (is_float(b.dtype)) store_float(b, k, static_cast<double>(v));
     else store_int(b, k, v);
+  }
+
+  // Element i is the source's element at i with the gather's axis replaced by the index
+  // tensor's element i; an index outside the axis reads 0.
+  std::shared_ptr<Buffer> gather(const Node* n, const std::vector<std::int64_t>& shape) {
+    auto out = allocate_buffer(n->dtype, shape);
+    if (numel(shape) == 0) return out;
+    const auto axis = static_cast<std::size_t>(n->axes[0]);
+    const std::int64_t size = concrete(n->src[0]->shape)[axis];
+    Access x = access(n->src[0].get()), index = access(n->src[1].get());
+    std::vector<std::int64_t> idx(shape.size(), 0), at_x;
+    std::int64_t k = 0;
+    do {
+      const std::int64_t i = load_int_at(index, idx);
+      std::int64_t at = -1;
+      if (i >= 0 && i < size) {
+        at_x = idx;
+        at_x[axis] = i;
+        at = x.at(at_x.data());
+      }
+      store_bits(*out, k++, at < 0 ? 0 : load_bits(*x.buf, at));
+    } while (next_index(idx, shape));
+    return out;
+  }
+
+  // The source's data, then each value added where its index points, in row-major order.
+  std::shared_ptr<Buffer> scatter_add(const Node* n, const std::vector<std::int64_t>& shape) {
+    auto out = materialize(n->src[0].get());
+    auto ishape = concrete(n->src[1]->shape);
+    if (numel(ishape) == 0) return out;
+    const auto axis = static_cast<std::size_t>(n->axes[0]);
+    Access index = access(n->src[1].get()), values = access(n->src[2].get());
+    std::vector<std::int64_t> idx(ishape.size(), 0), strides(shape.size(), 1);
+    for (std::size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+    const DType t = n->dtype;
+    do {
+      const std::int64_t i = load_int_at(index, idx);
+      if (i < 0 || i >= shape[axis]) continue;
+      std::int64_t at = 0;
+      for (std::size_t d = 0; d < idx.size(); ++d) at += (d == axis ? i : idx[d]) * strides[d];
+      const std::int64_t from = values.at(idx.data());
+      if (is_float(t)) {
+        const double v = tensor::evaluate(Op::Add, t, t, std::vector<tensor::Scalar>{{0, load_float(*out, at)}, {0, from < 0 ? 0.0 : load_float(*values.buf, from)}}).f;
+        store_float(*out, at, v);
+      } else {
+        const std::int64_t v = tensor::evaluate(Op::Add, t, t, std::vector<tensor::Scalar>{{load_int(*out, at), 0}, {from < 0 ? 0 : load_int(*values.buf, from), 0}}).i;
+        store_int(*out, at, v);
+      }
+    } while (next_index(idx, ishape));
+    return out;
   }
 
   std::shared_ptr<Buffer> reduce(const Node* n, const std::vector<std::int64_t>& out_shape) {

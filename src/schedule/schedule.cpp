@@ -73,6 +73,16 @@ void fuse_rows(Schedule& s, std::unordered_set<const Node*>& heads, std::unorder
     }
     for (const Node* k : s.kernels) {
       if (heads.count(k) || !costs_work(k)) continue;
+      // A gather reads its source at computed positions, not row by row: no reduce under a
+      // gather's source is computed per row.
+      std::unordered_set<const Node*> gathered;
+      for (const Node* n : region(s, k)) {
+        if (n->op != Op::Gather || (n != k && s.materialized.count(n))) continue;
+        const Node* x = n->src[0].get();
+        if (!s.materialized.count(x)) {
+          for (const Node* m : region(s, x)) gathered.insert(m);
+        }
+      }
       const tensor::Shape& shape = k->shape;
       // The reduce axes of the reduces fused into k so far (all must agree).
       std::vector<std::int64_t> axes;
@@ -81,7 +91,7 @@ void fuse_rows(Schedule& s, std::unordered_set<const Node*>& heads, std::unorder
       }
       const Node* absorb = nullptr;
       for (const Node* n : region(s, k)) {
-        if (n->op != Op::Expand || n->shape != shape) continue;
+        if (n->op != Op::Expand || n->shape != shape || gathered.count(n)) continue;
         const Node* h = n->src[0].get();
         if (!heads.count(h) || roots.count(h) || uses[h] != 1) continue;
         const Node* r = reduce_of(s, h);
@@ -188,6 +198,7 @@ Schedule make_schedule(const std::vector<const Node*>& outputs) {
           ++uses[d];
           if (d != c) viewed.insert(d);
           if (n->op == Op::Reduce) reduced.insert(d);
+          if (n->op == Op::Gather && next == 1) viewed.insert(d);  // read where the indices point
         }
         if (!visited[c]) {
           visited[c] = true;
@@ -277,8 +288,8 @@ Schedule make_schedule(const std::vector<const Node*>& outputs) {
         }
       }
     }
-    bool must = roots.count(n) || n->op == Op::Reduce || n->op == Op::Copy || n->op == Op::Assign ||
-                n->op == Op::Extern;
+    bool must = roots.count(n) || n->op == Op::Reduce || n->op == Op::ScatterAdd || n->op == Op::Copy ||
+                n->op == Op::Assign || n->op == Op::Extern;
     if (n->op == Op::Reduce) heads.insert(n);
     // A node read several times at the same index is computed once per kernel (the lowering
     // shares equal expressions); read through different views, or by a reduce and another

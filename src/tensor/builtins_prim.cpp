@@ -156,6 +156,29 @@ void register_prim_builtins(Interp& in) {
                }
                return make_tensor(in, graph_at_call(in).make_flip(x, mask));
              });
+  TL_BUILTIN(in, "prim:gather", 3, 3, "(prim:gather X INDEX AXIS)",
+             "Primitive gather (an indexed load): element i is X's element at i with AXIS replaced by INDEX's "
+             "element i. INDEX is an integer tensor of X's shape but along AXIS, and gives the result's shape; an "
+             "index outside [0, size) reads 0.",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& x = arg_tensor(in, "prim:gather", a, 0);
+               const NodeRef& index = arg_tensor(in, "prim:gather", a, 1);
+               auto axis = eval::arg_int(in, "prim:gather", a, 2);
+               if (axis < 0) axis += static_cast<std::int64_t>(x->shape.size());
+               return make_tensor(in, graph_at_call(in).make_gather(x, index, axis));
+             });
+  TL_BUILTIN(in, "prim:scatter-add", 4, 4, "(prim:scatter-add X INDEX VALUES AXIS)",
+             "Primitive scatter-add: X with VALUES' elements added where INDEX points along AXIS (element i of "
+             "VALUES goes to X's element at i with AXIS replaced by INDEX's element i). INDEX and VALUES have one "
+             "shape, X's but along AXIS; an index outside [0, size) adds nothing.",
+             [](Interp& in, Args a, N) -> Value {
+               const NodeRef& x = arg_tensor(in, "prim:scatter-add", a, 0);
+               const NodeRef& index = arg_tensor(in, "prim:scatter-add", a, 1);
+               const NodeRef& values = arg_tensor(in, "prim:scatter-add", a, 2);
+               auto axis = eval::arg_int(in, "prim:scatter-add", a, 3);
+               if (axis < 0) axis += static_cast<std::int64_t>(x->shape.size());
+               return make_tensor(in, graph_at_call(in).make_scatter_add(x, index, values, axis));
+             });
   TL_BUILTIN(in, "prim:copy", 1, 1, "(prim:copy X)", "Primitive copy: a contiguous copy of X.",
              [](Interp& in, Args a, N) -> Value {
                return make_tensor(in, graph_at_call(in).make_copy(arg_tensor(in, "prim:copy", a, 0)));

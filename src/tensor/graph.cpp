@@ -520,6 +520,57 @@ NodeRef Graph::make_flip(const NodeRef& x, std::vector<std::int64_t> mask) {
   return intern(std::move(n));
 }
 
+// --- indexed loads ---------------------------------------------------------------------------
+
+namespace {
+// The shape and dtype rule shared by gather and scatter-add: INDEX is an integer tensor of X's
+// shape but along AXIS.
+void check_index(const char* op, const NodeRef& x, const NodeRef& index, std::int64_t axis) {
+  const auto rank = static_cast<std::int64_t>(x->shape.size());
+  if (axis < 0 || axis >= rank) {
+    fail("shape-error", std::string(op) + ": axis " + std::to_string(axis) + " out of range for shape " +
+                            shape_str(x->shape));
+  }
+  if (!is_int(index->dtype)) {
+    fail("dtype-error", std::string(op) + ": indices must be an integer tensor, got " +
+                            std::string(dtype_name(index->dtype)));
+  }
+  bool fits = index->shape.size() == x->shape.size();
+  for (std::int64_t i = 0; fits && i < rank; ++i) {
+    fits = i == axis || index->shape[static_cast<std::size_t>(i)] == x->shape[static_cast<std::size_t>(i)];
+  }
+  if (!fits) {
+    fail("shape-error", std::string(op) + ": an index of shape " + shape_str(index->shape) + " for a tensor of shape " +
+                            shape_str(x->shape) + " along axis " + std::to_string(axis) +
+                            " (it needs the tensor's shape but along that axis)");
+  }
+}
+}  // namespace
+
+NodeRef Graph::make_gather(const NodeRef& x, const NodeRef& index, std::int64_t axis) {
+  check_index("gather", x, index, axis);
+  Node n = proto(Op::Gather, x->dtype, index->shape);
+  n.src = {x, index};
+  n.axes = {axis};
+  return intern(std::move(n));
+}
+
+NodeRef Graph::make_scatter_add(const NodeRef& x, const NodeRef& index, const NodeRef& src, std::int64_t axis) {
+  check_index("scatter-add", x, index, axis);
+  if (src->shape != index->shape) {
+    fail("shape-error", "scatter-add: the values have shape " + shape_str(src->shape) + " but the index " +
+                            shape_str(index->shape));
+  }
+  if (src->dtype != x->dtype) {
+    fail("dtype-error", "scatter-add: dtypes differ, " + std::string(dtype_name(x->dtype)) + " and " +
+                            std::string(dtype_name(src->dtype)));
+  }
+  Node n = proto(Op::ScatterAdd, x->dtype, x->shape);
+  n.src = {x, index, src};
+  n.axes = {axis};
+  return intern(std::move(n));
+}
+
 // --- memory and escape -----------------------------------------------------------------------
 
 NodeRef Graph::make_copy(const NodeRef& x) {
@@ -698,6 +749,8 @@ ViewStack view_of(const Node* n, const Node** base) {
       case Op::Buffer:
       case Op::Iota:
       case Op::Reduce:
+      case Op::Gather:
+      case Op::ScatterAdd:
       case Op::Copy:
       case Op::Assign:
       case Op::Extern: break;  // the loop above stops at them
@@ -724,6 +777,8 @@ std::string node_str(const Node* n, int max_depth) {
     case Op::Reduce: s += std::string(" :") + reduce_kind_name(n->reduce_kind) + " " + axes_str(n->axes); break;
     case Op::Iota:
     case Op::Permute:
+    case Op::Gather:
+    case Op::ScatterAdd:
     case Op::Flip: s += " " + axes_str(n->axes); break;
     case Op::Pad:
     case Op::Shrink: {

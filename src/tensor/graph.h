@@ -27,7 +27,7 @@ enum class Op : std::uint8_t {
 #include "tensor/ops.def"
 #undef OP
 };
-enum class OpGroup : std::uint8_t { Source, Unary, Binary, Ternary, Reduce, Movement, Memory, Escape };
+enum class OpGroup : std::uint8_t { Source, Unary, Binary, Ternary, Reduce, Movement, Index, Memory, Escape };
 
 // TL_IF_ELEMENTWISE_##group(...) expands to its arguments for the elementwise groups of
 // ops.def and to nothing for the others: X-macros over ops.def use it to pick those ops.
@@ -37,6 +37,7 @@ enum class OpGroup : std::uint8_t { Source, Unary, Binary, Ternary, Reduce, Move
 #define TL_IF_ELEMENTWISE_Ternary(...) __VA_ARGS__
 #define TL_IF_ELEMENTWISE_Reduce(...)
 #define TL_IF_ELEMENTWISE_Movement(...)
+#define TL_IF_ELEMENTWISE_Index(...)
 #define TL_IF_ELEMENTWISE_Memory(...)
 #define TL_IF_ELEMENTWISE_Escape(...)
 #define TL_IF_NOT_ELEMENTWISE_Source(...) __VA_ARGS__
@@ -45,6 +46,7 @@ enum class OpGroup : std::uint8_t { Source, Unary, Binary, Ternary, Reduce, Move
 #define TL_IF_NOT_ELEMENTWISE_Ternary(...)
 #define TL_IF_NOT_ELEMENTWISE_Reduce(...) __VA_ARGS__
 #define TL_IF_NOT_ELEMENTWISE_Movement(...) __VA_ARGS__
+#define TL_IF_NOT_ELEMENTWISE_Index(...) __VA_ARGS__
 #define TL_IF_NOT_ELEMENTWISE_Memory(...) __VA_ARGS__
 #define TL_IF_NOT_ELEMENTWISE_Escape(...) __VA_ARGS__
 
@@ -177,7 +179,7 @@ struct Node {
   Shape shape;
   std::vector<NodeRef> src;
   // Op arguments (which are meaningful depends on op; the rest stay empty or zero).
-  std::vector<std::int64_t> axes;  // reduce axes, permute order, flip mask (0/1), iota axis
+  std::vector<std::int64_t> axes;  // reduce axes, permute order, flip mask (0/1), iota or gather axis
   std::vector<Range> ranges;       // pad (before, after), shrink [begin, end)
   ReduceKind reduce_kind = ReduceKind::Sum;
   double fvalue = 0;               // const of a float dtype
@@ -265,6 +267,12 @@ class Graph {
   NodeRef make_pad(const NodeRef& x, std::vector<Range> pads);
   NodeRef make_shrink(const NodeRef& x, std::vector<Range> ranges);
   NodeRef make_flip(const NodeRef& x, std::vector<std::int64_t> axes_mask);
+  // X's elements at INDEX along AXIS (ops.def's gather): INDEX, an integer tensor of X's rank
+  // and of X's shape but along AXIS, gives the result's shape.
+  NodeRef make_gather(const NodeRef& x, const NodeRef& index, std::int64_t axis);
+  // X with SRC's elements added at INDEX along AXIS (ops.def's scatter-add): INDEX and SRC
+  // have one shape, X's but along AXIS. Gather's gradient.
+  NodeRef make_scatter_add(const NodeRef& x, const NodeRef& index, const NodeRef& src, std::int64_t axis);
   NodeRef make_copy(const NodeRef& x);
   NodeRef make_assign(const NodeRef& target, const NodeRef& value);
   // An assign of VALUE into the elements of TARGET that VIEW (movement ops over TARGET, of

@@ -106,6 +106,8 @@ typename M::V elementwise(M& m, Op op, DType operand, DType result, std::span<co
     case Op::Pad:
     case Op::Shrink:
     case Op::Flip:
+    case Op::Gather:
+    case Op::ScatterAdd:
     case Op::Copy:
     case Op::Assign:
     case Op::Extern: break;

@@ -441,13 +441,8 @@ elements (summed where an element is gathered more than once)."
         (error 'shape-error "gather: index has shape ~s, which is not of X's rank (X is ~s)" ishape (tensor-shape tx)))
       (%check-indices 'gather ix n-a)
       (let* ((ix (where (lt ix 0) (add ix n-a) ix))
-             (ranges (let ((i -1)) (mapcar (lambda (d) (setq i (1+ i)) (if (= i a) (list 0 d) (list 0 (nth i ishape)))) (tensor-shape tx))))
-             (xs (prim:shrink tx ranges))
-             (xt (transpose (unsqueeze xs -1) a -1))
-             (oh (equals (unsqueeze ix -1) (arange n-a :dtype (tensor-dtype ix))))
-             (picked (where oh xt (prim:const 0 (tensor-dtype tx) '())))
-             (r (prim:reshape (prim:reduce (if (eq (tensor-dtype tx) 'bool) :max :sum) picked (list n)) ishape)))
-        r))))
+             (ranges (let ((i -1)) (mapcar (lambda (d) (setq i (1+ i)) (if (= i a) (list 0 d) (list 0 (nth i ishape)))) (tensor-shape tx)))))
+        (prim:gather (prim:shrink tx ranges) ix a)))))
 
 (defcomposite take (x indices)
   "(take X INDICES) Elements of the flattened X at INDICES (negative counts from the end);
@@ -455,11 +450,15 @@ the result has INDICES' shape."
   (let* ((tx (%as-tensor x)) (ix (%index-tensor 'take indices))
          (len (numel tx)) (flat (prim:reshape tx (list len))))
     (%check-indices 'take ix len)
-    (let* ((ix (where (lt ix 0) (add ix len) ix))
-           (oh (equals (unsqueeze ix -1) (arange len :dtype (tensor-dtype ix))))
-           (picked (where oh flat (prim:const 0 (tensor-dtype tx) '())))
-           (nd (ndim ix)))
-      (prim:reshape (prim:reduce (if (eq (tensor-dtype tx) 'bool) :max :sum) picked (list nd)) (tensor-shape ix)))))
+    (let ((ix (where (lt ix 0) (add ix len) ix)))
+      (prim:reshape (prim:gather flat (prim:reshape ix (list (numel ix))) 0) (tensor-shape ix)))))
+
+(defun %select-along (x index axis)
+  ;; The slices of X at the positions of INDEX (1-d, in range) along AXIS: INDEX's values
+  ;; spread over the other axes (a view) select whole slices.
+  (let* ((shp (tensor-shape x)) (k (numel index))
+         (ones (let ((i -1)) (mapcar (lambda (d) (setq i (1+ i)) (if (= i axis) k 1)) shp))))
+    (prim:gather x (prim:expand (prim:reshape index ones) (%replace-nth shp axis k)) axis)))
 
 (defcomposite index-select (x index &key (axis 0))
   "(index-select X INDEX &key (axis 0)) The slices of X at positions INDEX (a 1-d integer
@@ -471,12 +470,7 @@ the selected slices (summed over repeats)."
     (when (> (ndim ix) 1)
       (error 'shape-error "index-select: INDEX must be 1-d, got shape ~s" (tensor-shape ix)))
     (%check-indices 'index-select ix n)
-    (let* ((ix (prim:reshape (where (lt ix 0) (add ix n) ix) (list (numel ix))))
-           (moved (transpose tx a -1))                                          ; (... n)
-           (oh (equals (unsqueeze ix -1) (arange n :dtype (tensor-dtype ix))))  ; (k n)
-           (picked (where oh (unsqueeze moved -2) (prim:const 0 (tensor-dtype tx) '())))  ; (... k n)
-           (r (prim:reduce (if (eq (tensor-dtype tx) 'bool) :max :sum) picked (list nd))))
-      (transpose (prim:reshape r (butlast (tensor-shape r))) a -1))))
+    (%select-along tx (prim:reshape (where (lt ix 0) (add ix n) ix) (list (numel ix))) a)))
 
 (defcomposite masked-fill (x mask value)
   "(masked-fill X MASK VALUE) X with VALUE (a number or a 0-d tensor) where MASK is true, as
@@ -492,8 +486,7 @@ dtype. The gradient reaches X where MASK is false (and a tensor VALUE from the r
 
 (defun %scatter (fn x axis index src last-wins)
   ;; X with SRC's elements (shrunk to INDEX's shape) added at (or, when LAST-WINS, written to)
-  ;; the positions INDEX gives along AXIS. Each index element picks its target with a one-hot
-  ;; along a new last axis of X's size; the sum over AXIS gathers each target's sources.
+  ;; the positions INDEX gives along AXIS.
   (let* ((tx (%as-tensor x)) (ix (%index-tensor fn index)) (nd (ndim tx))
          (a (%axis fn axis nd)) (ishape (tensor-shape ix)) (xshape (tensor-shape tx))
          (n-a (nth a xshape)) (dt (tensor-dtype tx)))
@@ -506,26 +499,44 @@ dtype. The gradient reaches X where MASK is false (and a tensor VALUE from the r
         (error 'shape-error "~a: index of shape ~s for a source of shape ~s (it needs the source's rank, and dimensions at most its)"
                fn ishape (tensor-shape src))))
     (%check-indices fn ix n-a)
-    (let* ((ix (where (lt ix 0) (add ix n-a) ix))
-           (sv (if (tensorp src)
-                   (prim:cast (prim:shrink src (mapcar (lambda (d) (list 0 d)) ishape)) dt)
-                   (prim:const src dt ishape)))
-           (wide (append ishape (list n-a)))
-           (oh (equals (unsqueeze ix -1) (arange n-a :dtype (tensor-dtype ix))))   ; ISHAPE + (n-a)
-           (keep (if last-wins
-                     ;; Of several sources for one target, the last along AXIS.
-                     (let* ((pos (prim:iota wide a 'i32))
-                            (last (prim:reduce :max (prim:where oh pos (prim:const -1 'i32 wide)) (list a))))
-                       (logical-and oh (equals pos last)))
-                     oh))
-           (kind (if (eq dt 'bool) :max :sum))
-           (moved (lambda (r)   ; reduced over AXIS (kept as 1), to AXIS of size n-a, padded to X's shape
-                    (let* ((r (prim:reshape (transpose r a -1) (%replace-nth ishape a n-a))))
-                      (prim:pad r (mapcar (lambda (i x) (list 0 (dim- x i))) (%replace-nth ishape a n-a) xshape)))))
-           (sums (funcall moved (prim:reduce kind (prim:where keep (prim:expand (unsqueeze sv -1) wide) (prim:const 0 dt wide)) (list a)))))
-      (if last-wins
-          (where (funcall moved (prim:reduce :max keep (list a))) sums tx)
+    (if last-wins
+        (%scatter-last tx ix a ishape xshape n-a dt src)
+        (%scatter-add tx ix a ishape xshape dt src))))
+
+(defun %scatter-values (src dt ishape)
+  ;; The part of SRC of INDEX's shape ISHAPE, in dtype DT (a number fills it).
+  (if (tensorp src)
+      (prim:cast (prim:shrink src (mapcar (lambda (d) (list 0 d)) ishape)) dt)
+      (prim:const src dt ishape)))
+
+(defun %scatter-add (tx ix a ishape xshape dt src)
+  ;; The primitive adds into a tensor of the index's shape but along A: a smaller index adds
+  ;; into that corner of X.
+  (let* ((ix (where (lt ix 0) (add ix (nth a xshape)) ix))
+         (sv (%scatter-values src dt ishape))
+         (corner (%replace-nth ishape a (nth a xshape))))
+    (if (%dims= corner xshape)
+        (prim:scatter-add tx ix sv a)
+        (let ((sums (prim:pad (prim:scatter-add (prim:const 0 dt corner) ix sv a)
+                              (mapcar (lambda (c x) (list 0 (dim- x c))) corner xshape))))
           (if (eq dt 'bool) (logical-or tx sums) (prim:add tx sums))))))
+
+(defun %scatter-last (tx ix a ishape xshape n-a dt src)
+  ;; Of several sources for one target, the last along A wins: each index element picks its
+  ;; target with a one-hot along a new last axis of X's size.
+  (let* ((ix (where (lt ix 0) (add ix n-a) ix))
+         (sv (%scatter-values src dt ishape))
+         (wide (append ishape (list n-a)))
+         (oh (equals (unsqueeze ix -1) (arange n-a :dtype (tensor-dtype ix))))   ; ISHAPE + (n-a)
+         (keep (let* ((pos (prim:iota wide a 'i32))
+                      (last (prim:reduce :max (prim:where oh pos (prim:const -1 'i32 wide)) (list a))))
+                 (logical-and oh (equals pos last))))
+         (kind (if (eq dt 'bool) :max :sum))
+         (moved (lambda (r)   ; reduced over AXIS (kept as 1), to AXIS of size n-a, padded to X's shape
+                  (let* ((r (prim:reshape (transpose r a -1) (%replace-nth ishape a n-a))))
+                    (prim:pad r (mapcar (lambda (i x) (list 0 (dim- x i))) (%replace-nth ishape a n-a) xshape)))))
+         (sums (funcall moved (prim:reduce kind (prim:where keep (prim:expand (unsqueeze sv -1) wide) (prim:const 0 dt wide)) (list a)))))
+    (where (funcall moved (prim:reduce :max keep (list a))) sums tx)))
 
 (defcomposite scatter-add (x &rest args)
   "(scatter-add X INDEX SRC &key (axis 0)) X with SRC's elements added at the positions INDEX

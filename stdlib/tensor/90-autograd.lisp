@@ -113,6 +113,16 @@ its output Y and its sources, a list of the sources' gradients (nil for none)."
 (defgrad shrink (g y a)
   (list (prim:pad g (mapcar (lambda (r d) (list (first r) (dim+ d (dim* -1 (second r))))) (node-arg y 0) (shape a)))))
 
+(defgrad gather (g y x index)
+  ;; Each gathered element's gradient goes back where it was read from (added up where an
+  ;; element was read more than once).
+  (list (prim:scatter-add (%like 0 x) index g (node-arg y 0)) nil))
+
+(defgrad scatter-add (g y x index values)
+  ;; X's elements pass through; each value's gradient is read where it was added (an index
+  ;; outside the axis reads 0, as that value added nothing).
+  (list g nil (prim:gather g index (node-arg y 0))))
+
 (dolist (op '(idiv mod cmplt cmpeq and or xor bitcast))
   (puthash op (lambda (g y &rest srcs) (mapcar (lambda (s) nil) srcs)) *grad-rules*))
 

@@ -39,3 +39,11 @@
 (funcall (value-and-grad (lambda (w1 w2) (nn:cross-entropy (matmul (relu (matmul batch w1)) w2) targets)))
          w1 w2)
 (setq realize-all *realize-all*)
+
+;; An embedding lookup (an indexed load of whole rows) fuses into its consumer, here a
+;; layer-norm whose two row reduces stay fused; its gradient is one scatter-add kernel.
+(defvar table (input '(50 16)))
+(defvar tokens (realize (tensor '(3 1 4 1 5 9 2 6) :dtype 'i32)))
+(show "embedding + layer-norm" (layer-norm (add (%select-along table tokens 0) (input '(8 16)))))
+(show "embedding gradient" (prim:scatter-add (prim:const 0 'f32 '(50 16)) (prim:expand (prim:reshape tokens '(8 1)) '(8 16))
+                                             (input '(8 16)) 0))

@@ -1,7 +1,7 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; The op fuzzer (issue 19): random graphs of primitive ops over every dtype (f64, f32, f16,
 ;;; bf16, i64, i32, i16, i8, u32, u8, bool) and every op group (unary, binary, where, reduce,
-;;; movement, cast, copy), realized on the current device and on the reference executor; and
+;;; movement, cast, copy, gather and scatter-add), realized on the current device and on the reference executor; and
 ;;; random smooth f64 graphs whose gradients are checked against finite differences. A
 ;;; disagreement is shrunk to a smallest graph that still fz-disagrees and printed as Lisp.
 ;;;   build/tlisp tests/lisp/tensor_fuzz_ops.lisp [--graphs N] [--grad-graphs N] [--seed S]
@@ -59,13 +59,14 @@
       (if (fz-chance 8)
           (list (list 'prim:const (fz-random-element dt) (list 'quote dt) (list 'quote shp)) dt shp)
           (list (fz-new-leaf dt shp) dt shp))
-      (let ((choice (fz-rnd 10)))
+      (let ((choice (fz-rnd 11)))
         (cond ((= choice 0) (fz-gen-unary depth dt shp))
               ((<= choice 2) (fz-gen-binary depth dt shp))
               ((= choice 3) (fz-gen-compare depth dt shp))
               ((= choice 4) (fz-gen-where depth dt shp))
               ((= choice 5) (fz-gen-reduce depth dt shp))
               ((= choice 6) (fz-gen-cast depth dt shp))
+              ((= choice 10) (fz-gen-indexed depth dt shp))
               (t (fz-gen-movement depth dt shp))))))
 
 (defun fz-sub (depth dt shp) (first (fz-gen (- depth 1) dt shp)))
@@ -101,6 +102,28 @@
         (list (list 'prim:reshape (list 'prim:reduce kind (fz-sub depth dt wide) (list 'quote (list axis)))
                     (list 'quote shp))
               dt shp))))
+
+(defun fz-index-form (shp m)
+  ;; An integer tensor of shape SHP with values in [-1, M]: the ends are out of range (a gather
+  ;; reads 0 there, a scatter-add adds nothing). Written into the form, not a leaf, so the
+  ;; gradient fuzzer's leaves stay floats.
+  (list 'prim:reshape
+        (list 'tensor (list 'quote (loop repeat (fz-numel-of shp) collect (- (fz-rnd (+ m 2)) 1)))
+              :dtype (list 'quote (fz-pick '(i32 i64 i16))))
+        (list 'quote shp)))
+
+(defun fz-gen-indexed (depth dt shp)
+  ;; A gather from a source M long along an axis, or a scatter-add of values M long there.
+  (if (null shp)
+      (fz-gen-binary depth dt shp)
+      (let* ((axis (fz-rnd (length shp)))
+             (m (+ 1 (fz-rnd 4)))
+             (other (fz-replace shp axis m)))
+        (if (fz-chance 2)
+            (list (list 'prim:gather (fz-sub depth dt other) (fz-index-form shp m) axis) dt shp)
+            (list (list 'prim:scatter-add (fz-sub depth dt shp) (fz-index-form other (nth axis shp))
+                        (fz-sub depth dt other) axis)
+                  dt shp)))))
 
 (defvar +same-size+ '((f64 i64) (i64 f64) (f32 i32 u32) (i32 f32 u32) (u32 f32 i32) (f16 i16 bf16)
                        (bf16 i16 f16) (i16 f16 bf16) (i8 u8) (u8 i8)))
@@ -249,7 +272,7 @@ device's result), or (:error MESSAGE)."
                               '(prim:const prim:iota prim:bitcast prim:neg prim:recip prim:sqrt prim:exp2 prim:log2 prim:sin prim:cast
                                 prim:add prim:mul prim:idiv prim:mod prim:max prim:cmplt prim:cmpeq prim:and
                                 prim:or prim:xor prim:where prim:reduce prim:reshape prim:permute prim:expand
-                                prim:pad prim:shrink prim:flip prim:copy))))
+                                prim:pad prim:shrink prim:flip prim:copy prim:gather prim:scatter-add))))
       (format t "ops not exercised: ~s~%" missing))))
 
 ;;; --- gradient fuzzing: smooth f64 graphs against finite differences ---------------------
@@ -257,7 +280,7 @@ device's result), or (:error MESSAGE)."
 (defun fz-gen-smooth (depth shp)
   (if (or (<= depth 0) (fz-chance 4))
       (fz-new-leaf 'f64 shp)
-      (let ((k (fz-rnd 9)) (a (fz-gen-smooth (- depth 1) shp)))
+      (let ((k (fz-rnd 11)) (a (fz-gen-smooth (- depth 1) shp)))
         (cond ((= k 0) (list 'prim:add a (fz-gen-smooth (- depth 1) shp)))
               ((= k 1) (list 'prim:mul a (fz-gen-smooth (- depth 1) shp)))
               ((= k 2) (list 'prim:neg a))
@@ -274,6 +297,12 @@ device's result), or (:error MESSAGE)."
                                                (list 'quote (append shp '(3))))
                                          (list 'quote (list (length shp))))
                      (list 'quote shp)))
+              ((= k 9)
+               (let ((axis (fz-rnd (length shp))))
+                 (list 'prim:gather a (fz-index-form shp (nth axis shp)) axis)))
+              ((= k 10)
+               (let ((axis (fz-rnd (length shp))))
+                 (list 'prim:scatter-add a (fz-index-form shp (nth axis shp)) (fz-gen-smooth (- depth 1) shp) axis)))
               (t (list 'prim:where (list 'prim:cmplt a (fz-gen-smooth (- depth 1) shp)) a (list 'prim:sin a)))))))
 
 (defun fz-fuzz-gradients (n)

@@ -5,6 +5,7 @@
 ;;; gradients against finite differences.
 
 (load "data/grad_check.lisp")
+(require (quote nn))
 (defun tl (x) (to-list x))
 
 (manual-seed 19)
@@ -228,6 +229,90 @@
   ;; gather undoes scatter along an axis; its gradient is a scatter-add.
   (is (grad-check (lambda (x) (gather x (tensor '((2 0 2) (1 1 0))) :axis 1)) (randn '(2 4))))
   (is (grad-check (lambda (x) (gather x (tensor '((1 0) (1 1) (0 0))) :axis 0)) (randn '(2 3)))))
+
+;;; --- the indexed primitives (issue 21): gather and scatter-add -------------------------------
+;;; An indexed load costs what it reads; these check its values on every device, against
+;;; numbers worked by hand and plain Lisp loops.
+
+(defun lisp-gather-rows (rows idx)
+  ;; ROWS (a list of lists) at the positions IDX (a list): out-of-range positions give zeros.
+  (mapcar (lambda (i) (if (and (>= i 0) (< i (length rows))) (nth i rows) (make-list (length (first rows)) :initial-element 0.0)))
+          idx))
+
+(deftest indexed-primitives
+  (let ((x (reshape (arange 12 :dtype 'f32) 3 4)))
+    ;; Along axis 0: element (i j) is x[idx[i j]][j]; 5 and -1 are out of range and read 0.
+    (is (equal (tl (prim:gather x (tensor '((2 0 1 5) (0 0 -1 2)) :dtype 'i32) 0))
+               '((8.0 1.0 6.0 0.0) (0.0 1.0 0.0 11.0))))
+    ;; Along axis 1, an i64 index, a result of another length along the axis.
+    (is (equal (tl (prim:gather x (tensor '((3 0) (1 1) (2 9)) :dtype 'i64) 1)) '((3.0 0.0) (5.0 5.0) (10.0 0.0))))
+    ;; A u8 index (255 is out of range) and a source that is computed, not stored: it is
+    ;; computed only where the index points.
+    (is (allclose (prim:gather (exp x) (tensor '((1 255 0 2)) :dtype 'u8) 0)
+                  (list (list (exp 4.0) 0.0 (exp 2.0) (exp 11.0)))))
+    ;; bool, i8 and f16 elements are copied as they are.
+    (is (equal (tl (prim:gather (tensor '(t nil t)) (tensor '(1 2 2 0 7)) 0)) '(nil t t t nil)))
+    (is (equal (tl (prim:gather (tensor '(-128 5 127) :dtype 'i8) (tensor '(2 0)) 0)) '(127 -128)))
+    (is (equal (tl (cast (prim:gather (tensor '(0.5 65504.0) :dtype 'f16) (tensor '(1 0 1)) 0) 'f32)) '(65504.0 0.5 65504.0)))
+    ;; The source may be a reduce's result (it runs as a kernel of its own first).
+    (is (equal (tl (prim:gather (prim:reduce :sum x '(1)) (tensor '((2) (2) (0)) :dtype 'i32) 0)) '((38.0) (38.0) (6.0))))
+    ;; A gathered row-wise softmax: the source's row max is not fused per gathered row.
+    (let* ((sx (sub x (expand (amax x :axis 1 :keepdim t) '(3 4))))
+           (idx (tensor '((2 2 2 2) (0 1 2 0) (1 1 1 1)) :dtype 'i32))
+           (rows (tl (sub (reshape (arange 12 :dtype 'f32) 3 4) (tensor '((3.0) (7.0) (11.0)))))))
+      (is (equal (tl (sub (add (prim:gather sx idx 0) 1.0) 1.0))
+                 (list (nth 2 rows) (list (nth 0 (nth 0 rows)) (nth 1 (nth 1 rows)) (nth 2 (nth 2 rows)) (nth 3 (nth 0 rows)))
+                       (nth 1 rows))))))
+  ;; Embedding-style: whole rows, by an index spread over the other axis (a view).
+  (let* ((table (randn '(50 8))) (idx '(3 1 49 0 3 -1 50)))
+    (is (allclose (prim:gather table (expand (reshape (tensor idx :dtype 'i32) 7 1) '(7 8)) 0)
+                  (lisp-gather-rows (tl table) idx) :rtol 0.0 :atol 0.0)))
+  (is-error shape-error (prim:gather (zeros '(3 4)) (tensor '((0 1 2)) :dtype 'i32) 0))
+  (is-error dtype-error (prim:gather (zeros '(3 4)) (zeros '(2 4)) 0))
+  (is-error shape-error (prim:gather (zeros '(3 4)) (tensor '((0 1 2 0)) :dtype 'i32) 2)))
+
+(deftest scatter-add-primitive
+  (let ((x (reshape (arange 12 :dtype 'f32) 3 4)))
+    ;; Repeats add up; 5 and -1 add nothing.
+    (is (equal (tl (prim:scatter-add x (tensor '((2 0 1 5) (0 0 -1 2)) :dtype 'i32) (mul (ones '(2 4)) 100) 0))
+               '((100.0 201.0 2.0 3.0) (4.0 5.0 106.0 7.0) (108.0 9.0 10.0 111.0))))
+    (is (equal (tl (prim:scatter-add x (tensor '((3 0 0) (1 1 1) (2 9 2)) :dtype 'i64)
+                                     (reshape (arange 9 :dtype 'f32) 3 3) 1))
+               '((3.0 1.0 2.0 3.0) (4.0 17.0 6.0 7.0) (8.0 9.0 24.0 11.0)))))
+  ;; Integers wrap; bools add as or.
+  (is (equal (tl (prim:scatter-add (tensor '(127 0 0) :dtype 'i8) (tensor '(0 0 2)) (tensor '(1 1 -5) :dtype 'i8) 0))
+             '(-127 0 -5)))
+  (is (equal (tl (prim:scatter-add (tensor '(nil nil t)) (tensor '(0 0 2)) (tensor '(t nil nil)) 0)) '(t nil t)))
+  ;; Against a loop in plain Lisp, over an axis in the middle.
+  (let* ((x (randn '(2 5 3) :dtype 'f64)) (v (randn '(2 7 3) :dtype 'f64))
+         (ix (randint -1 6 '(2 7 3))) (out (tl x)))
+    (dotimes (a 2)
+      (dotimes (j 7)
+        (dotimes (c 3)
+          (let ((k (nth c (nth j (nth a (tl ix))))))
+            (when (and (>= k 0) (< k 5))
+              (setf (nth c (nth k (nth a out))) (+ (nth c (nth k (nth a out))) (nth c (nth j (nth a (tl v)))))))))))
+    (is (allclose (prim:scatter-add x ix v 1) out :rtol 1e-12)))
+  (is-error shape-error (prim:scatter-add (zeros '(3 4)) (tensor '((0 1 2 0)) :dtype 'i32) (zeros '(2 4)) 0))
+  (is-error dtype-error (prim:scatter-add (zeros '(3 4)) (tensor '((0 1 2 0)) :dtype 'i32) (zeros '(1 4) :dtype 'f64) 0))
+  ;; Gradients: gather's is a scatter-add and the reverse, against finite differences (an
+  ;; out-of-range index included).
+  (let ((idx (tensor '((2 0 1 5) (0 0 -1 2)) :dtype 'i32)))
+    (is (grad-check (lambda (x) (prim:gather x idx 0)) (randn '(3 4))))
+    (is (grad-check (lambda (x v) (prim:scatter-add x idx v 0)) (randn '(3 4)) (randn '(2 4))))))
+
+(deftest embedding-rows
+  ;; nn:embedding is an indexed load; its gradient a scatter-add into the table.
+  (let* ((e (nn:embedding 10 4)) (w (first (parameters e))) (ix (tensor '((1 3) (3 9)) :dtype 'i32)))
+    (is (equal (shape (e ix)) '(2 2 4)))
+    (is (allclose (reshape (e ix) 4 4) (lisp-gather-rows (tl w) '(1 3 3 9)) :rtol 0.0 :atol 0.0))
+    (backward (sum (mul (e ix) (reshape (arange 16 :dtype 'f32) 2 2 4))))
+    (is (allclose (grad w) (list '(0.0 0.0 0.0 0.0) '(0.0 1.0 2.0 3.0) '(0.0 0.0 0.0 0.0) '(12.0 14.0 16.0 18.0)
+                                 '(0.0 0.0 0.0 0.0) '(0.0 0.0 0.0 0.0) '(0.0 0.0 0.0 0.0) '(0.0 0.0 0.0 0.0)
+                                 '(0.0 0.0 0.0 0.0) '(12.0 13.0 14.0 15.0))))
+    (is-error index-error (e (tensor '(10) :dtype 'i32)))
+    (is-error index-error (e (tensor '(-1) :dtype 'i32))))
+  (is (grad-check (lambda (w) (take w (tensor '((5 0) (5 -1))))) (randn '(2 3)))))
 
 ;;; --- norms ----------------------------------------------------------------------------
 
