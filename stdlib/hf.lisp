@@ -188,14 +188,30 @@ so a model's forward can take a token and a position that are symbolic."
   (let ((y (matmul x (transpose weight))))
     (if bias (add y bias) y)))
 
-(defun hf:attention (q k v &key cache start)
-  "(hf:attention Q K V &key cache start) Causal scaled dot-product attention of Q (heads T hd)
+(defun hf:window-mask (queries keys window)
+  "(hf:window-mask QUERIES KEYS WINDOW) The causal sliding-window mask of QUERIES queries, the
+last QUERIES of KEYS positions (KEYS may be symbolic): a boolean (QUERIES KEYS) tensor, true
+where the query at position i may read the key at position j, that is i - WINDOW < j <= i
+(Hugging Face Mistral's sliding_window). Built from each key's distance to the last position
+(a flipped index), so a symbolic KEYS needs no value: one compiled decode step serves every
+position."
+  ;; query row r is at position KEYS - QUERIES + r; with e = KEYS-1-j (the flipped key index),
+  ;; i - j = e - (QUERIES-1-r), and the key is visible when 0 <= i - j < WINDOW
+  (let* ((shape (list queries keys))
+         (distance (add (flip (prim:iota shape 1 'i32) 1)
+                        (sub (prim:iota shape 0 'i32) (- queries 1)))))
+    (logical-and (ge distance 0) (lt distance window))))
+
+(defun hf:attention (q k v &key cache start window)
+  "(hf:attention Q K V &key cache start window) Causal scaled dot-product attention of Q (heads T hd)
 over K and V (kv-heads T hd), the T tokens at positions START..START+T-1. With grouped-query
 attention (kv-heads dividing heads) query head h reads key/value head h / (heads/kv-heads),
 as Hugging Face's repeat_kv. CACHE, a cons (K-CACHE . V-CACHE) of (kv-heads length hd)
 tensors, receives K and V at START (in place) and the queries attend over its first
 START+T positions; START may be symbolic (a dim bound by the caller's with-dims), so one
-compiled decode step serves every position. Returns (heads T hd)."
+compiled decode step serves every position. WINDOW, an integer, limits each query to the
+WINDOW latest positions, its own included (Mistral's sliding window; hf:window-mask).
+Returns (heads T hd)."
   (let* ((heads (first (shape q))) (tokens (second (shape q))) (hd (third (shape q)))
          (kv-heads (first (shape k)))
          (group (/ heads kv-heads)))
@@ -209,9 +225,13 @@ compiled decode step serves every position. Returns (heads T hd)."
             v (slice (cdr cache) t (list 0 (dim+ start tokens)))))
     ;; Query heads grouped by the key/value head they share: (kv-heads group T hd) against
     ;; (kv-heads 1 S hd), broadcast, as repeat_kv without the copy.
-    (let ((o (nn:attention (reshape q kv-heads group tokens hd)
-                           (unsqueeze k :axis 1) (unsqueeze v :axis 1)
-                           :causal (> tokens 1))))
+    (let* ((keys (second (shape k)))
+           ;; the window matters only when some query could see more than WINDOW keys
+           (windowed (and window (not (and (integerp keys) (<= keys window)))))
+           (o (nn:attention (reshape q kv-heads group tokens hd)
+                            (unsqueeze k :axis 1) (unsqueeze v :axis 1)
+                            :causal (and (not windowed) (> tokens 1))
+                            :mask (and windowed (hf:window-mask tokens keys window)))))
       (reshape o heads tokens hd))))
 
 (defun hf:split-heads (x heads)

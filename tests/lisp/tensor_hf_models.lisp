@@ -56,6 +56,30 @@
                        \"high_freq_factor\": 4.0, \"original_max_position_embeddings\": 16}"))
     (check-model (hf:from-checkpoint ck) "llama-rope-llama3")))
 
+(defun mistral-checkpoint ()
+  ;; tiny-llama's weights as a Mistral model whose sliding window (4) is shorter than the
+  ;; prompt (8) and the continuation (12)
+  (let ((ck (hf:load-checkpoint "../models/tiny-llama")))
+    (setf (gethash "model_type" (getf ck :config)) "mistral")
+    (setf (gethash "sliding_window" (getf ck :config)) 4)
+    ck))
+
+(deftest mistral-sliding-window
+  ;; each query reads the 4 latest positions, in prefill and in every decode step; generation
+  ;; is no longer capped at the window
+  (check-model (hf:from-checkpoint (mistral-checkpoint)) "mistral-sliding-window"))
+
+(deftest mistral-decode-matches-one-pass
+  ;; a decode step far past the window equals the same position in a full pass
+  (let* ((model (hf:from-checkpoint (mistral-checkpoint)))
+         (ids '(1 5 200 17 99 3 42 7 11))
+         (cache (hf:make-cache model 20))
+         (step (hf:decoder model cache)))
+    (model (tensor (butlast ids) :dtype 'i32) cache 0)
+    (is (<= (item (amax (abs (sub (funcall step 11 8)
+                                  (slice (model (tensor ids :dtype 'i32)) 8)))))
+            1e-5))))
+
 (deftest prefill-then-decode-matches-one-pass
   ;; the logits of a decode step equal those of the same position in a full pass
   (let* ((model (hf:load "../models/tiny-llama"))

@@ -18,6 +18,8 @@ NEW_TOKENS = 12
 # Llama 3.1's rope_scaling, with a short original context so every kind of frequency occurs
 LLAMA3_SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                   "high_freq_factor": 4.0, "original_max_position_embeddings": 16}
+# tiny-llama's weights as a Mistral model whose sliding window is shorter than the prompt
+MISTRAL = {"model_type": "mistral", "sliding_window": 4}
 DTYPE = torch.float64  # the reference computes in f64; the tests hold f32 results to 1e-4
 
 
@@ -61,11 +63,14 @@ def load(dirname):
     return config, w
 
 
-def causal_attention(q, k, v):
-    # q (heads T hd), k and v (heads T hd)
+def causal_attention(q, k, v, window=None):
+    # q (heads T hd), k and v (heads T hd); with WINDOW (Mistral's sliding_window) the query
+    # at position i reads the keys at i - window < j <= i, as Hugging Face's sliding mask
     t = q.shape[1]
     scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
     mask = torch.ones(t, t, dtype=torch.bool).tril()
+    if window is not None:
+        mask = mask & torch.ones(t, t, dtype=torch.bool).triu(1 - window)
     scores = scores.masked_fill(~mask, float("-inf"))
     return scores.softmax(-1) @ v
 
@@ -103,6 +108,7 @@ def llama_logits(config, w, ids, tied=False):
     kv_heads = config.get("num_key_value_heads", heads)
     hd = config.get("head_dim", d // heads)
     eps, theta = config["rms_norm_eps"], config["rope_theta"]
+    window = config.get("sliding_window") if config.get("model_type") == "mistral" else None
     n = len(ids)
 
     def rms(x, weight):
@@ -143,7 +149,7 @@ def llama_logits(config, w, ids, tied=False):
         q, k = rope(q), rope(k)
         rep = heads // kv_heads  # repeat_kv: query head j reads key/value head j // rep
         k, v = k.repeat_interleave(rep, 0), v.repeat_interleave(rep, 0)
-        a = causal_attention(q, k, v).transpose(0, 1).reshape(n, heads * hd)
+        a = causal_attention(q, k, v, window).transpose(0, 1).reshape(n, heads * hd)
         x = x + a @ w[p + "self_attn.o_proj.weight"].T
         h = rms(x, w[p + "post_attention_layernorm.weight"])
         gate = h @ w[p + "mlp.gate_proj.weight"].T
@@ -174,6 +180,8 @@ def main():
         "llama": case(lambda ids: llama_logits(lc, lw, ids)),
         "llama-tied": case(lambda ids: llama_logits(lc, lw, ids, tied=True)),
         "llama-rope-llama3": case(lambda ids: llama_logits(dict(lc, rope_scaling=LLAMA3_SCALING), lw, ids)),
+        # a window of 4 positions, shorter than the prompt and the continuation
+        "mistral-sliding-window": case(lambda ids: llama_logits(dict(lc, **MISTRAL), lw, ids)),
     }
     path = os.path.join(HERE, "expected.json")
     if "--check" in sys.argv:
