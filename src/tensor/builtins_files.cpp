@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Lisp side of the tensor file formats: load-npy, save-npy, load-safetensors,
 // save-safetensors, safetensors-header, safetensors-metadata, gguf-header, load-gguf,
-// gguf-files, load-idx and load-csv, over the readers and writers of src/tensor/io/. Their errors (tl::ConditionError) become conditions
-// of the same type at the call.
+// gguf-files, load-idx and load-csv, over the readers and writers of src/tensor/io/. Their errors (tl::ConditionError)
+// become conditions of the same type at the call.
 #include <filesystem>
 #include <optional>
 #include <unordered_set>
@@ -263,7 +263,8 @@ Value gguf_value(Interp& in, const io::GgufValue& v) {
   auto item = [&](std::size_t i) -> Value {
     switch (v.type) {
       case T::String: return in.make_string(v.texts[i]);
-      case T::F32: case T::F64: return Value::real(v.reals[i]);
+      case T::F32:
+      case T::F64: return Value::real(v.reals[i]);
       case T::Bool: return in.boolean(v.ints[i] != 0);
       case T::Array: return gguf_value(in, v.items[i]);
       case T::U64:  // bits above 2^63-1 read as a float
@@ -273,8 +274,8 @@ Value gguf_value(Interp& in, const io::GgufValue& v) {
     }
   };
   if (!v.is_array) return item(0);
-  const std::size_t n = v.type == T::String ? v.texts.size()
-                        : v.type == T::Array ? v.items.size()
+  const std::size_t n = v.type == T::String                      ? v.texts.size()
+                        : v.type == T::Array                     ? v.items.size()
                         : (v.type == T::F32 || v.type == T::F64) ? v.reals.size()
                                                                  : v.ints.size();
   Interp::StackMark mark(in);
@@ -294,8 +295,9 @@ Value gguf_header(Interp& in, const io::FileCtx& ctx) {
   in.push(Value::object(in.keyword("alignment")));
   in.push(Value::integer(static_cast<std::int64_t>(h.alignment)));
   in.push(Value::object(in.keyword("metadata")));
-  in.push(make_alist(in, h.metadata.size(), [&](std::size_t i) { return h.metadata[i].first; },
-                     [&](std::size_t i) { return gguf_value(in, h.metadata[i].second); }));
+  in.push(make_alist(
+      in, h.metadata.size(), [&](std::size_t i) { return h.metadata[i].first; },
+      [&](std::size_t i) { return gguf_value(in, h.metadata[i].second); }));
   in.push(Value::object(in.keyword("tensors")));
   Value* tensors = in.sp;
   for (const io::GgufTensorInfo& t : h.tensors) {

@@ -12,8 +12,8 @@ namespace {
 
 constexpr std::uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian u32
 constexpr std::uint64_t kDefaultAlignment = 32;
-constexpr std::uint32_t kMaxDims = 4;         // ggml's GGML_MAX_DIMS
-constexpr int kMaxArrayDepth = 8;             // arrays of arrays; bounds the recursion
+constexpr std::uint32_t kMaxDims = 4;  // ggml's GGML_MAX_DIMS
+constexpr int kMaxArrayDepth = 8;      // arrays of arrays; bounds the recursion
 
 // The ggml tensor types GGUF files may hold: name, elements per block, bytes per block
 // (gguf-py's GGML_QUANT_SIZES). Sizes are known for every type, so the header check covers
@@ -180,9 +180,11 @@ class HeaderParser {
       case T::I8: v.ints.push_back(static_cast<std::int8_t>(raw)); break;
       case T::I16: v.ints.push_back(static_cast<std::int16_t>(raw)); break;
       case T::I32: v.ints.push_back(static_cast<std::int32_t>(raw)); break;
-      case T::U8: case T::U16: case T::U32: case T::U64: case T::I64:
-        v.ints.push_back(static_cast<std::int64_t>(raw));
-        break;
+      case T::U8:
+      case T::U16:
+      case T::U32:
+      case T::U64:
+      case T::I64: v.ints.push_back(static_cast<std::int64_t>(raw)); break;
       case T::Bool:
         if (raw > 1) ctx_.fail("has " + what + " that is a bool of value " + std::to_string(raw));
         v.ints.push_back(static_cast<std::int64_t>(raw));
@@ -207,8 +209,9 @@ class HeaderParser {
     v.is_array = true;
     v.type = value_type("the element type of " + what);
     const std::uint64_t count = u64("the length of " + what);
-    const std::size_t least = v.type == GgufValueType::String ? 8 : v.type == GgufValueType::Array ? 12
-                                                                                                    : scalar_bytes(v.type);
+    const std::size_t least = v.type == GgufValueType::String  ? 8
+                              : v.type == GgufValueType::Array ? 12
+                                                               : scalar_bytes(v.type);
     check_count(count, least, ("elements in " + what).c_str());
     for (std::uint64_t i = 0; i < count; ++i) {
       if (v.type == GgufValueType::Array) {
@@ -234,13 +237,14 @@ class HeaderParser {
     const std::string what = "tensor " + json_quoted(t.name);
     const std::uint32_t n_dims = u32("the dimension count of " + what);
     if (n_dims > kMaxDims) {
-      ctx_.fail("has " + what + " with " + std::to_string(n_dims) + " dimensions (at most " +
-                std::to_string(kMaxDims) + ")");
+      ctx_.fail("has " + what + " with " + std::to_string(n_dims) + " dimensions (at most " + std::to_string(kMaxDims) +
+                ")");
     }
     std::vector<std::int64_t> dims;  // fastest-varying first, as stored
     for (std::uint32_t i = 0; i < n_dims; ++i) {
       const std::uint64_t d = u64("the dimensions of " + what);
-      if (d > static_cast<std::uint64_t>(INT64_MAX)) ctx_.fail("has " + what + " with a dimension of " + std::to_string(d));
+      if (d > static_cast<std::uint64_t>(INT64_MAX))
+        ctx_.fail("has " + what + " with a dimension of " + std::to_string(d));
       dims.push_back(static_cast<std::int64_t>(d));
     }
     t.shape.assign(dims.rbegin(), dims.rend());
@@ -256,7 +260,8 @@ class HeaderParser {
     for (GgufTensorInfo& t : h.tensors) {
       const std::string what = "tensor " + json_quoted(t.name);
       const TypeInfo* info = type_info(t.type);
-      if (info == nullptr) ctx_.fail_dtype("has " + what + " of type " + std::to_string(t.type) + ", which GGUF does not define");
+      if (info == nullptr)
+        ctx_.fail_dtype("has " + what + " of type " + std::to_string(t.type) + ", which GGUF does not define");
       std::uint64_t count = 1;
       for (std::int64_t d : t.shape) {
         if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(d), &count) ||
@@ -333,7 +338,9 @@ std::string gguf_type_name(std::uint32_t type) {
 
 std::optional<DType> gguf_load_dtype(std::uint32_t type) {
   switch (type) {
-    case 0: case kQ4_0: case kQ8_0: return DType::F32;
+    case 0:
+    case kQ4_0:
+    case kQ8_0: return DType::F32;
     case 1: return DType::F16;
     case 30: return DType::BF16;
     case 24: return DType::I8;

@@ -45,18 +45,18 @@ struct GgufValue {
 
 struct GgufTensorInfo {
   std::string name;
-  std::uint32_t type = 0;            // the ggml type number (0 F32, 1 F16, 8 Q8_0, ...)
-  std::vector<std::int64_t> shape;   // row-major: the file's dimensions (fastest first) reversed
-  std::uint64_t offset = 0;          // into the data section
-  std::uint64_t bytes = 0;           // of stored data
+  std::uint32_t type = 0;           // the ggml type number (0 F32, 1 F16, 8 Q8_0, ...)
+  std::vector<std::int64_t> shape;  // row-major: the file's dimensions (fastest first) reversed
+  std::uint64_t offset = 0;         // into the data section
+  std::uint64_t bytes = 0;          // of stored data
 };
 
 struct GgufHeader {
   std::uint32_t version = 0;
   std::vector<std::pair<std::string, GgufValue>> metadata;  // file order
   std::vector<GgufTensorInfo> tensors;                      // file order
-  std::uint64_t alignment = 32;   // general.alignment, or 32
-  std::uint64_t data_start = 0;   // file offset of the data section
+  std::uint64_t alignment = 32;                             // general.alignment, or 32
+  std::uint64_t data_start = 0;                             // file offset of the data section
 };
 
 // The name of ggml type `type` ("Q8_0", "BF16"), or "type N" for a number GGUF does not know.
