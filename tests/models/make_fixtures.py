@@ -201,14 +201,19 @@ def f16(x):
     return struct.unpack("<e", struct.pack("<e", x))[0]
 
 
+def f32(x):
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
 def quantize_q8_0(vals):
-    # per 32 values: an f16 scale d = max|x| / 127 and q = round(x / d), half away from zero
+    # per 32 values: an f16 scale d = max|x| / 127 and q = round(x / d), half away from zero,
+    # in f32 as gguf-py's quants.py does (so the bytes are those llama.cpp's tools write)
     out = b""
     for i in range(0, len(vals), 32):
-        block = vals[i:i + 32]
-        d = max(abs(x) for x in block) / 127
-        inv = 1 / d if d else 0.0
-        qs = [int(math.floor(abs(x) * inv + 0.5)) * (1 if x >= 0 else -1) for x in block]
+        block = [f32(x) for x in vals[i:i + 32]]
+        d = f32(max(abs(x) for x in block) / 127)
+        inv = f32(1 / d) if d else 0.0
+        qs = [int(math.floor(abs(f32(x * inv)) + 0.5)) * (1 if x >= 0 else -1) for x in block]
         out += struct.pack("<e32b", d, *qs)
     return out
 
@@ -218,11 +223,11 @@ def quantize_q4_0(vals):
     # + 8.5)); byte j holds q[j] in its low nibble and q[j + 16] in its high one
     out = b""
     for i in range(0, len(vals), 32):
-        block = vals[i:i + 32]
+        block = [f32(x) for x in vals[i:i + 32]]
         m = max(block, key=abs)
-        d = m / -8
-        inv = 1 / d if d else 0.0
-        qs = [max(0, min(15, int(x * inv + 8.5))) for x in block]
+        d = f32(m / -8)
+        inv = f32(1 / d) if d else 0.0
+        qs = [max(0, min(15, int(f32(x * inv + 8.5)))) for x in block]
         out += struct.pack("<e", d) + bytes(qs[j] | (qs[j + 16] << 4) for j in range(16))
     return out
 
