@@ -115,6 +115,11 @@ a tensor of another shape is a shape-error giving both shapes and its file."
   (let* ((full (hf:has-tensor checkpoint name :prefixes prefixes))
          (files (getf checkpoint :files)))
     (unless full
+      (when (getf checkpoint :gguf)
+        (let ((source (hf:%gguf-source-name checkpoint (concat (car prefixes) name))))
+          (error 'file-error "hf: ~a has no tensor ~s (Hugging Face's ~s), which its metadata implies (a ~a model, shape ~s)"
+                 (getf checkpoint :dir) source (concat (car prefixes) name)
+                 (hf:config checkpoint "model_type" "?") shape)))
       (let ((searched nil))
         (maphash (lambda (k f) (pushnew f searched :test #'equal)) files)
         (error 'file-error
@@ -127,8 +132,12 @@ a tensor of another shape is a shape-error giving both shapes and its file."
           (file (gethash full files))
           (want (getf checkpoint :dtype)))
       (unless (equal found shape)
-        (error 'shape-error "hf: tensor ~s in ~a has shape ~s, but ~a implies ~s"
-               full file found (getf checkpoint :config-file) shape))
+        (if (getf checkpoint :gguf)
+            (error 'shape-error
+                   "hf: tensor ~s (Hugging Face's ~s) in ~a has shape ~s as Hugging Face lays it out, but its metadata implies ~s"
+                   (car (gethash full (getf checkpoint :gguf))) full file found shape)
+            (error 'shape-error "hf: tensor ~s in ~a has shape ~s, but ~a implies ~s"
+                   full file found (getf checkpoint :config-file) shape)))
       (setf (gethash full (getf checkpoint :used)) t)
       (let ((x (if (getf checkpoint :gguf)
                    (hf:%gguf-tensor checkpoint full)
@@ -210,6 +219,19 @@ for its rotary layout, undone here.")
                                (second entry))
                        (cddr entry)))
           (t (cons (second entry) (cddr entry))))))
+
+(defun hf:%gguf-source-name (checkpoint name)
+  ;; llama.cpp's name for the Hugging Face tensor NAME of a GGUF CHECKPOINT (NAME when none)
+  (let* ((arch (hf:config checkpoint "model_type"))
+         (prefix (if (equal arch "gpt2") "h." "model.layers."))
+         (layer (and (string-prefix-p prefix name)
+                     (let ((dot (position #\. name :start (length prefix))))
+                       (and dot (cons (subseq name (length prefix) dot) (subseq name (+ dot 1)))))))
+         (entry (find (if layer (cdr layer) name) (cdr (assoc arch hf:*gguf-names* :test #'equal))
+                      :key #'second :test #'equal)))
+    (cond ((null entry) name)
+          (layer (concat "blk." (car layer) "." (first entry)))
+          (t (first entry)))))
 
 (defun hf:%gguf-config (path arch metadata tensors)
   ;; A Hugging Face config (a hash table) from the GGUF METADATA (an alist) of an ARCH

@@ -196,6 +196,15 @@
   (is (equal (error-text (lambda () (hf:load "../models/gguf/bad/q4_k.gguf")))
              "file-error: hf: ../models/gguf/bad/q4_k.gguf has general.architecture nil; supported: llama, gpt2"))
   (is (equal (error-text (lambda () (hf:load "../models/gguf/nothing.gguf")))
-             "file-error: hf: there is no GGUF file ../models/gguf/nothing.gguf")))
+             "file-error: hf: there is no GGUF file ../models/gguf/nothing.gguf"))
+  ;; a missing or mis-shaped tensor is named as llama.cpp and as Hugging Face name it
+  (let ((ck (hf:load-checkpoint "../models/gguf/tiny-gpt2-q8_0.gguf")))
+    (remhash "h.1.mlp.c_fc.weight" (getf ck :tensors))
+    (is (equal (error-text (lambda () (hf:from-checkpoint ck)))
+               "file-error: hf: ../models/gguf/tiny-gpt2-q8_0.gguf has no tensor \"blk.1.ffn_up.weight\" (Hugging Face's \"h.1.mlp.c_fc.weight\"), which its metadata implies (a gpt2 model, shape (32 128))")))
+  (let ((ck (hf:load-checkpoint "../models/gguf/tiny-llama-f32.gguf")))
+    (setf (gethash "intermediate_size" (getf ck :config)) 48)
+    (is (equal (error-text (lambda () (hf:from-checkpoint ck)))
+               "shape-error: hf: tensor \"blk.0.ffn_gate.weight\" (Hugging Face's \"model.layers.0.mlp.gate_proj.weight\") in ../models/gguf/tiny-llama-f32.gguf has shape (64 32) as Hugging Face lays it out, but its metadata implies (48 32)"))))
 
 (run-tests)
