@@ -261,10 +261,6 @@ for its rotary layout, undone here.")
                (let* ((d (meta "embedding_length"))
                       (heads (meta "attention.head_count"))
                       (scaling (meta "rope.scaling.type" "none")))
-                 (when (gethash "rope_freqs.weight" tensors)
-                   ;; TODO(issue 21): Llama 3.1's frequency factors (rope_freqs) as llama:inv-freq's
-                   (error 'file-error "hf: ~a has rope_freqs.weight (Llama 3.1 rope frequency factors), which hf:load does not support yet"
-                          path))
                  (unless (member scaling '("none" "linear") :test #'equal)
                    (error 'file-error "hf: ~a has ~a.rope.scaling.type ~s; supported: none, linear"
                           path arch scaling))
@@ -277,11 +273,19 @@ for its rotary layout, undone here.")
                  (put "max_position_embeddings" (meta "context_length" nil))
                  (put "rms_norm_eps" (meta "attention.layer_norm_rms_epsilon" 1e-6))
                  (put "rope_theta" (meta "rope.freq_base" 10000.0))
-                 (when (equal scaling "linear")
-                   (let ((r (make-hash-table :test 'equal)))
-                     (setf (gethash "rope_type" r) "linear"
-                           (gethash "factor" r) (meta "rope.scaling.factor"))
-                     (put "rope_scaling" r)))
+                 (let ((r (make-hash-table :test 'equal)))
+                   (cond ((equal scaling "linear")
+                          (setf (gethash "rope_type" r) "linear"
+                                (gethash "factor" r) (meta "rope.scaling.factor"))
+                          (put "rope_scaling" r))
+                         ((gethash "rope_freqs.weight" tensors)
+                          ;; Llama 3.1's scaling as llama.cpp's converter stores it: a divisor
+                          ;; per rotary frequency
+                          (setf (gethash "rope_type" r) "freq_factors"
+                                (gethash "factors" r)
+                                (to-list (cast (cdr (first (load-gguf path :names '("rope_freqs.weight"))))
+                                               'f64)))
+                          (put "rope_scaling" r))))
                  (put "attention_bias" (and (gethash "blk.0.attn_q.bias" tensors) t))
                  (put "tie_word_embeddings" (not (gethash "output.weight" tensors)))))))
       config)))
@@ -291,8 +295,10 @@ for its rotary layout, undone here.")
 (llama.cpp's format), of general.architecture llama or gpt2, as hf:load-checkpoint gives
 it: a config built from the metadata (llama.embedding_length as hidden_size, ...) and
 llama.cpp's tensor names mapped to Hugging Face's (hf:*gguf-names*), with their shapes as a
-Hugging Face checkpoint has them. Only the header is read here. F32, F16 and BF16 tensors
-are taken as stored (then cast to DTYPE, nil keeping them), Q8_0 and Q4_0 dequantized to f32."
+Hugging Face checkpoint has them. Only the header is read here (and rope_freqs.weight, Llama
+3.1's rope scaling as llama.cpp stores it, which becomes a rope_scaling of type
+freq_factors). F32, F16 and BF16 tensors are taken as stored (then cast to DTYPE, nil keeping
+them), Q8_0 and Q4_0 dequantized to f32."
   (let* ((header (gguf-header path))
          (meta (getf header :metadata))
          (arch (cdr (assoc "general.architecture" meta :test #'equal)))
@@ -312,9 +318,11 @@ are taken as stored (then cast to DTYPE, nil keeping them), Q8_0 and Q4_0 dequan
           (setf (gethash (car mapped) tensors) (list dtype shape type)
                 (gethash (car mapped) files) path
                 (gethash (car mapped) sources) (cons name (cdr mapped))))))
-    (list :dir path :config (hf:%gguf-config path arch meta stored) :config-file path
-          :tensors tensors :files files :gguf sources :dtype dtype
-          :used (make-hash-table :test 'equal))))
+    (let ((used (make-hash-table :test 'equal)))
+      ;; rope_freqs.weight is read into the config (rope_scaling), not taken by the model
+      (when (gethash "rope_freqs.weight" stored) (setf (gethash "rope_freqs.weight" used) t))
+      (list :dir path :config (hf:%gguf-config path arch meta stored) :config-file path
+            :tensors tensors :files files :gguf sources :dtype dtype :used used))))
 
 (defun hf:%unpermute-rope (w heads)
   ;; W (HEADS*hd ...) with llama.cpp's row order back in Hugging Face's: its converter moved

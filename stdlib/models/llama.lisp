@@ -10,13 +10,20 @@
   "(llama:inv-freq HEAD-DIM THETA [SCALING]) The rotary frequencies THETA^(-2i/HEAD-DIM) for i
 below HEAD-DIM/2, a list, adjusted by SCALING, a config's rope_scaling (a hash table or nil):
 rope_type \"linear\" divides them by factor; \"llama3\" (Llama 3.1 and later) divides the
-low frequencies by factor, keeps the high ones and blends between, as Hugging Face does."
+low frequencies by factor, keeps the high ones and blends between, as Hugging Face does;
+\"freq_factors\" (from a GGUF file's rope_freqs.weight) divides each by its own factor."
   (let* ((base (loop for i below (/ head-dim 2)
                      collect (/ 1.0 (expt (float theta) (/ (* 2.0 i) head-dim)))))
          (type (and scaling (or (hf:config scaling "rope_type") (hf:config scaling "type") "default")))
          (factor (and scaling (float (hf:config scaling "factor" 1.0)))))
     (cond ((or (null type) (equal type "default")) base)
           ((equal type "linear") (mapcar (lambda (f) (/ f factor)) base))
+          ((equal type "freq_factors")
+           (let ((factors (hf:config-required scaling "factors")))
+             (unless (= (length factors) (length base))
+               (error 'shape-error "llama: ~a rope frequency factors for ~a frequencies (head_dim ~a)"
+                      (length factors) (length base) head-dim))
+             (mapcar #'/ base factors)))
           ((equal type "llama3")
            (let* ((low (float (hf:config scaling "low_freq_factor" 1.0)))
                   (high (float (hf:config scaling "high_freq_factor" 4.0)))

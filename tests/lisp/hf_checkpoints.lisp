@@ -167,6 +167,14 @@
                            "num_hidden_layers" "intermediate_size" "vocab_size" "tie_word_embeddings"))
                  '("llama" 32 4 2 2 64 256 nil)))
       (is (= (length (hf:tensor-names ck)) 21)))
+    ;; Llama 3.1's rope scaling as llama.cpp stores it: rope_freqs.weight, read into the config
+    (let ((ck (hf:load-checkpoint "../models/tiny-llama-q4_0-gguf")))
+      (is (equal (hf:config (hf:config ck "rope_scaling") "rope_type") "freq_factors"))
+      (let ((factors (hf:config (hf:config ck "rope_scaling") "factors")))   ; blended, then 8
+        (is (< (abs (- (first factors) 1.73594117)) 1e-6))
+        (is (equal (rest factors) '(8.0 8.0 8.0))))
+      (hf:from-checkpoint ck)
+      (is (equal (hf:unused-tensors ck) nil)))
     (is (equal (second (gethash "h.0.attn.c_attn.weight"
                                 (getf (hf:load-checkpoint "../models/gguf/tiny-gpt2-q8_0.gguf") :tensors)))
                '(32 96)))))

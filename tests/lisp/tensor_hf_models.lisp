@@ -111,7 +111,8 @@
   (check-model (hf:load "../models/gguf/tiny-gpt2-q8_0.gguf") "gpt2-gguf-q8_0"))
 
 (deftest gguf-llama-q4_0-folder
-  ;; a folder holding one .gguf, Q4_0 weights, data aligned to 64 bytes
+  ;; a folder holding one .gguf, Q4_0 weights, data aligned to 64 bytes, Llama 3.1's rope
+  ;; scaling as llama.cpp stores it (rope_freqs.weight, a divisor per frequency)
   (check-model (hf:load "../models/tiny-llama-q4_0-gguf") "llama-gguf-q4_0"))
 
 (deftest prefill-then-decode-matches-one-pass

@@ -289,8 +289,33 @@ def transpose(vals, shape):
     return [vals[r * cols + c] for c in range(cols) for r in range(rows)], [cols, rows]
 
 
-def llama_gguf(quant, alignment=32, tokens=False):
-    # tiny-llama's weights under llama.cpp's names, q/k permuted; 2-d weights in QUANT, norms f32
+# Llama 3.1's rope_scaling with a short original context (as reference.py's LLAMA3_SCALING)
+LLAMA3_SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                  "high_freq_factor": 4.0, "original_max_position_embeddings": 16}
+
+
+def rope_freqs(config, scaling):
+    # What llama.cpp's converter writes as rope_freqs.weight for llama3 rope scaling: per
+    # rotary frequency f, the divisor that turns f into Hugging Face's scaled frequency
+    dim = config["hidden_size"] // config["num_attention_heads"]
+    factor, low, high = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
+    old = scaling["original_max_position_embeddings"]
+    out = []
+    for i in range(0, dim, 2):
+        wavelen = 2 * math.pi * config["rope_theta"] ** (i / dim)
+        if wavelen < old / high:
+            out.append(1.0)
+        elif wavelen > old / low:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return out
+
+
+def llama_gguf(quant, alignment=32, tokens=False, scaling=None):
+    # tiny-llama's weights under llama.cpp's names, q/k permuted; 2-d weights in QUANT, norms
+    # f32; with SCALING (llama3 rope scaling), its rope_freqs.weight as the converter writes it
     c = LLAMA_CONFIG
     heads, kv_heads = c["num_attention_heads"], c["num_key_value_heads"]
     names = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
@@ -301,6 +326,9 @@ def llama_gguf(quant, alignment=32, tokens=False):
                  "post_attention_layernorm.weight": "ffn_norm.weight", "mlp.gate_proj.weight": "ffn_gate.weight",
                  "mlp.up_proj.weight": "ffn_up.weight", "mlp.down_proj.weight": "ffn_down.weight"}
     tensors = []
+    if scaling:
+        factors = rope_freqs(c, scaling)
+        tensors.append(("rope_freqs.weight", [len(factors)], GGML_F32, gguf_tensor_data(factors, GGML_F32)))
     for name, shape, vals in llama_tensors():
         vals = as_bf16(vals)  # the values tiny-llama's bf16 file holds
         parts = name.split(".")
@@ -392,8 +420,10 @@ def write_ggufs():
     files = {"gguf/tiny-llama-f32.gguf": llama_gguf(GGML_F32, tokens=True),
              "gguf/tiny-gpt2-f16.gguf": gpt2_gguf(GGML_F16, output=True),
              "gguf/tiny-gpt2-q8_0.gguf": gpt2_gguf(GGML_Q8_0),
-             # a folder holding one .gguf; data aligned to 64 bytes (general.alignment)
-             "tiny-llama-q4_0-gguf/tiny-llama-q4_0.gguf": llama_gguf(GGML_Q4_0, alignment=64)}
+             # a folder holding one .gguf; data aligned to 64 bytes (general.alignment); Llama
+             # 3.1's rope scaling as llama.cpp stores it (rope_freqs.weight)
+             "tiny-llama-q4_0-gguf/tiny-llama-q4_0.gguf": llama_gguf(GGML_Q4_0, alignment=64,
+                                                                    scaling=LLAMA3_SCALING)}
     for name, data in bad_ggufs().items():
         files["gguf/bad/" + name] = data
     for name, data in files.items():

@@ -126,7 +126,7 @@ def gguf_as_hf(path, config):
     _, g = read_gguf(path)
     w = {}
     if config["model_type"] == "gpt2":
-        top = {"token_embd": "wte", "position_embd": "wpe", "output_norm": "ln_f"}
+        top = {"token_embd": "wte", "position_embd": "wpe", "output_norm": "ln_f", "output": "lm_head"}
         blk = {"attn_norm": "ln_1", "attn_qkv": "attn.c_attn", "attn_output": "attn.c_proj",
                "ffn_norm": "ln_2", "ffn_up": "mlp.c_fc", "ffn_down": "mlp.c_proj"}
     else:
@@ -152,7 +152,7 @@ def gguf_as_hf(path, config):
         elif parts[0] in top:
             hf = top[parts[0]] + "." + parts[1]
         else:
-            continue
+            hf = name  # rope_freqs.weight, for the config
         w[hf] = t
     return w
 
@@ -241,6 +241,8 @@ def llama_logits(config, w, ids, tied=False):
                 smooth = (old / wavelen - low) / (high - low)
                 scaled.append((1 - smooth) * f / factor + smooth * f)
         inv_freq = torch.tensor(scaled, dtype=DTYPE)
+    if "rope_freqs" in config:  # llama.cpp's form of the same: each frequency divided by a factor
+        inv_freq = inv_freq / config["rope_freqs"]
     angles = torch.arange(n, dtype=DTYPE)[:, None] * inv_freq[None, :]
     angles = torch.cat([angles, angles], -1)
     cos, sin = angles.cos(), angles.sin()
@@ -304,8 +306,10 @@ def main():
                     return 1
     # The quantized files against their own dequantized weights
     expected["gpt2-gguf-q8_0"] = case(lambda ids: gpt2_logits(gc, gguf_as_hf("gguf/tiny-gpt2-q8_0.gguf", gc), ids))
+    # (and Llama 3.1's rope scaling as llama.cpp's rope_freqs.weight)
     lq = gguf_as_hf("tiny-llama-q4_0-gguf/tiny-llama-q4_0.gguf", lc)
-    expected["llama-gguf-q4_0"] = case(lambda ids: llama_logits(lc, lq, ids))
+    lq_config = dict(lc, rope_freqs=lq.pop("rope_freqs.weight"))
+    expected["llama-gguf-q4_0"] = case(lambda ids: llama_logits(lq_config, lq, ids))
     path = os.path.join(HERE, "expected.json")
     if "--check" in sys.argv:
         with open(path) as f:
