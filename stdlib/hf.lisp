@@ -117,9 +117,11 @@ a tensor of another shape is a shape-error giving both shapes and its file."
     (unless full
       (when (getf checkpoint :gguf)
         (let ((source (hf:%gguf-source-name checkpoint (concat (car prefixes) name))))
-          (error 'file-error "hf: ~a has no tensor ~s (Hugging Face's ~s), which its metadata implies (a ~a model, shape ~s)"
+          (error 'file-error
+                 "hf: ~a has no tensor ~s (Hugging Face's ~s), which its metadata implies (~a)"
                  (getf checkpoint :dir) source (concat (car prefixes) name)
-                 (hf:config checkpoint "model_type" "?") shape)))
+                 (format nil "a ~a model, shape ~s"
+                         (hf:config checkpoint "model_type" "?") shape))))
       (let ((searched nil))
         (maphash (lambda (k f) (pushnew f searched :test #'equal)) files)
         (error 'file-error
@@ -134,7 +136,8 @@ a tensor of another shape is a shape-error giving both shapes and its file."
       (unless (equal found shape)
         (if (getf checkpoint :gguf)
             (error 'shape-error
-                   "hf: tensor ~s (Hugging Face's ~s) in ~a has shape ~s as Hugging Face lays it out, but its metadata implies ~s"
+                   (concat "hf: tensor ~s (Hugging Face's ~s) in ~a has shape ~s as Hugging Face "
+                           "lays it out, but its metadata implies ~s")
                    (car (gethash full (getf checkpoint :gguf))) full file found shape)
             (error 'shape-error "hf: tensor ~s in ~a has shape ~s, but ~a implies ~s"
                    full file found (getf checkpoint :config-file) shape)))
@@ -281,10 +284,10 @@ for its rotary layout, undone here.")
                          ((gethash "rope_freqs.weight" tensors)
                           ;; Llama 3.1's scaling as llama.cpp's converter stores it: a divisor
                           ;; per rotary frequency
-                          (setf (gethash "rope_type" r) "freq_factors"
-                                (gethash "factors" r)
-                                (to-list (cast (cdr (first (load-gguf path :names '("rope_freqs.weight"))))
-                                               'f64)))
+                          (let ((factors (load-gguf path :names '("rope_freqs.weight"))))
+                            (setf (gethash "rope_type" r) "freq_factors"
+                                  (gethash "factors" r)
+                                  (to-list (cast (cdr (first factors)) 'f64))))
                           (put "rope_scaling" r))))
                  (put "attention_bias" (and (gethash "blk.0.attn_q.bias" tensors) t))
                  (put "tie_word_embeddings" (not (gethash "output.weight" tensors)))))))
@@ -340,7 +343,8 @@ them), Q8_0 and Q4_0 dequantized to f32."
   ;; The tensor NAME (a Hugging Face name) of the GGUF CHECKPOINT, read and put in Hugging
   ;; Face's layout.
   (destructuring-bind (source &optional transform key) (gethash name (getf checkpoint :gguf))
-    (let ((x (cdr (first (load-gguf (gethash name (getf checkpoint :files)) :names (list source))))))
+    (let* ((file (gethash name (getf checkpoint :files)))
+           (x (cdr (first (load-gguf file :names (list source))))))
       (case transform
         (:transpose (realize (contiguous (transpose x))))
         (:rope (hf:%unpermute-rope x (hf:config checkpoint key)))
@@ -421,10 +425,10 @@ position."
     (logical-and (ge distance 0) (lt distance window))))
 
 (defun hf:attention (q k v &key cache start window)
-  "(hf:attention Q K V &key cache start window) Causal scaled dot-product attention of Q (heads T hd)
-over K and V (kv-heads T hd), the T tokens at positions START..START+T-1. With grouped-query
-attention (kv-heads dividing heads) query head h reads key/value head h / (heads/kv-heads),
-as Hugging Face's repeat_kv. CACHE, a cons (K-CACHE . V-CACHE) of (kv-heads length hd)
+  "(hf:attention Q K V &key cache start window) Causal scaled dot-product attention of Q
+(heads T hd) over K and V (kv-heads T hd), the T tokens at positions START..START+T-1. With
+grouped-query attention (kv-heads dividing heads) query head h reads key/value head
+h / (heads/kv-heads), as Hugging Face's repeat_kv. CACHE, a cons (K-CACHE . V-CACHE) of (kv-heads length hd)
 tensors, receives K and V at START (in place) and the queries attend over its first
 START+T positions; START may be symbolic (a dim bound by the caller's with-dims), so one
 compiled decode step serves every position. WINDOW, an integer, limits each query to the
