@@ -59,11 +59,19 @@ config file when it is missing."
 (defun hf:load-checkpoint (dir &key (dtype 'f32))
   "(hf:load-checkpoint DIR &key (dtype 'f32)) The checkpoint in the Hugging Face folder DIR:
 its config.json and the headers of model.safetensors, or of every shard named by
-model.safetensors.index.json. No tensor data is read here: hf:tensor reads each tensor from
-its file when a model takes it, so tensors a model does not use are never read. Tensors
-stored in another dtype are cast to DTYPE when taken (f32 by default; nil keeps each as
-stored: f32, f16 or bf16). Returns a plist (:dir :config :config-file :tensors :files :dtype),
-:tensors a hash table from names to (DTYPE SHAPE), :files from names to files."
+model.safetensors.index.json. DIR may also be a GGUF file (llama.cpp's format), or a folder
+without config.json that holds one: see hf:load-gguf-checkpoint. No tensor data is read here:
+hf:tensor reads each tensor from its file when a model takes it, so tensors a model does not
+use are never read. Tensors stored in another dtype are cast to DTYPE when taken (f32 by
+default; nil keeps each as stored: f32, f16 or bf16). Returns a plist (:dir :config
+:config-file :tensors :files :dtype), :tensors a hash table from names to (DTYPE SHAPE),
+:files from names to files."
+  (let ((gguf (hf:%gguf-file dir)))
+    (if gguf
+        (hf:load-gguf-checkpoint gguf :dtype dtype)
+        (hf:%load-safetensors-checkpoint dir dtype))))
+
+(defun hf:%load-safetensors-checkpoint (dir dtype)
   (let* ((config-file (hf:%path dir "config.json"))
          (config (cond ((probe-file config-file) (hf:read-config config-file))
                        ((probe-file dir) (error 'file-error "hf: ~a has no config.json" dir))
@@ -107,6 +115,13 @@ a tensor of another shape is a shape-error giving both shapes and its file."
   (let* ((full (hf:has-tensor checkpoint name :prefixes prefixes))
          (files (getf checkpoint :files)))
     (unless full
+      (when (getf checkpoint :gguf)
+        (let ((source (hf:%gguf-source-name checkpoint (concat (car prefixes) name))))
+          (error 'file-error
+                 "hf: ~a has no tensor ~s (Hugging Face's ~s), which its metadata implies (~a)"
+                 (getf checkpoint :dir) source (concat (car prefixes) name)
+                 (format nil "a ~a model, shape ~s"
+                         (hf:config checkpoint "model_type" "?") shape))))
       (let ((searched nil))
         (maphash (lambda (k f) (pushnew f searched :test #'equal)) files)
         (error 'file-error
@@ -119,16 +134,221 @@ a tensor of another shape is a shape-error giving both shapes and its file."
           (file (gethash full files))
           (want (getf checkpoint :dtype)))
       (unless (equal found shape)
-        (error 'shape-error "hf: tensor ~s in ~a has shape ~s, but ~a implies ~s"
-               full file found (getf checkpoint :config-file) shape))
+        (if (getf checkpoint :gguf)
+            (error 'shape-error
+                   (concat "hf: tensor ~s (Hugging Face's ~s) in ~a has shape ~s as Hugging Face "
+                           "lays it out, but its metadata implies ~s")
+                   (car (gethash full (getf checkpoint :gguf))) full file found shape)
+            (error 'shape-error "hf: tensor ~s in ~a has shape ~s, but ~a implies ~s"
+                   full file found (getf checkpoint :config-file) shape)))
       (setf (gethash full (getf checkpoint :used)) t)
-      (let ((x (cdr (first (load-safetensors file :names (list full))))))
+      (let ((x (if (getf checkpoint :gguf)
+                   (hf:%gguf-tensor checkpoint full)
+                   (cdr (first (load-safetensors file :names (list full)))))))
         (if (and want (not (eq (dtype x) want))) (realize (cast x want)) x)))))
 
 (defun hf:unused-tensors (checkpoint)
   "(hf:unused-tensors CHECKPOINT) The names of CHECKPOINT's tensors that no hf:tensor call
 took, sorted (after a model is built: what it ignored)."
   (remove-if (lambda (n) (gethash n (getf checkpoint :used))) (hf:tensor-names checkpoint)))
+
+;;; --- GGUF files (llama.cpp's format) --------------------------------------------------------
+
+(defun hf:%gguf-file (path)
+  ;; The GGUF file PATH names: PATH itself when it ends in .gguf, the one .gguf file of a
+  ;; folder PATH without config.json, or nil (a Hugging Face folder).
+  (cond ((string-suffix-p ".gguf" path)
+         (unless (probe-file path) (error 'file-error "hf: there is no GGUF file ~a" path))
+         path)
+        ((probe-file (hf:%path path "config.json")) nil)
+        (t (let ((files (gguf-files path)))
+             (when (cdr files)
+               (error 'file-error "hf: ~a holds several .gguf files (~a); name the one to load"
+                      path (string-join files ", ")))
+             (car files)))))
+
+(defvar hf:*gguf-names*
+  '(("llama"
+     ("token_embd.weight" "model.embed_tokens.weight")
+     ("output_norm.weight" "model.norm.weight")
+     ("output.weight" "lm_head.weight")
+     ("attn_norm.weight" "input_layernorm.weight")
+     ("attn_q.weight" "self_attn.q_proj.weight" :rope "num_attention_heads")
+     ("attn_q.bias" "self_attn.q_proj.bias" :rope "num_attention_heads")
+     ("attn_k.weight" "self_attn.k_proj.weight" :rope "num_key_value_heads")
+     ("attn_k.bias" "self_attn.k_proj.bias" :rope "num_key_value_heads")
+     ("attn_v.weight" "self_attn.v_proj.weight")
+     ("attn_v.bias" "self_attn.v_proj.bias")
+     ("attn_output.weight" "self_attn.o_proj.weight")
+     ("ffn_norm.weight" "post_attention_layernorm.weight")
+     ("ffn_gate.weight" "mlp.gate_proj.weight")
+     ("ffn_up.weight" "mlp.up_proj.weight")
+     ("ffn_down.weight" "mlp.down_proj.weight"))
+    ("gpt2"
+     ("token_embd.weight" "wte.weight")
+     ("position_embd.weight" "wpe.weight")
+     ("output_norm.weight" "ln_f.weight")
+     ("output_norm.bias" "ln_f.bias")
+     ("output.weight" "lm_head.weight")
+     ("attn_norm.weight" "ln_1.weight")
+     ("attn_norm.bias" "ln_1.bias")
+     ("attn_qkv.weight" "attn.c_attn.weight" :transpose)
+     ("attn_qkv.bias" "attn.c_attn.bias")
+     ("attn_output.weight" "attn.c_proj.weight" :transpose)
+     ("attn_output.bias" "attn.c_proj.bias")
+     ("ffn_norm.weight" "ln_2.weight")
+     ("ffn_norm.bias" "ln_2.bias")
+     ("ffn_up.weight" "mlp.c_fc.weight" :transpose)
+     ("ffn_up.bias" "mlp.c_fc.bias")
+     ("ffn_down.weight" "mlp.c_proj.weight" :transpose)
+     ("ffn_down.bias" "mlp.c_proj.bias")))
+  "llama.cpp's tensor names and the Hugging Face ones, per GGUF architecture: (ARCH (GGUF-NAME
+HF-NAME [TRANSFORM ...]) ...), the names after blk.N. and model.layers.N. (llama) or h.N.
+(gpt2) for a layer's tensors. :transpose: llama.cpp stores GPT-2's Conv1D weights (out in);
+:rope KEY: its converter permutes the rows of Llama's q and k projections (for KEY heads)
+for its rotary layout, undone here.")
+
+(defun hf:%gguf-hf-name (arch name)
+  ;; (HF-NAME . TRANSFORM) for llama.cpp's tensor NAME of architecture ARCH; NAME itself
+  ;; when it maps to nothing (a tensor the models do not use).
+  (let* ((table (cdr (assoc arch hf:*gguf-names* :test #'equal)))
+         (layer (and (string-prefix-p "blk." name)
+                     (let ((dot (position #\. name :start 4)))
+                       (and dot (parse-integer (subseq name 4 dot) :junk-allowed t)
+                            (cons (subseq name 4 dot) (subseq name (+ dot 1)))))))
+         (entry (assoc (if layer (cdr layer) name) table :test #'equal)))
+    (cond ((null entry) (list name))
+          (layer (cons (concat (if (equal arch "gpt2") "h." "model.layers.") (car layer) "."
+                               (second entry))
+                       (cddr entry)))
+          (t (cons (second entry) (cddr entry))))))
+
+(defun hf:%gguf-source-name (checkpoint name)
+  ;; llama.cpp's name for the Hugging Face tensor NAME of a GGUF CHECKPOINT (NAME when none)
+  (let* ((arch (hf:config checkpoint "model_type"))
+         (prefix (if (equal arch "gpt2") "h." "model.layers."))
+         (layer (and (string-prefix-p prefix name)
+                     (let ((dot (position #\. name :start (length prefix))))
+                       (and dot (cons (subseq name (length prefix) dot) (subseq name (+ dot 1)))))))
+         (entry (find (if layer (cdr layer) name) (cdr (assoc arch hf:*gguf-names* :test #'equal))
+                      :key #'second :test #'equal)))
+    (cond ((null entry) name)
+          (layer (concat "blk." (car layer) "." (first entry)))
+          (t (first entry)))))
+
+(defun hf:%gguf-config (path arch metadata tensors)
+  ;; A Hugging Face config (a hash table) from the GGUF METADATA (an alist) of an ARCH
+  ;; model; TENSORS maps llama.cpp's names to (DTYPE SHAPE TYPE).
+  (let ((config (make-hash-table :test 'equal)))
+    (labels ((meta (key &optional (default :%absent))
+               (let ((e (assoc (concat arch "." key) metadata :test #'equal)))
+                 (cond (e (cdr e))
+                       ((eq default :%absent)
+                        (error 'file-error "hf: ~a has no metadata ~a.~a, which a ~a model needs"
+                               path arch key arch))
+                       (t default))))
+             (put (key value) (setf (gethash key config) value)))
+      (let ((vocab (or (meta "vocab_size" nil)
+                       (first (second (gethash "token_embd.weight" tensors)))
+                       (error 'file-error "hf: ~a has no token_embd.weight" path))))
+        (put "model_type" arch)
+        (put "vocab_size" vocab)
+        (cond ((equal arch "gpt2")
+               (put "n_embd" (meta "embedding_length"))
+               (put "n_head" (meta "attention.head_count"))
+               (put "n_layer" (meta "block_count"))
+               (put "n_positions" (meta "context_length"))
+               (put "n_inner" (meta "feed_forward_length" nil))
+               (put "layer_norm_epsilon" (meta "attention.layer_norm_epsilon" 1e-5)))
+              (t
+               (let* ((d (meta "embedding_length"))
+                      (heads (meta "attention.head_count"))
+                      (scaling (meta "rope.scaling.type" "none")))
+                 (unless (member scaling '("none" "linear") :test #'equal)
+                   (error 'file-error "hf: ~a has ~a.rope.scaling.type ~s; supported: none, linear"
+                          path arch scaling))
+                 (put "hidden_size" d)
+                 (put "num_attention_heads" heads)
+                 (put "num_key_value_heads" (meta "attention.head_count_kv" heads))
+                 (put "head_dim" (meta "attention.key_length" (/ d heads)))
+                 (put "num_hidden_layers" (meta "block_count"))
+                 (put "intermediate_size" (meta "feed_forward_length"))
+                 (put "max_position_embeddings" (meta "context_length" nil))
+                 (put "rms_norm_eps" (meta "attention.layer_norm_rms_epsilon" 1e-6))
+                 (put "rope_theta" (meta "rope.freq_base" 10000.0))
+                 (let ((r (make-hash-table :test 'equal)))
+                   (cond ((equal scaling "linear")
+                          (setf (gethash "rope_type" r) "linear"
+                                (gethash "factor" r) (meta "rope.scaling.factor"))
+                          (put "rope_scaling" r))
+                         ((gethash "rope_freqs.weight" tensors)
+                          ;; Llama 3.1's scaling as llama.cpp's converter stores it: a divisor
+                          ;; per rotary frequency
+                          (let ((factors (load-gguf path :names '("rope_freqs.weight"))))
+                            (setf (gethash "rope_type" r) "freq_factors"
+                                  (gethash "factors" r)
+                                  (to-list (cast (cdr (first factors)) 'f64))))
+                          (put "rope_scaling" r))))
+                 (put "attention_bias" (and (gethash "blk.0.attn_q.bias" tensors) t))
+                 (put "tie_word_embeddings" (not (gethash "output.weight" tensors)))))))
+      config)))
+
+(defun hf:load-gguf-checkpoint (path &key (dtype 'f32))
+  "(hf:load-gguf-checkpoint PATH &key (dtype 'f32)) The checkpoint in the GGUF file PATH
+(llama.cpp's format), of general.architecture llama or gpt2, as hf:load-checkpoint gives
+it: a config built from the metadata (llama.embedding_length as hidden_size, ...) and
+llama.cpp's tensor names mapped to Hugging Face's (hf:*gguf-names*), with their shapes as a
+Hugging Face checkpoint has them. Only the header is read here (and rope_freqs.weight, Llama
+3.1's rope scaling as llama.cpp stores it, which becomes a rope_scaling of type
+freq_factors). F32, F16 and BF16 tensors are taken as stored (then cast to DTYPE, nil keeping
+them), Q8_0 and Q4_0 dequantized to f32."
+  (let* ((header (gguf-header path))
+         (meta (getf header :metadata))
+         (arch (cdr (assoc "general.architecture" meta :test #'equal)))
+         (stored (make-hash-table :test 'equal))
+         (tensors (make-hash-table :test 'equal))
+         (files (make-hash-table :test 'equal))
+         (sources (make-hash-table :test 'equal)))
+    (unless (assoc arch hf:*gguf-names* :test #'equal)
+      (error 'file-error "hf: ~a has general.architecture ~s; supported: ~a" path arch
+             (string-join (mapcar #'car hf:*gguf-names*) ", ")))
+    (dolist (h (getf header :tensors))
+      (setf (gethash (first h) stored) (rest h)))
+    (dolist (h (getf header :tensors))
+      (destructuring-bind (name dtype shape type) h
+        (let* ((mapped (hf:%gguf-hf-name arch name))
+               (shape (if (eq (second mapped) :transpose) (reverse shape) shape)))
+          (setf (gethash (car mapped) tensors) (list dtype shape type)
+                (gethash (car mapped) files) path
+                (gethash (car mapped) sources) (cons name (cdr mapped))))))
+    (let ((used (make-hash-table :test 'equal)))
+      ;; rope_freqs.weight is read into the config (rope_scaling), not taken by the model
+      (when (gethash "rope_freqs.weight" stored) (setf (gethash "rope_freqs.weight" used) t))
+      (list :dir path :config (hf:%gguf-config path arch meta stored) :config-file path
+            :tensors tensors :files files :gguf sources :dtype dtype :used used))))
+
+(defun hf:%unpermute-rope (w heads)
+  ;; W (HEADS*hd ...) with llama.cpp's row order back in Hugging Face's: its converter moved
+  ;; row h*hd + j*hd/2 + i to h*hd + 2i + j (i < hd/2, j < 2), so view the rows as
+  ;; (HEADS hd/2 2) and swap the last two
+  (let* ((s (shape w))
+         (rows (first s))
+         (half (/ rows heads 2)))
+    (realize (contiguous
+              (reshape (apply #'permute (apply #'reshape w heads half 2 (rest s))
+                              0 2 1 (loop for i from 3 below (+ 3 (length (rest s))) collect i))
+                       s)))))
+
+(defun hf:%gguf-tensor (checkpoint name)
+  ;; The tensor NAME (a Hugging Face name) of the GGUF CHECKPOINT, read and put in Hugging
+  ;; Face's layout.
+  (destructuring-bind (source &optional transform key) (gethash name (getf checkpoint :gguf))
+    (let* ((file (gethash name (getf checkpoint :files)))
+           (x (cdr (first (load-gguf file :names (list source))))))
+      (case transform
+        (:transpose (realize (contiguous (transpose x))))
+        (:rope (hf:%unpermute-rope x (hf:config checkpoint key)))
+        (t x)))))
 
 ;;; --- model families ----------------------------------------------------------------------
 
@@ -152,7 +372,9 @@ a checkpoint defined by MODULE (a stdlib module, loaded on first use).")
 (defun hf:load (dir &key (dtype 'f32))
   "(hf:load DIR &key (dtype 'f32)) The language model in the Hugging Face folder DIR
 (config.json and model.safetensors, or a sharded model.safetensors.index.json), by its
-model_type: gpt2, llama or mistral. Weights are cast to DTYPE (nil keeps them as stored).
+model_type: gpt2, llama or mistral; or in a GGUF file (DIR ends in .gguf, or is a folder
+without config.json holding one .gguf file) of architecture gpt2 or llama, with Q8_0 and
+Q4_0 weights dequantized. Weights are cast to DTYPE (nil keeps them as stored).
 Call the model on a 1-d integer tensor of token ids to get logits (tokens vocab):
   (let ((m (hf:load \"gpt2\"))) (m (tensor '(464 3290) :dtype 'i32)))"
   (hf:from-checkpoint (hf:load-checkpoint dir :dtype dtype)))
@@ -188,14 +410,30 @@ so a model's forward can take a token and a position that are symbolic."
   (let ((y (matmul x (transpose weight))))
     (if bias (add y bias) y)))
 
-(defun hf:attention (q k v &key cache start)
-  "(hf:attention Q K V &key cache start) Causal scaled dot-product attention of Q (heads T hd)
-over K and V (kv-heads T hd), the T tokens at positions START..START+T-1. With grouped-query
-attention (kv-heads dividing heads) query head h reads key/value head h / (heads/kv-heads),
-as Hugging Face's repeat_kv. CACHE, a cons (K-CACHE . V-CACHE) of (kv-heads length hd)
+(defun hf:window-mask (queries keys window)
+  "(hf:window-mask QUERIES KEYS WINDOW) The causal sliding-window mask of QUERIES queries, the
+last QUERIES of KEYS positions (KEYS may be symbolic): a boolean (QUERIES KEYS) tensor, true
+where the query at position i may read the key at position j, that is i - WINDOW < j <= i
+(Hugging Face Mistral's sliding_window). Built from each key's distance to the last position
+(a flipped index), so a symbolic KEYS needs no value: one compiled decode step serves every
+position."
+  ;; query row r is at position KEYS - QUERIES + r; with e = KEYS-1-j (the flipped key index),
+  ;; i - j = e - (QUERIES-1-r), and the key is visible when 0 <= i - j < WINDOW
+  (let* ((shape (list queries keys))
+         (distance (add (flip (prim:iota shape 1 'i32) 1)
+                        (sub (prim:iota shape 0 'i32) (- queries 1)))))
+    (logical-and (ge distance 0) (lt distance window))))
+
+(defun hf:attention (q k v &key cache start window)
+  "(hf:attention Q K V &key cache start window) Causal scaled dot-product attention of Q
+(heads T hd) over K and V (kv-heads T hd), the T tokens at positions START..START+T-1. With
+grouped-query attention (kv-heads dividing heads) query head h reads key/value head
+h / (heads/kv-heads), as Hugging Face's repeat_kv. CACHE, a cons (K-CACHE . V-CACHE) of (kv-heads length hd)
 tensors, receives K and V at START (in place) and the queries attend over its first
 START+T positions; START may be symbolic (a dim bound by the caller's with-dims), so one
-compiled decode step serves every position. Returns (heads T hd)."
+compiled decode step serves every position. WINDOW, an integer, limits each query to the
+WINDOW latest positions, its own included (Mistral's sliding window; hf:window-mask).
+Returns (heads T hd)."
   (let* ((heads (first (shape q))) (tokens (second (shape q))) (hd (third (shape q)))
          (kv-heads (first (shape k)))
          (group (/ heads kv-heads)))
@@ -209,9 +447,13 @@ compiled decode step serves every position. Returns (heads T hd)."
             v (slice (cdr cache) t (list 0 (dim+ start tokens)))))
     ;; Query heads grouped by the key/value head they share: (kv-heads group T hd) against
     ;; (kv-heads 1 S hd), broadcast, as repeat_kv without the copy.
-    (let ((o (nn:attention (reshape q kv-heads group tokens hd)
-                           (unsqueeze k :axis 1) (unsqueeze v :axis 1)
-                           :causal (> tokens 1))))
+    (let* ((keys (second (shape k)))
+           ;; the window matters only when some query could see more than WINDOW keys
+           (windowed (and window (not (and (integerp keys) (<= keys window)))))
+           (o (nn:attention (reshape q kv-heads group tokens hd)
+                            (unsqueeze k :axis 1) (unsqueeze v :axis 1)
+                            :causal (and (not windowed) (> tokens 1))
+                            :mask (and windowed (hf:window-mask tokens keys window)))))
       (reshape o heads tokens hd))))
 
 (defun hf:split-heads (x heads)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Lisp side of the tensor file formats: load-npy, save-npy, load-safetensors,
-// save-safetensors, safetensors-header, safetensors-metadata, load-idx and load-csv, over the
-// readers and writers of src/tensor/io/. Their errors (tl::ConditionError) become conditions
-// of the same type at the call.
+// save-safetensors, safetensors-header, safetensors-metadata, gguf-header, load-gguf,
+// gguf-files, load-idx and load-csv, over the readers and writers of src/tensor/io/. Their errors (tl::ConditionError)
+// become conditions of the same type at the call.
+#include <filesystem>
 #include <optional>
 #include <unordered_set>
 
@@ -10,6 +11,7 @@
 #include "support/log.h"
 #include "tensor/files.h"
 #include "tensor/io/csv.h"
+#include "tensor/io/gguf.h"
 #include "tensor/io/idx.h"
 #include "tensor/io/npy.h"
 #include "tensor/io/safetensors.h"
@@ -253,6 +255,142 @@ void register_safetensors_builtins(Interp& in) {
              });
 }
 
+// --- gguf ---------------------------------------------------------------------------------
+
+// One metadata value: an integer, a float, t or nil for a bool, a string; an array as a list.
+Value gguf_value(Interp& in, const io::GgufValue& v) {
+  using T = io::GgufValueType;
+  auto item = [&](std::size_t i) -> Value {
+    switch (v.type) {
+      case T::String: return in.make_string(v.texts[i]);
+      case T::F32:
+      case T::F64: return Value::real(v.reals[i]);
+      case T::Bool: return in.boolean(v.ints[i] != 0);
+      case T::Array: return gguf_value(in, v.items[i]);
+      case T::U64:  // bits above 2^63-1 read as a float
+        if (v.ints[i] < 0) return Value::real(static_cast<double>(static_cast<std::uint64_t>(v.ints[i])));
+        return Value::integer(v.ints[i]);
+      default: return Value::integer(v.ints[i]);
+    }
+  };
+  if (!v.is_array) return item(0);
+  const std::size_t n = v.type == T::String                      ? v.texts.size()
+                        : v.type == T::Array                     ? v.items.size()
+                        : (v.type == T::F32 || v.type == T::F64) ? v.reals.size()
+                                                                 : v.ints.size();
+  Interp::StackMark mark(in);
+  Value* base = in.sp;
+  for (std::size_t i = 0; i < n; ++i) in.push(item(i));
+  return in.list_from(base, n);
+}
+
+// (:version V :alignment A :metadata ((KEY . VALUE) ...) :tensors ((NAME DTYPE SHAPE TYPE) ...)).
+Value gguf_header(Interp& in, const io::FileCtx& ctx) {
+  io::GgufReader file(ctx);
+  const io::GgufHeader& h = file.header();
+  Interp::StackMark mark(in);
+  Value* base = in.sp;
+  in.push(Value::object(in.keyword("version")));
+  in.push(Value::integer(h.version));
+  in.push(Value::object(in.keyword("alignment")));
+  in.push(Value::integer(static_cast<std::int64_t>(h.alignment)));
+  in.push(Value::object(in.keyword("metadata")));
+  in.push(make_alist(
+      in, h.metadata.size(), [&](std::size_t i) { return h.metadata[i].first; },
+      [&](std::size_t i) { return gguf_value(in, h.metadata[i].second); }));
+  in.push(Value::object(in.keyword("tensors")));
+  Value* tensors = in.sp;
+  for (const io::GgufTensorInfo& t : h.tensors) {
+    Value* entry = in.sp;
+    in.push(in.make_string(t.name));
+    const auto dtype = io::gguf_load_dtype(t.type);
+    in.push(dtype ? dtype_to_lisp(in, *dtype) : eval::nil());
+    Value* dims = in.sp;
+    for (std::int64_t d : t.shape) in.push(Value::integer(d));
+    Value shape = in.list_from(dims, t.shape.size());
+    in.sp = dims;
+    in.push(shape);
+    in.push(in.make_string(io::gguf_type_name(t.type)));
+    Value item = in.list_from(entry, 4);
+    in.sp = entry;
+    in.push(item);
+  }
+  Value list = in.list_from(tensors, h.tensors.size());
+  in.sp = tensors;
+  in.push(list);
+  return in.list_from(base, 8);
+}
+
+// The tensors of the file, or only those named by `names` (in that order) when given.
+Value load_gguf(Interp& in, const io::FileCtx& ctx, const std::vector<std::string>* names) {
+  io::GgufReader file(ctx);
+  std::vector<const io::GgufTensorInfo*> chosen;
+  if (names == nullptr) {
+    for (const io::GgufTensorInfo& t : file.header().tensors) chosen.push_back(&t);
+  } else {
+    chosen = file.find(*names);
+  }
+  auto name_of = [&](std::size_t i) { return chosen[i]->name; };
+  return make_alist(in, chosen.size(), name_of,
+                    [&](std::size_t i) { return make_loaded_tensor(in, file.read(*chosen[i])); });
+}
+
+// The :names argument of a loader, a list of strings, checked.
+std::vector<std::string> names_arg(Interp& in, const char* fn, Value names) {
+  std::vector<std::string> wanted;
+  const char* what = "a list of strings";
+  if (!eval::is_list(names)) in.type_error(fn, 3, what, names);
+  for (Value v : eval::list_items(in, fn, names, 3)) {
+    if (!eval::is_string(v)) in.type_error(fn, 3, what, names);
+    wanted.push_back(eval::as_string(v)->text);
+  }
+  return wanted;
+}
+
+void register_gguf_builtins(Interp& in) {
+  TL_BUILTIN(in, "gguf-header", 1, 1, "(gguf-header PATH)",
+             "The header of the GGUF file PATH (llama.cpp's format, versions 2 and 3), without "
+             "reading tensor data: a plist (:version V :alignment A :metadata ALIST :tensors LIST). "
+             "ALIST holds (KEY . VALUE) in file order: integers, floats, t or nil, strings, and "
+             "arrays as lists. Each tensor is (NAME DTYPE SHAPE TYPE): the dtype load-gguf gives it "
+             "(f32 for Q8_0 and Q4_0, which are dequantized; nil for a type it cannot read), the "
+             "row-major shape (GGUF's dimensions reversed) and the ggml type name (\"Q8_0\").",
+             [](Interp& in, Args a, N) -> Value { return gguf_header(in, file_ctx(in, "gguf-header", a, 0)); });
+  TL_BUILTIN(in, "load-gguf", 1, 3, "(load-gguf PATH &key names)",
+             "The tensors of the GGUF file PATH as an alist ((name . tensor) ...), in file order, "
+             "each of the row-major shape gguf-header gives: F32, F16, BF16, F64 and the integer "
+             "types as stored, Q8_0 and Q4_0 dequantized to f32; another type is a dtype-error "
+             "naming the tensor and the type. With :names, a list of tensor names, only those are "
+             "read, in that order; a name the file does not hold is a file-error naming it.",
+             [](Interp& in, Args a, N n) -> Value {
+               io::FileCtx ctx = file_ctx(in, "load-gguf", a, 0);
+               bool has_names = false;
+               Value names = eval::keyword_arg(a, 1, n, "names", &has_names);
+               if (n > 1 && !has_names) {
+                 in.error("program-error", "load-gguf: expected :names after PATH, got " + in.repr(a[1]));
+               }
+               if (!has_names) return load_gguf(in, ctx, nullptr);
+               std::vector<std::string> wanted = names_arg(in, "load-gguf", names);
+               return load_gguf(in, ctx, &wanted);
+             });
+  TL_BUILTIN(in, "gguf-files", 1, 1, "(gguf-files DIR)",
+             "The paths of the .gguf files in the directory DIR, sorted; nil when it has none or "
+             "is not a directory.",
+             [](Interp& in, Args a, N) -> Value {
+               const std::string dir = eval::arg_string(in, "gguf-files", a, 0)->text;
+               std::vector<std::string> found;
+               std::error_code ec;
+               for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+                 if (it->path().extension() == ".gguf" && it->is_regular_file(ec)) found.push_back(it->path().string());
+               }
+               std::sort(found.begin(), found.end());
+               Interp::StackMark mark(in);
+               Value* base = in.sp;
+               for (const std::string& f : found) in.push(in.make_string(f));
+               return in.list_from(base, found.size());
+             });
+}
+
 // --- idx, csv -----------------------------------------------------------------------------
 
 void register_idx_builtins(Interp& in) {
@@ -326,6 +464,7 @@ void register_csv_builtins(Interp& in) {
 void register_file_builtins(Interp& in) {
   register_npy_builtins(in);
   register_safetensors_builtins(in);
+  register_gguf_builtins(in);
   register_idx_builtins(in);
   register_csv_builtins(in);
 }

@@ -10,13 +10,20 @@
   "(llama:inv-freq HEAD-DIM THETA [SCALING]) The rotary frequencies THETA^(-2i/HEAD-DIM) for i
 below HEAD-DIM/2, a list, adjusted by SCALING, a config's rope_scaling (a hash table or nil):
 rope_type \"linear\" divides them by factor; \"llama3\" (Llama 3.1 and later) divides the
-low frequencies by factor, keeps the high ones and blends between, as Hugging Face does."
+low frequencies by factor, keeps the high ones and blends between, as Hugging Face does;
+\"freq_factors\" (from a GGUF file's rope_freqs.weight) divides each by its own factor."
   (let* ((base (loop for i below (/ head-dim 2)
                      collect (/ 1.0 (expt (float theta) (/ (* 2.0 i) head-dim)))))
          (type (and scaling (or (hf:config scaling "rope_type") (hf:config scaling "type") "default")))
          (factor (and scaling (float (hf:config scaling "factor" 1.0)))))
     (cond ((or (null type) (equal type "default")) base)
           ((equal type "linear") (mapcar (lambda (f) (/ f factor)) base))
+          ((equal type "freq_factors")
+           (let ((factors (hf:config-required scaling "factors")))
+             (unless (= (length factors) (length base))
+               (error 'shape-error "llama: ~a rope frequency factors for ~a frequencies (head_dim ~a)"
+                      (length factors) (length base) head-dim))
+             (mapcar #'/ base factors)))
           ((equal type "llama3")
            (let* ((low (float (hf:config scaling "low_freq_factor" 1.0)))
                   (high (float (hf:config scaling "high_freq_factor" 4.0)))
@@ -53,7 +60,7 @@ x cos + rotate_half(x) sin, rotate_half(x) = (-x2, x1) for the halves x1, x2 of 
 (defun llama:%rms-norm (x weight eps)
   (rms-norm x :weight weight :eps eps))
 
-(defmodel llama:block (ck layer)
+(defmodel llama:block (ck layer &optional window)
   ((d (hf:config-required ck "hidden_size"))
    (heads (hf:config-required ck "num_attention_heads"))
    (kv-heads (hf:config ck "num_key_value_heads" heads))
@@ -74,7 +81,8 @@ x cos + rotate_half(x) sin, rotate_half(x) = (-x2, x1) for the halves x1, x2 of 
    (gate-weight (hf:tensor ck (concat p "mlp.gate_proj.weight") (list inner d)))
    (up-weight (hf:tensor ck (concat p "mlp.up_proj.weight") (list inner d)))
    (down-weight (hf:tensor ck (concat p "mlp.down_proj.weight") (list d inner))))
-  "(llama:block CHECKPOINT LAYER) Decoder layer LAYER of a Llama checkpoint. Called with X
+  "(llama:block CHECKPOINT LAYER [WINDOW]) Decoder layer LAYER of a Llama checkpoint, its
+attention limited to the WINDOW latest positions when given (Mistral). Called with X
 (T hidden), the rotary COS and SIN for X's positions (T head_dim), and optionally the
 layer's KV cache and the position START of X's first token:
   x + o_proj(attention(rope(q_proj(h)), rope(k_proj(h)), v_proj(h))), h = rms_norm(x),
@@ -84,7 +92,7 @@ layer's KV cache and the position START of X's first token:
          (q (llama:rotate (hf:split-heads (hf:linear h q-weight q-bias) heads) cos sin))
          (k (llama:rotate (hf:split-heads (hf:linear h k-weight k-bias) kv-heads) cos sin))
          (v (hf:split-heads (hf:linear h v-weight v-bias) kv-heads))
-         (a (hf:attention q k v :cache cache :start start))
+         (a (hf:attention q k v :cache cache :start start :window window))
          (x (add x (hf:linear (hf:merge-heads a) o-weight)))
          (h (llama:%rms-norm x post-norm eps)))
     (add x (hf:linear (mul (silu (hf:linear h gate-weight)) (hf:linear h up-weight)) down-weight))))
@@ -108,21 +116,24 @@ layer's KV cache and the position START of X's first token:
                    (getf ck :config-file) heads kv-heads hd
                    "key/value heads must divide heads, head_dim must be even")))
    (embed (hf:tensor ck "model.embed_tokens.weight" (list vocab d)))
-   (blocks (loop for i below layers collect (llama:block ck i)))
+   ;; Mistral's sliding_window (Hugging Face's Llama ignores the key): each query reads the
+   ;; WINDOW latest positions. Rotary positions have no hard limit, so neither has generation.
+   (window (let ((w (hf:config ck "sliding_window")))
+             (and (equal (hf:config ck "model_type") "mistral") (integerp w) w)))
+   (blocks (loop for i below layers collect (llama:block ck i window)))
    (norm (hf:tensor ck "model.norm.weight" (list d)))
    (tied (eq (hf:config ck "tie_word_embeddings" nil) t))
    (lm-head (if tied embed (hf:tensor ck "lm_head.weight" (list vocab d))))
    (rope nil)
-   ;; Rotary positions have no hard limit; Mistral's sliding-window attention is not
-   ;; implemented, so generation stops at the window, where it would start to differ.
-   (max-positions (let ((w (hf:config ck "sliding_window"))) (and (integerp w) w)))
+   (max-positions nil)
    (cache-layout (list layers kv-heads hd (dtype embed))))
   "(llama:from-checkpoint CHECKPOINT) A Llama language model from an hf:load-checkpoint.
 Called with IDS (a 1-d integer tensor of T token ids, or one id as a dim) and optionally a
 KV cache (from hf:make-cache) and the position START of the first id (an integer, or a dim for a decode
 step), returns the logits (T vocab_size), or with LAST-ONLY those of the last token
 (1 vocab_size). lm_head is the token embedding when
-tie_word_embeddings is true."
+tie_word_embeddings is true. A mistral config's sliding_window limits each token's attention
+to that many latest positions."
   (ids &optional cache (start 0) last-only)
   (let* ((tokens (hf:token-count ids))
          (needed (if cache (hf:cache-length cache) tokens)))

@@ -129,9 +129,90 @@
     (is (= (length (hf:generate gpt2 (loop for i below 30 collect i) :max-new-tokens 10)) 3))
     (is (equal (error-text (lambda () (hf:generate gpt2 (loop for i below 33 collect i))))
                "index-error: hf:generate: the prompt has 33 tokens, more than the model's 32 positions"))
-    ;; a Mistral-style sliding_window (not implemented) ends generation there
+    ;; a sliding_window no longer caps generation (it silently stopped at the window before
+    ;; Mistral's windowed attention existed; tensor_hf_models checks the window's values)
     (is (= (length (hf:generate (hf:from-checkpoint (edited "../models/tiny-llama" "sliding_window" 6))
                                 '(1 2 3 4) :max-new-tokens 10))
-           3))))
+           10))))
+
+(defun bad-gguf (name)
+  (error-text (lambda () (load-gguf (concat "../models/gguf/bad/" name ".gguf")))))
+
+(deftest gguf-headers-and-loads
+  ;; issue 21: GGUF (llama.cpp's format) headers, metadata of every kind, named loads
+  (let* ((file "../models/gguf/tiny-llama-f32.gguf")
+         (h (gguf-header file))
+         (meta (getf h :metadata)))
+    (is (equal (list (getf h :version) (getf h :alignment)) '(3 32)))
+    (is (equal (cdr (assoc "general.architecture" meta :test #'equal)) "llama"))
+    (is (equal (cdr (assoc "llama.attention.head_count_kv" meta :test #'equal)) 2))
+    (is (equal (cdr (assoc "llama.rope.freq_base" meta :test #'equal)) 10000.0))
+    (is (eq (cdr (assoc "tokenizer.ggml.add_bos_token" meta :test #'equal)) t))
+    (is (equal (subseq (cdr (assoc "tokenizer.ggml.tokens" meta :test #'equal)) 0 2) '("<0>" "<1>")))
+    ;; (NAME DTYPE SHAPE TYPE), the shape row-major
+    (is (equal (third (getf h :tensors)) '("blk.0.attn_q.weight" f32 (32 32) "F32")))
+    (is (equal (getf (gguf-header "../models/tiny-llama-q4_0-gguf/tiny-llama-q4_0.gguf") :alignment) 64))
+    (is (equal (second (getf (gguf-header "../models/gguf/tiny-gpt2-q8_0.gguf") :tensors))
+               '("position_embd.weight" f32 (32 32) "Q8_0")))
+    (let ((two (load-gguf file :names '("output_norm.weight" "blk.1.ffn_down.weight"))))
+      (is (equal (mapcar #'car two) '("output_norm.weight" "blk.1.ffn_down.weight")))
+      (is (equal (shape (cdr (second two))) '(32 64))))
+    (is (equal (mapcar #'car (load-gguf "../models/gguf/bad/q4_k.gguf" :names nil)) nil))
+    (is (equal (gguf-files "../models/tiny-llama-q4_0-gguf")
+               '("../models/tiny-llama-q4_0-gguf/tiny-llama-q4_0.gguf")))
+    ;; the checkpoint: config from the metadata, Hugging Face names and shapes
+    (let ((ck (hf:load-checkpoint file)))
+      (is (equal (mapcar (lambda (k) (hf:config ck k))
+                         '("model_type" "hidden_size" "num_attention_heads" "num_key_value_heads"
+                           "num_hidden_layers" "intermediate_size" "vocab_size" "tie_word_embeddings"))
+                 '("llama" 32 4 2 2 64 256 nil)))
+      (is (= (length (hf:tensor-names ck)) 21)))
+    ;; Llama 3.1's rope scaling as llama.cpp stores it: rope_freqs.weight, read into the config
+    (let ((ck (hf:load-checkpoint "../models/tiny-llama-q4_0-gguf")))
+      (is (equal (hf:config (hf:config ck "rope_scaling") "rope_type") "freq_factors"))
+      (let ((factors (hf:config (hf:config ck "rope_scaling") "factors")))   ; blended, then 8
+        (is (< (abs (- (first factors) 1.73594117)) 1e-6))
+        (is (equal (rest factors) '(8.0 8.0 8.0))))
+      (hf:from-checkpoint ck)
+      (is (equal (hf:unused-tensors ck) nil)))
+    (is (equal (second (gethash "h.0.attn.c_attn.weight"
+                                (getf (hf:load-checkpoint "../models/gguf/tiny-gpt2-q8_0.gguf") :tensors)))
+               '(32 96)))))
+
+(deftest gguf-errors
+  ;; malformed files are file-errors naming the file and what is wrong, never a crash
+  (is (equal (bad-gguf "bad-magic")
+             "file-error: load-gguf: \"../models/gguf/bad/bad-magic.gguf\" is not a GGUF file: it does not start with \"GGUF\""))
+  (is (equal (bad-gguf "bad-version")
+             "file-error: load-gguf: \"../models/gguf/bad/bad-version.gguf\" is a GGUF version 1 file, which is not supported (only versions 2 and 3)"))
+  (is (equal (bad-gguf "truncated-header")
+             "file-error: load-gguf: \"../models/gguf/bad/truncated-header.gguf\" is truncated: it ends inside the length of metadata \"general.architecture\" (byte 56 of 60)"))
+  (is (equal (bad-gguf "truncated-data")
+             "file-error: load-gguf: \"../models/gguf/bad/truncated-data.gguf\" is truncated: tensor \"w\" (512 bytes at data offset 0) ends beyond the 412 bytes of data"))
+  (is (equal (bad-gguf "huge-count")
+             "file-error: load-gguf: \"../models/gguf/bad/huge-count.gguf\" is truncated or corrupt: it claims 4611686018427387904 tensors, more than its 0 remaining bytes can hold"))
+  (is (equal (bad-gguf "huge-dims")
+             "file-error: load-gguf: \"../models/gguf/bad/huge-dims.gguf\" has tensor \"w\" of shape (4294967296 4294967296), too many elements"))
+  ;; a type that cannot be read: listed by gguf-header, an error naming tensor and type on load
+  (is (equal (bad-gguf "q4_k")
+             "dtype-error: load-gguf: \"../models/gguf/bad/q4_k.gguf\" has tensor \"blk.0.attn_q.weight\" of type Q4_K, which TensorLisp cannot read (supported: F32 F16 BF16 Q8_0 Q4_0 F64 I8 I16 I32 I64)"))
+  (is (equal (error-text (lambda () (load-gguf "../models/gguf/tiny-gpt2-q8_0.gguf" :names '("nope"))))
+             "file-error: load-gguf: \"../models/gguf/tiny-gpt2-q8_0.gguf\" has no tensor \"nope\""))
+  ;; hf:load of GGUF files it cannot take
+  (is (equal (error-text (lambda () (hf:load "../models/gguf")))
+             "file-error: hf: ../models/gguf holds several .gguf files (../models/gguf/tiny-gpt2-f16.gguf, ../models/gguf/tiny-gpt2-q8_0.gguf, ../models/gguf/tiny-llama-f32.gguf); name the one to load"))
+  (is (equal (error-text (lambda () (hf:load "../models/gguf/bad/q4_k.gguf")))
+             "file-error: hf: ../models/gguf/bad/q4_k.gguf has general.architecture nil; supported: llama, gpt2"))
+  (is (equal (error-text (lambda () (hf:load "../models/gguf/nothing.gguf")))
+             "file-error: hf: there is no GGUF file ../models/gguf/nothing.gguf"))
+  ;; a missing or mis-shaped tensor is named as llama.cpp and as Hugging Face name it
+  (let ((ck (hf:load-checkpoint "../models/gguf/tiny-gpt2-q8_0.gguf")))
+    (remhash "h.1.mlp.c_fc.weight" (getf ck :tensors))
+    (is (equal (error-text (lambda () (hf:from-checkpoint ck)))
+               "file-error: hf: ../models/gguf/tiny-gpt2-q8_0.gguf has no tensor \"blk.1.ffn_up.weight\" (Hugging Face's \"h.1.mlp.c_fc.weight\"), which its metadata implies (a gpt2 model, shape (32 128))")))
+  (let ((ck (hf:load-checkpoint "../models/gguf/tiny-llama-f32.gguf")))
+    (setf (gethash "intermediate_size" (getf ck :config)) 48)
+    (is (equal (error-text (lambda () (hf:from-checkpoint ck)))
+               "shape-error: hf: tensor \"blk.0.ffn_gate.weight\" (Hugging Face's \"model.layers.0.mlp.gate_proj.weight\") in ../models/gguf/tiny-llama-f32.gguf has shape (64 32) as Hugging Face lays it out, but its metadata implies (48 32)"))))
 
 (run-tests)

@@ -3,6 +3,8 @@
 ;;; make_fixtures.py) give the logits and greedy continuations of a plain PyTorch reference
 ;;; (tests/models/reference.py, saved in expected.json): logits within 1e-4, continuations
 ;;; identical, generated with a KV cache whose decode step is compiled once for every position.
+;;; The same weights as GGUF files (llama.cpp's format) give the same logits: exactly for f32
+;;; and f16, and for Q8_0 and Q4_0 those of the reference run on the dequantized weights.
 
 (require 'hf)
 
@@ -55,6 +57,69 @@
           (json-read "{\"rope_type\": \"llama3\", \"factor\": 8.0, \"low_freq_factor\": 1.0,
                        \"high_freq_factor\": 4.0, \"original_max_position_embeddings\": 16}"))
     (check-model (hf:from-checkpoint ck) "llama-rope-llama3")))
+
+(defun mistral-checkpoint ()
+  ;; tiny-llama's weights as a Mistral model whose sliding window (4) is shorter than the
+  ;; prompt (8) and the continuation (12)
+  (let ((ck (hf:load-checkpoint "../models/tiny-llama")))
+    (setf (gethash "model_type" (getf ck :config)) "mistral")
+    (setf (gethash "sliding_window" (getf ck :config)) 4)
+    ck))
+
+(deftest mistral-sliding-window
+  ;; each query reads the 4 latest positions, in prefill and in every decode step; generation
+  ;; is no longer capped at the window
+  (check-model (hf:from-checkpoint (mistral-checkpoint)) "mistral-sliding-window"))
+
+(deftest mistral-decode-matches-one-pass
+  ;; a decode step far past the window equals the same position in a full pass
+  (let* ((model (hf:from-checkpoint (mistral-checkpoint)))
+         (ids '(1 5 200 17 99 3 42 7 11))
+         (cache (hf:make-cache model 20))
+         (step (hf:decoder model cache)))
+    (model (tensor (butlast ids) :dtype 'i32) cache 0)
+    (is (<= (item (amax (abs (sub (funcall step 11 8)
+                                  (slice (model (tensor ids :dtype 'i32)) 8)))))
+            1e-5))
+    ;; the window mask is built from the symbolic position: later steps compile nothing
+    (let* ((jit-p (not (eq (device) 'ref)))
+           (compiled (and jit-p (getf (jit-stats) :kernels-compiled))))
+      (funcall step 99 9)
+      (funcall step 3 10)
+      (is (or (not jit-p) (= (getf (jit-stats) :kernels-compiled) compiled))))))
+
+(defun same-logits (a b)
+  ;; the largest difference between two models' logits of the reference prompt
+  (let ((ids (tensor (expected "llama" "prompt") :dtype 'i32)))
+    (item (amax (abs (sub (funcall a ids) (funcall b ids)))))))
+
+(deftest gguf-llama-f32
+  ;; llama.cpp's names and metadata, q/k rows permuted back: tiny-llama exactly
+  (let ((gguf (hf:load "../models/gguf/tiny-llama-f32.gguf")))
+    (is (= (same-logits gguf (hf:load "../models/tiny-llama")) 0))
+    (check-model gguf "llama")))
+
+(deftest gguf-gpt2-f16
+  ;; Conv1D weights stored (out in), output.weight a copy of token_embd.weight (unused:
+  ;; GPT-2 ties lm_head to wte); 2-d weights f16, the rest f32 (as llama.cpp's converter
+  ;; writes them), kept so with :dtype nil
+  (let ((ck (hf:load-checkpoint "../models/gguf/tiny-gpt2-f16.gguf")))
+    (is (= (same-logits (hf:from-checkpoint ck) (hf:load "../models/tiny-gpt2-f16")) 0))
+    (is (equal (hf:unused-tensors ck) '("lm_head.weight"))))
+  (let ((ck (hf:load-checkpoint "../models/gguf/tiny-gpt2-f16.gguf" :dtype nil)))
+    (is (equal (mapcar (lambda (n) (dtype (hf:tensor ck n (second (gethash n (getf ck :tensors))))))
+                       '("wte.weight" "h.0.attn.c_attn.weight" "ln_f.weight"))
+               '(f16 f16 f32))))
+  (check-model (hf:load "../models/gguf/tiny-gpt2-f16.gguf") "gpt2"))
+
+(deftest gguf-gpt2-q8_0
+  ;; Q8_0 weights dequantized on load
+  (check-model (hf:load "../models/gguf/tiny-gpt2-q8_0.gguf") "gpt2-gguf-q8_0"))
+
+(deftest gguf-llama-q4_0-folder
+  ;; a folder holding one .gguf, Q4_0 weights, data aligned to 64 bytes, Llama 3.1's rope
+  ;; scaling as llama.cpp stores it (rope_freqs.weight, a divisor per frequency)
+  (check-model (hf:load "../models/tiny-llama-q4_0-gguf") "llama-gguf-q4_0"))
 
 (deftest prefill-then-decode-matches-one-pass
   ;; the logits of a decode step equal those of the same position in a full pass

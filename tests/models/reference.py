@@ -18,6 +18,8 @@ NEW_TOKENS = 12
 # Llama 3.1's rope_scaling, with a short original context so every kind of frequency occurs
 LLAMA3_SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                   "high_freq_factor": 4.0, "original_max_position_embeddings": 16}
+# tiny-llama's weights as a Mistral model whose sliding window is shorter than the prompt
+MISTRAL = {"model_type": "mistral", "sliding_window": 4}
 DTYPE = torch.float64  # the reference computes in f64; the tests hold f32 results to 1e-4
 
 
@@ -45,6 +47,116 @@ def read_safetensors(path):
     return out
 
 
+def read_gguf(path):
+    # The tensors of a GGUF file (llama.cpp's format) by name, row-major, Q8_0 and Q4_0
+    # dequantized (x = d * q, d the f16 scale of each block of 32), and its metadata
+    with open(os.path.join(HERE, path), "rb") as f:
+        raw = f.read()
+    pos = 0
+
+    def take(fmt):
+        nonlocal pos
+        v = struct.unpack_from("<" + fmt, raw, pos)
+        pos += struct.calcsize("<" + fmt)
+        return v[0]
+
+    def string():
+        nonlocal pos
+        n = take("Q")
+        pos += n
+        return raw[pos - n:pos].decode()
+
+    scalar = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+
+    def value(t):
+        if t == 8:
+            return string()
+        if t == 9:
+            et, n = take("I"), take("Q")
+            return [value(et) for _ in range(n)]
+        return take(scalar[t])
+
+    assert take("I") == 0x46554747 and take("I") == 3  # "GGUF", version 3
+    n_tensors, n_kv = take("Q"), take("Q")
+    meta = {}
+    for _ in range(n_kv):
+        key = string()
+        meta[key] = value(take("I"))
+    infos = []
+    for _ in range(n_tensors):
+        name, n_dims = string(), take("I")
+        dims = [take("Q") for _ in range(n_dims)]
+        infos.append((name, dims[::-1], take("I"), take("Q")))
+    align = meta.get("general.alignment", 32)
+    start = pos + (-pos) % align
+    out = {}
+    for name, shape, ggml_type, offset in infos:
+        n = 1
+        for d in shape:
+            n *= d
+        at = start + offset
+        if ggml_type == 0:
+            vals = list(struct.unpack_from("<%df" % n, raw, at))
+        elif ggml_type == 1:
+            vals = list(struct.unpack_from("<%de" % n, raw, at))
+        elif ggml_type == 8:  # Q8_0: f16 d, 32 signed bytes
+            vals = []
+            for b in range(n // 32):
+                d, *q = struct.unpack_from("<e32b", raw, at + 34 * b)
+                vals += [d * x for x in q]
+        elif ggml_type == 2:  # Q4_0: f16 d, 16 bytes of two 4-bit q (low: j, high: j + 16)
+            vals = []
+            for b in range(n // 32):
+                d = struct.unpack_from("<e", raw, at + 18 * b)[0]
+                qs = raw[at + 18 * b + 2:at + 18 * b + 18]
+                vals += [d * ((x & 15) - 8) for x in qs] + [d * ((x >> 4) - 8) for x in qs]
+        else:
+            raise ValueError(ggml_type)
+        out[name] = torch.tensor(vals, dtype=DTYPE).reshape(shape)
+    return meta, out
+
+
+def unpermute(w, heads):
+    # undoes convert_hf_to_gguf.py's permute of Llama's q/k rows (for its rotary layout)
+    return w.reshape(heads, w.shape[0] // heads // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def gguf_as_hf(path, config):
+    # A GGUF file's tensors under the Hugging Face names of CONFIG's model
+    _, g = read_gguf(path)
+    w = {}
+    if config["model_type"] == "gpt2":
+        top = {"token_embd": "wte", "position_embd": "wpe", "output_norm": "ln_f", "output": "lm_head"}
+        blk = {"attn_norm": "ln_1", "attn_qkv": "attn.c_attn", "attn_output": "attn.c_proj",
+               "ffn_norm": "ln_2", "ffn_up": "mlp.c_fc", "ffn_down": "mlp.c_proj"}
+    else:
+        top = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head"}
+        blk = {"attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj",
+               "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj",
+               "ffn_norm": "post_attention_layernorm", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
+               "ffn_down": "mlp.down_proj"}
+    for name, t in g.items():
+        parts = name.split(".")
+        if parts[0] == "blk":
+            base, kind = blk[parts[2]], parts[3]
+            if config["model_type"] == "gpt2":
+                hf = "h.%s.%s.%s" % (parts[1], base, kind)
+                if kind == "weight" and t.dim() == 2:
+                    t = t.T  # llama.cpp stores Conv1D weights (out, in)
+            else:
+                hf = "model.layers.%s.%s.%s" % (parts[1], base, kind)
+                if parts[2] == "attn_q":
+                    t = unpermute(t, config["num_attention_heads"])
+                elif parts[2] == "attn_k":
+                    t = unpermute(t, config["num_key_value_heads"])
+        elif parts[0] in top:
+            hf = top[parts[0]] + "." + parts[1]
+        else:
+            hf = name  # rope_freqs.weight, for the config
+        w[hf] = t
+    return w
+
+
 def load(dirname):
     d = os.path.join(HERE, dirname)
     with open(os.path.join(d, "config.json")) as f:
@@ -61,11 +173,14 @@ def load(dirname):
     return config, w
 
 
-def causal_attention(q, k, v):
-    # q (heads T hd), k and v (heads T hd)
+def causal_attention(q, k, v, window=None):
+    # q (heads T hd), k and v (heads T hd); with WINDOW (Mistral's sliding_window) the query
+    # at position i reads the keys at i - window < j <= i, as Hugging Face's sliding mask
     t = q.shape[1]
     scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
     mask = torch.ones(t, t, dtype=torch.bool).tril()
+    if window is not None:
+        mask = mask & torch.ones(t, t, dtype=torch.bool).triu(1 - window)
     scores = scores.masked_fill(~mask, float("-inf"))
     return scores.softmax(-1) @ v
 
@@ -103,6 +218,7 @@ def llama_logits(config, w, ids, tied=False):
     kv_heads = config.get("num_key_value_heads", heads)
     hd = config.get("head_dim", d // heads)
     eps, theta = config["rms_norm_eps"], config["rope_theta"]
+    window = config.get("sliding_window") if config.get("model_type") == "mistral" else None
     n = len(ids)
 
     def rms(x, weight):
@@ -125,6 +241,8 @@ def llama_logits(config, w, ids, tied=False):
                 smooth = (old / wavelen - low) / (high - low)
                 scaled.append((1 - smooth) * f / factor + smooth * f)
         inv_freq = torch.tensor(scaled, dtype=DTYPE)
+    if "rope_freqs" in config:  # llama.cpp's form of the same: each frequency divided by a factor
+        inv_freq = inv_freq / config["rope_freqs"]
     angles = torch.arange(n, dtype=DTYPE)[:, None] * inv_freq[None, :]
     angles = torch.cat([angles, angles], -1)
     cos, sin = angles.cos(), angles.sin()
@@ -143,7 +261,7 @@ def llama_logits(config, w, ids, tied=False):
         q, k = rope(q), rope(k)
         rep = heads // kv_heads  # repeat_kv: query head j reads key/value head j // rep
         k, v = k.repeat_interleave(rep, 0), v.repeat_interleave(rep, 0)
-        a = causal_attention(q, k, v).transpose(0, 1).reshape(n, heads * hd)
+        a = causal_attention(q, k, v, window).transpose(0, 1).reshape(n, heads * hd)
         x = x + a @ w[p + "self_attn.o_proj.weight"].T
         h = rms(x, w[p + "post_attention_layernorm.weight"])
         gate = h @ w[p + "mlp.gate_proj.weight"].T
@@ -174,7 +292,24 @@ def main():
         "llama": case(lambda ids: llama_logits(lc, lw, ids)),
         "llama-tied": case(lambda ids: llama_logits(lc, lw, ids, tied=True)),
         "llama-rope-llama3": case(lambda ids: llama_logits(dict(lc, rope_scaling=LLAMA3_SCALING), lw, ids)),
+        # a window of 4 positions, shorter than the prompt and the continuation
+        "mistral-sliding-window": case(lambda ids: llama_logits(dict(lc, **MISTRAL), lw, ids)),
     }
+    # The f32 and f16 GGUF files hold the safetensors weights exactly (q/k permuted back)
+    for gguf, config, weights in (("gguf/tiny-llama-f32.gguf", lc, lw), ("gguf/tiny-gpt2-f16.gguf", gc, gw)):
+        gw2 = gguf_as_hf(gguf, config)
+        for name, t in gw2.items():
+            if name != "lm_head.weight" or config["model_type"] != "gpt2":
+                ref = weights.get(name, weights.get("transformer." + name))
+                if not torch.equal(t, ref):
+                    print("reference: %s holds another %s than the safetensors file" % (gguf, name))
+                    return 1
+    # The quantized files against their own dequantized weights
+    expected["gpt2-gguf-q8_0"] = case(lambda ids: gpt2_logits(gc, gguf_as_hf("gguf/tiny-gpt2-q8_0.gguf", gc), ids))
+    # (and Llama 3.1's rope scaling as llama.cpp's rope_freqs.weight)
+    lq = gguf_as_hf("tiny-llama-q4_0-gguf/tiny-llama-q4_0.gguf", lc)
+    lq_config = dict(lc, rope_freqs=lq.pop("rope_freqs.weight"))
+    expected["llama-gguf-q4_0"] = case(lambda ids: llama_logits(lq_config, lq, ids))
     path = os.path.join(HERE, "expected.json")
     if "--check" in sys.argv:
         with open(path) as f:

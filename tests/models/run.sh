@@ -11,7 +11,7 @@ work="$1"
 command -v python3 >/dev/null 2>&1 || { echo "skipped: python3 is not installed"; exit 77; }
 rm -rf "$work" && mkdir -p "$work"
 python3 "$here/make_fixtures.py" "$work"
-for f in "$here"/tiny-*/* "$here"/bad-index-*/*; do
+for f in "$here"/tiny-*/* "$here"/bad-index-*/* "$here"/gguf/*.gguf "$here"/gguf/bad/*; do
   rel="${f#"$here"/}"
   cmp "$f" "$work/$rel" || { echo "make_fixtures.py no longer writes $rel as committed"; exit 1; }
 done
