@@ -22,74 +22,42 @@ namespace tl::codegen {
 using tensor::Dim;
 using tensor::Node;
 using tensor::Op;
+using schedule::value_source;
 
 namespace {
 
 class Lowerer {
  public:
-  Lowerer(const Node* out, const std::unordered_set<const Node*>& materialized, Target target)
-      : out_(out), materialized_(materialized), gpu_(target == Target::Gpu) {
-    k_.buffers.push_back(BufferParam{out->dtype, true});
+  Lowerer(const schedule::ScheduledKernel& sk, const std::unordered_set<const Node*>& materialized, Target target)
+      : sk_(sk), out_(sk.out), materialized_(materialized), gpu_(target == Target::Gpu) {
+    k_.buffers.push_back(BufferParam{out_->dtype, true});
   }
 
-  // The reduce whose loops this kernel runs: the output itself, or a reduce fused under the
-  // output's elementwise epilogue (found through unmaterialized nodes).
-  const Node* find_reduce() const {
-    if (out_->op == Op::Reduce) return out_;
-    std::vector<const Node*> stack{value_source(out_)};
-    std::unordered_set<const Node*> seen;
-    while (!stack.empty()) {
-      const Node* m = stack.back();
-      stack.pop_back();
-      if (!seen.insert(m).second || (m != out_ && materialized_.count(m))) continue;
-      if (m->op == Op::Reduce) return m;
-      for (const auto& s : m->src) stack.push_back(s.get());
-    }
-    return nullptr;
-  }
-
-  // Reduces fused row-wise into an elementwise output of their input's shape (see
-  // schedule.cpp, fuse_rows), in dependency order (inner first).
-  std::vector<const Node*> row_reduces() const {
-    if (out_->op == Op::Reduce) return {};
-    std::vector<const Node*> order;
-    std::unordered_set<const Node*> seen;
-    std::vector<std::pair<const Node*, bool>> stack{{value_source(out_), false}};
-    while (!stack.empty()) {
-      auto [m, expanded] = stack.back();
-      stack.pop_back();
-      if (expanded) {
-        if (m->op == Op::Reduce) order.push_back(m);
-        continue;
-      }
-      if (!seen.insert(m).second || (m != out_ && materialized_.count(m))) continue;
-      stack.emplace_back(m, true);
-      for (const auto& src : m->src) stack.emplace_back(src.get(), false);
-    }
-    for (const Node* r : order) {
-      if (r->src[0]->shape != out_->shape) return {};  // an epilogue kernel, not rows
-    }
-    return order;
-  }
-
+  // Follows the schedule's kind for the kernel; only the loop structure (register tiles,
+  // interchanged reduces) is chosen here.
   Lowered run() {
-    if (out_->op == Op::ScatterAdd) {
-      Lowered result = build_scatter_add();
-      finish(result, out_);
-      return result;
+    using schedule::KernelKind;
+    switch (sk_.kind) {
+      case KernelKind::ScatterAdd: {
+        Lowered result = build_scatter_add();
+        finish(result, out_);
+        return result;
+      }
+      case KernelKind::ViewAssign: {
+        Lowered result = build_view_assign();
+        finish(result, out_->src[1].get());
+        return result;
+      }
+      case KernelKind::Rows: {
+        Lowered result = build_rows(sk_.rows);
+        finish(result, out_);
+        return result;
+      }
+      case KernelKind::Elementwise:
+      case KernelKind::Reduce: break;
+      case KernelKind::Extern: TL_UNREACHABLE("lower: an extern kernel is not lowered");
     }
-    if (out_->op == Op::Assign && out_->src.size() == 3) {
-      Lowered result = build_view_assign();
-      finish(result, out_->src[1].get());
-      return result;
-    }
-    std::vector<const Node*> rows = row_reduces();
-    if (!rows.empty()) {
-      Lowered result = build_rows(rows);
-      finish(result, out_);
-      return result;
-    }
-    const Node* red = find_reduce();
+    const Node* red = sk_.reduce;
     Lowered result = build(red, false);
     // On a GPU, every output element is a thread (gpu_thread_loops) and its sum runs within
     // the thread: the CPU's loop interchange and register tiles do not apply.
@@ -583,6 +551,7 @@ class Lowerer {
     return result;
   }
 
+  const schedule::ScheduledKernel& sk_;
   const Node* out_;
   const std::unordered_set<const Node*>& materialized_;
   bool gpu_;  // lowering for a GPU: plain loops, flattened onto threads by the emitter
@@ -782,12 +751,6 @@ class Lowerer {
     return idx;
   }
 
-  // The node whose value the kernel's output takes: copies and assigns store their source.
-  static const Node* value_source(const Node* n) {
-    if (n->op == Op::Copy) return n->src[0].get();
-    if (n->op == Op::Assign) return n->src[1].get();
-    return n;
-  }
 
   // The accumulator dtype of a reduce of dtype t: f32 for every float narrower than f64, i64
   // for integers (which wrap when stored).
@@ -952,8 +915,9 @@ class Lowerer {
 
 }  // namespace
 
-Lowered lower(const Node* out, const std::unordered_set<const Node*>& materialized, const Lowering& how) {
-  Lowered l = Lowerer(out, materialized, how.target).run();
+Lowered lower(const schedule::ScheduledKernel& k, const std::unordered_set<const Node*>& materialized,
+              const Lowering& how) {
+  Lowered l = Lowerer(k, materialized, how.target).run();
   if (how.target == Target::Gpu) {
     split_reduces(l.kernel, how);
     l.group = l.kernel.group;

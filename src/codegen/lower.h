@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Lowering: one scheduled node to a loop-IR kernel. The kernel writes the node, contiguous
-// and row-major, into buffer 0 and reads the materialized nodes it depends on from buffers
+// Lowering: one scheduled kernel to a loop-IR kernel, as the schedule describes it. The kernel
+// writes the node, contiguous and row-major, into buffer 0 and reads the materialized nodes it depends on from buffers
 // 1..n (listed in `inputs`, in slot order).
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/loop_ir.h"
+#include "schedule/schedule.h"
 
 namespace tl::codegen {
 
@@ -44,7 +45,9 @@ struct Lowering {
   Lowering(Target t = Target::Cpu) : target(t) {}  // NOLINT: a Target is a Lowering with defaults
 };
 
-Lowered lower(const tensor::Node* out, const std::unordered_set<const tensor::Node*>& materialized,
+// Lowers kernel K of a schedule whose materialized nodes are MATERIALIZED (read from memory,
+// not computed inline).
+Lowered lower(const schedule::ScheduledKernel& k, const std::unordered_set<const tensor::Node*>& materialized,
               const Lowering& how = Lowering());
 
 }  // namespace tl::codegen

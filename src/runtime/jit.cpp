@@ -60,11 +60,12 @@ JitDevice::JitDevice(std::shared_ptr<Backend> backend, JitSettings settings, Dev
   }
 }
 
-void JitDevice::cross_compile(const Node* n, const std::unordered_set<const Node*>& materialized) {
+void JitDevice::cross_compile(const schedule::ScheduledKernel& sk, const std::unordered_set<const Node*>& materialized) {
+  const Node* n = sk.out;
   for (const auto& cg : cross_) {
     std::string name, code, error;
     try {
-      codegen::Lowered l = codegen::lower(n, materialized, cg->lowering());
+      codegen::Lowered l = codegen::lower(sk, materialized, cg->lowering());
       char text[32];
       std::snprintf(text, sizeof text, "tl_k%016llx", static_cast<unsigned long long>(fnv1a(cg->target_id() + l.kernel.str())));
       name = text;
@@ -345,8 +346,9 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
     if (added && schedule::holds_data(n)) plan.constants.emplace_back(it->second, n->cached() ? n->cached() : n->buffer);
     return it->second;
   };
-  auto lower_kernel = [&](const Node* n) {
-    codegen::Lowered l = codegen::lower(n, s.materialized, lowering_);
+  auto lower_kernel = [&](const schedule::ScheduledKernel& sk) {
+    const Node* n = sk.out;
+    codegen::Lowered l = codegen::lower(sk, s.materialized, lowering_);
     PlanKernel k;
     k.compiled = &compiled(l.kernel);
     if (!groups_.empty()) {
@@ -355,7 +357,7 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
       for (int g : groups_) {
         codegen::Lowering how = lowering_;
         how.group = g;
-        codegen::Lowered v = codegen::lower(n, s.materialized, how);
+        codegen::Lowered v = codegen::lower(sk, s.materialized, how);
         if (v.inputs != l.inputs || v.input_slots != l.input_slots || v.kernel.buffers.size() != l.kernel.buffers.size() ||
             v.kernel.vars != l.kernel.vars || v.kernel.str() == l.kernel.str()) {
           continue;
@@ -384,16 +386,17 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
     return k;
   };
   std::vector<const Node*> view_assigns;  // by kernel index (null for the others)
-  for (const Node* n : s.kernels) {
-    if (n->op == tensor::Op::Extern) {
+  for (const schedule::ScheduledKernel& sk : s.items) {
+    const Node* n = sk.out;
+    if (sk.kind == schedule::KernelKind::Extern) {
       plan.kernels.push_back(extern_kernel(n, pos));
       view_assigns.push_back(nullptr);
       continue;
     }
     if (poll) poll();  // lowering and compiling thousands of kernels takes a while
-    if (!cross_.empty()) cross_compile(n, s.materialized);
-    plan.kernels.push_back(lower_kernel(n));
-    view_assigns.push_back(n->op == tensor::Op::Assign && n->src.size() == 3 ? n : nullptr);
+    if (!cross_.empty()) cross_compile(sk, s.materialized);
+    plan.kernels.push_back(lower_kernel(sk));
+    view_assigns.push_back(sk.kind == schedule::KernelKind::ViewAssign ? n : nullptr);
   }
   // Where each view assign writes (PlanKernel::write_into): in place unless another kernel
   // reads its target, which must see the data from before the realize's writes. (Two assigns
@@ -414,7 +417,7 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
         tensor::NodeRef target(const_cast<Node*>(view_assigns[i]->src[0].get()));
         tensor::NodeRef copy = target->graph->make_copy(target);
         graphs.push_back(copy);  // alive until the plan is made, so its address stays its own
-        kernels.push_back(lower_kernel(copy.get()));
+        kernels.push_back(lower_kernel(schedule::describe(s, copy.get())));
         k.write_into = kernels.back().node;
       }
     }

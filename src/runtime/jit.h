@@ -144,7 +144,7 @@ class JitDevice {
   // generation for devices this machine lacks (tests/run_cross_check.cmake).
   std::vector<std::unique_ptr<codegen::Codegen>> cross_;
   std::string cross_dir_;
-  void cross_compile(const tensor::Node* n, const std::unordered_set<const tensor::Node*>& materialized);
+  void cross_compile(const schedule::ScheduledKernel& k, const std::unordered_set<const tensor::Node*>& materialized);
   DiskCache disk_;
   struct Compiled {
     void* handle;

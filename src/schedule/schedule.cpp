@@ -155,7 +155,100 @@ void store_in_read_order(Schedule& s, const std::vector<const Node*>& order, con
   }
 }
 
+// The reduce whose loops a kernel for `out` runs: the output itself, or a reduce fused under
+// its elementwise epilogue (found through unmaterialized nodes).
+const Node* kernel_reduce(const Schedule& s, const Node* out) {
+  if (out->op == Op::Reduce) return out;
+  std::vector<const Node*> stack{value_source(out)};
+  std::unordered_set<const Node*> seen;
+  while (!stack.empty()) {
+    const Node* m = stack.back();
+    stack.pop_back();
+    if (!seen.insert(m).second || (m != out && s.materialized.count(m))) continue;
+    if (m->op == Op::Reduce) return m;
+    for (const auto& src : m->src) stack.push_back(src.get());
+  }
+  return nullptr;
+}
+
+// The reduces row-fused into an elementwise output of their input's shape (fuse_rows), in
+// dependency order (inner first); empty when the kernel is not a row kernel.
+std::vector<const Node*> kernel_rows(const Schedule& s, const Node* out) {
+  if (out->op == Op::Reduce) return {};
+  std::vector<const Node*> order;
+  std::unordered_set<const Node*> seen;
+  std::vector<std::pair<const Node*, bool>> stack{{value_source(out), false}};
+  while (!stack.empty()) {
+    auto [m, expanded] = stack.back();
+    stack.pop_back();
+    if (expanded) {
+      if (m->op == Op::Reduce) order.push_back(m);
+      continue;
+    }
+    if (!seen.insert(m).second || (m != out && s.materialized.count(m))) continue;
+    stack.emplace_back(m, true);
+    for (const auto& src : m->src) stack.emplace_back(src.get(), false);
+  }
+  for (const Node* r : order) {
+    if (r->src[0]->shape != out->shape) return {};  // an epilogue kernel, not rows
+  }
+  return order;
+}
+
 }  // namespace
+
+ScheduledKernel describe(const Schedule& s, const Node* out) {
+  ScheduledKernel k;
+  k.out = out;
+  if (out->op == Op::Extern) {
+    k.kind = KernelKind::Extern;
+  } else if (out->op == Op::ScatterAdd) {
+    k.kind = KernelKind::ScatterAdd;
+  } else if (out->op == Op::Assign && out->src.size() == 3) {
+    k.kind = KernelKind::ViewAssign;
+  } else if (auto rows = kernel_rows(s, out); !rows.empty()) {
+    k.kind = KernelKind::Rows;
+    k.rows = std::move(rows);
+  } else if (const Node* r = kernel_reduce(s, out)) {
+    k.kind = KernelKind::Reduce;
+    k.reduce = r;
+  }
+  switch (k.kind) {
+    case KernelKind::Reduce: k.iteration = k.reduce->src[0]->shape; break;
+    case KernelKind::ScatterAdd: k.iteration = out->src[1]->shape; break;
+    case KernelKind::ViewAssign: k.iteration = out->src[1]->shape; break;
+    case KernelKind::Elementwise:
+    case KernelKind::Rows:
+    case KernelKind::Extern: k.iteration = out->shape; break;
+  }
+  std::unordered_set<const Node*> read;
+  k.bytes = tensor::shape_numel(out->shape) * tensor::Dim(static_cast<std::int64_t>(tensor::dtype_size(out->dtype)));
+  for (const Node* n : region(s, out)) {
+    if (n != out && s.materialized.count(n)) {
+      if (read.insert(n).second) {
+        k.reads.push_back(n);
+        k.bytes = k.bytes + tensor::shape_numel(n->shape) * tensor::Dim(static_cast<std::int64_t>(tensor::dtype_size(n->dtype)));
+      }
+      continue;
+    }
+    if (costs_work(n) || n->op == Op::Reduce) k.ops += std::max(1, work(n));
+  }
+  k.flops = tensor::shape_numel(k.iteration) * tensor::Dim(k.ops);
+  return k;
+}
+
+
+const char* kernel_kind_name(KernelKind k) {
+  switch (k) {
+    case KernelKind::Elementwise: return "elementwise";
+    case KernelKind::Reduce: return "reduce";
+    case KernelKind::Rows: return "rows";
+    case KernelKind::ViewAssign: return "view-assign";
+    case KernelKind::ScatterAdd: return "scatter-add";
+    case KernelKind::Extern: return "extern";
+  }
+  return "?";
+}
 
 Schedule make_schedule(const Node* root) { return make_schedule(std::vector<const Node*>{root}); }
 
@@ -311,6 +404,7 @@ Schedule make_schedule(const std::vector<const Node*>& outputs) {
   for (std::size_t i = 0; i < order.size(); ++i) position.emplace(order[i], i);
   std::stable_sort(s.kernels.begin(), s.kernels.end(),
                    [&](const Node* a, const Node* b) { return position.at(a) < position.at(b); });
+  for (const Node* k : s.kernels) s.items.push_back(describe(s, k));
   return s;
 }
 

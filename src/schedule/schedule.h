@@ -5,6 +5,7 @@
 // in its inner loop.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -15,9 +16,36 @@ namespace tl::schedule {
 
 using tensor::Node;
 
+// How a kernel computes its node. The scheduler decides it; the lowering follows it and
+// never decides fusion itself.
+enum class KernelKind : std::uint8_t {
+  Elementwise,  // one pass over the output's elements
+  Reduce,       // a reduce's loops: the output is the reduce, or elementwise work on its result
+  Rows,         // per row, one pass per fused row-wise reduce, then one writing the output
+  ViewAssign,   // an assign through a view: only the view's elements of its target, in place
+  ScatterAdd,   // a copy of the first source, then each value added where its index points
+  Extern,       // an external kernel (a BLAS call) on its sources' buffers
+};
+const char* kernel_kind_name(KernelKind k);
+
+// One kernel of a schedule: what it computes, how, what it reads, and what it costs.
+struct ScheduledKernel {
+  const Node* out = nullptr;  // the node computed into a buffer
+  KernelKind kind = KernelKind::Elementwise;
+  const Node* reduce = nullptr;   // Reduce: the reduce whose loops it runs (out, or under out's epilogue)
+  std::vector<const Node*> rows;  // Rows: the fused reduces, in dependency order (inner first)
+  std::vector<const Node*> reads;  // the materialized nodes it reads (inputs and kernels)
+  tensor::Shape iteration;  // the elements its innermost statements run for
+  int ops = 0;              // arithmetic ops per element of `iteration`, fused work included
+  tensor::Dim flops = 0;    // ops times elements
+  tensor::Dim bytes = 0;    // bytes of the buffers it reads and the one it writes
+};
+
 struct Schedule {
   // The nodes computed into buffers, in dependency order; the last is `result`.
   std::vector<const Node*> kernels;
+  // One description per kernel, in the same order.
+  std::vector<ScheduledKernel> items;
   // The node whose buffer holds the root's elements in row-major order: the root, or, when
   // the root only reshapes a computed node, that node (so no copy is made).
   const Node* result = nullptr;
@@ -34,9 +62,20 @@ Schedule make_schedule(const Node* root);
 // Schedules several roots at once: work they share is computed once.
 Schedule make_schedule(const std::vector<const Node*>& roots);
 
+// The description of a kernel of S computing OUT (a node S materializes, or one more whose
+// sources it does: a copy made after scheduling).
+ScheduledKernel describe(const Schedule& s, const Node* out);
+
 // The schedule as text, one line per kernel: the node it computes, how many ops it runs, the
 // reduces fused into it (row fusion) and what it reads (inputs and other kernels, by index).
 std::string schedule_str(const Schedule& s);
+
+// The node whose value a kernel for n stores: a copy's or an assign's source, else n.
+inline const Node* value_source(const Node* n) {
+  if (n->op == tensor::Op::Copy) return n->src[0].get();
+  if (n->op == tensor::Op::Assign) return n->src[1].get();
+  return n;
+}
 
 // True when the node holds data already (a buffer, or a realized node).
 inline bool holds_data(const Node* n) { return n->op == tensor::Op::Buffer || n->cached() != nullptr; }

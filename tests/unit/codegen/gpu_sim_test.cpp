@@ -34,7 +34,7 @@ NodeRef buffer(Graph& g, DType t, const tl::tensor::Shape& shape) { return tl::t
 tl::codegen::Lowered lower_gpu(const NodeRef& root) {
   tl::schedule::Schedule s = tl::schedule::make_schedule(root.get());
   REQUIRE(!s.kernels.empty());
-  return tl::codegen::lower(s.kernels.back(), s.materialized, tl::codegen::Target::Gpu);
+  return tl::codegen::lower(s.items.back(), s.materialized, tl::codegen::Target::Gpu);
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -121,7 +121,7 @@ TEST_CASE("GPU lowering splits a reduce across a thread group when it pays", "[c
   // The CPU lowering never splits.
   NodeRef again = g.make_reduce(ReduceKind::Max, rows, {1});
   tl::schedule::Schedule s = tl::schedule::make_schedule(again.get());
-  CHECK(tl::codegen::lower(s.kernels.back(), s.materialized).group == 0);
+  CHECK(tl::codegen::lower(s.items.back(), s.materialized).group == 0);
 }
 
 TEST_CASE("group kernels combine by warp shuffles on NVPTX and by a shared-memory tree on AMDGPU", "[codegen][gpu]") {

@@ -46,7 +46,7 @@ void check_ptx(const NodeRef& root, const std::string& what) {
   static tl::codegen::PtxCodegen codegen("sm_80", tl::runtime::find_libdevice());
   tl::schedule::Schedule s = tl::schedule::make_schedule(root.get());
   int index = 0;
-  for (const tl::tensor::Node* k : s.kernels) {
+  for (const tl::schedule::ScheduledKernel& k : s.items) {
     tl::codegen::Lowered l = tl::codegen::lower(k, s.materialized, tl::codegen::Target::Gpu);
     const std::string name = "tl_" + what + "_" + std::to_string(index++);
     INFO(what << ": kernel " << name);
@@ -121,15 +121,15 @@ TEST_CASE("GPU lowering maps output elements to threads", "[codegen][ptx]") {
   tl::schedule::Schedule s = tl::schedule::make_schedule(mm.get());
   REQUIRE(s.kernels.size() == 1);
   // One thread per output element, the sum within the thread.
-  tl::codegen::Lowered gpu = tl::codegen::lower(s.kernels[0], s.materialized, tl::codegen::Target::Gpu);
+  tl::codegen::Lowered gpu = tl::codegen::lower(s.items[0], s.materialized, tl::codegen::Target::Gpu);
   CHECK(gpu.parallel_extent == tl::tensor::Dim(64 * 32));
   CHECK(tl::codegen::gpu_thread_loops(gpu.kernel).size() == 2);
   // The CPU's register tiles pack an operand beside the parallel loop: no GPU mapping.
-  tl::codegen::Lowered cpu = tl::codegen::lower(s.kernels[0], s.materialized);
+  tl::codegen::Lowered cpu = tl::codegen::lower(s.items[0], s.materialized);
   CHECK_THROWS_AS(tl::codegen::gpu_thread_loops(cpu.kernel), tl::Error);  // an internal error
   // A full sum has no parallel loop: one thread.
   NodeRef total = g.make_reduce(ReduceKind::Sum, a, {0, 1});
   tl::schedule::Schedule t = tl::schedule::make_schedule(total.get());
-  tl::codegen::Lowered one = tl::codegen::lower(t.kernels.back(), t.materialized, tl::codegen::Target::Gpu);
+  tl::codegen::Lowered one = tl::codegen::lower(t.items.back(), t.materialized, tl::codegen::Target::Gpu);
   CHECK(one.parallel_extent == tl::tensor::Dim(1));
 }
