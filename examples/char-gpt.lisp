@@ -10,8 +10,8 @@
 ;;; Prints a progress line (loss, learning rate, tokens/s), the validation loss every
 ;;; --eval-every steps, then a generated sample. Writes OUT.safetensors (model and optimizer),
 ;;; OUT.json (vocabulary, settings, loss history) and OUT.svg (the loss curves); --resume goes
-;;; on from them. --minutes stops training after that much time, --steps after that many steps
-;;; (the learning-rate schedule spans --steps).
+;;; on from them. --steps stops training after that many steps, --minutes after that much
+;;; time; the learning-rate schedule spans the steps, or the time if it runs out first.
 
 (require 'nn)
 (require 'optim)
@@ -182,14 +182,20 @@ a list of (NAME COLOR POINTS), POINTS a list of (X . Y), with axes, ticks and a 
 
 (defun seconds () (/ (get-internal-real-time) 1e9))
 
-(defun progress (step tokens start loss lr elapsed)
+(defun schedule-step (step elapsed)
+  ;; Where the learning-rate schedule is: at STEP, or with --minutes further on when the time
+  ;; will run out before --steps, so that the cosine ends with the time budget (after warm-up).
+  (if (or (null *minutes*) (< step *warmup*))
+      step
+      (max step (+ *warmup* (floor (* (- *steps* *warmup*) (/ elapsed (* 60.0 *minutes*))))))))
+
+(defun progress (step rate loss lr elapsed)
   (let* ((width 24)
          (done (max (/ step (float *steps*)) (if *minutes* (/ elapsed (* 60.0 *minutes*)) 0.0)))
          (filled (min width (floor (* width done)))))
     (format t "~astep ~a/~a [~a~a] loss ~,4f lr ~,2e ~,0f tokens/s ~,0f s  "
             (code-char 13) step *steps* (make-string filled :initial-element #\=)
-            (make-string (- width filled) :initial-element #\Space) loss lr
-            (/ tokens (max 1e-9 (- (seconds) start))) elapsed)))
+            (make-string (- width filled) :initial-element #\Space) loss lr rate elapsed)))
 
 (defun main ()
   (manual-seed *seed*)
@@ -250,23 +256,28 @@ a list of (NAME COLOR POINTS), POINTS a list of (X . Y), with axes, ticks and a 
                              :title (format nil "char-gpt: ~a layers, ~a wide, context ~a" *layers* *embed* *context*)
                              :y-label "cross-entropy (nats/char)")))
       (train! model)
-      (let* ((first-step (optim:steps opt))
-             (start (seconds)) (tokens 0) (step first-step) (loss 0.0) (smooth nil))
-        (when (null val-losses)
-          (let ((v (validate)))
-            (push (cons step v) val-losses)
-            (format t "step ~a: validation loss ~,4f (~,2f bits/char)~%" step v (/ v (log 2.0)))))
+      (when (null val-losses)
+        (let ((v (validate)))
+          (push (cons (optim:steps opt) v) val-losses)
+          (format t "step ~a: validation loss ~,4f (~,2f bits/char)~%" (optim:steps opt) v (/ v (log 2.0)))))
+      ;; Throughput counts the training steps after this run's first (which compiles), not
+      ;; the validations; --minutes counts everything.
+      (let* ((first-step (optim:steps opt)) (step first-step)
+             (start (seconds)) (busy 0.0) (tokens 0) (loss 0.0) (smooth nil))
         (loop while (and (< step *steps*)
                          (or (null *minutes*) (< (- (seconds) start) (* 60 *minutes*))))
-              do (let ((lr (* *lr* (optim:warmup-cosine step *warmup* *steps*))))
+              do (let ((lr (* *lr* (optim:warmup-cosine (schedule-step step (- (seconds) start))
+                                                          *warmup* *steps*)))
+                       (t0 (seconds)))
                    (optim:set-lr! opt lr)
                    (random-seed (+ (* 1000003 *seed*) step))
                    (let ((b (batch codes 0 split (random-offsets *batch* (- split *context* 1)))))
                      (setq loss (nn:check-loss (funcall train-step (first b) (second b)) step)))
-                   (setq step (+ step 1) tokens (+ tokens (* *batch* *context*))
-                         smooth (if smooth (+ (* 0.9 smooth) (* 0.1 loss)) loss))
+                   (when (> step first-step)
+                     (setq busy (+ busy (- (seconds) t0)) tokens (+ tokens (* *batch* *context*))))
+                   (setq step (+ step 1) smooth (if smooth (+ (* 0.9 smooth) (* 0.1 loss)) loss))
                    (push (cons step loss) train-losses)
-                   (progress step tokens start smooth lr (- (seconds) start))
+                   (progress step (/ tokens (max 1e-9 busy)) smooth lr (- (seconds) start))
                    (when (or (= 0 (mod step *eval-every*)) (= step *steps*))
                      (let ((v (validate)))
                        (push (cons step v) val-losses)
@@ -278,9 +289,9 @@ a list of (NAME COLOR POINTS), POINTS a list of (X . Y), with axes, ticks and a 
             (push (cons step v) val-losses)
             (format t "step ~a: validation loss ~,4f (~,2f bits/char)~%" step v (/ v (log 2.0)))))
         (save)
-        (format t "trained ~a steps (~a this run) in ~,1f s, ~,0f tokens/s; saved ~a, ~a.json, ~a.svg~%"
-                step (- step first-step) (- (seconds) start)
-                (/ tokens (max 1e-9 (- (seconds) start))) checkpoint *out* *out*)))
+        (format t "trained ~a steps (~a this run) in ~,1f s; ~,0f tokens/s after the first step; saved ~a, ~a.json, ~a.svg~%"
+                step (- step first-step) (- (seconds) start) (/ tokens (max 1e-9 busy))
+                checkpoint *out* *out*)))
     (when (> *sample-length* 0)
       (eval! model)
       (random-seed *seed*)
