@@ -9,7 +9,7 @@
 #    of both (they should agree), and each process's peak resident memory;
 #  - training tokens/s of examples/char-gpt.lisp against the same model in PyTorch
 #    (char_gpt_torch.py), CHAR_STEPS steps after warm-up.
-#   bench/llm/run.sh [BUILD_DIR]      (PREFILL=512 DECODE=32 CHAR_STEPS=30 THREADS="1 2")
+#   bench/llm/run.sh [BUILD_DIR]      (PREFILL=512 DECODE=32 CHAR_STEPS=50 THREADS="1 2")
 # Ratio: above 1 means TensorLisp is faster (PyTorch's time / ours, our rate / PyTorch's).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -20,7 +20,7 @@ python=/usr/bin/python3
 unset OPENBLAS_CORETYPE
 prefill="${PREFILL:-512}"
 decode="${DECODE:-32}"
-char_steps="${CHAR_STEPS:-30}"
+char_steps="${CHAR_STEPS:-50}"
 threads_list="${THREADS:-1 2}"
 if ! "$python" -c "import torch, numpy" 2>/dev/null; then
   echo "bench/llm: $python has no torch or numpy (apt-get install python3-torch); nothing to compare with" >&2
