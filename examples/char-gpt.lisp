@@ -52,7 +52,8 @@
                   (read-file *text*)
                   (progn
                     (unless (probe-file (concat *fortunes-dir* "cookie"))
-                      (error 'file-error "char-gpt: ~a not found (apt-get install fortunes, or give --text FILE)"
+                      (error 'file-error
+                             "char-gpt: ~a not found (apt-get install fortunes, or use --text FILE)"
                              *fortunes-dir*))
                     (apply #'concat (mapcar (lambda (f) (read-file (concat *fortunes-dir* f)))
                                             *fortune-files*))))))
@@ -117,64 +118,99 @@
   ;; N window starts drawn from 0 .. SPAN-1 (the Lisp generator, seeded per step).
   (loop repeat n collect (random span)))
 
-;;; --- the loss curve as SVG ------------------------------------------------------------------
+;;; --- the loss curve as SVG ------------------------------------------------------------
 
-(defun svg-polyline (points x-of y-of color)
-  (format nil "<polyline fill=\"none\" stroke=\"~a\" stroke-width=\"1.5\" points=\"~{~a~^ ~}\"/>~%"
-          color (mapcar (lambda (p) (format nil "~,1f,~,1f" (funcall x-of (car p)) (funcall y-of (cdr p))))
-                        points)))
+(defun svg (tag attributes &optional text)
+  ;; The SVG element TAG with ATTRIBUTES (a plist: :stroke-width 2 ...; floats to one decimal),
+  ;; around TEXT when given, and a newline.
+  (let ((attrs (loop for (k v) on attributes by #'cddr
+                     collect (format nil " ~a=\"~a\"" (string-downcase (symbol-name k))
+                                     (if (floatp v) (format nil "~,1f" v) v)))))
+    (if text
+        (format nil "<~a~{~a~}>~a</~a>~%" tag attrs text tag)
+        (format nil "<~a~{~a~}/>~%" tag attrs))))
 
 (defun write-loss-svg (file series &key (title "") (x-label "step") (y-label "loss"))
-  "(write-loss-svg FILE SERIES &key title x-label y-label) Writes an SVG line plot of SERIES,
-a list of (NAME COLOR POINTS), POINTS a list of (X . Y), with axes, ticks and a legend."
-  (let* ((w 640) (h 400) (left 60) (right 20) (top 40) (bottom 50)
-         (all (loop for s in series append (third s)))
-         (x0 (reduce #'min (mapcar #'car all))) (x1 (max (+ x0 1) (reduce #'max (mapcar #'car all))))
-         (y0 (* 0.95 (reduce #'min (mapcar #'cdr all)))) (y1 (* 1.02 (reduce #'max (mapcar #'cdr all))))
-         (x-of (lambda (x) (+ left (* (- w left right) (/ (- x x0) (float (- x1 x0)))))))
-         (y-of (lambda (y) (- h bottom (* (- h top bottom) (/ (- y y0) (max 1e-9 (- y1 y0)))))))
-         (out (format nil "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"~a\" height=\"~a\" font-family=\"sans-serif\" font-size=\"12\">~%<rect width=\"100%\" height=\"100%\" fill=\"white\"/>~%<text x=\"~a\" y=\"24\" font-size=\"14\">~a</text>~%"
-                      w h left title)))
-    (flet ((add (s) (setq out (concat out s))))
-      ;; Axes, five ticks on each, and the axis labels.
-      (add (format nil "<path d=\"M~a,~a V~a H~a\" stroke=\"black\" fill=\"none\"/>~%" left top (- h bottom) (- w right)))
-      (dotimes (i 5)
-        (let* ((fx (+ x0 (* i (/ (- x1 x0) 4.0)))) (fy (+ y0 (* i (/ (- y1 y0) 4.0))))
-               (px (funcall x-of fx)) (py (funcall y-of fy)))
-          (add (format nil "<line x1=\"~,1f\" y1=\"~a\" x2=\"~,1f\" y2=\"~a\" stroke=\"black\"/><text x=\"~,1f\" y=\"~a\" text-anchor=\"middle\">~a</text>~%"
-                       px (- h bottom) px (+ (- h bottom) 5) px (+ (- h bottom) 18) (round fx)))
-          (add (format nil "<line x1=\"~a\" y1=\"~,1f\" x2=\"~a\" y2=\"~,1f\" stroke=\"#ddd\"/><text x=\"~a\" y=\"~,1f\" text-anchor=\"end\">~,2f</text>~%"
-                       left py (- w right) py (- left 5) (+ py 4) fy))))
-      (add (format nil "<text x=\"~a\" y=\"~a\" text-anchor=\"middle\">~a</text>~%" (/ (+ left (- w right)) 2) (- h 10) x-label))
-      (add (format nil "<text x=\"15\" y=\"~a\" transform=\"rotate(-90 15 ~a)\" text-anchor=\"middle\">~a</text>~%"
-                   (/ h 2) (/ h 2) y-label))
-      (loop for s in series for i from 0
-            do (when (third s) (add (svg-polyline (third s) x-of y-of (second s))))
-               (add (format nil "<line x1=\"~a\" y1=\"~a\" x2=\"~a\" y2=\"~a\" stroke=\"~a\" stroke-width=\"2\"/><text x=\"~a\" y=\"~a\">~a</text>~%"
-                            (- w 150) (+ top 10 (* 18 i)) (- w 130) (+ top 10 (* 18 i)) (second s)
-                            (- w 125) (+ top 14 (* 18 i)) (first s))))
-      (add "</svg>
-")
-      (write-file file out))))
+  "(write-loss-svg FILE SERIES &key title x-label y-label) Writes a line plot of SERIES to the
+SVG file FILE, with axes, ticks and a legend: SERIES is a list of (NAME COLOR POINTS), POINTS
+a list of (X . Y)."
+  (let* ((w 640) (h 400) (left 60) (right 620) (top 40) (bottom 350)   ; the plot's area
+         (points (loop for s in series append (third s)))
+         (x0 (reduce #'min (mapcar #'car points)))
+         (x1 (max (+ x0 1) (reduce #'max (mapcar #'car points))))
+         (y0 (* 0.95 (reduce #'min (mapcar #'cdr points))))
+         (y1 (* 1.02 (reduce #'max (mapcar #'cdr points))))
+         (px (lambda (x) (+ left (* (- right left) (/ (- x x0) (float (- x1 x0)))))))
+         (py (lambda (y) (- bottom (* (- bottom top) (/ (- y y0) (max 1e-9 (- y1 y0))))))))
+    (write-file
+     file
+     (apply #'concat
+            (format nil "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"~a\" height=\"~a\" ~
+                         font-family=\"sans-serif\" font-size=\"12\">~%" w h)
+            (svg "rect" (list :width w :height h :fill "white"))
+            (svg "text" (list :x left :y 24 :font-size 14) title)
+            (svg "path" (list :d (format nil "M~a,~a V~a H~a" left top bottom right)
+                              :stroke "black" :fill "none"))
+            (svg "text" (list :x (/ (+ left right) 2) :y (- h 10) :text-anchor "middle") x-label)
+            (svg "text" (list :x 15 :y (/ h 2) :transform (format nil "rotate(-90 15 ~a)" (/ h 2))
+                              :text-anchor "middle")
+                 y-label)
+            (append
+             ;; Five ticks on each axis: steps below, losses on the left with grid lines.
+             (loop for i below 5
+                   for x = (+ x0 (* i (/ (- x1 x0) 4.0)))
+                   for y = (+ y0 (* i (/ (- y1 y0) 4.0)))
+                   append (list (svg "line" (list :x1 (funcall px x) :y1 bottom :x2 (funcall px x)
+                                                  :y2 (+ bottom 5) :stroke "black"))
+                                (svg "text" (list :x (funcall px x) :y (+ bottom 18)
+                                                  :text-anchor "middle")
+                                     (round x))
+                                (svg "line" (list :x1 left :y1 (funcall py y)
+                                                  :x2 right :y2 (funcall py y) :stroke "#ddd"))
+                                (svg "text" (list :x (- left 5) :y (+ (funcall py y) 4)
+                                                  :text-anchor "end")
+                                     (format nil "~,2f" y))))
+             ;; Each series as a line, and its name in the legend.
+             (loop for s in series for i from 0
+                   for ly = (+ top 10 (* 18 i))
+                   append (list (svg "polyline"
+                                     (list :fill "none" :stroke (second s) :stroke-width 1.5
+                                           :points (format nil "~{~a~^ ~}"
+                                                           (mapcar (lambda (p)
+                                                                     (format nil "~,1f,~,1f"
+                                                                             (funcall px (car p))
+                                                                             (funcall py (cdr p))))
+                                                                   (third s)))))
+                                (svg "line" (list :x1 (- w 150) :y1 ly :x2 (- w 130) :y2 ly
+                                                  :stroke (second s) :stroke-width 2))
+                                (svg "text" (list :x (- w 125) :y (+ ly 4)) (first s))))
+             (list (format nil "</svg>~%")))))))
 
 ;;; --- generation ---------------------------------------------------------------------------
+
+(defun pick-index (probs)
+  ;; An index drawn from the list of probabilities PROBS.
+  (let ((r (random 1.0)) (acc 0.0))
+    (or (position-if (lambda (q) (> (setq acc (+ acc q)) r)) probs) (- (length probs) 1))))
 
 (defun sample-text (model vocab prompt n)
   ;; N characters continuing PROMPT (a list of indices), sampled from the model's softmax one
   ;; at a time. The model always sees a window of *context* positions (the last characters,
   ;; padding after them), so one compiled step serves every position; causal attention keeps
-  ;; the padding from reaching the position read.
-  (let* ((probs-at (jit (lambda (ids pick)
-                          (no-grad (sum (mul (softmax (funcall model ids) :axis -1) pick) :axis 1)))))
-         (ids prompt) (out ""))
+  ;; the padding from reaching the position read, which PICK (one-hot) selects.
+  (let ((probs-at (jit (lambda (ids pick)
+                         (no-grad (sum (mul (softmax (funcall model ids) :axis -1) pick)
+                                       :axis 1)))))
+        (ids prompt)
+        (out ""))
     (dotimes (k n)
       (let* ((window (last ids *context*))
              (pos (- (length window) 1))
              (padded (append window (make-list (- *context* (length window)) :initial-element 0)))
-             (pick (reshape (tensor (loop for i below *context* collect (if (= i pos) 1.0 0.0))) 1 *context* 1))
-             (p (to-list (reshape (funcall probs-at (reshape (tensor padded :dtype 'i32) 1 *context*) pick) -1)))
-             (r (random 1.0))
-             (c (or (loop for q in p for i from 0 sum q into acc when (> acc r) return i) (- (length p) 1))))
+             (pick (loop for i below *context* collect (if (= i pos) 1.0 0.0)))
+             (probs (funcall probs-at (reshape (tensor padded :dtype 'i32) 1 *context*)
+                             (reshape (tensor pick) 1 *context* 1)))
+             (c (pick-index (to-list (reshape probs -1)))))
         (setq ids (append ids (list c)) out (concat out (string (nth c vocab))))))
     out))
 
@@ -190,6 +226,7 @@ a list of (NAME COLOR POINTS), POINTS a list of (X . Y), with axes, ticks and a 
       (max step (+ *warmup* (floor (* (- *steps* *warmup*) (/ elapsed (* 60.0 *minutes*))))))))
 
 (defun progress (step rate loss lr elapsed)
+  ;; The progress line, rewritten in place: the bar shows steps, or time with --minutes.
   (let* ((width 24)
          (done (max (/ step (float *steps*)) (if *minutes* (/ elapsed (* 60.0 *minutes*)) 0.0)))
          (filled (min width (floor (* width done)))))
@@ -197,105 +234,123 @@ a list of (NAME COLOR POINTS), POINTS a list of (X . Y), with axes, ticks and a 
             (code-char 13) step *steps* (make-string filled :initial-element #\=)
             (make-string (- width filled) :initial-element #\Space) loss lr rate elapsed)))
 
-(defun main ()
-  (manual-seed *seed*)
-  (let* ((chars (read-corpus))
-         (vocab (vocabulary chars))
-         (codes (encode chars vocab))
-         (n (length codes))
-         (split (floor (* 9 n) 10))                    ; the first 90% trains, the rest validates
-         (model (char-gpt (length vocab) *context* *embed* *heads* *layers*))
-         (opt (optim:adamw (parameters model) :lr *lr* :betas '(0.9 0.95) :weight-decay 0.1))
-         (checkpoint (concat *out* ".safetensors"))
-         (meta-file (concat *out* ".json"))
-         (train-losses nil) (val-losses nil)
-         (train-step (jit (lambda (xb yb)
-                            (let ((loss (loss-of model xb yb)))
-                              (optim:zero-grad! opt)
-                              (backward loss)
-                              (optim:clip-grad-norm! opt 1.0 :lazy t)
-                              (step! opt loss)))))
-         (val-loss-of (jit (lambda (xb yb) (no-grad (loss-of model xb yb)))))
-         ;; Fixed validation windows, evenly spread over the validation text.
-         (val-span (- n split *context* 1))
-         (val-batches (loop for b below *eval-batches*
-                            collect (batch codes split n
-                                           (loop for i below *batch*
-                                                 collect (floor (* val-span (+ (* b *batch*) i))
-                                                                (* *eval-batches* *batch*)))))))
-    (format t "corpus: ~a characters (~a distinct), ~a for training, ~a for validation~%"
-            n (length vocab) split (- n split))
-    (format t "model: ~a layers, ~a heads, ~a wide, context ~a, ~a parameters; batch ~a~%"
-            *layers* *heads* *embed* *context*
-            (reduce #'+ (mapcar (lambda (p) (reduce #'* (shape p))) (parameters model))) *batch*)
-    (when (and (command-line-flag "--resume") (probe-file checkpoint))
-      (let ((meta (json-read-file meta-file :object-as :alist :array-as :list)))
-        (unless (equal (cdr (assoc "vocab" meta :test #'equal)) (mapcar #'char-code vocab))
-          (error 'file-error "char-gpt: ~a was trained on another text (its vocabulary differs)" meta-file))
-        (nn:load model checkpoint :optimizer opt)
-        (setq train-losses (mapcar (lambda (p) (cons (first p) (second p))) (cdr (assoc "train" meta :test #'equal)))
-              val-losses (mapcar (lambda (p) (cons (first p) (second p))) (cdr (assoc "val" meta :test #'equal))))
-        (format t "resumed from ~a at step ~a~%" checkpoint (optim:steps opt))))
-    (flet ((validate ()
-             (eval! model)
-             (prog1 (/ (loop for vb in val-batches sum (item (funcall val-loss-of (first vb) (second vb))))
-                       (length val-batches))
-               (train! model)))
-           (save ()
-             (nn:save model checkpoint :optimizer opt)
-             (json-write-file (list (cons "vocab" (mapcar #'char-code vocab))
-                                    (cons "settings" (list (cons "layers" *layers*) (cons "heads" *heads*)
-                                                           (cons "embed" *embed*) (cons "context" *context*)
-                                                           (cons "batch" *batch*) (cons "seed" *seed*)))
-                                    (cons "train" (mapcar (lambda (p) (list (car p) (cdr p))) train-losses))
-                                    (cons "val" (mapcar (lambda (p) (list (car p) (cdr p))) val-losses)))
-                              meta-file)
-             (write-loss-svg (concat *out* ".svg")
-                             (list (list "train" "#1f77b4" (reverse train-losses))
-                                   (list "validation" "#d62728" (reverse val-losses)))
-                             :title (format nil "char-gpt: ~a layers, ~a wide, context ~a" *layers* *embed* *context*)
-                             :y-label "cross-entropy (nats/char)")))
-      (train! model)
-      (when (null val-losses)
-        (let ((v (validate)))
-          (push (cons (optim:steps opt) v) val-losses)
-          (format t "step ~a: validation loss ~,4f (~,2f bits/char)~%" (optim:steps opt) v (/ v (log 2.0)))))
-      ;; Throughput counts the training steps after this run's first (which compiles), not
-      ;; the validations; --minutes counts everything.
-      (let* ((first-step (optim:steps opt)) (step first-step)
-             (start (seconds)) (busy 0.0) (tokens 0) (loss 0.0) (smooth nil))
-        (loop while (and (< step *steps*)
-                         (or (null *minutes*) (< (- (seconds) start) (* 60 *minutes*))))
-              do (let ((lr (* *lr* (optim:warmup-cosine (schedule-step step (- (seconds) start))
-                                                          *warmup* *steps*)))
-                       (t0 (seconds)))
-                   (optim:set-lr! opt lr)
-                   (random-seed (+ (* 1000003 *seed*) step))
-                   (let ((b (batch codes 0 split (random-offsets *batch* (- split *context* 1)))))
-                     (setq loss (nn:check-loss (funcall train-step (first b) (second b)) step)))
-                   (when (> step first-step)
-                     (setq busy (+ busy (- (seconds) t0)) tokens (+ tokens (* *batch* *context*))))
-                   (setq step (+ step 1) smooth (if smooth (+ (* 0.9 smooth) (* 0.1 loss)) loss))
-                   (push (cons step loss) train-losses)
-                   (progress step (/ tokens (max 1e-9 busy)) smooth lr (- (seconds) start))
-                   (when (or (= 0 (mod step *eval-every*)) (= step *steps*))
-                     (let ((v (validate)))
-                       (push (cons step v) val-losses)
-                       (format t "~%step ~a: validation loss ~,4f (~,2f bits/char)~%" step v (/ v (log 2.0)))
-                       (save)))))
-        (terpri)
-        (when (or (null val-losses) (/= (car (first val-losses)) step))
-          (let ((v (validate)))
-            (push (cons step v) val-losses)
-            (format t "step ~a: validation loss ~,4f (~,2f bits/char)~%" step v (/ v (log 2.0)))))
-        (save)
-        (format t "trained ~a steps (~a this run) in ~,1f s; ~,0f tokens/s after the first step; saved ~a, ~a.json, ~a.svg~%"
-                step (- step first-step) (- (seconds) start) (/ tokens (max 1e-9 busy))
-                checkpoint *out* *out*)))
-    (when (> *sample-length* 0)
-      (eval! model)
-      (random-seed *seed*)
-      (format t "--- sample ---~%~a~a~%" (string (aref chars 0))
-              (sample-text model vocab (list (aref codes 0)) *sample-length*)))))
+(manual-seed *seed*)
+(defvar *chars* (read-corpus))
+(defvar *vocab* (vocabulary *chars*))
+(defvar *codes* (encode *chars* *vocab*))
+(defvar *split* (floor (* 9 (length *codes*)) 10))   ; the first 90% trains, the rest validates
+(defvar *model* (char-gpt (length *vocab*) *context* *embed* *heads* *layers*))
+(defvar *opt* (optim:adamw (parameters *model*) :lr *lr* :betas '(0.9 0.95) :weight-decay 0.1))
+(defvar *checkpoint* (concat *out* ".safetensors"))
+(defvar *train-losses* nil "(STEP . LOSS) after each training step, the latest first.")
+(defvar *val-losses* nil "(STEP . LOSS) of each validation, the latest first.")
 
-(main)
+;; One training step, captured with jit: after the first call, forward, backward, clipping and
+;; AdamW replay as compiled kernels with no Lisp in between.
+(defvar train-step
+  (jit (lambda (xb yb)
+         (let ((loss (loss-of *model* xb yb)))
+           (optim:zero-grad! *opt*)
+           (backward loss)
+           (optim:clip-grad-norm! *opt* 1.0 :lazy t)
+           (step! *opt* loss)))))
+
+(defvar val-loss-of (jit (lambda (xb yb) (no-grad (loss-of *model* xb yb)))))
+
+;; Fixed validation windows, spread evenly over the validation text.
+(defvar *val-batches*
+  (let ((n (length *codes*)) (count (* *eval-batches* *batch*)))
+    (loop for b below *eval-batches*
+          collect (batch *codes* *split* n
+                         (loop for i below *batch*
+                               collect (floor (* (- n *split* *context* 1) (+ (* b *batch*) i))
+                                              count))))))
+
+(defun validate (step)
+  ;; The mean loss over the validation batches, in evaluation mode; recorded and printed.
+  (eval! *model*)
+  (let ((v (/ (loop for vb in *val-batches* sum (item (funcall val-loss-of (first vb) (second vb))))
+              (length *val-batches*))))
+    (train! *model*)
+    (push (cons step v) *val-losses*)
+    (format t "step ~a: validation loss ~,4f (~,2f bits/char)~%" step v (/ v (log 2.0)))
+    v))
+
+(defun pairs (conses) (mapcar (lambda (p) (list (car p) (cdr p))) conses))
+(defun conses (pairs) (mapcar (lambda (p) (cons (first p) (second p))) pairs))
+
+(defun save-run ()
+  ;; The checkpoint (model and optimizer), the history and settings (OUT.json), the plot.
+  (nn:save *model* *checkpoint* :optimizer *opt*)
+  (json-write-file (list (cons "vocab" (mapcar #'char-code *vocab*))
+                         (cons "settings" (list (cons "layers" *layers*) (cons "heads" *heads*)
+                                                (cons "embed" *embed*) (cons "context" *context*)
+                                                (cons "batch" *batch*) (cons "seed" *seed*)))
+                         (cons "train" (pairs *train-losses*))
+                         (cons "val" (pairs *val-losses*)))
+                   (concat *out* ".json"))
+  (write-loss-svg (concat *out* ".svg")
+                  (list (list "train" "#1f77b4" (reverse *train-losses*))
+                        (list "validation" "#d62728" (reverse *val-losses*)))
+                  :title (format nil "char-gpt: ~a layer~a, ~a wide, context ~a" *layers*
+                                 (if (= *layers* 1) "" "s") *embed* *context*)
+                  :y-label "cross-entropy (nats/char)"))
+
+(defun resume-run ()
+  ;; The model, the optimizer (its step count too) and the history from the last save-run.
+  (let ((meta (json-read-file (concat *out* ".json") :object-as :alist :array-as :list)))
+    (flet ((field (name) (cdr (assoc name meta :test #'equal))))
+      (unless (equal (field "vocab") (mapcar #'char-code *vocab*))
+        (error 'file-error "char-gpt: ~a.json was trained on another text (its vocabulary differs)"
+               *out*))
+      (nn:load *model* *checkpoint* :optimizer *opt*)
+      (setq *train-losses* (conses (field "train")) *val-losses* (conses (field "val")))
+      (format t "resumed from ~a at step ~a~%" *checkpoint* (optim:steps *opt*)))))
+
+(defun train ()
+  ;; Steps until --steps or --minutes; throughput counts the steps after this run's first
+  ;; (which compiles), not the validations.
+  (let* ((first-step (optim:steps *opt*)) (step first-step)
+         (start (seconds)) (busy 0.0) (tokens 0) (smooth nil))
+    (loop while (and (< step *steps*)
+                     (or (null *minutes*) (< (- (seconds) start) (* 60 *minutes*))))
+          do (let ((lr (* *lr* (optim:warmup-cosine (schedule-step step (- (seconds) start))
+                                                    *warmup* *steps*)))
+                   (t0 (seconds)))
+               (optim:set-lr! *opt* lr)
+               (random-seed (+ (* 1000003 *seed*) step))      ; the same batches when resumed
+               (let* ((b (batch *codes* 0 *split* (random-offsets *batch* (- *split* *context* 1))))
+                      (loss (nn:check-loss (funcall train-step (first b) (second b)) step)))
+                 (when (> step first-step)
+                   (setq busy (+ busy (- (seconds) t0)) tokens (+ tokens (* *batch* *context*))))
+                 (setq step (+ step 1) smooth (if smooth (+ (* 0.9 smooth) (* 0.1 loss)) loss))
+                 (push (cons step loss) *train-losses*))
+               (progress step (/ tokens (max 1e-9 busy)) smooth lr (- (seconds) start))
+               (when (or (= 0 (mod step *eval-every*)) (= step *steps*))
+                 (terpri)
+                 (validate step)
+                 (save-run))))
+    (terpri)
+    (unless (= (car (first *val-losses*)) step)
+      (validate step))
+    (save-run)
+    (format t "trained ~a steps (~a this run) in ~,1f s; ~,0f tokens/s after the first step~%"
+            step (- step first-step) (- (seconds) start) (/ tokens (max 1e-9 busy)))
+    (format t "saved ~a, ~a.json, ~a.svg~%" *checkpoint* *out* *out*)))
+
+(format t "corpus: ~a characters (~a distinct), ~a for training, ~a for validation~%"
+        (length *codes*) (length *vocab*) *split* (- (length *codes*) *split*))
+(format t "model: ~a layers, ~a heads, ~a wide, context ~a, ~a parameters; batch ~a~%"
+        *layers* *heads* *embed* *context*
+        (reduce #'+ (mapcar (lambda (p) (reduce #'* (shape p))) (parameters *model*))) *batch*)
+(when (and (command-line-flag "--resume") (probe-file *checkpoint*))
+  (resume-run))
+(train! *model*)
+(unless *val-losses*
+  (validate (optim:steps *opt*)))
+(train)
+(when (> *sample-length* 0)
+  (eval! *model*)
+  (random-seed *seed*)
+  (format t "--- sample ---~%~a~a~%" (string (aref *chars* 0))
+          (sample-text *model* *vocab* (list (aref *codes* 0)) *sample-length*)))
