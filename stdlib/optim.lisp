@@ -294,7 +294,8 @@ use the schedule optim:warmup-cosine-lr."
   "(optim:warmup-cosine-lr OPT WARMUP-STEPS TOTAL-STEPS &key (min-factor 0.1)) A schedule setting
 OPT's learning rate to its value times (optim:warmup-cosine K WARMUP-STEPS TOTAL-STEPS) after
 K calls of step! on it: linear warm-up, then half a cosine down to MIN-FACTOR times the value."
-  (optim:%schedule opt (lambda (k) (optim:warmup-cosine k warmup-steps total-steps :min-factor min-factor))))
+  (optim:%schedule opt (lambda (k)
+                         (optim:warmup-cosine k warmup-steps total-steps :min-factor min-factor))))
 
 (defun optim:warmup-lr (opt warmup-steps &key (start-factor 0.0) then)
   "(optim:warmup-lr OPT WARMUP-STEPS &key (start-factor 0) then) A schedule raising OPT's

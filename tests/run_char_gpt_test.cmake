@@ -45,7 +45,8 @@ if(NOT out MATCHES "--- sample ---\n")
 endif()
 execute_process(COMMAND ${TLISP} ${EXAMPLE} --steps 50 --resume ${args}
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0 OR NOT out MATCHES "resumed from .* at step 40\n" OR NOT out MATCHES "trained 50 steps \\(10 this run\\)")
+if(NOT rc EQUAL 0 OR NOT out MATCHES "resumed from .* at step 40\n"
+   OR NOT out MATCHES "trained 50 steps \\(10 this run\\)")
   message(FATAL_ERROR "char-gpt --resume (status ${rc}):\n${out}\n${err}")
 endif()
 message("validation loss ${first} -> ${last}; resumed to step 50")

@@ -14,11 +14,12 @@ import torch
 from torch import nn
 
 FORTUNES = "/usr/share/games/fortunes/"
-FILES = ["computers", "cookie", "definitions", "disclaimer", "drugs", "education", "ethnic", "food",
-         "fortunes", "goedel", "humorists", "kids", "knghtbrd", "law", "linux", "linuxcookie", "literature",
-         "love", "magic", "medicine", "men-women", "miscellaneous", "news", "paradoxum", "people", "perl",
-         "pets", "platitudes", "politics", "pratchett", "riddles", "science", "songs-poems", "sports",
-         "startrek", "tao", "translate-me", "wisdom", "work", "zippy"]
+FILES = ["computers", "cookie", "definitions", "disclaimer", "drugs", "education", "ethnic",
+         "food", "fortunes", "goedel", "humorists", "kids", "knghtbrd", "law", "linux",
+         "linuxcookie", "literature", "love", "magic", "medicine", "men-women", "miscellaneous",
+         "news", "paradoxum", "people", "perl", "pets", "platitudes", "politics", "pratchett",
+         "riddles", "science", "songs-poems", "sports", "startrek", "tao", "translate-me",
+         "wisdom", "work", "zippy"]  # as examples/char-gpt.lisp
 
 
 class Block(nn.Module):
@@ -56,7 +57,8 @@ class CharGPT(nn.Module):
 
 def main():
     args = [int(a) for a in sys.argv[1:]]
-    threads, steps, layers, embed, heads, context, batch = (args + [1, 40, 4, 128, 4, 128, 16][len(args):])[:7]
+    defaults = [1, 40, 4, 128, 4, 128, 16]
+    threads, steps, layers, embed, heads, context, batch = (args + defaults[len(args):])[:7]
     torch.set_num_threads(threads)
     torch.manual_seed(1)
     text = "".join(open(FORTUNES + f, encoding="utf-8").read() for f in FILES)
@@ -85,7 +87,8 @@ def main():
     for _ in range(steps):
         loss = step()
     dt = time.perf_counter() - t0
-    print(f"torch char-gpt: {steps} steps in {dt:.2f} s, {steps * batch * context / dt:.0f} tokens/s, loss {loss:.3f}")
+    rate = steps * batch * context / dt
+    print(f"torch char-gpt: {steps} steps in {dt:.2f} s, {rate:.0f} tokens/s, loss {loss:.3f}")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@
     (measure 2 :prefill-seconds
              (lambda (run) (hf:generate model (prompt-ids *prefill* vocab run) :max-new-tokens 1)))
   (let ((s (getf best :prefill-seconds)))
-    (format t "tlisp prefill ~a tokens: ~,3f s, ~,1f tokens/s (best of 2; first run, compiling: ~,3f s)~%"
+    (format t "tlisp prefill ~a tokens: ~,3f s, ~,1f tokens/s ~
+               (best of 2; first run, compiling: ~,3f s)~%"
             *prefill* s (/ *prefill* s) (getf first :prefill-seconds))))
 (defvar continuation nil)
 (destructuring-bind (first best)
@@ -49,7 +50,8 @@
                (setq continuation (hf:generate model (prompt-ids *prompt* vocab (+ run 3))
                                                :max-new-tokens (+ 1 *decode*)))))
   (flet ((ms (s) (/ (* 1000 (getf s :decode-seconds)) (getf s :decode-tokens))))
-    (format t "tlisp decode ~a tokens: ~,2f ms/token (best of 3; first run, compiling: ~,2f ms/token)~%"
+    (format t "tlisp decode ~a tokens: ~,2f ms/token ~
+               (best of 3; first run, compiling: ~,2f ms/token)~%"
             (getf best :decode-tokens) (ms best) (ms first))))
 (format t "tlisp greedy: ~{~a~^ ~}~%" (subseq continuation 0 (min 8 (length continuation))))
 (format t "tlisp peak rss: ~a MiB~%" (peak-rss-mib))

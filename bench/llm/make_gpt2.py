@@ -26,23 +26,30 @@ def tensors(rng):
     def normal(*shape):
         return (rng.standard_normal(shape, dtype=np.float32) * 0.02).astype(np.float32)
 
+    def ones(n):
+        return np.ones(n, np.float32)
+
+    def zeros(n):
+        return np.zeros(n, np.float32)
+
     t = [("wte.weight", normal(v, d)), ("wpe.weight", normal(p, d))]
     for i in range(c["n_layer"]):
         h = "h.%d." % i
-        t += [(h + "ln_1.weight", np.ones(d, np.float32)), (h + "ln_1.bias", np.zeros(d, np.float32)),
-              (h + "attn.c_attn.weight", normal(d, 3 * d)), (h + "attn.c_attn.bias", np.zeros(3 * d, np.float32)),
-              (h + "attn.c_proj.weight", normal(d, d)), (h + "attn.c_proj.bias", np.zeros(d, np.float32)),
-              (h + "ln_2.weight", np.ones(d, np.float32)), (h + "ln_2.bias", np.zeros(d, np.float32)),
-              (h + "mlp.c_fc.weight", normal(d, 4 * d)), (h + "mlp.c_fc.bias", np.zeros(4 * d, np.float32)),
-              (h + "mlp.c_proj.weight", normal(4 * d, d)), (h + "mlp.c_proj.bias", np.zeros(d, np.float32))]
-    t += [("ln_f.weight", np.ones(d, np.float32)), ("ln_f.bias", np.zeros(d, np.float32))]
+        t += [(h + "ln_1.weight", ones(d)), (h + "ln_1.bias", zeros(d)),
+              (h + "attn.c_attn.weight", normal(d, 3 * d)), (h + "attn.c_attn.bias", zeros(3 * d)),
+              (h + "attn.c_proj.weight", normal(d, d)), (h + "attn.c_proj.bias", zeros(d)),
+              (h + "ln_2.weight", ones(d)), (h + "ln_2.bias", zeros(d)),
+              (h + "mlp.c_fc.weight", normal(d, 4 * d)), (h + "mlp.c_fc.bias", zeros(4 * d)),
+              (h + "mlp.c_proj.weight", normal(4 * d, d)), (h + "mlp.c_proj.bias", zeros(d))]
+    t += [("ln_f.weight", ones(d)), ("ln_f.bias", zeros(d))]
     return t
 
 
 def write_safetensors(path, named):
     header, offset = {}, 0
     for name, a in named:
-        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
+        header[name] = {"dtype": "F32", "shape": list(a.shape),
+                        "data_offsets": [offset, offset + a.nbytes]}
         offset += a.nbytes
     text = json.dumps(header, separators=(",", ":"))
     text += " " * ((8 - len(text) % 8) % 8)

@@ -23,7 +23,7 @@ decode="${DECODE:-32}"
 char_steps="${CHAR_STEPS:-50}"
 threads_list="${THREADS:-1 2}"
 if ! "$python" -c "import torch, numpy" 2>/dev/null; then
-  echo "bench/llm: $python has no torch or numpy (apt-get install python3-torch); nothing to compare with" >&2
+  echo "bench/llm: $python has no torch or numpy (apt-get install python3-torch)" >&2
   exit 1
 fi
 tmp="$(mktemp -d)"

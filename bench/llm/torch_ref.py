@@ -73,7 +73,8 @@ class GPT2:
             a = (scores.softmax(-1) @ v).transpose(0, 1).reshape(T, self.d)
             x = x + torch.addmm(w[p + "attn.c_proj.bias"], a, w[p + "attn.c_proj.weight"])
             h = self.ln(x, p + "ln_2")
-            m = F.gelu(torch.addmm(w[p + "mlp.c_fc.bias"], h, w[p + "mlp.c_fc.weight"]), approximate="tanh")
+            m = torch.addmm(w[p + "mlp.c_fc.bias"], h, w[p + "mlp.c_fc.weight"])
+            m = F.gelu(m, approximate="tanh")
             x = x + torch.addmm(w[p + "mlp.c_proj.bias"], m, w[p + "mlp.c_proj.weight"])
         return self.ln(x[-1:], "ln_f") @ w["wte.weight"].t()
 
