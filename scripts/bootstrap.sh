@@ -3,6 +3,7 @@
 # Installs what building and testing TensorLisp needs on Debian 12, if it is missing.
 set -euo pipefail
 packages=(cmake ninja-build g++ catch2 libedit-dev pkg-config llvm-14-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist
+          fortunes  # examples/char-gpt.lisp trains on its text (/usr/share/games/fortunes)
           clang libclang-rt-14-dev  # clang + libFuzzer: the sanitizer build and tests/fuzz
           nlohmann-json3-dev  # json-read and tokenizer.json (src/text/), header-only
           libicu-dev  # tokenizers: Unicode letter/number classes and pre-tokenizer regexes

@@ -219,19 +219,35 @@ gradient are left alone. On a learning-rate schedule, advances it by one step in
 
 ;;; --- gradient clipping -----------------------------------------------------------------
 
-(defun optim:clip-grad-norm! (params max-norm)
-  "(optim:clip-grad-norm! PARAMS MAX-NORM) Scales the gradients of PARAMS (a list of tensors,
-or an optimizer) in place so that their joint L2 norm is at most MAX-NORM; returns the norm
-before clipping, as PyTorch's clip_grad_norm_."
+(defun optim:clip-grad-norm! (params max-norm &key lazy)
+  "(optim:clip-grad-norm! PARAMS MAX-NORM &key lazy) Scales the gradients of PARAMS (a list of
+tensors, or an optimizer) in place so that their joint L2 norm is at most MAX-NORM; returns the
+norm before clipping, as PyTorch's clip_grad_norm_: a number, or with LAZY a 0-d f32 tensor.
+With LAZY the norm is never read into Lisp (every gradient is multiplied by
+min(1, MAX-NORM / (norm + 1e-6)) in the graph), so a training step captured with jit can clip
+and still replay."
   (let* ((params (if (hash-table-p params) (gethash :params params) params))
          (grads (remove nil (mapcar #'grad params))))
-    (if (null grads)
-        0.0
-        (let* ((total (item (sqrt (%fold #'add (mapcar (lambda (g) (sum (square (cast g 'f32)))) grads)))))
-               (scale (/ max-norm (+ total 1e-6))))
-          (when (< scale 1.0)
-            (no-grad (realize-all (mapcar (lambda (g) (prim:assign g (mul g scale))) grads))))
-          total))))
+    (cond ((null grads) (if lazy (realize (tensor 0.0)) 0.0))
+          (lazy (optim:%clip-in-graph grads max-norm))
+          (t (let* ((total (item (optim:%grad-norm grads)))
+                    (scale (/ max-norm (+ total 1e-6))))
+               (when (< scale 1.0)
+                 (no-grad (realize-all (mapcar (lambda (g) (prim:assign g (mul g scale))) grads))))
+               total)))))
+
+(defun optim:%grad-norm (grads)
+  ;; The joint L2 norm of GRADS, a 0-d f32 tensor (lazy).
+  (sqrt (%fold #'add (mapcar (lambda (g) (sum (square (cast g 'f32)))) grads))))
+
+(defun optim:%clip-in-graph (grads max-norm)
+  ;; Clipping with no host read: the norm is realized first (the assigns then read it, not
+  ;; the gradients they overwrite), then every gradient is scaled by min(1, max/(norm+eps)).
+  (no-grad
+    (let* ((total (realize (optim:%grad-norm grads)))
+           (scale (minimum (div max-norm (add total 1e-6)) 1.0)))
+      (realize-all (mapcar (lambda (g) (prim:assign g (mul g (cast scale (dtype g))))) grads))
+      total)))
 
 ;;; --- learning-rate schedules -----------------------------------------------------------
 
@@ -262,6 +278,24 @@ its value to ETA-MIN along half a cosine over T-MAX steps (PyTorch's CosineAnnea
     (optim:%schedule opt (lambda (k)
                            (let ((k (min k t-max)))
                              (/ (+ eta-min (* 0.5 (- base eta-min) (+ 1 (cos (/ (* pi k) t-max))))) base))))))
+
+(defun optim:warmup-cosine (step warmup-steps total-steps &key (min-factor 0.1))
+  "(optim:warmup-cosine STEP WARMUP-STEPS TOTAL-STEPS &key (min-factor 0.1)) The learning-rate
+factor at STEP (0 first) of a linear warm-up followed by a cosine decay, as nanoGPT's: it rises
+from 1/WARMUP-STEPS to 1 over WARMUP-STEPS steps, then falls along half a cosine to MIN-FACTOR
+at TOTAL-STEPS and stays there. Multiply by the base rate: (optim:set-lr! opt (* 1e-3 f)), or
+use the schedule optim:warmup-cosine-lr."
+  (cond ((< step warmup-steps) (/ (+ step 1) (float warmup-steps)))
+        ((>= step total-steps) (float min-factor))
+        (t (let ((progress (/ (- step warmup-steps) (float (max 1 (- total-steps warmup-steps))))))
+             (+ min-factor (* 0.5 (- 1 min-factor) (+ 1 (cos (* pi progress)))))))))
+
+(defun optim:warmup-cosine-lr (opt warmup-steps total-steps &key (min-factor 0.1))
+  "(optim:warmup-cosine-lr OPT WARMUP-STEPS TOTAL-STEPS &key (min-factor 0.1)) A schedule setting
+OPT's learning rate to its value times (optim:warmup-cosine K WARMUP-STEPS TOTAL-STEPS) after
+K calls of step! on it: linear warm-up, then half a cosine down to MIN-FACTOR times the value."
+  (optim:%schedule opt (lambda (k)
+                         (optim:warmup-cosine k warmup-steps total-steps :min-factor min-factor))))
 
 (defun optim:warmup-lr (opt warmup-steps &key (start-factor 0.0) then)
   "(optim:warmup-lr OPT WARMUP-STEPS &key (start-factor 0) then) A schedule raising OPT's

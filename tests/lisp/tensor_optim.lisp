@@ -137,4 +137,40 @@
       (is (string-contains msg "extra.weight is missing"))
       (is (string-contains msg "bn.running-mean is in the file but not in the model")))))
 
+;; Issue 21: clipping inside a captured step (no host read of the norm), and nanoGPT's
+;; warm-up then cosine schedule.
+(deftest lazy-clipping-and-warmup-cosine
+  (let* ((a (requires-grad! (tensor '(0.0 0.0)))) (b (requires-grad! (tensor '(0.0)))))
+    (backward (add (sum (mul a (tensor '(3.0 4.0)))) (sum (mul b 12.0))))
+    (let ((norm (optim:clip-grad-norm! (list a b) 6.5 :lazy t)))
+      (is (tensorp norm))
+      (is (< (abs (- (item norm) 13.0)) 1e-4)))
+    (is (allclose (grad a) (tensor '(1.5 2.0)) :atol 1e-5))
+    (is (allclose (grad b) (tensor '(6.0)) :atol 1e-5))
+    (is (< (abs (- (item (optim:clip-grad-norm! (list a b) 100.0 :lazy t)) 6.5)) 1e-4))
+    (is (allclose (grad a) (tensor '(1.5 2.0)) :atol 1e-5)))
+  ;; The same clipped AdamW steps, captured with jit (replayed) and not, on a loss whose
+  ;; gradient norm (about 20 at the start) is above the limit.
+  (flet ((train (captured)
+           (let* ((p (requires-grad! (realize (tensor '(4.0 -8.0 16.0)))))
+                  (opt (optim:adamw (list p) :lr 0.1 :weight-decay 0.1))
+                  (body (lambda ()
+                          (let ((loss (sum (square p))))
+                            (optim:zero-grad! opt)
+                            (backward loss)
+                            (optim:clip-grad-norm! opt 1.0 :lazy t)
+                            (step! opt loss))))
+                  (run (if captured (jit body) body)))
+             (dotimes (i 6) (funcall run))
+             (to-list p))))
+    (is (close-p (train t) (train nil))))
+  (is (close-p (mapcar (lambda (k) (optim:warmup-cosine k 4 12 :min-factor 0.1)) '(0 1 3 4 8 12 20))
+               (list 0.25 0.5 1.0 1.0 (+ 0.1 (* 0.45 (+ 1 (cos (/ pi 2))))) 0.1 0.1)))
+  (let* ((p (requires-grad! (tensor '(1.0))))
+         (opt (optim:sgd (list p) :lr 2.0))
+         (s (optim:warmup-cosine-lr opt 2 4 :min-factor 0.0))
+         (lrs nil))
+    (dotimes (i 6) (push (optim:lr opt) lrs) (step! s))
+    (is (close-p (reverse lrs) '(1.0 2.0 2.0 1.0 0.0 0.0)))))
+
 (run-tests)
