@@ -82,9 +82,9 @@ void DeviceMemory::trim() {
 const std::shared_ptr<tensor::DeviceCopy>& DeviceMemory::upload(const tensor::Buffer& b) {
   if (!b.device || b.device->pool != this) {
     // The host bytes first: they may still be on another device.
-    const host_memory::Bytes& host = b.bytes();
+    const void* host = b.data();
     std::shared_ptr<tensor::DeviceCopy> copy = allocate(b.size_bytes(), "a " + std::to_string(b.size_bytes()) + "-byte tensor");
-    if (b.size_bytes() != 0) backend_->copy_in(copy->ptr, host.data(), b.size_bytes());
+    if (b.size_bytes() != 0) backend_->copy_in(copy->ptr, host, b.size_bytes());
     ++traffic_.uploads;
     traffic_.upload_bytes += b.size_bytes();
     b.device = std::move(copy);

@@ -13,7 +13,7 @@ namespace tl::runtime {
 
 inline double load_float(const tensor::Buffer& b, std::int64_t i) {
   using tensor::DType;
-  const auto* p = b.bytes().data();
+  const auto* p = static_cast<const std::uint8_t*>(b.data());
   switch (b.dtype) {
     case DType::F32: {
       float f;
@@ -37,7 +37,7 @@ inline double load_float(const tensor::Buffer& b, std::int64_t i) {
 
 inline std::int64_t load_int(const tensor::Buffer& b, std::int64_t i) {
   using tensor::DType;
-  const auto* p = b.bytes().data();
+  const auto* p = static_cast<const std::uint8_t*>(b.data());
   switch (b.dtype) {
     case DType::Bool:
     case DType::U8: return p[i];
@@ -68,7 +68,7 @@ inline std::int64_t load_int(const tensor::Buffer& b, std::int64_t i) {
 
 inline void store_float(tensor::Buffer& b, std::int64_t i, double v) {
   using tensor::DType;
-  auto* p = b.bytes().data();
+  auto* p = static_cast<std::uint8_t*>(b.data());
   switch (b.dtype) {
     case DType::F32: {
       float f = static_cast<float>(v);
@@ -92,7 +92,7 @@ inline void store_float(tensor::Buffer& b, std::int64_t i, double v) {
 
 inline void store_int(tensor::Buffer& b, std::int64_t i, std::int64_t v) {
   using tensor::DType;
-  auto* p = b.bytes().data();
+  auto* p = static_cast<std::uint8_t*>(b.data());
   switch (b.dtype) {
     case DType::Bool: p[i] = v != 0; break;
     case DType::U8:
@@ -117,12 +117,12 @@ inline void store_int(tensor::Buffer& b, std::int64_t i, std::int64_t v) {
 inline std::uint64_t load_bits(const tensor::Buffer& b, std::int64_t i) {
   std::uint64_t v = 0;
   std::size_t n = tensor::dtype_size(b.dtype);
-  std::memcpy(&v, b.bytes().data() + i * n, n);
+  std::memcpy(&v, static_cast<const std::uint8_t*>(b.data()) + i * n, n);
   return v;
 }
 inline void store_bits(tensor::Buffer& b, std::int64_t i, std::uint64_t v) {
   std::size_t n = tensor::dtype_size(b.dtype);
-  std::memcpy(b.bytes().data() + i * n, &v, n);
+  std::memcpy(static_cast<std::uint8_t*>(b.data()) + i * n, &v, n);
 }
 
 }  // namespace tl::runtime

@@ -86,10 +86,10 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
       count = static_cast<std::int64_t>(out->count());
     }
     std::vector<void*> ptrs(k.buffer_count, nullptr);  // local scratch stays null
-    ptrs[0] = out->size_bytes() == 0 ? const_cast<std::uint8_t*>(kZeros) : out->bytes().data();
+    ptrs[0] = out->size_bytes() == 0 ? const_cast<std::uint8_t*>(kZeros) : out->data();
     for (std::size_t j = 0; j < k.inputs.size(); ++j) {
       Buffer& ib = *values.at(k.inputs[j]);
-      ptrs[static_cast<std::size_t>(k.input_slots[j])] = ib.size_bytes() == 0 ? const_cast<std::uint8_t*>(kZeros) : ib.bytes().data();
+      ptrs[static_cast<std::size_t>(k.input_slots[j])] = ib.size_bytes() == 0 ? const_cast<std::uint8_t*>(kZeros) : ib.data();
     }
     if (poll && !k.in_place()) poll();  // the writes at the end all happen, or none
     const double dt = launch(k, ptrs, count, b, debug >= 1);

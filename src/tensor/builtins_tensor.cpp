@@ -403,7 +403,8 @@ void register_tensor_builtins(Interp& in) {
                    in.error("index-error", "take-rows: index " + std::to_string(idx[i]) + " out of range for " +
                                                std::to_string(shape[0]) + " rows");
                  }
-                 if (row) std::memcpy(out->bytes().data() + i * row, b.bytes().data() + static_cast<std::size_t>(r) * row, row);
+                 if (row) std::memcpy(static_cast<std::uint8_t*>(out->data()) + i * row,
+                                      static_cast<const std::uint8_t*>(b.data()) + static_cast<std::size_t>(r) * row, row);
                }
                Shape s{Dim(static_cast<std::int64_t>(idx.size()))};
                for (std::size_t i = 1; i < shape.size(); ++i) s.push_back(Dim(shape[i]));

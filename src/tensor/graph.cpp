@@ -17,6 +17,8 @@ void Buffer::set_bytes(host_memory::Bytes b) {
   TL_CHECK(b.size() == size_, "Buffer::set_bytes: a different size");
   bytes_ = std::move(b);
   host_stale_ = false;
+  outside_ = nullptr;
+  keep_.reset();
   device.reset();
 }
 
@@ -24,6 +26,16 @@ void Buffer::set_device(std::shared_ptr<DeviceCopy> copy) {
   device = std::move(copy);
   host_stale_ = true;
   bytes_ = host_memory::Bytes();  // the host memory goes until it is needed again
+  outside_ = nullptr;
+  keep_.reset();
+}
+
+void Buffer::adopt() const {
+  host_memory::Bytes b(size_);
+  if (size_ > 0) std::memcpy(b.data(), outside_, size_);
+  bytes_ = std::move(b);
+  outside_ = nullptr;
+  keep_.reset();
 }
 
 void Buffer::fetch() const {

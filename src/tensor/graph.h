@@ -101,6 +101,10 @@ struct Buffer {
   // Data that is on the device only, so far.
   Buffer(DType t, std::size_t count, std::shared_ptr<DeviceCopy> on_device)
       : dtype(t), device(std::move(on_device)), size_(count * dtype_size(t)), host_stale_(true) {}
+  // Data in memory the buffer does not own: `keep` holds it alive while the buffer uses it
+  // (a private mapping of a file: the buffer may write it, and writes never reach the file).
+  Buffer(DType t, std::size_t count, std::shared_ptr<void> keep, void* data)
+      : dtype(t), size_(count * dtype_size(t)), outside_(static_cast<std::uint8_t*>(data)), keep_(std::move(keep)) {}
   std::size_t count() const { return size_ / dtype_size(dtype); }
   static std::size_t checked_bytes(DType t, std::size_t count) {
     std::size_t bytes = 0;
@@ -110,17 +114,29 @@ struct Buffer {
     return bytes;
   }
   std::size_t size_bytes() const { return size_; }
-  // The host bytes, downloaded from the device first when only the device has the data.
+  // The host bytes, downloaded from the device first when only the device has the data (and
+  // copied into memory of the buffer's own when it is outside memory: data() avoids that).
   const host_memory::Bytes& bytes() const {
     if (host_stale_) fetch();
+    if (outside_ != nullptr) adopt();
     return bytes_;
   }
   host_memory::Bytes& bytes() {
     if (host_stale_) fetch();
+    if (outside_ != nullptr) adopt();
     return bytes_;
   }
-  void* data() { return bytes().data(); }
-  const void* data() const { return bytes().data(); }
+  // The host data, wherever it lives.
+  void* data() {
+    if (outside_ != nullptr) return outside_;
+    return bytes().data();
+  }
+  const void* data() const {
+    if (outside_ != nullptr) return outside_;
+    return bytes().data();
+  }
+  // Whether the data lives in outside memory (a mapped file).
+  bool outside() const { return outside_ != nullptr; }
   // Whether the host bytes hold the data (else only the device copy does).
   bool on_host() const { return !host_stale_; }
   // The data becomes `b` (host bytes of the same size); the device copy is dropped.
@@ -130,9 +146,12 @@ struct Buffer {
 
  private:
   void fetch() const;
+  void adopt() const;  // copies outside data into bytes_ and lets the outside memory go
   std::size_t size_;
   mutable host_memory::Bytes bytes_;
   mutable bool host_stale_ = false;
+  mutable std::uint8_t* outside_ = nullptr;
+  mutable std::shared_ptr<void> keep_;
 };
 
 // Raised by the shape and dtype rules; `type` is the Lisp condition ("shape-error", ...).

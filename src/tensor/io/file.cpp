@@ -3,6 +3,9 @@
 // order and the text of shapes and names in messages.
 #include "tensor/io/file.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 namespace tl::tensor::io {
 
 std::string json_quoted(const std::string& s) {
@@ -36,6 +39,23 @@ InFile::InFile(const FileCtx& ctx) : ctx_(ctx) {
   off_t end = fseeko(file_.get(), 0, SEEK_END) == 0 ? ftello(file_.get()) : -1;
   if (end < 0) ctx.fail("cannot be read: " + errno_text());
   size_ = static_cast<std::uint64_t>(end);
+}
+
+std::shared_ptr<Buffer> InFile::map(std::uint64_t offset, DType t, std::size_t count) {
+  constexpr std::size_t kMinBytes = std::size_t{1} << 20;  // smaller tensors are read
+  const std::size_t elem = dtype_size(t);
+  std::size_t n = 0;
+  if (!kHostIsLittleEndian || t == DType::Bool || __builtin_mul_overflow(count, elem, &n) || n < kMinBytes ||
+      offset % elem != 0 || offset > size_ || n > size_ - offset) {
+    return nullptr;
+  }
+  const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  const std::uint64_t start = offset - offset % page;
+  const std::size_t length = static_cast<std::size_t>(offset - start) + n;
+  void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE, fileno(file_.get()), static_cast<off_t>(start));
+  if (p == MAP_FAILED) return nullptr;
+  std::shared_ptr<void> mapping(p, [length](void* q) { munmap(q, length); });
+  return std::make_shared<Buffer>(t, count, std::move(mapping), static_cast<std::uint8_t*>(p) + (offset - start));
 }
 
 void InFile::read(std::uint64_t offset, void* dst, std::size_t n) {

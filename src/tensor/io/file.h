@@ -79,6 +79,12 @@ class InFile {
   // Reads in chunks of 64 MiB, polling between them, so Ctrl-C stops a large tensor's load.
   void read(std::uint64_t offset, void* dst, std::size_t n);
   std::string read_string(std::uint64_t offset, std::size_t n);
+  // A buffer of `count` elements of dtype t over bytes [offset, offset + count * size) of the
+  // file mapped into memory (private: writes stay in memory), or null when mapping does not
+  // pay or cannot be done (small data, data not aligned to its element size, a big-endian
+  // host, bools, a file system without mmap); the caller then reads. The pages are read
+  // when first touched. A file truncated by someone else while mapped is not detected.
+  std::shared_ptr<Buffer> map(std::uint64_t offset, DType t, std::size_t count);
 
  private:
   const FileCtx& ctx_;

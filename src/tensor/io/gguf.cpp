@@ -375,6 +375,7 @@ Array GgufReader::read(const GgufTensorInfo& t) {
   const std::uint64_t start = header_.data_start + t.offset;
   const TypeInfo& info = *type_info(t.type);
   if (info.block == 1) {
+    if (auto mapped = file_.map(start, *dtype, t.bytes / info.block_bytes)) return Array{std::move(mapped), t.shape};
     auto buf = std::make_shared<Buffer>(*dtype, t.bytes / info.block_bytes);
     file_.read(start, buf->data(), buf->size_bytes());
     if (!kHostIsLittleEndian) swap_byte_order(*buf);

@@ -129,7 +129,7 @@ std::shared_ptr<Buffer> fortran_to_c_order(const Buffer& src, const std::vector<
   for (std::size_t i = 0; i < src.count(); ++i) {
     std::int64_t from = 0;
     for (std::size_t k = 0; k < rank; ++k) from += index[k] * stride[k];
-    std::memcpy(out->bytes().data() + i * elem, src.bytes().data() + from * elem, elem);
+    std::memcpy(static_cast<std::uint8_t*>(out->data()) + i * elem, static_cast<const std::uint8_t*>(src.data()) + from * elem, elem);
     for (std::size_t k = rank; k-- > 0;) {  // the next index in row-major order
       if (++index[k] < shape[k]) break;
       index[k] = 0;

@@ -277,7 +277,9 @@ std::vector<const SafetensorsEntry*> SafetensorsReader::find(const std::vector<s
 }
 
 Array SafetensorsReader::read(const SafetensorsEntry& entry) {
-  auto buf = std::make_shared<Buffer>(entry.dtype, (entry.end - entry.begin) / dtype_size(entry.dtype));
+  const std::size_t count = (entry.end - entry.begin) / dtype_size(entry.dtype);
+  if (auto mapped = file_.map(header_.data_start + entry.begin, entry.dtype, count)) return Array{std::move(mapped), entry.shape};
+  auto buf = std::make_shared<Buffer>(entry.dtype, count);
   file_.read(header_.data_start + entry.begin, buf->data(), buf->size_bytes());
   if (!kHostIsLittleEndian) swap_byte_order(*buf);
   normalize_bools(*buf);

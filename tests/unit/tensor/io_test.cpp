@@ -143,6 +143,33 @@ TEST_CASE("safetensors files round-trip through write_safetensors and Safetensor
   CHECK(std::string(e.what()) == "io_test: \"" + file.path + "\" has no tensor \"missing\"");
 }
 
+TEST_CASE("large safetensors tensors are mapped, privately", "[io]") {
+  TempPath file("mapped.safetensors");
+  const io::FileCtx ctx{"io_test", file.path, {}};
+  // 1 MiB and more of f32 (mapped); after 3 bytes of i8, another (unaligned: read); a small
+  // one (read).
+  std::vector<std::pair<std::string, io::Array>> saved = {{"big", counting_array(DType::F32, {512, 600})},
+                                                          {"odd", counting_array(DType::I8, {3})},
+                                                          {"shifted", counting_array(DType::F32, {512, 600})},
+                                                          {"small", counting_array(DType::F32, {4})}};
+  io::write_safetensors(ctx, saved, std::nullopt);
+  io::SafetensorsReader reader(ctx);
+  REQUIRE(reader.header().data_start % 8 == 0);  // the writer pads its header
+  io::Array loaded = reader.read(*reader.find({"big"}).at(0));
+  CHECK(loaded.buffer->outside());
+  CHECK(same_bytes(*loaded.buffer, *saved[0].second.buffer));
+  io::Array shifted = reader.read(*reader.find({"shifted"}).at(0));
+  CHECK_FALSE(shifted.buffer->outside());
+  CHECK(same_bytes(*shifted.buffer, *saved[2].second.buffer));
+  CHECK_FALSE(reader.read(*reader.find({"small"}).at(0)).buffer->outside());
+  // Writes stay in memory: the file keeps its data.
+  static_cast<float*>(loaded.buffer->data())[7] = -1.0F;
+  CHECK(same_bytes(*reader.read(*reader.find({"big"}).at(0)).buffer, *saved[0].second.buffer));
+  // bytes() makes the data the buffer's own, with the write.
+  CHECK(reinterpret_cast<const float*>(loaded.buffer->bytes().data())[7] == -1.0F);
+  CHECK_FALSE(loaded.buffer->outside());
+}
+
 TEST_CASE("safetensors names are checked before writing", "[io]") {
   TempPath file("names.safetensors");
   const io::FileCtx ctx{"save-safetensors", file.path, {}};
