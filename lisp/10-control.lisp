@@ -43,7 +43,9 @@ number, list, sequence, t) fits VALUE."
     (function (functionp value))
     (symbol (symbolp value))
     (sequence (or (listp value) (vectorp value) (stringp value)))
-    (otherwise (eq (type-of value) type))))
+    (otherwise (if (conditionp value)
+                   (condition-type-p value type)
+                   (eq (type-of value) type)))))
 
 (defmacro dolist (spec &body body)
   "(dolist (VAR LIST [RESULT]) BODY...) evaluates BODY with VAR bound to each element of

@@ -627,14 +627,12 @@ Node* Analyzer::analyze_block(Value form, Span span) {
   bool used = blocks_.back().used;
   blocks_.pop_back();
   if (top) {
+    // The frame holds the tag a closure reads, and the variables of forms in the body that
+    // bind in the enclosing frame.
     scope_ = nullptr;
-    if (block->tag_slot >= 0) {
-      block->own_frame = static_cast<std::uint32_t>(own.names.size());
-    } else if (!own.names.empty()) {
-      fail(span, "internal: a top-level block frame without a tag");
-    }
+    block->own_frame = static_cast<std::uint32_t>(own.names.size());
   }
-  if (!used) return body;
+  if (!used && block->own_frame == 0) return body;
   block->body = body;
   return block;
 }
@@ -645,10 +643,12 @@ Node* Analyzer::analyze_return_from(Value form, Span span) {
   Value name = nth(form, 1);
   Symbol* sym = name.is_nil() ? nullptr : (is_symbol(name) ? as_symbol(name) : nullptr);
   if (!name.is_nil() && sym == nullptr) fail(span, "return-from: the block name must be a symbol");
-  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
-    if (it->name == sym) {
-      it->used = true;
+  for (std::size_t index = blocks_.size(); index-- > 0;) {
+    if (blocks_[index].name == sym) {
+      blocks_[index].used = true;
+      // The value form may hold blocks of its own, which grow blocks_: look the entry up after.
       Node* value = n == 3 ? analyze(nth(form, 2), span_of_cell(nth_cell(form, 2), span)) : constant(nil(), span);
+      auto it = blocks_.begin() + static_cast<std::ptrdiff_t>(index);
       auto* ret = make<ReturnFromNode>(span, it->node, value);
       if (lambda_depth_ > it->lambda_depth) {
         // Inside a closure: the block needs a tag slot in its frame, read from here.
@@ -714,6 +714,12 @@ Node* Analyzer::analyze_handler_case(Value form, Span span) {
     scope_ = inner.parent;
     hc->clauses.push_back(hcl);
   }
+  std::vector<Value> types;
+  for (const HandlerClause& clause : hc->clauses) {
+    for (Symbol* type : clause.types) types.push_back(Value::object(type));
+  }
+  hc->types = in_.list_from(types.data(), types.size());
+  if (hc->types.is_obj()) unit_->constants.push_back(hc->types);
   return hc;
 }
 
