@@ -266,6 +266,17 @@ the wrong shape is an error."
                  (subseq (condition-message e) 20))
           (error e)))))
 
+(defun %macrolet-expander (name params body)
+  ;; The expander of a macrolet definition, a function of the whole form. Its body is compiled
+  ;; in the global environment: it cannot see the variables around the macrolet.
+  (let* ((parsed (%macro-params params))
+         (split (%split-docstring body))
+         (inner (cadr split)))
+    (dolist (bind (reverse (cdr parsed)))
+      (setq inner `((destructuring-bind ,(car bind) ,(cadr bind) ,@inner))))
+    (let ((fn (eval `(named-lambda ,name ,(car parsed) ,@inner))))
+      (lambda (form) (apply fn (cdr form))))))
+
 (defun %split-docstring (body)
   (if (and (stringp (car body)) (cdr body))
       (list (list (car body)) (cdr body))

@@ -104,6 +104,29 @@ class Analyzer {
   Node* analyze_return_from(Value form, Span span);
   Node* analyze_unwind_protect(Value form, Span span);
   Node* analyze_handler_case(Value form, Span span);
+  Node* analyze_macrolet(Value form, Span span, bool symbol_macros);
+  // A definition of macrolet or symbol-macrolet in force while its body is analyzed.
+  struct LocalMacro {
+    Symbol* name;
+    Value value;          // macrolet: the expander, a function of the whole form; else the expansion
+    bool symbol_macro;
+    std::uint32_t bound;  // lexical bindings of `name` when it was defined: more later shadow it
+  };
+  std::vector<LocalMacro> local_macros_;
+  std::uint32_t binding_count(Symbol* sym) const {
+    auto it = bound_.find(sym);
+    return it == bound_.end() ? 0 : it->second;
+  }
+  // The innermost local macro (or symbol macro) named SYM that no inner binding shadows. A
+  // symbol macro is shadowed by any variable of its name; a macro only by a local function.
+  const LocalMacro* find_local_macro(Symbol* sym, bool symbol_macro, bool local_function) const {
+    for (auto it = local_macros_.rbegin(); it != local_macros_.rend(); ++it) {
+      if (it->name != sym || it->symbol_macro != symbol_macro) continue;
+      bool shadowed = binding_count(sym) > it->bound && (symbol_macro || local_function);
+      return shadowed ? nullptr : &*it;
+    }
+    return nullptr;
+  }
   Node* analyze_multiple_value_call(Value form, Span span);
   Value quasi(Value form, int depth, Span span);
   bool lookup(Symbol* sym, std::uint32_t& depth, std::uint32_t& index,
@@ -170,6 +193,9 @@ Node* Analyzer::analyze(Value form, Span span) {
 
 Node* Analyzer::analyze_symbol(Symbol* sym, Span span) {
   if (sym->is_keyword() || sym == in_.S.t) return constant(Value::object(sym), span);
+  if (!local_macros_.empty()) {
+    if (const LocalMacro* m = find_local_macro(sym, true, false)) return analyze(m->value, span);
+  }
   std::uint32_t depth, index;
   if (!(sym->sym_flags & kSymSpecial) && lookup(sym, depth, index)) {
     auto* n = make<LocalNode>(NodeKind::Local, span, depth, index);
@@ -255,6 +281,22 @@ Node* Analyzer::analyze_list(Value form, Span span) {
       if (s == S.handler_case) return analyze_handler_case(form, span);
       if (s == S.declare) return constant(nil(), span);
       if (s == S.multiple_value_call) return analyze_multiple_value_call(form, span);
+      if (s == S.macrolet) return analyze_macrolet(form, span, false);
+      if (s == S.symbol_macrolet) return analyze_macrolet(form, span, true);
+    }
+    if (!special && !local_macros_.empty()) {
+      if (const LocalMacro* m = find_local_macro(s, false, lexical)) {
+        Value expansion;
+        try {
+          expansion = keep_alive(in_.call(m->value, {form}));
+        } catch (tl::Error& e) {
+          in_.relocate_to_macro_call(e, span, s->name);
+          throw;
+        }
+        return analyze(expansion, span);
+      }
+    }
+    if (!lexical || special) {
       if (!lexical && s->bound && is_kind(s->value, ObjKind::Macro)) {
         Value expansion;
         try {
@@ -347,6 +389,14 @@ Node* Analyzer::analyze_setq(Value form, Span span) {
     if (!is_symbol(target)) fail(target_span, "setq: cannot assign to " + in_.repr(target) + ", not a symbol");
     Symbol* sym = as_symbol(target);
     if (sym->sym_flags & (kSymKeyword | kSymConstant)) fail(target_span, "setq: cannot assign to the constant " + in_.repr(target));
+    if (!local_macros_.empty()) {
+      // (setq X V) of a symbol macro X is (setf EXPANSION V).
+      if (const LocalMacro* m = find_local_macro(sym, true, false)) {
+        Value set = keep_alive(in_.list({Value::object(in_.S.setf), m->value, car(cdr(v))}));
+        seq->body.push_back(analyze(set, target_span));
+        continue;
+      }
+    }
     Node* value = analyze(car(cdr(v)), span_of_cell(cdr(v), span));
     std::uint32_t depth, index;
     if (!(sym->sym_flags & kSymSpecial) && lookup(sym, depth, index)) {
@@ -665,6 +715,47 @@ Node* Analyzer::analyze_return_from(Value form, Span span) {
     }
   }
   fail(span, "return-from: no enclosing block named " + (sym ? sym->name : std::string("nil")));
+}
+
+Node* Analyzer::analyze_macrolet(Value form, Span span, bool symbol_macros) {
+  const char* what = symbol_macros ? "symbol-macrolet" : "macrolet";
+  std::string usage = symbol_macros ? "(symbol-macrolet ((SYMBOL EXPANSION)...) BODY...)"
+                                    : "(macrolet ((NAME LAMBDA-LIST BODY...)...) BODY...)";
+  if (list_length(form, span, what) < 2) fail(span, std::string(what) + ": expected " + usage);
+  Value definitions = nth(form, 1);
+  Span defs_span = span_of_cell(cdr(form), span);
+  if (!is_list(definitions)) fail(defs_span, std::string(what) + ": expected " + usage);
+  list_length(definitions, defs_span, what);
+  struct Restore {
+    std::vector<LocalMacro>& macros;
+    std::size_t size;
+    ~Restore() { macros.resize(size); }
+  } restore{local_macros_, local_macros_.size()};
+  // The definitions see the macros around the form, not each other (as in Common Lisp).
+  std::vector<LocalMacro> added;
+  for (Value d = definitions; is_cons(d); d = cdr(d)) {
+    Value def = car(d);
+    Span dspan = span_of_cell(d, defs_span);
+    if (!is_cons(def) || !is_symbol(car(def)) || car(def).is_nil() || !is_cons(cdr(def))) {
+      fail(dspan, std::string(what) + ": a definition is " +
+                      (symbol_macros ? "(SYMBOL EXPANSION)" : "(NAME LAMBDA-LIST BODY...)") + ", got " + in_.repr(def));
+    }
+    Symbol* name = as_symbol(car(def));
+    if (symbol_macros) {
+      if (list_length(def, dspan, what) != 2) fail(dspan, "symbol-macrolet: a definition is (SYMBOL EXPANSION), got " + in_.repr(def));
+      if (name->is_keyword() || (name->sym_flags & (kSymConstant | kSymSpecial))) {
+        fail(dspan, "symbol-macrolet: cannot define " + name->name + ", a constant or special variable");
+      }
+      added.push_back(LocalMacro{name, keep_alive(nth(def, 1)), true, binding_count(name)});
+    } else {
+      Symbol* maker = in_.intern("%macrolet-expander");
+      if (!maker->bound) fail(dspan, "macrolet: not available before the prelude is loaded");
+      Value expander = keep_alive(in_.call(maker->value, {car(def), nth(def, 1), cdr(cdr(def))}));
+      added.push_back(LocalMacro{name, expander, false, binding_count(name)});
+    }
+  }
+  local_macros_.insert(local_macros_.end(), added.begin(), added.end());
+  return analyze_body(nth_cell(form, 2), span);
 }
 
 Node* Analyzer::analyze_unwind_protect(Value form, Span span) {

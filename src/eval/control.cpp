@@ -216,7 +216,8 @@ bool Interp::is_special_form(const Symbol* s) const {
   return s == S.quote || s == S.quasiquote || s == S.unquote || s == S.unquote_splicing || s == S.function ||
          s == S.lambda || s == S.named_lambda || s == S.if_ || s == S.progn || s == S.let || s == S.let_star ||
          s == S.setq || s == S.and_ || s == S.or_ || s == S.while_ || s == S.block || s == S.return_from ||
-         s == S.unwind_protect || s == S.handler_case || s == S.declare || s == S.multiple_value_call;
+         s == S.unwind_protect || s == S.handler_case || s == S.declare || s == S.multiple_value_call ||
+         s == S.macrolet || s == S.symbol_macrolet;
 }
 
 Value Interp::call_head_fallback(const CallNode* n, Value fn, bool direct) {

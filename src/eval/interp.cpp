@@ -192,6 +192,8 @@ void Interp::init_symbols() {
   S.handler_clusters->bound = true;
   S.handler_clusters->sym_flags |= kSymSpecial;
   S.macrolet = intern("macrolet");
+  S.symbol_macrolet = intern("symbol-macrolet");
+  S.setf = intern("setf");
   S.optional = intern("&optional");
   S.rest = intern("&rest");
   S.body = intern("&body");

@@ -47,7 +47,7 @@ struct WellKnown {
       *named_lambda, *if_, *progn, *let, *let_star, *setq, *and_, *or_, *while_, *block,
       *return_from, *unwind_protect, *handler_case, *macrolet, *optional, *rest, *body, *key,
       *allow_other_keys, *aux, *error, *condition, *declare, *argv, *load_file, *print_circle,
-      *multiple_value_call, *handler_clusters, *interrupt;
+      *multiple_value_call, *handler_clusters, *interrupt, *symbol_macrolet, *setf;
 };
 
 // One active function call, for backtraces.
