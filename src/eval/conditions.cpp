@@ -24,26 +24,31 @@ Condition* arg_condition(Interp& in, const char* fn, Args a, int i) {
 
 }  // namespace
 
-std::int64_t Interp::run_handlers(Value cond, Value clusters) {
+std::int64_t Interp::run_handlers(Value cond, std::int32_t from) {
   StackMark mark(*this);
   push(cond);
-  push(clusters);
   Value type = as_condition(cond)->type;
-  for (Value rest = clusters; is_cons(rest); rest = cdr(rest)) {
-    Value cluster = car(rest);
-    if (is_cons(cluster) && car(cluster).is_int()) {  // a handler-case: (ID TYPE...)
-      for (Value t = cdr(cluster); is_cons(t); t = cdr(t)) {
-        if (handler_matches(type, car(t))) return car(cluster).i;
+  for (std::int32_t i = from; i >= 0; i = handler_frames[static_cast<std::size_t>(i)].outer) {
+    // A copy: the handlers below may push frames (the vector grows), never pop this one.
+    HandlerFrame frame = handler_frames[static_cast<std::size_t>(i)];
+    if (frame.id != 0) {  // a handler-case
+      for (Value t = frame.handlers; is_cons(t); t = cdr(t)) {
+        if (handler_matches(type, car(t))) return frame.id;
       }
       continue;
     }
-    for (Value h = cluster; is_cons(h); h = cdr(h)) {
+    for (Value h = frame.handlers; is_cons(h); h = cdr(h)) {
       Value entry = car(h);  // (TYPE . FUNCTION)
       if (!is_cons(entry) || !handler_matches(type, car(entry))) continue;
-      // The handler runs with only the handlers outside its own cluster active, so a
-      // condition it signals goes outwards. Returning declines.
+      // The handler runs with only the frames outside its own active, so a condition it
+      // signals goes outwards. Returning declines.
+      struct RestoreTop {
+        Interp& in;
+        std::int32_t top;
+        ~RestoreTop() { in.handler_top = top; }
+      } restore{*this, handler_top};
+      handler_top = frame.outer;
       StackMark call_mark(*this);
-      DynamicBinding binding(*this, S.handler_clusters, cdr(rest));
       push(cond);
       apply(cdr(entry), sp - 1, 1);
     }
@@ -62,7 +67,7 @@ void Interp::signal_error(tl::Error& e) {
   Value cond = condition_of(e);
   tl::detail::Payload& payload = *e.payload();
   payload.signaled = true;
-  payload.target = run_handlers(cond, S.handler_clusters->value);
+  payload.target = run_handlers(cond, handler_top);
 }
 
 void Interp::throw_signaled(tl::Error e) {
@@ -91,7 +96,7 @@ void register_condition_builtins(Interp& in) {
              "Offers CONDITION to the active handlers; returns nil when all decline.",
              [](Interp& in, Args a, N) -> Value {
                arg_condition(in, "signal", a, 0);
-               std::int64_t target = in.run_handlers(a[0], in.S.handler_clusters->value);
+               std::int64_t target = in.run_handlers(a[0], in.handler_top);
                if (target == 0) return nil();
                tl::Error e = condition_error(in, a[0]);
                e.payload()->signaled = true;
@@ -101,22 +106,21 @@ void register_condition_builtins(Interp& in) {
   TL_BUILTIN(in, "%handler-bind", 2, 2, "(%handler-bind CLUSTER THUNK)",
              "Calls THUNK with the handlers of CLUSTER, a list of (TYPE . FUNCTION), active.",
              [](Interp& in, Args a, N) -> Value {
-               Interp::StackMark mark(in);
-               in.push(in.cons(a[0], in.S.handler_clusters->value));
-               Value* clusters = in.sp - 1;
                std::size_t saved_frames = in.frames.size();
                try {
-                 Interp::DynamicBinding binding(in, in.S.handler_clusters, *clusters);
+                 Interp::HandlerScope scope(in, 0, a[0]);
                  return in.apply_values(a[1], nullptr, 0);
                } catch (tl::Error& e) {
                  // An error not yet offered to the handlers (see is_deferred_signal) is
                  // offered here, after the body unwound, starting with this cluster.
                  if (!is_untakeable(e) && !(e.payload() && e.payload()->signaled)) {
                    in.frames.resize(saved_frames);
+                   Interp::StackMark mark(in);
                    Value cond = in.condition_of(e);
                    in.push(cond);
                    e.payload()->signaled = true;
-                   e.payload()->target = in.run_handlers(cond, *clusters);
+                   Interp::HandlerScope scope(in, 0, a[0]);
+                   e.payload()->target = in.run_handlers(cond, in.handler_top);
                  }
                  throw;
                }

@@ -150,14 +150,12 @@ Interp::HandlerOutcome Interp::run_handler_case(HandlerCaseNode* n, Env* env) {
       payload.signaled = true;
       StackMark mark(*this);
       push(cond);
-      payload.target = run_handlers(cond, S.handler_clusters->value);
+      payload.target = run_handlers(cond, handler_top);
     }
     return nullptr;
   };
   try {
-    StackMark mark(*this);
-    push(cons(Value::integer(id), n->types));
-    DynamicBinding binding(*this, S.handler_clusters, cons(sp[-1], S.handler_clusters->value));
+    HandlerScope scope(*this, id, n->types);
     return HandlerOutcome{run(n->body, env), nullptr};
   } catch (tl::Error& e) {
     // Internal errors are bugs, exit ends the program and the step limit ends evaluation: no

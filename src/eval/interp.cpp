@@ -188,9 +188,6 @@ void Interp::init_symbols() {
   S.handler_case = intern("handler-case");
   S.multiple_value_call = intern("multiple-value-call");
   S.interrupt = intern("interrupt");
-  S.handler_clusters = intern("*%handler-clusters*");
-  S.handler_clusters->bound = true;
-  S.handler_clusters->sym_flags |= kSymSpecial;
   S.macrolet = intern("macrolet");
   S.symbol_macrolet = intern("symbol-macrolet");
   S.setf = intern("setf");
@@ -354,6 +351,7 @@ void Interp::collect() {
       for (const Value& v : mv_rest) m.mark(v);
     }
     for (tl::detail::RootCell* c = root_list.next; c != &root_list; c = c->next) m.mark(c->value);
+    for (const HandlerFrame& f : handler_frames) m.mark(f.handlers);
     for (const auto& [type, parents] : condition_parents) {
       m.mark(type);
       for (Symbol* parent : parents) m.mark(parent);

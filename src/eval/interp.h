@@ -47,7 +47,7 @@ struct WellKnown {
       *named_lambda, *if_, *progn, *let, *let_star, *setq, *and_, *or_, *while_, *block,
       *return_from, *unwind_protect, *handler_case, *macrolet, *optional, *rest, *body, *key,
       *allow_other_keys, *aux, *error, *condition, *declare, *argv, *load_file, *print_circle,
-      *multiple_value_call, *handler_clusters, *interrupt, *symbol_macrolet, *setf;
+      *multiple_value_call, *interrupt, *symbol_macrolet, *setf;
 };
 
 // One active function call, for backtraces.
@@ -277,15 +277,42 @@ class Interp {
   std::unordered_map<Symbol*, std::vector<Symbol*>> condition_parents;  // type -> parent types
 
   // --- the condition system (conditions.cpp) ---------------------------------------------
-  // The active handlers are the value of the special *%handler-clusters*: a list of clusters,
-  // innermost first. A handler-bind cluster is a list of (TYPE . FUNCTION); a handler-case
-  // cluster is (ID TYPE...), ID numbering the activation.
-  //
-  // Offers the condition COND to the active handlers, innermost first, starting with the
-  // clusters CLUSTERS: each handler-bind function that matches is called with the clusters
-  // outside its own active; when a handler-case matches, its ID is returned (the caller
-  // unwinds to it) and the walk stops. 0 when every handler declined.
-  std::int64_t run_handlers(Value cond, Value clusters);
+  // The active handlers: one frame per running handler-bind or handler-case, each linked to
+  // the frame outside it. While a handler-bind function runs, only the frames outside its
+  // own are active (handler_top points past the inner ones, which stay in the vector until
+  // their forms unwind).
+  struct HandlerFrame {
+    std::int64_t id;     // a handler-case activation's number; 0 for a handler-bind cluster
+    Value handlers;      // handler-case: its types; handler-bind: a list of (TYPE . FUNCTION)
+    std::int32_t outer;  // the frame outside this one, or -1
+  };
+  std::vector<HandlerFrame> handler_frames;  // traced by the collector
+  std::int32_t handler_top = -1;             // the innermost active frame, or -1
+  // Makes a frame active for the lifetime of this object.
+  class HandlerScope {
+   public:
+    HandlerScope(Interp& in, std::int64_t id, Value handlers)
+        : in_(in), size_(in.handler_frames.size()), top_(in.handler_top) {
+      in.handler_frames.push_back(HandlerFrame{id, handlers, in.handler_top});
+      in.handler_top = static_cast<std::int32_t>(size_);
+    }
+    ~HandlerScope() {
+      in_.handler_frames.resize(size_);
+      in_.handler_top = top_;
+    }
+    HandlerScope(const HandlerScope&) = delete;
+    HandlerScope& operator=(const HandlerScope&) = delete;
+
+   private:
+    Interp& in_;
+    std::size_t size_;
+    std::int32_t top_;
+  };
+  // Offers the condition COND to the active handlers, innermost first, starting with frame
+  // FROM: each handler-bind function that matches is called with only the frames outside its
+  // own active; when a handler-case matches, its number is returned (the caller unwinds to
+  // it) and the walk stops. 0 when every handler declined.
+  std::int64_t run_handlers(Value cond, std::int32_t from);
   // Signals the error E where it is caught first (a builtin's call, an evaluator error):
   // runs the handlers once and records which handler-case, if any, takes it. Errors that are
   // not safe to handle before unwinding (stack-overflow, storage-error) and those no handler
