@@ -767,6 +767,32 @@ Node* Analyzer::analyze_unwind_protect(Value form, Span span) {
 
 Node* Analyzer::analyze_handler_case(Value form, Span span) {
   if (list_length(form, span, "handler-case") < 2) fail(span, "handler-case: expected (handler-case FORM (TYPE (VAR) BODY...)...)");
+  // (handler-case FORM CLAUSE... (:no-error LAMBDA-LIST BODY...)) calls the :no-error clause
+  // with FORM's values when FORM returns:
+  // (block B (multiple-value-call (lambda LAMBDA-LIST BODY...)
+  //            (handler-case FORM (TYPE VARS (return-from B (progn CLAUSE-BODY...)))...)))
+  Value last = nil();
+  for (Value c = nth_cell(form, 2); is_cons(c); c = cdr(c)) last = car(c);
+  if (is_cons(last) && is_symbol(car(last)) && as_symbol(car(last))->is_keyword() &&
+      as_symbol(car(last))->name == "no-error") {
+    const WellKnown& S = in_.S;
+    Value block = keep_alive(Value::object(in_.gensym("no-error")));
+    std::vector<Value> clauses{Value::object(S.handler_case), nth(form, 1)};
+    for (Value c = nth_cell(form, 2); is_cons(c) && !car(c).same(last); c = cdr(c)) {
+      Value clause = car(c);
+      if (!is_cons(clause) || !is_cons(cdr(clause))) {
+        fail(span_of_cell(c, span), "handler-case: a clause is (TYPE (VAR) BODY...), got " + in_.repr(clause));
+      }
+      Value body = in_.cons(Value::object(S.progn), cdr(cdr(clause)));
+      Value exit = in_.list({Value::object(S.return_from), block, body});
+      clauses.push_back(keep_alive(in_.list({car(clause), nth(clause, 1), exit})));
+    }
+    if (!is_cons(cdr(last))) fail(span, "handler-case: expected (:no-error LAMBDA-LIST BODY...)");
+    Value inner = keep_alive(in_.list_from(clauses.data(), clauses.size()));
+    Value fn = keep_alive(in_.cons(Value::object(S.lambda), cdr(last)));
+    Value call = keep_alive(in_.list({Value::object(S.multiple_value_call), fn, inner}));
+    return analyze(keep_alive(in_.list({Value::object(S.block), block, call})), span);
+  }
   auto* hc = make<HandlerCaseNode>(span);
   hc->body = analyze(nth(form, 1), span_of_cell(cdr(form), span));
   for (Value c = nth_cell(form, 2); is_cons(c); c = cdr(c)) {

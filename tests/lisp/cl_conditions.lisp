@@ -176,3 +176,44 @@
       (multiple-value-bind (value c) (ignore-errors (error "oops ~a" 1))
         (list value (format nil "~a" c))))
 (show "ignore-errors passes other conditions" (handler-case (ignore-errors (signal 'my-note)) (my-note () :passed)))
+
+;; handler-case :no-error.
+(show ":no-error gets the values"
+      (handler-case (values 1 2) (error () :error) (:no-error (a b) (list :ok a b))))
+(show ":no-error skipped on error"
+      (multiple-value-list (handler-case (error "x") (error () (values :error 2)) (:no-error (v) v))))
+
+;; More of define-condition.
+(define-condition retry-error (error)
+  ((attempts :initarg :attempts :reader retry-attempts))
+  (:default-initargs :attempts 3)
+  (:documentation "An error with a default initarg.")
+  (:report (lambda (c s) (format s "gave up after ~d attempts" (retry-attempts c)))))
+(show ":default-initargs"
+      (list (retry-attempts (make-condition 'retry-error))
+            (retry-attempts (make-condition 'retry-error :attempts 5))
+            (princ-to-string (make-condition 'retry-error))))
+(define-condition both-error (db-error retry-error) ())
+(show "several parents"
+      (let ((c (make-condition 'both-error :code 1)))
+        (list (typep c 'db-error) (typep c 'retry-error) (retry-attempts c) (db-error-table c))))
+(show "handler-case on a parent"
+      (handler-case (error 'both-error :code 2) (retry-error (e) (app-error-code e))))
+
+;; Built-in errors are conditions of the CL classes.
+(dolist (thunk (list (lambda () (car 1))
+                     (lambda () (/ 1 0))
+                     (lambda () (symbol-value 'unbound-for-sure))
+                     (lambda () (funcall (lambda (x) x)))))
+  (show "class of a builtin error"
+        (handler-case (funcall thunk)
+          (error (e) (list (typep e 'error) (typep e 'type-error) (typep e 'arithmetic-error)
+                           (typep e 'cell-error) (typep e 'program-error))))))
+(show "serious-condition" (handler-case (error "x") (serious-condition () :serious)))
+
+;; invoke-restart-interactively and :interactive.
+(show "interactive"
+      (restart-case (invoke-restart-interactively 'fix)
+        (fix (&optional (v :none)) :interactive (lambda () (list :from-interactive)) v)))
+(show "interactive without a function"
+      (restart-case (invoke-restart-interactively 'fix) (fix (&optional (v :none)) v)))
