@@ -209,7 +209,8 @@ PLACE (eql by default, as member)."
            ,(cadr parts)
            (setf ,(cadr parts) (,#'cons ,v ,(cadr parts)))))))
 
-;;; Conditions.
+;;; Conditions. This define-condition serves the prelude until lisp/36-conditions.lisp
+;;; replaces it with the full one (slots, :report).
 (defmacro define-condition (name parents &rest options)
   "(define-condition NAME (PARENT) [DOC]) declares a condition type; handler-case clauses for
 PARENT also catch it. Signal it with (error 'NAME \"message\" ARGS...)."

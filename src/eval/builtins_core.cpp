@@ -132,7 +132,13 @@ void register_core_builtins(Interp& in) {
   TL_BUILTIN(in, "macrop", 1, 1, "(macrop X)", "True for macro objects.", predicate<is_macro_v>);
   TL_BUILTIN(in, "conditionp", 1, 1, "(conditionp X)", "True for condition objects.", predicate<is_condition_v>);
   TL_BUILTIN(in, "type-of", 1, 1, "(type-of X)", "The type of X as a symbol: integer, float, string, cons, null, ...",
-             [](Interp& in, Args a, N) { return in.sym(in.type_name(a[0])); });
+             [](Interp& in, Args a, N) -> Value {
+               // A condition's type is its condition type, as in Common Lisp.
+               if (is_kind(a[0], ObjKind::Condition) && is_symbol(as_condition(a[0])->type)) {
+                 return as_condition(a[0])->type;
+               }
+               return in.sym(in.type_name(a[0]));
+             });
   TL_BUILTIN(in, "identity", 1, 1, "(identity X)", "Returns X.", [](Interp&, Args a, N) { return a[0]; });
 
   Value funcall = TL_BUILTIN(in, "funcall", 1, -1, "(funcall FUNCTION ARG...)", "Calls FUNCTION with the arguments.",

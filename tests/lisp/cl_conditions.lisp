@@ -209,6 +209,7 @@
         (handler-case (funcall thunk)
           (error (e) (list (typep e 'error) (typep e 'type-error) (typep e 'arithmetic-error)
                            (typep e 'cell-error) (typep e 'program-error))))))
+(show "type-of" (list (type-of (make-condition 'db-error)) (handler-case (/ 1 0) (error (e) (type-of e)))))
 (show "serious-condition" (handler-case (error "x") (serious-condition () :serious)))
 
 ;; invoke-restart-interactively and :interactive.
