@@ -64,6 +64,12 @@ bool Interp::is_deferred_signal(const tl::Error& e) const {
 void Interp::signal_error(tl::Error& e) {
   if (e.payload() && e.payload()->signaled) return;
   if (is_untakeable(e) || is_deferred_signal(e)) return;
+  if (handler_top < 0) {
+    // No handler is active: nothing to run, and no condition object to make for it.
+    if (!e.payload()) e.set_payload(std::make_shared<tl::detail::Payload>());
+    e.payload()->signaled = true;
+    return;
+  }
   Value cond = condition_of(e);
   tl::detail::Payload& payload = *e.payload();
   payload.signaled = true;

@@ -519,12 +519,22 @@ std::vector<std::string> Interp::backtrace(std::size_t max_frames) const {
   return out;
 }
 
+namespace {
+// The copy of E a condition keeps for its location and report. It must not keep E's payload:
+// that roots the condition, and the condition would keep itself alive.
+std::shared_ptr<tl::Error> detached_copy(const tl::Error& e) {
+  auto copy = std::make_shared<tl::Error>(e);
+  copy->set_payload(nullptr);
+  return copy;
+}
+}  // namespace
+
 Value Interp::condition_of(tl::Error& e) {
   if (e.payload() && e.payload()->condition && e.payload()->condition->interp == this) {
     Value v = e.payload()->condition->value;
     // A condition made by `error` learns where it was raised once the error has travelled.
     if (is_kind(v, ObjKind::Condition) && !as_condition(v)->error) {
-      as_condition(v)->error = std::make_shared<tl::Error>(e);
+      as_condition(v)->error = detached_copy(e);
     }
     return v;
   }
@@ -534,10 +544,10 @@ Value Interp::condition_of(tl::Error& e) {
   push(v);
   c->type = sym(e.type());
   c->message = make_string(e.message());
-  c->error = std::make_shared<tl::Error>(e);
-  auto payload = std::make_shared<tl::detail::Payload>();
-  payload->condition = make_root(v);
-  e.set_payload(payload);
+  c->error = detached_copy(e);
+  // A payload that already says how the handlers dealt with the error keeps saying it.
+  if (!e.payload()) e.set_payload(std::make_shared<tl::detail::Payload>());
+  e.payload()->condition = make_root(v);
   return v;
 }
 
