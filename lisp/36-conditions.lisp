@@ -337,3 +337,20 @@ returns nil."
   "(store-value VALUE [CONDITION]) invokes the innermost store-value restart with VALUE, or
 returns nil."
   (let ((r (find-restart 'store-value condition))) (when r (invoke-restart r value))))
+
+(defmacro check-type (place type &optional type-string)
+  "(check-type PLACE TYPE [TYPE-STRING]) signals a type-error unless PLACE's value is of TYPE,
+with a store-value restart that stores a new value into PLACE and checks again."
+  type-string
+  (let ((v (gensym "value")) (new (gensym "new")))
+    `(loop
+       (let ((,v ,place))
+         (when (,#'typep ,v ',type) (return nil))
+         (restart-case
+             (,#'error (,#'make-condition
+                        'type-error :datum ,v :expected-type ',type
+                        :message (,#'format nil "~s must be of type ~a, got ~s (~a)" ',place ',type ,v
+                                            (,#'type-of ,v))))
+           (store-value (,new)
+             :report (lambda (stream) (,#'format stream "Supply a new value for ~s." ',place))
+             (setf ,place ,new)))))))

@@ -218,3 +218,13 @@
         (fix (&optional (v :none)) :interactive (lambda () (list :from-interactive)) v)))
 (show "interactive without a function"
       (restart-case (invoke-restart-interactively 'fix) (fix (&optional (v :none)) v)))
+
+;; check-type signals a type-error with a store-value restart.
+(show "check-type"
+      (handler-case (let ((x 5)) (check-type x string))
+        (type-error (e) (list (type-error-datum e) (type-error-expected-type e)))))
+(show "check-type with store-value"
+      (let ((x 5))
+        (handler-bind ((type-error (lambda (c) (store-value (princ-to-string (type-error-datum c))))))
+          (check-type x string))
+        x))
