@@ -188,6 +188,7 @@ void Interp::init_symbols() {
   S.handler_case = intern("handler-case");
   S.multiple_value_call = intern("multiple-value-call");
   S.interrupt = intern("interrupt");
+  S.throw_condition = intern("%throw");
   S.macrolet = intern("macrolet");
   S.symbol_macrolet = intern("symbol-macrolet");
   S.setf = intern("setf");
@@ -577,8 +578,10 @@ bool Interp::handler_matches(Value type_sym, Value spec) {
   }
   if (!is_symbol(spec)) return false;
   Symbol* wanted = as_symbol(spec);
-  // Ctrl-C must reach the prompt: only a handler naming interrupt itself may stop it.
+  // Ctrl-C must reach the prompt: only a handler naming interrupt itself may stop it. A throw
+  // is no condition in Common Lisp: only its catch sees it.
   if (type_sym.same(Value::object(S.interrupt))) return wanted == S.interrupt;
+  if (type_sym.same(Value::object(S.throw_condition))) return wanted == S.throw_condition;
   return condition_is_a(type_sym, wanted);
 }
 

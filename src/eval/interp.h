@@ -47,7 +47,7 @@ struct WellKnown {
       *named_lambda, *if_, *progn, *let, *let_star, *setq, *and_, *or_, *while_, *block,
       *return_from, *unwind_protect, *handler_case, *macrolet, *optional, *rest, *body, *key,
       *allow_other_keys, *aux, *error, *condition, *declare, *argv, *load_file, *print_circle,
-      *multiple_value_call, *interrupt, *symbol_macrolet, *setf;
+      *multiple_value_call, *interrupt, *throw_condition, *symbol_macrolet, *setf;
 };
 
 // One active function call, for backtraces.
@@ -272,7 +272,8 @@ class Interp {
   Value condition_of(tl::Error& e);
   bool condition_is_a(Value type_sym, Symbol* wanted);
   // Whether a handler for SPEC (a type symbol, or (or TYPE...)) takes a condition of TYPE_SYM.
-  // An interrupt (Ctrl-C) is taken only by a handler that names `interrupt` itself.
+  // An interrupt (Ctrl-C) and a throw (%throw) are taken only by a handler that names their
+  // type itself: handlers for condition or t do not see them.
   bool handler_matches(Value type_sym, Value spec);
   std::unordered_map<Symbol*, std::vector<Symbol*>> condition_parents;  // type -> parent types
 
