@@ -43,7 +43,9 @@ number, list, sequence, t) fits VALUE."
     (function (functionp value))
     (symbol (symbolp value))
     (sequence (or (listp value) (vectorp value) (stringp value)))
-    (otherwise (eq (type-of value) type))))
+    (otherwise (if (conditionp value)
+                   (condition-type-p value type)
+                   (eq (type-of value) type)))))
 
 (defmacro dolist (spec &body body)
   "(dolist (VAR LIST [RESULT]) BODY...) evaluates BODY with VAR bound to each element of
@@ -207,7 +209,8 @@ PLACE (eql by default, as member)."
            ,(cadr parts)
            (setf ,(cadr parts) (,#'cons ,v ,(cadr parts)))))))
 
-;;; Conditions.
+;;; Conditions. This define-condition serves the prelude until lisp/36-conditions.lisp
+;;; replaces it with the full one (slots, :report).
 (defmacro define-condition (name parents &rest options)
   "(define-condition NAME (PARENT) [DOC]) declares a condition type; handler-case clauses for
 PARENT also catch it. Signal it with (error 'NAME \"message\" ARGS...)."
@@ -263,6 +266,17 @@ the wrong shape is an error."
           (error 'program-error "destructuring-bind: ~s does not match ~s (~a)" value pattern
                  (subseq (condition-message e) 20))
           (error e)))))
+
+(defun %macrolet-expander (name params body)
+  ;; The expander of a macrolet definition, a function of the whole form. Its body is compiled
+  ;; in the global environment: it cannot see the variables around the macrolet.
+  (let* ((parsed (%macro-params params))
+         (split (%split-docstring body))
+         (inner (cadr split)))
+    (dolist (bind (reverse (cdr parsed)))
+      (setq inner `((destructuring-bind ,(car bind) ,(cadr bind) ,@inner))))
+    (let ((fn (eval `(named-lambda ,name ,(car parsed) ,@inner))))
+      (lambda (form) (apply fn (cdr form))))))
 
 (defun %split-docstring (body)
   (if (and (stringp (car body)) (cdr body))

@@ -1,124 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The analyzer: expands macros and turns a form into a node tree with every variable resolved
-// to a lexical address (frame depth, slot) or a global symbol. Special forms live here.
+// to a lexical address (frame depth, slot) or a global symbol. The control forms, local macros
+// and quasiquote are in analyze_forms.cpp.
 #include <algorithm>
-#include <unordered_map>
 
-#include "eval/interp.h"
+#include "eval/analyzer.h"
 
 namespace tl::eval {
-
-namespace {
-
-// How many scopes now being analyzed bind each symbol. Most symbols looked up are globals and
-// special forms, which no scope binds: the count answers for them without a walk over every
-// enclosing scope, which made deeply nested code quadratic to compile (issue 19: 100,000
-// nested lets took half a minute).
-using BindingCounts = std::unordered_map<Symbol*, std::uint32_t>;
-
-struct Scope {
-  Scope(Scope* parent_scope, BindingCounts& counts) : parent(parent_scope), counts_(counts) {}
-  ~Scope() {
-    for (Symbol* s : names) {
-      if (s == nullptr) continue;
-      auto it = counts_.find(s);
-      if (--it->second == 0) counts_.erase(it);
-    }
-  }
-  Scope(const Scope&) = delete;
-  Scope& operator=(const Scope&) = delete;
-  // Adds a slot named `sym` (null for a slot no name refers to). HOLDS_FUNCTION: the binding
-  // is a local function (flet, labels, or a let of a lambda expression), so in operator
-  // position it hides a global macro of the same name; any other variable does not.
-  void add(Symbol* sym, bool holds_function = false) {
-    names.push_back(sym);
-    function_slots.push_back(holds_function);
-    if (sym != nullptr) ++counts_[sym];
-  }
-
-  Scope* parent;
-  std::vector<Symbol*> names;  // slot i holds names[i]; later names shadow earlier ones
-  std::vector<bool> function_slots;  // slot i was bound to a function (see add)
-
- private:
-  BindingCounts& counts_;
-};
-
-struct BlockRef {
-  Symbol* name;
-  BlockNode* node;
-  bool used;
-  Scope* scope;               // the frame the block runs in (its tag slot goes there)
-  std::size_t lambda_depth;   // closures around the block
-};
-
-class Analyzer {
- public:
-  Analyzer(Interp& interp, CodeUnit* unit) : in_(interp), unit_(unit) {}
-  Node* analyze(Value form, Span span);
-
- private:
-  template <class T, class... A>
-  T* make(A&&... args) {
-    T* n = new T(std::forward<A>(args)...);
-    unit_->nodes.push_back(n);
-    return n;
-  }
-  Node* constant(Value v, Span span) {
-    if (v.is_obj()) unit_->constants.push_back(v);
-    return make<ConstNode>(span, v);
-  }
-  [[noreturn]] void fail(Span span, std::string message) {
-    in_.error_at(span, "program-error", std::move(message));
-  }
-  Span span_of_cell(Value cell, Span fallback) const {
-    Span s = in_.heap.span_of(cell);
-    return s.valid() ? s : fallback;
-  }
-  // Roots a form created during analysis (a macro expansion) until compilation ends.
-  Value keep_alive(Value v) {
-    in_.push(v);
-    return v;
-  }
-  std::size_t list_length(Value list, Span span, const char* what);
-  Value nth(Value list, std::size_t n) {
-    for (; n > 0; --n) list = cdr(list);
-    return car(list);
-  }
-  Value nth_cell(Value list, std::size_t n) {
-    for (; n > 0; --n) list = cdr(list);
-    return list;
-  }
-
-  Node* analyze_symbol(Symbol* sym, Span span);
-  Node* analyze_list(Value form, Span span);
-  Node* analyze_call(Value form, Span span);
-  Node* analyze_body(Value forms, Span span);  // progn of a list of forms
-  Node* analyze_if(Value form, Span span);
-  Node* analyze_setq(Value form, Span span);
-  Node* analyze_let(Value form, Span span, bool sequential);
-  Node* analyze_lambda(Value params, Value body, Span span, Value name);
-  Node* analyze_seq(NodeKind kind, Value forms, Span span);
-  Node* analyze_while(Value form, Span span);
-  Node* analyze_block(Value form, Span span);
-  Node* analyze_return_from(Value form, Span span);
-  Node* analyze_unwind_protect(Value form, Span span);
-  Node* analyze_handler_case(Value form, Span span);
-  Node* analyze_multiple_value_call(Value form, Span span);
-  Value quasi(Value form, int depth, Span span);
-  bool lookup(Symbol* sym, std::uint32_t& depth, std::uint32_t& index,
-              bool* holds_function = nullptr) const;
-
-  Interp& in_;
-  CodeUnit* unit_;
-  BindingCounts bound_;  // declared before any Scope that refers to it
-  Scope* scope_ = nullptr;
-  std::vector<BlockRef> blocks_;
-  // Closures created so far. A scope whose analysis creates none has a frame that nothing can
-  // capture, so the evaluator keeps it on the frame stack instead of the heap.
-  std::size_t lambdas_ = 0;
-  std::size_t lambda_depth_ = 0;  // closures around the form being analyzed
-};
 
 std::size_t Analyzer::list_length(Value list, Span span, const char* what) {
   std::size_t n = 0;
@@ -170,6 +58,9 @@ Node* Analyzer::analyze(Value form, Span span) {
 
 Node* Analyzer::analyze_symbol(Symbol* sym, Span span) {
   if (sym->is_keyword() || sym == in_.S.t) return constant(Value::object(sym), span);
+  if (!local_macros_.empty()) {
+    if (const LocalMacro* m = find_local_macro(sym, true, false)) return analyze(m->value, span);
+  }
   std::uint32_t depth, index;
   if (!(sym->sym_flags & kSymSpecial) && lookup(sym, depth, index)) {
     auto* n = make<LocalNode>(NodeKind::Local, span, depth, index);
@@ -255,6 +146,22 @@ Node* Analyzer::analyze_list(Value form, Span span) {
       if (s == S.handler_case) return analyze_handler_case(form, span);
       if (s == S.declare) return constant(nil(), span);
       if (s == S.multiple_value_call) return analyze_multiple_value_call(form, span);
+      if (s == S.macrolet) return analyze_macrolet(form, span, false);
+      if (s == S.symbol_macrolet) return analyze_macrolet(form, span, true);
+    }
+    if (!special && !local_macros_.empty()) {
+      if (const LocalMacro* m = find_local_macro(s, false, lexical)) {
+        Value expansion;
+        try {
+          expansion = keep_alive(in_.call(m->value, {form}));
+        } catch (tl::Error& e) {
+          in_.relocate_to_macro_call(e, span, s->name);
+          throw;
+        }
+        return analyze(expansion, span);
+      }
+    }
+    if (!lexical || special) {
       if (!lexical && s->bound && is_kind(s->value, ObjKind::Macro)) {
         Value expansion;
         try {
@@ -312,18 +219,6 @@ Node* Analyzer::analyze_call(Value form, Span span) {
   return call;
 }
 
-Node* Analyzer::analyze_multiple_value_call(Value form, Span span) {
-  if (list_length(form, span, "multiple-value-call") < 2) {
-    fail(span, "multiple-value-call: expected (multiple-value-call FUNCTION FORM...)");
-  }
-  auto* n = make<MultipleValueCallNode>(span);
-  n->fn = analyze(nth(form, 1), span_of_cell(cdr(form), span));
-  for (Value v = cdr(cdr(form)); is_cons(v); v = cdr(v)) {
-    n->forms.push_back(analyze(car(v), span_of_cell(v, span)));
-  }
-  return n;
-}
-
 Node* Analyzer::analyze_if(Value form, Span span) {
   std::size_t n = list_length(form, span, "if");
   if (n < 3 || n > 4) {
@@ -347,6 +242,14 @@ Node* Analyzer::analyze_setq(Value form, Span span) {
     if (!is_symbol(target)) fail(target_span, "setq: cannot assign to " + in_.repr(target) + ", not a symbol");
     Symbol* sym = as_symbol(target);
     if (sym->sym_flags & (kSymKeyword | kSymConstant)) fail(target_span, "setq: cannot assign to the constant " + in_.repr(target));
+    if (!local_macros_.empty()) {
+      // (setq X V) of a symbol macro X is (setf EXPANSION V).
+      if (const LocalMacro* m = find_local_macro(sym, true, false)) {
+        Value set = keep_alive(in_.list({Value::object(in_.S.setf), m->value, car(cdr(v))}));
+        seq->body.push_back(analyze(set, target_span));
+        continue;
+      }
+    }
     Node* value = analyze(car(cdr(v)), span_of_cell(cdr(v), span));
     std::uint32_t depth, index;
     if (!(sym->sym_flags & kSymSpecial) && lookup(sym, depth, index)) {
@@ -604,190 +507,6 @@ Node* Analyzer::analyze_lambda(Value params, Value body, Span span, Value name) 
   scope_ = frame.parent;
   return lam;
 }
-
-Node* Analyzer::analyze_while(Value form, Span span) {
-  if (list_length(form, span, "while") < 2) fail(span, "while: expected (while TEST BODY...)");
-  Node* test = analyze(nth(form, 1), span_of_cell(cdr(form), span));
-  Node* body = analyze_body(nth_cell(form, 2), span);
-  return make<WhileNode>(span, test, body);
-}
-
-Node* Analyzer::analyze_block(Value form, Span span) {
-  if (list_length(form, span, "block") < 2) fail(span, "block: expected (block NAME BODY...)");
-  Value name = nth(form, 1);
-  if (!name.is_nil() && !is_symbol(name)) fail(span, "block: the name must be a symbol, got " + in_.repr(name));
-  Symbol* sym = name.is_nil() ? nullptr : as_symbol(name);
-  auto* block = make<BlockNode>(span, sym);
-  // A block outside any frame gets one of its own, for a tag that a closure may need.
-  Scope own(scope_, bound_);
-  bool top = scope_ == nullptr;
-  if (top) scope_ = &own;
-  blocks_.push_back(BlockRef{sym, block, false, scope_, lambda_depth_});
-  Node* body = analyze_body(nth_cell(form, 2), span);
-  bool used = blocks_.back().used;
-  blocks_.pop_back();
-  if (top) {
-    scope_ = nullptr;
-    if (block->tag_slot >= 0) {
-      block->own_frame = static_cast<std::uint32_t>(own.names.size());
-    } else if (!own.names.empty()) {
-      fail(span, "internal: a top-level block frame without a tag");
-    }
-  }
-  if (!used) return body;
-  block->body = body;
-  return block;
-}
-
-Node* Analyzer::analyze_return_from(Value form, Span span) {
-  std::size_t n = list_length(form, span, "return-from");
-  if (n < 2 || n > 3) fail(span, "return-from: expected (return-from NAME [VALUE])");
-  Value name = nth(form, 1);
-  Symbol* sym = name.is_nil() ? nullptr : (is_symbol(name) ? as_symbol(name) : nullptr);
-  if (!name.is_nil() && sym == nullptr) fail(span, "return-from: the block name must be a symbol");
-  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
-    if (it->name == sym) {
-      it->used = true;
-      Node* value = n == 3 ? analyze(nth(form, 2), span_of_cell(nth_cell(form, 2), span)) : constant(nil(), span);
-      auto* ret = make<ReturnFromNode>(span, it->node, value);
-      if (lambda_depth_ > it->lambda_depth) {
-        // Inside a closure: the block needs a tag slot in its frame, read from here.
-        BlockNode* block = it->node;
-        if (block->tag_slot < 0) {
-          block->tag_slot = static_cast<std::int32_t>(it->scope->names.size());
-          it->scope->add(nullptr);
-        }
-        std::uint32_t depth = 0;
-        for (Scope* s = scope_; s != nullptr && s != it->scope; s = s->parent) ++depth;
-        ret->tag = make<LocalNode>(NodeKind::Local, span, depth, static_cast<std::uint32_t>(block->tag_slot));
-      }
-      return ret;
-    }
-  }
-  fail(span, "return-from: no enclosing block named " + (sym ? sym->name : std::string("nil")));
-}
-
-Node* Analyzer::analyze_unwind_protect(Value form, Span span) {
-  if (list_length(form, span, "unwind-protect") < 2) fail(span, "unwind-protect: expected (unwind-protect FORM CLEANUP...)");
-  Node* body = analyze(nth(form, 1), span_of_cell(cdr(form), span));
-  Node* cleanup = analyze_body(nth_cell(form, 2), span);
-  return make<UnwindProtectNode>(span, body, cleanup);
-}
-
-Node* Analyzer::analyze_handler_case(Value form, Span span) {
-  if (list_length(form, span, "handler-case") < 2) fail(span, "handler-case: expected (handler-case FORM (TYPE (VAR) BODY...)...)");
-  auto* hc = make<HandlerCaseNode>(span);
-  hc->body = analyze(nth(form, 1), span_of_cell(cdr(form), span));
-  for (Value c = nth_cell(form, 2); is_cons(c); c = cdr(c)) {
-    Value clause = car(c);
-    Span cspan = span_of_cell(c, span);
-    if (!is_cons(clause) || !is_cons(cdr(clause))) {
-      fail(cspan, "handler-case: a clause is (TYPE (VAR) BODY...), got " + in_.repr(clause));
-    }
-    HandlerClause hcl;
-    Value type = car(clause);
-    if (is_cons(type) && car(type).same(Value::object(in_.S.or_))) {
-      for (Value t = cdr(type); is_cons(t); t = cdr(t)) {
-        if (!is_symbol(car(t))) fail(cspan, "handler-case: condition types must be symbols");
-        hcl.types.push_back(as_symbol(car(t)));
-      }
-    } else if (is_symbol(type)) {
-      hcl.types.push_back(as_symbol(type));
-    } else {
-      fail(cspan, "handler-case: condition type must be a symbol, got " + in_.repr(type));
-    }
-    Value vars = nth(clause, 1);
-    if (!is_list(vars) || list_length(vars, cspan, "handler-case") > 1) {
-      fail(cspan, "handler-case: expected () or (VAR) after the condition type");
-    }
-    Scope inner(scope_, bound_);
-    if (is_cons(vars)) {
-      if (!is_symbol(car(vars))) fail(cspan, "handler-case: the variable must be a symbol");
-      inner.add(as_symbol(car(vars)));
-      hcl.has_var = true;
-      scope_ = &inner;
-    }
-    std::size_t lambdas_before = lambdas_;
-    hcl.body = analyze_body(nth_cell(clause, 2), cspan);
-    hcl.stack_frame = lambdas_ == lambdas_before;
-    hcl.frame_size = static_cast<std::uint32_t>(inner.names.size());
-    scope_ = inner.parent;
-    hc->clauses.push_back(hcl);
-  }
-  return hc;
-}
-
-// Quasiquote expansion into calls of list/append/cons (the core's own copies, so that user
-// redefinitions cannot change what a backquote means).
-Value Analyzer::quasi(Value form, int depth, Span span) {
-  const WellKnown& S = in_.S;
-  if (is_kind(form, ObjKind::Vector)) {
-    Vector* vec = as_vector(form);
-    bool has_unquote = false;
-    for (Value item : vec->items) has_unquote = has_unquote || is_cons(item);
-    if (!has_unquote) return in_.list({Value::object(S.quote), form});
-    // The temporaries are rooted in a scope of their own: a caller expanding a list collects
-    // its segments on the same stack, and must not find them among its segments (a vector
-    // inside a backquoted list had its elements evaluated).
-    Value result;
-    {
-      Interp::StackMark mark(in_);
-      Value lst = keep_alive(in_.list_from(vec->items.data(), vec->items.size()));
-      Value expanded = keep_alive(quasi(lst, depth, span));
-      result = in_.list({in_.qq_vector, expanded});  // qq_vector turns the list into a vector
-    }
-    return result;  // unrooted until the caller pushes it: nothing allocates in between
-  }
-  if (!is_cons(form)) {
-    if (is_symbol(form)) return in_.list({Value::object(S.quote), form});
-    return form;
-  }
-  Value head = car(form);
-  if (head.same(Value::object(S.unquote)) || head.same(Value::object(S.unquote_splicing))) {
-    if (depth == 1) {
-      if (head.same(Value::object(S.unquote_splicing))) fail(span, ",@ must be inside a list: `(... ,@x ...)");
-      return nth(form, 1);
-    }
-    // Inside a nested backquote: keep the comma, and process what it contains one level out.
-    // ,,@x splices x's elements into the inner comma form: (unquote a b ...).
-    Value inner = nth(form, 1);
-    if (depth == 2 && is_cons(inner) && car(inner).same(Value::object(S.unquote_splicing))) {
-      return in_.list({in_.qq_cons, in_.list({Value::object(S.quote), head}), nth(inner, 1)});
-    }
-    return in_.list({in_.qq_list, in_.list({Value::object(S.quote), head}), quasi(inner, depth - 1, span)});
-  }
-  if (head.same(Value::object(S.quasiquote))) {
-    return in_.list({in_.qq_list, in_.list({Value::object(S.quote), head}), quasi(nth(form, 1), depth + 1, span)});
-  }
-  // A list: (append seg1 seg2 ... tail), each segment a (list x) or a spliced form.
-  Interp::StackMark mark(in_);
-  Value* segs = in_.sp;
-  Value v = form;
-  for (; is_cons(v); v = cdr(v)) {
-    Value item = car(v);
-    if (is_cons(item) && car(item).same(Value::object(S.unquote_splicing)) && depth == 1) {
-      in_.push(nth(item, 1));
-    } else if (is_cons(item) && car(item).same(Value::object(S.unquote)) && depth == 1) {
-      in_.push(in_.list({in_.qq_list, nth(item, 1)}));
-    } else {
-      Value inner = quasi(item, depth, span);
-      in_.push(inner);
-      in_.sp[-1] = in_.list({in_.qq_list, inner});
-    }
-    // `(a . ,b) reads as (a unquote b): the tail is an unquoted form.
-    if (is_cons(cdr(v)) && car(cdr(v)).same(Value::object(S.unquote)) && depth == 1) {
-      in_.push(nth(cdr(v), 1));
-      v = nil();
-      break;
-    }
-  }
-  if (!v.is_nil()) in_.push(quasi(v, depth, span));
-  auto count = static_cast<std::size_t>(in_.sp - segs);
-  Value args = in_.list_from(segs, count);
-  return in_.cons(in_.qq_append, args);
-}
-
-}  // namespace
 
 CodeUnit* compile(Interp& interp, Value form) {
   Interp::StackMark mark(interp);

@@ -131,6 +131,11 @@ Value* hash_find(HashTable* h, Value key);
 void hash_put(HashTable* h, Value key, Value value);
 bool hash_remove(HashTable* h, Value key);
 
+// The condition system (conditions.cpp). The error that raises condition COND, located at
+// the current call.
+tl::Error condition_error(Interp& in, Value cond);
+void register_condition_builtins(Interp& in);
+
 // format directives (format.cpp): formats args[0..n) by the control string.
 // `at_line_start`: whether the destination is at the start of a line (for ~&).
 std::string format_string(Interp& in, const std::string& control, Value* args, std::uint32_t n,

@@ -37,21 +37,7 @@ Condition* arg_condition(Interp& in, const char* fn, Args a, int i) {
 }
 
 // Raises a condition object as a tl::Error carrying it.
-[[noreturn]] void raise_condition(Interp& in, Value cond) {
-  Condition* c = as_condition(cond);
-  std::string type = is_symbol(c->type) ? as_symbol(c->type)->name : "simple-error";
-  std::string message = is_string(c->message) ? as_string(c->message)->text : in.repr(c->message, false);
-  // Built-in types explain themselves through their messages; a user's type is named.
-  if (is_symbol(c->type) && !in.builtin_conditions.count(as_symbol(c->type))) {
-    message = type + ": " + message;
-  }
-  tl::Error e(ErrorKind::User, error_phase(type), type, message);
-  auto payload = std::make_shared<tl::detail::Payload>();
-  payload->condition = in.make_root(cond);
-  e.set_payload(payload);
-  in.decorate(e, in.call_site);
-  throw e;
-}
+[[noreturn]] void raise_condition(Interp& in, Value cond) { throw condition_error(in, cond); }
 
 Value make_condition(Interp& in, Value type, std::string message, Value data) {
   auto* c = in.heap.make<Condition>(ObjKind::Condition);
@@ -146,7 +132,13 @@ void register_core_builtins(Interp& in) {
   TL_BUILTIN(in, "macrop", 1, 1, "(macrop X)", "True for macro objects.", predicate<is_macro_v>);
   TL_BUILTIN(in, "conditionp", 1, 1, "(conditionp X)", "True for condition objects.", predicate<is_condition_v>);
   TL_BUILTIN(in, "type-of", 1, 1, "(type-of X)", "The type of X as a symbol: integer, float, string, cons, null, ...",
-             [](Interp& in, Args a, N) { return in.sym(in.type_name(a[0])); });
+             [](Interp& in, Args a, N) -> Value {
+               // A condition's type is its condition type, as in Common Lisp.
+               if (is_kind(a[0], ObjKind::Condition) && is_symbol(as_condition(a[0])->type)) {
+                 return as_condition(a[0])->type;
+               }
+               return in.sym(in.type_name(a[0]));
+             });
   TL_BUILTIN(in, "identity", 1, 1, "(identity X)", "Returns X.", [](Interp&, Args a, N) { return a[0]; });
 
   Value funcall = TL_BUILTIN(in, "funcall", 1, -1, "(funcall FUNCTION ARG...)", "Calls FUNCTION with the arguments.",
@@ -228,14 +220,27 @@ void register_core_builtins(Interp& in) {
                if (n == 3 && is_string(a[2])) name->doc = a[2];
                return a[0];
              });
-  TL_BUILTIN(in, "%define-condition", 2, 2, "(%define-condition NAME PARENT)", "Declares a condition type NAME under PARENT.",
+  TL_BUILTIN(in, "%define-condition", 2, 2, "(%define-condition NAME PARENTS)",
+             "Declares a condition type NAME under PARENTS (a type or a list of types).",
              [](Interp& in, Args a, N) -> Value {
                Symbol* name = arg_symbol(in, "define-condition", a, 0);
-               Symbol* parent = arg_symbol(in, "define-condition", a, 1);
-               if (parent != in.S.condition && !in.condition_parents.count(parent)) {
-                 in.error("program-error", "define-condition: unknown parent condition type " + parent->name);
+               std::vector<Symbol*> parents;
+               Value list = is_cons(a[1]) ? a[1] : in.list({a[1]});
+               for (Value v = list; is_cons(v); v = cdr(v)) {
+                 if (!is_symbol(car(v)) || car(v).is_nil()) in.type_error("define-condition", 2, "condition type names", a[1]);
+                 Symbol* parent = as_symbol(car(v));
+                 if (parent != in.S.condition && !in.condition_parents.count(parent)) {
+                   in.error("program-error", "define-condition: unknown parent condition type " + parent->name);
+                 }
+                 if (parent == name || in.condition_is_a(car(v), name)) {
+                   in.error("program-error", "define-condition: " + name->name + " cannot inherit from itself");
+                 }
+                 parents.push_back(parent);
                }
-               in.condition_parents[name] = parent;
+               if (in.builtin_conditions.count(name)) {
+                 in.error("program-error", "define-condition: " + name->name + " is a built-in condition type");
+               }
+               in.condition_parents[name] = std::move(parents);
                return a[0];
              });
   TL_BUILTIN(in, "error", 1, -1, "(error MESSAGE-FORMAT ARG...) or (error TYPE [MESSAGE-FORMAT ARG...]) or (error CONDITION)",
@@ -245,12 +250,27 @@ void register_core_builtins(Interp& in) {
                if (is_kind(a[0], ObjKind::Condition)) raise_condition(in, a[0]);
                if (is_string(a[0])) {
                  std::string msg = format_string(in, as_string(a[0])->text, a + 1, n - 1);
-                 raise_condition(in, make_condition(in, in.sym("simple-error"), msg, nil()));
+                 Value cond = make_condition(in, in.sym("simple-error"), msg, nil());
+                 Interp::StackMark mark(in);
+                 in.push(cond);
+                 Value arguments = in.list_from(a + 1, n - 1);
+                 in.push(arguments);
+                 as_condition(cond)->slots = in.list({in.sym("format-control"), a[0], in.sym("format-arguments"), arguments});
+                 raise_condition(in, cond);
                }
                if (is_symbol(a[0]) && !a[0].is_nil()) {
                  Symbol* type = as_symbol(a[0]);
                  if (type != in.S.condition && !in.condition_parents.count(type)) {
                    in.error("program-error", "error: unknown condition type " + type->name + " (define it with define-condition)");
+                 }
+                 // CL's (error 'TYPE :INITARG VALUE ...) makes the condition with make-condition.
+                 bool initargs = (n - 1) % 2 == 0;
+                 for (N i = 1; initargs && i < n; i += 2) {
+                   initargs = is_symbol(a[i]) && as_symbol(a[i])->is_keyword();
+                 }
+                 if (initargs) {
+                   Symbol* maker = in.intern("make-condition");
+                   raise_condition(in, in.apply(maker->value, a, n));
                  }
                  std::string msg = type->name;
                  Value data = nil();
@@ -297,6 +317,7 @@ void register_core_builtins(Interp& in) {
                Condition* c = arg_condition(in, "condition-type-p", a, 0);
                return in.boolean(in.condition_is_a(c->type, arg_symbol(in, "condition-type-p", a, 1)));
              });
+  register_condition_builtins(in);
   TL_BUILTIN(in, "symbol-name", 1, 1, "(symbol-name SYMBOL)", "The name of SYMBOL as a string.",
              [](Interp& in, Args a, N) -> Value {
                if (a[0].is_nil()) return in.make_string("nil");

@@ -327,7 +327,9 @@ void register_string_builtins(Interp& in) {
                std::size_t end = r.offset();
                // As in Common Lisp, one whitespace character after the form is read with it.
                if (end < text.size() && std::isspace(static_cast<unsigned char>(text[end]))) ++end;
-               return in.two_values(form, Value::integer(static_cast<std::int64_t>(end)));
+               // The position counts characters, as every string index does.
+               std::size_t position = utf8_length(std::string_view(text).substr(0, end));
+               return in.two_values(form, Value::integer(static_cast<std::int64_t>(position)));
              });
 }
 

@@ -16,11 +16,11 @@ Value Interp::run_dynamic_binding(DynBindNode* n, Env* env) {
 Value Interp::run_block(BlockNode* n, Env* env) {
   StackMark mark(*this);
   std::int64_t tag = 0;
+  if (n->own_frame > 0) {
+    env = new_env(env, n->own_frame, false);
+    push(Value::object(env));
+  }
   if (n->tag_slot >= 0) {
-    if (n->own_frame > 0) {
-      env = new_env(env, n->own_frame, false);
-      push(Value::object(env));
-    }
     tag = ++block_tags;
     env->slots[n->tag_slot] = Value::integer(tag);
     active_block_tags.push_back(tag);
@@ -129,19 +129,33 @@ Interp::HandlerOutcome Interp::run_handler_case(HandlerCaseNode* n, Env* env) {
   Value* saved_sp = sp;
   char* saved_fsp = fsp;
   std::size_t saved_frames = frames.size();
+  std::int64_t id = ++handler_case_ids;
+  // The clause for E, or null when this activation does not take it. An error the handlers
+  // were offered where it was raised goes to the activation they chose; one that was not
+  // (stack-overflow, storage-error, an error of the evaluator's own) is signaled here, now
+  // that the body has unwound: to this form's clauses first, then to the handlers outside.
   auto handle = [&](tl::Error& e) -> const HandlerClause* {
     sp = saved_sp;
     fsp = saved_fsp;
     frames.resize(saved_frames);
-    Value type = sym(e.type());
+    Value cond = condition_of(e);
+    tl::detail::Payload& payload = *e.payload();
+    if (payload.signaled && payload.target != id) return nullptr;
     for (const HandlerClause& clause : n->clauses) {
       for (Symbol* wanted : clause.types) {
-        if (condition_is_a(type, wanted)) return &clause;
+        if (handler_matches(as_condition(cond)->type, Value::object(wanted))) return &clause;
       }
+    }
+    if (!payload.signaled) {
+      payload.signaled = true;
+      StackMark mark(*this);
+      push(cond);
+      payload.target = run_handlers(cond, handler_top);
     }
     return nullptr;
   };
   try {
+    HandlerScope scope(*this, id, n->types);
     return HandlerOutcome{run(n->body, env), nullptr};
   } catch (tl::Error& e) {
     // Internal errors are bugs, exit ends the program and the step limit ends evaluation: no
@@ -182,17 +196,17 @@ Value Interp::make_closure(const LambdaNode* n, Env* env) {
 }
 
 void Interp::unbound_variable(Span span, Symbol* s) {
-  error_at(span, "unbound-variable", "unbound variable " + s->name);
+  throw_signaled(make_error("unbound-variable", "unbound variable " + s->name, span));
 }
 
 void Interp::undefined_function(Span span, Symbol* s) {
-  error_at(span, "undefined-function", "undefined function " + s->name);
+  throw_signaled(make_error("undefined-function", "undefined function " + s->name, span));
 }
 
 void Interp::not_a_function(Span span, Value v) {
   std::string shown = repr(v);
   if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
-  error_at(span, "type-error", "cannot call " + shown + ": it is not a function");
+  throw_signaled(make_error("type-error", "cannot call " + shown + ": it is not a function", span));
 }
 
 // The forms analyze.cpp compiles itself; macros may not replace them.
@@ -200,7 +214,8 @@ bool Interp::is_special_form(const Symbol* s) const {
   return s == S.quote || s == S.quasiquote || s == S.unquote || s == S.unquote_splicing || s == S.function ||
          s == S.lambda || s == S.named_lambda || s == S.if_ || s == S.progn || s == S.let || s == S.let_star ||
          s == S.setq || s == S.and_ || s == S.or_ || s == S.while_ || s == S.block || s == S.return_from ||
-         s == S.unwind_protect || s == S.handler_case || s == S.declare || s == S.multiple_value_call;
+         s == S.unwind_protect || s == S.handler_case || s == S.declare || s == S.multiple_value_call ||
+         s == S.macrolet || s == S.symbol_macrolet;
 }
 
 Value Interp::call_head_fallback(const CallNode* n, Value fn, bool direct) {
@@ -217,8 +232,8 @@ Value Interp::call_head_fallback(const CallNode* n, Value fn, bool direct) {
     if (name != nullptr) {
       std::string shown = repr(fn);
       if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
-      error_at(n->span, "type-error", "cannot call " + shown + ": it is the value of the local variable " +
-                                          name->name + ", not a function");
+      throw_signaled(make_error("type-error", "cannot call " + shown + ": it is the value of the local variable " +
+                                                  name->name + ", not a function", n->span));
     }
   }
   not_a_function(n->span, fn);

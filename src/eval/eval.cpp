@@ -53,8 +53,8 @@ std::string function_name(const Interp& in, Value fn) {
     expected = std::to_string(min) + " to " + std::to_string(max);
   }
   bool one = min == 1 && (max == 1 || max < 0);
-  in.error("arity-error", function_name(in, fn) + ": expected " + expected + " argument" + (one ? "" : "s") +
-                              ", got " + std::to_string(nargs));
+  in.throw_signaled(in.make_error("arity-error", function_name(in, fn) + ": expected " + expected + " argument" +
+                                                     (one ? "" : "s") + ", got " + std::to_string(nargs), Span{}));
 }
 
 // Binds arguments to a new frame for a closure. `args` must be rooted.
@@ -218,23 +218,31 @@ Value call_native(Interp& in, Native* fn, Value* args, std::uint32_t nargs) {
     arity_error(in, Value::object(fn), nargs, fn->min_args, fn->max_args);
   }
   // Builtins raise tl::Error themselves; a standard exception (allocation failure, a container
-  // limit) becomes an error at the call. These handlers do not match tl::Error, so ordinary
-  // errors pass through without being caught and rethrown.
+  // limit) becomes an error at the call. An error is offered to the handlers here, where the
+  // builtin's own C++ frames are gone but no Lisp frame has unwound yet (Interp::signal_error;
+  // it does nothing for an error already offered, one raised by a builtin further in).
+  std::size_t frames = in.frames.size();
   try {
     if (fn->fn != nullptr) return fn->fn(in, args, nargs);
     return fn->host_fn(in, args, nargs);
+  } catch (tl::Error& e) {
+    if (!(e.payload() && e.payload()->signaled)) {
+      if (in.frames.size() > frames) in.frames.resize(frames);
+      in.signal_error(e);
+    }
+    throw;
   } catch (const tl::ConditionError& e) {
-    in.error(e.type, e.what());
+    in.throw_signaled(in.make_error(e.type, e.what(), Span{}));
   } catch (const std::bad_alloc&) {
     in.error("storage-error", fn->name + ": " + in.out_of_memory_text());
   } catch (const std::length_error& e) {
     in.error("storage-error", fn->name + ": too large (" + e.what() + ")");
   } catch (const std::logic_error& e) {
-    in.error("error", fn->name + ": " + e.what());
+    in.throw_signaled(in.make_error("error", fn->name + ": " + e.what(), Span{}));
   } catch (const std::runtime_error& e) {
-    in.error("error", fn->name + ": " + e.what());
+    in.throw_signaled(in.make_error("error", fn->name + ": " + e.what(), Span{}));
   } catch (const std::bad_function_call&) {
-    in.error("error", fn->name + ": called an empty host function");
+    in.throw_signaled(in.make_error("error", fn->name + ": called an empty host function", Span{}));
   }
 }
 

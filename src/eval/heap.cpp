@@ -170,6 +170,7 @@ void Heap::trace(Obj* obj, Marker& m) {
       m.mark(c->type);
       m.mark(c->message);
       m.mark(c->data);
+      m.mark(c->slots);
       break;
     }
     case ObjKind::Foreign:

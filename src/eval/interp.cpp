@@ -187,7 +187,11 @@ void Interp::init_symbols() {
   S.unwind_protect = intern("unwind-protect");
   S.handler_case = intern("handler-case");
   S.multiple_value_call = intern("multiple-value-call");
+  S.interrupt = intern("interrupt");
+  S.throw_condition = intern("%throw");
   S.macrolet = intern("macrolet");
+  S.symbol_macrolet = intern("symbol-macrolet");
+  S.setf = intern("setf");
   S.optional = intern("&optional");
   S.rest = intern("&rest");
   S.body = intern("&body");
@@ -207,23 +211,34 @@ void Interp::init_symbols() {
       "(let ((x (list 1))) (list x x)) prints as (#1=(1) #1#). When false (the default) only "
       "the objects a cycle comes back to are labelled, so circular structure still prints, as "
       "#1=(1 2 . #1#), and printing never loops forever.");
-  // The built-in condition types: (type parent).
+  // The built-in condition types: (type parent); a type with several parents has a row each.
   static const char* const kConditions[][2] = {
-      {"error", "condition"},
+      {"serious-condition", "condition"},
+      {"error", "serious-condition"},
       {"warning", "condition"},
+      {"style-warning", "warning"},
       {"interrupt", "condition"},
+      {"simple-condition", "condition"},
+      {"simple-error", "simple-condition"},
       {"simple-error", "error"},
+      {"simple-warning", "simple-condition"},
+      {"simple-warning", "warning"},
       {"type-error", "error"},
+      {"simple-type-error", "simple-condition"},
+      {"simple-type-error", "type-error"},
       {"program-error", "error"},
       {"arity-error", "program-error"},
-      {"unbound-variable", "error"},
-      {"undefined-function", "error"},
+      {"cell-error", "error"},
+      {"unbound-variable", "cell-error"},
+      {"undefined-function", "cell-error"},
       {"arithmetic-error", "error"},
       {"division-by-zero", "arithmetic-error"},
       {"integer-overflow", "arithmetic-error"},
       {"read-error", "error"},
       {"parse-error", "error"},
       {"file-error", "error"},
+      {"stream-error", "error"},
+      {"end-of-file", "stream-error"},
       {"control-error", "error"},
       {"index-error", "error"},
       {"shape-error", "error"},
@@ -235,7 +250,7 @@ void Interp::init_symbols() {
       {"storage-error", "error"},
   };
   for (const auto& c : kConditions) {
-    condition_parents[intern(c[0])] = intern(c[1]);
+    condition_parents[intern(c[0])].push_back(intern(c[1]));
     builtin_conditions.insert(intern(c[0]));
   }
   builtin_conditions.insert(S.condition);
@@ -337,9 +352,10 @@ void Interp::collect() {
       for (const Value& v : mv_rest) m.mark(v);
     }
     for (tl::detail::RootCell* c = root_list.next; c != &root_list; c = c->next) m.mark(c->value);
-    for (const auto& [type, parent] : condition_parents) {
+    for (const HandlerFrame& f : handler_frames) m.mark(f.handlers);
+    for (const auto& [type, parents] : condition_parents) {
       m.mark(type);
-      m.mark(parent);
+      for (Symbol* parent : parents) m.mark(parent);
     }
     // Frames on the frame stack are roots; their parents may be heap frames.
     for (char* p = fstack_base; p < fsp;) {
@@ -504,12 +520,22 @@ std::vector<std::string> Interp::backtrace(std::size_t max_frames) const {
   return out;
 }
 
+namespace {
+// The copy of E a condition keeps for its location and report. It must not keep E's payload:
+// that roots the condition, and the condition would keep itself alive.
+std::shared_ptr<tl::Error> detached_copy(const tl::Error& e) {
+  auto copy = std::make_shared<tl::Error>(e);
+  copy->set_payload(nullptr);
+  return copy;
+}
+}  // namespace
+
 Value Interp::condition_of(tl::Error& e) {
   if (e.payload() && e.payload()->condition && e.payload()->condition->interp == this) {
     Value v = e.payload()->condition->value;
     // A condition made by `error` learns where it was raised once the error has travelled.
     if (is_kind(v, ObjKind::Condition) && !as_condition(v)->error) {
-      as_condition(v)->error = std::make_shared<tl::Error>(e);
+      as_condition(v)->error = detached_copy(e);
     }
     return v;
   }
@@ -519,23 +545,44 @@ Value Interp::condition_of(tl::Error& e) {
   push(v);
   c->type = sym(e.type());
   c->message = make_string(e.message());
-  c->error = std::make_shared<tl::Error>(e);
-  auto payload = std::make_shared<tl::detail::Payload>();
-  payload->condition = make_root(v);
-  e.set_payload(payload);
+  c->error = detached_copy(e);
+  // A payload that already says how the handlers dealt with the error keeps saying it.
+  if (!e.payload()) e.set_payload(std::make_shared<tl::detail::Payload>());
+  e.payload()->condition = make_root(v);
   return v;
 }
 
 bool Interp::condition_is_a(Value type_sym, Symbol* wanted) {
   if (wanted == S.t || wanted == S.condition) return true;
   if (!is_symbol(type_sym)) return false;
-  Symbol* s = as_symbol(type_sym);
-  for (int guard = 0; s != nullptr && guard < 64; ++guard) {
+  // Depth-first over the parents; the guard stops a cycle made by redefinitions.
+  std::vector<Symbol*> todo{as_symbol(type_sym)};
+  for (int guard = 0; !todo.empty() && guard < 256; ++guard) {
+    Symbol* s = todo.back();
+    todo.pop_back();
     if (s == wanted) return true;
     auto it = condition_parents.find(s);
-    s = it == condition_parents.end() ? nullptr : it->second;
+    if (it != condition_parents.end()) todo.insert(todo.end(), it->second.begin(), it->second.end());
   }
   return false;
+}
+
+bool Interp::handler_matches(Value type_sym, Value spec) {
+  if (is_cons(spec)) {
+    if (car(spec).same(Value::object(S.or_))) {
+      for (Value v = cdr(spec); is_cons(v); v = cdr(v)) {
+        if (handler_matches(type_sym, car(v))) return true;
+      }
+    }
+    return false;
+  }
+  if (!is_symbol(spec)) return false;
+  Symbol* wanted = as_symbol(spec);
+  // Ctrl-C must reach the prompt: only a handler naming interrupt itself may stop it. A throw
+  // is no condition in Common Lisp: only its catch sees it.
+  if (type_sym.same(Value::object(S.interrupt))) return wanted == S.interrupt;
+  if (type_sym.same(Value::object(S.throw_condition))) return wanted == S.throw_condition;
+  return condition_is_a(type_sym, wanted);
 }
 
 // --- evaluating texts and files ------------------------------------------------------------

@@ -31,6 +31,10 @@ struct RootCell {
 };
 struct Payload {
   std::shared_ptr<RootCell> condition;
+  // The handlers were offered the condition (Interp::signal_error): the error unwinds now, and
+  // only the handler-case activation numbered `target` (0: none) takes it.
+  bool signaled = false;
+  std::int64_t target = 0;
 };
 }  // namespace detail
 }  // namespace tl
@@ -43,7 +47,7 @@ struct WellKnown {
       *named_lambda, *if_, *progn, *let, *let_star, *setq, *and_, *or_, *while_, *block,
       *return_from, *unwind_protect, *handler_case, *macrolet, *optional, *rest, *body, *key,
       *allow_other_keys, *aux, *error, *condition, *declare, *argv, *load_file, *print_circle,
-      *multiple_value_call;
+      *multiple_value_call, *interrupt, *throw_condition, *symbol_macrolet, *setf;
 };
 
 // One active function call, for backtraces.
@@ -209,6 +213,7 @@ class Interp {
     const HandlerClause* clause;   // the clause to run next, or null when the body finished
   };
   HandlerOutcome run_handler_case(HandlerCaseNode* n, Env* env);
+  std::int64_t handler_case_ids = 0;  // last number given to a handler-case activation
   Value make_closure(const LambdaNode* n, Env* env);
   [[noreturn, gnu::cold]] void unbound_variable(Span span, Symbol* s);
   [[noreturn, gnu::cold]] void undefined_function(Span span, Symbol* s);
@@ -266,7 +271,58 @@ class Interp {
   // The condition object for an error (created on first use, kept with its payload).
   Value condition_of(tl::Error& e);
   bool condition_is_a(Value type_sym, Symbol* wanted);
-  std::unordered_map<Symbol*, Symbol*> condition_parents;  // type -> parent type
+  // Whether a handler for SPEC (a type symbol, or (or TYPE...)) takes a condition of TYPE_SYM.
+  // An interrupt (Ctrl-C) and a throw (%throw) are taken only by a handler that names their
+  // type itself: handlers for condition or t do not see them.
+  bool handler_matches(Value type_sym, Value spec);
+  std::unordered_map<Symbol*, std::vector<Symbol*>> condition_parents;  // type -> parent types
+
+  // --- the condition system (conditions.cpp) ---------------------------------------------
+  // The active handlers: one frame per running handler-bind or handler-case, each linked to
+  // the frame outside it. While a handler-bind function runs, only the frames outside its
+  // own are active (handler_top points past the inner ones, which stay in the vector until
+  // their forms unwind).
+  struct HandlerFrame {
+    std::int64_t id;     // a handler-case activation's number; 0 for a handler-bind cluster
+    Value handlers;      // handler-case: its types; handler-bind: a list of (TYPE . FUNCTION)
+    std::int32_t outer;  // the frame outside this one, or -1
+  };
+  std::vector<HandlerFrame> handler_frames;  // traced by the collector
+  std::int32_t handler_top = -1;             // the innermost active frame, or -1
+  // Makes a frame active for the lifetime of this object.
+  class HandlerScope {
+   public:
+    HandlerScope(Interp& in, std::int64_t id, Value handlers)
+        : in_(in), size_(in.handler_frames.size()), top_(in.handler_top) {
+      in.handler_frames.push_back(HandlerFrame{id, handlers, in.handler_top});
+      in.handler_top = static_cast<std::int32_t>(size_);
+    }
+    ~HandlerScope() {
+      in_.handler_frames.resize(size_);
+      in_.handler_top = top_;
+    }
+    HandlerScope(const HandlerScope&) = delete;
+    HandlerScope& operator=(const HandlerScope&) = delete;
+
+   private:
+    Interp& in_;
+    std::size_t size_;
+    std::int32_t top_;
+  };
+  // Offers the condition COND to the active handlers, innermost first, starting with frame
+  // FROM: each handler-bind function that matches is called with only the frames outside its
+  // own active; when a handler-case matches, its number is returned (the caller unwinds to
+  // it) and the walk stops. 0 when every handler declined.
+  std::int64_t run_handlers(Value cond, std::int32_t from);
+  // Signals the error E where it is caught first (a builtin's call, an evaluator error):
+  // runs the handlers once and records which handler-case, if any, takes it. Errors that are
+  // not safe to handle before unwinding (stack-overflow, storage-error) and those no handler
+  // may take (internal errors, exit, step-limit) are left unsignaled or marked untakeable.
+  void signal_error(tl::Error& e);
+  // Whether signal_error leaves E for the first handler frame to signal after unwinding.
+  bool is_deferred_signal(const tl::Error& e) const;
+  // signal_error, then throws E.
+  [[noreturn]] void throw_signaled(tl::Error e);
   std::unordered_set<Symbol*> builtin_conditions;
 
   // State owned by later stages (the tensor runtime): kept alive as long as the interpreter,

@@ -186,6 +186,7 @@ struct HandlerCaseNode : Node {
   HandlerCaseNode(Span s) : Node(NodeKind::HandlerCase, s) {}
   Node* body = nullptr;
   std::vector<HandlerClause> clauses;
+  Value types;  // every clause's types as one list, for the handler cluster (a unit constant)
 };
 
 // Thrown by return-from; caught by the innermost active evaluation of its block.

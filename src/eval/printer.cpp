@@ -270,6 +270,11 @@ class Printer {
       case ObjKind::Code: out_ += "#<code>"; return;
       case ObjKind::Condition: {
         Condition* c = as_condition(v);
+        // princ (~a) shows a condition's report, as in Common Lisp.
+        if (!readably_) {
+          out_ += in_.repr(c->message, false);
+          return;
+        }
         out_ += "#<condition ";
         std::string type_text = in_.repr(c->type, false);
         out_ += type_text;

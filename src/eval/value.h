@@ -194,7 +194,8 @@ struct Instance : Obj {
 struct Condition : Obj {
   Value type;       // symbol
   Value message;    // string
-  Value data;       // any value (plist for user conditions)
+  Value data;       // any value (make-condition :data)
+  Value slots;      // plist of slot name and value (define-condition slots, format-control)
   std::shared_ptr<tl::Error> error;  // location and backtrace of where it was raised
 };
 

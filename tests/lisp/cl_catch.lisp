@@ -15,3 +15,6 @@
 (show "computed tag" (let ((tag (list 'k))) (catch tag (throw tag :ok))))
 (show "no catch" (handler-case (throw 'nowhere 1) (control-error (e) (condition-message e))))
 (show "catch over a loop" (catch 'stop (dotimes (i 10) (when (= i 4) (throw 'stop i)))))
+(show "handlers do not see a throw"
+      (catch 'x (handler-bind ((condition (lambda (c) c (print :seen))))
+                  (handler-case (throw 'x :thrown) (condition () :caught)))))

@@ -357,9 +357,10 @@ TEST_CASE("eval: define-condition, error with format arguments, make-condition",
   CHECK(ERR_TYPE("(error 5)") == "type-error");
   CHECK(ERR_MSG("(error \"~a\")") ==
         "format: not enough arguments for directive ~a in \"~a\"");
-  // A user condition defined without a parent is an error subtype.
+  // A user condition defined without a parent is a condition, not an error (as in CL).
   lisp.eval("(define-condition orphan ())");
-  CHECK(EV("(handler-case (error 'orphan) (error () :is-error))") == ":is-error");
+  CHECK(EV("(handler-case (error 'orphan) (error () :is-error) (condition () :is-condition))") ==
+        ":is-condition");
   CHECK(EV("(handler-case (assert (= 1 2)) (assertion-error (e) (condition-message e)))") ==
         "\"assertion failed: (= 1 2)\"");
   CHECK(EV("(handler-case (assert nil \"custom ~a\" 1)"

@@ -1,0 +1,356 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; The condition system, as in Common Lisp (issue 25): define-condition with slots and
+;;; :report, make-condition, signal, warn, cerror, handler-bind, and restarts. Offering a
+;;; condition to the handlers is src/eval/conditions.cpp; handler-case is a special form.
+
+;;; Condition classes. Each type defined here or by define-condition maps to
+;;; (SLOTS REPORT DEFAULT-INITARGS): SLOTS a list of (NAME INITARGS INITFUNCTION), REPORT nil,
+;;; a string or a function of the condition and a stream, DEFAULT-INITARGS nil or a function
+;;; returning a plist.
+(defvar *%condition-classes* (make-hash-table :test 'eq)
+  "The slots, report and default initargs of each condition type that has them.")
+
+(defun %register-condition-class (name slots report default-initargs)
+  (puthash name (list slots report default-initargs) *%condition-classes*)
+  name)
+
+(defun %condition-ancestors (type)
+  ;; TYPE, then its ancestors depth-first, each once.
+  (let ((seen nil))
+    (labels ((walk (ty)
+               (unless (member ty seen :test #'eq)
+                 (push ty seen)
+                 (dolist (parent (%condition-parents ty)) (walk parent)))))
+      (walk type))
+    (nreverse seen)))
+
+(defun %condition-class-info (type index)
+  ;; The first non-nil entry INDEX of the classes of TYPE and its ancestors.
+  (dolist (ty (%condition-ancestors type) nil)
+    (let ((entry (nth index (gethash ty *%condition-classes*))))
+      (when entry (return entry)))))
+
+(defun %condition-slot-defs (type)
+  (let ((out nil))
+    (dolist (ty (%condition-ancestors type))
+      (dolist (slot (car (gethash ty *%condition-classes*)))
+        (unless (assoc (car slot) out) (push slot out))))
+    (nreverse out)))
+
+(defun %initarg-value (initargs keys)
+  ;; (VALUE) for the first of KEYS present in the plist INITARGS, else nil.
+  (do ((tail initargs (cddr tail)))
+      ((null tail) nil)
+    (when (member (car tail) keys :test #'eq) (return (list (cadr tail))))))
+
+(defun %condition-update-report (c)
+  ;; The report is computed when the condition is made and when a slot changes, so that
+  ;; printing it (~a) and an uncaught error show it.
+  (let ((report (%condition-class-info (condition-type c) 1))
+        (slots (%condition-slots c)))
+    (cond ((stringp report) (%set-condition-message c report))
+          (report (%set-condition-message
+                   c (with-output-to-string (stream) (funcall report c stream))))
+          ((getf slots 'format-control)
+           (%set-condition-message
+            c (apply #'format nil (getf slots 'format-control) (getf slots 'format-arguments)))))
+    c))
+
+(defun make-condition (type &rest initargs)
+  "(make-condition TYPE &rest INITARGS) makes a condition of TYPE, its slots set from the
+INITARGS plist (or their :initform). :message and :data set the report and data directly."
+  (unless (%condition-type-known-p type)
+    (error 'program-error "make-condition: unknown condition type ~s" type))
+  (let* ((defaults (%condition-class-info type 2))
+         (all (if defaults (append initargs (funcall defaults)) initargs))
+         (slots nil))
+    (dolist (def (%condition-slot-defs type))
+      (let ((found (%initarg-value all (cadr def))))
+        (push (car def) slots)
+        (push (cond (found (car found)) ((caddr def) (funcall (caddr def))) (t nil)) slots)))
+    ;; Initargs no slot takes are kept as the condition's data (TensorLisp's older
+    ;; (error 'TYPE :KEY VALUE) form); Common Lisp would reject them.
+    (let ((known (append '(:message :data) (apply #'append (mapcar #'cadr (%condition-slot-defs type)))))
+          (data (getf all :data)))
+      (do ((tail initargs (cddr tail))) ((null tail))
+        (unless (member (car tail) known :test #'eq) (setq data initargs)))
+      (%condition-update-report
+       (%make-condition type (getf all :message) data (nreverse slots))))))
+
+(defun %condition-slot (c name)
+  (unless (conditionp c)
+    (error 'type-error "~a: argument 1 must be a condition, got ~s" name c))
+  (getf (%condition-slots c) name))
+
+(defun %set-condition-slot (c name value)
+  (let ((slots (%condition-slots c)))
+    (setf (getf slots name) value)
+    (%set-condition-slots c slots)
+    (%condition-update-report c)
+    value))
+
+(defun %define-condition-accessors (name readers writers)
+  (dolist (reader readers)
+    (setf (symbol-value reader)
+          (let ((slot name)) (named-lambda reader (c) (%condition-slot c slot)))))
+  (dolist (writer writers)
+    (puthash writer
+             (let ((slot name))
+               (lambda (value c) (list '%set-condition-slot c (list 'quote slot) value)))
+             *setf-expanders*)))
+
+(defmacro define-condition (name parents &optional slots &rest options)
+  "(define-condition NAME (PARENT...) (SLOT...) OPTION...) defines a condition type. A SLOT is
+NAME or (NAME :initarg :KEY :initform FORM :reader R :accessor A :writer W). OPTIONs:
+(:report STRING-OR-FUNCTION), where the function takes the condition and a stream;
+(:default-initargs :KEY FORM ...); (:documentation STRING). With no PARENT, the type is a
+condition (not an error)."
+  (when (stringp slots) (setq slots nil))  ; (define-condition NAME (PARENT) DOC), the old form
+  (let ((specs nil) (accessors nil) (report nil) (defaults nil))
+    (dolist (slot slots)
+      (let* ((slot (if (consp slot) slot (list slot)))
+             (plist (cdr slot))
+             (initargs nil) (readers nil) (writers nil))
+        (do ((tail plist (cddr tail))) ((null tail))
+          (case (car tail)
+            (:initarg (push (cadr tail) initargs))
+            (:reader (push (cadr tail) readers))
+            (:writer (push (if (consp (cadr tail)) (cadr (cadr tail)) (cadr tail)) writers))
+            (:accessor (push (cadr tail) readers) (push (cadr tail) writers))))
+        (push `(,#'list ',(car slot) ',(reverse initargs)
+                        ,(if (%initarg-value plist '(:initform))
+                             `(lambda () ,(getf plist :initform))
+                             nil))
+              specs)
+        (push `(,#'%define-condition-accessors ',(car slot) ',readers ',writers) accessors)))
+    (dolist (option options)
+      (case (car option)
+        (:report (setq report (let ((r (cadr option)))
+                                (cond ((stringp r) r)
+                                      ((symbolp r) `',r)
+                                      (t r)))))
+        (:default-initargs (setq defaults `(lambda () (,#'list ,@(cdr option)))))))
+    `(progn
+       (,#'%define-condition ',name ',(or parents '(condition)))
+       (,#'%register-condition-class ',name (,#'list ,@(reverse specs)) ,report ,defaults)
+       ,@(reverse accessors)
+       ',name)))
+
+;;; The slots of the built-in types, and their readers.
+(%register-condition-class 'simple-condition
+                           (list (list 'format-control '(:format-control) nil)
+                                 (list 'format-arguments '(:format-arguments) nil))
+                           nil nil)
+(%define-condition-accessors 'format-control '(simple-condition-format-control) nil)
+(%define-condition-accessors 'format-arguments '(simple-condition-format-arguments) nil)
+(%register-condition-class 'type-error
+                           (list (list 'datum '(:datum) nil) (list 'expected-type '(:expected-type) nil))
+                           nil nil)
+(%define-condition-accessors 'datum '(type-error-datum) nil)
+(%define-condition-accessors 'expected-type '(type-error-expected-type) nil)
+(%register-condition-class 'cell-error (list (list 'name '(:name) nil)) nil nil)
+(%define-condition-accessors 'name '(cell-error-name) nil)
+(%register-condition-class 'arithmetic-error
+                           (list (list 'operation '(:operation) nil) (list 'operands '(:operands) nil))
+                           nil nil)
+(%define-condition-accessors 'operation '(arithmetic-error-operation) nil)
+(%define-condition-accessors 'operands '(arithmetic-error-operands) nil)
+(%register-condition-class 'stream-error (list (list 'stream '(:stream) nil)) nil nil)
+(%define-condition-accessors 'stream '(stream-error-stream) nil)
+(%register-condition-class 'file-error (list (list 'pathname '(:pathname) nil)) nil nil)
+(%define-condition-accessors 'pathname '(file-error-pathname) nil)
+
+;;; Handlers.
+(defmacro handler-bind (bindings &body body)
+  "(handler-bind ((TYPE HANDLER)...) BODY...) evaluates BODY with each HANDLER, a function of
+one argument, active for conditions of TYPE (a type or (or TYPE...)). A handler runs where the
+condition is signaled, before anything unwinds; it declines by returning, or takes the
+condition by leaving (return-from, throw, invoke-restart). While it runs, only the handlers
+outside this handler-bind are active."
+  (let ((vars nil) (entries nil))
+    (dolist (binding bindings)
+      (unless (and (consp binding) (consp (cdr binding)))
+        (error 'program-error "handler-bind: a binding is (TYPE HANDLER), got ~s" binding))
+      (let ((var (gensym "handler")) (type (car binding)))
+        (push (list var (cadr binding)) vars)
+        (dolist (one (if (and (consp type) (eq (car type) 'or)) (cdr type) (list type)))
+          (push `(,#'cons ',one ,var) entries))))
+    `(let ,(reverse vars)
+       (,#'%handler-bind (,#'list ,@(reverse entries)) (lambda () ,@body)))))
+
+;;; Restarts. The active restarts are a list, innermost first.
+(defstruct (restart (:constructor %make-restart (name function report-function interactive test)))
+  name function report-function interactive test)
+
+(defvar *%restarts* nil "The active restarts, innermost first.")
+
+(defun %restart-clause (clause)
+  ;; (NAME LAMBDA-LIST [:report R] [:interactive I] [:test T] BODY...) => (NAME LAMBDA-LIST
+  ;; REPORT-FORM INTERACTIVE-FORM TEST-FORM BODY)
+  (unless (and (consp clause) (symbolp (car clause)) (consp (cdr clause)) (listp (cadr clause)))
+    (error 'program-error "restart-case: a clause is (NAME LAMBDA-LIST BODY...), got ~s" clause))
+  (let ((rest (cddr clause)) (report nil) (interactive nil) (test nil))
+    (loop while (and (consp rest) (member (car rest) '(:report :interactive :test)) (consp (cdr rest)))
+          do (let ((value (cadr rest)))
+               (case (car rest)
+                 (:report (setq report (if (and value (symbolp value)) `',value value)))
+                 (:interactive (setq interactive (if (and value (symbolp value)) `',value value)))
+                 (:test (setq test (if (and value (symbolp value)) `',value value)))))
+             (setq rest (cddr rest)))
+    (list (car clause) (cadr clause) report interactive test rest)))
+
+(defmacro restart-case (form &rest clauses)
+  "(restart-case FORM (NAME LAMBDA-LIST [:report R] [:interactive F] [:test F] BODY...)...)
+evaluates FORM with the restarts active. (invoke-restart NAME ARG...) during FORM unwinds to
+here and evaluates that clause's BODY with LAMBDA-LIST bound to the ARGs. Returns FORM's
+values, or the clause's."
+  (let ((outer (gensym "restart-case")) (inner (gensym "restart")) (result (gensym "result"))
+        (args (gensym "args"))
+        (parsed (mapcar #'%restart-clause clauses))
+        (index -1))
+    `(block ,outer
+       (let ((,result
+               (block ,inner
+                 (let ((*%restarts*
+                         (list* ,@(mapcar (lambda (p)
+                                            (setq index (+ index 1))
+                                            `(%make-restart ',(first p)
+                                                            (lambda (&rest ,args) (return-from ,inner (cons ,index ,args)))
+                                                            ,(third p) ,(fourth p) ,(fifth p)))
+                                          parsed)
+                                *%restarts*)))
+                   (return-from ,outer ,form)))))
+         (case (car ,result)
+           ,@(let ((i -1))
+               (mapcar (lambda (p)
+                         (setq i (+ i 1))
+                         `(,i (apply (lambda ,(second p) ,@(sixth p)) (cdr ,result))))
+                       parsed)))))))
+
+(defmacro with-simple-restart ((name format-control &rest args) &body body)
+  "(with-simple-restart (NAME FORMAT-CONTROL ARG...) BODY...) evaluates BODY with a restart
+NAME that returns the two values nil and t."
+  `(restart-case (progn ,@body)
+     (,name () :report (lambda (stream) (format stream ,format-control ,@args)) (values nil t))))
+
+(defun %coerce-to-condition (fn datum args default-type)
+  (cond ((conditionp datum) datum)
+        ((stringp datum) (make-condition default-type :format-control datum :format-arguments args))
+        ((and (symbolp datum) datum (stringp (car args)))
+         ;; (signal 'TYPE "format" ARG...), as `error` accepts it.
+         (make-condition datum :format-control (car args) :format-arguments (cdr args)))
+        ((and (symbolp datum) datum) (apply #'make-condition datum args))
+        (t (error 'type-error "~a: ~s is not a condition, a condition type or a format string"
+                  fn datum))))
+
+(defun signal (datum &rest args)
+  "(signal DATUM ARG...) offers a condition to the active handlers and returns nil when they
+all decline. DATUM is a condition, a condition type (ARGs are initargs) or a format string
+(a simple-condition)."
+  (%signal (%coerce-to-condition "signal" datum args 'simple-condition)))
+
+(defun warn (datum &rest args)
+  "(warn DATUM ARG...) signals a warning (a simple-warning for a format string) with a
+muffle-warning restart; unless a handler muffles it, prints \"WARNING: report\" on the error
+output (the log). Returns nil."
+  (let ((c (%coerce-to-condition "warn" datum args 'simple-warning)))
+    (unless (condition-type-p c 'warning)
+      (error 'type-error "warn: ~s is not a warning" (condition-type c)))
+    (restart-case (progn (%signal c) (%print-warning (condition-message c)))
+      (muffle-warning () :report "Skip warning." nil))
+    nil))
+
+(defun cerror (continue-format datum &rest args)
+  "(cerror CONTINUE-FORMAT DATUM ARG...) signals an error like `error`, with a continue
+restart (reported by CONTINUE-FORMAT with ARGs) that makes cerror return nil."
+  (let ((c (%coerce-to-condition "cerror" datum args 'simple-error)))
+    (restart-case (error c)
+      (continue ()
+        :report (lambda (stream) (apply #'format stream continue-format args))
+        nil))
+    nil))
+
+(defmacro ignore-errors (&body body)
+  "(ignore-errors BODY...) evaluates BODY; if it signals an error, returns nil and the
+condition instead."
+  (let ((c (gensym "c")))
+    `(handler-case (progn ,@body) (error (,c) (values nil ,c)))))
+
+(defun %restart-applicable-p (restart condition)
+  (let ((test (restart-test restart)))
+    (or (null test) (funcall test condition))))
+
+(defun compute-restarts (&optional condition)
+  "(compute-restarts [CONDITION]) is the list of active restarts, innermost first."
+  (remove-if-not (lambda (r) (%restart-applicable-p r condition)) *%restarts*))
+
+(defun find-restart (identifier &optional condition)
+  "(find-restart NAME [CONDITION]) is the innermost active restart named NAME, or nil. Given
+a restart, returns it when it is active."
+  (if (restart-p identifier)
+      (and (member identifier *%restarts* :test #'eq) identifier)
+      (find-if (lambda (r) (and (eq (restart-name r) identifier) (%restart-applicable-p r condition)))
+               *%restarts*)))
+
+(defun %active-restart (fn identifier condition)
+  (or (find-restart identifier condition)
+      (error 'control-error "~a: no restart ~s is active" fn
+             (if (restart-p identifier) (restart-name identifier) identifier))))
+
+(defun invoke-restart (restart &rest args)
+  "(invoke-restart RESTART ARG...) transfers control to the active restart RESTART (a restart
+or a name), passing it the ARGs."
+  (apply (restart-function (%active-restart "invoke-restart" restart nil)) args))
+
+(defun invoke-restart-interactively (restart)
+  "(invoke-restart-interactively RESTART) invokes RESTART with the arguments its :interactive
+function returns (none without one)."
+  (let ((r (%active-restart "invoke-restart-interactively" restart nil)))
+    (apply (restart-function r) (if (restart-interactive r) (funcall (restart-interactive r)) nil))))
+
+(defun restart-report (restart)
+  "(restart-report RESTART) is the text that describes RESTART."
+  (let ((report (restart-report-function restart)))
+    (cond ((stringp report) report)
+          (report (with-output-to-string (stream) (funcall report stream)))
+          (t (princ-to-string (restart-name restart))))))
+
+(defun abort (&optional condition)
+  "(abort [CONDITION]) invokes the innermost abort restart; an error when there is none."
+  (invoke-restart (%active-restart "abort" 'abort condition)))
+
+(defun continue (&optional condition)
+  "(continue [CONDITION]) invokes the innermost continue restart, or returns nil."
+  (let ((r (find-restart 'continue condition))) (when r (invoke-restart r))))
+
+(defun muffle-warning (&optional condition)
+  "(muffle-warning [CONDITION]) invokes the muffle-warning restart of warn; an error when none
+is active."
+  (invoke-restart (%active-restart "muffle-warning" 'muffle-warning condition)))
+
+(defun use-value (value &optional condition)
+  "(use-value VALUE [CONDITION]) invokes the innermost use-value restart with VALUE, or
+returns nil."
+  (let ((r (find-restart 'use-value condition))) (when r (invoke-restart r value))))
+
+(defun store-value (value &optional condition)
+  "(store-value VALUE [CONDITION]) invokes the innermost store-value restart with VALUE, or
+returns nil."
+  (let ((r (find-restart 'store-value condition))) (when r (invoke-restart r value))))
+
+(defmacro check-type (place type &optional type-string)
+  "(check-type PLACE TYPE [TYPE-STRING]) signals a type-error unless PLACE's value is of TYPE,
+with a store-value restart that stores a new value into PLACE and checks again."
+  type-string
+  (let ((v (gensym "value")) (new (gensym "new")))
+    `(loop
+       (let ((,v ,place))
+         (when (,#'typep ,v ',type) (return nil))
+         (restart-case
+             (,#'error (,#'make-condition
+                        'type-error :datum ,v :expected-type ',type
+                        :message (,#'format nil "~s must be of type ~a, got ~s (~a)" ',place ',type ,v
+                                            (,#'type-of ,v))))
+           (store-value (,new)
+             :report (lambda (stream) (,#'format stream "Supply a new value for ~s." ',place))
+             (setf ,place ,new)))))))

@@ -1,0 +1,61 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; String input streams (issue 25): make-string-input-stream, with-input-from-string,
+;;; read-line, read-char, peek-char, unread-char, read, listen. Each line matches SBCL 2.2
+;;; (with *print-case* :downcase).
+
+(defun show (label value) (format t "~a: ~s~%" label value))
+
+(show "read-line"
+      (with-input-from-string (s (format nil "first line~%second~%~%last"))
+        (list (read-line s) (read-line s) (read-line s) (read-line s))))
+(show "second value: no newline at the end"
+      (with-input-from-string (s (format nil "a~%b"))
+        (list (multiple-value-list (read-line s)) (multiple-value-list (read-line s)))))
+(show "eof value"
+      (with-input-from-string (s "x")
+        (list (read-line s nil :eof) (read-line s nil :eof))))
+(show "eof error"
+      (with-input-from-string (s "")
+        (handler-case (read-line s) (end-of-file () :end-of-file))))
+(show "eof error is a stream-error"
+      (with-input-from-string (s "")
+        (handler-case (read-char s) (stream-error (e) (typep e 'end-of-file)))))
+(show "read-char"
+      (with-input-from-string (s "héllo")
+        (list (read-char s) (char-code (read-char s)) (read-char s) (read-char s) (read-char s)
+              (read-char s nil :done))))
+(show "peek-char does not consume"
+      (with-input-from-string (s "ab") (list (peek-char nil s) (read-char s) (read-char s))))
+(show "peek-char t skips whitespace"
+      (with-input-from-string (s (format nil "   ~%  x y")) (list (peek-char t s) (read-char s))))
+(show "peek-char up to a character"
+      (with-input-from-string (s "abc;def") (list (peek-char #\; s) (read-line s))))
+(show "peek-char at the end" (with-input-from-string (s "") (peek-char nil s nil :none)))
+(show "unread-char"
+      (with-input-from-string (s "xy")
+        (let ((c (read-char s))) (unread-char c s) (list (read-char s) (read-char s)))))
+(show "lines in a loop"
+      (with-input-from-string (s (format nil "1 one~%2 two~%3 three~%"))
+        (loop for line = (read-line s nil nil) while line collect (length line))))
+(show "characters in a loop"
+      (with-input-from-string (s "a b")
+        (loop for c = (read-char s nil nil) while c collect (char-code c))))
+(show ":start and :end"
+      (with-input-from-string (s "0123456789" :start 2 :end 5)
+        (list (read-line s) (read-line s nil :eof))))
+(show ":index"
+      (let ((i 0))
+        (with-input-from-string (s "abc def" :index i) (read-char s) (read-char s))
+        i))
+(show "read"
+      (with-input-from-string (s "(1 2) foo \"str\" 42")
+        (list (read s) (read s) (read s) (read s) (read s nil :eof))))
+(show "read then read-line"
+      (with-input-from-string (s (format nil "12 rest of line~%next"))
+        (list (read s) (read-line s) (read-line s))))
+(show "make-string-input-stream"
+      (let ((s (make-string-input-stream "one two" 4)))
+        (list (read-line s) (listen s))))
+(show "listen" (let ((s (make-string-input-stream "a"))) (list (listen s) (read-char s) (listen s))))
+(show "streamp" (let ((s (make-string-input-stream "a"))) (list (streamp s) (input-stream-p s) (streamp "a"))))
+(show "close" (let ((s (make-string-input-stream "a"))) (list (open-stream-p s) (close s) (open-stream-p s))))
