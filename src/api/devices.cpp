@@ -277,8 +277,8 @@ void register_device_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "schedule->text", 1, 1, "(schedule->text X)",
              "The kernels realizing tensor X (or a list of tensors, together) would run on a JIT device, as "
-             "text: one line per kernel with the node it computes, how many ops it runs, the reduces fused "
-             "into it and what it reads (inputs and earlier kernels). What the optimizer rules and the "
+             "text: one line per kernel with its kind, the node it computes, how many ops it runs, the reduces "
+             "fused into it, what it reads (inputs and earlier kernels) and its cost estimate. What the optimizer rules and the "
              "scheduler made of X, before lowering; \"\" when everything is realized.",
              [](Interp& in, Args a, N) -> Value {
                std::vector<const tensor::Node*> roots;

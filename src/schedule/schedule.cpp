@@ -417,26 +417,23 @@ std::string schedule_str(const Schedule& s) {
     for (auto x : axes) a += (a.empty() ? "" : " ") + std::to_string(x);
     return "(" + a + ")";
   };
-  auto describe = [&](const Node* n) {
+  auto describe_node = [&](const Node* n) {
     std::string d = tensor::op_name(n->op);
     if (n->op == Op::Reduce) d += std::string(" :") + tensor::reduce_kind_name(n->reduce_kind) + " " + axes_str(n->axes);
     return d + " " + std::string(tensor::dtype_name(n->dtype)) + " " + tensor::shape_str(n->shape);
   };
   std::string out;
-  for (std::size_t i = 0; i < s.kernels.size(); ++i) {
-    const Node* k = s.kernels[i];
-    out += "kernel " + std::to_string(i) + ": " + describe(k);
-    std::vector<const Node*> nodes = region(s, k);
+  for (std::size_t i = 0; i < s.items.size(); ++i) {
+    const ScheduledKernel& k = s.items[i];
+    out += "kernel " + std::to_string(i) + " (" + kernel_kind_name(k.kind) + "): " + describe_node(k.out);
     int ops = 0;
     std::vector<std::string> fused, reads;
-    for (const Node* n : nodes) {
-      if (n != k && s.materialized.count(n)) {
-        reads.push_back(names.count(n) ? names.at(n) : "data");
-        continue;
-      }
+    for (const Node* n : region(s, k.out)) {
+      if (n != k.out && s.materialized.count(n)) continue;
       if (costs_work(n) || n->op == Op::Reduce) ++ops;
-      if (n != k && n->op == Op::Reduce) fused.push_back(describe(n));
+      if (n != k.out && n->op == Op::Reduce) fused.push_back(describe_node(n));
     }
+    for (const Node* n : k.reads) reads.push_back(names.count(n) ? names.at(n) : "data");
     std::sort(reads.begin(), reads.end());
     out += ", " + std::to_string(ops) + (ops == 1 ? " op" : " ops");
     for (const auto& f : fused) out += ", fuses " + f;
@@ -444,7 +441,7 @@ std::string schedule_str(const Schedule& s) {
       out += ", reads";
       for (std::size_t j = 0; j < reads.size(); ++j) out += (j ? ", " : " ") + reads[j];
     }
-    out += "\n";
+    out += "; about " + k.flops.str() + " flops, " + k.bytes.str() + " bytes\n";
   }
   return out;
 }

@@ -66,8 +66,9 @@ Schedule make_schedule(const std::vector<const Node*>& roots);
 // sources it does: a copy made after scheduling).
 ScheduledKernel describe(const Schedule& s, const Node* out);
 
-// The schedule as text, one line per kernel: the node it computes, how many ops it runs, the
-// reduces fused into it (row fusion) and what it reads (inputs and other kernels, by index).
+// The schedule as text, one line per kernel: its kind, the node it computes, how many ops it
+// runs, the reduces fused into it (row fusion), what it reads (inputs and other kernels, by
+// index) and its cost estimate (flops, and bytes read and written).
 std::string schedule_str(const Schedule& s);
 
 // The node whose value a kernel for n stores: a copy's or an assign's source, else n.
