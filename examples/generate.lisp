@@ -1,7 +1,8 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; Text generation with a Hugging Face GPT-2 or Llama checkpoint folder (config.json,
-;;; model.safetensors or a sharded index, and tokenizer.json or vocab.json + merges.txt):
-;;;   build/tlisp examples/generate.lisp --model DIR --prompt TEXT [--max-new-tokens 64]
+;;; model.safetensors or a sharded index, and tokenizer.json or vocab.json + merges.txt), or a
+;;; GGUF file (its tokenizer.json next to it):
+;;;   build/tlisp examples/generate.lisp --model DIR|FILE.gguf --prompt TEXT [--max-new-tokens 64]
 ;;;       [--temperature T] [--top-k K] [--top-p P] [--seed S] [--dtype f32|stored]
 ;;; Greedy by default; --temperature > 0 samples (with --top-k and --top-p). Prints the text as
 ;;; it is generated, then tokens/s for the prompt (prefill, one pass) and for decoding (one
@@ -29,8 +30,16 @@
           ((vectorp eos) (coerce eos 'list))
           (t nil))))
 
+(defun tokenizer-dir (path)
+  ;; A .gguf file's folder (its tokenizer.json is kept next to it), else PATH itself.
+  (let ((n (length path)))
+    (if (and (> n 5) (string-equal (subseq path (- n 5)) ".gguf"))
+        (let ((slash (position #\/ path :from-end t)))
+          (if slash (subseq path 0 (max slash 1)) "."))
+        path)))
+
 (defun run ()
-  (let* ((tokenizer (tok:load *dir*))
+  (let* ((tokenizer (tok:load (tokenizer-dir *dir*)))
          (model (hf:load *dir* :dtype *dtype*))
          (config (hf:model-config model))
          (ids (tok:encode tokenizer *prompt* :add-special t))
