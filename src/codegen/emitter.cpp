@@ -466,10 +466,16 @@ class Emitter {
         return b_.CreateLoad(a->getAllocatedType(), a);
       }
       case EOp::Load: {
+        const BufferParam& bp = k_.buffers[static_cast<std::size_t>(e.arg)];
         Value* base = buffers_[static_cast<std::size_t>(e.arg)];
-        Type* st = storage_type(k_.buffers[static_cast<std::size_t>(e.arg)].dtype);
+        Type* st = storage_type(bp.dtype);
         Value* p = b_.CreateInBoundsGEP(st, base, value(e.src[0]));
-        return from_storage(t, b_.CreateLoad(st, p));
+        llvm::LoadInst* load = b_.CreateLoad(st, p);
+        // An input is never written while the kernel runs (the executors never pass a kernel's
+        // output buffer as one of its inputs): its loads may move out of loops (a gather's
+        // index out of the row it copies) and, on a GPU, go through the read-only cache.
+        if (!bp.output && bp.local_elems == 0) load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx_, {}));
+        return from_storage(t, load);
       }
       case EOp::Min: {
         Value* a = value(e.src[0]);
