@@ -154,6 +154,7 @@
                    (format t "epoch ~a: ~,1f s, mean loss ~,4f, test accuracy ~,2f%~%"
                            epoch took loss accuracy))))
       (nn:save model *checkpoint* :optimizer opt)
-      (format t "trained ~a epochs in ~,1f s: loss ~,4f at the first step, ~,4f (mean) in the last epoch~%"
+      (format t "trained ~a epochs in ~,1f s: loss ~,4f at the first step, ~
+                 ~,4f (mean) in the last epoch~%"
               *epochs* (- (seconds) start) *first-loss* loss)
       (format t "saved ~a~%" *checkpoint*)))
