@@ -6,9 +6,10 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <filesystem>
+#include <map>
 
+#include "bindings/tensor_value.h"
 #include "eval/builtins.h"
 #include "rewrite/rewrite.h"
 #include "runtime/jit.h"
@@ -17,7 +18,6 @@
 #include "support/condition_error.h"
 #include "support/log.h"
 #include "support/search_path.h"
-#include "tensor/tensor_value.h"
 
 namespace tl::api {
 
