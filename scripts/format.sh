@@ -66,13 +66,13 @@ fi
 status=0
 if [[ ${#changed[@]} -gt 0 ]]; then
   if [[ $check -eq 1 ]]; then
-    out="$(git diff -U0 --no-color "$base" -- "${changed[@]}" | "$clang_format_diff" -p1 -binary "$clang_format")"
+    out="$(git diff -U0 --no-color -M --diff-filter=ACMR "$base" -- "${patterns[@]}" | "$clang_format_diff" -p1 -binary "$clang_format")"
     if [[ -n "$out" ]]; then
       printf '%s\n' "$out"
       status=1
     fi
   else
-    git diff -U0 --no-color "$base" -- "${changed[@]}" | "$clang_format_diff" -p1 -i -binary "$clang_format"
+    git diff -U0 --no-color -M --diff-filter=ACMR "$base" -- "${patterns[@]}" | "$clang_format_diff" -p1 -i -binary "$clang_format"
   fi
 fi
 for f in "${added[@]}"; do

@@ -21,10 +21,10 @@
 #include <unordered_set>
 
 #include "api/devices.h"
+#include "bindings/tensor_value.h"
 #include "eval/builtins.h"
 #include "runtime/jit.h"
 #include "support/log.h"
-#include "tensor/tensor_value.h"
 
 namespace tl::api {
 

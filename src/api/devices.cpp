@@ -6,9 +6,10 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <filesystem>
+#include <map>
 
+#include "bindings/tensor_value.h"
 #include "eval/builtins.h"
 #include "rewrite/rewrite.h"
 #include "runtime/jit.h"
@@ -17,7 +18,6 @@
 #include "support/condition_error.h"
 #include "support/log.h"
 #include "support/search_path.h"
-#include "tensor/tensor_value.h"
 
 namespace tl::api {
 
@@ -34,11 +34,24 @@ namespace {
 //                                      ~/.cache/tensorlisp)
 //   TENSORLISP_DEBUG=N                 jit-debug's level to start with
 //   TENSORLISP_CROSS_TARGETS=T1,T2 and TENSORLISP_CROSS_DIR   also compile every kernel for T1, T2
+//   CUDA_HOME, CUDA_PATH               CUDA toolkits to look for libdevice in, before the usual places
+//   TENSORLISP_LD_LLD                  the ld.lld that links AMDGPU code objects (else found on PATH)
 runtime::JitSettings jit_settings_from_environment() {
   runtime::JitSettings s;
   auto env = [](const char* name) -> std::string {
     const char* v = std::getenv(name);
     return v != nullptr ? v : "";
+  };
+  // `text` split at `sep`, without empty pieces.
+  auto split = [](const std::string& text, char sep) {
+    std::vector<std::string> pieces;
+    for (std::size_t i = 0; i <= text.size();) {
+      std::size_t j = text.find(sep, i);
+      if (j == std::string::npos) j = text.size();
+      if (j > i) pieces.push_back(text.substr(i, j - i));
+      i = j + 1;
+    }
+    return pieces;
   };
   if (env("TENSORLISP_CACHE") != "0") {
     if (!env("TENSORLISP_CACHE_DIR").empty()) s.cache_dir = env("TENSORLISP_CACHE_DIR");
@@ -46,14 +59,11 @@ runtime::JitSettings jit_settings_from_environment() {
     else if (!env("HOME").empty()) s.cache_dir = env("HOME") + "/.cache/tensorlisp";
   }
   if (!env("TENSORLISP_DEBUG").empty()) s.debug = std::atoi(env("TENSORLISP_DEBUG").c_str());
-  const std::string cross = env("TENSORLISP_CROSS_TARGETS");
-  for (std::size_t i = 0; i <= cross.size();) {
-    std::size_t j = cross.find(',', i);
-    if (j == std::string::npos) j = cross.size();
-    if (j > i) s.cross_targets.push_back(cross.substr(i, j - i));
-    i = j + 1;
-  }
+  s.cross_targets = split(env("TENSORLISP_CROSS_TARGETS"), ',');
   s.cross_dir = env("TENSORLISP_CROSS_DIR");
+  s.toolchain.cuda_dirs = {env("CUDA_HOME"), env("CUDA_PATH")};
+  s.toolchain.ld_lld = env("TENSORLISP_LD_LLD");
+  s.toolchain.search_path = split(env("PATH"), ':');
   return s;
 }
 

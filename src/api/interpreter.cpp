@@ -4,16 +4,16 @@
 #include <fstream>
 
 #include "api/devices.h"
+#include "bindings/files.h"
+#include "bindings/tensor_value.h"
 #include "eval/builtins.h"
 #include "eval/interp.h"
 #include "reader/reader.h"
 #include "rewrite/rewrite.h"
 #include "runtime/reference.h"
-#include "tensor/files.h"
-#include "tensor/tensor_value.h"
+#include "tensorlisp/tensorlisp.hpp"
 #include "text/json.h"
 #include "text/tokenizer.h"
-#include "tensorlisp/tensorlisp.hpp"
 
 namespace tl::eval {
 struct PreludeFile {

@@ -2,9 +2,9 @@
 // tl::Tensor: host arrays in, results out, over the interpreter's tensor values.
 #include <cstring>
 
+#include "bindings/tensor_value.h"
 #include "eval/interp.h"
 #include "support/check.h"
-#include "tensor/tensor_value.h"
 #include "tensorlisp/tensorlisp.hpp"
 
 namespace tl {

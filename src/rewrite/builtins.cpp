@@ -5,12 +5,12 @@
 #include <cstdio>
 #include <fstream>
 
+#include "bindings/tensor_value.h"
 #include "eval/builtins.h"
 #include "rewrite/rewrite.h"
 #include "schedule/schedule.h"
 #include "support/condition_error.h"
 #include "tensor/semantics.h"
-#include "tensor/tensor_value.h"
 
 namespace tl::rewrite {
 

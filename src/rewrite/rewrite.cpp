@@ -6,9 +6,9 @@
 #include <functional>
 #include <unordered_map>
 
+#include "bindings/tensor_value.h"
 #include "schedule/schedule.h"
 #include "support/condition_error.h"
-#include "tensor/tensor_value.h"
 
 namespace tl::rewrite {
 

@@ -41,7 +41,7 @@ codegen::CompileOutput compile_or_fail(const codegen::Codegen& cg, const codegen
 JitDevice::JitDevice(std::shared_ptr<Backend> backend, JitSettings settings, DeviceSpec spec)
     : debug(settings.debug), backend_(std::move(backend)), spec_(std::move(spec)), disk_(std::move(settings.cache_dir)) {
   try {
-    codegen_ = make_codegen(backend_->info().target);
+    codegen_ = make_codegen(backend_->info().target, settings.toolchain);
   } catch (const std::runtime_error& e) {
     throw ConditionError("device-error", "backend " + backend_->name() + ": " + e.what());
   }
@@ -52,7 +52,7 @@ JitDevice::JitDevice(std::shared_ptr<Backend> backend, JitSettings settings, Dev
     cross_dir_ = settings.cross_dir;
     for (const std::string& target : settings.cross_targets) {
       try {
-        cross_.push_back(make_codegen(target));
+        cross_.push_back(make_codegen(target, settings.toolchain));
       } catch (const std::runtime_error& e) {
         throw ConditionError("device-error", std::string("TENSORLISP_CROSS_TARGETS: ") + e.what());
       }

@@ -15,6 +15,7 @@
 #include "runtime/buffer_plan.h"
 #include "runtime/device_memory.h"
 #include "runtime/disk_cache.h"
+#include "runtime/toolchain.h"
 #include "tensor/graph.h"
 
 namespace tl::runtime {
@@ -58,6 +59,7 @@ struct JitSettings {
   // lacks (tests/run_cross_check.cmake).
   std::vector<std::string> cross_targets;
   std::string cross_dir;
+  ToolchainSettings toolchain;  // where libdevice and ld.lld are looked for (CUDA_HOME, PATH, ...)
 };
 
 class JitDevice {

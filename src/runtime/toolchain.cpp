@@ -9,32 +9,28 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <stdexcept>
-#include <vector>
 
 namespace tl::runtime {
 
-std::string find_libdevice() {
-  const char* dirs[] = {std::getenv("CUDA_HOME"), std::getenv("CUDA_PATH"), "/usr/local/cuda", "/usr/lib/cuda"};
-  for (const char* dir : dirs) {
-    if (dir == nullptr || *dir == 0) continue;
-    std::string path = std::string(dir) + "/nvvm/libdevice/libdevice.10.bc";
+std::string find_libdevice(const ToolchainSettings& settings) {
+  std::vector<std::string> dirs = settings.cuda_dirs;
+  dirs.push_back("/usr/local/cuda");
+  dirs.push_back("/usr/lib/cuda");
+  for (const std::string& dir : dirs) {
+    if (dir.empty()) continue;
+    std::string path = dir + "/nvvm/libdevice/libdevice.10.bc";
     if (std::ifstream(path).good()) return path;
   }
   return "";
 }
 
-std::string find_ld_lld() {
-  if (const char* env = std::getenv("TENSORLISP_LD_LLD"); env != nullptr && *env != 0) return env;
+std::string find_ld_lld(const ToolchainSettings& settings) {
+  if (!settings.ld_lld.empty()) return settings.ld_lld;
   std::vector<std::string> dirs;
-  if (const char* path = std::getenv("PATH")) {
-    std::string p(path);
-    for (std::size_t i = 0; i <= p.size();) {
-      std::size_t j = p.find(':', i);
-      if (j == std::string::npos) j = p.size();
-      if (j > i) dirs.push_back(p.substr(i, j - i));
-      i = j + 1;
-    }
+  for (const std::string& d : settings.search_path) {
+    if (!d.empty()) dirs.push_back(d);
   }
   dirs.push_back("/usr/lib/llvm-" + std::to_string(LLVM_VERSION_MAJOR) + "/bin");
   for (const auto& d : dirs) {
@@ -46,8 +42,7 @@ std::string find_ld_lld() {
   return "";
 }
 
-std::string link_code_object(const std::string& object, const std::string& entry) {
-  static const std::string ld = find_ld_lld();
+std::string link_code_object(const std::string& ld, const std::string& object, const std::string& entry) {
   if (ld.empty()) throw std::runtime_error("kernel " + entry + ": linking an AMDGPU code object needs ld.lld (install lld, or set TENSORLISP_LD_LLD)");
   char dir_template[] = "/tmp/tensorlisp-amdgpu-XXXXXX";
   const char* dir = ::mkdtemp(dir_template);
@@ -64,15 +59,27 @@ std::string link_code_object(const std::string& object, const std::string& entry
   return code;
 }
 
-codegen::Toolchain find_toolchain() {
+codegen::Toolchain find_toolchain(const ToolchainSettings& settings) {
+  // ld.lld is looked for once, when the first AMDGPU kernel is linked (most devices never do).
+  struct Linker {
+    ToolchainSettings settings;
+    std::once_flag found;
+    std::string ld;
+  };
+  auto linker = std::make_shared<Linker>();
+  linker->settings = settings;
   return codegen::Toolchain{
-      .libdevice = find_libdevice(),
-      .link_code_object = link_code_object,
+      .libdevice = find_libdevice(settings),
+      .link_code_object =
+          [linker](const std::string& object, const std::string& entry) {
+            std::call_once(linker->found, [&] { linker->ld = find_ld_lld(linker->settings); });
+            return link_code_object(linker->ld, object, entry);
+          },
   };
 }
 
-std::unique_ptr<codegen::Codegen> make_codegen(const std::string& target) {
-  return codegen::make_codegen(target, find_toolchain());
+std::unique_ptr<codegen::Codegen> make_codegen(const std::string& target, const ToolchainSettings& settings) {
+  return codegen::make_codegen(target, find_toolchain(settings));
 }
 
 }  // namespace tl::runtime

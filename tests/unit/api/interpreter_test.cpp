@@ -6,11 +6,15 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tensorlisp/tensorlisp.hpp"
@@ -641,4 +645,39 @@ TEST_CASE("api: the library's messages go to the host's log sink", "[api]") {
   CHECK(captured.find("tensorlisp: plan: 1 kernels, 1 buffers") != std::string::npos);
   CHECK(captured.find("kernels ran in") != std::string::npos);
   CHECK(captured.back() == '\n');
+}
+
+TEST_CASE("api: the GPU toolchain's settings come from the environment", "[api]") {
+  // The runtime reads no environment variable: the API layer reads TENSORLISP_LD_LLD (and
+  // CUDA_HOME, CUDA_PATH, PATH) when it makes a JIT device, and hands them down. Seen here
+  // through a fake ld.lld that every kernel cross-compiled for AMDGPU is linked with.
+  TempDir dir;
+  const std::string ld = dir.write("fake-ld", "#!/bin/sh\necho fake ld.lld ran >&2\nexit 1\n");
+  std::filesystem::permissions(ld, std::filesystem::perms::owner_all);
+  const std::string cross = (dir.path / "cross").string();
+  const std::vector<std::pair<const char*, std::string>> vars = {{"TENSORLISP_LD_LLD", ld},
+                                                                 {"TENSORLISP_CROSS_TARGETS", "amdgcn:gfx90a"},
+                                                                 {"TENSORLISP_CROSS_DIR", cross},
+                                                                 {"TENSORLISP_CACHE", "0"},
+                                                                 {"TENSORLISP_DEVICE", "cpu"}};
+  std::vector<std::pair<const char*, std::optional<std::string>>> saved;
+  for (const auto& [name, value] : vars) {
+    const char* old = std::getenv(name);
+    saved.emplace_back(name, old != nullptr ? std::optional<std::string>(old) : std::nullopt);
+    ::setenv(name, value.c_str(), 1);
+  }
+  {
+    tl::Interpreter lisp;
+    lisp.eval("(realize (add (tensor '(1.5 2.5 3.5)) 1.25))");
+  }
+  for (const auto& [name, old] : saved) {
+    if (old) ::setenv(name, old->c_str(), 1);
+    else ::unsetenv(name);
+  }
+  std::string errors;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path / "cross" / "amdgcn")) {
+    std::ifstream in(entry.path());
+    errors += std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  CHECK(errors.find("ld.lld failed to link the code object: fake ld.lld ran") != std::string::npos);
 }

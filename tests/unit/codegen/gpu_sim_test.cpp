@@ -17,6 +17,7 @@
 #include "schedule/schedule.h"
 #include "tensor/graph.h"
 #include "test_buffers.h"
+#include "test_toolchain.h"
 
 using tl::codegen::Kernel;
 using tl::codegen::Stmt;
@@ -136,7 +137,9 @@ TEST_CASE("group kernels combine by warp shuffles on NVPTX and by a shared-memor
   CHECK(contains(ptx, ".shared"));
   CHECK(contains(ptx, ".maxntid 256, 1, 1"));
   // The AMDGPU code object links (a tree: 2 + log2(256) barriers, checked in the IR).
-  tl::codegen::CompileOutput amd = tl::codegen::AmdgpuCodegen("gfx90a", tl::runtime::link_code_object).compile(l.kernel, "row_sum", true);
+  const tl::codegen::Toolchain toolchain = tl::runtime::find_toolchain(tl::test::toolchain_settings());
+  tl::codegen::CompileOutput amd =
+      tl::codegen::AmdgpuCodegen("gfx90a", toolchain.link_code_object).compile(l.kernel, "row_sum", true);
   CHECK(amd.object.compare(0, 4, "\x7f" "ELF") == 0);
   std::size_t barriers = 0;
   for (std::size_t at = amd.ir.find("@llvm.amdgcn.s.barrier()"); at != std::string::npos;

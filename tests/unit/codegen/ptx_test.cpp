@@ -20,6 +20,7 @@
 #include "schedule/schedule.h"
 #include "tensor/graph.h"
 #include "test_buffers.h"
+#include "test_toolchain.h"
 #include "tensorlisp/error.hpp"
 
 using tl::tensor::DType;
@@ -43,7 +44,7 @@ const char* ptxas() {
 
 // Every kernel of `root`'s schedule as PTX, each checked by ptxas when there is one.
 void check_ptx(const NodeRef& root, const std::string& what) {
-  static tl::codegen::PtxCodegen codegen("sm_80", tl::runtime::find_libdevice());
+  static tl::codegen::PtxCodegen codegen("sm_80", tl::runtime::find_libdevice(tl::test::toolchain_settings()));
   tl::schedule::Schedule s = tl::schedule::make_schedule(root.get());
   int index = 0;
   for (const tl::schedule::ScheduledKernel& k : s.items) {

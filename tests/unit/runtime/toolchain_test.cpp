@@ -1,68 +1,86 @@
 // SPDX-License-Identifier: Apache-2.0
-// Unit tests for runtime/toolchain.h: where libdevice and ld.lld are looked for, and that the
-// toolchain handed to codegen (codegen::Toolchain) carries them.
+// Unit tests for runtime/toolchain.h: where libdevice and ld.lld are looked for, as the host's
+// settings say (the runtime reads no environment variable), and that the toolchain handed to
+// codegen (codegen::Toolchain) carries them.
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "runtime/toolchain.h"
 
 namespace {
 
-// Sets environment variable `name` for the test's scope, restoring it after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
+// A fresh temporary folder, removed at the end of the test.
+struct TempDir {
+  explicit TempDir(const std::string& name) : path(std::filesystem::temp_directory_path() / name) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
   }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::filesystem::path path;
 };
 
 }  // namespace
 
-TEST_CASE("toolchain: libdevice is found under CUDA_HOME first", "[runtime][toolchain]") {
-  const std::filesystem::path home = std::filesystem::temp_directory_path() / "tl-toolchain-test-cuda";
-  std::filesystem::remove_all(home);
-  ScopedEnv cuda_home("CUDA_HOME", home.c_str());
-  // Without the file, CUDA_HOME is passed over (the answer is another toolkit's, or none).
-  CHECK(tl::runtime::find_libdevice().rfind(home.string(), 0) == std::string::npos);
-  std::filesystem::create_directories(home / "nvvm" / "libdevice");
-  std::ofstream(home / "nvvm" / "libdevice" / "libdevice.10.bc") << "bitcode";
-  CHECK(tl::runtime::find_libdevice() == (home / "nvvm" / "libdevice" / "libdevice.10.bc").string());
-  CHECK(tl::runtime::find_toolchain().libdevice == tl::runtime::find_libdevice());
-  CHECK(tl::runtime::find_toolchain().link_code_object != nullptr);
-  std::filesystem::remove_all(home);
+TEST_CASE("toolchain: libdevice is found under the first CUDA folder that has it", "[runtime][toolchain]") {
+  TempDir first("tl-toolchain-test-cuda-home"), second("tl-toolchain-test-cuda-path");
+  tl::runtime::ToolchainSettings settings;
+  settings.cuda_dirs = {"", first.path.string(), second.path.string()};  // "" is passed over
+  // Without the file, a folder is passed over (the answer is another toolkit's, or none).
+  CHECK(tl::runtime::find_libdevice(settings).rfind(first.path.string(), 0) == std::string::npos);
+  CHECK(tl::runtime::find_libdevice(settings).rfind(second.path.string(), 0) == std::string::npos);
+  std::filesystem::create_directories(second.path / "nvvm" / "libdevice");
+  std::ofstream(second.path / "nvvm" / "libdevice" / "libdevice.10.bc") << "bitcode";
+  CHECK(tl::runtime::find_libdevice(settings) == (second.path / "nvvm" / "libdevice" / "libdevice.10.bc").string());
+  std::filesystem::create_directories(first.path / "nvvm" / "libdevice");
+  std::ofstream(first.path / "nvvm" / "libdevice" / "libdevice.10.bc") << "bitcode";
+  CHECK(tl::runtime::find_libdevice(settings) == (first.path / "nvvm" / "libdevice" / "libdevice.10.bc").string());
+  CHECK(tl::runtime::find_toolchain(settings).libdevice == tl::runtime::find_libdevice(settings));
+  CHECK(tl::runtime::find_toolchain(settings).link_code_object != nullptr);
 }
 
-TEST_CASE("toolchain: TENSORLISP_LD_LLD names the linker", "[runtime][toolchain]") {
-  {
-    ScopedEnv ld("TENSORLISP_LD_LLD", "/opt/somewhere/ld.lld");
-    CHECK(tl::runtime::find_ld_lld() == "/opt/somewhere/ld.lld");
+TEST_CASE("toolchain: ld_lld names the linker, else it is searched for", "[runtime][toolchain]") {
+  tl::runtime::ToolchainSettings settings;
+  TempDir bin("tl-toolchain-test-bin");
+  settings.search_path = {bin.path.string()};
+  settings.ld_lld = "/opt/somewhere/ld.lld";
+  CHECK(tl::runtime::find_ld_lld(settings) == "/opt/somewhere/ld.lld");
+  // Otherwise it is searched for in the search path, then LLVM's own folder.
+  settings.ld_lld = "";
+  const std::string fallback = tl::runtime::find_ld_lld(settings);
+  CHECK((fallback.empty() || fallback.rfind("/usr/lib/llvm-", 0) == 0));
+  const std::filesystem::path ld = bin.path / "ld.lld";
+  std::ofstream(ld) << "#!/bin/sh\nexit 1\n";
+  ::chmod(ld.c_str(), 0755);
+  CHECK(tl::runtime::find_ld_lld(settings) == ld.string());
+  settings.search_path = {};
+  CHECK(tl::runtime::find_ld_lld(settings) == fallback);
+}
+
+TEST_CASE("toolchain: linking says what is missing or what the linker said", "[runtime][toolchain]") {
+  try {
+    tl::runtime::link_code_object("", "object", "k1");
+    FAIL("no ld.lld, yet it linked");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()) ==
+          "kernel k1: linking an AMDGPU code object needs ld.lld (install lld, or set TENSORLISP_LD_LLD)");
   }
-  // Otherwise it is searched for on PATH: nothing on an empty one but LLVM's own folder.
-  ScopedEnv ld("TENSORLISP_LD_LLD", nullptr);
-  ScopedEnv path("PATH", "");
-  const std::string found = tl::runtime::find_ld_lld();
-  CHECK((found.empty() || found.rfind("/usr/lib/llvm-", 0) == 0));
+  // The toolchain's linker uses the ld.lld the settings name.
+  TempDir bin("tl-toolchain-test-ld");
+  const std::filesystem::path ld = bin.path / "fake-ld";
+  std::ofstream(ld) << "#!/bin/sh\necho fake linker ran >&2\nexit 1\n";
+  ::chmod(ld.c_str(), 0755);
+  tl::runtime::ToolchainSettings settings;
+  settings.ld_lld = ld.string();
+  const tl::codegen::Toolchain toolchain = tl::runtime::find_toolchain(settings);
+  try {
+    toolchain.link_code_object("object", "k2");
+    FAIL("the fake linker succeeded");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()) == "kernel k2: ld.lld failed to link the code object: fake linker ran\n");
+  }
 }

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "bindings/tensor_value.h"
 #include "runtime/elements.h"
-#include "tensor/tensor_value.h"
 
 namespace tl::tensor {
 

@@ -7,15 +7,15 @@
 #include <optional>
 #include <unordered_set>
 
+#include "bindings/files.h"
+#include "bindings/tensor_value.h"
 #include "eval/builtins.h"
 #include "support/log.h"
-#include "tensor/files.h"
 #include "tensor/io/csv.h"
 #include "tensor/io/gguf.h"
 #include "tensor/io/idx.h"
 #include "tensor/io/npy.h"
 #include "tensor/io/safetensors.h"
-#include "tensor/tensor_value.h"
 
 namespace tl::tensor {
 

@@ -5,9 +5,9 @@
 // node it builds.
 #include <string>
 
+#include "bindings/tensor_value.h"
 #include "eval/builtins.h"
 #include "tensor/assign_view.h"
-#include "tensor/tensor_value.h"
 
 namespace tl::tensor {
 

@@ -4,8 +4,8 @@
 // backward rules and backward itself are Lisp (stdlib/tensor/90-autograd.lisp).
 #include <unordered_set>
 
+#include "bindings/tensor_value.h"
 #include "eval/builtins.h"
-#include "tensor/tensor_value.h"
 
 namespace tl::tensor {
 

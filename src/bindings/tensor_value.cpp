@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tensor values, the tensor runtime object, and Lisp <-> shape/dtype conversions.
-#include "tensor/tensor_value.h"
-
-#include <cstring>
+#include "bindings/tensor_value.h"
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 #include "eval/builtins.h"
 #include "support/check.h"

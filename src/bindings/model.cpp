@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Models (defmodel): funcallable objects holding named fields (parameters, sub-models,
 // settings) and a forward function, with a training flag. The Lisp side is stdlib/nn.lisp.
+#include "bindings/tensor_value.h"
 #include "eval/builtins.h"
-#include "tensor/tensor_value.h"
 
 namespace tl::tensor {
 

@@ -8,10 +8,10 @@
 #include <map>
 #include <mutex>
 
+#include "bindings/tensor_value.h"
 #include "eval/builtins.h"
 #include "runtime/elements.h"
 #include "support/host_memory.h"
-#include "tensor/tensor_value.h"
 
 namespace tl::tensor {
 
