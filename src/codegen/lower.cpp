@@ -671,13 +671,9 @@ class Lowerer {
       inner->push_back(store(linear_index(at, shape), value(x, at)));
     });
     nest(index->shape, idx, [&](const std::vector<ExprId>& at, std::vector<Stmt>* inner) {
-      ExprId i = value(index, at);
-      if (k_.expr(i).dtype != DType::I64) i = k_.unary(EOp::Cast, i, DType::I64);
-      const ExprId size = k_.dim(shape[axis]);
-      ExprId valid = k_.binary(EOp::And, k_.binary(EOp::Cmpeq, k_.binary(EOp::Cmplt, i, k_.constant_int(0)), k_.constant_bool(false)),
-                               k_.binary(EOp::Cmplt, i, size));
+      auto [valid, clamped] = index_in_axis(value(index, at), shape[axis]);
       std::vector<ExprId> target = at;
-      target[axis] = k_.binary(EOp::Min, k_.binary(EOp::Max, i, k_.constant_int(0)), k_.binary(EOp::Add, size, k_.constant_int(-1)));
+      target[axis] = clamped;
       const ExprId where = linear_index(target, shape);
       // An index outside the axis stores back the clamped element unchanged.
       const ExprId old = k_.load(0, where);
@@ -878,15 +874,22 @@ class Lowerer {
   ExprId gather(const Node* n, const std::vector<ExprId>& idx) {
     const Node* x = n->src[0].get();
     const auto axis = static_cast<std::size_t>(n->axes[0]);
-    ExprId i = value(n->src[1].get(), idx);
-    if (k_.expr(i).dtype != DType::I64) i = k_.unary(EOp::Cast, i, DType::I64);
-    const ExprId size = k_.dim(x->shape[axis]);
-    ExprId valid = k_.binary(EOp::And, k_.binary(EOp::Cmpeq, k_.binary(EOp::Cmplt, i, k_.constant_int(0)), k_.constant_bool(false)),
-                             k_.binary(EOp::Cmplt, i, size));
+    auto [valid, at] = index_in_axis(value(n->src[1].get(), idx), x->shape[axis]);
     std::vector<ExprId> sidx = idx;
-    sidx[axis] = k_.binary(EOp::Min, k_.binary(EOp::Max, i, k_.constant_int(0)), k_.binary(EOp::Add, size, k_.constant_int(-1)));
-    if (auto c = k_.as_const(valid); c && *c) sidx[axis] = i;
+    sidx[axis] = at;
     return k_.where(valid, value(x, sidx), zero(n->dtype));
+  }
+
+  // For an index value I (any integer dtype) into an axis of SIZE: whether it lies in
+  // [0, SIZE), and I clamped into the axis (so a load there stays in bounds; I itself when
+  // it is known to lie inside).
+  std::pair<ExprId, ExprId> index_in_axis(ExprId i, const Dim& extent) {
+    if (k_.expr(i).dtype != DType::I64) i = k_.unary(EOp::Cast, i, DType::I64);
+    const ExprId size = k_.dim(extent);
+    const ExprId valid = k_.binary(EOp::And, k_.binary(EOp::Cmpeq, k_.binary(EOp::Cmplt, i, k_.constant_int(0)), k_.constant_bool(false)),
+                                   k_.binary(EOp::Cmplt, i, size));
+    if (auto c = k_.as_const(valid); c && *c) return {valid, i};
+    return {valid, k_.binary(EOp::Min, k_.binary(EOp::Max, i, k_.constant_int(0)), k_.binary(EOp::Add, size, k_.constant_int(-1)))};
   }
 
   ExprId movement(const Node* n, const std::vector<ExprId>& idx) {
