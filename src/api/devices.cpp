@@ -10,6 +10,7 @@
 #include <map>
 
 #include "bindings/tensor_value.h"
+#include "codegen/opts.h"
 #include "eval/builtins.h"
 #include "rewrite/rewrite.h"
 #include "runtime/jit.h"
@@ -33,6 +34,8 @@ namespace {
 //   TENSORLISP_CACHE_DIR               the cache's folder (else $XDG_CACHE_HOME/tensorlisp, else
 //                                      ~/.cache/tensorlisp)
 //   TENSORLISP_DEBUG=N                 jit-debug's level to start with
+//   TENSORLISP_DUMP_AFTER=PASS         print each kernel's loop IR after lowering pass PASS, or
+//                                      after every pass for "all" (tlisp --dump-after=PASS)
 //   TENSORLISP_CROSS_TARGETS=T1,T2 and TENSORLISP_CROSS_DIR   also compile every kernel for T1, T2
 //   CUDA_HOME, CUDA_PATH               CUDA toolkits to look for libdevice in, before the usual places
 //   TENSORLISP_LD_LLD                  the ld.lld that links AMDGPU code objects (else found on PATH)
@@ -59,6 +62,7 @@ runtime::JitSettings jit_settings_from_environment() {
     else if (!env("HOME").empty()) s.cache_dir = env("HOME") + "/.cache/tensorlisp";
   }
   if (!env("TENSORLISP_DEBUG").empty()) s.debug = std::atoi(env("TENSORLISP_DEBUG").c_str());
+  s.dump_after = env("TENSORLISP_DUMP_AFTER");
   s.cross_targets = split(env("TENSORLISP_CROSS_TARGETS"), ',');
   s.cross_dir = env("TENSORLISP_CROSS_DIR");
   s.toolchain.cuda_dirs = {env("CUDA_HOME"), env("CUDA_PATH")};
@@ -302,6 +306,33 @@ void register_device_builtins(Interp& in) {
                if (roots.empty()) return in.make_string("");
                if (DeviceState& s = state(in); s.jit) return in.make_string(s.jit->schedule_text(roots));
                return in.make_string(schedule::schedule_str(schedule::make_schedule(roots)));
+             });
+  TL_BUILTIN(in, "kernels->text", 1, 3, "(kernels->text X &key opts)",
+             "The kernels realizing tensor X (or a list of tensors, together) as the JIT lowers them, as text: "
+             "each kernel's schedule line, the opts applied to it (codegen/opts.h: split, swap, pack, upcast, "
+             "interchange) and its loop IR. :opts, a list such as '((split 0 4) (upcast 5)) or its text, replaces "
+             "the opts chosen for the last kernel; loops are named by the ids of the plain nest (opts: none) and "
+             "of the loops earlier opts made. \"\" when everything is realized.",
+             [](Interp& in, Args a, N n) -> Value {
+               std::optional<codegen::Opts> opts;
+               if (n == 3) {
+                 if (!eval::is_symbol(a[1]) || eval::as_symbol(a[1])->name != "opts" || !eval::as_symbol(a[1])->is_keyword()) {
+                   in.error("program-error", "kernels->text: unknown keyword argument " + in.repr(a[1]) + " (expected :opts)");
+                 }
+                 opts = codegen::parse_opts(eval::is_string(a[2]) ? eval::as_string(a[2])->text : in.repr(a[2]));
+               } else if (n == 2) {
+                 in.error("program-error", "kernels->text: keyword arguments come in pairs");
+               }
+               std::vector<const tensor::Node*> roots;
+               for (Value x = a[0]; !x.is_nil(); x = eval::is_cons(x) ? eval::cdr(x) : eval::nil()) {
+                 Value t = eval::is_cons(x) ? eval::car(x) : x;
+                 if (!tensor::is_tensor(t)) in.type_error("kernels->text", 1, "a tensor or a list of tensors", a[0]);
+                 const tensor::Node* node = tensor::as_tensor(t)->node.get();
+                 if (!schedule::holds_data(node)) roots.push_back(node);
+                 if (!eval::is_cons(x)) break;
+               }
+               if (roots.empty()) return in.make_string("");
+               return in.make_string(jit_of(in, "kernels->text").kernels_text(roots, opts));
              });
   TL_BUILTIN(in, "%find-backend-file", 1, 1, "(%find-backend-file NAME)",
              "The path of backend NAME's runtime file NAME.lisp, or nil: searched in TENSORLISP_PATH "

@@ -4,11 +4,13 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "cli/repl.h"
+#include "codegen/passes/passes.h"
 
 namespace {
 
@@ -37,6 +39,8 @@ const char* kUsage =
     "options:\n"
     "  -d, --device NAME      run tensors on device NAME: cpu (the JIT), ref (the reference\n"
     "                         executor), or another backend with a runtime file\n"
+    "  --dump-after=PASS      print each kernel's loop IR after lowering pass PASS (or all)\n"
+    "  --print-passes         list the lowering passes and exit\n"
     "  -h, --help             show this help\n"
     "  -v, --version          show the version\n"
     "\n"
@@ -45,6 +49,7 @@ const char* kUsage =
     "                         backend libraries and runtime files\n"
     "  TENSORLISP_DEVICE      the default device (as --device)\n"
     "  TENSORLISP_DEBUG       1: kernels and times per realize, 2: also loop IR, 3: also LLVM IR\n"
+    "  TENSORLISP_DUMP_AFTER  as --dump-after\n"
     "  TENSORLISP_THREADS     CPU threads (default: all cores)\n";
 
 struct Args {
@@ -140,6 +145,24 @@ int main(int argc, char** argv) {
     }
     if (a == "-i") {
       args.interactive_after = true;
+      continue;
+    }
+    if (a == "--print-passes") {
+      std::printf("Lowering passes, in order (an opt names its pass; see docs/ARCHITECTURE.md):\n");
+      for (const auto& p : tl::codegen::lowering_passes()) std::printf("  %-13s %s\n", p.name, p.what);
+      return 0;
+    }
+    if (a.rfind("--dump-after", 0) == 0) {
+      std::string pass = a.size() > 13 && a[12] == '=' ? a.substr(13) : "";
+      if (a == "--dump-after" && i + 1 < argc) pass = argv[++i];
+      bool known = pass == "all";
+      for (const auto& p : tl::codegen::lowering_passes()) known = known || pass == p.name;
+      if (!known) {
+        std::fprintf(stderr, "tlisp: --dump-after needs a lowering pass (or all), not \"%s\"; tlisp --print-passes lists them\n",
+                     pass.c_str());
+        return 2;
+      }
+      setenv("TENSORLISP_DUMP_AFTER", pass.c_str(), 1);
       continue;
     }
     if (a == "--") {

@@ -14,8 +14,12 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "codegen/passes/edit.h"
+#include "codegen/passes/passes.h"
 #include "codegen/split_reduce.h"
 #include "support/check.h"
+#include "support/condition_error.h"
+#include "support/log.h"
 
 namespace tl::codegen {
 
@@ -28,13 +32,13 @@ namespace {
 
 class Lowerer {
  public:
-  Lowerer(const schedule::ScheduledKernel& sk, const std::unordered_set<const Node*>& materialized, Target target)
-      : sk_(sk), out_(sk.out), materialized_(materialized), gpu_(target == Target::Gpu) {
+  Lowerer(const schedule::ScheduledKernel& sk, const std::unordered_set<const Node*>& materialized, const Lowering& how)
+      : sk_(sk), out_(sk.out), materialized_(materialized), how_(how), gpu_(how.target == Target::Gpu) {
     k_.buffers.push_back(BufferParam{out_->dtype, true});
   }
 
-  // Follows the schedule's kind for the kernel; only the loop structure (register tiles,
-  // interchanged reduces) is chosen here.
+  // Follows the schedule's kind for the kernel. An elementwise or reduce kernel is built as its
+  // plain loop nest, and its opts are chosen (or taken from the Lowering) for lower() to apply.
   Lowered run() {
     using schedule::KernelKind;
     switch (sk_.kind) {
@@ -59,69 +63,84 @@ class Lowerer {
     }
     const Node* red = sk_.reduce;
     Lowered result = build(red, false);
-    // On a GPU, every output element is a thread (gpu_thread_loops) and its sum runs within
-    // the thread: the CPU's loop interchange and register tiles do not apply.
-    const bool interchange = !gpu_ && red != nullptr && interchange_pays(red);
-    if (red != nullptr && !gpu_) {
-      // Rebuild with the last output axis innermost: the loads then run along memory, as a
-      // matmul's right operand does along its rows. Register tiles when the shape allows;
-      // a product whose right operand is read across its rows (A B^T: both operands run
-      // along the sum) is tiled too, with that operand packed.
-      Kernel plain = k_;
-      auto plain_memo = memo_;
-      const Node* plain_fused = fused_reduce_;
-      ExprId plain_fused_value = fused_value_;
-      k_.body.clear();
-      memo_.clear();
-      tiled_packed_ = false;
-      std::optional<Lowered> tiled = build_tiled(red);
-      if (tiled && (interchange || tiled_packed_)) {
-        result = std::move(*tiled);
-      } else if (interchange) {
-        k_.body.clear();
-        memo_.clear();
-        result = build(red, true);
-      } else {
-        k_ = std::move(plain);
-        memo_ = std::move(plain_memo);
-        fused_reduce_ = plain_fused;
-        fused_value_ = plain_fused_value;
-        tile_size_ = 1;
+    Opts opts = how_.opts ? *how_.opts : red != nullptr && !gpu_ ? choose_opts(red) : Opts{};
+    if (!opts.empty() && opts.front().kind == Opt::Kind::Interchange) {
+      if (red == nullptr || gpu_ || !can_interchange(red)) {
+        throw ConditionError("optimizer-error",
+                             "opt (interchange): only a float sum or max on the CPU, whose output dtype holds the running "
+                             "value, accumulates in its output row");
       }
+      rebuild();
+      result = build(red, true);
     }
+    result.opts = std::move(opts);
     finish(result, red ? red->src[0].get() : out_);
     return result;
   }
 
   void finish(Lowered& result, const Node* counted) {
     result.elements = tensor::shape_numel(counted->shape);
-    result.ops_per_element = arithmetic_ops() / tile_size_;  // ops are counted once per tile element
+    result.ops_per_element = arithmetic_ops();  // of the plain nest: ops per output element
     result.kernel = std::move(k_);
     result.inputs = std::move(inputs_);
     result.input_slots = std::move(input_slots_);
   }
 
+  // The CPU's choice of opts for a reduce: a register tile for a matmul-like sum (with the
+  // operand that does not change along the rows packed), the output-row accumulation
+  // (interchange) when its loads then run along memory, or none.
+  Opts choose_opts(const Node* red) {
+    const bool interchange = interchange_pays(red);
+    std::optional<Tile> tile = tile_plan(red);
+    if (tile && tile->partials) {
+      // A tile keeps one accumulator per output, not a partial sum per pass as well.
+      rebuild();
+      partials_ = false;
+      build(red, false);
+      tile = tile_plan(red);
+    }
+    if (tile && (interchange || tile->packs)) return tile->opts;
+    if (tile) {
+      // Not tiled after all: back to the plain nest with its partial sums.
+      rebuild();
+      partials_ = true;
+      build(red, false);
+    }
+    if (interchange) return {Opt::interchange()};
+    return {};
+  }
+
   // A register tile for a matmul-like sum: kTileRows x kTileCols outputs (rows of the
   // second-to-last output axis, columns of the last) accumulate in registers over the whole
   // reduce, so each loaded element of either operand feeds several multiply-adds. Only for
-  // f32 sums with constant extents divisible by the tile; otherwise nullopt.
+  // f32 sums with constant extents divisible by the tile.
   static constexpr std::int64_t kTileRows = 4;  // fewer (3, 2, 1) when they divide the rows and 4 does not
   static constexpr std::int64_t kTileCols = 16;
-  // Columns packed per panel. Wider panels (32, 64) reuse the left operand's rows across
-  // tiles and speed two threads up (1024: 89 -> 130 GFLOP/s) but slow one thread down without
-  // K-blocking (the rows no longer stay in L1); 16 until the reduce is blocked too.
-  static constexpr std::int64_t kPanelCols = 16;
-  static constexpr std::int64_t kMaxScratch = 1 << 20;  // bytes of stack for a packed panel
+  static constexpr std::int64_t kMaxScratch = 1 << 20;  // bytes of scratch for a packed panel
   static constexpr std::int64_t kWholeScratch = 128 << 10;  // bytes of a right operand packed whole
 
-  std::optional<Lowered> build_tiled(const Node* red) {
+  struct Tile {
+    Opts opts;
+    bool packs = false;     // an operand is packed
+    bool partials = false;  // the nest it was planned on has partial sums
+  };
+
+  // The opts of a register tile on the plain nest just built, or none when it does not apply.
+  // The tile's columns split off the last output loop (c), its rows the one before (r):
+  //   (split r TR) (split c TC) (swap r1)   r0 { c0 { r1 { c1 { acc; k { update }; store } } } }
+  // then either column blocks outermost, each packing its columns of the right operand once
+  // for every row block (a panel of [k][TC]):
+  //   (swap r0) (pack c0 r0 k c1)           c0 { pack; r0 { r1 { c1 { ... } } } }
+  // or, when the whole right operand fits in kWholeScratch, one pack before the row blocks,
+  // laid out tile by tile ([c0][k][TC]), the row blocks in parallel:
+  //   (pack P r0 c0 k c1)                   pack; r0 { c0 { r1 { c1 { ... } } } }
+  // and last (upcast c1) (upcast r1): TR x TC accumulators, updated in one reduce loop.
+  std::optional<Tile> tile_plan(const Node* red) {
     if (red->reduce_kind != ReduceKind::Sum || red->dtype != DType::F32 || out_->dtype != DType::F32) return std::nullopt;
     const tensor::Shape& shape = red->shape;
-    std::vector<bool> reduced(shape.size(), false);
-    for (auto a : red->axes) reduced[static_cast<std::size_t>(a)] = true;
-    std::vector<std::size_t> kept;
+    std::vector<std::size_t> kept;  // output axes with a loop
     for (std::size_t i = 0; i < shape.size(); ++i) {
-      if (!reduced[i] && shape[i] != Dim(1)) kept.push_back(i);
+      if (out_loops_[i] >= 0) kept.push_back(i);
     }
     if (kept.size() < 2) return std::nullopt;
     const std::size_t col = kept.back(), row = kept[kept.size() - 2];
@@ -133,163 +152,46 @@ class Lowerer {
     if (tile_cols == 0) return std::nullopt;
     std::int64_t tile_rows = kTileRows;
     while (*rows % tile_rows != 0) --tile_rows;
-    const Node* src = red->src[0].get();
-    Lowered result;
-    std::vector<Stmt>* body = &k_.body;
-    std::vector<ExprId> idx(shape.size(), k_.constant_int(0));
-    bool parallel_set = false;
-    auto open = [&](ExprId extent, const Dim& dim_extent) {
-      auto [loop, var] = k_.make_loop(extent);
-      if (!parallel_set) {
-        loop.parallel = true;
-        parallel_set = true;
-        result.parallel_extent = dim_extent;
-      }
-      body->push_back(std::move(loop));
-      body = &body->back().body;
-      return var;
-    };
-    for (std::size_t i : kept) {
-      if (i == row || i == col) continue;
-      idx[i] = open(k_.dim(shape[i]), shape[i]);
-    }
-    // Pack a panel of columns of a row-invariant operand (a matmul's right operand, broadcast
-    // over the rows) into contiguous scratch memory: the reduce loop then reads it in order
-    // instead of one row of the operand (a page apart) per step. A panel of kPanelCols
-    // columns serves several tiles, so the left operand's rows are reused from cache.
-    const Node* packed = nullptr;  // the operand read from scratch
-    std::int32_t pack_slot = -1;
-    std::size_t red_axis = shape.size();
-    for (std::size_t i = 0; i < src->shape.size(); ++i) {
-      if (reduced[i] && src->shape[i] != Dim(1)) red_axis = red_axis == shape.size() ? i : src->shape.size();
-    }
-    auto red_extent = red_axis < src->shape.size() ? src->shape[red_axis].as_const() : std::nullopt;
-    if (src->op == Op::Mul && !materialized_.count(src) && red_extent && *red_extent * tile_cols * 4 <= kMaxScratch) {
-      for (int side = 0; side < 2 && packed == nullptr; ++side) {
-        const Node* operand = src->src[static_cast<std::size_t>(side)].get();
-        if (operand->op == Op::Expand && !materialized_.count(operand) && operand->src[0]->shape[row] == Dim(1) &&
-            operand->shape[row] != Dim(1)) {
-          packed = operand;
+    Tile t;
+    t.partials = reduce_loops_.size() >= 2 && partials_;
+    const std::int32_t r = out_loops_[row], c = out_loops_[col];
+    // The operand to pack: a factor of the update's product that does not change along the
+    // rows, in a sum over one loop of constant extent.
+    std::optional<std::int64_t> red_extent;
+    if (reduce_loops_.size() == 1) red_extent = k_.as_const(reduce_extents_[0]);
+    if (red_extent && *red_extent * tile_cols * 4 <= kMaxScratch) {
+      ExprId v = update_value_;
+      if (k_.expr(v).op == EOp::Cast) v = k_.expr(v).src[0];
+      const Expr product = k_.expr(v);
+      if (product.op == EOp::Mul) {
+        for (ExprId side : {product.src[0], product.src[1]}) {
+          const passes::Uses u = passes::uses_of(k_, side);
+          if (u.load && !u.acc && !u.loops.count(r) && u.loops.count(reduce_loops_[0])) t.packs = true;
         }
       }
     }
-    // A right operand small enough to stay in cache whole (a short sum, as in a weight
-    // gradient's transpose times a matrix) is packed once, before the row blocks, which then
-    // run in parallel with each row's values reused across every column tile.
-    tiled_packed_ = packed != nullptr;
-    const bool whole = packed != nullptr && *red_extent * *cols * 4 <= kWholeScratch;
-    const std::int64_t panel =
-        whole ? *cols
-              : packed != nullptr && tile_cols == kPanelCols && *cols % kPanelCols == 0 && *red_extent * kPanelCols * 4 <= kMaxScratch ? kPanelCols
-                                                                                                        : tile_cols;
-    // Otherwise column panels outside row blocks: one panel stays in cache while every row
-    // block streams past it.
-    ExprId c0 = whole ? k_.constant_int(0) : open(k_.constant_int(*cols / panel), Dim(*cols / panel));
-    if (packed != nullptr) {
-      pack_slot = static_cast<std::int32_t>(k_.buffers.size());
-      k_.buffers.push_back(BufferParam{src->dtype, false, *red_extent * panel});
-      auto [loop, pack_var] = k_.make_loop(k_.constant_int(*red_extent));
-      const ExprId kk = pack_var;  // a plain variable: lambdas capture it (clang 14 cannot capture bindings)
-      body->push_back(std::move(loop));
-      std::vector<Stmt>* pack_body = &body->back().body;
-      auto pack = [&](ExprId w) {
-        std::vector<ExprId> sidx = idx;
-        for (std::size_t i = 0; i < sidx.size(); ++i) {
-          if (reduced[i]) sidx[i] = k_.constant_int(0);
-        }
-        sidx[red_axis] = kk;
-        sidx[col] = k_.binary(EOp::Add, k_.binary(EOp::Mul, c0, k_.constant_int(panel)), w);
-        Stmt st{Stmt::Kind::Store};
-        st.buffer = pack_slot;
-        st.index = whole ? k_.binary(EOp::Add,
-                                     k_.binary(EOp::Mul, k_.binary(EOp::Idiv, w, k_.constant_int(tile_cols)),
-                                               k_.constant_int(*red_extent * tile_cols)),
-                                     k_.binary(EOp::Add, k_.binary(EOp::Mul, kk, k_.constant_int(tile_cols)),
-                                               k_.binary(EOp::Mod, w, k_.constant_int(tile_cols))))
-                         : k_.binary(EOp::Add, k_.binary(EOp::Mul, kk, k_.constant_int(panel)), w);
-        st.value = value(packed, sidx);
-        pack_body->push_back(st);
-      };
-      if (whole) {
-        auto [wloop, w] = k_.make_loop(k_.constant_int(panel));
-        pack_body->push_back(std::move(wloop));
-        pack_body = &pack_body->back().body;
-        pack(w);
-      } else {
-        for (std::int64_t w = 0; w < panel; ++w) pack(k_.constant_int(w));
-      }
+    const bool whole = t.packs && *red_extent * *cols * 4 <= kWholeScratch;
+    const std::int32_t n = k_.loop_count();  // the ids the splits give: r0 r1 c0 c1
+    const std::int32_t r0 = n, r1 = n + 1, c0 = n + 2, c1 = n + 3;
+    t.opts = {Opt::split(r, tile_rows), Opt::split(c, tile_cols), Opt::swap(r1)};
+    if (whole) {
+      // Inside the loop around the rows, if any.
+      const std::int32_t around = kept.size() > 2 ? out_loops_[kept[kept.size() - 3]] : -1;
+      t.opts.push_back(Opt::pack(around, r0, {c0, reduce_loops_[0], c1}));
+    } else {
+      t.opts.push_back(Opt::swap(r0));
+      if (t.packs) t.opts.push_back(Opt::pack(c0, r0, {reduce_loops_[0], c1}));
     }
-    ExprId r0 = open(k_.constant_int(*rows / tile_rows), Dim(*rows / tile_rows));
-    // The tile's first column within the panel, and in the output.
-    ExprId in_panel = panel > tile_cols
-                          ? k_.binary(EOp::Mul, open(k_.constant_int(panel / tile_cols), Dim(panel / tile_cols)),
-                                      k_.constant_int(tile_cols))
-                          : k_.constant_int(0);
-    ExprId first_col = k_.binary(EOp::Add, k_.binary(EOp::Mul, c0, k_.constant_int(panel)), in_panel);
-    Dim reduce_size = 1;
-    for (std::size_t i = 0; i < src->shape.size(); ++i) {
-      if (reduced[i]) reduce_size = reduce_size * src->shape[i];
-    }
-    result.work_per_iteration = Dim(panel) * shape[row] * reduce_size;
-    // The tile's accumulators, then the reduce loops with one update per tile element.
-    tile_size_ = static_cast<int>(tile_rows * tile_cols);
-    std::vector<std::int32_t> accs;
-    std::vector<std::vector<ExprId>> at;  // output index per tile element
-    for (std::int64_t t = 0; t < tile_rows; ++t) {
-      for (std::int64_t w = 0; w < tile_cols; ++w) {
-        std::vector<ExprId> e = idx;
-        e[row] = k_.binary(EOp::Add, k_.binary(EOp::Mul, r0, k_.constant_int(tile_rows)), k_.constant_int(t));
-        e[col] = k_.binary(EOp::Add, first_col, k_.constant_int(w));
-        at.push_back(e);
-        accs.push_back(define_acc(body, DType::F32, ReduceKind::Sum, k_.constant_float(0, DType::F32)));
-      }
-    }
-    std::vector<Stmt>* outer = body;
-    std::vector<ExprId> rvars(src->shape.size(), -1);
-    for (std::size_t i = 0; i < src->shape.size(); ++i) {
-      if (!reduced[i] || src->shape[i] == Dim(1)) continue;
-      auto [loop, var] = k_.make_loop(k_.dim(src->shape[i]));
-      body->push_back(std::move(loop));
-      body = &body->back().body;
-      rvars[i] = var;
-    }
-    for (std::size_t e = 0; e < accs.size(); ++e) {
-      std::vector<ExprId> sidx = at[e];
-      for (std::size_t i = 0; i < sidx.size(); ++i) {
-        if (reduced[i]) sidx[i] = rvars[i] >= 0 ? rvars[i] : k_.constant_int(0);
-      }
-      Stmt upd = update_acc(accs[e], DType::F32, ReduceKind::Sum, -1);
-      if (packed != nullptr) {
-        const std::int64_t w = static_cast<std::int64_t>(e) % tile_cols;
-        // A whole packed operand is laid out tile by tile ([column tile][k][16]), so each
-        // tile's sum reads one contiguous block; a panel is [k][panel columns].
-        ExprId from_pack =
-            whole ? k_.load(pack_slot, k_.binary(EOp::Add, k_.binary(EOp::Mul, in_panel, k_.constant_int(*red_extent)),
-                                                 k_.binary(EOp::Add, k_.binary(EOp::Mul, rvars[red_axis], k_.constant_int(tile_cols)),
-                                                           k_.constant_int(w))))
-                  : k_.load(pack_slot, k_.binary(EOp::Add, k_.binary(EOp::Mul, rvars[red_axis], k_.constant_int(panel)),
-                                                 k_.binary(EOp::Add, in_panel, k_.constant_int(w))));
-        ExprId other = value(src->src[packed == src->src[0].get() ? 1 : 0].get(), sidx);
-        upd.value = packed == src->src[0].get() ? k_.binary(EOp::Mul, from_pack, other) : k_.binary(EOp::Mul, other, from_pack);
-      } else {
-        upd.value = value(src, sidx);
-      }
-      body->push_back(upd);
-    }
-    body = outer;
-    fused_reduce_ = red;
-    for (std::size_t e = 0; e < accs.size(); ++e) {
-      ExprId here = linear_index(at[e], shape);
-      ExprId v = k_.acc_read(accs[e], DType::F32);
-      if (red != out_) {
-        // The epilogue, per tile element: the reduce's value here is this accumulator.
-        fused_value_ = v;
-        memo_.clear();
-        v = value(value_source(out_), unravel(here, out_->shape));
-      }
-      body->push_back(store(here, v));
-    }
-    return result;
+    t.opts.push_back(Opt::upcast(c1));
+    t.opts.push_back(Opt::upcast(r1));
+    return t;
+  }
+
+  // Starts the kernel's loops again (for another build): its buffers and expressions stay.
+  void rebuild() {
+    k_.body.clear();
+    memo_.clear();
+    fused_reduce_ = nullptr;
   }
 
   // A row kernel: loops over the rows (the axes the reduces keep), then per row one pass per
@@ -365,9 +267,7 @@ class Lowerer {
   // more contiguous. Only for float sums and maxes whose output dtype can hold the running
   // value (the output buffer accumulates).
   bool interchange_pays(const Node* red) {
-    if (last_out_var_ < 0 || inner_reduce_var_ < 0) return false;
-    if (red->dtype != DType::F32 && red->dtype != DType::F64) return false;
-    if (out_->dtype != red->dtype) return false;  // the output buffer holds the running values
+    if (last_out_var_ < 0 || inner_reduce_var_ < 0 || !can_interchange(red)) return false;
     auto cost = [&](ExprId var) {
       int c = 0;
       for (ExprId index : load_indices(update_value_)) {
@@ -380,6 +280,14 @@ class Lowerer {
       return c;
     };
     return cost(last_out_var_) < cost(inner_reduce_var_);
+  }
+
+  // A float sum or max whose output dtype holds the running value (the output buffer
+  // accumulates) may accumulate in its output row.
+  bool can_interchange(const Node* red) const {
+    if (red->reduce_kind == ReduceKind::Prod) return false;
+    if (red->dtype != DType::F32 && red->dtype != DType::F64) return false;
+    return out_->dtype == red->dtype;
   }
 
   std::vector<ExprId> load_indices(ExprId root) const {
@@ -434,12 +342,16 @@ class Lowerer {
       body = &s->body;
       return var;
     };
+    out_loops_.assign(shape.size(), -1);
+    reduce_loops_.clear();
+    reduce_extents_.clear();
     for (std::size_t i = 0; i < shape.size(); ++i) {
       if (reduced[i] || shape[i] == Dim(1) || (interchange && i == last)) {
         idx[i] = k_.constant_int(0);
         continue;
       }
       idx[i] = open_loop(shape[i]);
+      out_loops_[i] = k_.expr(idx[i]).arg;
     }
     result.work_per_iteration = 1;
     bool past_parallel = false;
@@ -487,7 +399,7 @@ class Lowerer {
     for (std::size_t i = 0; i < src->shape.size(); ++i) {
       if (reduced[i] && src->shape[i] != Dim(1)) ++reduce_loops;
     }
-    const bool blocked = !interchange && !gpu_ && reduce_loops >= 2 &&
+    const bool blocked = partials_ && !interchange && !gpu_ && reduce_loops >= 2 &&
                          n->reduce_kind == ReduceKind::Sum && tensor::is_float(acc_t);
     std::vector<Stmt>* first_reduce_body = nullptr;
     std::int32_t total = acc;
@@ -503,6 +415,8 @@ class Lowerer {
       }
       sidx[i] = var;
       inner_reduce_var_ = var;
+      reduce_loops_.push_back(k_.expr(var).arg);
+      reduce_extents_.push_back(k_.dim(src->shape[i]));
       result.work_per_iteration = result.work_per_iteration * src->shape[i];
     }
     if (interchange) {
@@ -554,12 +468,16 @@ class Lowerer {
   const schedule::ScheduledKernel& sk_;
   const Node* out_;
   const std::unordered_set<const Node*>& materialized_;
+  const Lowering& how_;
   bool gpu_;  // lowering for a GPU: plain loops, flattened onto threads by the emitter
   Kernel k_;
   std::vector<const Node*> inputs_;
   std::vector<std::int32_t> input_slots_;
-  int tile_size_ = 1;  // output elements a register tile computes together
-  bool tiled_packed_ = false;  // the last build_tiled packed an operand
+  // Set by build: each output axis's loop (-1: none), the reduce loops and their extents.
+  std::vector<std::int32_t> out_loops_;
+  std::vector<std::int32_t> reduce_loops_;
+  std::vector<ExprId> reduce_extents_;
+  bool partials_ = true;  // a float sum over several reduce loops adds a partial sum per pass
   std::map<const Node*, std::int32_t> slots_;
   std::map<std::pair<const Node*, std::vector<ExprId>>, ExprId> memo_;
   const Node* fused_reduce_ = nullptr;  // its value is the accumulator's, once lowered
@@ -918,11 +836,51 @@ class Lowerer {
 
 }  // namespace
 
+namespace {
+
+// The work of one iteration of a statement list: its statements, loops counted by extent.
+Dim work_of(const Kernel& k, const std::vector<Stmt>& body) {
+  Dim w = 0;
+  for (const Stmt& s : body) w = w + (s.kind == Stmt::Kind::Loop ? loop_extent(k, {&s}) * work_of(k, s.body) : Dim(1));
+  return w;
+}
+
+}  // namespace
+
 Lowered lower(const schedule::ScheduledKernel& k, const std::unordered_set<const Node*>& materialized,
               const Lowering& how) {
-  Lowered l = Lowerer(k, materialized, how.target).run();
+  Lowered l = Lowerer(k, materialized, how).run();
+  auto after = [&](const char* pass, const std::string& what) {
+    verify(l.kernel, what);
+    if (how.dump_after == "all" || how.dump_after == pass) {
+      tl::log("tensorlisp: lowering %s, after %s:\n%s", tensor::node_str(k.out, 4).c_str(), what.c_str(),
+              l.kernel.str().c_str());
+    }
+  };
+  after("build", l.opts.empty() || l.opts.front().kind != Opt::Kind::Interchange ? "build" : "build (interchange)");
+  bool moved = false;  // loops changed: the parallel loop's extent and work are taken again
+  for (const Opt& o : l.opts) {
+    if (o.kind == Opt::Kind::Interchange) continue;
+    if (how.target == Target::Gpu && o.kind == Opt::Kind::Pack) {
+      throw ConditionError("optimizer-error", "opt " + opt_str(o) + ": GPU kernels have no scratch memory to pack into");
+    }
+    apply_opt(l.kernel, o);
+    moved = true;
+    after(opt_name(o.kind), opt_str(o));
+  }
+  if (moved && how.target == Target::Cpu) {
+    l.parallel_extent = 1;
+    l.work_per_iteration = work_of(l.kernel, l.kernel.body);
+    for (const Stmt& s : l.kernel.body) {
+      if (s.kind == Stmt::Kind::Loop && s.parallel) {
+        l.parallel_extent = loop_extent(l.kernel, {&s});
+        l.work_per_iteration = work_of(l.kernel, s.body);
+      }
+    }
+  }
   if (how.target == Target::Gpu) {
     split_reduces(l.kernel, how);
+    after("group-reduce", "group-reduce");
     l.group = l.kernel.group;
     l.parallel_extent = gpu_thread_count(l.kernel);
     l.work_per_iteration = 1;

@@ -4,10 +4,13 @@
 // 1..n (listed in `inputs`, in slot order).
 #pragma once
 
+#include <optional>
+#include <string>
 #include <unordered_set>
 #include <vector>
 
 #include "codegen/loop_ir.h"
+#include "codegen/opts.h"
 #include "schedule/schedule.h"
 
 namespace tl::codegen {
@@ -23,6 +26,7 @@ struct Lowered {
   // output's, or a reduce's input's) and the arithmetic ops each runs (index math excluded).
   tensor::Dim elements = 1;
   int ops_per_element = 0;
+  Opts opts;  // the kernel's optimizations, as applied (codegen/opts.h)
 };
 
 // What the kernel is for. Cpu: the outermost loop is split across threads, matmul-like sums
@@ -42,11 +46,20 @@ struct Lowering {
   int group = 256;
   std::int64_t min_group_reduce = 32;
   std::int64_t few_threads = 4096;
+  // The opts to apply to every kernel lowered (elementwise and reduce kernels; the others take
+  // none), instead of those lowering chooses. An opt that does not apply is an optimizer-error.
+  std::optional<Opts> opts;
+  // Print the kernel's loop IR (through tl::log) after the passes of this name
+  // (codegen/passes/passes.h: build, split, swap, pack, upcast, group-reduce), or after
+  // every pass for "all"; "" prints nothing.
+  std::string dump_after;
   Lowering(Target t = Target::Cpu) : target(t) {}  // NOLINT: a Target is a Lowering with defaults
 };
 
 // Lowers kernel K of a schedule whose materialized nodes are MATERIALIZED (read from memory,
-// not computed inline).
+// not computed inline): builds its plain loop nest, then runs the passes of
+// codegen/passes/passes.h (its opts, then on GPUs the thread-group split of reduces), checking
+// the loop IR after each.
 Lowered lower(const schedule::ScheduledKernel& k, const std::unordered_set<const tensor::Node*>& materialized,
               const Lowering& how = Lowering());
 

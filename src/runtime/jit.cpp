@@ -11,6 +11,7 @@
 #include <set>
 
 #include "codegen/lower.h"
+#include "codegen/passes/passes.h"
 #include "runtime/clock.h"
 #include "runtime/reference.h"
 #include "runtime/toolchain.h"
@@ -46,6 +47,19 @@ JitDevice::JitDevice(std::shared_ptr<Backend> backend, JitSettings settings, Dev
     throw ConditionError("device-error", "backend " + backend_->name() + ": " + e.what());
   }
   lowering_ = codegen_->lowering();
+  if (!settings.dump_after.empty()) {
+    std::string known = "all";
+    bool found = settings.dump_after == "all";
+    for (const auto& p : codegen::lowering_passes()) {
+      known += std::string(", ") + p.name;
+      found = found || settings.dump_after == p.name;
+    }
+    if (!found) {
+      throw ConditionError("device-error", "dump after \"" + settings.dump_after + "\": no lowering pass of that name (" +
+                                               known + ")");
+    }
+    lowering_.dump_after = settings.dump_after;
+  }
   check_spec();
   if (!backend_->host_memory()) memory_ = std::make_shared<DeviceMemory>(backend_);
   if (!settings.cross_targets.empty() && !settings.cross_dir.empty()) {
@@ -321,6 +335,34 @@ std::string JitDevice::schedule_text(const std::vector<const Node*>& roots) {
     graphs.push_back(std::move(g));
   }
   return schedule::schedule_str(schedule::make_schedule(outputs));
+}
+
+std::string JitDevice::kernels_text(const std::vector<const Node*>& roots, const std::optional<codegen::Opts>& opts) {
+  std::vector<tensor::NodeRef> graphs;
+  std::vector<const Node*> outputs;
+  for (const Node* root : roots) {
+    tensor::NodeRef g(const_cast<Node*>(root));
+    if (rewrite) g = rewrite(g, nullptr);
+    if (schedule::holds_data(g.get())) g = g->graph->make_copy(g);
+    outputs.push_back(g.get());
+    graphs.push_back(std::move(g));
+  }
+  const schedule::Schedule s = schedule::make_schedule(outputs);
+  const std::string lines = schedule::schedule_str(s);
+  std::string out;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < s.items.size(); ++i) {
+    const std::size_t line_end = lines.find('\n', line_start);
+    out += lines.substr(line_start, line_end - line_start + 1);
+    line_start = line_end + 1;
+    if (s.items[i].kind == schedule::KernelKind::Extern) continue;
+    codegen::Lowering how = lowering_;
+    how.dump_after.clear();
+    if (opts && i + 1 == s.items.size()) how.opts = *opts;
+    codegen::Lowered l = codegen::lower(s.items[i], s.materialized, how);
+    out += "opts: " + (l.opts.empty() ? std::string("none") : codegen::opts_str(l.opts)) + "\n" + l.kernel.str();
+  }
+  return out;
 }
 
 JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, const std::vector<const Node*>& order) {

@@ -60,6 +60,9 @@ struct JitSettings {
   std::vector<std::string> cross_targets;
   std::string cross_dir;
   ToolchainSettings toolchain;  // where libdevice and ld.lld are looked for (CUDA_HOME, PATH, ...)
+  // Print each kernel's loop IR after the lowering passes of this name, or "all"
+  // (codegen::Lowering::dump_after; tlisp --dump-after=PASS).
+  std::string dump_after;
 };
 
 class JitDevice {
@@ -117,6 +120,10 @@ class JitDevice {
   // The schedule of realizing `roots` together (after rewriting), as text
   // (schedule::schedule_str).
   std::string schedule_text(const std::vector<const tensor::Node*>& roots);
+  // Each kernel of that schedule as lowering makes it: its schedule line, the opts applied and
+  // its loop IR. `opts`, when given, replaces the opts chosen for the last kernel (the one
+  // computing the last root); an opt that does not apply is an optimizer-error.
+  std::string kernels_text(const std::vector<const tensor::Node*>& roots, const std::optional<codegen::Opts>& opts);
 
   // While set, every plan run is appended here (see Recorded).
   std::vector<Recorded>* recording = nullptr;

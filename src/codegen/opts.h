@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// Kernel optimizations ("opts"): the transforms that turn a kernel's plain loop nest into the
+// code that runs, as a list that prints, reads back and replays. Lowering builds the plain
+// nest (one loop per output axis, reduce loops inside an accumulator), then applies the
+// kernel's opts in order, each a pass over the loop IR (codegen/passes/). A loop is named by
+// its id, the N of `iN` in the printed kernel; a pass that makes loops gives them the next
+// free ids in order, so a list chosen for a kernel replays exactly on the same kernel.
+//
+//   (interchange)      a reduce accumulates in its output row, the last output axis looping
+//                      innermost (chosen when building the nest: only first in a list)
+//   (split L F)        loop L of extent E becomes a loop of E/F around a loop of F (F divides E);
+//                      L's variable is outer * F + inner
+//   (swap L)           loop L trades places with the one statement of its body, a loop
+//   (pack L R V...)    at the start of loop L's body (L = -1: the kernel's), the values that
+//                      the reduce updates inside L read and that do not change along loop R are
+//                      copied into scratch memory laid out over the loops V... (outermost first;
+//                      all the loops inside L they depend on), and read from there
+//   (upcast L)         loop L is unrolled: its body is repeated once per iteration, loops inside
+//                      it shared, accumulators defined inside it one per copy (register tiles)
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tl::codegen {
+
+struct Opt {
+  enum class Kind : std::uint8_t { Interchange, Split, Swap, Pack, Upcast };
+  Kind kind = Kind::Split;
+  std::int32_t loop = -1;           // the loop it applies to (pack: -1 for the kernel's body)
+  std::int64_t amount = 0;          // split: the inner loop's extent
+  std::int32_t invariant = -1;      // pack: the loop along which the packed values do not change
+  std::vector<std::int32_t> order;  // pack: the scratch's axes, outermost first
+
+  static Opt interchange() { return make(Kind::Interchange, -1); }
+  static Opt split(std::int32_t loop, std::int64_t factor) {
+    Opt o = make(Kind::Split, loop);
+    o.amount = factor;
+    return o;
+  }
+  static Opt swap(std::int32_t loop) { return make(Kind::Swap, loop); }
+  static Opt upcast(std::int32_t loop) { return make(Kind::Upcast, loop); }
+  static Opt pack(std::int32_t loop, std::int32_t invariant, std::vector<std::int32_t> order) {
+    Opt o = make(Kind::Pack, loop);
+    o.invariant = invariant;
+    o.order = std::move(order);
+    return o;
+  }
+
+ private:
+  static Opt make(Kind k, std::int32_t loop) {
+    Opt o;
+    o.kind = k;
+    o.loop = loop;
+    return o;
+  }
+};
+
+using Opts = std::vector<Opt>;
+
+const char* opt_name(Opt::Kind k);
+// "(split 3 4)"; a list prints as its opts separated by spaces ("" when empty).
+std::string opt_str(const Opt& o);
+std::string opts_str(const Opts& opts);
+// Reads a list of opts in the printed form, with or without enclosing parentheses:
+// "(split 0 4) (upcast 5)" or "((split 0 4) (upcast 5))". An optimizer-error (ConditionError)
+// names what is wrong.
+Opts parse_opts(std::string_view text);
+
+}  // namespace tl::codegen

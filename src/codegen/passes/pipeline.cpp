@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// The list of lowering passes and the dispatch of one opt to its pass (passes.h).
+#include "codegen/passes/edit.h"
+#include "codegen/passes/passes.h"
+
+namespace tl::codegen {
+
+const std::vector<PassInfo>& lowering_passes() {
+  static const std::vector<PassInfo> kPasses = {
+      {"build", "the plain loop nest of the scheduled kernel: a loop per output axis, reduce loops inside an "
+                "accumulator, views as index arithmetic (codegen/lower.cpp; the (interchange) opt applies here)"},
+      {"split", "(split L F): loop L becomes a loop of E/F around a loop of F (passes/split.cpp)"},
+      {"swap", "(swap L): loop L trades places with the loop that is its body (passes/swap.cpp)"},
+      {"pack", "(pack L R V...): the reduce operand that does not change along R is copied to scratch at the start "
+               "of L, laid out over V... (passes/pack.cpp)"},
+      {"upcast", "(upcast L): loop L unrolled, its accumulators one per copy: register tiles (passes/upcast.cpp)"},
+      {"group-reduce", "GPU only: long reduces split across a thread group, combined after (codegen/split_reduce.cpp)"},
+  };
+  return kPasses;
+}
+
+void apply_opt(Kernel& k, const Opt& o) {
+  switch (o.kind) {
+    case Opt::Kind::Interchange:
+      passes::reject(opt_str(o), "interchange is chosen when the loop nest is built, first in the list");
+    case Opt::Kind::Split: split_loop(k, o.loop, o.amount); return;
+    case Opt::Kind::Swap: swap_loop(k, o.loop); return;
+    case Opt::Kind::Pack: pack_reads(k, o.loop, o.invariant, o.order); return;
+    case Opt::Kind::Upcast: upcast_loop(k, o.loop); return;
+  }
+}
+
+}  // namespace tl::codegen

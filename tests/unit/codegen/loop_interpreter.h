@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// Test helper: runs a loop-IR kernel on host values, one statement at a time, with the
+// semantics of tensor::evaluate (what the reference executor computes). The passes' tests run
+// a kernel before and after a transform and compare every element. CPU-shaped kernels only:
+// parallel loops run their whole range; thread groups are not supported.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "codegen/loop_ir.h"
+#include "tensor/semantics.h"
+
+namespace tl::test {
+
+class LoopInterpreter {
+ public:
+  using Scalar = tensor::Scalar;
+
+  // `buffers`: one per kernel buffer slot (scratch slots are sized here), `vars`: the values of
+  // the kernel's symbolic dimensions.
+  LoopInterpreter(const codegen::Kernel& k, std::vector<std::vector<Scalar>>& buffers, std::vector<std::int64_t> vars = {})
+      : k_(k), buffers_(buffers), vars_(std::move(vars)) {
+    if (buffers_.size() != k.buffers.size()) throw std::runtime_error("interpreter: wrong number of buffers");
+    for (std::size_t i = 0; i < k.buffers.size(); ++i) {
+      if (k.buffers[i].local_elems > 0) buffers_[i].assign(static_cast<std::size_t>(k.buffers[i].local_elems), Scalar{});
+    }
+    loops_.assign(static_cast<std::size_t>(k.loop_count()), 0);
+    accs_.assign(static_cast<std::size_t>(k.acc_count()), Scalar{});
+  }
+
+  void run() {
+    if (k_.group > 0) throw std::runtime_error("interpreter: thread groups are not supported");
+    exec(k_.body);
+  }
+
+ private:
+  const codegen::Kernel& k_;
+  std::vector<std::vector<Scalar>>& buffers_;
+  std::vector<std::int64_t> vars_;
+  std::vector<std::int64_t> loops_;
+  std::vector<Scalar> accs_;
+
+  Scalar& at(std::int32_t buffer, std::int64_t index) {
+    auto& b = buffers_.at(static_cast<std::size_t>(buffer));
+    if (index < 0 || static_cast<std::size_t>(index) >= b.size()) {
+      throw std::runtime_error("interpreter: b" + std::to_string(buffer) + "[" + std::to_string(index) +
+                               "] is outside its " + std::to_string(b.size()) + " elements");
+    }
+    return b[static_cast<std::size_t>(index)];
+  }
+
+  Scalar eval(codegen::ExprId id) {
+    using codegen::EOp;
+    const codegen::Expr x = k_.expr(id);
+    switch (x.op) {
+      case EOp::Const: return Scalar{x.ival, x.fval};
+      case EOp::LoopVar: return Scalar{loops_.at(static_cast<std::size_t>(x.arg)), 0};
+      case EOp::SymVar: return Scalar{vars_.at(static_cast<std::size_t>(x.arg)), 0};
+      case EOp::Load: return at(x.arg, eval(x.src[0]).i);
+      case EOp::AccRead: return accs_.at(static_cast<std::size_t>(x.arg));
+      case EOp::Min: return Scalar{std::min(eval(x.src[0]).i, eval(x.src[1]).i), 0};
+      default: break;
+    }
+    auto op = codegen::primitive_of(x.op);
+    if (!op) throw std::runtime_error(std::string("interpreter: unexpected ") + codegen::eop_name(x.op));
+    Scalar args[3];
+    int n = 0;
+    for (; n < 3 && x.src[n] >= 0; ++n) args[n] = eval(x.src[n]);
+    const tensor::DType operand = k_.expr(x.src[n == 3 ? 1 : 0]).dtype;
+    return tensor::evaluate(*op, operand, x.dtype, std::span<const Scalar>(args, static_cast<std::size_t>(n)));
+  }
+
+  void exec(const std::vector<codegen::Stmt>& body) {
+    using codegen::Stmt;
+    for (const Stmt& s : body) {
+      switch (s.kind) {
+        case Stmt::Kind::Loop: {
+          const std::int64_t n = eval(s.extent).i;
+          for (std::int64_t i = 0; i < n; ++i) {
+            loops_[static_cast<std::size_t>(s.var)] = i;
+            exec(s.body);
+          }
+          break;
+        }
+        case Stmt::Kind::Store: at(s.buffer, eval(s.index).i) = eval(s.value); break;
+        case Stmt::Kind::AccDef: accs_.at(static_cast<std::size_t>(s.acc)) = eval(s.value); break;
+        case Stmt::Kind::AccUpdate: {
+          Scalar& acc = accs_.at(static_cast<std::size_t>(s.acc));
+          const Scalar args[2] = {acc, eval(s.value)};
+          const tensor::Op op = s.reduce == tensor::ReduceKind::Sum   ? tensor::Op::Add
+                                : s.reduce == tensor::ReduceKind::Max ? tensor::Op::Max
+                                                                      : tensor::Op::Mul;
+          acc = tensor::evaluate(op, s.dtype, s.dtype, args);
+          break;
+        }
+        case Stmt::Kind::GroupCombine: throw std::runtime_error("interpreter: thread groups are not supported");
+      }
+    }
+  }
+};
+
+}  // namespace tl::test

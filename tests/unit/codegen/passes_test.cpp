@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: Apache-2.0
+// Unit tests for the lowering passes (codegen/passes/) and kernel opts (codegen/opts.h): every
+// transform keeps what a kernel computes, element for element (run before and after on the
+// loop-IR interpreter), the CPU's matmul tile is a list of opts that replays, opts print and
+// read back, and a transform that does not apply is an optimizer-error naming it.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "codegen/lower.h"
+#include "codegen/opts.h"
+#include "codegen/passes/passes.h"
+#include "loop_interpreter.h"
+#include "schedule/schedule.h"
+#include "support/condition_error.h"
+#include "tensorlisp/error.hpp"
+#include "tensor/graph.h"
+
+using tl::codegen::Kernel;
+using tl::codegen::Lowered;
+using tl::codegen::Lowering;
+using tl::codegen::Opt;
+using tl::codegen::Opts;
+using tl::codegen::Stmt;
+using tl::tensor::Buffer;
+using tl::tensor::DType;
+using tl::tensor::Graph;
+using tl::tensor::NodeRef;
+using tl::tensor::Op;
+using tl::tensor::ReduceKind;
+using Scalar = tl::tensor::Scalar;
+
+namespace {
+
+NodeRef random_buffer(Graph& g, DType t, const tl::tensor::Shape& shape, std::mt19937& rng) {
+  std::int64_t n = 1;
+  for (const auto& d : shape) n *= d.value();
+  auto buf = std::make_shared<Buffer>(t, static_cast<std::size_t>(n));
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (t == DType::F32) {
+      float v = dist(rng);
+      std::memcpy(static_cast<char*>(buf->data()) + 4 * i, &v, 4);
+    } else {
+      std::int32_t v = static_cast<std::int32_t>(rng() % 19) - 9;
+      std::memcpy(static_cast<char*>(buf->data()) + 4 * i, &v, 4);
+    }
+  }
+  return g.make_buffer(buf, shape);
+}
+
+// (M K) @ (K N) as the composites build it: expand both to (M K N), multiply, sum over K.
+NodeRef matmul(Graph& g, const NodeRef& a, const NodeRef& b) {
+  const auto m = a->shape[0], k = a->shape[1], n = b->shape[1];
+  NodeRef a3 = g.make_expand(g.make_reshape(a, {m, k, 1}), {m, k, n});
+  NodeRef b3 = g.make_expand(g.make_reshape(b, {1, k, n}), {m, k, n});
+  return g.make_reshape(g.make_reduce(ReduceKind::Sum, g.make_binary(Op::Mul, a3, b3), {1}), {m, n});
+}
+
+// The kernels these graphs lower to: matmuls with and without an epilogue, a batched one, sums
+// over several axes, a max, elementwise work through views, integer arithmetic.
+std::vector<NodeRef> sample_graphs(Graph& g, std::mt19937& rng) {
+  std::vector<NodeRef> out;
+  for (auto [m, k, n] : {std::array<std::int64_t, 3>{8, 12, 16}, {6, 5, 10}, {12, 7, 32}}) {
+    NodeRef mm = matmul(g, random_buffer(g, DType::F32, {m, k}, rng), random_buffer(g, DType::F32, {k, n}, rng));
+    out.push_back(mm);
+    out.push_back(g.make_binary(Op::Max, g.make_binary(Op::Add, mm, g.make_const_float(0.5, DType::F32, {m, n})),
+                                g.make_const_float(0, DType::F32, {m, n})));
+  }
+  {
+    NodeRef a = random_buffer(g, DType::F32, {2, 4, 6}, rng), b = random_buffer(g, DType::F32, {2, 6, 8}, rng);
+    NodeRef a4 = g.make_expand(g.make_reshape(a, {2, 4, 6, 1}), {2, 4, 6, 8});
+    NodeRef b4 = g.make_expand(g.make_reshape(b, {2, 1, 6, 8}), {2, 4, 6, 8});
+    out.push_back(g.make_reduce(ReduceKind::Sum, g.make_binary(Op::Mul, a4, b4), {2}));
+  }
+  NodeRef x = random_buffer(g, DType::F32, {4, 6, 8}, rng);
+  out.push_back(g.make_reduce(ReduceKind::Sum, x, {1, 2}));
+  out.push_back(g.make_reduce(ReduceKind::Max, g.make_permute(x, {2, 0, 1}), {1}));
+  out.push_back(g.make_unary(Op::Sqrt, g.make_binary(Op::Mul, g.make_permute(x, {1, 0, 2}), g.make_permute(x, {1, 0, 2}))));
+  NodeRef i = random_buffer(g, DType::I32, {6, 4}, rng);
+  out.push_back(g.make_reduce(ReduceKind::Sum, g.make_binary(Op::Mul, i, g.make_const_int(3, DType::I32, {6, 4})), {0}));
+  return out;
+}
+
+struct Case {
+  Lowered plain;
+  std::vector<std::vector<Scalar>> inputs;  // by slot (slot 0 and scratch empty)
+};
+
+Case plain_case(const NodeRef& root, std::mt19937& rng) {
+  tl::schedule::Schedule s = tl::schedule::make_schedule(root.get());
+  REQUIRE(s.items.size() == 1);
+  Lowering how;
+  how.opts = Opts{};
+  Case c{tl::codegen::lower(s.items[0], s.materialized, how), {}};
+  c.inputs.resize(c.plain.kernel.buffers.size());
+  for (std::size_t i = 0; i < c.plain.inputs.size(); ++i) {
+    const tl::tensor::Node* n = c.plain.inputs[i];
+    const Buffer& b = *n->buffer;
+    auto& v = c.inputs[static_cast<std::size_t>(c.plain.input_slots[i])];
+    for (std::size_t e = 0; e < b.count(); ++e) {
+      float f;
+      std::int32_t iv;
+      std::memcpy(&f, static_cast<const char*>(b.data()) + 4 * e, 4);
+      std::memcpy(&iv, static_cast<const char*>(b.data()) + 4 * e, 4);
+      v.push_back(n->dtype == DType::F32 ? Scalar{0, f} : Scalar{iv, 0});
+    }
+  }
+  (void)rng;
+  return c;
+}
+
+std::vector<Scalar> run(const Kernel& k, const Case& c, const tl::tensor::Node* out) {
+  std::vector<std::vector<Scalar>> buffers = c.inputs;
+  buffers.resize(k.buffers.size());
+  buffers[0].assign(static_cast<std::size_t>(tl::tensor::shape_numel(out->shape).value()), Scalar{});
+  tl::test::LoopInterpreter(k, buffers).run();
+  return buffers[0];
+}
+
+bool same(const std::vector<Scalar>& a, const std::vector<Scalar>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].i != b[i].i || std::memcmp(&a[i].f, &b[i].f, sizeof(double)) != 0) return false;
+  }
+  return true;
+}
+
+// The loops of a kernel, and for each whether an accumulator's scope encloses it.
+void loops_of(const std::vector<Stmt>& body, bool in_acc, std::vector<std::pair<const Stmt*, bool>>& out) {
+  bool acc = in_acc;
+  for (const Stmt& s : body) {
+    if (s.kind == Stmt::Kind::AccDef) acc = true;
+    if (s.kind == Stmt::Kind::Loop) {
+      out.emplace_back(&s, acc);
+      loops_of(s.body, acc, out);
+    }
+  }
+}
+
+// Whether upcasting loop L reorders the terms of an accumulator: L holds a loop and updates an
+// accumulator defined outside L, whose updates then interleave with that loop's iterations.
+bool upcast_reorders(const Stmt& l) {
+  std::set<std::int32_t> defined;
+  bool loop = false, outside = false;
+  std::function<void(const std::vector<Stmt>&)> walk = [&](const std::vector<Stmt>& body) {
+    for (const Stmt& s : body) {
+      if (s.kind == Stmt::Kind::Loop) loop = true;
+      if (s.kind == Stmt::Kind::AccDef) defined.insert(s.acc);
+      if (s.kind == Stmt::Kind::AccUpdate && !defined.count(s.acc)) outside = true;
+      walk(s.body);
+    }
+  };
+  walk(l.body);
+  return loop && outside;
+}
+
+// A random opt that may apply to K, and whether it may reorder an accumulator's terms (a swap
+// inside an accumulator's scope, an upcast around a loop of an outer accumulator's terms).
+std::pair<Opt, bool> random_opt(const Kernel& k, std::mt19937& rng) {
+  std::vector<std::pair<const Stmt*, bool>> loops;
+  loops_of(k.body, false, loops);
+  if (loops.empty()) return {Opt::split(0, 1), false};
+  const auto& [l, in_acc] = loops[rng() % loops.size()];
+  switch (rng() % 4) {
+    case 0: {
+      auto e = k.as_const(l->extent).value_or(1);
+      std::vector<std::int64_t> divisors;
+      for (std::int64_t d = 1; d <= e; ++d) {
+        if (e % d == 0) divisors.push_back(d);
+      }
+      return {Opt::split(l->var, divisors[rng() % divisors.size()]), false};
+    }
+    case 1: return {Opt::swap(l->var), in_acc};
+    case 2: return {Opt::upcast(l->var), upcast_reorders(*l)};
+    default: {
+      // pack at the kernel or at this loop the values that do not change along another loop
+      const auto& r = loops[rng() % loops.size()].first;
+      return {Opt::pack(rng() % 2 ? -1 : l->var, r->var, {}), false};
+    }
+  }
+}
+
+// Equal element for element, or (after a reordering) floats within rounding of a reordered sum.
+bool close(const std::vector<Scalar>& a, const std::vector<Scalar>& b, bool reordered) {
+  if (!reordered) return same(a, b);
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].i != b[i].i || std::abs(a[i].f - b[i].f) > 1e-5 * (1 + std::abs(b[i].f))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("opts print and read back; bad text is an optimizer-error", "[codegen][passes]") {
+  const Opts opts = {Opt::interchange(), Opt::split(3, 4), Opt::swap(7), Opt::pack(-1, 2, {5, 9, 8}), Opt::upcast(11)};
+  const std::string text = tl::codegen::opts_str(opts);
+  CHECK(text == "(interchange) (split 3 4) (swap 7) (pack -1 2 5 9 8) (upcast 11)");
+  CHECK(tl::codegen::opts_str(tl::codegen::parse_opts(text)) == text);
+  CHECK(tl::codegen::opts_str(tl::codegen::parse_opts("(" + text + ")")) == text);
+  CHECK(tl::codegen::parse_opts("()").empty());
+  CHECK(tl::codegen::parse_opts("  ").empty());
+  auto error = [](const std::string& t) {
+    try {
+      tl::codegen::parse_opts(t);
+    } catch (const tl::ConditionError& e) {
+      CHECK(e.type == "optimizer-error");
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error("(tile 0 4)") == "opts: unknown opt \"tile\" (known: interchange, split, swap, pack, upcast) in \"(tile 0 4)\"");
+  CHECK(error("(split 0 0)") == "opts: split needs a positive factor, not 0 in \"(split 0 0)\"");
+  CHECK(error("(split 0)") == "opts: expected an integer at position 8 in \"(split 0)\"");
+  CHECK(error("(upcast 1) (interchange)") == "opts: interchange must come first in \"(upcast 1) (interchange)\"");
+  CHECK(error("(upcast 1) x") == "opts: expected '(' at position 11 in \"(upcast 1) x\"");
+}
+
+TEST_CASE("every pass keeps what a kernel computes, element for element", "[codegen][passes]") {
+  std::mt19937 rng(7);
+  Graph g;
+  int applied = 0, rejected = 0;
+  for (const NodeRef& root : sample_graphs(g, rng)) {
+    const Case c = plain_case(root, rng);
+    const std::vector<Scalar> want = run(c.plain.kernel, c, root.get());
+    for (int trial = 0; trial < 12; ++trial) {
+      Kernel k = c.plain.kernel;
+      Opts done;
+      bool reordered = false;
+      for (int step = 0; step < 6; ++step) {
+        const auto [o, reorders] = random_opt(k, rng);
+        Kernel before = k;
+        try {
+          tl::codegen::apply_opt(k, o);
+        } catch (const tl::ConditionError& e) {
+          CHECK(e.type == "optimizer-error");
+          CHECK(k.str() == before.str());  // a rejected opt leaves the kernel as it was
+          ++rejected;
+          continue;
+        }
+        ++applied;
+        reordered = reordered || reorders;
+        done.push_back(o);
+        tl::codegen::verify(k, tl::codegen::opt_str(o));
+        INFO(tl::tensor::node_str(root.get()) << "\nopts " << tl::codegen::opts_str(done) << "\n" << k.str());
+        REQUIRE(close(run(k, c, root.get()), want, reordered));
+      }
+    }
+  }
+  // The walk reaches both outcomes often.
+  CHECK(applied > 200);
+  CHECK(rejected > 50);
+}
+
+TEST_CASE("the CPU's matmul register tile is a list of opts that replays", "[codegen][passes]") {
+  std::mt19937 rng(1);
+  Graph g;
+  // 8 rows, 16 columns: a 4 x 16 tile; the right operand (12 x 16 floats) is packed whole.
+  NodeRef mm = matmul(g, random_buffer(g, DType::F32, {8, 12}, rng), random_buffer(g, DType::F32, {12, 16}, rng));
+  tl::schedule::Schedule s = tl::schedule::make_schedule(mm.get());
+  REQUIRE(s.items.size() == 1);
+  const Lowered chosen = tl::codegen::lower(s.items[0], s.materialized);
+  // The plain nest's loops: i0 rows, i1 columns, i2 the sum; the splits make i3 .. i6.
+  CHECK(tl::codegen::opts_str(chosen.opts) ==
+        "(split 0 4) (split 1 16) (swap 4) (pack -1 3 5 2 6) (upcast 6) (upcast 4)");
+  CHECK(chosen.kernel.buffers.back().local_elems == 12 * 16);
+  CHECK(chosen.parallel_extent == tl::tensor::Dim(2));
+  // The same opts given explicitly, or read back from their text, make the same kernel.
+  Lowering how;
+  how.opts = tl::codegen::parse_opts(tl::codegen::opts_str(chosen.opts));
+  CHECK(tl::codegen::lower(s.items[0], s.materialized, how).kernel.str() == chosen.kernel.str());
+  // And it computes what the plain nest computes.
+  const Case c = plain_case(mm, rng);
+  CHECK(same(run(chosen.kernel, c, mm.get()), run(c.plain.kernel, c, mm.get())));
+  // A wide right operand is packed per column panel instead, inside the column loop.
+  NodeRef wide = matmul(g, random_buffer(g, DType::F32, {8, 512}, rng), random_buffer(g, DType::F32, {512, 128}, rng));
+  tl::schedule::Schedule w = tl::schedule::make_schedule(wide.get());
+  CHECK(tl::codegen::opts_str(tl::codegen::lower(w.items[0], w.materialized).opts) ==
+        "(split 0 4) (split 1 16) (swap 4) (swap 3) (pack 5 3 2 6) (upcast 6) (upcast 4)");
+}
+
+TEST_CASE("an opt that does not apply is an optimizer-error naming it", "[codegen][passes]") {
+  std::mt19937 rng(2);
+  Graph g;
+  NodeRef mm = matmul(g, random_buffer(g, DType::F32, {6, 5}, rng), random_buffer(g, DType::F32, {5, 10}, rng));
+  tl::schedule::Schedule s = tl::schedule::make_schedule(mm.get());
+  auto error = [&](const std::string& text, tl::codegen::Target target = tl::codegen::Target::Cpu) {
+    Lowering how(target);
+    how.opts = tl::codegen::parse_opts(text);
+    try {
+      tl::codegen::lower(s.items[0], s.materialized, how);
+    } catch (const tl::ConditionError& e) {
+      CHECK(e.type == "optimizer-error");
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // The plain nest: i0 over 6 rows (parallel), i1 over 10 columns, i2 over the 5 summed.
+  CHECK(error("(split 1 4)") == "opt (split 1 4): loop i1 has extent 10, which 4 does not divide");
+  CHECK(error("(split 9 2)") == "opt (split 9 2): the kernel has no loop i9");
+  CHECK(error("(swap 1)") == "opt (swap 1): the body of loop i1 is not a single loop");
+  CHECK(error("(upcast 0)") == "opt (upcast 0): loop i0 is the kernel's parallel loop");
+  CHECK(error("(pack -1 2)") ==
+        "opt (pack -1 2): no value that an accumulator update inside the kernel reads stays the same along loop i2");
+  CHECK(error("(pack 2 1)") == "opt (pack 2 1): loop i1 is not inside loop i2");
+  CHECK(error("(pack -1 0 2)") ==
+        "opt (pack -1 0 2): the packed value b1[add(i1, mul(i2, 10))] uses loop i1, which the layout does not list");
+  CHECK(error("(split 1 5) (upcast 3)") == "no error");
+  CHECK(error("(pack -1 0)", tl::codegen::Target::Gpu) ==
+        "opt (pack -1 0): GPU kernels have no scratch memory to pack into");
+  CHECK(error("(interchange)", tl::codegen::Target::Gpu).rfind("opt (interchange): only a float sum or max on the CPU", 0) ==
+        0);
+}
+
+TEST_CASE("the verifier names a broken kernel's fault", "[codegen][passes]") {
+  Kernel k;
+  k.buffers.push_back({DType::F32, true});
+  k.buffers.push_back({DType::F32, false});
+  auto [loop, i] = k.make_loop(k.constant_int(4));
+  Stmt store{Stmt::Kind::Store};
+  store.buffer = 0;
+  store.index = i;
+  store.value = k.load(1, i);
+  k.body.push_back(store);  // outside the loop that defines i
+  k.body.push_back(std::move(loop));
+  try {
+    tl::codegen::verify(k, "a test");
+    FAIL("verify accepted a loop variable outside its loop");
+  } catch (const tl::Error& e) {
+    CHECK(std::string(e.what()).find("loop IR after a test: a store's index uses i0 outside its loop") != std::string::npos);
+  }
+  Kernel w;
+  w.buffers.push_back({DType::F32, true});
+  w.buffers.push_back({DType::F32, false});
+  Stmt bad{Stmt::Kind::Store};
+  bad.buffer = 1;
+  bad.index = w.constant_int(0);
+  bad.value = w.constant_float(1, DType::F32);
+  w.body.push_back(bad);
+  CHECK_THROWS_WITH(tl::codegen::verify(w, "x"), Catch::Contains("a store to input buffer b1"));
+}
