@@ -311,7 +311,7 @@ void register_device_builtins(Interp& in) {
              "The kernels realizing tensor X (or a list of tensors, together) as the JIT lowers them, as text: "
              "each kernel's schedule line, the opts applied to it (codegen/opts.h: split, swap, pack, upcast, "
              "interchange) and its loop IR. :opts, a list such as '((split 0 4) (upcast 5)) or its text, replaces "
-             "the opts chosen for the last kernel; loops are named by the ids of the plain nest (opts: none) and "
+             "the opts chosen for the last kernel (nil: none, the plain nest); loops are named by the ids of the plain nest (opts: none) and "
              "of the loops earlier opts made. \"\" when everything is realized.",
              [](Interp& in, Args a, N n) -> Value {
                std::optional<codegen::Opts> opts;
@@ -319,7 +319,8 @@ void register_device_builtins(Interp& in) {
                  if (!eval::is_symbol(a[1]) || eval::as_symbol(a[1])->name != "opts" || !eval::as_symbol(a[1])->is_keyword()) {
                    in.error("program-error", "kernels->text: unknown keyword argument " + in.repr(a[1]) + " (expected :opts)");
                  }
-                 opts = codegen::parse_opts(eval::is_string(a[2]) ? eval::as_string(a[2])->text : in.repr(a[2]));
+                 opts = a[2].is_nil() ? codegen::Opts{}
+                        : codegen::parse_opts(eval::is_string(a[2]) ? eval::as_string(a[2])->text : in.repr(a[2]));
                } else if (n == 2) {
                  in.error("program-error", "kernels->text: keyword arguments come in pairs");
                }

@@ -1,0 +1,44 @@
+;;; Lowering's decisions as golden text (issue 20): for each kernel, the opts the CPU's lowering
+;;; chooses (codegen/opts.h; kernels->text) -- register tiles and packed panels for matmuls,
+;;; output-row accumulation for column sums, none for rows and elementwise work -- and the loop
+;;; IR of a small matmul under opts given by hand. A change to those choices shows here as a
+;;; diff to review.
+(require (quote nn))
+(manual-seed 7)
+(defun input (shape) (realize (rand shape)))
+
+(defun starts-with (prefix line)
+  (and (>= (length line) (length prefix)) (string= prefix (subseq line 0 (length prefix)))))
+
+;; The schedule line and the opts of each kernel, without the loop IR.
+(defun show (name x)
+  (format t "~a:~%" name)
+  (with-input-from-string (in (kernels->text x))
+    (loop for line = (read-line in nil nil)
+          while line
+          when (or (starts-with "opts:" line)
+                   (and (starts-with "kernel " line) (digit-char-p (char line 7))))
+            do (format t "  ~a~%" line))))
+
+(show "matmul 8x12 @ 12x16 (right operand packed whole)" (matmul (input '(8 12)) (input '(12 16))))
+(show "matmul 48x768 @ 768x256 (a panel per column block)" (matmul (input '(48 768)) (input '(768 256))))
+(show "batched matmul" (matmul (input '(3 8 16)) (input '(3 16 32))))
+(show "linear layer with relu (the epilogue in the tile)"
+      (relu (+ (matmul (input '(16 64)) (input '(64 32))) (input '(32)))))
+(show "matmul by a transposed operand" (matmul (input '(16 64)) (transpose (input '(32 64)))))
+(show "column sum (accumulates in the output row)" (sum (input '(64 48)) :axis 0))
+(show "softmax (rows: no opts)" (softmax (input '(16 64)) :axis -1))
+(show "conv2d" (conv2d (input '(2 3 8 8)) (input '(4 3 3 3)) :padding 1))
+
+;; A 4x6 @ 6x8 matmul's plain nest (i0 rows, i1 columns, i2 the sum), then under opts given
+;; by hand: columns split by 4, the inner 4 unrolled into four accumulators.
+(defvar a (input '(4 6)))
+(defvar b (input '(6 8)))
+(princ (kernels->text (matmul a b) :opts nil))
+(princ (kernels->text (matmul a b) :opts '((split 1 4) (upcast 4))))
+(princ (kernels->text (matmul a b) :opts "(split 0 2) (swap 3)"))
+
+;; Opts that do not apply are errors naming the opt.
+(dolist (opts '("(split 1 3)" "(upcast 0)" "(swap 2)" "(pack -1 2)" "(tile 1 4)"))
+  (handler-case (kernels->text (matmul a b) :opts opts)
+    (error (e) (format t "~a: ~a~%" opts e))))
