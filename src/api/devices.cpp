@@ -206,7 +206,7 @@ void register_device_builtins(Interp& in) {
   TL_BUILTIN(in, "jit-stats", 0, 0, "(jit-stats)",
              "Counters of the JIT device as a plist: :realizes :kernels-run :kernels-compiled :cache-hits "
              ":disk-hits :plan-hits (realizes that reused a schedule) :traces and :replays (of jit functions) "
-             ":kernels-tuned :compile-seconds :run-seconds (how long kernels ran; on a GPU, the device's own time "
+             ":kernels-tuned :kernels-tuned-from-cache (kernels whose tile an earlier process chose) :compile-seconds :run-seconds (how long kernels ran; on a GPU, the device's own time "
              "from the first launch of a realize to the end of the last, without the copies to and from it) "
              ":tune-seconds (spent timing launch shapes, see use-backend) :peak-bytes (the most bytes the last realize's "
              "computed buffers held at once, by its buffer plan).",
@@ -227,11 +227,12 @@ void register_device_builtins(Interp& in) {
                put("traces", Value::integer(static_cast<std::int64_t>(st.traces)));
                put("replays", Value::integer(static_cast<std::int64_t>(st.replays)));
                put("kernels-tuned", Value::integer(static_cast<std::int64_t>(st.kernels_tuned)));
+               put("kernels-tuned-from-cache", Value::integer(static_cast<std::int64_t>(st.kernels_tuned_from_cache)));
                put("compile-seconds", Value::real(st.compile_seconds));
                put("run-seconds", Value::real(st.run_seconds));
                put("tune-seconds", Value::real(st.tune_seconds));
                put("peak-bytes", Value::integer(static_cast<std::int64_t>(st.peak_bytes)));
-               return in.list_from(base, 26);
+               return in.list_from(base, 28);
              });
   TL_BUILTIN(in, "%to-device", 1, 1, "(%to-device X)",
              "Realizes tensor X and copies its data into the current device's own memory (a GPU's), "

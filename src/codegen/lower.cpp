@@ -6,6 +6,7 @@
 // slots; it splits into pass files as lowering becomes a list of passes, issue 20.)
 #include "codegen/lower.h"
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <map>
@@ -88,25 +89,20 @@ class Lowerer {
 
   // The CPU's choice of opts for a reduce: a register tile for a matmul-like sum (with the
   // operand that does not change along the rows packed), the output-row accumulation
-  // (interchange) when its loads then run along memory, or none.
+  // (interchange) when its loads then run along memory, partial sums per pass of a float sum
+  // over several loops, or none.
   Opts choose_opts(const Node* red) {
     const bool interchange = interchange_pays(red);
     std::optional<Tile> tile = tile_plan(red);
-    if (tile && tile->partials) {
-      // A tile keeps one accumulator per output, not a partial sum per pass as well.
-      rebuild();
-      partials_ = false;
-      build(red, false);
-      tile = tile_plan(red);
-    }
     if (tile && (interchange || tile->packs)) return tile->opts;
-    if (tile) {
-      // Not tiled after all: back to the plain nest with its partial sums.
-      rebuild();
-      partials_ = true;
-      build(red, false);
-    }
     if (interchange) return {Opt::interchange()};
+    // A float sum over several reduce loops adds each pass of the inner loops into a partial
+    // sum of its own, then the partial into the total: one running f32 total over all
+    // elements stops growing at 2^24 times the increment (issue 19). (On a GPU, long reduces
+    // are split across threads instead.)
+    if (reduce_loops_.size() >= 2 && red->reduce_kind == ReduceKind::Sum && tensor::is_float(red->dtype)) {
+      return {Opt::partial(reduce_loops_[0])};
+    }
     return {};
   }
 
@@ -121,8 +117,7 @@ class Lowerer {
 
   struct Tile {
     Opts opts;
-    bool packs = false;     // an operand is packed
-    bool partials = false;  // the nest it was planned on has partial sums
+    bool packs = false;  // an operand is packed
   };
 
   // The opts of a register tile on the plain nest just built, or none when it does not apply.
@@ -135,7 +130,9 @@ class Lowerer {
   // laid out tile by tile ([c0][k][TC]), the row blocks in parallel:
   //   (pack P r0 c0 k c1)                   pack; r0 { c0 { r1 { c1 { ... } } } }
   // and last (upcast c1) (upcast r1): TR x TC accumulators, updated in one reduce loop.
-  std::optional<Tile> tile_plan(const Node* red) {
+  // With WANT_ROWS and WANT_COLS (the tuner's candidates), exactly that tile when it divides
+  // the rows and columns; else the default: 4 x 16, or the nearest that fits.
+  std::optional<Tile> tile_plan(const Node* red, std::int64_t want_rows = 0, std::int64_t want_cols = 0) {
     if (red->reduce_kind != ReduceKind::Sum || red->dtype != DType::F32 || out_->dtype != DType::F32) return std::nullopt;
     const tensor::Shape& shape = red->shape;
     std::vector<std::size_t> kept;  // output axes with a loop
@@ -148,12 +145,16 @@ class Lowerer {
     if (!rows || !cols) return std::nullopt;
     // 16 columns (two vectors of 8) when they divide the columns; a narrow result (a
     // classifier's 10 outputs) is one tile wide; else 8 when they divide.
-    const std::int64_t tile_cols = *cols % kTileCols == 0 ? kTileCols : *cols < kTileCols ? *cols : *cols % 8 == 0 ? 8 : 0;
-    if (tile_cols == 0) return std::nullopt;
+    std::int64_t tile_cols = *cols % kTileCols == 0 ? kTileCols : *cols < kTileCols ? *cols : *cols % 8 == 0 ? 8 : 0;
     std::int64_t tile_rows = kTileRows;
     while (*rows % tile_rows != 0) --tile_rows;
+    if (want_rows > 0) {
+      if (*rows % want_rows != 0 || *cols % want_cols != 0) return std::nullopt;
+      tile_rows = want_rows;
+      tile_cols = want_cols;
+    }
+    if (tile_cols == 0) return std::nullopt;
     Tile t;
-    t.partials = reduce_loops_.size() >= 2 && partials_;
     const std::int32_t r = out_loops_[row], c = out_loops_[col];
     // The operand to pack: a factor of the update's product that does not change along the
     // rows, in a sum over one loop of constant extent.
@@ -185,6 +186,23 @@ class Lowerer {
     t.opts.push_back(Opt::upcast(c1));
     t.opts.push_back(Opt::upcast(r1));
     return t;
+  }
+
+  // The tuner's candidates for this kernel: a register tile of each size ROWS x COLS that
+  // fits (none for a kernel that is not a matmul-like sum).
+  std::vector<Opts> tile_candidates(const std::vector<std::int64_t>& rows, const std::vector<std::int64_t>& cols) {
+    std::vector<Opts> out;
+    const Node* red = sk_.reduce;
+    if (gpu_ || red == nullptr || (sk_.kind != schedule::KernelKind::Reduce)) return out;
+    build(red, false);
+    for (std::int64_t r : rows) {
+      for (std::int64_t c : cols) {
+        if (auto t = tile_plan(red, r, c); t && std::find(out.begin(), out.end(), t->opts) == out.end()) {
+          out.push_back(t->opts);
+        }
+      }
+    }
+    return out;
   }
 
   // Starts the kernel's loops again (for another build): its buffers and expressions stay.
@@ -391,28 +409,12 @@ class Lowerer {
     }
     std::vector<ExprId> sidx = idx;
     inner_reduce_var_ = -1;
-    // A float sum over several reduce loops adds each pass of the inner loops into a partial
-    // sum of its own, then the partial into the total: one running f32 total over all
-    // elements stops growing at 2^24 times the increment (issue 19). On a GPU, long reduces
-    // are split across threads instead.
-    std::size_t reduce_loops = 0;
-    for (std::size_t i = 0; i < src->shape.size(); ++i) {
-      if (reduced[i] && src->shape[i] != Dim(1)) ++reduce_loops;
-    }
-    const bool blocked = partials_ && !interchange && !gpu_ && reduce_loops >= 2 &&
-                         n->reduce_kind == ReduceKind::Sum && tensor::is_float(acc_t);
-    std::vector<Stmt>* first_reduce_body = nullptr;
-    std::int32_t total = acc;
     for (std::size_t i = 0; i < src->shape.size(); ++i) {
       if (!reduced[i] || src->shape[i] == Dim(1)) continue;
       auto [loop, var] = k_.make_loop(k_.dim(src->shape[i]));
       body->push_back(std::move(loop));
       Stmt* s = &body->back();
       body = &s->body;
-      if (blocked && first_reduce_body == nullptr) {
-        first_reduce_body = body;
-        acc = define_acc(body, acc_t, ReduceKind::Sum, k_.constant_float(0, acc_t));
-      }
       sidx[i] = var;
       inner_reduce_var_ = var;
       reduce_loops_.push_back(k_.expr(var).arg);
@@ -446,11 +448,6 @@ class Lowerer {
     update_value_ = upd.value;
     last_out_var_ = last < n->shape.size() ? idx[last] : -1;
     body->push_back(upd);
-    if (first_reduce_body != nullptr) {
-      // After the inner loops (this may move them, so no pointer into them is used again).
-      first_reduce_body->push_back(update_acc(total, acc_t, ReduceKind::Sum, k_.acc_read(acc, acc_t)));
-      acc = total;
-    }
     body = outer;
     fused_reduce_ = n;
     fused_value_ = k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), n->dtype);
@@ -477,7 +474,6 @@ class Lowerer {
   std::vector<std::int32_t> out_loops_;
   std::vector<std::int32_t> reduce_loops_;
   std::vector<ExprId> reduce_extents_;
-  bool partials_ = true;  // a float sum over several reduce loops adds a partial sum per pass
   std::map<const Node*, std::int32_t> slots_;
   std::map<std::pair<const Node*, std::vector<ExprId>>, ExprId> memo_;
   const Node* fused_reduce_ = nullptr;  // its value is the accumulator's, once lowered
@@ -835,6 +831,14 @@ class Lowerer {
 };
 
 }  // namespace
+
+std::vector<Opts> tile_candidates(const schedule::ScheduledKernel& k, const std::unordered_set<const Node*>& materialized,
+                                  const Lowering& how, const std::vector<std::int64_t>& rows,
+                                  const std::vector<std::int64_t>& cols) {
+  Lowering plain = how;
+  plain.opts = Opts{};
+  return Lowerer(k, materialized, plain).tile_candidates(rows, cols);
+}
 
 namespace {
 

@@ -20,7 +20,8 @@ constexpr OptSpec kSpecs[] = {{Opt::Kind::Interchange, "interchange"},
                               {Opt::Kind::Split, "split"},
                               {Opt::Kind::Swap, "swap"},
                               {Opt::Kind::Pack, "pack"},
-                              {Opt::Kind::Upcast, "upcast"}};
+                              {Opt::Kind::Upcast, "upcast"},
+                              {Opt::Kind::Partial, "partial"}};
 
 [[noreturn]] void fail(std::string_view text, const std::string& what) {
   throw ConditionError("optimizer-error", "opts: " + what + " in \"" + std::string(text) + "\"");
@@ -82,7 +83,7 @@ Opt read_opt(Reader& r) {
   for (const auto& s : kSpecs) {
     if (name == s.name) kind = s.kind;
   }
-  if (!kind) fail(r.text(), "unknown opt \"" + name + "\" (known: interchange, split, swap, pack, upcast)");
+  if (!kind) fail(r.text(), "unknown opt \"" + name + "\" (known: interchange, split, swap, pack, upcast, partial)");
   o.kind = *kind;
   switch (o.kind) {
     case Opt::Kind::Interchange: break;
@@ -92,7 +93,8 @@ Opt read_opt(Reader& r) {
       if (o.amount < 1) fail(r.text(), "split needs a positive factor, not " + std::to_string(o.amount));
       break;
     case Opt::Kind::Swap:
-    case Opt::Kind::Upcast: o.loop = loop_id(r, false); break;
+    case Opt::Kind::Upcast:
+    case Opt::Kind::Partial: o.loop = loop_id(r, false); break;
     case Opt::Kind::Pack:
       o.loop = loop_id(r, true);
       o.invariant = loop_id(r, false);
@@ -118,7 +120,8 @@ std::string opt_str(const Opt& o) {
     case Opt::Kind::Interchange: break;
     case Opt::Kind::Split: s += " " + std::to_string(o.loop) + " " + std::to_string(o.amount); break;
     case Opt::Kind::Swap:
-    case Opt::Kind::Upcast: s += " " + std::to_string(o.loop); break;
+    case Opt::Kind::Upcast:
+    case Opt::Kind::Partial: s += " " + std::to_string(o.loop); break;
     case Opt::Kind::Pack:
       s += " " + std::to_string(o.loop) + " " + std::to_string(o.invariant);
       for (std::int32_t v : o.order) s += " " + std::to_string(v);

@@ -17,6 +17,8 @@
 //                      all the loops inside L they depend on), and read from there
 //   (upcast L)         loop L is unrolled: its body is repeated once per iteration, loops inside
 //                      it shared, accumulators defined inside it one per copy (register tiles)
+//   (partial L)        each iteration of loop L adds into partial sums of its own, each added
+//                      to its float sum's accumulator at the end of the iteration (accuracy)
 #pragma once
 
 #include <cstdint>
@@ -27,12 +29,16 @@
 namespace tl::codegen {
 
 struct Opt {
-  enum class Kind : std::uint8_t { Interchange, Split, Swap, Pack, Upcast };
+  enum class Kind : std::uint8_t { Interchange, Split, Swap, Pack, Upcast, Partial };
   Kind kind = Kind::Split;
   std::int32_t loop = -1;           // the loop it applies to (pack: -1 for the kernel's body)
   std::int64_t amount = 0;          // split: the inner loop's extent
   std::int32_t invariant = -1;      // pack: the loop along which the packed values do not change
   std::vector<std::int32_t> order;  // pack: the scratch's axes, outermost first
+
+  bool operator==(const Opt& o) const {
+    return kind == o.kind && loop == o.loop && amount == o.amount && invariant == o.invariant && order == o.order;
+  }
 
   static Opt interchange() { return make(Kind::Interchange, -1); }
   static Opt split(std::int32_t loop, std::int64_t factor) {
@@ -42,6 +48,7 @@ struct Opt {
   }
   static Opt swap(std::int32_t loop) { return make(Kind::Swap, loop); }
   static Opt upcast(std::int32_t loop) { return make(Kind::Upcast, loop); }
+  static Opt partial(std::int32_t loop) { return make(Kind::Partial, loop); }
   static Opt pack(std::int32_t loop, std::int32_t invariant, std::vector<std::int32_t> order) {
     Opt o = make(Kind::Pack, loop);
     o.invariant = invariant;

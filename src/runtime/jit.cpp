@@ -25,27 +25,15 @@ namespace tl::runtime {
 using tensor::Buffer;
 using tensor::Node;
 
-namespace {
-
-// Code for kernel k; a device-error naming the kernel when the target cannot have it.
-codegen::CompileOutput compile_or_fail(const codegen::Codegen& cg, const codegen::Kernel& k, const std::string& name, bool want_ir) {
-  try {
-    return cg.compile(k, name, want_ir);
-  } catch (const std::runtime_error& e) {
-    throw ConditionError("device-error", std::string("compiling kernel ") + name + ": " + e.what());
-  }
-}
-
-
-}  // namespace
 
 JitDevice::JitDevice(std::shared_ptr<Backend> backend, JitSettings settings, DeviceSpec spec)
-    : debug(settings.debug), backend_(std::move(backend)), spec_(std::move(spec)), disk_(std::move(settings.cache_dir)) {
+    : debug(settings.debug), backend_(std::move(backend)), spec_(std::move(spec)) {
   try {
     codegen_ = make_codegen(backend_->info().target, settings.toolchain);
   } catch (const std::runtime_error& e) {
     throw ConditionError("device-error", "backend " + backend_->name() + ": " + e.what());
   }
+  kernels_ = std::make_unique<KernelCache>(*backend_, *codegen_, std::move(settings.cache_dir), stats_, debug);
   lowering_ = codegen_->lowering();
   if (!settings.dump_after.empty()) {
     std::string known = "all";
@@ -119,9 +107,13 @@ void JitDevice::check_spec() {
   // A group's combine keeps 8 bytes per thread in shared memory (at most: NVPTX needs less).
   auto group_fits = [&](std::int64_t g) { return g <= max_threads && 8 * g <= shared; };
   for (const auto& [key, values] : spec_.search) {
-    if (key != "block" && key != "group") fail(":search has an unknown key :" + key + " (known: :block, :group)");
+    if (key != "block" && key != "group" && key != "tile-rows" && key != "tile-cols") {
+      fail(":search has an unknown key :" + key + " (known: :block, :group, :tile-rows, :tile-cols)");
+    }
     if (values.empty()) fail(":search :" + key + " lists no sizes");
     for (std::int64_t v : values) {
+      if (key == "tile-rows" && (v < 1 || v > 16)) fail(":search :tile-rows " + std::to_string(v) + " is not from 1 to 16");
+      if (key == "tile-cols" && (v < 1 || v > 64)) fail(":search :tile-cols " + std::to_string(v) + " is not from 1 to 64");
       if (key == "block" && (v < 1 || v > max_threads)) {
         fail(":search :block " + std::to_string(v) + " is not a block size from 1 to " + std::to_string(max_threads) +
              " (:limits :max-threads-per-block)");
@@ -135,7 +127,16 @@ void JitDevice::check_spec() {
       }
     }
   }
-  if (lowering_.target != codegen::Target::Gpu) return;
+  if (lowering_.target != codegen::Target::Gpu) {
+    if (!spec_.tune) return;
+    auto rows = spec_.search.find("tile-rows"), cols = spec_.search.find("tile-cols");
+    if ((rows == spec_.search.end()) != (cols == spec_.search.end())) fail(":search has :tile-rows or :tile-cols without the other");
+    if (rows != spec_.search.end()) {
+      tile_rows_ = rows->second;
+      tile_cols_ = cols->second;
+    }
+    return;
+  }
   while (lowering_.group >= 32 && !group_fits(lowering_.group)) lowering_.group /= 2;
   if (lowering_.group < 32) lowering_.group = 0;
   if (!spec_.tune) return;
@@ -147,60 +148,8 @@ void JitDevice::check_spec() {
   }
 }
 
-JitDevice::~JitDevice() {
-  for (auto& [text, c] : kernels_) backend_->release_kernel(c.handle);
-}
+JitDevice::~JitDevice() = default;
 
-JitDevice::Compiled& JitDevice::compiled(const codegen::Kernel& k) {
-  const std::string text = k.str();
-  if (auto it = kernels_.find(text); it != kernels_.end()) {
-    ++stats_.cache_hits;
-    return it->second;
-  }
-  auto t0 = std::chrono::steady_clock::now();
-  const std::string key = codegen_->target_id() + "\n" + backend_->name() + "\n" + text;
-  char name[32];
-  std::snprintf(name, sizeof name, "tl_k%016llx", static_cast<unsigned long long>(fnv1a(key)));
-  // The disk cache holds code for this exact kernel text and target; without debug output
-  // asked for, it saves compiling.
-  std::optional<std::string> code;
-  if (debug < 3) {
-    std::string rejected;
-    code = disk_.load(key, &rejected);
-    if (!rejected.empty() && debug >= 1) {
-      tl::log("tensorlisp: ignoring kernel cache entry %s: it %s; compiling again\n",
-                   disk_.path_for(key).c_str(), rejected.c_str());
-    }
-  }
-  const bool from_disk = code.has_value();
-  if (!from_disk) {
-    codegen::CompileOutput out = compile_or_fail(*codegen_, k, name, debug >= 3);
-    if (debug >= 3) tl::log("%s\n", out.ir.c_str());
-    code = std::move(out.object);
-  }
-  const double codegen_ms = seconds_since(t0) * 1e3;
-  void* handle = nullptr;
-  try {
-    handle = backend_->compile(*code, name);
-  } catch (const ConditionError&) {
-    if (!from_disk) throw;
-    // A stale or damaged entry that passed the checks: compile afresh.
-    codegen::CompileOutput out = compile_or_fail(*codegen_, k, name, false);
-    code = std::move(out.object);
-    handle = backend_->compile(*code, name);
-  }
-  if (!from_disk) disk_.store(key, *code);
-  double dt = seconds_since(t0);
-  stats_.compile_seconds += dt;
-  if (from_disk) ++stats_.disk_hits;
-  else ++stats_.kernels_compiled;
-  if (debug >= 2) tl::log("%s", text.c_str());
-  if (debug >= 1) {
-    tl::log("tensorlisp: %s %s in %.1f ms (%.1f ms generating code)\n", from_disk ? "loaded" : "compiled",
-                 name, dt * 1e3, codegen_ms);
-  }
-  return kernels_.emplace(text, Compiled{handle, name}).first->second;
-}
 
 std::shared_ptr<Buffer> JitDevice::realize(const Node* root, const tensor::Bindings& extra) {
   return realize_many({root}, extra)[0];
@@ -287,11 +236,8 @@ std::string structure_key(const std::vector<const Node*>& roots, std::vector<con
 }  // namespace
 
 JitDevice::PlanKernel JitDevice::extern_kernel(const Node* n, const std::function<int(const Node*)>& pos) {
-  const std::string key = "extern " + n->name;
-  auto it = kernels_.find(key);
-  if (it == kernels_.end()) it = kernels_.emplace(key, Compiled{backend_->find_extern(n->name), key}).first;
   PlanKernel k;
-  k.compiled = &it->second;
+  k.compiled = &kernels_->external(n->name);
   k.node = pos(n);
   k.op = n->op;
   k.dtype = n->dtype;
@@ -365,6 +311,61 @@ std::string JitDevice::kernels_text(const std::vector<const Node*>& roots, const
   return out;
 }
 
+namespace {
+
+// Whether two lowerings of one kernel take the same buffers at launch (scratch aside).
+bool same_launch(const codegen::Lowered& a, const codegen::Lowered& b) {
+  auto passed = [](const codegen::Kernel& k) {
+    return std::count_if(k.buffers.begin(), k.buffers.end(), [](const auto& x) { return x.local_elems == 0; });
+  };
+  return a.inputs == b.inputs && a.input_slots == b.input_slots && a.kernel.vars == b.kernel.vars &&
+         passed(a.kernel) == passed(b.kernel) && a.group == b.group;
+}
+
+}  // namespace
+
+std::size_t JitDevice::tile_variants(const schedule::ScheduledKernel& sk, const std::unordered_set<const Node*>& materialized,
+                                     codegen::Lowered& l, PlanKernel& k) {
+  std::size_t buffers = l.kernel.buffers.size();
+  const std::vector<codegen::Opts> candidates =
+      codegen::tile_candidates(sk, materialized, lowering_, tile_rows_, tile_cols_);
+  if (candidates.empty()) return buffers;
+  // The choice is kept by the default kernel's code and its iteration count, when constant.
+  std::string key;
+  if (auto count = l.parallel_extent.as_const()) key = "tuned-opts " + k.compiled->entry + "@" + std::to_string(*count);
+  if (!key.empty() && kernels_->disk().enabled()) {
+    if (auto stored = kernels_->disk().load(key)) {
+      try {
+        codegen::Lowering how = lowering_;
+        how.opts = codegen::parse_opts(*stored);
+        codegen::Lowered v = codegen::lower(sk, materialized, how);
+        if (same_launch(v, l)) {
+          l = std::move(v);
+          k.compiled = &compiled(l.kernel);
+          ++stats_.kernels_tuned_from_cache;
+          return l.kernel.buffers.size();
+        }
+      } catch (const ConditionError&) {
+        // Opts stored for an older lowering of this kernel: tuned again.
+      }
+    }
+  }
+  k.variants.push_back({k.compiled, l.group, l.parallel_extent, l.work_per_iteration, codegen::opts_str(l.opts)});
+  for (const codegen::Opts& opts : candidates) {
+    codegen::Lowering how = lowering_;
+    how.opts = opts;
+    codegen::Lowered v = codegen::lower(sk, materialized, how);
+    if (!same_launch(v, l)) continue;
+    Compiled* c = &compiled(v.kernel);
+    if (std::any_of(k.variants.begin(), k.variants.end(), [&](const auto& x) { return x.compiled == c; })) continue;
+    k.variants.push_back({c, v.group, v.parallel_extent, v.work_per_iteration, codegen::opts_str(opts)});
+    buffers = std::max(buffers, v.kernel.buffers.size());
+  }
+  if (k.variants.size() == 1) k.variants.clear();
+  else k.tuned_key = key;
+  return buffers;
+}
+
 JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, const std::vector<const Node*>& order) {
   std::unordered_map<const Node*, int> known;
   for (std::size_t i = 0; i < order.size(); ++i) known[order[i]] = static_cast<int>(i);
@@ -411,6 +412,8 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
       }
       if (k.variants.size() == 1) k.variants.clear();
     }
+    std::size_t buffers = l.kernel.buffers.size();
+    if (!tile_rows_.empty()) buffers = tile_variants(sk, s.materialized, l, k);
     k.node = pos(n);
     k.op = n->op;
     k.dtype = n->dtype;
@@ -418,7 +421,7 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
     if (n->op == tensor::Op::Assign) k.assign_target = pos(n->src[0].get());
     for (const Node* in : l.inputs) k.inputs.push_back(pos(in));
     k.input_slots = l.input_slots;
-    k.buffer_count = l.kernel.buffers.size();
+    k.buffer_count = buffers;
     k.vars = l.kernel.vars;
     k.parallel_extent = l.parallel_extent;
     k.work_per_iteration = l.work_per_iteration;
@@ -754,7 +757,11 @@ const JitDevice::Tuned& JitDevice::tune(const PlanKernel& k, const std::vector<v
   ++stats_.kernels_tuned;
   stats_.tune_seconds += seconds_since(t0);
   if (debug >= 1) {
-    auto describe = [](const Candidate& c) {
+    auto describe = [&](const Candidate& c) {
+      if (!k.tuned_key.empty() || (!k.variants.empty() && !k.variants[c.shape.variant].opts.empty())) {
+        const std::string& o = k.variants[c.shape.variant].opts;
+        return "opts " + (o.empty() ? std::string("none") : o);
+      }
       return c.launch.group > 0 ? "group " + std::to_string(c.launch.group)
                                 : c.launch.block > 0 ? "block " + std::to_string(c.launch.block) : std::string("default");
     };
@@ -767,6 +774,8 @@ const JitDevice::Tuned& JitDevice::tune(const PlanKernel& k, const std::vector<v
     tl::log("tensorlisp: tuned %s (%lld iterations): %s; chose %s\n", k.compiled->entry.c_str(),
                  static_cast<long long>(k.parallel_extent.eval(b)), text.c_str(), describe(*best).c_str());
   }
+  // A choice among lists of opts is kept on disk: the next process compiles only it.
+  if (!k.tuned_key.empty() && kernels_->disk().enabled()) kernels_->disk().store(k.tuned_key, k.variants[best->shape.variant].opts);
   return tuned_.emplace(key, best->shape).first->second;
 }
 

@@ -14,27 +14,13 @@
 #include "runtime/backend.h"
 #include "runtime/buffer_plan.h"
 #include "runtime/device_memory.h"
-#include "runtime/disk_cache.h"
+#include "runtime/jit_stats.h"
+#include "runtime/kernel_cache.h"
 #include "runtime/toolchain.h"
 #include "tensor/graph.h"
 
 namespace tl::runtime {
 
-struct JitStats {
-  std::uint64_t realizes = 0;
-  std::uint64_t kernels_run = 0;
-  std::uint64_t kernels_compiled = 0;
-  std::uint64_t cache_hits = 0;       // kernels found compiled in memory
-  std::uint64_t disk_hits = 0;        // kernels loaded from the disk cache
-  std::uint64_t plan_hits = 0;        // realizes that reused a whole schedule
-  std::uint64_t traces = 0;           // (jit f) signatures traced
-  std::uint64_t replays = 0;          // (jit f) calls replayed
-  std::uint64_t kernels_tuned = 0;    // kernels whose launch shape was chosen by timing
-  double compile_seconds = 0;
-  double run_seconds = 0;
-  double tune_seconds = 0;
-  std::uint64_t peak_bytes = 0;       // the last realize's buffer plan: most bytes held at once
-};
 
 // What a backend's runtime file says of its device (defbackend :limits and :search), and
 // whether to tune. The JIT reads the limits :max-threads-per-block and
@@ -42,7 +28,10 @@ struct JitStats {
 // per block for kernels without thread groups, chosen at launch) and :group (threads per
 // group for a reduce split across threads, 0 for not splitting; each is a kernel of its own).
 // When tuning, the first run of each GPU kernel (per size) times every candidate and keeps
-// the fastest; otherwise kernels get the first :block and :group.
+// the fastest; otherwise kernels get the first :block and :group. On the CPU the search keys
+// are :tile-rows and :tile-cols, the register tiles tried on matmul-like kernels (lists of
+// opts, codegen/opts.h); the one chosen is kept in the disk cache, so the next process
+// compiles only that one.
 struct DeviceSpec {
   std::map<std::string, std::int64_t> limits;
   std::map<std::string, std::vector<std::int64_t>> search;
@@ -147,6 +136,9 @@ class JitDevice {
   codegen::Lowering lowering_;                  // codegen_'s, within the device's limits
   std::vector<std::int64_t> blocks_;            // :block candidates (none: the backend's own)
   std::vector<int> groups_;                     // :group candidates past the first (when tuning)
+  // :tile-rows and :tile-cols (when tuning on the CPU): register tile sizes tried on each
+  // matmul-like kernel, each a list of opts (codegen::tile_candidates).
+  std::vector<std::int64_t> tile_rows_, tile_cols_;
   std::shared_ptr<DeviceMemory> memory_;        // for a backend with its own memory
   // TENSORLISP_CROSS_TARGETS: other targets every kernel is also compiled for, into
   // TENSORLISP_CROSS_DIR/<target>/ (NAME.ptx, NAME.hsaco, or NAME.error saying why not), for checking code
@@ -154,12 +146,8 @@ class JitDevice {
   std::vector<std::unique_ptr<codegen::Codegen>> cross_;
   std::string cross_dir_;
   void cross_compile(const schedule::ScheduledKernel& k, const std::unordered_set<const tensor::Node*>& materialized);
-  DiskCache disk_;
-  struct Compiled {
-    void* handle;
-    std::string entry;
-  };
-  std::unordered_map<std::string, Compiled> kernels_;  // by kernel text (node-based: stable)
+  using Compiled = KernelCache::Compiled;
+  std::unique_ptr<KernelCache> kernels_;  // made once the code generator is
 
  public:
   // A graph's schedule, lowered and compiled: kernels referring to nodes by their position in
@@ -197,7 +185,10 @@ class JitDevice {
       Compiled* compiled = nullptr;
       int group = 0;
       tensor::Dim parallel_extent = 1, work_per_iteration = 1;
+      std::string opts;  // the opts it was lowered with (codegen::opts_str), for reports
     };
+    // Where the tuner's choice among variants made of opts is kept on disk (empty: nowhere).
+    std::string tuned_key;
     std::vector<Variant> variants;
   };
   struct Plan {
@@ -235,8 +226,13 @@ class JitDevice {
   const Tuned& tune(const PlanKernel& k, const std::vector<void*>& ptrs, const std::vector<std::int64_t>& vars,
                     const tensor::Bindings& b);
   void check_spec();
-  Compiled& compiled(const codegen::Kernel& k);
+  Compiled& compiled(const codegen::Kernel& k) { return kernels_->get(k); }
   Plan make_plan(const std::vector<const tensor::Node*>& roots, const std::vector<const tensor::Node*>& order);
+  // When tuning tiles: K's variants, one per register tile that fits (L is the default
+  // lowering), or L replaced by the choice the disk cache keeps for it; the most buffers a
+  // variant takes at launch.
+  std::size_t tile_variants(const schedule::ScheduledKernel& sk, const std::unordered_set<const tensor::Node*>& materialized,
+                            codegen::Lowered& l, PlanKernel& k);
   PlanKernel extern_kernel(const tensor::Node* n, const std::function<int(const tensor::Node*)>& pos);
   std::vector<std::shared_ptr<tensor::Buffer>> run(const std::vector<const tensor::Node*>& roots,
                                                    const tensor::Bindings& b, bool keep_intermediates);

@@ -27,6 +27,7 @@
       (relu (+ (matmul (input '(16 64)) (input '(64 32))) (input '(32)))))
 (show "matmul by a transposed operand" (matmul (input '(16 64)) (transpose (input '(32 64)))))
 (show "column sum (accumulates in the output row)" (sum (input '(64 48)) :axis 0))
+(show "a sum over two axes (a partial sum per pass of the inner loop)" (sum (input '(4 64 48)) :axis '(1 2)))
 (show "softmax (rows: no opts)" (softmax (input '(16 64)) :axis -1))
 (show "conv2d" (conv2d (input '(2 3 8 8)) (input '(4 3 3 3)) :padding 1))
 

@@ -11,7 +11,7 @@
 // results are identical; so does an upcast, except that an upcast of a loop that holds a loop
 // and adds to an accumulator defined outside it (an outer reduce loop) interleaves those terms,
 // as a swap of two loops inside an accumulator's scope reorders them (a float sum then differs
-// by rounding).
+// by rounding). A partial regroups a float sum's terms (its purpose: a more accurate sum).
 #pragma once
 
 #include <cstdint>
@@ -36,6 +36,7 @@ void apply_opt(Kernel& k, const Opt& o);
 void split_loop(Kernel& k, std::int32_t loop, std::int64_t factor);  // passes/split.cpp
 void swap_loop(Kernel& k, std::int32_t loop);                        // passes/swap.cpp
 void upcast_loop(Kernel& k, std::int32_t loop);                      // passes/upcast.cpp
+void partial_sums(Kernel& k, std::int32_t loop);                     // passes/partial.cpp
 void pack_reads(Kernel& k, std::int32_t loop, std::int32_t invariant,
                 const std::vector<std::int32_t>& order);             // passes/pack.cpp
 

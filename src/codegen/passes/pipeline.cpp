@@ -14,6 +14,8 @@ const std::vector<PassInfo>& lowering_passes() {
       {"pack", "(pack L R V...): the reduce operand that does not change along R is copied to scratch at the start "
                "of L, laid out over V... (passes/pack.cpp)"},
       {"upcast", "(upcast L): loop L unrolled, its accumulators one per copy: register tiles (passes/upcast.cpp)"},
+      {"partial", "(partial L): each iteration of loop L sums into partial sums of its own, added to the totals "
+                  "after it (passes/partial.cpp)"},
       {"group-reduce", "GPU only: long reduces split across a thread group, combined after (codegen/split_reduce.cpp)"},
   };
   return kPasses;
@@ -27,6 +29,7 @@ void apply_opt(Kernel& k, const Opt& o) {
     case Opt::Kind::Swap: swap_loop(k, o.loop); return;
     case Opt::Kind::Pack: pack_reads(k, o.loop, o.invariant, o.order); return;
     case Opt::Kind::Upcast: upcast_loop(k, o.loop); return;
+    case Opt::Kind::Partial: partial_sums(k, o.loop); return;
   }
 }
 

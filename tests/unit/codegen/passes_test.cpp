@@ -168,7 +168,7 @@ std::pair<Opt, bool> random_opt(const Kernel& k, std::mt19937& rng) {
   loops_of(k.body, false, loops);
   if (loops.empty()) return {Opt::split(0, 1), false};
   const auto& [l, in_acc] = loops[rng() % loops.size()];
-  switch (rng() % 4) {
+  switch (rng() % 5) {
     case 0: {
       auto e = k.as_const(l->extent).value_or(1);
       std::vector<std::int64_t> divisors;
@@ -179,6 +179,7 @@ std::pair<Opt, bool> random_opt(const Kernel& k, std::mt19937& rng) {
     }
     case 1: return {Opt::swap(l->var), in_acc};
     case 2: return {Opt::upcast(l->var), upcast_reorders(*l)};
+    case 3: return {Opt::partial(l->var), true};
     default: {
       // pack at the kernel or at this loop the values that do not change along another loop
       const auto& r = loops[rng() % loops.size()].first;
@@ -200,9 +201,10 @@ bool close(const std::vector<Scalar>& a, const std::vector<Scalar>& b, bool reor
 }  // namespace
 
 TEST_CASE("opts print and read back; bad text is an optimizer-error", "[codegen][passes]") {
-  const Opts opts = {Opt::interchange(), Opt::split(3, 4), Opt::swap(7), Opt::pack(-1, 2, {5, 9, 8}), Opt::upcast(11)};
+  const Opts opts = {Opt::interchange(), Opt::split(3, 4), Opt::swap(7), Opt::pack(-1, 2, {5, 9, 8}), Opt::upcast(11),
+                     Opt::partial(2)};
   const std::string text = tl::codegen::opts_str(opts);
-  CHECK(text == "(interchange) (split 3 4) (swap 7) (pack -1 2 5 9 8) (upcast 11)");
+  CHECK(text == "(interchange) (split 3 4) (swap 7) (pack -1 2 5 9 8) (upcast 11) (partial 2)");
   CHECK(tl::codegen::opts_str(tl::codegen::parse_opts(text)) == text);
   CHECK(tl::codegen::opts_str(tl::codegen::parse_opts("(" + text + ")")) == text);
   CHECK(tl::codegen::parse_opts("()").empty());
@@ -216,7 +218,7 @@ TEST_CASE("opts print and read back; bad text is an optimizer-error", "[codegen]
     }
     return std::string("no error");
   };
-  CHECK(error("(tile 0 4)") == "opts: unknown opt \"tile\" (known: interchange, split, swap, pack, upcast) in \"(tile 0 4)\"");
+  CHECK(error("(tile 0 4)") == "opts: unknown opt \"tile\" (known: interchange, split, swap, pack, upcast, partial) in \"(tile 0 4)\"");
   CHECK(error("(split 0 0)") == "opts: split needs a positive factor, not 0 in \"(split 0 0)\"");
   CHECK(error("(split 0)") == "opts: expected an integer at position 8 in \"(split 0)\"");
   CHECK(error("(upcast 1) (interchange)") == "opts: interchange must come first in \"(upcast 1) (interchange)\"");
@@ -313,6 +315,8 @@ TEST_CASE("an opt that does not apply is an optimizer-error naming it", "[codege
   CHECK(error("(pack -1 0 2)") ==
         "opt (pack -1 0 2): the packed value b1[add(i1, mul(i2, 10))] uses loop i1, which the layout does not list");
   CHECK(error("(split 1 5) (upcast 3)") == "no error");
+  CHECK(error("(partial 1)") == "opt (partial 1): loop i1 adds to no accumulator defined outside it");
+  CHECK(error("(partial 2)") == "no error");
   CHECK(error("(pack -1 0)", tl::codegen::Target::Gpu) ==
         "opt (pack -1 0): GPU kernels have no scratch memory to pack into");
   CHECK(error("(interchange)", tl::codegen::Target::Gpu).rfind("opt (interchange): only a float sum or max on the CPU", 0) ==
@@ -345,4 +349,28 @@ TEST_CASE("the verifier names a broken kernel's fault", "[codegen][passes]") {
   bad.value = w.constant_float(1, DType::F32);
   w.body.push_back(bad);
   CHECK_THROWS_WITH(tl::codegen::verify(w, "x"), Catch::Contains("a store to input buffer b1"));
+}
+
+TEST_CASE("a float sum over several loops adds a partial sum per pass (partial)", "[codegen][passes]") {
+  std::mt19937 rng(3);
+  Graph g;
+  NodeRef x = random_buffer(g, DType::F32, {3, 40, 50}, rng);
+  NodeRef total = g.make_reduce(ReduceKind::Sum, x, {1, 2});
+  tl::schedule::Schedule s = tl::schedule::make_schedule(total.get());
+  const Lowered chosen = tl::codegen::lower(s.items[0], s.materialized);
+  // i0 over the 3 outputs, i1 and i2 the sum's loops: a partial per pass of i2.
+  CHECK(tl::codegen::opts_str(chosen.opts) == "(partial 1)");
+  const std::string text = chosen.kernel.str();
+  CHECK(text.find("acc1:f32 = 0f") != std::string::npos);
+  CHECK(text.find("acc0 sum= acc1") != std::string::npos);
+  const Case c = plain_case(total, rng);
+  CHECK(close(run(chosen.kernel, c, total.get()), run(c.plain.kernel, c, total.get()), true));
+  // An integer sum needs none, and a max is no sum.
+  NodeRef m = g.make_reduce(ReduceKind::Max, x, {1, 2});
+  tl::schedule::Schedule ms = tl::schedule::make_schedule(m.get());
+  CHECK(tl::codegen::lower(ms.items[0], ms.materialized).opts.empty());
+  Lowering how;
+  how.opts = tl::codegen::parse_opts("(partial 1)");
+  CHECK_THROWS_WITH(tl::codegen::lower(ms.items[0], ms.materialized, how),
+                    "opt (partial 1): loop i1 updates an accumulator that is not a float sum");
 }
