@@ -2,8 +2,10 @@
 // From a scheduled node to loops. Each node's value is an expression of the index into its
 // shape; movement ops rewrite that index (a pad also guards the value with its validity),
 // so views cost index arithmetic, never copies.
-// (Over 800 lines: the Lowerer is one class whose builders share its index memo and buffer
-// slots; it splits into pass files as lowering becomes a list of passes, issue 20.)
+// Then lower() runs the passes of codegen/passes/ over the plain nest: the kernel's opts (chosen
+// here for the CPU, choose_opts) and on GPUs the thread-group split.
+// (Over 800 lines: the Lowerer is one class whose builders (plain, rows, view assign, scatter
+// add) and the CPU's choice of opts share its index memo, buffer slots and loop ids.)
 #include "codegen/lower.h"
 
 #include <algorithm>
