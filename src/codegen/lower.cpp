@@ -111,8 +111,12 @@ class Lowerer {
   // A register tile for a matmul-like sum: kTileRows x kTileCols outputs (rows of the
   // second-to-last output axis, columns of the last) accumulate in registers over the whole
   // reduce, so each loaded element of either operand feeds several multiply-adds. Only for
-  // f32 sums with constant extents divisible by the tile.
-  static constexpr std::int64_t kTileRows = 4;  // fewer (3, 2, 1) when they divide the rows and 4 does not
+  // f32 sums with constant extents.
+  // 6 rows x 2 vectors: 12 independent multiply-add chains, enough to hide an FMA's latency
+  // (4 x 16 leaves an AVX2 core waiting on 8 chains). Rows that 6 does not divide get a ragged
+  // last tile (a clamped split) when there are many, else the most rows up to 6 that divide.
+  static constexpr std::int64_t kTileRows = 6;
+  static constexpr std::int64_t kRaggedRows = 48;  // fewest rows for a ragged tile
   static constexpr std::int64_t kTileCols = 16;
   static constexpr std::int64_t kMaxScratch = 1 << 20;  // bytes of scratch for a packed panel
   static constexpr std::int64_t kWholeScratch = 128 << 10;  // bytes of a right operand packed whole
@@ -133,7 +137,7 @@ class Lowerer {
   //   (pack P r0 c0 k c1)                   pack; r0 { c0 { r1 { c1 { ... } } } }
   // and last (upcast c1) (upcast r1): TR x TC accumulators, updated in one reduce loop.
   // With WANT_ROWS and WANT_COLS (the tuner's candidates), exactly that tile when it divides
-  // the rows and columns; else the default: 4 x 16, or the nearest that fits.
+  // the columns and the rows (or the rows are many: a ragged last tile); else the default.
   std::optional<Tile> tile_plan(const Node* red, std::int64_t want_rows = 0, std::int64_t want_cols = 0) {
     if (red->reduce_kind != ReduceKind::Sum || red->dtype != DType::F32 || out_->dtype != DType::F32) return std::nullopt;
     const tensor::Shape& shape = red->shape;
@@ -149,9 +153,11 @@ class Lowerer {
     // classifier's 10 outputs) is one tile wide; else 8 when they divide.
     std::int64_t tile_cols = *cols % kTileCols == 0 ? kTileCols : *cols < kTileCols ? *cols : *cols % 8 == 0 ? 8 : 0;
     std::int64_t tile_rows = kTileRows;
-    while (*rows % tile_rows != 0) --tile_rows;
+    if (*rows < kRaggedRows) {
+      while (*rows % tile_rows != 0) --tile_rows;
+    }
     if (want_rows > 0) {
-      if (*rows % want_rows != 0 || *cols % want_cols != 0) return std::nullopt;
+      if ((*rows % want_rows != 0 && *rows < kRaggedRows) || *cols % want_cols != 0) return std::nullopt;
       tile_rows = want_rows;
       tile_cols = want_cols;
     }

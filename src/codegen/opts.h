@@ -8,8 +8,9 @@
 //
 //   (interchange)      a reduce accumulates in its output row, the last output axis looping
 //                      innermost (chosen when building the nest: only first in a list)
-//   (split L F)        loop L of extent E becomes a loop of E/F around a loop of F (F divides E);
-//                      L's variable is outer * F + inner
+//   (split L F)        loop L of extent E becomes a loop of E/F around a loop of F; L's variable
+//                      is outer * F + inner (when F does not divide E, ceil(E/F) blocks, the last
+//                      repeating iteration E-1: only where repeating it changes nothing)
 //   (swap L)           loop L trades places with the one statement of its body, a loop
 //   (pack L R V...)    at the start of loop L's body (L = -1: the kernel's), the values that
 //                      the reduce updates inside L read and that do not change along loop R are

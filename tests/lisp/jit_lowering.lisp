@@ -40,6 +40,6 @@
 (princ (kernels->text (matmul a b) :opts "(split 0 2) (swap 3)"))
 
 ;; Opts that do not apply are errors naming the opt.
-(dolist (opts '("(split 1 3)" "(upcast 0)" "(swap 2)" "(pack -1 2)" "(tile 1 4)"))
+(dolist (opts '("(split 2 4)" "(upcast 0)" "(swap 2)" "(pack -1 2)" "(tile 1 4)"))
   (handler-case (kernels->text (matmul a b) :opts opts)
     (error (e) (format t "~a: ~a~%" opts e))))

@@ -110,6 +110,7 @@ void pack_reads(Kernel& k, std::int32_t loop, std::int32_t invariant, const std:
   }
   passes::Subst replace;
   std::vector<Stmt> fills;
+  std::vector<std::int32_t> unroll;  // the fills' innermost loops, unrolled when short
   for (std::size_t f = 0; f < found.size(); ++f) {
     const ExprId e = found[f];
     const std::vector<std::int32_t>& axes = layouts[f].axes;
@@ -124,6 +125,7 @@ void pack_reads(Kernel& k, std::int32_t loop, std::int32_t invariant, const std:
     std::vector<ExprId> fill_vars, vars;
     for (std::size_t i = 0; i < axes.size(); ++i) {
       auto [l, var] = k.make_loop(k.constant_int(sizes[i]));
+      if (i + 1 == axes.size() && axes.size() > 1 && sizes[i] <= 32) unroll.push_back(l.var);
       fill.loops[axes[i]] = var;
       fill_vars.push_back(var);
       vars.push_back(k.loop_var(axes[i]));
@@ -151,6 +153,8 @@ void pack_reads(Kernel& k, std::int32_t loop, std::int32_t invariant, const std:
   }
   for (Stmt& s : *region) s = passes::apply(k, s, replace);
   region->insert(region->begin(), std::make_move_iterator(fills.begin()), std::make_move_iterator(fills.end()));
+  // A short row of the copy is straight-line code (a few vector loads and stores).
+  for (std::int32_t l : unroll) upcast_loop(k, l);
 }
 
 }  // namespace tl::codegen

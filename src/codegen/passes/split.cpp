@@ -1,10 +1,48 @@
 // SPDX-License-Identifier: Apache-2.0
 // (split L F): loop L of extent E becomes a loop of E/F around a loop of F, and L's variable
-// becomes outer * F + inner. The outer loop keeps L's place (and its parallel mark).
+// becomes outer * F + inner. The outer loop keeps L's place (and its parallel mark). When F
+// does not divide E, the outer loop runs ceil(E/F) times and L's variable is
+// min(outer * F + inner, E - 1): the last block repeats iteration E-1 (a ragged register tile
+// recomputes its last row). That is allowed only where repeating an iteration changes
+// nothing: L adds to no accumulator defined outside it and reads no buffer it writes.
+#include <set>
+
 #include "codegen/passes/edit.h"
 #include "codegen/passes/passes.h"
 
 namespace tl::codegen {
+
+namespace {
+
+// Why running an iteration of loop L twice could change what the kernel computes ("" when it
+// cannot): an update of an accumulator defined outside L, or a load from a buffer that L
+// stores to (a read-modify-write, as an interchanged reduce's).
+std::string repeat_hazard(const Kernel& k, const Stmt& l) {
+  std::set<std::int32_t> defined, stored;
+  std::string why;
+  passes::each_stmt(l.body, [&](const Stmt& s) {
+    if (s.kind == Stmt::Kind::AccDef) defined.insert(s.acc);
+    if ((s.kind == Stmt::Kind::AccUpdate || s.kind == Stmt::Kind::GroupCombine) && !defined.count(s.acc) && why.empty()) {
+      why = "it adds to acc" + std::to_string(s.acc) + ", defined outside it";
+    }
+    if (s.kind == Stmt::Kind::Store) stored.insert(s.buffer);
+  });
+  if (!why.empty()) return why;
+  passes::each_stmt(l.body, [&](const Stmt& s) {
+    for (ExprId e : {s.value, s.index}) {
+      if (e < 0) continue;
+      k.visit({e}, [&](ExprId, const Expr& x) {
+        if (x.op == EOp::Load && stored.count(x.arg) && why.empty()) {
+          why = "it reads b" + std::to_string(x.arg) + ", which it writes";
+        }
+        return why.empty();
+      });
+    }
+  });
+  return why;
+}
+
+}  // namespace
 
 void split_loop(Kernel& k, std::int32_t loop, std::int64_t factor) {
   const std::string opt = "(split " + std::to_string(loop) + " " + std::to_string(factor) + ")";
@@ -13,14 +51,21 @@ void split_loop(Kernel& k, std::int32_t loop, std::int64_t factor) {
   if (p.stmt().group) passes::reject(opt, "loop " + name + " is a GPU thread group's loop");
   auto extent = k.as_const(p.stmt().extent);
   if (!extent) passes::reject(opt, "loop " + name + " has the symbolic extent " + k.expr_str(p.stmt().extent));
-  if (factor < 1 || *extent % factor != 0) {
-    passes::reject(opt, "loop " + name + " has extent " + std::to_string(*extent) + ", which " + std::to_string(factor) +
-                            " does not divide");
+  if (factor < 1) passes::reject(opt, "the factor must be positive");
+  const bool ragged = *extent % factor != 0;
+  if (ragged) {
+    std::string why = repeat_hazard(k, p.stmt());
+    if (!why.empty()) {
+      passes::reject(opt, "loop " + name + " has extent " + std::to_string(*extent) + ", which " + std::to_string(factor) +
+                              " does not divide, and repeating its last iteration would change the result: " + why);
+    }
   }
-  auto [outer, outer_var] = k.make_loop(k.constant_int(*extent / factor));
+  auto [outer, outer_var] = k.make_loop(k.constant_int((*extent + factor - 1) / factor));
   auto [inner, inner_var] = k.make_loop(k.constant_int(factor));
   passes::Subst s;
-  s.loops[loop] = k.binary(EOp::Add, k.binary(EOp::Mul, outer_var, k.constant_int(factor)), inner_var);
+  ExprId at = k.binary(EOp::Add, k.binary(EOp::Mul, outer_var, k.constant_int(factor)), inner_var);
+  if (ragged) at = k.binary(EOp::Min, at, k.constant_int(*extent - 1));
+  s.loops[loop] = at;
   for (const Stmt& c : p.stmt().body) inner.body.push_back(passes::apply(k, c, s));
   outer.parallel = p.stmt().parallel;
   outer.body.push_back(std::move(inner));

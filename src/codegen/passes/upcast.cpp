@@ -60,9 +60,10 @@ void upcast_loop(Kernel& k, std::int32_t loop) {
     if (s.kind == Stmt::Kind::Loop && passes::uses_loop(k, s.extent, loop)) {
       passes::reject(opt, "the extent of loop i" + std::to_string(s.var) + " depends on " + name);
     }
-    // Scratch filled per iteration (a pack) would be overwritten by the next copy before
-    // the copies read it.
-    if (s.kind == Stmt::Kind::Store && k.buffers[static_cast<std::size_t>(s.buffer)].local_elems > 0) {
+    // Scratch filled anew on each iteration (a pack inside L: where it writes does not depend
+    // on L) would be overwritten by the next copy before the copies read it.
+    if (s.kind == Stmt::Kind::Store && k.buffers[static_cast<std::size_t>(s.buffer)].local_elems > 0 &&
+        !passes::uses_loop(k, s.index, loop)) {
       passes::reject(opt, "loop " + name + " fills scratch memory b" + std::to_string(s.buffer) +
                               " on each iteration (a pack inside it); upcast loops inside the pack's loop instead");
     }

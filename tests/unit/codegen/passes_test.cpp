@@ -170,12 +170,14 @@ std::pair<Opt, bool> random_opt(const Kernel& k, std::mt19937& rng) {
   const auto& [l, in_acc] = loops[rng() % loops.size()];
   switch (rng() % 5) {
     case 0: {
+      // A divisor of the extent, or any factor (a ragged split, where repeating is harmless).
       auto e = k.as_const(l->extent).value_or(1);
       std::vector<std::int64_t> divisors;
       for (std::int64_t d = 1; d <= e; ++d) {
         if (e % d == 0) divisors.push_back(d);
       }
-      return {Opt::split(l->var, divisors[rng() % divisors.size()]), false};
+      const std::int64_t f = rng() % 2 ? divisors[rng() % divisors.size()] : 1 + static_cast<std::int64_t>(rng() % e);
+      return {Opt::split(l->var, f), false};
     }
     case 1: return {Opt::swap(l->var), in_acc};
     case 2: return {Opt::upcast(l->var), upcast_reorders(*l)};
@@ -281,6 +283,14 @@ TEST_CASE("the CPU's matmul register tile is a list of opts that replays", "[cod
   // And it computes what the plain nest computes.
   const Case c = plain_case(mm, rng);
   CHECK(same(run(chosen.kernel, c, mm.get()), run(c.plain.kernel, c, mm.get())));
+  // Many rows that 6 does not divide: a ragged tile of 6 rows, the last one repeating row 49.
+  NodeRef tall = matmul(g, random_buffer(g, DType::F32, {50, 12}, rng), random_buffer(g, DType::F32, {12, 16}, rng));
+  tl::schedule::Schedule ts = tl::schedule::make_schedule(tall.get());
+  const Lowered ragged = tl::codegen::lower(ts.items[0], ts.materialized);
+  CHECK(tl::codegen::opts_str(ragged.opts) == "(split 0 6) (split 1 16) (swap 4) (pack -1 3 5 2 6) (upcast 6) (upcast 4)");
+  CHECK(ragged.parallel_extent == tl::tensor::Dim(9));
+  const Case tc = plain_case(tall, rng);
+  CHECK(same(run(ragged.kernel, tc, tall.get()), run(tc.plain.kernel, tc, tall.get())));
   // A wide right operand is packed per column panel instead, inside the column loop.
   NodeRef wide = matmul(g, random_buffer(g, DType::F32, {8, 512}, rng), random_buffer(g, DType::F32, {512, 128}, rng));
   tl::schedule::Schedule w = tl::schedule::make_schedule(wide.get());
@@ -305,7 +315,10 @@ TEST_CASE("an opt that does not apply is an optimizer-error naming it", "[codege
     return std::string("no error");
   };
   // The plain nest: i0 over 6 rows (parallel), i1 over 10 columns, i2 over the 5 summed.
-  CHECK(error("(split 1 4)") == "opt (split 1 4): loop i1 has extent 10, which 4 does not divide");
+  CHECK(error("(split 2 4)") ==
+        "opt (split 2 4): loop i2 has extent 5, which 4 does not divide, and repeating its last iteration would change "
+        "the result: it adds to acc0, defined outside it");
+  CHECK(error("(split 1 4)") == "no error");  // a ragged split of the columns: the last block repeats column 9
   CHECK(error("(split 9 2)") == "opt (split 9 2): the kernel has no loop i9");
   CHECK(error("(swap 1)") == "opt (swap 1): the body of loop i1 is not a single loop");
   CHECK(error("(upcast 0)") == "opt (upcast 0): loop i0 is the kernel's parallel loop");
