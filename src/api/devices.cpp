@@ -206,7 +206,8 @@ void register_device_builtins(Interp& in) {
   TL_BUILTIN(in, "jit-stats", 0, 0, "(jit-stats)",
              "Counters of the JIT device as a plist: :realizes :kernels-run :kernels-compiled :cache-hits "
              ":disk-hits :plan-hits (realizes that reused a schedule) :traces and :replays (of jit functions) "
-             ":kernels-tuned :kernels-tuned-from-cache (kernels whose tile an earlier process chose) :compile-seconds :run-seconds (how long kernels ran; on a GPU, the device's own time "
+             ":kernels-tuned :kernels-tuned-from-cache (kernels whose tile an earlier process chose) "
+             ":compile-seconds :run-seconds (how long kernels ran; on a GPU, the device's own time "
              "from the first launch of a realize to the end of the last, without the copies to and from it) "
              ":tune-seconds (spent timing launch shapes, see use-backend) :peak-bytes (the most bytes the last realize's "
              "computed buffers held at once, by its buffer plan).",
@@ -312,13 +313,16 @@ void register_device_builtins(Interp& in) {
              "The kernels realizing tensor X (or a list of tensors, together) as the JIT lowers them, as text: "
              "each kernel's schedule line, the opts applied to it (codegen/opts.h: split, swap, pack, upcast, "
              "interchange) and its loop IR. :opts, a list such as '((split 0 4) (upcast 5)) or its text, replaces "
-             "the opts chosen for the last kernel (nil: none, the plain nest); loops are named by the ids of the plain nest (opts: none) and "
+             "the opts chosen for the last kernel (nil: none, the plain nest); loops are named by the ids of "
+             "the plain nest (opts: none) and "
              "of the loops earlier opts made. \"\" when everything is realized.",
              [](Interp& in, Args a, N n) -> Value {
                std::optional<codegen::Opts> opts;
                if (n == 3) {
-                 if (!eval::is_symbol(a[1]) || eval::as_symbol(a[1])->name != "opts" || !eval::as_symbol(a[1])->is_keyword()) {
-                   in.error("program-error", "kernels->text: unknown keyword argument " + in.repr(a[1]) + " (expected :opts)");
+                 const bool key = eval::is_symbol(a[1]) && eval::as_symbol(a[1])->is_keyword();
+                 if (!key || eval::as_symbol(a[1])->name != "opts") {
+                   in.error("program-error",
+                            "kernels->text: unknown keyword argument " + in.repr(a[1]) + " (expected :opts)");
                  }
                  opts = a[2].is_nil() ? codegen::Opts{}
                         : codegen::parse_opts(eval::is_string(a[2]) ? eval::as_string(a[2])->text : in.repr(a[2]));

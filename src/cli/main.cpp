@@ -158,8 +158,9 @@ int main(int argc, char** argv) {
       bool known = pass == "all";
       for (const auto& p : tl::codegen::lowering_passes()) known = known || pass == p.name;
       if (!known) {
-        std::fprintf(stderr, "tlisp: --dump-after needs a lowering pass (or all), not \"%s\"; tlisp --print-passes lists them\n",
-                     pass.c_str());
+        std::fprintf(
+            stderr, "tlisp: --dump-after needs a lowering pass (or all), not \"%s\"; tlisp --print-passes lists them\n",
+            pass.c_str());
         return 2;
       }
       setenv("TENSORLISP_DUMP_AFTER", pass.c_str(), 1);

@@ -69,9 +69,10 @@ class Lowerer {
     Opts opts = how_.opts ? *how_.opts : red != nullptr && !gpu_ ? choose_opts(red) : Opts{};
     if (!opts.empty() && opts.front().kind == Opt::Kind::Interchange) {
       if (red == nullptr || gpu_ || !can_interchange(red)) {
-        throw ConditionError("optimizer-error",
-                             "opt (interchange): only a float sum or max on the CPU, whose output dtype holds the running "
-                             "value, accumulates in its output row");
+        throw ConditionError(
+            "optimizer-error",
+            "opt (interchange): only a float sum or max on the CPU, whose output dtype holds the running "
+            "value, accumulates in its output row");
       }
       rebuild();
       result = build(red, true);
@@ -118,7 +119,7 @@ class Lowerer {
   static constexpr std::int64_t kTileRows = 6;
   static constexpr std::int64_t kRaggedRows = 48;  // fewest rows for a ragged tile
   static constexpr std::int64_t kTileCols = 16;
-  static constexpr std::int64_t kMaxScratch = 1 << 20;  // bytes of scratch for a packed panel
+  static constexpr std::int64_t kMaxScratch = 1 << 20;      // bytes of scratch for a packed panel
   static constexpr std::int64_t kWholeScratch = 128 << 10;  // bytes of a right operand packed whole
 
   struct Tile {
@@ -840,9 +841,9 @@ class Lowerer {
 
 }  // namespace
 
-std::vector<Opts> tile_candidates(const schedule::ScheduledKernel& k, const std::unordered_set<const Node*>& materialized,
-                                  const Lowering& how, const std::vector<std::int64_t>& rows,
-                                  const std::vector<std::int64_t>& cols) {
+std::vector<Opts> tile_candidates(const schedule::ScheduledKernel& k,
+                                  const std::unordered_set<const Node*>& materialized, const Lowering& how,
+                                  const std::vector<std::int64_t>& rows, const std::vector<std::int64_t>& cols) {
   Lowering plain = how;
   plain.opts = Opts{};
   return Lowerer(k, materialized, plain).tile_candidates(rows, cols);
@@ -874,7 +875,8 @@ Lowered lower(const schedule::ScheduledKernel& k, const std::unordered_set<const
   for (const Opt& o : l.opts) {
     if (o.kind == Opt::Kind::Interchange) continue;
     if (how.target == Target::Gpu && o.kind == Opt::Kind::Pack) {
-      throw ConditionError("optimizer-error", "opt " + opt_str(o) + ": GPU kernels have no scratch memory to pack into");
+      throw ConditionError("optimizer-error",
+                           "opt " + opt_str(o) + ": GPU kernels have no scratch memory to pack into");
     }
     apply_opt(l.kernel, o);
     moved = true;

@@ -65,8 +65,8 @@ Lowered lower(const schedule::ScheduledKernel& k, const std::unordered_set<const
 
 // The tuner's candidates for kernel K: the opts of a register tile of each size ROWS x COLS
 // that divides its output (a matmul-like f32 sum on the CPU; none for other kernels).
-std::vector<Opts> tile_candidates(const schedule::ScheduledKernel& k, const std::unordered_set<const tensor::Node*>& materialized,
-                                  const Lowering& how, const std::vector<std::int64_t>& rows,
-                                  const std::vector<std::int64_t>& cols);
+std::vector<Opts> tile_candidates(const schedule::ScheduledKernel& k,
+                                  const std::unordered_set<const tensor::Node*>& materialized, const Lowering& how,
+                                  const std::vector<std::int64_t>& rows, const std::vector<std::int64_t>& cols);
 
 }  // namespace tl::codegen

@@ -25,7 +25,6 @@ namespace tl::runtime {
 using tensor::Buffer;
 using tensor::Node;
 
-
 JitDevice::JitDevice(std::shared_ptr<Backend> backend, JitSettings settings, DeviceSpec spec)
     : debug(settings.debug), backend_(std::move(backend)), spec_(std::move(spec)) {
   try {
@@ -34,6 +33,7 @@ JitDevice::JitDevice(std::shared_ptr<Backend> backend, JitSettings settings, Dev
     throw ConditionError("device-error", "backend " + backend_->name() + ": " + e.what());
   }
   kernels_ = std::make_unique<KernelCache>(*backend_, *codegen_, std::move(settings.cache_dir), stats_, debug);
+  tuner_ = std::make_unique<Tuner>(*backend_, stats_);
   lowering_ = codegen_->lowering();
   if (!settings.dump_after.empty()) {
     std::string known = "all";
@@ -43,8 +43,8 @@ JitDevice::JitDevice(std::shared_ptr<Backend> backend, JitSettings settings, Dev
       found = found || settings.dump_after == p.name;
     }
     if (!found) {
-      throw ConditionError("device-error", "dump after \"" + settings.dump_after + "\": no lowering pass of that name (" +
-                                               known + ")");
+      throw ConditionError("device-error",
+                           "dump after \"" + settings.dump_after + "\": no lowering pass of that name (" + known + ")");
     }
     lowering_.dump_after = settings.dump_after;
   }
@@ -112,8 +112,10 @@ void JitDevice::check_spec() {
     }
     if (values.empty()) fail(":search :" + key + " lists no sizes");
     for (std::int64_t v : values) {
-      if (key == "tile-rows" && (v < 1 || v > 16)) fail(":search :tile-rows " + std::to_string(v) + " is not from 1 to 16");
-      if (key == "tile-cols" && (v < 1 || v > 64)) fail(":search :tile-cols " + std::to_string(v) + " is not from 1 to 64");
+      if (key == "tile-rows" && (v < 1 || v > 16))
+        fail(":search :tile-rows " + std::to_string(v) + " is not from 1 to 16");
+      if (key == "tile-cols" && (v < 1 || v > 64))
+        fail(":search :tile-cols " + std::to_string(v) + " is not from 1 to 64");
       if (key == "block" && (v < 1 || v > max_threads)) {
         fail(":search :block " + std::to_string(v) + " is not a block size from 1 to " + std::to_string(max_threads) +
              " (:limits :max-threads-per-block)");
@@ -130,7 +132,8 @@ void JitDevice::check_spec() {
   if (lowering_.target != codegen::Target::Gpu) {
     if (!spec_.tune) return;
     auto rows = spec_.search.find("tile-rows"), cols = spec_.search.find("tile-cols");
-    if ((rows == spec_.search.end()) != (cols == spec_.search.end())) fail(":search has :tile-rows or :tile-cols without the other");
+    if ((rows == spec_.search.end()) != (cols == spec_.search.end()))
+      fail(":search has :tile-rows or :tile-cols without the other");
     if (rows != spec_.search.end()) {
       tile_rows_ = rows->second;
       tile_cols_ = cols->second;
@@ -149,7 +152,6 @@ void JitDevice::check_spec() {
 }
 
 JitDevice::~JitDevice() = default;
-
 
 std::shared_ptr<Buffer> JitDevice::realize(const Node* root, const tensor::Bindings& extra) {
   return realize_many({root}, extra)[0];
@@ -324,8 +326,9 @@ bool same_launch(const codegen::Lowered& a, const codegen::Lowered& b) {
 
 }  // namespace
 
-std::size_t JitDevice::tile_variants(const schedule::ScheduledKernel& sk, const std::unordered_set<const Node*>& materialized,
-                                     codegen::Lowered& l, PlanKernel& k) {
+std::size_t JitDevice::tile_variants(const schedule::ScheduledKernel& sk,
+                                     const std::unordered_set<const Node*>& materialized, codegen::Lowered& l,
+                                     PlanKernel& k) {
   std::size_t buffers = l.kernel.buffers.size();
   const std::vector<codegen::Opts> candidates =
       codegen::tile_candidates(sk, materialized, lowering_, tile_rows_, tile_cols_);
@@ -673,7 +676,7 @@ double JitDevice::launch(const PlanKernel& k, const std::vector<void*>& ptrs, st
   void* handle = k.compiled->handle;
   tl_launch launch{k.parallel_extent.eval(b), k.work_per_iteration.eval(b), k.group, 0};
   if (count > 0 && needs_tuning(k)) {
-    const Tuned& t = tune(k, ptrs, vars, b);
+    const Tuner::Choice& t = tune(k, ptrs, vars, b);
     if (!k.variants.empty()) {
       const PlanKernel::Variant& v = k.variants[t.variant];
       handle = v.compiled->handle;
@@ -684,99 +687,49 @@ double JitDevice::launch(const PlanKernel& k, const std::vector<void*>& ptrs, st
   ++stats_.kernels_run;
   if (count <= 0) return 0;
   // Launches on a device with its own memory are asynchronous: time each to its end.
-  if (timed && memory_) return launch_to_end(handle, ptrs, vars, launch);
+  if (timed && memory_) return launch_to_end(*backend_, handle, ptrs, vars, launch);
   auto t0 = std::chrono::steady_clock::now();
   backend_->launch(handle, ptrs, vars, launch);
   return seconds_since(t0);
 }
 
-double JitDevice::launch_to_end(void* handle, const std::vector<void*>& ptrs, const std::vector<std::int64_t>& vars,
-                                const tl_launch& launch) {
-  if (backend_->has_events()) {
-    Backend::Event start = backend_->record_event();
-    backend_->launch(handle, ptrs, vars, launch);
-    Backend::Event end = backend_->record_event();
-    return backend_->seconds_between(start, end);
-  }
-  auto t0 = std::chrono::steady_clock::now();
-  backend_->launch(handle, ptrs, vars, launch);
-  backend_->synchronize();
-  return seconds_since(t0);
-}
 
-const JitDevice::Tuned& JitDevice::tune(const PlanKernel& k, const std::vector<void*>& ptrs, const std::vector<std::int64_t>& vars,
-                                        const tensor::Bindings& b) {
+const Tuner::Choice& JitDevice::tune(const PlanKernel& k, const std::vector<void*>& ptrs,
+                                     const std::vector<std::int64_t>& vars, const tensor::Bindings& b) {
   const std::string key = tune_key(k, b);
-  if (auto it = tuned_.find(key); it != tuned_.end()) return it->second;
-  // Every candidate computes the same values from the same inputs into the kernel's own
-  // output, so running each a few times leaves the right result.
-  struct Candidate {
-    Tuned shape;
-    tl_launch launch;
-    void* handle;
-    double seconds = -1;  // the best of its timed runs; -1 when it cannot run
-  };
-  std::vector<Candidate> candidates;
+  if (const Tuner::Choice* c = tuner_->find(key)) return *c;
+  // The candidates: each variant, and on a GPU each block size for a variant without groups.
+  const bool by_opts = !k.tuned_key.empty() || std::any_of(k.variants.begin(), k.variants.end(),
+                                                           [](const auto& v) { return !v.opts.empty(); });
+  std::vector<Tuner::Candidate> candidates;
   const std::size_t n = std::max<std::size_t>(k.variants.size(), 1);
   for (std::size_t v = 0; v < n; ++v) {
-    const PlanKernel::Variant var = k.variants.empty() ? PlanKernel::Variant{k.compiled, k.group, k.parallel_extent, k.work_per_iteration}
+    const PlanKernel::Variant var = k.variants.empty() ? PlanKernel::Variant{k.compiled, k.group, k.parallel_extent,
+                                                                             k.work_per_iteration}
                                                        : k.variants[v];
     tl_launch l{var.parallel_extent.eval(b), var.work_per_iteration.eval(b), var.group, 0};
+    auto what = [&](std::int64_t block) {
+      if (by_opts) return "opts " + (var.opts.empty() ? std::string("none") : var.opts);
+      return var.group > 0 ? "group " + std::to_string(var.group)
+                           : block > 0 ? "block " + std::to_string(block) : std::string("default");
+    };
     if (var.group > 0 || blocks_.empty()) {
-      candidates.push_back({{v, 0}, l, var.compiled->handle});
+      candidates.push_back({v, 0, var.compiled->handle, l, what(0)});
       continue;
     }
     for (std::int64_t block : blocks_) {
       l.block = block;
-      candidates.push_back({{v, block}, l, var.compiled->handle});
+      candidates.push_back({v, block, var.compiled->handle, l, what(block)});
     }
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  std::exception_ptr first_error;
-  constexpr int kRuns = 3;
-  for (Candidate& c : candidates) {
-    try {
-      backend_->launch(c.handle, ptrs, vars, c.launch);  // a warm-up: the first run loads code
-      backend_->synchronize();
-      for (int run = 0; run < kRuns; ++run) {
-        const double dt = launch_to_end(c.handle, ptrs, vars, c.launch);
-        if (c.seconds < 0 || dt < c.seconds) c.seconds = dt;
-      }
-    } catch (const ConditionError&) {
-      // A shape the device refuses for this kernel (too many registers for a block that
-      // size, say): not a candidate.
-      if (!first_error) first_error = std::current_exception();
-      c.seconds = -1;
-    }
-  }
-  const Candidate* best = nullptr;
-  for (const Candidate& c : candidates) {
-    if (c.seconds >= 0 && (best == nullptr || c.seconds < best->seconds)) best = &c;
-  }
-  if (best == nullptr) std::rethrow_exception(first_error);
-  ++stats_.kernels_tuned;
-  stats_.tune_seconds += seconds_since(t0);
-  if (debug >= 1) {
-    auto describe = [&](const Candidate& c) {
-      if (!k.tuned_key.empty() || (!k.variants.empty() && !k.variants[c.shape.variant].opts.empty())) {
-        const std::string& o = k.variants[c.shape.variant].opts;
-        return "opts " + (o.empty() ? std::string("none") : o);
-      }
-      return c.launch.group > 0 ? "group " + std::to_string(c.launch.group)
-                                : c.launch.block > 0 ? "block " + std::to_string(c.launch.block) : std::string("default");
-    };
-    std::string text;
-    for (const Candidate& c : candidates) {
-      char t[64];
-      std::snprintf(t, sizeof t, c.seconds >= 0 ? "%.3f ms" : "fails", c.seconds * 1e3);
-      text += (text.empty() ? "" : ", ") + describe(c) + " " + t;
-    }
-    tl::log("tensorlisp: tuned %s (%lld iterations): %s; chose %s\n", k.compiled->entry.c_str(),
-                 static_cast<long long>(k.parallel_extent.eval(b)), text.c_str(), describe(*best).c_str());
-  }
+  const std::string name =
+      debug >= 1 ? k.compiled->entry + " (" + std::to_string(k.parallel_extent.eval(b)) + " iterations)" : "";
+  const Tuner::Choice& choice = tuner_->choose(key, candidates, ptrs, vars, name);
   // A choice among lists of opts is kept on disk: the next process compiles only it.
-  if (!k.tuned_key.empty() && kernels_->disk().enabled()) kernels_->disk().store(k.tuned_key, k.variants[best->shape.variant].opts);
-  return tuned_.emplace(key, best->shape).first->second;
+  if (!k.tuned_key.empty() && kernels_->disk().enabled()) {
+    kernels_->disk().store(k.tuned_key, k.variants[choice.variant].opts);
+  }
+  return choice;
 }
 
 }  // namespace tl::runtime

@@ -16,11 +16,11 @@
 #include "runtime/device_memory.h"
 #include "runtime/jit_stats.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/tuner.h"
 #include "runtime/toolchain.h"
 #include "tensor/graph.h"
 
 namespace tl::runtime {
-
 
 // What a backend's runtime file says of its device (defbackend :limits and :search), and
 // whether to tune. The JIT reads the limits :max-threads-per-block and
@@ -217,22 +217,19 @@ class JitDevice {
  private:
   std::unordered_map<std::string, Plan> plans_;  // by graph structure
   JitStats stats_;
-  // Tuned launch shapes, by kernel entry and iteration count: the variant and block size.
-  struct Tuned {
-    std::size_t variant = 0;
-    std::int64_t block = 0;
-  };
-  std::unordered_map<std::string, Tuned> tuned_;
-  const Tuned& tune(const PlanKernel& k, const std::vector<void*>& ptrs, const std::vector<std::int64_t>& vars,
-                    const tensor::Bindings& b);
+  std::unique_ptr<Tuner> tuner_;  // chosen variants and launch shapes, by kernel entry and iteration count
+  // The tuner's choice for kernel k at this size (timing its candidates on the first run).
+  const Tuner::Choice& tune(const PlanKernel& k, const std::vector<void*>& ptrs, const std::vector<std::int64_t>& vars,
+                            const tensor::Bindings& b);
   void check_spec();
   Compiled& compiled(const codegen::Kernel& k) { return kernels_->get(k); }
   Plan make_plan(const std::vector<const tensor::Node*>& roots, const std::vector<const tensor::Node*>& order);
   // When tuning tiles: K's variants, one per register tile that fits (L is the default
   // lowering), or L replaced by the choice the disk cache keeps for it; the most buffers a
   // variant takes at launch.
-  std::size_t tile_variants(const schedule::ScheduledKernel& sk, const std::unordered_set<const tensor::Node*>& materialized,
-                            codegen::Lowered& l, PlanKernel& k);
+  std::size_t tile_variants(const schedule::ScheduledKernel& sk,
+                            const std::unordered_set<const tensor::Node*>& materialized, codegen::Lowered& l,
+                            PlanKernel& k);
   PlanKernel extern_kernel(const tensor::Node* n, const std::function<int(const tensor::Node*)>& pos);
   std::vector<std::shared_ptr<tensor::Buffer>> run(const std::vector<const tensor::Node*>& roots,
                                                    const tensor::Bindings& b, bool keep_intermediates);
@@ -252,9 +249,6 @@ class JitDevice {
   // device with its own memory only when `timed` (its launches are asynchronous).
   double launch(const PlanKernel& k, const std::vector<void*>& ptrs, std::int64_t count, const tensor::Bindings& b,
                 bool timed);
-  // Runs a launch and waits for its end: the device's seconds for it (events), or the host's.
-  double launch_to_end(void* handle, const std::vector<void*>& ptrs, const std::vector<std::int64_t>& vars,
-                       const tl_launch& launch);
   bool needs_tuning(const PlanKernel& k) const;
   std::string tune_key(const PlanKernel& k, const tensor::Bindings& b) const;
   // The buffer plan of a plan's kernels (Plan::uses and Plan::buffers).

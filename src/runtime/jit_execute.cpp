@@ -175,7 +175,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
   // Kernels are timed each to its end for debug output, and when some will be tuned first
   // (the tuning runs are not their time); else together, by the device when it can tell.
   const bool per_kernel = debug >= 1 || std::any_of(plan.kernels.begin(), plan.kernels.end(), [&](const PlanKernel& k) {
-                            return needs_tuning(k) && tuned_.count(tune_key(k, b)) == 0;
+                            return needs_tuning(k) && tuner_->find(tune_key(k, b)) == nullptr;
                           });
   Backend::Event start;
   if (!per_kernel && !plan.kernels.empty() && backend_->has_events()) start = backend_->record_event();

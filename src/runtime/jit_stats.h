@@ -10,17 +10,17 @@ struct JitStats {
   std::uint64_t realizes = 0;
   std::uint64_t kernels_run = 0;
   std::uint64_t kernels_compiled = 0;
-  std::uint64_t cache_hits = 0;       // kernels found compiled in memory
-  std::uint64_t disk_hits = 0;        // kernels loaded from the disk cache
-  std::uint64_t plan_hits = 0;        // realizes that reused a whole schedule
-  std::uint64_t traces = 0;           // (jit f) signatures traced
-  std::uint64_t replays = 0;          // (jit f) calls replayed
-  std::uint64_t kernels_tuned = 0;    // kernels whose launch shape was chosen by timing
+  std::uint64_t cache_hits = 0;                // kernels found compiled in memory
+  std::uint64_t disk_hits = 0;                 // kernels loaded from the disk cache
+  std::uint64_t plan_hits = 0;                 // realizes that reused a whole schedule
+  std::uint64_t traces = 0;                    // (jit f) signatures traced
+  std::uint64_t replays = 0;                   // (jit f) calls replayed
+  std::uint64_t kernels_tuned = 0;             // kernels whose launch shape was chosen by timing
   std::uint64_t kernels_tuned_from_cache = 0;  // kernels whose opts a tuner chose in an earlier process
   double compile_seconds = 0;
   double run_seconds = 0;
   double tune_seconds = 0;
-  std::uint64_t peak_bytes = 0;       // the last realize's buffer plan: most bytes held at once
+  std::uint64_t peak_bytes = 0;  // the last realize's buffer plan: most bytes held at once
 };
 
 }  // namespace tl::runtime

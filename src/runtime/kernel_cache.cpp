@@ -17,14 +17,14 @@ namespace tl::runtime {
 namespace {
 
 // Code for kernel k; a device-error naming the kernel when the target cannot have it.
-codegen::CompileOutput compile_or_fail(const codegen::Codegen& cg, const codegen::Kernel& k, const std::string& name, bool want_ir) {
+codegen::CompileOutput compile_or_fail(const codegen::Codegen& cg, const codegen::Kernel& k, const std::string& name,
+                                       bool want_ir) {
   try {
     return cg.compile(k, name, want_ir);
   } catch (const std::runtime_error& e) {
     throw ConditionError("device-error", std::string("compiling kernel ") + name + ": " + e.what());
   }
 }
-
 
 }  // namespace
 
@@ -49,8 +49,8 @@ KernelCache::Compiled& KernelCache::get(const codegen::Kernel& k) {
     std::string rejected;
     code = disk_.load(key, &rejected);
     if (!rejected.empty() && debug_ >= 1) {
-      tl::log("tensorlisp: ignoring kernel cache entry %s: it %s; compiling again\n",
-                   disk_.path_for(key).c_str(), rejected.c_str());
+      tl::log("tensorlisp: ignoring kernel cache entry %s: it %s; compiling again\n", disk_.path_for(key).c_str(),
+              rejected.c_str());
     }
   }
   const bool from_disk = code.has_value();
@@ -77,8 +77,8 @@ KernelCache::Compiled& KernelCache::get(const codegen::Kernel& k) {
   else ++stats_.kernels_compiled;
   if (debug_ >= 2) tl::log("%s", text.c_str());
   if (debug_ >= 1) {
-    tl::log("tensorlisp: %s %s in %.1f ms (%.1f ms generating code)\n", from_disk ? "loaded" : "compiled",
-                 name, dt * 1e3, codegen_ms);
+    tl::log("tensorlisp: %s %s in %.1f ms (%.1f ms generating code)\n", from_disk ? "loaded" : "compiled", name,
+            dt * 1e3, codegen_ms);
   }
   return kernels_.emplace(text, Compiled{handle, name}).first->second;
 }

@@ -25,7 +25,8 @@ class KernelCache {
 
   // `debug`: the device's debug level, read at each compile (2: print the loop IR, 3: the LLVM
   // IR, and skip the disk cache).
-  KernelCache(Backend& backend, const codegen::Codegen& codegen, std::string disk_dir, JitStats& stats, const int& debug)
+  KernelCache(Backend& backend, const codegen::Codegen& codegen, std::string disk_dir, JitStats& stats,
+              const int& debug)
       : backend_(backend), codegen_(codegen), disk_(std::move(disk_dir)), stats_(stats), debug_(debug) {}
   ~KernelCache();
   KernelCache(const KernelCache&) = delete;

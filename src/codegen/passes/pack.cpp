@@ -103,8 +103,8 @@ void pack_reads(Kernel& k, std::int32_t loop, std::int32_t invariant, const std:
     }
     const std::int64_t bytes = lay.elems * std::max(1, tensor::dtype_bits(k.expr(e).dtype) / 8);
     if (bytes > kMaxPackBytes) {
-      passes::reject(opt, "packing " + k.expr_str(e) + " takes more than " + std::to_string(kMaxPackBytes) +
-                              " bytes of scratch");
+      passes::reject(
+          opt, "packing " + k.expr_str(e) + " takes more than " + std::to_string(kMaxPackBytes) + " bytes of scratch");
     }
     layouts.push_back(std::move(lay));
   }

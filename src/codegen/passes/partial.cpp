@@ -23,7 +23,8 @@ void partial_sums(Kernel& k, std::int32_t loop) {
   passes::each_stmt(p.stmt().body, [&](const Stmt& s) {
     if (s.kind == Stmt::Kind::AccDef) inside.insert(s.acc);
     if ((s.kind == Stmt::Kind::AccUpdate || s.kind == Stmt::Kind::GroupCombine) && !inside.count(s.acc)) {
-      if (s.kind == Stmt::Kind::GroupCombine || s.reduce != ReduceKind::Sum || !tensor::is_float(s.dtype)) not_sum = true;
+      if (s.kind == Stmt::Kind::GroupCombine || s.reduce != ReduceKind::Sum || !tensor::is_float(s.dtype))
+        not_sum = true;
       bool seen = false;
       for (const auto& [a, t] : outside) seen = seen || a == s.acc;
       if (!seen) outside.emplace_back(s.acc, s.dtype);

@@ -38,7 +38,7 @@ void swap_loop(Kernel& k, std::int32_t loop);                        // passes/s
 void upcast_loop(Kernel& k, std::int32_t loop);                      // passes/upcast.cpp
 void partial_sums(Kernel& k, std::int32_t loop);                     // passes/partial.cpp
 void pack_reads(Kernel& k, std::int32_t loop, std::int32_t invariant,
-                const std::vector<std::int32_t>& order);             // passes/pack.cpp
+                const std::vector<std::int32_t>& order);  // passes/pack.cpp
 
 // The most copies an upcast makes of a loop's body, and the most scratch bytes one pack uses.
 constexpr std::int64_t kMaxUpcast = 256;

@@ -7,16 +7,20 @@ namespace tl::codegen {
 
 const std::vector<PassInfo>& lowering_passes() {
   static const std::vector<PassInfo> kPasses = {
-      {"build", "the plain loop nest of the scheduled kernel: a loop per output axis, reduce loops inside an "
-                "accumulator, views as index arithmetic (codegen/lower.cpp; the (interchange) opt applies here)"},
-      {"split", "(split L F): loop L becomes a loop of E/F around a loop of F; a ragged last block repeats the last "
-                "iteration (passes/split.cpp)"},
+      {"build",
+       "the plain loop nest of the scheduled kernel: a loop per output axis, reduce loops inside an "
+       "accumulator, views as index arithmetic (codegen/lower.cpp; the (interchange) opt applies here)"},
+      {"split",
+       "(split L F): loop L becomes a loop of E/F around a loop of F; a ragged last block repeats the last "
+       "iteration (passes/split.cpp)"},
       {"swap", "(swap L): loop L trades places with the loop that is its body (passes/swap.cpp)"},
-      {"pack", "(pack L R V...): the reduce operand that does not change along R is copied to scratch at the start "
-               "of L, laid out over V... (passes/pack.cpp)"},
+      {"pack",
+       "(pack L R V...): the reduce operand that does not change along R is copied to scratch at the start "
+       "of L, laid out over V... (passes/pack.cpp)"},
       {"upcast", "(upcast L): loop L unrolled, its accumulators one per copy: register tiles (passes/upcast.cpp)"},
-      {"partial", "(partial L): each iteration of loop L sums into partial sums of its own, added to the totals "
-                  "after it (passes/partial.cpp)"},
+      {"partial",
+       "(partial L): each iteration of loop L sums into partial sums of its own, added to the totals "
+       "after it (passes/partial.cpp)"},
       {"group-reduce", "GPU only: long reduces split across a thread group, combined after (codegen/split_reduce.cpp)"},
   };
   return kPasses;

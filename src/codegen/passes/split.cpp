@@ -22,7 +22,8 @@ std::string repeat_hazard(const Kernel& k, const Stmt& l) {
   std::string why;
   passes::each_stmt(l.body, [&](const Stmt& s) {
     if (s.kind == Stmt::Kind::AccDef) defined.insert(s.acc);
-    if ((s.kind == Stmt::Kind::AccUpdate || s.kind == Stmt::Kind::GroupCombine) && !defined.count(s.acc) && why.empty()) {
+    if ((s.kind == Stmt::Kind::AccUpdate || s.kind == Stmt::Kind::GroupCombine) && !defined.count(s.acc) &&
+        why.empty()) {
       why = "it adds to acc" + std::to_string(s.acc) + ", defined outside it";
     }
     if (s.kind == Stmt::Kind::Store) stored.insert(s.buffer);
@@ -56,7 +57,8 @@ void split_loop(Kernel& k, std::int32_t loop, std::int64_t factor) {
   if (ragged) {
     std::string why = repeat_hazard(k, p.stmt());
     if (!why.empty()) {
-      passes::reject(opt, "loop " + name + " has extent " + std::to_string(*extent) + ", which " + std::to_string(factor) +
+      passes::reject(opt, "loop " + name + " has extent " + std::to_string(*extent) + ", which " +
+                              std::to_string(factor) +
                               " does not divide, and repeating its last iteration would change the result: " + why);
     }
   }

@@ -39,7 +39,8 @@ class Verifier {
       if (x.op == EOp::AccRead) {
         auto it = accs_.find(x.arg);
         if (it == accs_.end()) fail(std::string(what) + " reads acc" + std::to_string(x.arg) + " outside its scope");
-        else if (it->second != x.dtype) fail(std::string(what) + " reads acc" + std::to_string(x.arg) + " as another dtype");
+        else if (it->second != x.dtype)
+          fail(std::string(what) + " reads acc" + std::to_string(x.arg) + " as another dtype");
       }
       if (x.op == EOp::Load && (x.arg < 0 || static_cast<std::size_t>(x.arg) >= k_.buffers.size())) {
         fail(std::string(what) + " loads from a buffer the kernel does not have");

@@ -23,11 +23,13 @@ class LoopInterpreter {
 
   // `buffers`: one per kernel buffer slot (scratch slots are sized here), `vars`: the values of
   // the kernel's symbolic dimensions.
-  LoopInterpreter(const codegen::Kernel& k, std::vector<std::vector<Scalar>>& buffers, std::vector<std::int64_t> vars = {})
+  LoopInterpreter(const codegen::Kernel& k, std::vector<std::vector<Scalar>>& buffers,
+                  std::vector<std::int64_t> vars = {})
       : k_(k), buffers_(buffers), vars_(std::move(vars)) {
     if (buffers_.size() != k.buffers.size()) throw std::runtime_error("interpreter: wrong number of buffers");
     for (std::size_t i = 0; i < k.buffers.size(); ++i) {
-      if (k.buffers[i].local_elems > 0) buffers_[i].assign(static_cast<std::size_t>(k.buffers[i].local_elems), Scalar{});
+      if (k.buffers[i].local_elems > 0)
+        buffers_[i].assign(static_cast<std::size_t>(k.buffers[i].local_elems), Scalar{});
     }
     loops_.assign(static_cast<std::size_t>(k.loop_count()), 0);
     accs_.assign(static_cast<std::size_t>(k.acc_count()), Scalar{});

@@ -3,8 +3,9 @@
 // transform keeps what a kernel computes, element for element (run before and after on the
 // loop-IR interpreter), the CPU's matmul tile is a list of opts that replays, opts print and
 // read back, and a transform that does not apply is an optimizer-error naming it.
-#include <catch2/catch.hpp>
+#include "codegen/passes/passes.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -15,12 +16,11 @@
 
 #include "codegen/lower.h"
 #include "codegen/opts.h"
-#include "codegen/passes/passes.h"
 #include "loop_interpreter.h"
 #include "schedule/schedule.h"
 #include "support/condition_error.h"
-#include "tensorlisp/error.hpp"
 #include "tensor/graph.h"
+#include "tensorlisp/error.hpp"
 
 using tl::codegen::Kernel;
 using tl::codegen::Lowered;
@@ -82,9 +82,11 @@ std::vector<NodeRef> sample_graphs(Graph& g, std::mt19937& rng) {
   NodeRef x = random_buffer(g, DType::F32, {4, 6, 8}, rng);
   out.push_back(g.make_reduce(ReduceKind::Sum, x, {1, 2}));
   out.push_back(g.make_reduce(ReduceKind::Max, g.make_permute(x, {2, 0, 1}), {1}));
-  out.push_back(g.make_unary(Op::Sqrt, g.make_binary(Op::Mul, g.make_permute(x, {1, 0, 2}), g.make_permute(x, {1, 0, 2}))));
+  out.push_back(
+      g.make_unary(Op::Sqrt, g.make_binary(Op::Mul, g.make_permute(x, {1, 0, 2}), g.make_permute(x, {1, 0, 2}))));
   NodeRef i = random_buffer(g, DType::I32, {6, 4}, rng);
-  out.push_back(g.make_reduce(ReduceKind::Sum, g.make_binary(Op::Mul, i, g.make_const_int(3, DType::I32, {6, 4})), {0}));
+  out.push_back(
+      g.make_reduce(ReduceKind::Sum, g.make_binary(Op::Mul, i, g.make_const_int(3, DType::I32, {6, 4})), {0}));
   return out;
 }
 
@@ -203,8 +205,8 @@ bool close(const std::vector<Scalar>& a, const std::vector<Scalar>& b, bool reor
 }  // namespace
 
 TEST_CASE("opts print and read back; bad text is an optimizer-error", "[codegen][passes]") {
-  const Opts opts = {Opt::interchange(), Opt::split(3, 4), Opt::swap(7), Opt::pack(-1, 2, {5, 9, 8}), Opt::upcast(11),
-                     Opt::partial(2)};
+  const Opts opts = {Opt::interchange(),          Opt::split(3, 4), Opt::swap(7),
+                     Opt::pack(-1, 2, {5, 9, 8}), Opt::upcast(11),  Opt::partial(2)};
   const std::string text = tl::codegen::opts_str(opts);
   CHECK(text == "(interchange) (split 3 4) (swap 7) (pack -1 2 5 9 8) (upcast 11) (partial 2)");
   CHECK(tl::codegen::opts_str(tl::codegen::parse_opts(text)) == text);
@@ -220,7 +222,8 @@ TEST_CASE("opts print and read back; bad text is an optimizer-error", "[codegen]
     }
     return std::string("no error");
   };
-  CHECK(error("(tile 0 4)") == "opts: unknown opt \"tile\" (known: interchange, split, swap, pack, upcast, partial) in \"(tile 0 4)\"");
+  CHECK(error("(tile 0 4)") ==
+        "opts: unknown opt \"tile\" (known: interchange, split, swap, pack, upcast, partial) in \"(tile 0 4)\"");
   CHECK(error("(split 0 0)") == "opts: split needs a positive factor, not 0 in \"(split 0 0)\"");
   CHECK(error("(split 0)") == "opts: expected an integer at position 8 in \"(split 0)\"");
   CHECK(error("(upcast 1) (interchange)") == "opts: interchange must come first in \"(upcast 1) (interchange)\"");
@@ -287,7 +290,8 @@ TEST_CASE("the CPU's matmul register tile is a list of opts that replays", "[cod
   NodeRef tall = matmul(g, random_buffer(g, DType::F32, {50, 12}, rng), random_buffer(g, DType::F32, {12, 16}, rng));
   tl::schedule::Schedule ts = tl::schedule::make_schedule(tall.get());
   const Lowered ragged = tl::codegen::lower(ts.items[0], ts.materialized);
-  CHECK(tl::codegen::opts_str(ragged.opts) == "(split 0 6) (split 1 16) (swap 4) (pack -1 3 5 2 6) (upcast 6) (upcast 4)");
+  CHECK(tl::codegen::opts_str(ragged.opts) ==
+        "(split 0 6) (split 1 16) (swap 4) (pack -1 3 5 2 6) (upcast 6) (upcast 4)");
   CHECK(ragged.parallel_extent == tl::tensor::Dim(9));
   const Case tc = plain_case(tall, rng);
   CHECK(same(run(ragged.kernel, tc, tall.get()), run(tc.plain.kernel, tc, tall.get())));
@@ -332,8 +336,8 @@ TEST_CASE("an opt that does not apply is an optimizer-error naming it", "[codege
   CHECK(error("(partial 2)") == "no error");
   CHECK(error("(pack -1 0)", tl::codegen::Target::Gpu) ==
         "opt (pack -1 0): GPU kernels have no scratch memory to pack into");
-  CHECK(error("(interchange)", tl::codegen::Target::Gpu).rfind("opt (interchange): only a float sum or max on the CPU", 0) ==
-        0);
+  CHECK(error("(interchange)", tl::codegen::Target::Gpu)
+            .rfind("opt (interchange): only a float sum or max on the CPU", 0) == 0);
 }
 
 TEST_CASE("the verifier names a broken kernel's fault", "[codegen][passes]") {
@@ -351,7 +355,8 @@ TEST_CASE("the verifier names a broken kernel's fault", "[codegen][passes]") {
     tl::codegen::verify(k, "a test");
     FAIL("verify accepted a loop variable outside its loop");
   } catch (const tl::Error& e) {
-    CHECK(std::string(e.what()).find("loop IR after a test: a store's index uses i0 outside its loop") != std::string::npos);
+    CHECK(std::string(e.what()).find("loop IR after a test: a store's index uses i0 outside its loop") !=
+          std::string::npos);
   }
   Kernel w;
   w.buffers.push_back({DType::F32, true});

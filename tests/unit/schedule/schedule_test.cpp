@@ -2,14 +2,14 @@
 // Unit tests for the scheduler (schedule/schedule.h): which nodes become kernels, each
 // kernel's kind, the reduces it fuses, what it reads and its cost estimate, on graphs built
 // directly (no interpreter, no optimizer rules).
-#include <catch2/catch.hpp>
+#include "schedule/schedule.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
 #include "../codegen/test_buffers.h"
-#include "schedule/schedule.h"
 #include "tensor/graph.h"
 
 using tl::schedule::KernelKind;
@@ -40,7 +40,7 @@ TEST_CASE("schedule: an elementwise chain through views is one kernel", "[schedu
   Graph g;
   NodeRef a = buffer(g, {8, 16}), b = buffer(g, {16, 8});
   NodeRef y = g.make_unary(Op::Sqrt, g.make_binary(Op::Mul, g.make_binary(Op::Add, a, g.make_permute(b, {1, 0})),
-                                                      g.make_const_float(2, DType::F32, {8, 16})));
+                                                   g.make_const_float(2, DType::F32, {8, 16})));
   Schedule s = make_schedule(y.get());
   REQUIRE(s.items.size() == 1);
   CHECK(s.items[0].kind == KernelKind::Elementwise);
@@ -117,8 +117,8 @@ TEST_CASE("schedule: work two roots share runs once; a shared reduce is material
   CHECK(s.materialized.count(total.get()) == 1);
   for (int i = 1; i < 3; ++i) {
     CHECK(s.items[static_cast<std::size_t>(i)].kind == KernelKind::Elementwise);
-    CHECK(std::count(s.items[static_cast<std::size_t>(i)].reads.begin(), s.items[static_cast<std::size_t>(i)].reads.end(),
-                     total.get()) == 1);
+    CHECK(std::count(s.items[static_cast<std::size_t>(i)].reads.begin(),
+                     s.items[static_cast<std::size_t>(i)].reads.end(), total.get()) == 1);
   }
 }
 
