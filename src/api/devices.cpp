@@ -84,6 +84,20 @@ DeviceState& state(Interp& in) {
   return *s;
 }
 
+// The nodes of tensor X, or of a list of tensors, that hold no data yet; a type-error from FN
+// for anything else.
+std::vector<const tensor::Node*> unrealized_roots(Interp& in, const char* fn, Value x) {
+  std::vector<const tensor::Node*> roots;
+  for (Value p = x; !p.is_nil(); p = eval::is_cons(p) ? eval::cdr(p) : eval::nil()) {
+    Value t = eval::is_cons(p) ? eval::car(p) : p;
+    if (!tensor::is_tensor(t)) in.type_error(fn, 1, "a tensor or a list of tensors", x);
+    const tensor::Node* n = tensor::as_tensor(t)->node.get();
+    if (!schedule::holds_data(n)) roots.push_back(n);
+    if (!eval::is_cons(p)) break;
+  }
+  return roots;
+}
+
 runtime::JitDevice& jit_of(Interp& in, const char* fn) {
   DeviceState& s = state(in);
   if (!s.jit) in.error("device-error", std::string(fn) + ": the current device (ref) is not a JIT backend");
@@ -297,14 +311,7 @@ void register_device_builtins(Interp& in) {
              "fused into it, what it reads (inputs and earlier kernels) and its cost estimate. What the optimizer rules and the "
              "scheduler made of X, before lowering; \"\" when everything is realized.",
              [](Interp& in, Args a, N) -> Value {
-               std::vector<const tensor::Node*> roots;
-               for (Value x = a[0]; !x.is_nil(); x = eval::is_cons(x) ? eval::cdr(x) : eval::nil()) {
-                 Value t = eval::is_cons(x) ? eval::car(x) : x;
-                 if (!tensor::is_tensor(t)) in.type_error("schedule->text", 1, "a tensor or a list of tensors", a[0]);
-                 const tensor::Node* n = tensor::as_tensor(t)->node.get();
-                 if (!schedule::holds_data(n)) roots.push_back(n);
-                 if (!eval::is_cons(x)) break;
-               }
+               const std::vector<const tensor::Node*> roots = unrealized_roots(in, "schedule->text", a[0]);
                if (roots.empty()) return in.make_string("");
                if (DeviceState& s = state(in); s.jit) return in.make_string(s.jit->schedule_text(roots));
                return in.make_string(schedule::schedule_str(schedule::make_schedule(roots)));
@@ -312,10 +319,9 @@ void register_device_builtins(Interp& in) {
   TL_BUILTIN(in, "kernels->text", 1, 3, "(kernels->text X &key opts)",
              "The kernels realizing tensor X (or a list of tensors, together) as the JIT lowers them, as text: "
              "each kernel's schedule line, the opts applied to it (codegen/opts.h: split, swap, pack, upcast, "
-             "interchange) and its loop IR. :opts, a list such as '((split 0 4) (upcast 5)) or its text, replaces "
+             "partial, interchange) and its loop IR. :opts, a list such as '((split 0 4) (upcast 5)) or its text, replaces "
              "the opts chosen for the last kernel (nil: none, the plain nest); loops are named by the ids of "
-             "the plain nest (opts: none) and "
-             "of the loops earlier opts made. \"\" when everything is realized.",
+             "the plain nest (opts: none) and of the loops earlier opts made. \"\" when everything is realized.",
              [](Interp& in, Args a, N n) -> Value {
                std::optional<codegen::Opts> opts;
                if (n == 3) {
@@ -329,14 +335,7 @@ void register_device_builtins(Interp& in) {
                } else if (n == 2) {
                  in.error("program-error", "kernels->text: keyword arguments come in pairs");
                }
-               std::vector<const tensor::Node*> roots;
-               for (Value x = a[0]; !x.is_nil(); x = eval::is_cons(x) ? eval::cdr(x) : eval::nil()) {
-                 Value t = eval::is_cons(x) ? eval::car(x) : x;
-                 if (!tensor::is_tensor(t)) in.type_error("kernels->text", 1, "a tensor or a list of tensors", a[0]);
-                 const tensor::Node* node = tensor::as_tensor(t)->node.get();
-                 if (!schedule::holds_data(node)) roots.push_back(node);
-                 if (!eval::is_cons(x)) break;
-               }
+               const std::vector<const tensor::Node*> roots = unrealized_roots(in, "kernels->text", a[0]);
                if (roots.empty()) return in.make_string("");
                return in.make_string(jit_of(in, "kernels->text").kernels_text(roots, opts));
              });

@@ -272,8 +272,8 @@ std::size_t JitDevice::kernel_count(const Node* root) {
   return schedule::make_schedule(g.get()).kernels.size();
 }
 
-std::string JitDevice::schedule_text(const std::vector<const Node*>& roots) {
-  std::vector<tensor::NodeRef> graphs;
+schedule::Schedule JitDevice::rewritten_schedule(const std::vector<const Node*>& roots,
+                                                 std::vector<tensor::NodeRef>& graphs) {
   std::vector<const Node*> outputs;
   for (const Node* root : roots) {
     tensor::NodeRef g(const_cast<Node*>(root));
@@ -282,20 +282,17 @@ std::string JitDevice::schedule_text(const std::vector<const Node*>& roots) {
     outputs.push_back(g.get());
     graphs.push_back(std::move(g));
   }
-  return schedule::schedule_str(schedule::make_schedule(outputs));
+  return schedule::make_schedule(outputs);
+}
+
+std::string JitDevice::schedule_text(const std::vector<const Node*>& roots) {
+  std::vector<tensor::NodeRef> graphs;
+  return schedule::schedule_str(rewritten_schedule(roots, graphs));
 }
 
 std::string JitDevice::kernels_text(const std::vector<const Node*>& roots, const std::optional<codegen::Opts>& opts) {
-  std::vector<tensor::NodeRef> graphs;
-  std::vector<const Node*> outputs;
-  for (const Node* root : roots) {
-    tensor::NodeRef g(const_cast<Node*>(root));
-    if (rewrite) g = rewrite(g, nullptr);
-    if (schedule::holds_data(g.get())) g = g->graph->make_copy(g);
-    outputs.push_back(g.get());
-    graphs.push_back(std::move(g));
-  }
-  const schedule::Schedule s = schedule::make_schedule(outputs);
+  std::vector<tensor::NodeRef> graphs;  // alive while the schedule is used
+  const schedule::Schedule s = rewritten_schedule(roots, graphs);
   const std::string lines = schedule::schedule_str(s);
   std::string out;
   std::size_t line_start = 0;

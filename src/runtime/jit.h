@@ -224,6 +224,10 @@ class JitDevice {
   void check_spec();
   Compiled& compiled(const codegen::Kernel& k) { return kernels_->get(k); }
   Plan make_plan(const std::vector<const tensor::Node*>& roots, const std::vector<const tensor::Node*>& order);
+  // The schedule of `roots` after the optimizer rules; `graphs` keeps the rewritten graphs
+  // alive as long as the schedule is used.
+  schedule::Schedule rewritten_schedule(const std::vector<const tensor::Node*>& roots,
+                                        std::vector<tensor::NodeRef>& graphs);
   // When tuning tiles: K's variants, one per register tile that fits (L is the default
   // lowering), or L replaced by the choice the disk cache keeps for it; the most buffers a
   // variant takes at launch.
