@@ -51,7 +51,7 @@ struct JitSettings {
   ToolchainSettings toolchain;  // where libdevice and ld.lld are looked for (CUDA_HOME, PATH, ...)
   // Print each kernel's loop IR after the lowering passes of this name, or "all"
   // (codegen::Lowering::dump_after; tlisp --dump-after=PASS).
-  std::string dump_after;
+  std::string dump_after = {};
 };
 
 class JitDevice {
@@ -185,7 +185,7 @@ class JitDevice {
       Compiled* compiled = nullptr;
       int group = 0;
       tensor::Dim parallel_extent = 1, work_per_iteration = 1;
-      std::string opts;  // the opts it was lowered with (codegen::opts_str), for reports
+      std::string opts = {};  // the opts it was lowered with (codegen::opts_str), for reports
     };
     // Where the tuner's choice among variants made of opts is kept on disk (empty: nowhere).
     std::string tuned_key;
