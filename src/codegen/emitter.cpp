@@ -12,6 +12,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <stdexcept>
 #include <vector>
@@ -69,6 +70,7 @@ class Emitter {
     for (std::int32_t a = 0; a < k_.acc_count(); ++a) accs_.push_back(nullptr);
     acc_group_.assign(static_cast<std::size_t>(k_.acc_count()), -1);
     acc_lane_.assign(static_cast<std::size_t>(k_.acc_count()), 0);
+    count_updates(k_.body);
     plan_vector_groups(k_.body);
     memo_.assign(k_.expr_count(), nullptr);
     frames_.emplace_back();
@@ -223,6 +225,18 @@ class Emitter {
 
   unsigned vector_width() const { return prefer_512_ ? 16 : 8; }
 
+  // Accumulators updated by more than one statement (a lanes opt's lane 0, also updated by
+  // its tail loop) stay scalar: a group's vector update stands for the run it was made from.
+  std::set<std::int32_t> updated_once_, updated_more_;
+
+  void count_updates(const std::vector<Stmt>& stmts) {
+    for (const Stmt& st : stmts) {
+      if (st.kind == Stmt::Kind::Loop) count_updates(st.body);
+      if (st.kind != Stmt::Kind::AccUpdate) continue;
+      if (!updated_once_.insert(st.acc).second) updated_more_.insert(st.acc);
+    }
+  }
+
   void plan_vector_groups(const std::vector<Stmt>& stmts) {
     const unsigned vf = vector_width();
     for (std::size_t i = 0; i < stmts.size(); ++i) {
@@ -235,7 +249,8 @@ class Emitter {
       bool ok = true;
       for (unsigned lane = 0; lane < vf && ok; ++lane) {
         const Stmt& st = stmts[i + lane];
-        ok = st.kind == Stmt::Kind::AccUpdate && st.reduce == ReduceKind::Sum && st.dtype == DType::F32;
+        ok = st.kind == Stmt::Kind::AccUpdate && st.reduce == ReduceKind::Sum && st.dtype == DType::F32 &&
+             !updated_more_.count(st.acc);
         if (!ok) break;
         const Expr m = k_.expr(st.value);
         ok = m.op == EOp::Mul && m.dtype == DType::F32;
@@ -430,6 +445,27 @@ class Emitter {
 
   // --- expressions ---------------------------------------------------------------------------
 
+  // The composite exp (and sigmoid, softmax, ... through it) of a narrower float x computes
+  // cast(exp2(c * cast(x, f64)), T) for accuracy (stdlib %tensor-exp). That is emitted as 2^(c x)
+  // in f32 arithmetic with the product carried in two floats (math::exp2_product_f32), within
+  // an ulp of the f64 form in f32, so the f64 chain is never built: twice the vector width and
+  // a shorter polynomial. Null for any other expression.
+  Value* narrow_exp(const Expr& e) {
+    if (e.op != EOp::Cast || !(e.dtype == DType::F32 || e.dtype == DType::F16 || e.dtype == DType::BF16)) return nullptr;
+    const Expr& exp2 = k_.expr(e.src[0]);
+    if (exp2.op != EOp::Exp2 || exp2.dtype != DType::F64) return nullptr;
+    const Expr& mul = k_.expr(exp2.src[0]);
+    if (mul.op != EOp::Mul) return nullptr;
+    for (int side = 0; side < 2; ++side) {
+      const Expr& c = k_.expr(mul.src[side]);
+      const Expr& widen = k_.expr(mul.src[1 - side]);
+      if (c.op != EOp::Const || widen.op != EOp::Cast || k_.expr(widen.src[0]).dtype != e.dtype) continue;
+      Value* r = math::exp2_product_f32(b_, value(widen.src[0]), c.fval);
+      return e.dtype == DType::F32 ? r : round_to(e.dtype, r);
+    }
+    return nullptr;
+  }
+
   Value* value(ExprId id) {
     if (Value* v = memo_[static_cast<std::size_t>(id)]) return v;
     const Expr& e = k_.expr(id);
@@ -443,6 +479,7 @@ class Emitter {
 
   Value* compute(const Expr& e) {
     const DType t = e.dtype;
+    if (Value* v = narrow_exp(e)) return v;
     if (auto op = primitive_of(e.op)) {
       const int n = tensor::op_info(*op).arity;
       Value* x[3] = {};
@@ -673,8 +710,22 @@ class Emitter {
     frames_.pop_back();
     Value* next = b_.CreateNSWAdd(i, b_.getInt64(1));
     i->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateCondBr(b_.CreateICmpSLT(next, stop), bodybb, exit);
+    llvm::BranchInst* latch = b_.CreateCondBr(b_.CreateICmpSLT(next, stop), bodybb, exit);
+    if (s.lanes) latch->setMetadata(llvm::LLVMContext::MD_loop, no_vectorize_loop());
     b_.SetInsertPoint(exit);
+  }
+
+  // Loop metadata that keeps the loop vectorizer (and interleaving) off a loop; SLP still
+  // vectorizes its body.
+  llvm::MDNode* no_vectorize_loop() {
+    auto flag = [&](const char* name, int v) {
+      return llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, name),
+                                      llvm::ConstantAsMetadata::get(b_.getInt32(v))});
+    };
+    llvm::MDNode* md = llvm::MDNode::getDistinct(
+        ctx_, {nullptr, flag("llvm.loop.vectorize.width", 1), flag("llvm.loop.interleave.count", 1)});
+    md->replaceOperandWith(0, md);
+    return md;
   }
 
   // On a GPU, the thread loops (gpu_thread_loops) take their variables from the thread's

@@ -677,7 +677,7 @@ std::string Kernel::str() const {
           std::string ext = ref(s.extent);
           flush(pad);
           out += pad + "for i" + std::to_string(s.var) + " in [0, " + ext + ")" + (s.parallel ? " parallel" : "") +
-                 (s.group ? " group" : "") + "\n";
+                 (s.group ? " group" : "") + (s.lanes ? " lanes" : "") + "\n";
           print(s.body, depth + 1);
           break;
         }

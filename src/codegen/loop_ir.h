@@ -69,6 +69,10 @@ struct Stmt {
   // threads, thread t taking t, t + group, ... Accumulators updated in it hold that thread's
   // part until a GroupCombine.
   bool group = false;
+  // The body already works on several elements side by side (the block loop of a lanes opt,
+  // printed "lanes"): the emitter keeps LLVM's loop vectorizer off the loop, which would
+  // otherwise vectorize across its iterations with strided loads.
+  bool lanes = false;
   std::vector<Stmt> body;
   // Store: buffers[buffer][index] = value.
   std::int32_t buffer = 0;

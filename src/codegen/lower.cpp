@@ -57,6 +57,7 @@ class Lowerer {
       }
       case KernelKind::Rows: {
         Lowered result = build_rows(sk_.rows);
+        if (how_.opts) result.opts = *how_.opts;
         finish(result, out_);
         return result;
       }
@@ -99,6 +100,11 @@ class Lowerer {
     std::optional<Tile> tile = tile_plan(red);
     if (tile && (interchange || tile->packs)) return tile->opts;
     if (interchange) return {Opt::interchange()};
+    // The innermost reduce loop adds into lanes: independent chains that vectorize, and per
+    // pass of any outer reduce loops, as partial sums would.
+    if (!reduce_loops_.empty()) {
+      if (auto lanes = lanes_for(reduce_loops_.back(), reduce_extents_.back(), acc_dtype(red->dtype))) return {*lanes};
+    }
     // A float sum over several reduce loops adds each pass of the inner loops into a partial
     // sum of its own, then the partial into the total: one running f32 total over all
     // elements stops growing at 2^24 times the increment (issue 19). (On a GPU, long reduces
@@ -107,6 +113,17 @@ class Lowerer {
       return {Opt::partial(reduce_loops_[0])};
     }
     return {};
+  }
+
+  // (lanes L F) for an innermost reduce loop L of at least F iterations, F filling four 256-bit
+  // vectors of the accumulator's dtype (32 f32 lanes, 16 f64 or i64): enough independent chains
+  // to hide an add's latency; none when L is shorter or its extent is symbolic (the CPU's work
+  // estimate takes loop extents as shape dimensions, which have no division).
+  std::optional<Opt> lanes_for(std::int32_t loop, ExprId extent, DType acc_t) const {
+    const std::int64_t lanes = 128 / static_cast<std::int64_t>(tensor::dtype_size(acc_t));
+    auto e = k_.as_const(extent);
+    if (!e || *e < lanes) return std::nullopt;
+    return Opt::lanes(loop, lanes);
   }
 
   // A register tile for a matmul-like sum: kTileRows x kTileCols outputs (rows of the
@@ -236,11 +253,16 @@ class Lowerer {
     }
     result.work_per_iteration = result.work_per_iteration * cols * Dim(static_cast<std::int64_t>(reduces.size() + 1));
     // Loops over the reduced axes inside `into`; returns the innermost body and the index.
+    std::int32_t inner_loop = -1;  // the innermost loop col_loops made
+    ExprId inner_extent = -1;
     auto col_loops = [&](std::vector<Stmt>* into, std::vector<ExprId>& at) {
       at = row;
+      inner_loop = -1;
       for (std::size_t i = 0; i < shape.size(); ++i) {
         if (!reduced[i] || shape[i] == Dim(1)) continue;
         auto [loop, var] = k_.make_loop(k_.dim(shape[i]));
+        inner_loop = loop.var;
+        inner_extent = loop.extent;
         into->push_back(std::move(loop));
         into = &into->back().body;
         at[i] = var;
@@ -253,6 +275,10 @@ class Lowerer {
       std::vector<ExprId> at;
       std::vector<Stmt>* inner = col_loops(body, at);
       inner->push_back(update_acc(acc, acc_t, r->reduce_kind, k_.unary(EOp::Cast, value(r->src[0].get(), at), acc_t)));
+      // On the CPU each reduce adds into lanes (choose_opts).
+      if (inner_loop >= 0 && !gpu_) {
+        if (auto lanes = lanes_for(inner_loop, inner_extent, acc_t)) result.opts.push_back(*lanes);
+      }
       // Read (through the expand) at the row's index, the reduce is its accumulator.
       row_accs_[r] = k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), r->dtype);
     }

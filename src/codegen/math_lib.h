@@ -18,9 +18,16 @@ llvm::Value* call_intrinsic(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id, llvm::
 // A call of the external function `name`, of v's type to v's type (declared as needed).
 llvm::Value* call_external(llvm::IRBuilder<>& b, const char* name, llvm::Value* v);
 
-// 2^x and log2 x of a float, computed in double and rounded once, so they match the reference
-// executor's double computation to within an ulp.
+// 2^(c x) of a float x (scalar or vector) and a double constant c, in f32 arithmetic: the
+// product c x is carried as two floats (by fused multiply-adds), so the result is within an ulp
+// of 2^(c x) computed exactly and rounded once, over the whole f32 range (subnormal results,
+// overflow to inf, inf and NaN included). With c = log2 e this is exp: what the composite exp
+// computes in f64 for floats, at twice the vector width.
+llvm::Value* exp2_product_f32(llvm::IRBuilder<>& b, llvm::Value* x, double c);
+// 2^x of a float: exp2_product_f32 with c = 1.
 llvm::Value* exp2_f32(llvm::IRBuilder<>& b, llvm::Value* x);
+// log2 x of a float, computed in double and rounded once, so it matches the reference
+// executor's double computation to within an ulp.
 llvm::Value* log2_f32(llvm::IRBuilder<>& b, llvm::Value* x);
 
 // e 2^n, for a double e and an integral double n (|n| <= 1100).

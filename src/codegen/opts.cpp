@@ -21,7 +21,8 @@ constexpr OptSpec kSpecs[] = {{Opt::Kind::Interchange, "interchange"},
                               {Opt::Kind::Swap, "swap"},
                               {Opt::Kind::Pack, "pack"},
                               {Opt::Kind::Upcast, "upcast"},
-                              {Opt::Kind::Partial, "partial"}};
+                              {Opt::Kind::Partial, "partial"},
+                              {Opt::Kind::Lanes, "lanes"}};
 
 [[noreturn]] void fail(std::string_view text, const std::string& what) {
   throw ConditionError("optimizer-error", "opts: " + what + " in \"" + std::string(text) + "\"");
@@ -83,7 +84,7 @@ Opt read_opt(Reader& r) {
   for (const auto& s : kSpecs) {
     if (name == s.name) kind = s.kind;
   }
-  if (!kind) fail(r.text(), "unknown opt \"" + name + "\" (known: interchange, split, swap, pack, upcast, partial)");
+  if (!kind) fail(r.text(), "unknown opt \"" + name + "\" (known: interchange, split, swap, pack, upcast, partial, lanes)");
   o.kind = *kind;
   switch (o.kind) {
     case Opt::Kind::Interchange: break;
@@ -91,6 +92,11 @@ Opt read_opt(Reader& r) {
       o.loop = loop_id(r, false);
       o.amount = r.integer();
       if (o.amount < 1) fail(r.text(), "split needs a positive factor, not " + std::to_string(o.amount));
+      break;
+    case Opt::Kind::Lanes:
+      o.loop = loop_id(r, false);
+      o.amount = r.integer();
+      if (o.amount < 2) fail(r.text(), "lanes needs at least 2 lanes, not " + std::to_string(o.amount));
       break;
     case Opt::Kind::Swap:
     case Opt::Kind::Upcast:
@@ -118,7 +124,8 @@ std::string opt_str(const Opt& o) {
   std::string s = std::string("(") + opt_name(o.kind);
   switch (o.kind) {
     case Opt::Kind::Interchange: break;
-    case Opt::Kind::Split: s += " " + std::to_string(o.loop) + " " + std::to_string(o.amount); break;
+    case Opt::Kind::Split:
+    case Opt::Kind::Lanes: s += " " + std::to_string(o.loop) + " " + std::to_string(o.amount); break;
     case Opt::Kind::Swap:
     case Opt::Kind::Upcast:
     case Opt::Kind::Partial: s += " " + std::to_string(o.loop); break;

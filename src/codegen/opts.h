@@ -20,6 +20,9 @@
 //                      it shared, accumulators defined inside it one per copy (register tiles)
 //   (partial L)        each iteration of loop L adds into partial sums of its own, each added
 //                      to its float sum's accumulator at the end of the iteration (accuracy)
+//   (lanes L F)        the innermost reduce loop L adds into F accumulators per reduce, element
+//                      j of each block of F into lane j, the rest into lane 0; the lanes are
+//                      combined after L (independent chains that vectorize)
 #pragma once
 
 #include <cstdint>
@@ -30,10 +33,10 @@
 namespace tl::codegen {
 
 struct Opt {
-  enum class Kind : std::uint8_t { Interchange, Split, Swap, Pack, Upcast, Partial };
+  enum class Kind : std::uint8_t { Interchange, Split, Swap, Pack, Upcast, Partial, Lanes };
   Kind kind = Kind::Split;
   std::int32_t loop = -1;           // the loop it applies to (pack: -1 for the kernel's body)
-  std::int64_t amount = 0;          // split: the inner loop's extent
+  std::int64_t amount = 0;          // split: the inner loop's extent; lanes: their number
   std::int32_t invariant = -1;      // pack: the loop along which the packed values do not change
   std::vector<std::int32_t> order;  // pack: the scratch's axes, outermost first
 
@@ -50,6 +53,11 @@ struct Opt {
   static Opt swap(std::int32_t loop) { return make(Kind::Swap, loop); }
   static Opt upcast(std::int32_t loop) { return make(Kind::Upcast, loop); }
   static Opt partial(std::int32_t loop) { return make(Kind::Partial, loop); }
+  static Opt lanes(std::int32_t loop, std::int64_t n) {
+    Opt o = make(Kind::Lanes, loop);
+    o.amount = n;
+    return o;
+  }
   static Opt pack(std::int32_t loop, std::int32_t invariant, std::vector<std::int32_t> order) {
     Opt o = make(Kind::Pack, loop);
     o.invariant = invariant;

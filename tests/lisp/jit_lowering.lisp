@@ -1,7 +1,7 @@
 ;;; Lowering's decisions as golden text (issue 20): for each kernel, the opts the CPU's lowering
 ;;; chooses (codegen/opts.h; kernels->text) -- register tiles and packed panels for matmuls,
-;;; output-row accumulation for column sums, none for rows and elementwise work -- and the loop
-;;; IR of a small matmul under opts given by hand. A change to those choices shows here as a
+;;; output-row accumulation for column sums, lanes for row reduces, none for elementwise work --
+;;; and the loop IR of a small matmul and a row sum under opts given by hand. A change to those choices shows here as a
 ;;; diff to review.
 (require (quote nn))
 (manual-seed 7)
@@ -27,8 +27,9 @@
       (relu (+ (matmul (input '(16 64)) (input '(64 32))) (input '(32)))))
 (show "matmul by a transposed operand" (matmul (input '(16 64)) (transpose (input '(32 64)))))
 (show "column sum (accumulates in the output row)" (sum (input '(64 48)) :axis 0))
-(show "a sum over two axes (a partial sum per pass of the inner loop)" (sum (input '(4 64 48)) :axis '(1 2)))
-(show "softmax (rows: no opts)" (softmax (input '(16 64)) :axis -1))
+(show "a sum over two axes (lanes in the inner loop, added to the total per pass)" (sum (input '(4 64 48)) :axis '(1 2)))
+(show "softmax (rows: lanes in each reduce's pass)" (softmax (input '(16 64)) :axis -1))
+(show "a row max too short for lanes" (amax (input '(16 20)) :axis -1))
 (show "conv2d" (conv2d (input '(2 3 8 8)) (input '(4 3 3 3)) :padding 1))
 
 ;; A 4x6 @ 6x8 matmul's plain nest (i0 rows, i1 columns, i2 the sum), then under opts given
@@ -38,8 +39,11 @@
 (princ (kernels->text (matmul a b) :opts nil))
 (princ (kernels->text (matmul a b) :opts '((split 1 4) (upcast 4))))
 (princ (kernels->text (matmul a b) :opts "(split 0 2) (swap 3)"))
+;; A row sum of 10 in 4 lanes: two blocks of 4 (i2), the 2 left over (i3) into lane 0, then
+;; the lanes combined by halves.
+(princ (kernels->text (sum (input '(3 10)) :axis 1) :opts '((lanes 1 4))))
 
 ;; Opts that do not apply are errors naming the opt.
-(dolist (opts '("(split 2 4)" "(upcast 0)" "(swap 2)" "(pack -1 2)" "(tile 1 4)"))
+(dolist (opts '("(split 2 4)" "(upcast 0)" "(swap 2)" "(pack -1 2)" "(tile 1 4)" "(lanes 0 4)" "(lanes 2 1)"))
   (handler-case (kernels->text (matmul a b) :opts opts)
     (error (e) (format t "~a: ~a~%" opts e))))

@@ -37,6 +37,7 @@ void split_loop(Kernel& k, std::int32_t loop, std::int64_t factor);  // passes/s
 void swap_loop(Kernel& k, std::int32_t loop);                        // passes/swap.cpp
 void upcast_loop(Kernel& k, std::int32_t loop);                      // passes/upcast.cpp
 void partial_sums(Kernel& k, std::int32_t loop);                     // passes/partial.cpp
+void reduce_lanes(Kernel& k, std::int32_t loop, std::int64_t lanes);  // passes/lanes.cpp
 void pack_reads(Kernel& k, std::int32_t loop, std::int32_t invariant,
                 const std::vector<std::int32_t>& order);  // passes/pack.cpp
 

@@ -21,6 +21,9 @@ const std::vector<PassInfo>& lowering_passes() {
       {"partial",
        "(partial L): each iteration of loop L sums into partial sums of its own, added to the totals "
        "after it (passes/partial.cpp)"},
+      {"lanes",
+       "(lanes L F): the innermost reduce loop L adds into F accumulators, element j of each block of F into "
+       "accumulator j, combined after it (passes/lanes.cpp)"},
       {"group-reduce", "GPU only: long reduces split across a thread group, combined after (codegen/split_reduce.cpp)"},
   };
   return kPasses;
@@ -35,6 +38,7 @@ void apply_opt(Kernel& k, const Opt& o) {
     case Opt::Kind::Pack: pack_reads(k, o.loop, o.invariant, o.order); return;
     case Opt::Kind::Upcast: upcast_loop(k, o.loop); return;
     case Opt::Kind::Partial: partial_sums(k, o.loop); return;
+    case Opt::Kind::Lanes: reduce_lanes(k, o.loop, o.amount); return;
   }
 }
 

@@ -170,7 +170,7 @@ std::pair<Opt, bool> random_opt(const Kernel& k, std::mt19937& rng) {
   loops_of(k.body, false, loops);
   if (loops.empty()) return {Opt::split(0, 1), false};
   const auto& [l, in_acc] = loops[rng() % loops.size()];
-  switch (rng() % 5) {
+  switch (rng() % 6) {
     case 0: {
       // A divisor of the extent, or any factor (a ragged split, where repeating is harmless).
       auto e = k.as_const(l->extent).value_or(1);
@@ -184,6 +184,7 @@ std::pair<Opt, bool> random_opt(const Kernel& k, std::mt19937& rng) {
     case 1: return {Opt::swap(l->var), in_acc};
     case 2: return {Opt::upcast(l->var), upcast_reorders(*l)};
     case 3: return {Opt::partial(l->var), true};
+    case 4: return {Opt::lanes(l->var, 2 + static_cast<std::int64_t>(rng() % 7)), true};
     default: {
       // pack at the kernel or at this loop the values that do not change along another loop
       const auto& r = loops[rng() % loops.size()].first;
@@ -223,7 +224,7 @@ TEST_CASE("opts print and read back; bad text is an optimizer-error", "[codegen]
     return std::string("no error");
   };
   CHECK(error("(tile 0 4)") ==
-        "opts: unknown opt \"tile\" (known: interchange, split, swap, pack, upcast, partial) in \"(tile 0 4)\"");
+        "opts: unknown opt \"tile\" (known: interchange, split, swap, pack, upcast, partial, lanes) in \"(tile 0 4)\"");
   CHECK(error("(split 0 0)") == "opts: split needs a positive factor, not 0 in \"(split 0 0)\"");
   CHECK(error("(split 0)") == "opts: expected an integer at position 8 in \"(split 0)\"");
   CHECK(error("(upcast 1) (interchange)") == "opts: interchange must come first in \"(upcast 1) (interchange)\"");
@@ -369,26 +370,48 @@ TEST_CASE("the verifier names a broken kernel's fault", "[codegen][passes]") {
   CHECK_THROWS_WITH(tl::codegen::verify(w, "x"), Catch::Contains("a store to input buffer b1"));
 }
 
-TEST_CASE("a float sum over several loops adds a partial sum per pass (partial)", "[codegen][passes]") {
+TEST_CASE("reduces add into lanes (lanes); a partial sum per pass by hand (partial)", "[codegen][passes]") {
   std::mt19937 rng(3);
   Graph g;
   NodeRef x = random_buffer(g, DType::F32, {3, 40, 50}, rng);
   NodeRef total = g.make_reduce(ReduceKind::Sum, x, {1, 2});
   tl::schedule::Schedule s = tl::schedule::make_schedule(total.get());
   const Lowered chosen = tl::codegen::lower(s.items[0], s.materialized);
-  // i0 over the 3 outputs, i1 and i2 the sum's loops: a partial per pass of i2.
-  CHECK(tl::codegen::opts_str(chosen.opts) == "(partial 1)");
-  const std::string text = chosen.kernel.str();
+  // i0 over the 3 outputs, i1 and i2 the sum's loops: 32 f32 lanes in i2, combined into the
+  // total after each pass of i2 (a partial sum per pass); i3 the blocks, i4 the 18 left over.
+  CHECK(tl::codegen::opts_str(chosen.opts) == "(lanes 2 32)");
+  std::string text = chosen.kernel.str();
+  CHECK(text.find("for i3 in [0, 1) lanes") != std::string::npos);
+  CHECK(text.find("for i4 in [0, 18)") != std::string::npos);
   CHECK(text.find("acc1:f32 = 0f") != std::string::npos);
-  CHECK(text.find("acc0 sum= acc1") != std::string::npos);
+  CHECK(text.find("acc32:f32 = 0f") != std::string::npos);
+  CHECK(text.find("acc33:f32") == std::string::npos);
   const Case c = plain_case(total, rng);
   CHECK(close(run(chosen.kernel, c, total.get()), run(c.plain.kernel, c, total.get()), true));
-  // An integer sum needs none, and a max is no sum.
+  // A max takes lanes too, and is exact in any order; so is an integer sum.
   NodeRef m = g.make_reduce(ReduceKind::Max, x, {1, 2});
   tl::schedule::Schedule ms = tl::schedule::make_schedule(m.get());
-  CHECK(tl::codegen::lower(ms.items[0], ms.materialized).opts.empty());
+  const Lowered max_lanes = tl::codegen::lower(ms.items[0], ms.materialized);
+  CHECK(tl::codegen::opts_str(max_lanes.opts) == "(lanes 2 32)");
+  const Case mc = plain_case(m, rng);
+  CHECK(same(run(max_lanes.kernel, mc, m.get()), run(mc.plain.kernel, mc, m.get())));
+  // Fewer iterations than lanes: none.
+  NodeRef narrow = g.make_reduce(ReduceKind::Max, random_buffer(g, DType::F32, {3, 40, 20}, rng), {2});
+  tl::schedule::Schedule ns = tl::schedule::make_schedule(narrow.get());
+  CHECK(tl::codegen::lower(ns.items[0], ns.materialized).opts.empty());
+  // partial by hand: each pass of i1 sums into a partial of its own.
   Lowering how;
   how.opts = tl::codegen::parse_opts("(partial 1)");
+  text = tl::codegen::lower(s.items[0], s.materialized, how).kernel.str();
+  CHECK(text.find("acc1:f32 = 0f") != std::string::npos);
+  CHECK(text.find("acc0 sum= acc1") != std::string::npos);
   CHECK_THROWS_WITH(tl::codegen::lower(ms.items[0], ms.materialized, how),
                     "opt (partial 1): loop i1 updates an accumulator that is not a float sum");
+  // lanes needs an innermost reduce loop.
+  how.opts = tl::codegen::parse_opts("(lanes 1 8)");
+  CHECK_THROWS_WITH(tl::codegen::lower(s.items[0], s.materialized, how),
+                    "opt (lanes 1 8): loop i1 holds a loop; lanes take an innermost reduce loop");
+  how.opts = tl::codegen::parse_opts("(lanes 0 8)");
+  CHECK_THROWS_WITH(tl::codegen::lower(s.items[0], s.materialized, how),
+                    Catch::Contains("opt (lanes 0 8): loop i0 is the kernel's parallel loop"));
 }
