@@ -33,6 +33,8 @@ constexpr int kCostCap = 1 << 20;  // costs saturate here (a DAG's paths multipl
 // Nodes fused into one kernel along any path: deeper chains are cut into several kernels,
 // which bounds the recursion of lowering and code generation.
 constexpr int kMaxFusedDepth = 96;
+// The most row reduces of a kernel that recompute_in_rows makes.
+constexpr std::size_t kMaxRecomputeRows = 2;
 
 // The nodes a kernel computes inline: from its output down to materialized nodes.
 std::vector<const Node*> region(const Schedule& s, const Node* out) {
@@ -193,6 +195,44 @@ std::vector<const Node*> kernel_rows(const Schedule& s, const Node* out) {
     if (r->src[0]->shape != out->shape) return {};  // an epilogue kernel, not rows
   }
   return order;
+}
+
+// A node that a row-wise reduce reads and that the kernel using the reduce's result reads as
+// well (softmax's exp(x - max): summed, then divided by the sum) is materialized as shared work,
+// which splits the row computation into two kernels that each pass the rows through memory.
+// Computed again in each pass of one row kernel instead, it costs a second evaluation per
+// element on the row in cache and saves a write and a read of it. Taken only where it leaves
+// exactly one kernel computing the node, and that one a row kernel of at most two reduces
+// (softmax's max and sum): where the reading kernel has row reduces of its own already (a chain
+// of softmaxes, each reading the last), each merge would add passes that recompute everything
+// before them, without bound.
+void recompute_in_rows(Schedule& s, std::unordered_set<const Node*>& heads, std::unordered_map<const Node*, int>& uses,
+                       const std::unordered_set<const Node*>& roots, const std::unordered_set<const Node*>& reduced) {
+  for (std::size_t i = 0; i < s.kernels.size(); ++i) {
+    const Node* e = s.kernels[i];
+    const OpGroup g = tensor::op_info(e->op).group;
+    if (roots.count(e) || heads.count(e) || uses[e] < 2) continue;
+    if (g != OpGroup::Unary && g != OpGroup::Binary && g != OpGroup::Ternary) continue;
+    if (!reduced.count(e)) continue;
+    Schedule trial = s;
+    std::unordered_set<const Node*> trial_heads = heads;
+    trial.materialized.erase(e);
+    trial.kernels.erase(trial.kernels.begin() + static_cast<std::ptrdiff_t>(i));
+    fuse_rows(trial, trial_heads, uses, roots);
+    int computing = 0;
+    bool rows = true;
+    for (const Node* k : trial.kernels) {
+      const std::vector<const Node*> r = region(trial, k);
+      if (std::find(r.begin(), r.end(), e) == r.end()) continue;
+      ++computing;
+      const std::size_t n = kernel_rows(trial, k).size();
+      rows = rows && n >= 1 && n <= kMaxRecomputeRows;
+    }
+    if (computing != 1 || !rows) continue;
+    s = std::move(trial);
+    heads = std::move(trial_heads);
+    i = static_cast<std::size_t>(-1);  // the kernel list changed: look again from the start
+  }
 }
 
 }  // namespace
@@ -397,6 +437,7 @@ Schedule make_schedule(const std::vector<const Node*>& outputs) {
     depth[n] = dep;
   }
   fuse_rows(s, heads, uses, roots);
+  recompute_in_rows(s, heads, uses, roots, reduced);
   store_in_read_order(s, order, heads, roots);
   // Kernels run in graph order (sources first): an operand materialized after the fact
   // (above) must run before every kernel that now reads it.
@@ -431,8 +472,9 @@ std::string schedule_str(const Schedule& s) {
     for (const Node* n : region(s, k.out)) {
       if (n != k.out && s.materialized.count(n)) continue;
       if (costs_work(n) || n->op == Op::Reduce) ++ops;
-      if (n != k.out && n->op == Op::Reduce) fused.push_back(describe_node(n));
+      if (n != k.out && n->op == Op::Reduce && k.kind != KernelKind::Rows) fused.push_back(describe_node(n));
     }
+    for (const Node* r : k.rows) fused.push_back(describe_node(r));  // in the order of their passes
     for (const Node* n : k.reads) reads.push_back(names.count(n) ? names.at(n) : "data");
     std::sort(reads.begin(), reads.end());
     out += ", " + std::to_string(ops) + (ops == 1 ? " op" : " ops");

@@ -2,7 +2,8 @@
 ;; work feeds the reduce that consumes it; elementwise work on a reduce's result (a bias, a
 ;; scale) runs in the reduce's kernel; and a reduce whose result is broadcast back over its
 ;; rows runs inside the consumer's kernel, one pass per row (layer-norm: one kernel; softmax:
-;; two, because exp(x - max) is computed once and stored rather than twice).
+;; one too, computing exp(x - max) in the sum's pass and again in the writing pass, from the
+;; row in cache, rather than storing it between two kernels).
 
 (defvar x (realize (randn '(64 128))))
 (defvar w1 (realize (randn '(128 32))))

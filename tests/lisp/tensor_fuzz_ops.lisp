@@ -32,9 +32,14 @@
 (defun fz-int-p (dt) (member dt +ints+))
 (defun fz-numel-of (shp) (apply #'* shp))
 
-(defun fz-random-shape ()
-  (let ((rank (fz-rnd 4)))
-    (loop repeat rank collect (+ 1 (fz-rnd 4)))))
+(defun fz-random-shape (&optional (long t))
+  ;; Axes of 1 to 4, and (when LONG) now and then a last axis of 33 to 72: long enough for the
+  ;; CPU's reduce lanes (32 accumulators and a remainder) and its vectorized loops.
+  (let* ((rank (fz-rnd 4))
+         (shape (loop repeat rank collect (+ 1 (fz-rnd 4)))))
+    (if (and long shape (fz-chance 6))
+        (append (butlast shape) (list (+ 33 (fz-rnd 40))))
+        shape)))
 
 (defun fz-random-element (dt)
   (cond ((fz-float-p dt) (if (fz-chance 6) 0.0 (* (- (fz-rnd 65) 32) 0.125)))
@@ -309,7 +314,7 @@ device's result), or (:error MESSAGE)."
   (let ((failures 0))
     (dotimes (i n)
       (setq *leaves* nil)
-      (let* ((shp (let ((s (fz-random-shape))) (if s s '(2))))
+      (let* ((shp (let ((s (fz-random-shape nil))) (if s s '(2))))
              (form (fz-gen-smooth 4 shp))
              (k (length *leaves*))
              (vars (loop for j below k collect (intern (format nil "X~a" j))))
