@@ -100,10 +100,11 @@ class Lowerer {
     std::optional<Tile> tile = tile_plan(red);
     if (tile && (interchange || tile->packs)) return tile->opts;
     if (interchange) return {Opt::interchange()};
-    // The innermost reduce loop adds into lanes: independent chains that vectorize, and per
-    // pass of any outer reduce loops, as partial sums would.
+    // A float max adds into lanes: independent chains that vectorize.
     if (!reduce_loops_.empty()) {
-      if (auto lanes = lanes_for(reduce_loops_.back(), reduce_extents_.back(), acc_dtype(red->dtype))) return {*lanes};
+      if (auto lanes = lanes_for(red->reduce_kind, reduce_loops_.back(), reduce_extents_.back(), acc_dtype(red->dtype))) {
+        return {*lanes};
+      }
     }
     // A float sum over several reduce loops adds each pass of the inner loops into a partial
     // sum of its own, then the partial into the total: one running f32 total over all
@@ -115,11 +116,16 @@ class Lowerer {
     return {};
   }
 
-  // (lanes L F) for an innermost reduce loop L of at least F iterations, F filling four 256-bit
-  // vectors of the accumulator's dtype (32 f32 lanes, 16 f64 or i64): enough independent chains
-  // to hide an add's latency; none when L is shorter or its extent is symbolic (the CPU's work
-  // estimate takes loop extents as shape dimensions, which have no division).
-  std::optional<Opt> lanes_for(std::int32_t loop, ExprId extent, DType acc_t) const {
+  // (lanes L F) for the innermost loop L of a float max of at least F iterations, F filling
+  // four 256-bit vectors of the accumulator's dtype (32 f32 lanes, 16 f64): enough independent
+  // chains to hide the latency of a NaN-propagating max, which LLVM's loop vectorizer cannot
+  // split itself. Not for sums: the emitter marks a float sum's adds reassoc, and the loop
+  // vectorizer splits those (integer sums and maxes it splits anyway) without copying the body
+  // 32 times (an exp in a softmax's sum: twice the compile time). None when L is shorter or
+  // its extent is symbolic (the CPU's work estimate takes loop extents as shape dimensions,
+  // which have no division).
+  std::optional<Opt> lanes_for(ReduceKind kind, std::int32_t loop, ExprId extent, DType acc_t) const {
+    if (kind != ReduceKind::Max || !tensor::is_float(acc_t)) return std::nullopt;
     const std::int64_t lanes = 128 / static_cast<std::int64_t>(tensor::dtype_size(acc_t));
     auto e = k_.as_const(extent);
     if (!e || *e < lanes) return std::nullopt;
@@ -275,9 +281,9 @@ class Lowerer {
       std::vector<ExprId> at;
       std::vector<Stmt>* inner = col_loops(body, at);
       inner->push_back(update_acc(acc, acc_t, r->reduce_kind, k_.unary(EOp::Cast, value(r->src[0].get(), at), acc_t)));
-      // On the CPU each reduce adds into lanes (choose_opts).
+      // On the CPU a float max adds into lanes (lanes_for).
       if (inner_loop >= 0 && !gpu_) {
-        if (auto lanes = lanes_for(inner_loop, inner_extent, acc_t)) result.opts.push_back(*lanes);
+        if (auto lanes = lanes_for(r->reduce_kind, inner_loop, inner_extent, acc_t)) result.opts.push_back(*lanes);
       }
       // Read (through the expand) at the row's index, the reduce is its accumulator.
       row_accs_[r] = k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), r->dtype);

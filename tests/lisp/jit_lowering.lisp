@@ -1,6 +1,6 @@
 ;;; Lowering's decisions as golden text (issue 20): for each kernel, the opts the CPU's lowering
 ;;; chooses (codegen/opts.h; kernels->text) -- register tiles and packed panels for matmuls,
-;;; output-row accumulation for column sums, lanes for row reduces, none for elementwise work --
+;;; output-row accumulation for column sums, lanes for float maxes, none for elementwise work --
 ;;; and the loop IR of a small matmul and a row sum under opts given by hand. A change to those choices shows here as a
 ;;; diff to review.
 (require (quote nn))
@@ -27,8 +27,8 @@
       (relu (+ (matmul (input '(16 64)) (input '(64 32))) (input '(32)))))
 (show "matmul by a transposed operand" (matmul (input '(16 64)) (transpose (input '(32 64)))))
 (show "column sum (accumulates in the output row)" (sum (input '(64 48)) :axis 0))
-(show "a sum over two axes (lanes in the inner loop, added to the total per pass)" (sum (input '(4 64 48)) :axis '(1 2)))
-(show "softmax (rows: lanes in each reduce's pass)" (softmax (input '(16 64)) :axis -1))
+(show "a sum over two axes (a partial sum per pass of the inner loop)" (sum (input '(4 64 48)) :axis '(1 2)))
+(show "softmax (one row kernel: lanes in the max's pass)" (softmax (input '(16 64)) :axis -1))
 (show "a row max too short for lanes" (amax (input '(16 20)) :axis -1))
 (show "conv2d" (conv2d (input '(2 3 8 8)) (input '(4 3 3 3)) :padding 1))
 

@@ -370,41 +370,45 @@ TEST_CASE("the verifier names a broken kernel's fault", "[codegen][passes]") {
   CHECK_THROWS_WITH(tl::codegen::verify(w, "x"), Catch::Contains("a store to input buffer b1"));
 }
 
-TEST_CASE("reduces add into lanes (lanes); a partial sum per pass by hand (partial)", "[codegen][passes]") {
+TEST_CASE("a float max adds into lanes (lanes); a float sum over two loops, a partial per pass (partial)",
+          "[codegen][passes]") {
   std::mt19937 rng(3);
   Graph g;
   NodeRef x = random_buffer(g, DType::F32, {3, 40, 50}, rng);
-  NodeRef total = g.make_reduce(ReduceKind::Sum, x, {1, 2});
-  tl::schedule::Schedule s = tl::schedule::make_schedule(total.get());
-  const Lowered chosen = tl::codegen::lower(s.items[0], s.materialized);
-  // i0 over the 3 outputs, i1 and i2 the sum's loops: 32 f32 lanes in i2, combined into the
-  // total after each pass of i2 (a partial sum per pass); i3 the blocks, i4 the 18 left over.
-  CHECK(tl::codegen::opts_str(chosen.opts) == "(lanes 2 32)");
-  std::string text = chosen.kernel.str();
-  CHECK(text.find("for i3 in [0, 1) lanes") != std::string::npos);
-  CHECK(text.find("for i4 in [0, 18)") != std::string::npos);
-  CHECK(text.find("acc1:f32 = 0f") != std::string::npos);
-  CHECK(text.find("acc32:f32 = 0f") != std::string::npos);
-  CHECK(text.find("acc33:f32") == std::string::npos);
-  const Case c = plain_case(total, rng);
-  CHECK(close(run(chosen.kernel, c, total.get()), run(c.plain.kernel, c, total.get()), true));
-  // A max takes lanes too, and is exact in any order; so is an integer sum.
+  // i0 over the 3 outputs, i1 and i2 the max's loops: 32 f32 lanes in i2, combined into the
+  // max after each pass of i2; i3 the blocks, i4 the 18 left over.
   NodeRef m = g.make_reduce(ReduceKind::Max, x, {1, 2});
   tl::schedule::Schedule ms = tl::schedule::make_schedule(m.get());
   const Lowered max_lanes = tl::codegen::lower(ms.items[0], ms.materialized);
   CHECK(tl::codegen::opts_str(max_lanes.opts) == "(lanes 2 32)");
+  std::string text = max_lanes.kernel.str();
+  CHECK(text.find("for i3 in [0, 1) lanes") != std::string::npos);
+  CHECK(text.find("for i4 in [0, 18)") != std::string::npos);
+  CHECK(text.find("acc1:f32 = -inff") != std::string::npos);
+  CHECK(text.find("acc32:f32 = -inff") != std::string::npos);
+  CHECK(text.find("acc33:f32") == std::string::npos);
   const Case mc = plain_case(m, rng);
-  CHECK(same(run(max_lanes.kernel, mc, m.get()), run(mc.plain.kernel, mc, m.get())));
+  CHECK(same(run(max_lanes.kernel, mc, m.get()), run(mc.plain.kernel, mc, m.get())));  // any order
   // Fewer iterations than lanes: none.
   NodeRef narrow = g.make_reduce(ReduceKind::Max, random_buffer(g, DType::F32, {3, 40, 20}, rng), {2});
   tl::schedule::Schedule ns = tl::schedule::make_schedule(narrow.get());
   CHECK(tl::codegen::lower(ns.items[0], ns.materialized).opts.empty());
-  // partial by hand: each pass of i1 sums into a partial of its own.
-  Lowering how;
-  how.opts = tl::codegen::parse_opts("(partial 1)");
-  text = tl::codegen::lower(s.items[0], s.materialized, how).kernel.str();
+  // A float sum over two loops: a partial sum per pass of i2 (LLVM splits the sum itself).
+  NodeRef total = g.make_reduce(ReduceKind::Sum, x, {1, 2});
+  tl::schedule::Schedule s = tl::schedule::make_schedule(total.get());
+  const Lowered chosen = tl::codegen::lower(s.items[0], s.materialized);
+  CHECK(tl::codegen::opts_str(chosen.opts) == "(partial 1)");
+  text = chosen.kernel.str();
   CHECK(text.find("acc1:f32 = 0f") != std::string::npos);
   CHECK(text.find("acc0 sum= acc1") != std::string::npos);
+  const Case c = plain_case(total, rng);
+  CHECK(close(run(chosen.kernel, c, total.get()), run(c.plain.kernel, c, total.get()), true));
+  // Lanes by hand on the sum regroup it too.
+  Lowering how;
+  how.opts = tl::codegen::parse_opts("(lanes 2 8)");
+  const Lowered summed = tl::codegen::lower(s.items[0], s.materialized, how);
+  CHECK(close(run(summed.kernel, c, total.get()), run(c.plain.kernel, c, total.get()), true));
+  how.opts = tl::codegen::parse_opts("(partial 1)");
   CHECK_THROWS_WITH(tl::codegen::lower(ms.items[0], ms.materialized, how),
                     "opt (partial 1): loop i1 updates an accumulator that is not a float sum");
   // lanes needs an innermost reduce loop.
