@@ -117,16 +117,17 @@ class Lowerer {
   }
 
   // (lanes L F) for the innermost loop L of a float max of at least F iterations, F filling
-  // four 256-bit vectors of the accumulator's dtype (32 f32 lanes, 16 f64): enough independent
-  // chains to hide the latency of a NaN-propagating max, which LLVM's loop vectorizer cannot
-  // split itself. Not for sums: the emitter marks a float sum's adds reassoc, and the loop
-  // vectorizer splits those (integer sums and maxes it splits anyway) without copying the body
-  // 32 times (an exp in a softmax's sum: twice the compile time). None when L is shorter or
+  // two 256-bit vectors of the accumulator's dtype (16 f32 lanes, 8 f64): independent chains
+  // for a NaN-propagating max, which LLVM's loop vectorizer cannot split itself (32 lanes ran
+  // no faster on AVX2 and took a fifth longer to compile). Not for sums: the emitter marks a
+  // float sum's adds reassoc, and the loop vectorizer splits those (integer sums and maxes it
+  // splits anyway) without copying the body (32 copies of an exp in a softmax's sum pass
+  // doubled its compile time). None when L is shorter or
   // its extent is symbolic (the CPU's work estimate takes loop extents as shape dimensions,
   // which have no division).
   std::optional<Opt> lanes_for(ReduceKind kind, std::int32_t loop, ExprId extent, DType acc_t) const {
     if (kind != ReduceKind::Max || !tensor::is_float(acc_t)) return std::nullopt;
-    const std::int64_t lanes = 128 / static_cast<std::int64_t>(tensor::dtype_size(acc_t));
+    const std::int64_t lanes = 64 / static_cast<std::int64_t>(tensor::dtype_size(acc_t));
     auto e = k_.as_const(extent);
     if (!e || *e < lanes) return std::nullopt;
     return Opt::lanes(loop, lanes);

@@ -34,7 +34,7 @@
 
 (defun fz-random-shape (&optional (long t))
   ;; Axes of 1 to 4, and (when LONG) now and then a last axis of 33 to 72: long enough for the
-  ;; CPU's reduce lanes (32 accumulators and a remainder) and its vectorized loops.
+  ;; CPU's reduce lanes (16 accumulators and a remainder) and its vectorized loops.
   (let* ((rank (fz-rnd 4))
          (shape (loop repeat rank collect (+ 1 (fz-rnd 4)))))
     (if (and long shape (fz-chance 6))
