@@ -40,12 +40,17 @@
   (bench "add-2^24" (lambda () (realize (+ a b))) :flops n :bytes (* 12.0 n))
   (bench "relu(a*b+c)-2^24" (lambda () (realize (relu (+ (* a b) c)))) :flops (* 3.0 n) :bytes (* 16.0 n))
   (bench "6-op-chain-2^24" (lambda () (realize (* (+ (* (- a b) c) 1.5) (maximum a 0.0))))
-         :flops (* 6.0 n) :bytes (* 16.0 n)))
+         :flops (* 6.0 n) :bytes (* 16.0 n))
+  ;; Transcendentals: exp of a float is computed in f32 within an ulp (math::exp2_product_f32).
+  (bench "exp-2^24" (lambda () (realize (exp a))) :flops n :bytes (* 8.0 n))
+  (bench "sigmoid-2^24" (lambda () (realize (sigmoid a))) :flops n :bytes (* 8.0 n)))
 
 ;; Softmax over the last axis of 4096x4096 and layer-norm over (4096, 1024).
 (let ((x (realize (randn '(4096 4096)))))
   (bench "softmax-4096x4096" (lambda () (realize (softmax x :axis 1)))
-         :flops (* 5.0 4096 4096) :bytes (* 8.0 4096 4096)))
+         :flops (* 5.0 4096 4096) :bytes (* 8.0 4096 4096))
+  (bench "rowmax-4096x4096" (lambda () (realize (amax x :axis 1)))
+         :flops (* 1.0 4096 4096) :bytes (* 4.0 4096 4096)))
 (let ((x (realize (randn '(4096 1024)))))
   (bench "layernorm-4096x1024" (lambda () (realize (layer-norm x)))
          :flops (* 7.0 4096 1024) :bytes (* 8.0 4096 1024)))

@@ -23,7 +23,7 @@ def report(prefix, name, ms, flops, nbytes):
     print(f"{prefix}-{name} {ms:.3f} {flops / ms / 1e6:.2f} {nbytes / ms / 1e6:.2f}")
 
 
-def run(prefix, lib, randn, matmul, relu, maximum, softmax, layernorm):
+def run(prefix, lib, randn, matmul, relu, maximum, softmax, layernorm, exp, sigmoid, rowmax):
     w1, b1, w2, b2, x1 = randn(784, 256), randn(256), randn(256, 10), randn(10), randn(1, 784)
     mlp_flops, mlp_bytes = 2.0 * (784 * 256 + 256 * 10), 4.0 * (784 * 256 + 256 * 10)
     ms = best_ms(lambda: matmul(relu(matmul(x1, w1) + b1), w2) + b2, 300)
@@ -38,8 +38,11 @@ def run(prefix, lib, randn, matmul, relu, maximum, softmax, layernorm):
     report(prefix, "add-2^24", best_ms(lambda: a + b, 5), n, 12.0 * n)
     report(prefix, "relu(a*b+c)-2^24", best_ms(lambda: relu(a * b + c), 5), 3.0 * n, 16.0 * n)
     report(prefix, "6-op-chain-2^24", best_ms(lambda: ((a - b) * c + 1.5) * maximum(a, 0.0), 5), 6.0 * n, 16.0 * n)
+    report(prefix, "exp-2^24", best_ms(lambda: exp(a), 5), n, 8.0 * n)
+    report(prefix, "sigmoid-2^24", best_ms(lambda: sigmoid(a), 5), n, 8.0 * n)
     x = randn(4096, 4096)
     report(prefix, "softmax-4096x4096", best_ms(lambda: softmax(x), 5), 5.0 * 4096 * 4096, 8.0 * 4096 * 4096)
+    report(prefix, "rowmax-4096x4096", best_ms(lambda: rowmax(x), 5), 4096.0 * 4096, 4.0 * 4096 * 4096)
     x = randn(4096, 1024)
     report(prefix, "layernorm-4096x1024", best_ms(lambda: layernorm(x), 5), 7.0 * 4096 * 1024, 8.0 * 4096 * 1024)
     cache, row, at = randn(4096, 1024) * 0, randn(1024), [0]
@@ -58,7 +61,8 @@ try:
     torch.manual_seed(0)
     run("torch", torch, lambda *s: torch.randn(*s), torch.matmul, torch.relu,
         lambda x, v: torch.clamp(x, min=v), lambda x: torch.softmax(x, dim=-1),
-        lambda x: torch.nn.functional.layer_norm(x, (x.shape[-1],)))
+        lambda x: torch.nn.functional.layer_norm(x, (x.shape[-1],)), torch.exp, torch.sigmoid,
+        lambda x: x.amax(dim=-1))
 except ImportError:
     pass
 
@@ -76,6 +80,7 @@ try:
         return d / np.sqrt((d * d).mean(axis=-1, keepdims=True) + 1e-5)
 
     run("numpy", np, lambda *s: rng.standard_normal(s, dtype=np.float32), np.matmul,
-        lambda x: np.maximum(x, 0), np.maximum, np_softmax, np_layernorm)
+        lambda x: np.maximum(x, 0), np.maximum, np_softmax, np_layernorm, np.exp,
+        lambda x: 1 / (1 + np.exp(-x)), lambda x: x.max(axis=-1))
 except ImportError:
     pass
