@@ -451,7 +451,8 @@ class Emitter {
   // an ulp of the f64 form in f32, so the f64 chain is never built: twice the vector width and
   // a shorter polynomial. Null for any other expression.
   Value* narrow_exp(const Expr& e) {
-    if (e.op != EOp::Cast || !(e.dtype == DType::F32 || e.dtype == DType::F16 || e.dtype == DType::BF16)) return nullptr;
+    const bool narrow = e.dtype == DType::F32 || e.dtype == DType::F16 || e.dtype == DType::BF16;
+    if (e.op != EOp::Cast || !narrow) return nullptr;
     const Expr& exp2 = k_.expr(e.src[0]);
     if (exp2.op != EOp::Exp2 || exp2.dtype != DType::F64) return nullptr;
     const Expr& mul = k_.expr(exp2.src[0]);

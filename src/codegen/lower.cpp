@@ -102,9 +102,8 @@ class Lowerer {
     if (interchange) return {Opt::interchange()};
     // A float max adds into lanes: independent chains that vectorize.
     if (!reduce_loops_.empty()) {
-      if (auto lanes = lanes_for(red->reduce_kind, reduce_loops_.back(), reduce_extents_.back(), acc_dtype(red->dtype))) {
-        return {*lanes};
-      }
+      const DType acc_t = acc_dtype(red->dtype);
+      if (auto lanes = lanes_for(red->reduce_kind, reduce_loops_.back(), reduce_extents_.back(), acc_t)) return {*lanes};
     }
     // A float sum over several reduce loops adds each pass of the inner loops into a partial
     // sum of its own, then the partial into the total: one running f32 total over all

@@ -61,8 +61,10 @@ Value* exp2_product_f32(llvm::IRBuilder<>& b, Value* x, double c) {
   const float c_hi = static_cast<float>(c);
   const float c_lo = static_cast<float>(c - static_cast<double>(c_hi));
   Value* ph = c_hi == 1.0f ? x : b.CreateFMul(x, k(c_hi));
-  Value* pl = c_hi == 1.0f && c_lo == 0.0f ? k(0)
-                                           : b.CreateCall(fma, {x, k(c_lo), b.CreateCall(fma, {x, k(c_hi), b.CreateFNeg(ph)})});
+  Value* pl = k(0);
+  if (c_hi != 1.0f || c_lo != 0.0f) {
+    pl = b.CreateCall(fma, {x, k(c_lo), b.CreateCall(fma, {x, k(c_hi), b.CreateFNeg(ph)})});
+  }
   // Out of range (or NaN, whose result is chosen at the end): clamp to +-160, drop pl.
   Value* in_range = b.CreateFCmpOLT(call_intrinsic(b, llvm::Intrinsic::fabs, ph), k(160));
   Value* signed_160 = b.CreateSelect(b.CreateFCmpOGT(ph, k(0)), k(160), k(-160));
@@ -79,7 +81,8 @@ Value* exp2_product_f32(llvm::IRBuilder<>& b, Value* x, double c) {
   Value* ni = b.CreateFPToSI(n, it);
   Value* n1 = b.CreateAShr(ni, llvm::ConstantInt::get(it, 1));
   auto pow2 = [&](Value* e) {
-    return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, llvm::ConstantInt::get(it, 127)), llvm::ConstantInt::get(it, 23)), t);
+    Value* biased = b.CreateAdd(e, llvm::ConstantInt::get(it, 127));
+    return b.CreateBitCast(b.CreateShl(biased, llvm::ConstantInt::get(it, 23)), t);
   };
   Value* r = b.CreateFMul(b.CreateFMul(p, pow2(n1)), pow2(b.CreateSub(ni, n1)));
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);

@@ -84,7 +84,9 @@ Opt read_opt(Reader& r) {
   for (const auto& s : kSpecs) {
     if (name == s.name) kind = s.kind;
   }
-  if (!kind) fail(r.text(), "unknown opt \"" + name + "\" (known: interchange, split, swap, pack, upcast, partial, lanes)");
+  if (!kind) {
+    fail(r.text(), "unknown opt \"" + name + "\" (known: interchange, split, swap, pack, upcast, partial, lanes)");
+  }
   o.kind = *kind;
   switch (o.kind) {
     case Opt::Kind::Interchange: break;

@@ -82,7 +82,8 @@ TEST_CASE("schedule: softmax in f32 is one row kernel fusing both reduces", "[sc
   CHECK(s.result == y.get());
   const std::string text = tl::schedule::schedule_str(s);
   CHECK(text.find("kernel 0 (rows)") == 0);
-  CHECK(text.find("fuses reduce :max (1) f32 (4 1), fuses reduce :sum (1) f32 (4 1)") != std::string::npos);  // pass order
+  // The reduces in pass order.
+  CHECK(text.find("fuses reduce :max (1) f32 (4 1), fuses reduce :sum (1) f32 (4 1)") != std::string::npos);
 }
 
 TEST_CASE("schedule: a matmul is one reduce kernel; realized work is an input", "[schedule]") {
