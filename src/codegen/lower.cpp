@@ -121,9 +121,8 @@ class Lowerer {
   // no faster on AVX2 and took a fifth longer to compile). Not for sums: the emitter marks a
   // float sum's adds reassoc, and the loop vectorizer splits those (integer sums and maxes it
   // splits anyway) without copying the body (32 copies of an exp in a softmax's sum pass
-  // doubled its compile time). None when L is shorter or
-  // its extent is symbolic (the CPU's work estimate takes loop extents as shape dimensions,
-  // which have no division).
+  // doubled its compile time). None when L is shorter or its extent is symbolic (the CPU's
+  // work estimate takes loop extents as shape dimensions, which have no division).
   std::optional<Opt> lanes_for(ReduceKind kind, std::int32_t loop, ExprId extent, DType acc_t) const {
     if (kind != ReduceKind::Max || !tensor::is_float(acc_t)) return std::nullopt;
     const std::int64_t lanes = 64 / static_cast<std::int64_t>(tensor::dtype_size(acc_t));
