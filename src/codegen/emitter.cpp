@@ -275,7 +275,7 @@ class Emitter {
             ok = e.op == EOp::Load && e.arg == first.arg && m.src[1 - side] == g.scalar &&
                  k_.constant_difference(first.src[0], e.src[0]) == std::optional<std::int64_t>(lane);
           }
-          ok = ok && acc_init_.count(st.acc) && acc_init_[st.acc] == acc_init_[stmts[i].acc];
+          ok = ok && acc_init_.count(st.acc);
         }
         if (ok) g.accs.push_back(st.acc);
       }
@@ -532,20 +532,44 @@ class Emitter {
   // --- statements ----------------------------------------------------------------------------
 
   void body(const std::vector<Stmt>& stmts) {
-    for (const Stmt& s : stmts) {
+    for (std::size_t i = 0; i < stmts.size(); ++i) {
+      const Stmt& s = stmts[i];
       switch (s.kind) {
         case Stmt::Kind::Loop: loop(s); break;
         case Stmt::Kind::Store: {
-          DType t = k_.buffers[static_cast<std::size_t>(s.buffer)].dtype;
-          Type* st = storage_type(t);
-          Value* p = b_.CreateInBoundsGEP(st, buffers_[static_cast<std::size_t>(s.buffer)], value(s.index));
-          Value* v = to_storage(t, value(s.value));
+          // A run of stores under one mask (a register tile's row) shares one branch.
+          std::size_t end = i + 1;
+          while (s.mask >= 0 && end < stmts.size() && stmts[end].kind == Stmt::Kind::Store &&
+                 stmts[end].mask == s.mask) {
+            ++end;
+          }
+          std::vector<std::pair<Value*, Value*>> stores;  // value, pointer
+          for (std::size_t j = i; j < end; ++j) {
+            const Stmt& st = stmts[j];
+            DType t = k_.buffers[static_cast<std::size_t>(st.buffer)].dtype;
+            Value* base = buffers_[static_cast<std::size_t>(st.buffer)];
+            Value* p = b_.CreateInBoundsGEP(storage_type(t), base, value(st.index));
+            stores.emplace_back(to_storage(t, value(st.value)), p);
+          }
+          Value* when = nullptr;
+          if (s.mask >= 0) {
+            Value* m = value(s.mask);
+            when = b_.CreateICmpNE(m, llvm::ConstantInt::get(m->getType(), 0));
+          }
           if (k_.group > 0 && group_loops_ == 0) {
             // Outside the group's loops every thread has the value: thread 0 stores it.
-            if_then(b_.CreateICmpEQ(lane_, b_.getInt64(0)), [&] { b_.CreateStore(v, p); });
-          } else {
-            b_.CreateStore(v, p);
+            Value* first = b_.CreateICmpEQ(lane_, b_.getInt64(0));
+            when = when ? b_.CreateAnd(when, first) : first;
           }
+          auto store_all = [&] {
+            for (auto [v, p] : stores) b_.CreateStore(v, p);
+          };
+          if (when) {
+            if_then(when, store_all);
+          } else {
+            store_all();
+          }
+          i = end - 1;
           break;
         }
         case Stmt::Kind::GroupCombine: group_combine(s); break;
@@ -556,7 +580,14 @@ class Emitter {
             auto* vt = llvm::FixedVectorType::get(b_.getFloatTy(), vector_width());
             VecGroup& vg = groups_[static_cast<std::size_t>(g)];
             vg.alloca = eb.CreateAlloca(vt, nullptr, "tile" + std::to_string(g));
-            b_.CreateStore(b_.CreateVectorSplat(vector_width(), value(s.value)), vg.alloca);
+            // The lanes' initial values: one constant, or each its own (partial sums read back
+            // from the output after a hoist).
+            Value* init = b_.CreateVectorSplat(vector_width(), value(s.value));
+            for (unsigned lane = 1; lane < vector_width(); ++lane) {
+              const ExprId v = acc_init_.at(vg.accs[lane]);
+              if (v != s.value) init = b_.CreateInsertElement(init, value(v), std::uint64_t{lane});
+            }
+            b_.CreateStore(init, vg.alloca);
             break;
           }
           llvm::IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());

@@ -683,8 +683,9 @@ std::string Kernel::str() const {
         }
         case Stmt::Kind::Store: {
           std::string idx = ref(s.index), val = ref(s.value);
+          std::string mask = s.mask >= 0 ? " if " + ref(s.mask) : "";
           flush(pad);
-          out += pad + "b" + std::to_string(s.buffer) + "[" + idx + "] = " + val + "\n";
+          out += pad + "b" + std::to_string(s.buffer) + "[" + idx + "] = " + val + mask + "\n";
           break;
         }
         case Stmt::Kind::AccDef: {

@@ -74,9 +74,11 @@ struct Stmt {
   // otherwise vectorize across its iterations with strided loads.
   bool lanes = false;
   std::vector<Stmt> body;
-  // Store: buffers[buffer][index] = value.
+  // Store: buffers[buffer][index] = value; with a mask (a bool expression), only where it is
+  // true (the rows of a ragged tile past the end of its loop).
   std::int32_t buffer = 0;
   ExprId index = -1;
+  ExprId mask = -1;
   // Store value; AccDef initial value; AccUpdate operand.
   ExprId value = -1;
   // AccDef / AccUpdate / GroupCombine: accumulator id, its dtype, and how it combines.

@@ -161,7 +161,10 @@ class Lowerer {
   // and last (upcast c1) (upcast r1): TR x TC accumulators, updated in one reduce loop.
   // With WANT_ROWS and WANT_COLS (the tuner's candidates), exactly that tile when it divides
   // the columns and the rows (or the rows are many: a ragged last tile); else the default.
-  std::optional<Tile> tile_plan(const Node* red, std::int64_t want_rows = 0, std::int64_t want_cols = 0) {
+  // BLOCKED (a tuner candidate too): many rows and a right operand too large to pack whole run
+  // in cache blocks (blocked_plan).
+  std::optional<Tile> tile_plan(const Node* red, std::int64_t want_rows = 0, std::int64_t want_cols = 0,
+                                bool blocked = false) {
     if (red->reduce_kind != ReduceKind::Sum || red->dtype != DType::F32 || out_->dtype != DType::F32) return std::nullopt;
     const tensor::Shape& shape = red->shape;
     std::vector<std::size_t> kept;  // output axes with a loop
@@ -203,6 +206,12 @@ class Lowerer {
       }
     }
     const bool whole = t.packs && *red_extent * *cols * 4 <= kWholeScratch;
+    if (blocked && t.packs && !whole && *rows >= kRaggedRows) {
+      if (auto blocked = blocked_plan(r, c, *cols, *red_extent, tile_rows, tile_cols)) {
+        t.opts = std::move(*blocked);
+        return t;
+      }
+    }
     const std::int32_t n = k_.loop_count();  // the ids the splits give: r0 r1 c0 c1
     const std::int32_t r0 = n, r1 = n + 1, c0 = n + 2, c1 = n + 3;
     t.opts = {Opt::split(r, tile_rows), Opt::split(c, tile_cols), Opt::swap(r1)};
@@ -219,8 +228,71 @@ class Lowerer {
     return t;
   }
 
+  // Cache blocks for a matmul of many rows whose right operand is too large to pack whole (the
+  // layout of Goto's GEMM). A tuner candidate, not the default: on the 2-core AVX2 machine it
+  // was measured on (512 KiB of L2 a core) it ran no faster than the column panels, within
+  // that machine's noise, and slower for (512x768)@(768x3072) on one thread. The layout:
+  // column blocks of NC columns (each a parallel iteration) and, when
+  // the reduce is longer than kBlockDepth, blocks of KC terms of it, so that one packed block
+  // of the right operand (KC x NC, a quarter of a 1 MiB L2 at most) serves every row tile
+  // while the rows' KC terms stay in L1 across the block's column tiles:
+  //   (split r TR) (split c NC) (split cB TC) (split k KC)
+  //   (swap r1) (swap r0) (swap r1)         c0 { r0 { cb0 { r1 { cb1 { acc; k0 { k1 } } } } } }
+  //   (hoist k0 c0)                         c0 { k0 { r0 { cb0 { r1 { cb1 { acc; k1 } } } } } }
+  //   (pack k0 r0 cb0 k1 cb1)               c0 { k0 { pack; r0 { ... } } }
+  //   (upcast cb1) (upcast r1)
+  // The hoist keeps each tile's partial sums in the output between the blocks of the reduce
+  // (the same additions in the same order: results are identical). None when no NC (a
+  // multiple of TC dividing the columns) is wider than one tile.
+  static constexpr std::int64_t kBlockDepth = 256;    // KC at most
+  static constexpr std::int64_t kBlockWidth = 256;    // NC at most
+  static constexpr std::int64_t kBlockBytes = 256 << 10;  // KC x NC x 4 at most
+  std::optional<Opts> blocked_plan(std::int32_t r, std::int32_t c, std::int64_t cols, std::int64_t depth,
+                                   std::int64_t tile_rows, std::int64_t tile_cols) {
+    // KC: the reduce whole when short, else the largest divisor of it from kBlockDepth down
+    // to a quarter of that (none: not blocked).
+    std::int64_t kc = depth;
+    if (depth > kBlockDepth + kBlockDepth / 4) {
+      kc = 0;
+      for (std::int64_t d = kBlockDepth; d >= kBlockDepth / 4 && kc == 0; d -= 8) {
+        if (depth % d == 0) kc = d;
+      }
+      if (kc == 0) return std::nullopt;
+    }
+    std::int64_t nc = 0;
+    for (std::int64_t w = kBlockWidth / tile_cols * tile_cols; w > tile_cols && nc == 0; w -= tile_cols) {
+      if (cols % w == 0 && kc * w * 4 <= kBlockBytes) nc = w;
+    }
+    if (nc == 0) return std::nullopt;
+    const std::int32_t n = k_.loop_count();
+    const std::int32_t r0 = n, r1 = n + 1, c0 = n + 2, cb = n + 3, cb0 = n + 4, cb1 = n + 5;
+    const std::int32_t k = reduce_loops_[0];
+    Opts o = {Opt::split(r, tile_rows), Opt::split(c, nc), Opt::split(cb, tile_cols)};
+    std::int32_t k0 = -1, k1 = k;
+    if (kc < depth) {
+      o.push_back(Opt::split(k, kc));
+      k0 = n + 6;
+      k1 = n + 7;
+    }
+    o.push_back(Opt::swap(r1));
+    o.push_back(Opt::swap(r0));
+    o.push_back(Opt::swap(r1));
+    if (k0 >= 0) {
+      o.push_back(Opt::hoist(k0, c0));
+      o.push_back(Opt::pack(k0, r0, {cb0, k1, cb1}));
+    } else {
+      o.push_back(Opt::pack(c0, r0, {cb0, k1, cb1}));
+    }
+    // The row tile's slice of the left operand, [k1][r1], read by every column tile of the block.
+    o.push_back(Opt::pack(r0, cb0, {k1, r1}));
+    o.push_back(Opt::upcast(cb1));
+    o.push_back(Opt::upcast(r1));
+    return o;
+  }
+
   // The tuner's candidates for this kernel: a register tile of each size ROWS x COLS that
-  // fits (none for a kernel that is not a matmul-like sum).
+  // fits, and each in cache blocks where that applies (none for a kernel that is not a
+  // matmul-like sum).
   std::vector<Opts> tile_candidates(const std::vector<std::int64_t>& rows, const std::vector<std::int64_t>& cols) {
     std::vector<Opts> out;
     const Node* red = sk_.reduce;
@@ -228,8 +300,10 @@ class Lowerer {
     build(red, false);
     for (std::int64_t r : rows) {
       for (std::int64_t c : cols) {
-        if (auto t = tile_plan(red, r, c); t && std::find(out.begin(), out.end(), t->opts) == out.end()) {
-          out.push_back(t->opts);
+        for (bool blocked : {false, true}) {
+          if (auto t = tile_plan(red, r, c, blocked); t && std::find(out.begin(), out.end(), t->opts) == out.end()) {
+            out.push_back(t->opts);
+          }
         }
       }
     }

@@ -22,7 +22,8 @@ constexpr OptSpec kSpecs[] = {{Opt::Kind::Interchange, "interchange"},
                               {Opt::Kind::Pack, "pack"},
                               {Opt::Kind::Upcast, "upcast"},
                               {Opt::Kind::Partial, "partial"},
-                              {Opt::Kind::Lanes, "lanes"}};
+                              {Opt::Kind::Lanes, "lanes"},
+                              {Opt::Kind::Hoist, "hoist"}};
 
 [[noreturn]] void fail(std::string_view text, const std::string& what) {
   throw ConditionError("optimizer-error", "opts: " + what + " in \"" + std::string(text) + "\"");
@@ -85,7 +86,8 @@ Opt read_opt(Reader& r) {
     if (name == s.name) kind = s.kind;
   }
   if (!kind) {
-    fail(r.text(), "unknown opt \"" + name + "\" (known: interchange, split, swap, pack, upcast, partial, lanes)");
+    fail(r.text(),
+         "unknown opt \"" + name + "\" (known: interchange, split, swap, pack, upcast, partial, lanes, hoist)");
   }
   o.kind = *kind;
   switch (o.kind) {
@@ -103,6 +105,10 @@ Opt read_opt(Reader& r) {
     case Opt::Kind::Swap:
     case Opt::Kind::Upcast:
     case Opt::Kind::Partial: o.loop = loop_id(r, false); break;
+    case Opt::Kind::Hoist:
+      o.loop = loop_id(r, false);
+      o.amount = loop_id(r, true);
+      break;
     case Opt::Kind::Pack:
       o.loop = loop_id(r, true);
       o.invariant = loop_id(r, false);
@@ -127,7 +133,8 @@ std::string opt_str(const Opt& o) {
   switch (o.kind) {
     case Opt::Kind::Interchange: break;
     case Opt::Kind::Split:
-    case Opt::Kind::Lanes: s += " " + std::to_string(o.loop) + " " + std::to_string(o.amount); break;
+    case Opt::Kind::Lanes:
+    case Opt::Kind::Hoist: s += " " + std::to_string(o.loop) + " " + std::to_string(o.amount); break;
     case Opt::Kind::Swap:
     case Opt::Kind::Upcast:
     case Opt::Kind::Partial: s += " " + std::to_string(o.loop); break;

@@ -10,7 +10,8 @@
 //                      innermost (chosen when building the nest: only first in a list)
 //   (split L F)        loop L of extent E becomes a loop of E/F around a loop of F; L's variable
 //                      is outer * F + inner (when F does not divide E, ceil(E/F) blocks, the last
-//                      repeating iteration E-1: only where repeating it changes nothing)
+//                      computing iteration E-1 again with its stores masked: only where that
+//                      changes nothing)
 //   (swap L)           loop L trades places with the one statement of its body, a loop
 //   (pack L R V...)    at the start of loop L's body (L = -1: the kernel's), the values that
 //                      the reduce updates inside L read and that do not change along loop R are
@@ -23,6 +24,9 @@
 //   (lanes L F)        the innermost reduce loop L adds into F accumulators per reduce, element
 //                      j of each block of F into lane j, the rest into lane 0; the lanes are
 //                      combined after L (independent chains that vectorize)
+//   (hoist L P)        reduce loop L moves out of its accumulators' scope to enclose the body
+//                      of loop P (P = -1: the kernel's): each iteration of L reads the partial
+//                      results back from the output and stores them again (a matmul's K blocks)
 #pragma once
 
 #include <cstdint>
@@ -33,10 +37,10 @@
 namespace tl::codegen {
 
 struct Opt {
-  enum class Kind : std::uint8_t { Interchange, Split, Swap, Pack, Upcast, Partial, Lanes };
+  enum class Kind : std::uint8_t { Interchange, Split, Swap, Pack, Upcast, Partial, Lanes, Hoist };
   Kind kind = Kind::Split;
   std::int32_t loop = -1;           // the loop it applies to (pack: -1 for the kernel's body)
-  std::int64_t amount = 0;          // split: the inner loop's extent; lanes: their number
+  std::int64_t amount = 0;          // split: the inner loop's extent; lanes: their number; hoist: P
   std::int32_t invariant = -1;      // pack: the loop along which the packed values do not change
   std::vector<std::int32_t> order;  // pack: the scratch's axes, outermost first
 
@@ -56,6 +60,11 @@ struct Opt {
   static Opt lanes(std::int32_t loop, std::int64_t n) {
     Opt o = make(Kind::Lanes, loop);
     o.amount = n;
+    return o;
+  }
+  static Opt hoist(std::int32_t loop, std::int32_t into) {
+    Opt o = make(Kind::Hoist, loop);
+    o.amount = into;
     return o;
   }
   static Opt pack(std::int32_t loop, std::int32_t invariant, std::vector<std::int32_t> order) {

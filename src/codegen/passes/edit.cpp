@@ -72,6 +72,8 @@ Stmt apply(Kernel& k, const Stmt& st, Subst& s) {
   out.extent = apply(k, st.extent, s);
   out.index = apply(k, st.index, s);
   out.value = apply(k, st.value, s);
+  out.mask = apply(k, st.mask, s);
+  if (auto always = out.mask >= 0 ? k.as_const(out.mask) : std::nullopt; always && *always != 0) out.mask = -1;
   for (const Stmt& c : st.body) out.body.push_back(apply(k, c, s));
   return out;
 }

@@ -38,6 +38,7 @@ void swap_loop(Kernel& k, std::int32_t loop);                        // passes/s
 void upcast_loop(Kernel& k, std::int32_t loop);                      // passes/upcast.cpp
 void partial_sums(Kernel& k, std::int32_t loop);                     // passes/partial.cpp
 void reduce_lanes(Kernel& k, std::int32_t loop, std::int64_t lanes);  // passes/lanes.cpp
+void hoist_loop(Kernel& k, std::int32_t loop, std::int32_t into);       // passes/hoist.cpp
 void pack_reads(Kernel& k, std::int32_t loop, std::int32_t invariant,
                 const std::vector<std::int32_t>& order);  // passes/pack.cpp
 

@@ -11,8 +11,8 @@ const std::vector<PassInfo>& lowering_passes() {
        "the plain loop nest of the scheduled kernel: a loop per output axis, reduce loops inside an "
        "accumulator, views as index arithmetic (codegen/lower.cpp; the (interchange) opt applies here)"},
       {"split",
-       "(split L F): loop L becomes a loop of E/F around a loop of F; a ragged last block repeats the last "
-       "iteration (passes/split.cpp)"},
+       "(split L F): loop L becomes a loop of E/F around a loop of F; a ragged last block computes the last "
+       "iteration again, its stores masked (passes/split.cpp)"},
       {"swap", "(swap L): loop L trades places with the loop that is its body (passes/swap.cpp)"},
       {"pack",
        "(pack L R V...): the reduce operand that does not change along R is copied to scratch at the start "
@@ -24,6 +24,9 @@ const std::vector<PassInfo>& lowering_passes() {
       {"lanes",
        "(lanes L F): the innermost reduce loop L adds into F accumulators, element j of each block of F into "
        "accumulator j, combined after it (passes/lanes.cpp)"},
+      {"hoist",
+       "(hoist L P): reduce loop L moves out to enclose loop P's body, the partial results stored to the output "
+       "and read back between its iterations (passes/hoist.cpp)"},
       {"group-reduce", "GPU only: long reduces split across a thread group, combined after (codegen/split_reduce.cpp)"},
   };
   return kPasses;
@@ -39,6 +42,7 @@ void apply_opt(Kernel& k, const Opt& o) {
     case Opt::Kind::Upcast: upcast_loop(k, o.loop); return;
     case Opt::Kind::Partial: partial_sums(k, o.loop); return;
     case Opt::Kind::Lanes: reduce_lanes(k, o.loop, o.amount); return;
+    case Opt::Kind::Hoist: hoist_loop(k, o.loop, static_cast<std::int32_t>(o.amount)); return;
   }
 }
 

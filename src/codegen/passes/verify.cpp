@@ -75,6 +75,10 @@ class Verifier {
           }
           check(s.index, "a store's index");
           check(s.value, "a store's value");
+          if (s.mask >= 0) {
+            check(s.mask, "a store's mask");
+            if (k_.expr(s.mask).dtype != DType::Bool) fail("a store's mask is not a bool");
+          }
           break;
         }
         case Stmt::Kind::AccDef:

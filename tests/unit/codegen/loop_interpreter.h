@@ -89,7 +89,9 @@ class LoopInterpreter {
           }
           break;
         }
-        case Stmt::Kind::Store: at(s.buffer, eval(s.index).i) = eval(s.value); break;
+        case Stmt::Kind::Store:
+          if (s.mask < 0 || eval(s.mask).i != 0) at(s.buffer, eval(s.index).i) = eval(s.value);
+          break;
         case Stmt::Kind::AccDef: accs_.at(static_cast<std::size_t>(s.acc)) = eval(s.value); break;
         case Stmt::Kind::AccUpdate: {
           Scalar& acc = accs_.at(static_cast<std::size_t>(s.acc));

@@ -67,7 +67,7 @@ NodeRef matmul(Graph& g, const NodeRef& a, const NodeRef& b) {
 // over several axes, a max, elementwise work through views, integer arithmetic.
 std::vector<NodeRef> sample_graphs(Graph& g, std::mt19937& rng) {
   std::vector<NodeRef> out;
-  for (auto [m, k, n] : {std::array<std::int64_t, 3>{8, 12, 16}, {6, 5, 10}, {12, 7, 32}}) {
+  for (auto [m, k, n] : {std::array<std::int64_t, 3>{8, 12, 16}, {6, 5, 10}, {12, 7, 32}, {5, 16, 6}}) {
     NodeRef mm = matmul(g, random_buffer(g, DType::F32, {m, k}, rng), random_buffer(g, DType::F32, {k, n}, rng));
     out.push_back(mm);
     out.push_back(g.make_binary(Op::Max, g.make_binary(Op::Add, mm, g.make_const_float(0.5, DType::F32, {m, n})),
@@ -170,7 +170,7 @@ std::pair<Opt, bool> random_opt(const Kernel& k, std::mt19937& rng) {
   loops_of(k.body, false, loops);
   if (loops.empty()) return {Opt::split(0, 1), false};
   const auto& [l, in_acc] = loops[rng() % loops.size()];
-  switch (rng() % 6) {
+  switch (rng() % 7) {
     case 0: {
       // A divisor of the extent, or any factor (a ragged split, where repeating is harmless).
       auto e = k.as_const(l->extent).value_or(1);
@@ -185,6 +185,11 @@ std::pair<Opt, bool> random_opt(const Kernel& k, std::mt19937& rng) {
     case 2: return {Opt::upcast(l->var), upcast_reorders(*l)};
     case 3: return {Opt::partial(l->var), true};
     case 4: return {Opt::lanes(l->var, 2 + static_cast<std::int64_t>(rng() % 7)), true};
+    case 5: {
+      // hoist out to the kernel or to another loop (most do not enclose it: rejected)
+      const auto& into = loops[rng() % loops.size()].first;
+      return {Opt::hoist(l->var, rng() % 3 == 0 ? -1 : into->var), false};
+    }
     default: {
       // pack at the kernel or at this loop the values that do not change along another loop
       const auto& r = loops[rng() % loops.size()].first;
@@ -206,10 +211,11 @@ bool close(const std::vector<Scalar>& a, const std::vector<Scalar>& b, bool reor
 }  // namespace
 
 TEST_CASE("opts print and read back; bad text is an optimizer-error", "[codegen][passes]") {
-  const Opts opts = {Opt::interchange(),          Opt::split(3, 4), Opt::swap(7),
-                     Opt::pack(-1, 2, {5, 9, 8}), Opt::upcast(11),  Opt::partial(2)};
+  const Opts opts = {Opt::interchange(), Opt::split(3, 4), Opt::swap(7),    Opt::pack(-1, 2, {5, 9, 8}),
+                     Opt::upcast(11),    Opt::partial(2),  Opt::hoist(6, -1), Opt::hoist(6, 3)};
   const std::string text = tl::codegen::opts_str(opts);
-  CHECK(text == "(interchange) (split 3 4) (swap 7) (pack -1 2 5 9 8) (upcast 11) (partial 2)");
+  CHECK(text ==
+        "(interchange) (split 3 4) (swap 7) (pack -1 2 5 9 8) (upcast 11) (partial 2) (hoist 6 -1) (hoist 6 3)");
   CHECK(tl::codegen::opts_str(tl::codegen::parse_opts(text)) == text);
   CHECK(tl::codegen::opts_str(tl::codegen::parse_opts("(" + text + ")")) == text);
   CHECK(tl::codegen::parse_opts("()").empty());
@@ -224,7 +230,8 @@ TEST_CASE("opts print and read back; bad text is an optimizer-error", "[codegen]
     return std::string("no error");
   };
   CHECK(error("(tile 0 4)") ==
-        "opts: unknown opt \"tile\" (known: interchange, split, swap, pack, upcast, partial, lanes) in \"(tile 0 4)\"");
+        "opts: unknown opt \"tile\" (known: interchange, split, swap, pack, upcast, partial, lanes, hoist) in "
+        "\"(tile 0 4)\"");
   CHECK(error("(split 0 0)") == "opts: split needs a positive factor, not 0 in \"(split 0 0)\"");
   CHECK(error("(split 0)") == "opts: expected an integer at position 8 in \"(split 0)\"");
   CHECK(error("(upcast 1) (interchange)") == "opts: interchange must come first in \"(upcast 1) (interchange)\"");
@@ -287,7 +294,8 @@ TEST_CASE("the CPU's matmul register tile is a list of opts that replays", "[cod
   // And it computes what the plain nest computes.
   const Case c = plain_case(mm, rng);
   CHECK(same(run(chosen.kernel, c, mm.get()), run(c.plain.kernel, c, mm.get())));
-  // Many rows that 6 does not divide: a ragged tile of 6 rows, the last one repeating row 49.
+  // Many rows that 6 does not divide: a ragged tile of 6 rows, the last computing row 49 again
+  // (its stores masked).
   NodeRef tall = matmul(g, random_buffer(g, DType::F32, {50, 12}, rng), random_buffer(g, DType::F32, {12, 16}, rng));
   tl::schedule::Schedule ts = tl::schedule::make_schedule(tall.get());
   const Lowered ragged = tl::codegen::lower(ts.items[0], ts.materialized);
@@ -301,6 +309,62 @@ TEST_CASE("the CPU's matmul register tile is a list of opts that replays", "[cod
   tl::schedule::Schedule w = tl::schedule::make_schedule(wide.get());
   CHECK(tl::codegen::opts_str(tl::codegen::lower(w.items[0], w.materialized).opts) ==
         "(split 0 4) (split 1 16) (swap 4) (swap 3) (pack 5 3 2 6) (upcast 6) (upcast 4)");
+}
+
+TEST_CASE("a matmul of many rows runs in cache blocks: the reduce hoisted out of the tiles", "[codegen][passes]") {
+  std::mt19937 rng(5);
+  Graph g;
+  // 50 rows (ragged tiles of 6), 384 terms (2 blocks of 192), 96 columns (one block of 6
+  // tiles of 16): the right operand (144 KiB) is too large to pack whole.
+  NodeRef mm = matmul(g, random_buffer(g, DType::F32, {50, 384}, rng), random_buffer(g, DType::F32, {384, 96}, rng));
+  tl::schedule::Schedule s = tl::schedule::make_schedule(mm.get());
+  // Not the default: one of the tuner's candidates.
+  const std::string kBlocked =
+      "(split 0 6) (split 1 96) (split 6 16) (split 2 192) (swap 4) (swap 3) (swap 4) (hoist 9 5) "
+      "(pack 9 3 7 10 8) (pack 3 7 10 4) (upcast 8) (upcast 4)";
+  CHECK(tl::codegen::opts_str(tl::codegen::lower(s.items[0], s.materialized).opts) ==
+        "(split 0 6) (split 1 16) (swap 4) (swap 3) (pack 5 3 2 6) (upcast 6) (upcast 4)");
+  const std::vector<Opts> candidates = tl::codegen::tile_candidates(s.items[0], s.materialized, Lowering(), {6}, {16});
+  REQUIRE(candidates.size() == 2);
+  CHECK(tl::codegen::opts_str(candidates[1]) == kBlocked);
+  Lowering how_blocked;
+  how_blocked.opts = candidates[1];
+  const Lowered blocked = tl::codegen::lower(s.items[0], s.materialized, how_blocked);
+  const std::string text = blocked.kernel.str();
+  INFO(text);
+  // The partial sums are read back where a block of the reduce starts, kept where it ends; the
+  // ragged tile's rows past the end store nothing.
+  CHECK(text.find("for i9 in [0, 2)") < text.find("for i3 in [0, 9)"));
+  CHECK(text.find("where:f32(") != std::string::npos);
+  CHECK(text.find(" if ") != std::string::npos);
+  const Case c = plain_case(mm, rng);
+  CHECK(same(run(blocked.kernel, c, mm.get()), run(c.plain.kernel, c, mm.get())));
+  // With an epilogue (relu of the sum plus 0.5), computed once, after the last block.
+  NodeRef relu = g.make_binary(Op::Max, g.make_binary(Op::Add, mm, g.make_const_float(0.5, DType::F32, {50, 96})),
+                               g.make_const_float(0, DType::F32, {50, 96}));
+  tl::schedule::Schedule rs = tl::schedule::make_schedule(relu.get());
+  const Lowered fused = tl::codegen::lower(rs.items[0], rs.materialized, how_blocked);
+  const Case rc = plain_case(relu, rng);
+  CHECK(same(run(fused.kernel, rc, relu.get()), run(rc.plain.kernel, rc, relu.get())));
+
+  auto error = [&](const std::string& opts) {
+    Lowering how;
+    how.opts = tl::codegen::parse_opts(opts);
+    try {
+      tl::codegen::lower(s.items[0], s.materialized, how);
+    } catch (const tl::ConditionError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // The plain nest: i0 rows (parallel), i1 columns, i2 the sum.
+  CHECK(error("(split 2 192) (hoist 3 -1)") == "opt (hoist 3 -1): loop i0 is the kernel's parallel loop");
+  CHECK(error("(split 2 192) (hoist 3 0)") == "no error");
+  CHECK(error("(split 2 192) (hoist 4 0)") == "opt (hoist 4 0): loop i3 is not the only statement of its loop's body");
+  CHECK(error("(hoist 2 1)") == "opt (hoist 2 1): loop i2 is directly in loop i1: nothing to hoist it out of");
+  CHECK(error("(hoist 1 2)") == "opt (hoist 1 2): loop i1 is not inside loop i2");
+  CHECK(error("(hoist 2 0)") == "no error");
+  CHECK(error("(hoist 0 1)") == "opt (hoist 0 1): loop i0 is not inside loop i1");
 }
 
 TEST_CASE("an opt that does not apply is an optimizer-error naming it", "[codegen][passes]") {
