@@ -87,7 +87,9 @@ void hoist_loop(Kernel& k, std::int32_t loop, std::int32_t into) {
   for (std::int32_t a : inner_defs) updated.erase(a);
   if (updated.empty()) passes::reject(opt, "loop " + name + " updates no accumulator defined outside it");
   const BufferParam& out = k.buffers[0];
-  std::set<std::int32_t> defined, stored;
+  std::set<std::int32_t> defined;
+  std::unordered_map<std::int32_t, ExprId> index_of;        // each accumulator's output element
+  std::unordered_map<std::size_t, std::int32_t> acc_stored;  // the accumulator each store reads
   for (std::size_t i = 0; i < scope.size(); ++i) {
     const Stmt& s = scope[i];
     if (i == at) continue;
@@ -114,10 +116,11 @@ void hoist_loop(Kernel& k, std::int32_t loop, std::int32_t into) {
         passes::reject(opt, "a store after loop " + name + " reads " + std::to_string(reads.size()) +
                                 " of its accumulators, not one");
       }
-      if (!stored.insert(*reads.begin()).second) {
+      if (!index_of.emplace(*reads.begin(), s.index).second) {
         passes::reject(opt, "acc" + std::to_string(*reads.begin()) + " is stored twice after loop " + name);
       }
       if (passes::uses_of(k, s.index).acc) passes::reject(opt, "a store's index reads an accumulator");
+      acc_stored[i] = *reads.begin();
     } else {
       passes::reject(opt, "the scope of loop " + name + "'s accumulators holds other statements than their "
                           "definitions and stores to the output");
@@ -125,18 +128,10 @@ void hoist_loop(Kernel& k, std::int32_t loop, std::int32_t into) {
   }
   for (std::int32_t a : updated) {
     if (!defined.count(a)) passes::reject(opt, "acc" + std::to_string(a) + " is not defined beside loop " + name);
-    if (!stored.count(a)) passes::reject(opt, "acc" + std::to_string(a) + " is not stored after loop " + name);
+    if (!index_of.count(a)) passes::reject(opt, "acc" + std::to_string(a) + " is not stored after loop " + name);
   }
 
-  // The change. Each accumulator's element: the index of its store.
-  std::unordered_map<std::int32_t, const Stmt*> store_of;
-  for (const Stmt& s : scope) {
-    if (s.kind != Stmt::Kind::Store) continue;
-    k.visit({s.value}, [&](ExprId, const Expr& x) {
-      if (x.op == EOp::AccRead) store_of[x.arg] = &s;
-      return true;
-    });
-  }
+  // The change.
   const ExprId var = k.loop_var(loop);
   const ExprId first = k.binary(EOp::Cmpeq, var, k.constant_int(0));
   const ExprId last = k.binary(EOp::Cmpeq, var, k.constant_int(*extent - 1));
@@ -146,23 +141,16 @@ void hoist_loop(Kernel& k, std::int32_t loop, std::int32_t into) {
     if (i == at) {
       for (Stmt& c : l.body) new_scope.push_back(std::move(c));
     } else if (s.kind == Stmt::Kind::AccDef) {
-      const Stmt& st = *store_of.at(s.acc);
-      s.value = k.where(first, s.value, k.load(0, st.index));
+      s.value = k.where(first, s.value, k.load(0, index_of.at(s.acc)));
       new_scope.push_back(std::move(s));
     } else {
-      ExprId partial = -1;
-      k.visit({s.value}, [&](ExprId, const Expr& x) {
-        if (x.op == EOp::AccRead) partial = k.acc_read(x.arg, x.dtype);
-        return true;
-      });
-      s.value = k.where(last, s.value, partial);
+      s.value = k.where(last, s.value, k.acc_read(acc_stored.at(i), out.dtype));
       new_scope.push_back(std::move(s));
     }
   }
   Stmt hoisted{Stmt::Kind::Loop};
   hoisted.var = l.var;
   hoisted.extent = l.extent;
-  hoisted.lanes = l.lanes;
   scope = std::move(new_scope);
   // L encloses what was the first loop below P (its list holds only it).
   std::vector<Stmt>& top = *path.front().list;
