@@ -207,8 +207,8 @@ class Lowerer {
     }
     const bool whole = t.packs && *red_extent * *cols * 4 <= kWholeScratch;
     if (blocked && t.packs && !whole && *rows >= kRaggedRows) {
-      if (auto blocked = blocked_plan(r, c, *cols, *red_extent, tile_rows, tile_cols)) {
-        t.opts = std::move(*blocked);
+      if (auto plan = blocked_plan(r, c, *cols, *red_extent, tile_rows, tile_cols)) {
+        t.opts = std::move(*plan);
         return t;
       }
     }
@@ -232,14 +232,15 @@ class Lowerer {
   // layout of Goto's GEMM). A tuner candidate, not the default: on the 2-core AVX2 machine it
   // was measured on (512 KiB of L2 a core) it ran no faster than the column panels, within
   // that machine's noise, and slower for (512x768)@(768x3072) on one thread. The layout:
-  // column blocks of NC columns (each a parallel iteration) and, when
-  // the reduce is longer than kBlockDepth, blocks of KC terms of it, so that one packed block
-  // of the right operand (KC x NC, a quarter of a 1 MiB L2 at most) serves every row tile
-  // while the rows' KC terms stay in L1 across the block's column tiles:
+  // column blocks of NC columns (each a parallel iteration) and, when the reduce is longer
+  // than kBlockDepth, blocks of KC terms of it, so that one packed block of the right operand
+  // (KC x NC, a quarter of a 1 MiB L2 at most) serves every row tile while the row tile's KC
+  // terms, packed, stay in L1 across the block's column tiles:
   //   (split r TR) (split c NC) (split cB TC) (split k KC)
   //   (swap r1) (swap r0) (swap r1)         c0 { r0 { cb0 { r1 { cb1 { acc; k0 { k1 } } } } } }
   //   (hoist k0 c0)                         c0 { k0 { r0 { cb0 { r1 { cb1 { acc; k1 } } } } } }
   //   (pack k0 r0 cb0 k1 cb1)               c0 { k0 { pack; r0 { ... } } }
+  //   (pack r0 cb0 k1 r1)                   c0 { k0 { pack; r0 { pack; cb0 { ... } } } }
   //   (upcast cb1) (upcast r1)
   // The hoist keeps each tile's partial sums in the output between the blocks of the reduce
   // (the same additions in the same order: results are identical). None when no NC (a
