@@ -32,6 +32,15 @@
     (bench (format nil "matmul-~a" n) (lambda () (realize (matmul a b)))
            :flops (* 2.0 n n n) :bytes (* 12.0 n n) :reps (if (> n 1024) 2 5))))
 
+;; Awkward shapes (issue 22): GPT-2's logits, 50257 columns (and the same padded to 50304, a
+;; multiple of the register tile), and a narrow product whose 86 columns no tile width divides.
+(dolist (mkn '((48 768 50257) (48 768 50304) (2048 128 86)))
+  (destructuring-bind (m k n) mkn
+    (let ((a (realize (randn (list m k))))
+          (b (realize (randn (list k n)))))
+      (bench (format nil "matmul-~ax~ax~a" m k n) (lambda () (realize (matmul a b)))
+             :flops (* 2.0 m k n) :bytes (* 4.0 (+ (* m k) (* k n) (* m n))) :reps 3))))
+
 ;; Elementwise on 2^24 floats: bytes moved are what must cross memory (inputs and output).
 (let* ((n (expt 2 24))
        (a (realize (randn (list n))))

@@ -33,6 +33,10 @@ def run(prefix, lib, randn, matmul, relu, maximum, softmax, layernorm, exp, sigm
     for n in (256, 512, 1024, 2048):
         a, b = randn(n, n), randn(n, n)
         report(prefix, f"matmul-{n}", best_ms(lambda: matmul(a, b), 2 if n > 1024 else 5), 2.0 * n**3, 12.0 * n * n)
+    for m, k, n in ((48, 768, 50257), (48, 768, 50304), (2048, 128, 86)):
+        a, b = randn(m, k), randn(k, n)
+        report(prefix, f"matmul-{m}x{k}x{n}", best_ms(lambda: matmul(a, b), 3), 2.0 * m * k * n,
+               4.0 * (m * k + k * n + m * n))
     n = 2**24
     a, b, c = randn(n), randn(n), randn(n)
     report(prefix, "add-2^24", best_ms(lambda: a + b, 5), n, 12.0 * n)

@@ -23,7 +23,8 @@ constexpr OptSpec kSpecs[] = {{Opt::Kind::Interchange, "interchange"},
                               {Opt::Kind::Upcast, "upcast"},
                               {Opt::Kind::Partial, "partial"},
                               {Opt::Kind::Lanes, "lanes"},
-                              {Opt::Kind::Hoist, "hoist"}};
+                              {Opt::Kind::Hoist, "hoist"},
+                              {Opt::Kind::Peel, "peel"}};
 
 [[noreturn]] void fail(std::string_view text, const std::string& what) {
   throw ConditionError("optimizer-error", "opts: " + what + " in \"" + std::string(text) + "\"");
@@ -87,7 +88,7 @@ Opt read_opt(Reader& r) {
   }
   if (!kind) {
     fail(r.text(),
-         "unknown opt \"" + name + "\" (known: interchange, split, swap, pack, upcast, partial, lanes, hoist)");
+         "unknown opt \"" + name + "\" (known: interchange, split, swap, pack, upcast, partial, lanes, hoist, peel)");
   }
   o.kind = *kind;
   switch (o.kind) {
@@ -104,7 +105,8 @@ Opt read_opt(Reader& r) {
       break;
     case Opt::Kind::Swap:
     case Opt::Kind::Upcast:
-    case Opt::Kind::Partial: o.loop = loop_id(r, false); break;
+    case Opt::Kind::Partial:
+    case Opt::Kind::Peel: o.loop = loop_id(r, false); break;
     case Opt::Kind::Hoist:
       o.loop = loop_id(r, false);
       o.amount = loop_id(r, true);
@@ -137,7 +139,8 @@ std::string opt_str(const Opt& o) {
     case Opt::Kind::Hoist: s += " " + std::to_string(o.loop) + " " + std::to_string(o.amount); break;
     case Opt::Kind::Swap:
     case Opt::Kind::Upcast:
-    case Opt::Kind::Partial: s += " " + std::to_string(o.loop); break;
+    case Opt::Kind::Partial:
+    case Opt::Kind::Peel: s += " " + std::to_string(o.loop); break;
     case Opt::Kind::Pack:
       s += " " + std::to_string(o.loop) + " " + std::to_string(o.invariant);
       for (std::int32_t v : o.order) s += " " + std::to_string(v);

@@ -27,6 +27,9 @@
 //   (hoist L P)        reduce loop L moves out of its accumulators' scope to enclose the body
 //                      of loop P (P = -1: the kernel's): each iteration of L reads the partial
 //                      results back from the output and stores them again (a matmul's K blocks)
+//   (peel L)           the last iteration of loop L runs as a copy of its own, the others knowing
+//                      they are not last: a ragged split's clamps and masks fold away (full
+//                      tiles run without them) and become constants in the last one
 #pragma once
 
 #include <cstdint>
@@ -37,7 +40,7 @@
 namespace tl::codegen {
 
 struct Opt {
-  enum class Kind : std::uint8_t { Interchange, Split, Swap, Pack, Upcast, Partial, Lanes, Hoist };
+  enum class Kind : std::uint8_t { Interchange, Split, Swap, Pack, Upcast, Partial, Lanes, Hoist, Peel };
   Kind kind = Kind::Split;
   std::int32_t loop = -1;           // the loop it applies to (pack: -1 for the kernel's body)
   std::int64_t amount = 0;          // split: the inner loop's extent; lanes: their number; hoist: P
@@ -57,6 +60,7 @@ struct Opt {
   static Opt swap(std::int32_t loop) { return make(Kind::Swap, loop); }
   static Opt upcast(std::int32_t loop) { return make(Kind::Upcast, loop); }
   static Opt partial(std::int32_t loop) { return make(Kind::Partial, loop); }
+  static Opt peel(std::int32_t loop) { return make(Kind::Peel, loop); }
   static Opt lanes(std::int32_t loop, std::int64_t n) {
     Opt o = make(Kind::Lanes, loop);
     o.amount = n;

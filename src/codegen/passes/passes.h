@@ -39,6 +39,7 @@ void upcast_loop(Kernel& k, std::int32_t loop);                      // passes/u
 void partial_sums(Kernel& k, std::int32_t loop);                     // passes/partial.cpp
 void reduce_lanes(Kernel& k, std::int32_t loop, std::int64_t lanes);  // passes/lanes.cpp
 void hoist_loop(Kernel& k, std::int32_t loop, std::int32_t into);       // passes/hoist.cpp
+void peel_loop(Kernel& k, std::int32_t loop);                        // passes/peel.cpp
 void pack_reads(Kernel& k, std::int32_t loop, std::int32_t invariant,
                 const std::vector<std::int32_t>& order);  // passes/pack.cpp
 

@@ -27,6 +27,9 @@ const std::vector<PassInfo>& lowering_passes() {
       {"hoist",
        "(hoist L P): reduce loop L moves out to enclose loop P's body, the partial results stored to the output "
        "and read back between its iterations (passes/hoist.cpp)"},
+      {"peel",
+       "(peel L): the last iteration of loop L runs as a copy of its own, the others knowing they are not last, "
+       "so a ragged split's clamps and masks fold away (passes/peel.cpp)"},
       {"group-reduce", "GPU only: long reduces split across a thread group, combined after (codegen/split_reduce.cpp)"},
   };
   return kPasses;
@@ -43,6 +46,7 @@ void apply_opt(Kernel& k, const Opt& o) {
     case Opt::Kind::Partial: partial_sums(k, o.loop); return;
     case Opt::Kind::Lanes: reduce_lanes(k, o.loop, o.amount); return;
     case Opt::Kind::Hoist: hoist_loop(k, o.loop, static_cast<std::int32_t>(o.amount)); return;
+    case Opt::Kind::Peel: peel_loop(k, o.loop); return;
   }
 }
 

@@ -5,6 +5,7 @@
 // read back, and a transform that does not apply is an optimizer-error naming it.
 #include "codegen/passes/passes.h"
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -170,7 +171,7 @@ std::pair<Opt, bool> random_opt(const Kernel& k, std::mt19937& rng) {
   loops_of(k.body, false, loops);
   if (loops.empty()) return {Opt::split(0, 1), false};
   const auto& [l, in_acc] = loops[rng() % loops.size()];
-  switch (rng() % 7) {
+  switch (rng() % 8) {
     case 0: {
       // A divisor of the extent, or any factor (a ragged split, where repeating is harmless).
       auto e = k.as_const(l->extent).value_or(1);
@@ -185,6 +186,7 @@ std::pair<Opt, bool> random_opt(const Kernel& k, std::mt19937& rng) {
     case 2: return {Opt::upcast(l->var), upcast_reorders(*l)};
     case 3: return {Opt::partial(l->var), true};
     case 4: return {Opt::lanes(l->var, 2 + static_cast<std::int64_t>(rng() % 7)), true};
+    case 6: return {Opt::peel(l->var), false};
     case 5: {
       // hoist out to the kernel or to another loop (most do not enclose it: rejected)
       const auto& into = loops[rng() % loops.size()].first;
@@ -212,10 +214,12 @@ bool close(const std::vector<Scalar>& a, const std::vector<Scalar>& b, bool reor
 
 TEST_CASE("opts print and read back; bad text is an optimizer-error", "[codegen][passes]") {
   const Opts opts = {Opt::interchange(), Opt::split(3, 4), Opt::swap(7),    Opt::pack(-1, 2, {5, 9, 8}),
-                     Opt::upcast(11),    Opt::partial(2),  Opt::hoist(6, -1), Opt::hoist(6, 3)};
+                     Opt::upcast(11),    Opt::partial(2),  Opt::hoist(6, -1), Opt::hoist(6, 3),
+                     Opt::peel(4)};
   const std::string text = tl::codegen::opts_str(opts);
   CHECK(text ==
-        "(interchange) (split 3 4) (swap 7) (pack -1 2 5 9 8) (upcast 11) (partial 2) (hoist 6 -1) (hoist 6 3)");
+        "(interchange) (split 3 4) (swap 7) (pack -1 2 5 9 8) (upcast 11) (partial 2) (hoist 6 -1) (hoist 6 3) "
+        "(peel 4)");
   CHECK(tl::codegen::opts_str(tl::codegen::parse_opts(text)) == text);
   CHECK(tl::codegen::opts_str(tl::codegen::parse_opts("(" + text + ")")) == text);
   CHECK(tl::codegen::parse_opts("()").empty());
@@ -230,8 +234,8 @@ TEST_CASE("opts print and read back; bad text is an optimizer-error", "[codegen]
     return std::string("no error");
   };
   CHECK(error("(tile 0 4)") ==
-        "opts: unknown opt \"tile\" (known: interchange, split, swap, pack, upcast, partial, lanes, hoist) in "
-        "\"(tile 0 4)\"");
+        "opts: unknown opt \"tile\" (known: interchange, split, swap, pack, upcast, partial, lanes, hoist, peel) "
+        "in \"(tile 0 4)\"");
   CHECK(error("(split 0 0)") == "opts: split needs a positive factor, not 0 in \"(split 0 0)\"");
   CHECK(error("(split 0)") == "opts: expected an integer at position 8 in \"(split 0)\"");
   CHECK(error("(upcast 1) (interchange)") == "opts: interchange must come first in \"(upcast 1) (interchange)\"");
@@ -295,13 +299,15 @@ TEST_CASE("the CPU's matmul register tile is a list of opts that replays", "[cod
   const Case c = plain_case(mm, rng);
   CHECK(same(run(chosen.kernel, c, mm.get()), run(c.plain.kernel, c, mm.get())));
   // Many rows that 6 does not divide: a ragged tile of 6 rows, the last computing row 49 again
-  // (its stores masked).
+  // (its stores masked), peeled: the last tile runs as a copy of its own, so neither copy has a
+  // masked store left (the full tiles need none, and the last one's masks are constants).
   NodeRef tall = matmul(g, random_buffer(g, DType::F32, {50, 12}, rng), random_buffer(g, DType::F32, {12, 16}, rng));
   tl::schedule::Schedule ts = tl::schedule::make_schedule(tall.get());
   const Lowered ragged = tl::codegen::lower(ts.items[0], ts.materialized);
   CHECK(tl::codegen::opts_str(ragged.opts) ==
-        "(split 0 6) (split 1 16) (swap 4) (pack -1 3 5 2 6) (upcast 6) (upcast 4)");
+        "(split 0 6) (split 1 16) (swap 4) (pack -1 3 5 2 6) (upcast 6) (upcast 4) (peel 3)");
   CHECK(ragged.parallel_extent == tl::tensor::Dim(9));
+  CHECK(ragged.kernel.str().find(" if ") == std::string::npos);
   const Case tc = plain_case(tall, rng);
   CHECK(same(run(ragged.kernel, tc, tall.get()), run(tc.plain.kernel, tc, tall.get())));
   // A wide right operand is packed per column panel instead, inside the column loop.
@@ -321,9 +327,9 @@ TEST_CASE("a matmul of many rows runs in cache blocks: the reduce hoisted out of
   // Not the default: one of the tuner's candidates.
   const std::string kBlocked =
       "(split 0 6) (split 1 96) (split 6 16) (split 2 192) (swap 4) (swap 3) (swap 4) (hoist 9 5) "
-      "(pack 9 3 7 10 8) (pack 3 7 10 4) (upcast 8) (upcast 4)";
+      "(pack 9 3 7 10 8) (pack 3 7 10 4) (upcast 8) (upcast 4) (peel 3)";
   CHECK(tl::codegen::opts_str(tl::codegen::lower(s.items[0], s.materialized).opts) ==
-        "(split 0 6) (split 1 16) (swap 4) (swap 3) (pack 5 3 2 6) (upcast 6) (upcast 4)");
+        "(split 0 6) (split 1 16) (swap 4) (swap 3) (pack 5 3 2 6) (upcast 6) (upcast 4) (peel 3)");
   const std::vector<Opts> candidates = tl::codegen::tile_candidates(s.items[0], s.materialized, Lowering(), {6}, {16});
   REQUIRE(candidates.size() == 2);
   CHECK(tl::codegen::opts_str(candidates[1]) == kBlocked);
@@ -333,10 +339,11 @@ TEST_CASE("a matmul of many rows runs in cache blocks: the reduce hoisted out of
   const std::string text = blocked.kernel.str();
   INFO(text);
   // The partial sums are read back where a block of the reduce starts, kept where it ends; the
-  // ragged tile's rows past the end store nothing.
-  CHECK(text.find("for i9 in [0, 2)") < text.find("for i3 in [0, 9)"));
+  // ragged tile's rows past the end store nothing (the last row tile, peeled, has no store for
+  // them, and the others need no mask).
+  CHECK(text.find("for i9 in [0, 2)") < text.find("for i14 in [0, 8)"));
   CHECK(text.find("where:f32(") != std::string::npos);
-  CHECK(text.find(" if ") != std::string::npos);
+  CHECK(text.find(" if ") == std::string::npos);
   const Case c = plain_case(mm, rng);
   CHECK(same(run(blocked.kernel, c, mm.get()), run(c.plain.kernel, c, mm.get())));
   // With an epilogue (relu of the sum plus 0.5), computed once, after the last block.
@@ -367,6 +374,44 @@ TEST_CASE("a matmul of many rows runs in cache blocks: the reduce hoisted out of
   CHECK(error("(hoist 0 1)") == "opt (hoist 0 1): loop i0 is not inside loop i1");
 }
 
+TEST_CASE("a ragged tile's last block runs as a copy of its own (peel)", "[codegen][passes]") {
+  std::mt19937 rng(11);
+  Graph g;
+  // Columns and rows that no tile divides: 37 columns (ragged tiles of 16, packed per column
+  // panel: the column loop is the parallel one) and 50 rows (ragged tiles of 6).
+  for (auto [rows, depth, cols] : {std::array<std::int64_t, 3>{50, 300, 37}, std::array<std::int64_t, 3>{50, 12, 37},
+                                   std::array<std::int64_t, 3>{9, 7, 86}}) {
+    NodeRef mm = matmul(g, random_buffer(g, DType::F32, {rows, depth}, rng),
+                        random_buffer(g, DType::F32, {depth, cols}, rng));
+    tl::schedule::Schedule s = tl::schedule::make_schedule(mm.get());
+    const Lowered chosen = tl::codegen::lower(s.items[0], s.materialized);
+    const std::string opts = tl::codegen::opts_str(chosen.opts);
+    const std::string text = chosen.kernel.str();
+    INFO(opts << "\n" << text);
+    CHECK(opts.find("(peel ") != std::string::npos);
+    // No store is masked: the full tiles need no mask, and the last one's became constants.
+    CHECK(text.find(" if ") == std::string::npos);
+    const Case c = plain_case(mm, rng);
+    CHECK(same(run(chosen.kernel, c, mm.get()), run(c.plain.kernel, c, mm.get())));
+  }
+  // Errors, on a 6 x 5 @ 5 x 10 matmul: i0 rows (parallel), i1 columns, i2 the sum.
+  NodeRef mm = matmul(g, random_buffer(g, DType::F32, {6, 5}, rng), random_buffer(g, DType::F32, {5, 10}, rng));
+  tl::schedule::Schedule s = tl::schedule::make_schedule(mm.get());
+  auto error = [&](const std::string& text) {
+    Lowering how;
+    how.opts = tl::codegen::parse_opts(text);
+    try {
+      tl::codegen::lower(s.items[0], s.materialized, how);
+    } catch (const tl::ConditionError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error("(peel 7)") == "opt (peel 7): the kernel has no loop i7");
+  CHECK(error("(split 1 10) (peel 3)") == "opt (peel 3): loop i3 has 1 iteration(s)");
+  CHECK(error("(peel 0) (peel 1) (peel 2)") == "no error");
+}
+
 TEST_CASE("an opt that does not apply is an optimizer-error naming it", "[codegen][passes]") {
   std::mt19937 rng(2);
   Graph g;
@@ -395,7 +440,7 @@ TEST_CASE("an opt that does not apply is an optimizer-error naming it", "[codege
         "opt (pack -1 2): no value that an accumulator update inside the kernel reads stays the same along loop i2");
   CHECK(error("(pack 2 1)") == "opt (pack 2 1): loop i1 is not inside loop i2");
   CHECK(error("(pack -1 0 2)") ==
-        "opt (pack -1 0 2): the packed value b1[add(i1, mul(i2, 10))] uses loop i1, which the layout does not list");
+        "opt (pack -1 0 2): the packed value b2[add(i1, mul(i2, 10))] uses loop i1, which the layout does not list");
   CHECK(error("(split 1 5) (upcast 3)") == "no error");
   CHECK(error("(partial 1)") == "opt (partial 1): loop i1 adds to no accumulator defined outside it");
   CHECK(error("(partial 2)") == "no error");
