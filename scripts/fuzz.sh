@@ -3,8 +3,9 @@
 # Fuzzes every target in tests/fuzz (or those named), as many at a time as there are cores.
 #   scripts/fuzz.sh                    each target 5 minutes
 #   scripts/fuzz.sh --minutes 60 reader eval
-#   scripts/fuzz.sh --seconds 45 --seed 1   what CI does (scripts/test.sh --sanitize)
-# Builds only the fuzz targets, in build-fuzz (clang, ASan+UBSan+LSan, libFuzzer), and starts
+#   scripts/fuzz.sh --seconds 45 --seed 1 --build build-asan   what CI does (scripts/test.sh --sanitize)
+# Builds only the fuzz targets, in build-fuzz or the --build directory (clang, ASan+UBSan+LSan,
+# libFuzzer; scripts/test.sh --sanitize fuzzes with the build its suite ran on), and starts
 # each from its seeds in tests/fuzz/corpus/NAME/. New inputs go to build-fuzz/tests/fuzz/found-NAME.
 # A crash, leak, timeout, out-of-memory or UBSan report fails the run; its input is written
 # there as crash-*, leak-*, timeout-* or oom-*: copy it into tests/fuzz/corpus/NAME/ under a
@@ -16,13 +17,15 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds=300
 seed=""
+dir="$root/build-fuzz"
 targets=()
 while (($#)); do
   case "$1" in
     --minutes) seconds=$(($2 * 60)); shift 2 ;;
     --seconds) seconds="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
-    -h|--help) sed -n 3,14p "$0"; exit 0 ;;
+    --build) dir="$(cd "$2" && pwd)"; shift 2 ;;
+    -h|--help) sed -n 3,15p "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
@@ -32,7 +35,6 @@ if ((${#targets[@]} == 0)); then
     targets+=("${n#fuzz_}")
   done
 fi
-dir="$root/build-fuzz"
 CC=clang CXX=clang++ BUILD_TYPE=RelWithDebInfo TARGETS="${targets[*]/#/fuzz_}" \
   "$root/scripts/build.sh" "$dir" -DTL_SANITIZE=ON -DTL_FUZZ=ON
 export ASAN_OPTIONS="detect_leaks=1:${ASAN_OPTIONS:-}"
