@@ -41,6 +41,14 @@
       (bench (format nil "matmul-~ax~ax~a" m k n) (lambda () (realize (matmul a b)))
              :flops (* 2.0 m k n) :bytes (* 4.0 (+ (* m k) (* k n) (* m n))) :reps 3))))
 
+;; GPT-2's tied output layer: hidden states times the transposed 50257x768 embedding, for one
+;; token (decoding) and 48 (a prompt).
+(let ((w (realize (randn '(50257 768)))))
+  (dolist (m '(1 48))
+    (let ((x (realize (randn (list m 768)))))
+      (bench (format nil "lm-head-~ax768@wT" m) (lambda () (realize (matmul x (transpose w))))
+             :flops (* 2.0 m 768 50257) :bytes (* 4.0 (+ (* m 768) (* 768 50257) (* m 50257))) :reps 5))))
+
 ;; Elementwise on 2^24 floats: bytes moved are what must cross memory (inputs and output).
 (let* ((n (expt 2 24))
        (a (realize (randn (list n))))

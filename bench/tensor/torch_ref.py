@@ -37,6 +37,11 @@ def run(prefix, lib, randn, matmul, relu, maximum, softmax, layernorm, exp, sigm
         a, b = randn(m, k), randn(k, n)
         report(prefix, f"matmul-{m}x{k}x{n}", best_ms(lambda: matmul(a, b), 3), 2.0 * m * k * n,
                4.0 * (m * k + k * n + m * n))
+    w = randn(50257, 768)
+    for m in (1, 48):
+        x = randn(m, 768)
+        report(prefix, f"lm-head-{m}x768@wT", best_ms(lambda: matmul(x, w.T), 5), 2.0 * m * 768 * 50257,
+               4.0 * (m * 768 + 768 * 50257 + m * 50257))
     n = 2**24
     a, b, c = randn(n), randn(n), randn(n)
     report(prefix, "add-2^24", best_ms(lambda: a + b, 5), n, 12.0 * n)
