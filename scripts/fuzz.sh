@@ -4,14 +4,14 @@
 #   scripts/fuzz.sh                    each target 5 minutes
 #   scripts/fuzz.sh --minutes 60 reader eval
 #   scripts/fuzz.sh --seconds 45 --seed 1 --build build-asan   what CI does (scripts/test.sh --sanitize)
-# Builds only the fuzz targets, in build-fuzz or the --build directory (clang, ASan+UBSan+LSan,
+# Builds only the fuzz targets, in BUILD: build-fuzz or the --build directory (clang, ASan+UBSan+LSan,
 # libFuzzer; scripts/test.sh --sanitize fuzzes with the build its suite ran on), and starts
-# each from its seeds in tests/fuzz/corpus/NAME/. New inputs go to build-fuzz/tests/fuzz/found-NAME.
+# each from its seeds in tests/fuzz/corpus/NAME/. New inputs go to BUILD/tests/fuzz/found-NAME.
 # A crash, leak, timeout, out-of-memory or UBSan report fails the run; its input is written
 # there as crash-*, leak-*, timeout-* or oom-*: copy it into tests/fuzz/corpus/NAME/ under a
 # name that says what it does (it then stays a regression seed) and fix the bug.
 # With --seed N a run is repeatable: libFuzzer's random seed is fixed and each target starts
-# from its seeds alone (new inputs go to build-fuzz/tests/fuzz/seeded-NAME, emptied first), so
+# from its seeds alone (new inputs go to BUILD/tests/fuzz/seeded-NAME, emptied first), so
 # the same commit fuzzes the same inputs here and in CI, as far as the time allows.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
