@@ -999,11 +999,7 @@ Dim work_of(const Kernel& k, const std::vector<Stmt>& body) {
       w = w + Dim(1);
       continue;
     }
-    bool varies = false;
-    k.visit({s.extent}, [&](ExprId, const Expr& x) {
-      varies = varies || x.op == EOp::LoopVar;
-      return !varies;
-    });
+    const bool varies = !passes::uses_of(k, s.extent).loops.empty();
     const Dim extent = varies ? Dim(std::max<std::int64_t>(k.range(s.extent).hi.value_or(1), 0)) : loop_extent(k, {&s});
     w = w + extent * work_of(k, s.body);
   }

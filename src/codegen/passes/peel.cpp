@@ -25,8 +25,7 @@ namespace tl::codegen {
 namespace {
 
 // BODY with the replacements of S, its loops and accumulators made anew (new ids, recorded in
-// S as they are met, so the statements inside them use the new ones). Stores whose mask became
-// false are left out.
+// S as they are met, so the statements inside them use the new ones).
 std::vector<Stmt> copy_body(Kernel& k, const std::vector<Stmt>& body, passes::Subst& s) {
   std::vector<Stmt> out;
   for (const Stmt& st : body) {
@@ -41,11 +40,7 @@ std::vector<Stmt> copy_body(Kernel& k, const std::vector<Stmt>& body, passes::Su
       continue;
     }
     if (st.kind == Stmt::Kind::AccDef) s.accs[st.acc] = k.new_acc();
-    Stmt c = passes::apply(k, st, s);
-    if (c.kind == Stmt::Kind::Store && c.mask >= 0) {
-      if (auto m = k.as_const(c.mask); m && *m == 0) continue;
-    }
-    out.push_back(std::move(c));
+    out.push_back(passes::apply(k, st, s));
   }
   return out;
 }
@@ -65,7 +60,7 @@ void drop_dead_stores(Kernel& k, std::vector<Stmt>& body) {
 void peel_loop(Kernel& k, std::int32_t loop) {
   const std::string opt = "(peel " + std::to_string(loop) + ")";
   passes::LoopPlace p = passes::find_loop(k, loop, opt);
-  const std::string name = std::string(1, 'i') + std::to_string(loop);
+  const std::string name = std::string(1, 'i') + std::to_string(loop);  // ("i" + ... trips gcc 12's -Wrestrict)
   if (p.stmt().group) passes::reject(opt, "loop " + name + " is a GPU thread group's loop");
   auto extent = k.as_const(p.stmt().extent);
   if (!extent) passes::reject(opt, "loop " + name + " has the symbolic extent " + k.expr_str(p.stmt().extent));
@@ -89,6 +84,7 @@ void peel_loop(Kernel& k, std::int32_t loop) {
     passes::Subst s;
     s.loops[loop] = last;
     std::vector<Stmt> tail = copy_body(k, l.body, s);
+    drop_dead_stores(k, tail);
     out.insert(out.end(), std::make_move_iterator(tail.begin()), std::make_move_iterator(tail.end()));
     p.list->erase(p.list->begin() + static_cast<std::ptrdiff_t>(p.index));
     p.list->insert(p.list->begin() + static_cast<std::ptrdiff_t>(p.index), std::make_move_iterator(out.begin()),
@@ -106,6 +102,7 @@ void peel_loop(Kernel& k, std::int32_t loop) {
   passes::Subst s;
   s.loops[loop] = last;
   tail.body = copy_body(k, l.body, s);
+  drop_dead_stores(k, tail.body);
   outer.body.push_back(std::move(tail));
   p.stmt() = std::move(outer);
 }
