@@ -48,7 +48,7 @@ struct Slot {
 };
 
 struct Step {
-  const JitDevice::Plan* plan = nullptr;
+  std::shared_ptr<const JitDevice::Plan> plan;  // kept alive here after the device's cache drops it
   std::vector<Slot> leaves;
   tensor::Bindings bindings;
 };
@@ -60,7 +60,7 @@ struct Output {
 };
 
 struct Trace {
-  std::shared_ptr<JitDevice> device;  // keeps the plans alive
+  std::shared_ptr<JitDevice> device;  // keeps the plans' compiled kernels alive
   bool uncaptured = false;
   std::vector<Step> steps;
   std::vector<Output> outputs;
@@ -389,7 +389,7 @@ Value replay(Interp& in, CaptureObj& cap, JitDevice& jit, const Trace& tr, const
       }
       if (!written.empty()) rt.graph.retire_readers(written, {}, {}, [&in] { in.collect(); });
     }
-    results[k] = jit.execute(*st.plan, std::move(leaves), with_dims(st.bindings, ct.dims));
+    results[k] = jit.execute(st.plan, std::move(leaves), with_dims(st.bindings, ct.dims));
   }
   rt.rng_draws = draw0 + tr.draws;
   for (const auto& g : tr.guards) {

@@ -4,8 +4,10 @@
 // stdlib/tensor/95-devices.lisp.
 #include "api/devices.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 
@@ -34,6 +36,7 @@ namespace {
 //   TENSORLISP_CACHE_DIR               the cache's folder (else $XDG_CACHE_HOME/tensorlisp, else
 //                                      ~/.cache/tensorlisp)
 //   TENSORLISP_DEBUG=N                 jit-debug's level to start with
+//   TENSORLISP_PLAN_CACHE=N            how many plans the device keeps (1024; jit-plan-cache)
 //   TENSORLISP_DUMP_AFTER=PASS         print each kernel's loop IR after lowering pass PASS, or
 //                                      after every pass for "all" (tlisp --dump-after=PASS)
 //   TENSORLISP_CROSS_TARGETS=T1,T2 and TENSORLISP_CROSS_DIR   also compile every kernel for T1, T2
@@ -62,6 +65,10 @@ runtime::JitSettings jit_settings_from_environment() {
     else if (!env("HOME").empty()) s.cache_dir = env("HOME") + "/.cache/tensorlisp";
   }
   if (!env("TENSORLISP_DEBUG").empty()) s.debug = std::atoi(env("TENSORLISP_DEBUG").c_str());
+  if (!env("TENSORLISP_PLAN_CACHE").empty()) {
+    const long long n = std::atoll(env("TENSORLISP_PLAN_CACHE").c_str());
+    if (n >= 1) s.plan_cache_size = static_cast<std::size_t>(n);
+  }
   s.dump_after = env("TENSORLISP_DUMP_AFTER");
   s.cross_targets = split(env("TENSORLISP_CROSS_TARGETS"), ',');
   s.cross_dir = env("TENSORLISP_CROSS_DIR");
@@ -73,6 +80,9 @@ runtime::JitSettings jit_settings_from_environment() {
 
 struct DeviceState : Interp::Extension {
   std::shared_ptr<runtime::JitDevice> jit;
+  // profile-start and profile-stop's: every JIT device this interpreter makes records into it.
+  std::shared_ptr<runtime::Profiler> profiler = std::make_shared<runtime::Profiler>();
+  double profile_started_us = 0;
 };
 
 DeviceState& state(Interp& in) {
@@ -130,6 +140,7 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
                       [ip] { ip->raise_interrupt(); });
   auto jit = std::make_shared<runtime::JitDevice>(std::move(backend), jit_settings_from_environment(), std::move(spec));
   runtime::JitDevice* device = jit.get();
+  jit->profiler = s.profiler;
   // Buffers a realize keeps on intermediate nodes live until those nodes die, which the
   // collector decides: they count toward its next collection, as realized tensors do.
   jit->on_keep = [ip](std::size_t bytes) { ip->heap.account_external(bytes); };
@@ -219,14 +230,16 @@ void register_device_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "jit-stats", 0, 0, "(jit-stats)",
              "Counters of the JIT device as a plist: :realizes :kernels-run :kernels-compiled :cache-hits "
-             ":disk-hits :plan-hits (realizes that reused a schedule) :traces and :replays (of jit functions) "
+             ":disk-hits :plan-hits (realizes that reused a schedule) :plans (the plans kept now, see "
+             "jit-plan-cache) :plans-dropped (plans the cache let go) :traces and :replays (of jit functions) "
              ":kernels-tuned :kernels-tuned-from-cache (kernels whose tile an earlier process chose) "
              ":compile-seconds :run-seconds (how long kernels ran; on a GPU, the device's own time "
              "from the first launch of a realize to the end of the last, without the copies to and from it) "
              ":tune-seconds (spent timing launch shapes, see use-backend) :peak-bytes (the most bytes the last realize's "
              "computed buffers held at once, by its buffer plan).",
              [](Interp& in, Args, N) -> Value {
-               const runtime::JitStats& st = jit_of(in, "jit-stats").stats();
+               runtime::JitDevice& jit = jit_of(in, "jit-stats");
+               const runtime::JitStats& st = jit.stats();
                Interp::StackMark mark(in);
                Value* base = in.sp;
                auto put = [&](const char* k, Value v) {
@@ -239,6 +252,8 @@ void register_device_builtins(Interp& in) {
                put("cache-hits", Value::integer(static_cast<std::int64_t>(st.cache_hits)));
                put("disk-hits", Value::integer(static_cast<std::int64_t>(st.disk_hits)));
                put("plan-hits", Value::integer(static_cast<std::int64_t>(st.plan_hits)));
+               put("plans", Value::integer(static_cast<std::int64_t>(jit.plans().size())));
+               put("plans-dropped", Value::integer(static_cast<std::int64_t>(jit.plans().dropped())));
                put("traces", Value::integer(static_cast<std::int64_t>(st.traces)));
                put("replays", Value::integer(static_cast<std::int64_t>(st.replays)));
                put("kernels-tuned", Value::integer(static_cast<std::int64_t>(st.kernels_tuned)));
@@ -247,7 +262,7 @@ void register_device_builtins(Interp& in) {
                put("run-seconds", Value::real(st.run_seconds));
                put("tune-seconds", Value::real(st.tune_seconds));
                put("peak-bytes", Value::integer(static_cast<std::int64_t>(st.peak_bytes)));
-               return in.list_from(base, 28);
+               return in.list_from(base, 32);
              });
   TL_BUILTIN(in, "%to-device", 1, 1, "(%to-device X)",
              "Realizes tensor X and copies its data into the current device's own memory (a GPU's), "
@@ -294,6 +309,60 @@ void register_device_builtins(Interp& in) {
                runtime::JitDevice& jit = jit_of(in, "jit-debug");
                if (n == 1) jit.debug = static_cast<int>(eval::arg_int(in, "jit-debug", a, 0));
                return Value::integer(jit.debug);
+             });
+  TL_BUILTIN(in, "profile-start", 0, 0, "(profile-start)",
+             "Starts profiling (dropping an earlier profile): from now on the JIT device records each realize, "
+             "each new plan (scheduling, lowering, compiling), each kernel compiled or loaded from the disk "
+             "cache, each tuning and every kernel run (timed to its end, also on GPUs), until profile-stop. "
+             "See with-profile.",
+             [](Interp& in, Args, N) -> Value {
+               DeviceState& s = state(in);
+               s.profiler->start();
+               s.profile_started_us = s.profiler->now_us();
+               return in.boolean(true);
+             });
+  TL_BUILTIN(in, "profile-stop", 0, 1, "(profile-stop [TRACE-FILE])",
+             "Stops profiling and returns its summary as text: time per stage (realize, plan, compile, load, "
+             "tune, kernel) and the kernels that took longest, with calls, ms, GFLOP/s and GB/s. With "
+             "TRACE-FILE, also writes every event there as a Chrome trace (JSON; open it in Perfetto or "
+             "chrome://tracing), the host and each device on a track of their own.",
+             [](Interp& in, Args a, N n) -> Value {
+               DeviceState& s = state(in);
+               runtime::Profiler& p = *s.profiler;
+               if (!p.on()) in.error("program-error", "profile-stop: no profile is running (profile-start starts one)");
+               p.end({"profile", "lisp", "host", s.profile_started_us, 0, {}});
+               p.stop();
+               if (n == 1 && !a[0].is_nil()) {
+                 const std::string path = eval::arg_string(in, "profile-stop", a, 0)->text;
+                 std::FILE* f = std::fopen(path.c_str(), "wb");
+                 if (f == nullptr) {
+                   in.error("file-error", "profile-stop: cannot write the trace to " + path + ": " + std::strerror(errno));
+                 }
+                 const std::string json = p.trace_json();
+                 const bool written = std::fwrite(json.data(), 1, json.size(), f) == json.size();
+                 if (std::fclose(f) != 0 || !written) {
+                   in.error("file-error", "profile-stop: could not write all of the trace to " + path);
+                 }
+               }
+               return in.make_string(p.summary());
+             });
+  TL_BUILTIN(in, "profilingp", 0, 0, "(profilingp)", "True while a profile is running (profile-start).",
+             [](Interp& in, Args, N) -> Value { return in.boolean(state(in).profiler->on()); });
+  TL_BUILTIN(in, "jit-plan-cache", 0, 1, "(jit-plan-cache [N])",
+             "How many plans (a graph structure's schedule, lowered and compiled) the JIT device keeps, the "
+             "most recently used; set to N (at least 1) when given. A program whose shapes keep changing "
+             "holds at most that many; a dropped plan is made again when its structure comes back (its "
+             "kernels stay compiled). Starts at 1024, or TENSORLISP_PLAN_CACHE.",
+             [](Interp& in, Args a, N n) -> Value {
+               runtime::JitDevice& jit = jit_of(in, "jit-plan-cache");
+               if (n == 1) {
+                 const std::int64_t size = eval::arg_int(in, "jit-plan-cache", a, 0);
+                 if (size < 1) {
+                   in.error("type-error", "jit-plan-cache: N must be at least 1, got " + std::to_string(size));
+                 }
+                 jit.plans().set_capacity(static_cast<std::size_t>(size));
+               }
+               return Value::integer(static_cast<std::int64_t>(jit.plans().capacity()));
              });
   TL_BUILTIN(in, "kernel-count", 1, 1, "(kernel-count X)",
              "How many kernels realizing tensor X would run on a JIT device (0 when X is realized): what "

@@ -41,6 +41,8 @@ const char* kUsage =
     "                         executor), or another backend with a runtime file\n"
     "  --dump-after=PASS      print each kernel's loop IR after lowering pass PASS (or all)\n"
     "  --print-passes         list the lowering passes and exit\n"
+    "  --profile=TRACE.json   profile the run: print a summary of where the time went (to\n"
+    "                         standard error) and write a Chrome trace (Perfetto) at the end\n"
     "  -h, --help             show this help\n"
     "  -v, --version          show the version\n"
     "\n"
@@ -50,10 +52,12 @@ const char* kUsage =
     "  TENSORLISP_DEVICE      the default device (as --device)\n"
     "  TENSORLISP_DEBUG       1: kernels and times per realize, 2: also loop IR, 3: also LLVM IR\n"
     "  TENSORLISP_DUMP_AFTER  as --dump-after\n"
+    "  TENSORLISP_PROFILE     as --profile\n"
     "  TENSORLISP_THREADS     CPU threads (default: all cores)\n";
 
 struct Args {
   std::string device;
+  std::string profile;  // where the trace goes; empty: no profile
   std::vector<std::string> exprs;
   std::string script;
   bool interactive_after = false;
@@ -83,6 +87,31 @@ int run(Args& args) {
       return 2;
     }
   }
+  // --profile: the whole run is profiled; the summary and trace come at its end, also after an
+  // error (where the time went before it is still worth seeing).
+  struct Profile {
+    tl::Interpreter& lisp;
+    const std::string& path;
+    ~Profile() {
+      if (path.empty()) return;
+      try {
+        tl::Value summary = lisp.call("profile-stop", {tl::Value(path)});
+        std::fprintf(stderr, "%s", summary.as_string().c_str());
+        std::fprintf(stderr, "profile: trace written to %s\n", path.c_str());
+      } catch (const tl::Error& e) {
+        tl::cli::report_error(e);
+      }
+    }
+  };
+  if (!args.profile.empty()) {
+    try {
+      lisp->call("profile-start", {});
+    } catch (const tl::Error& e) {
+      tl::cli::report_error(e);
+      return 2;
+    }
+  }
+  Profile profile{*lisp, args.profile};
   try {
     for (const std::string& expr : args.exprs) {
       tl::Value v = lisp->eval(expr, "<command line>");
@@ -116,7 +145,8 @@ int main(int argc, char** argv) {
     std::fwrite(text.data(), 1, text.size(), stderr);
     std::fflush(stderr);
   });
-  Args args{"", {}, "", false, {}, argc, argv};
+  Args args{"", "", {}, "", false, {}, argc, argv};
+  if (const char* p = std::getenv("TENSORLISP_PROFILE"); p != nullptr && *p != '\0') args.profile = p;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -164,6 +194,16 @@ int main(int argc, char** argv) {
         return 2;
       }
       setenv("TENSORLISP_DUMP_AFTER", pass.c_str(), 1);
+      continue;
+    }
+    if (a.rfind("--profile", 0) == 0) {
+      std::string path = a.size() > 10 && a[9] == '=' ? a.substr(10) : "";
+      if (a == "--profile" && i + 1 < argc) path = argv[++i];
+      if (path.empty() || (a != "--profile" && a[9] != '=')) {
+        std::fprintf(stderr, "tlisp: --profile needs the file to write the trace to (--profile=trace.json)\n%s", kUsage);
+        return 2;
+      }
+      args.profile = path;
       continue;
     }
     if (a == "--") {

@@ -26,7 +26,7 @@ using tensor::Buffer;
 using tensor::Node;
 
 JitDevice::JitDevice(std::shared_ptr<Backend> backend, JitSettings settings, DeviceSpec spec)
-    : debug(settings.debug), backend_(std::move(backend)), spec_(std::move(spec)) {
+    : debug(settings.debug), backend_(std::move(backend)), spec_(std::move(spec)), plans_(settings.plan_cache_size) {
   try {
     codegen_ = make_codegen(backend_->info().target, settings.toolchain);
   } catch (const std::runtime_error& e) {
@@ -428,6 +428,7 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
     k.group = l.group;
     k.elements = l.elements;
     k.ops_per_element = l.ops_per_element;
+    k.flops = sk.flops;
     return k;
   };
   std::vector<const Node*> view_assigns;  // by kernel index (null for the others)
@@ -603,13 +604,21 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::run(const std::vector<const Node
     refs.reserve(order.size());
     for (const Node* n : order) refs.push_back(n->refs);
   }
-  auto found = plans_.find(key);
-  if (found == plans_.end()) {
-    found = plans_.emplace(std::move(key), make_plan(roots, order)).first;
-  } else {
+  // Held here while it runs: the cache may drop it (a nested realize, or a later one).
+  std::shared_ptr<const Plan> held = plans_.find(key);
+  const bool profiled = profiling();
+  const double t_realize = profiled ? profiler->now_us() : 0;
+  const bool reused = held != nullptr;
+  if (reused) {
     ++stats_.plan_hits;
+  } else {
+    held = plans_.put(std::move(key), std::make_shared<Plan>(make_plan(roots, order)));
+    if (profiled) {
+      profiler->end({"plan", "plan", "host", t_realize, 0,
+                     {{"kernels", std::to_string(held->kernels.size())}, {"nodes", std::to_string(order.size())}}});
+    }
   }
-  const Plan& plan = found->second;
+  const Plan& plan = *held;
   std::vector<std::shared_ptr<Buffer>> leaves;
   for (int p : plan.leaves) {
     const Node* n = order[static_cast<std::size_t>(p)];
@@ -627,7 +636,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::run(const std::vector<const Node
   if (keep_intermediates && !recording) keep = keep_mask(plan, order, refs, roots);
   Kept kept;
   std::vector<std::shared_ptr<Buffer>> results =
-      execute(plan, std::move(leaves), b, std::move(leaf_nodes), keep.empty() ? nullptr : &keep, &kept);
+      execute(held, std::move(leaves), b, std::move(leaf_nodes), keep.empty() ? nullptr : &keep, &kept);
   std::size_t kept_bytes = 0;
   if (!kept.empty()) {
     std::unordered_map<int, int> origin;  // kernel node -> the graph's node
@@ -638,6 +647,14 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::run(const std::vector<const Node
     }
   }
   if (kept_bytes > 0 && on_keep) on_keep(kept_bytes);
+  if (profiled) {
+    const Node* last = roots.back();
+    profiler->end({"realize", "realize", "host", t_realize, 0,
+                   {{"result", std::string(tensor::op_name(last->op)) + " " + std::string(tensor::dtype_name(last->dtype)) + " " +
+                                   tensor::shape_str(last->shape)},
+                    {"kernels", std::to_string(plan.kernels.size())},
+                    {"plan", reused ? "reused" : "new"}}});
+  }
   if (debug >= 1) {
     tl::log("tensorlisp: realize: %zu kernels, %.3f ms total", plan.kernels.size(), seconds_since(t_start) * 1e3);
     if (!kept.empty()) tl::log("; kept %zu intermediates (%.2f MB) that live tensors refer to", kept.size(), kept_bytes / 1e6);
@@ -721,12 +738,28 @@ const Tuner::Choice& JitDevice::tune(const PlanKernel& k, const std::vector<void
   }
   const std::string name =
       debug >= 1 ? k.compiled->entry + " (" + std::to_string(k.parallel_extent.eval(b)) + " iterations)" : "";
+  const double t_tune = profiling() ? profiler->now_us() : 0;
   const Tuner::Choice& choice = tuner_->choose(key, candidates, ptrs, vars, name);
   // A choice among lists of opts is kept on disk: the next process compiles only it.
   if (!k.tuned_key.empty() && kernels_->disk().enabled()) {
     kernels_->disk().store(k.tuned_key, k.variants[choice.variant].opts);
   }
+  if (profiling()) {
+    profiler->end({k.compiled->entry, "tune", "host", t_tune, 0,
+                   {{"candidates", std::to_string(candidates.size())}}});
+  }
   return choice;
+}
+
+KernelCache::Compiled& JitDevice::compiled(const codegen::Kernel& k) {
+  if (!profiling()) return kernels_->get(k);
+  const double t = profiler->now_us();
+  const std::uint64_t compiled_before = stats_.kernels_compiled, loaded_before = stats_.disk_hits;
+  Compiled& c = kernels_->get(k);
+  if (stats_.kernels_compiled != compiled_before || stats_.disk_hits != loaded_before) {
+    profiler->end({c.entry, stats_.kernels_compiled != compiled_before ? "compile" : "load", "host", t, 0, {}});
+  }
+  return c;
 }
 
 }  // namespace tl::runtime

@@ -16,6 +16,8 @@
 #include "runtime/device_memory.h"
 #include "runtime/jit_stats.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/plan_cache.h"
+#include "runtime/profiler.h"
 #include "runtime/tuner.h"
 #include "runtime/toolchain.h"
 #include "tensor/graph.h"
@@ -52,17 +54,21 @@ struct JitSettings {
   // Print each kernel's loop IR after the lowering passes of this name, or "all"
   // (codegen::Lowering::dump_after; tlisp --dump-after=PASS).
   std::string dump_after = {};
+  // How many plans (a graph structure's schedule, lowered and compiled) the device keeps, the
+  // most recently used (TENSORLISP_PLAN_CACHE; (jit-plan-cache N) changes it).
+  std::size_t plan_cache_size = 1024;
 };
 
 class JitDevice {
  public:
   struct Plan;  // a graph's schedule, lowered and compiled (defined below)
 
-  // One run of a plan, as (jit f) records it while tracing: the plan, the buffers its leaves
-  // held (with their nodes, valid only while the trace runs), the variable values, and the
-  // result. Replaying it runs the same kernels on other leaf buffers.
+  // One run of a plan, as (jit f) records it while tracing: the plan (the recording keeps it
+  // alive after the device's plan cache drops it), the buffers its leaves held (with their
+  // nodes, valid only while the trace runs), the variable values, and the result. Replaying
+  // it runs the same kernels on other leaf buffers.
   struct Recorded {
-    const Plan* plan = nullptr;
+    std::shared_ptr<const Plan> plan;
     std::vector<const tensor::Node*> leaf_nodes;
     std::vector<std::shared_ptr<tensor::Buffer>> leaves;
     tensor::Bindings bindings;
@@ -116,13 +122,17 @@ class JitDevice {
 
   // While set, every plan run is appended here (see Recorded).
   std::vector<Recorded>* recording = nullptr;
+  // Where realizes, plans, compiles, tunings and kernel runs are recorded while it is on (the
+  // host's: one per interpreter, shared by the devices it makes); null: nowhere.
+  std::shared_ptr<Profiler> profiler;
 
   // Runs a plan on leaf buffers (in the order of Recorded::leaves): a fresh buffer per root,
   // or the target's buffer for an assign. `leaf_nodes` go into the recording, if one is on.
   // With `keep` (a flag per position), the buffers of those kernels' nodes go into `kept`
   // instead of being freed after their last reader.
   using Kept = std::vector<std::pair<int, std::shared_ptr<tensor::Buffer>>>;
-  std::vector<std::shared_ptr<tensor::Buffer>> execute(const Plan& plan, std::vector<std::shared_ptr<tensor::Buffer>> leaves,
+  std::vector<std::shared_ptr<tensor::Buffer>> execute(const std::shared_ptr<const Plan>& plan,
+                                                       std::vector<std::shared_ptr<tensor::Buffer>> leaves,
                                           const tensor::Bindings& b, std::vector<const tensor::Node*> leaf_nodes = {},
                                           const std::vector<char>* keep = nullptr, Kept* kept = nullptr);
   // Told the bytes of intermediates a realize kept on their nodes (see realize_many), for the
@@ -152,7 +162,8 @@ class JitDevice {
  public:
   // A graph's schedule, lowered and compiled: kernels referring to nodes by their position in
   // the graph's post-order, so any graph of the same structure can run it. Only the device
-  // looks inside; a recording holds plans by pointer (they live as long as the device).
+  // looks inside; a recording holds plans by shared pointer (they refer to compiled kernels,
+  // which live as long as the device).
   struct PlanKernel {
     Compiled* compiled = nullptr;
     int node = 0;                          // the node the kernel computes
@@ -178,6 +189,7 @@ class JitDevice {
     std::vector<tensor::Dim> extern_dims;  // an external kernel's vars: rank and sizes per buffer
     tensor::Dim parallel_extent = 1, work_per_iteration = 1, elements = 1;
     int ops_per_element = 0;
+    tensor::Dim flops = 0;  // the schedule's count (schedule::ScheduledKernel::flops), for reports
     int group = 0;  // GPU: threads per iteration (tl_launch::group)
     // When tuning: the kernel lowered with each :group candidate (the first is the one above),
     // the same computation with other thread groups.
@@ -213,16 +225,21 @@ class JitDevice {
 
   // Counters kept by the users of execute (jit captures).
   JitStats& mutable_stats() { return stats_; }
+  // The plans kept, the most recently used (JitSettings::plan_cache_size).
+  LruCache<Plan>& plans() { return plans_; }
+  const LruCache<Plan>& plans() const { return plans_; }
 
  private:
-  std::unordered_map<std::string, Plan> plans_;  // by graph structure
+  LruCache<Plan> plans_;  // by graph structure
   JitStats stats_;
   std::unique_ptr<Tuner> tuner_;  // chosen variants and launch shapes, by kernel entry and iteration count
   // The tuner's choice for kernel k at this size (timing its candidates on the first run).
   const Tuner::Choice& tune(const PlanKernel& k, const std::vector<void*>& ptrs, const std::vector<std::int64_t>& vars,
                             const tensor::Bindings& b);
   void check_spec();
-  Compiled& compiled(const codegen::Kernel& k) { return kernels_->get(k); }
+  // Kernel k from the kernel cache (recorded as a compile or a load when profiling).
+  Compiled& compiled(const codegen::Kernel& k);
+  bool profiling() const { return profiler != nullptr && profiler->on(); }
   Plan make_plan(const std::vector<const tensor::Node*>& roots, const std::vector<const tensor::Node*>& order);
   // The schedule of `roots` after the optimizer rules; `graphs` keeps the rewritten graphs
   // alive as long as the schedule is used.
@@ -259,8 +276,10 @@ class JitDevice {
   static void plan_buffers(Plan& plan);
   // Records the run's peak bytes (stats) and, when debugging, prints them with its time.
   void report_run(const Plan& plan, const tensor::Bindings& b, double seconds);
+  // Logs a kernel run (debug) and records it (profiling); START_US: when it started, on the
+  // profiler's clock.
   void report_kernel(std::size_t i, const Plan& plan, const PlanKernel& k, double seconds, double bytes,
-                     const tensor::Bindings& b) const;
+                     const tensor::Bindings& b, double start_us) const;
 };
 
 }  // namespace tl::runtime

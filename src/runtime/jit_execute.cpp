@@ -40,9 +40,11 @@ void JitDevice::plan_buffers(Plan& plan) {
   plan.buffers = runtime::plan_buffers(plan.uses, plan.results);
 }
 
-std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::vector<std::shared_ptr<Buffer>> leaves,
+std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const std::shared_ptr<const Plan>& held,
+                                                        std::vector<std::shared_ptr<Buffer>> leaves,
                                                         const tensor::Bindings& b, std::vector<const Node*> leaf_nodes,
                                                         const std::vector<char>* keep, Kept* kept) {
+  const Plan& plan = *held;
   for (const Plan::RangeCheck& c : plan.checks) {
     const std::int64_t lo = c.lo.eval(b), hi = c.hi.eval(b), size = c.size.eval(b);
     if (lo < 0 || hi < lo || hi > size) {
@@ -53,7 +55,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
   }
   std::vector<Recorded>* rec = recording;
   const std::size_t rec_index = rec ? rec->size() : 0;
-  if (rec) rec->push_back(Recorded{&plan, std::move(leaf_nodes), leaves, b, {}});
+  if (rec) rec->push_back(Recorded{held, std::move(leaf_nodes), leaves, b, {}});
   if (memory_) {
     std::vector<std::shared_ptr<Buffer>> result = execute_on_device(plan, std::move(leaves), b, keep, kept);
     if (rec) (*rec)[rec_index].results = result;
@@ -65,6 +67,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
   // Buffers whose last reader has run, kept for the next output of their slot (buffer plan).
   std::vector<std::shared_ptr<Buffer>> spare(plan.buffers.slots.size());
   ++stats_.realizes;
+  const bool profiled = profiling();
   double run_time = 0;
   std::vector<std::tuple<std::shared_ptr<Buffer>, std::shared_ptr<Buffer>, int>> writes;  // (target, value, assign)
   for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
@@ -92,12 +95,13 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const Plan& plan, std::v
       ptrs[static_cast<std::size_t>(k.input_slots[j])] = ib.size_bytes() == 0 ? const_cast<std::uint8_t*>(kZeros) : ib.data();
     }
     if (poll && !k.in_place()) poll();  // the writes at the end all happen, or none
+    const double t_launch = profiled ? profiler->now_us() : 0;
     const double dt = launch(k, ptrs, count, b, debug >= 1);
     run_time += dt;
-    if (debug >= 1) {
+    if (debug >= 1 || profiled) {
       double bytes = static_cast<double>(out->size_bytes());
       for (int in : k.inputs) bytes += static_cast<double>(values.at(in)->size_bytes());
-      report_kernel(i, plan, k, dt, bytes, b);
+      report_kernel(i, plan, k, dt, bytes, b, t_launch);
     }
     if (k.in_place()) {
       out->device.reset();  // written in place: a copy on another device is stale
@@ -146,11 +150,16 @@ void JitDevice::report_run(const Plan& plan, const tensor::Bindings& b, double s
 }
 
 void JitDevice::report_kernel(std::size_t i, const Plan& plan, const PlanKernel& k, double dt, double bytes,
-                              const tensor::Bindings& b) const {
-  double flops = static_cast<double>(k.elements.eval(b)) * k.ops_per_element;
-  tl::log("tensorlisp: kernel %zu/%zu %s %s%s: %.3f ms, %.2f GFLOP/s, %.2f GB/s\n", i + 1, plan.kernels.size(),
-               k.compiled->entry.c_str(), tensor::op_name(k.op), tensor::shape_str(k.shape).c_str(), dt * 1e3,
-               dt > 0 ? flops / dt * 1e-9 : 0.0, dt > 0 ? bytes / dt * 1e-9 : 0.0);
+                              const tensor::Bindings& b, double start_us) const {
+  const double flops = static_cast<double>(k.flops.eval(b));
+  const std::string what =
+      std::string(tensor::op_name(k.op)) + " " + std::string(tensor::dtype_name(k.dtype)) + " " + tensor::shape_str(k.shape);
+  if (debug >= 1) {
+    tl::log("tensorlisp: kernel %zu/%zu %s %s: %.3f ms, %.2f GFLOP/s, %.2f GB/s\n", i + 1, plan.kernels.size(),
+            k.compiled->entry.c_str(), what.c_str(), dt * 1e3, dt > 0 ? flops / dt * 1e-9 : 0.0,
+            dt > 0 ? bytes / dt * 1e-9 : 0.0);
+  }
+  if (profiling()) profiler->kernel(k.compiled->entry, what, backend_->name(), start_us, dt, flops, bytes);
 }
 
 std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& plan, std::vector<std::shared_ptr<Buffer>> leaves,
@@ -174,7 +183,8 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
   const auto t0 = std::chrono::steady_clock::now();
   // Kernels are timed each to its end for debug output, and when some will be tuned first
   // (the tuning runs are not their time); else together, by the device when it can tell.
-  const bool per_kernel = debug >= 1 || std::any_of(plan.kernels.begin(), plan.kernels.end(), [&](const PlanKernel& k) {
+  const bool profiled = profiling();
+  const bool per_kernel = debug >= 1 || profiled || std::any_of(plan.kernels.begin(), plan.kernels.end(), [&](const PlanKernel& k) {
                             return needs_tuning(k) && tuner_->find(tune_key(k, b)) == nullptr;
                           });
   Backend::Event start;
@@ -195,15 +205,16 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& pl
     ptrs[0] = out->ptr;
     for (std::size_t j = 0; j < k.inputs.size(); ++j) ptrs[static_cast<std::size_t>(k.input_slots[j])] = dev.at(k.inputs[j])->ptr;
     if (poll && !k.in_place()) poll();
+    const double t_launch = profiled ? profiler->now_us() : 0;
     const double dt = launch(k, ptrs, launched, b, per_kernel);
     run_time += dt;
-    if (debug >= 1) {
+    if (debug >= 1 || profiled) {
       double moved = static_cast<double>(bytes);
       for (int in : k.inputs) {
         moved += host.count(in) ? static_cast<double>(host.at(in)->size_bytes())
                                 : static_cast<double>(made.at(in).second) * static_cast<double>(tensor::dtype_size(made.at(in).first));
       }
-      report_kernel(i, plan, k, dt, moved, b);
+      report_kernel(i, plan, k, dt, moved, b, t_launch);
     }
     made[k.node] = {k.dtype, count};
     if (k.assign_target >= 0) {

@@ -271,9 +271,14 @@ ScheduledKernel describe(const Schedule& s, const Node* out) {
       }
       continue;
     }
-    if (costs_work(n) || n->op == Op::Reduce) k.ops += std::max(1, work(n));
+    if (costs_work(n) || n->op == Op::Reduce) {
+      const int w = std::max(1, work(n));
+      k.ops += w;
+      // Each op counts once per element it computes (a reduce once per element it reads): a
+      // matmul's multiply and add once per (row, column, term), its bias add once per output.
+      k.flops = k.flops + tensor::shape_numel(n->op == Op::Reduce ? n->src[0]->shape : n->shape) * tensor::Dim(w);
+    }
   }
-  k.flops = tensor::shape_numel(k.iteration) * tensor::Dim(k.ops);
   return k;
 }
 
@@ -289,6 +294,17 @@ const char* kernel_kind_name(KernelKind k) {
   }
   return "?";
 }
+
+namespace {
+
+// Whether the movement ops from `top` down to `base` compose into more than one strided view.
+bool tangled(const Node* top, const Node* base) {
+  const Node* found = nullptr;
+  tensor::ViewStack vs = tensor::view_of(top, &found);
+  return found == base && vs.views().size() > 1;
+}
+
+}  // namespace
 
 Schedule make_schedule(const Node* root) { return make_schedule(std::vector<const Node*>{root}); }
 
@@ -410,14 +426,28 @@ Schedule make_schedule(const std::vector<const Node*>& outputs) {
       for (const auto& operand : n->src[0]->src) {
         const Node* d = operand.get();
         bool broadcast = false;
+        const Node* below = nullptr;  // the first movement op below every broadcast
         while (is_movement(d) && !holds_data(d) && !s.materialized.count(d)) {
-          if (d->op == Op::Expand && tensor::shape_numel(d->shape) != tensor::shape_numel(d->src[0]->shape)) broadcast = true;
+          if (d->op == Op::Expand && tensor::shape_numel(d->shape) != tensor::shape_numel(d->src[0]->shape)) {
+            broadcast = true;
+            below = nullptr;
+          } else if (below == nullptr) {
+            below = d;
+          }
           d = d->src[0].get();
         }
         if (broadcast && !s.materialized.count(d) && cost[d] > 1) {
           materialize(d);
           cost[d] = 0;
           c = std::min(c, kCostCap);
+        }
+        // An operand whose movement ops no one strided view expresses (attention's heads
+        // (b h s d) read back as rows (b s h*d) for the output projection) would divide and
+        // take a remainder at every load, once per element of the axis it is broadcast
+        // along: it is copied contiguous once instead.
+        if (broadcast && below != nullptr && tangled(below, d)) {
+          materialize(below);
+          cost[below] = 0;
         }
       }
     }

@@ -37,7 +37,7 @@ struct ScheduledKernel {
   std::vector<const Node*> reads;  // the materialized nodes it reads (inputs and kernels)
   tensor::Shape iteration;  // the elements its innermost statements run for
   int ops = 0;              // arithmetic ops per element of `iteration`, fused work included
-  tensor::Dim flops = 0;    // ops times elements
+  tensor::Dim flops = 0;    // each op's work times the elements it computes (a reduce: reads)
   tensor::Dim bytes = 0;    // bytes of the buffers it reads and the one it writes
 };
 

@@ -96,16 +96,21 @@ The dtype is inferred (f32 if any element is a float, else i32, i64 for integers
   "Custom gradient rules (with-custom-grad), by node id.")
 
 (defmacro with-custom-grad (inputs forward &rest backward)
-  "(with-custom-grad ((VAR TENSOR)...) FORWARD (G) BODY...) FORWARD's value, whose gradient
-backward computes by BODY (with G bound to the value's gradient and each VAR to its TENSOR)
-as a list of gradients, one per VAR (nil for none), instead of differentiating the ops of
-FORWARD. For an equivalent but cheaper derivative of a composite (as conv2d's windows use).
-BODY must not refer to FORWARD's value; it runs with gradient tracking off."
+  "(with-custom-grad ((VAR TENSOR)...) FORWARD (G [Y]) BODY...) FORWARD's value, whose gradient
+backward computes by BODY (with G bound to the value's gradient, Y when given to the value
+itself, and each VAR to its TENSOR) as a list of gradients, one per VAR (nil for none),
+instead of differentiating the ops of FORWARD. For an equivalent but cheaper derivative of a
+composite (as conv2d's windows and softmax use). BODY reaches FORWARD's value only through Y
+(a closure over it would keep it alive); it runs with gradient tracking off."
   ;; The rule is made before FORWARD runs, so it cannot hold on to FORWARD's value (which
-  ;; would keep the node, and so the rule, alive).
-  (let ((g (car (car backward))) (body (cdr backward)) (rule (gensym)))
+  ;; would keep the node, and so the rule, alive): backward passes the value to it.
+  (let* ((params (car backward))
+         (g (car params))
+         (y (if (cdr params) (cadr params) (gensym)))
+         (body (cdr backward))
+         (rule (gensym)))
     `(let* (,@inputs)
-       (let ((,rule (lambda (,g) ,@body)))
+       (let ((,rule (lambda (,g &optional ,y) ,@body)))
          (%custom-grad ,forward (list ,@(mapcar #'car inputs)) ,rule)))))
 
 (defun %custom-grad (y inputs rule)

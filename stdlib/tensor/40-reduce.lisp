@@ -123,16 +123,32 @@ deviations divided by N - CORRECTION (1: unbiased, as PyTorch defaults to)."
          (r (add (log (sum (exp (sub tx m)) :axis axes :keepdim t)) m)))
     (if keepdim r (prim:reshape r (%remove-axes (tensor-shape r) axes)))))
 
-(defcomposite softmax (x &key (axis -1))
-  "(softmax X &key (axis -1)) exp(X) normalized to sum to 1 along AXIS, computed stably."
-  (let* ((tx (%float-tensor x))
-         (e (exp (sub tx (amax tx :axis axis :keepdim t)))))
+(defun %softmax (tx axis)
+  (let ((e (exp (sub tx (amax tx :axis axis :keepdim t)))))
     (div e (sum e :axis axis :keepdim t))))
 
-(defcomposite log-softmax (x &key (axis -1))
-  "(log-softmax X &key (axis -1)) log(softmax(X)) along AXIS, computed stably."
+(defun %log-softmax (tx axis)
+  (sub tx (logsumexp tx :axis axis :keepdim t)))
+
+;;; Both have PyTorch's gradient rules, written in their forward's value (p, or log p), so
+;;; backward reads what the forward computed (or computes it in the same kernels):
+;;; differentiating their ops would go through the max's subgradient (a pass of its own over
+;;; the rows) and the exp's, for a result that is the same up to rounding.
+(defcomposite softmax (x &key (axis -1))
+  "(softmax X &key (axis -1)) exp(X) normalized to sum to 1 along AXIS, computed stably.
+Its gradient is p (g - sum(g p)) with p the softmax, as PyTorch's."
   (let ((tx (%float-tensor x)))
-    (sub tx (logsumexp tx :axis axis :keepdim t))))
+    (with-custom-grad ((tx tx))
+        (%softmax tx axis)
+      (g p) (list (mul p (sub g (sum (mul g p) :axis axis :keepdim t)))))))
+
+(defcomposite log-softmax (x &key (axis -1))
+  "(log-softmax X &key (axis -1)) log(softmax(X)) along AXIS, computed stably.
+Its gradient is g - p sum(g) with p the softmax, as PyTorch's."
+  (let ((tx (%float-tensor x)))
+    (with-custom-grad ((tx tx))
+        (%log-softmax tx axis)
+      (g ls) (list (sub g (mul (exp ls) (sum g :axis axis :keepdim t)))))))
 
 (defvar *scan-square-limit* 1024
   "Axes up to this long run cumsum and cumprod as one masked N x N reduce (one fused kernel,

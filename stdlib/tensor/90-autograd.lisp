@@ -139,7 +139,7 @@ to backward (e.g. an optimizer's update)."
       (let ((rule (if (custom-grad-p n) (gethash (node-id n) *custom-grads*) (gethash (node-op n) *grad-rules*))))
         (unless rule
           (error 'type-error "backward: no gradient through ~a (in ~a)" (node-op n) (graph->text n)))
-        (if (custom-grad-p n) (funcall rule g) (apply rule g n (grad-sources n))))))
+        (if (custom-grad-p n) (funcall rule g n) (apply rule g n (grad-sources n))))))
 
 (defun backward (loss &optional gradient)
   "(backward LOSS [GRADIENT]) Computes the gradient of LOSS (one element, else give GRADIENT,

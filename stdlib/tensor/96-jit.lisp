@@ -22,3 +22,21 @@ a function whose tensor kernels are captured on the first call and replayed afte
      (defvar ,name nil)
      (setq ,name (jit (lambda ,params ,@body)))
      ',name))
+
+(defmacro with-profile (options &rest body)
+  "(with-profile (&key trace (print t)) BODY...) Runs BODY while profiling the JIT device
+(profile-start, profile-stop) and returns BODY's value. The summary -- time per stage and the
+kernels that took longest, with calls, ms, GFLOP/s and GB/s -- is printed when BODY returns
+(unless :print is nil); with :trace FILE every event also goes to FILE as a Chrome trace
+(open it in Perfetto or chrome://tracing). Example:
+  (with-profile (:trace \"step.json\") (train-step model x y))"
+  (let ((trace (getf options :trace))
+        (show (if (member :print options) (getf options :print) t))
+        (done (gensym))
+        (summary (gensym)))
+    `(let ((,done nil))
+       (profile-start)
+       (unwind-protect
+           (multiple-value-prog1 (progn ,@body) (setq ,done t))
+         (let ((,summary (profile-stop ,trace)))
+           (when (and ,done ,show) (format t "~a" ,summary)))))))

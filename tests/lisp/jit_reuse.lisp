@@ -5,6 +5,8 @@
 
 (defun stat (k) (getf (tensor-stats) k))
 (defun kernels-run () (getf (jit-stats) :kernels-run))
+(defmacro counting-runs (&rest body)
+  `(let ((before (kernels-run))) ,@body (- (kernels-run) before)))
 (defvar x (realize (randn '(64 64))))
 (defvar w (realize (mul (randn '(64 64)) 0.1)))
 
@@ -59,5 +61,16 @@
          (s (sum y :axis 1)))
     (is (equal (to-list (realize s :bind '((n . 2)))) '(16.0 16.0)))
     (is (equal (to-list (realize (sum y :axis 1) :bind '((n . 3)))) '(16.0 16.0 16.0)))))
+
+(deftest a-realized-softmax-is-not-computed-again-by-backward
+  ;; softmax's gradient rule is written in its value p: once the loss was printed (realized),
+  ;; p is kept, and backward is one kernel, p (g - sum(g p)), reading it.
+  (let* ((x (requires-grad! (realize (randn '(4 6)))))
+         (w (realize (randn '(4 6))))
+         (p (softmax x :axis 1))
+         (loss (sum (mul p w))))
+    (realize loss)
+    (is (= (counting-runs (backward loss)) 1))
+    (is (allclose (grad x) (mul p (sub w (sum (mul w p) :axis 1 :keepdim t))) :atol 1e-6))))
 
 (run-tests)

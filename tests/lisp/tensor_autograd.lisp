@@ -76,6 +76,21 @@
     (backward (amax x))
     (is (equal (tl (grad x)) '(0.0 1.0 0.0 0.0)))))
 
+(deftest softmax-gradients-at-masked-and-extreme-logits
+  ;; Their own rules (p (g - sum g p), g - p sum g): entries masked with -inf get 0, a row of
+  ;; one live entry gets 0, and logits far apart stay finite (known values, as PyTorch's).
+  (let* ((ninf (- inf))
+         (w (tensor '((1.0 2.0 3.0) (4.0 5.0 6.0))))
+         (x (requires-grad! (tensor (list (list 1.0 ninf 2.0) (list ninf 0.5 ninf))))))
+    (backward (sum (mul (softmax x :axis 1) w)))
+    (is (allclose (grad x) '((-0.39322385 0.0 0.39322385) (0.0 0.0 0.0)) :atol 1e-6))
+    (let ((x2 (requires-grad! (tensor (list (list 1.0 ninf 2.0) (list ninf 0.5 ninf))))))
+      (backward (sum (mul (let ((y (log-softmax x2 :axis 1))) (where (isinf y) 0.0 y)) w)))
+      (is (allclose (grad x2) '((-0.07576571 0.0 0.07576571) (0.0 0.0 0.0)) :atol 1e-5))))
+  (let ((x (requires-grad! (tensor '((1e30 -1e30 0.0) (88.0 89.0 90.0)) :dtype 'f64))))
+    (backward (sum (mul (softmax x :axis 1) (tensor '((1.0 2.0 3.0) (4.0 5.0 6.0)) :dtype 'f64))))
+    (is (allclose (grad x) '((0.0 0.0 0.0) (-0.14181709 -0.14077028 0.28258737)) :atol 1e-6))))
+
 (deftest linear-algebra
   (is (grad-check #'matmul m34 (randn '(4 2))))
   (is (grad-check #'matmul t234 (randn '(2 4 3))))           ; batched
