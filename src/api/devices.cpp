@@ -336,7 +336,8 @@ void register_device_builtins(Interp& in) {
                  const std::string path = eval::arg_string(in, "profile-stop", a, 0)->text;
                  std::FILE* f = std::fopen(path.c_str(), "wb");
                  if (f == nullptr) {
-                   in.error("file-error", "profile-stop: cannot write the trace to " + path + ": " + std::strerror(errno));
+                   in.error("file-error",
+                            "profile-stop: cannot write the trace to " + path + ": " + std::strerror(errno));
                  }
                  const std::string json = p.trace_json();
                  const bool written = std::fwrite(json.data(), 1, json.size(), f) == json.size();

@@ -200,7 +200,8 @@ int main(int argc, char** argv) {
       std::string path = a.size() > 10 && a[9] == '=' ? a.substr(10) : "";
       if (a == "--profile" && i + 1 < argc) path = argv[++i];
       if (path.empty() || (a != "--profile" && a[9] != '=')) {
-        std::fprintf(stderr, "tlisp: --profile needs the file to write the trace to (--profile=trace.json)\n%s", kUsage);
+        std::fprintf(stderr, "tlisp: --profile needs the file to write the trace to (--profile=trace.json)\n%s",
+                     kUsage);
         return 2;
       }
       args.profile = path;

@@ -49,7 +49,10 @@ JitDevice::JitDevice(std::shared_ptr<Backend> backend, JitSettings settings, Dev
     lowering_.dump_after = settings.dump_after;
   }
   check_spec();
-  if (!backend_->host_memory()) memory_ = std::make_shared<DeviceMemory>(backend_);
+  if (!backend_->host_memory()) {
+    memory_ = std::make_shared<DeviceMemory>(backend_);
+    device_plan_memory_ = std::make_unique<DevicePlanMemory>(*memory_);
+  }
   if (!settings.cross_targets.empty() && !settings.cross_dir.empty()) {
     cross_dir_ = settings.cross_dir;
     for (const std::string& target : settings.cross_targets) {
@@ -650,8 +653,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::run(const std::vector<const Node
   if (profiled) {
     const Node* last = roots.back();
     profiler->end({"realize", "realize", "host", t_realize, 0,
-                   {{"result", std::string(tensor::op_name(last->op)) + " " + std::string(tensor::dtype_name(last->dtype)) + " " +
-                                   tensor::shape_str(last->shape)},
+                   {{"result", label(last->op, last->dtype, last->shape)},
                     {"kernels", std::to_string(plan.kernels.size())},
                     {"plan", reused ? "reused" : "new"}}});
   }

@@ -17,6 +17,7 @@
 #include "runtime/jit_stats.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/plan_cache.h"
+#include "runtime/plan_memory.h"
 #include "runtime/profiler.h"
 #include "runtime/tuner.h"
 #include "runtime/toolchain.h"
@@ -150,6 +151,9 @@ class JitDevice {
   // matmul-like kernel, each a list of opts (codegen::tile_candidates).
   std::vector<std::int64_t> tile_rows_, tile_cols_;
   std::shared_ptr<DeviceMemory> memory_;        // for a backend with its own memory
+  // Where execute keeps a plan's buffers: host memory, or memory_ when there is one.
+  HostPlanMemory host_plan_memory_;
+  std::unique_ptr<DevicePlanMemory> device_plan_memory_;
   // TENSORLISP_CROSS_TARGETS: other targets every kernel is also compiled for, into
   // TENSORLISP_CROSS_DIR/<target>/ (NAME.ptx, NAME.hsaco, or NAME.error saying why not), for checking code
   // generation for devices this machine lacks (tests/run_cross_check.cmake).
@@ -259,12 +263,6 @@ class JitDevice {
   // REFS: each node's reference count (Node::refs) before the plan was made.
   static std::vector<char> keep_mask(const Plan& plan, const std::vector<const tensor::Node*>& order,
                                      const std::vector<std::int32_t>& refs, const std::vector<const tensor::Node*>& roots);
-  // execute's work on a device with its own memory: leaves are uploaded (once: a buffer keeps
-  // its device copy), kernels run on device memory, and the results and assigned buffers are
-  // copied back to the host, keeping their device copies for the next use.
-  std::vector<std::shared_ptr<tensor::Buffer>> execute_on_device(const Plan& plan, std::vector<std::shared_ptr<tensor::Buffer>> leaves,
-                                                                 const tensor::Bindings& b, const std::vector<char>* keep,
-                                                                 Kept* kept);
   // Runs kernel k (count output elements) on device pointers ptrs, with the launch shape
   // tuning chose for it (tuning it first if it has not been); the seconds it took, on a
   // device with its own memory only when `timed` (its launches are asynchronous).
@@ -276,6 +274,8 @@ class JitDevice {
   static void plan_buffers(Plan& plan);
   // Records the run's peak bytes (stats) and, when debugging, prints them with its time.
   void report_run(const Plan& plan, const tensor::Bindings& b, double seconds);
+  // "op dtype (shape)", how reports name a kernel or a result.
+  static std::string label(tensor::Op op, tensor::DType dtype, const tensor::Shape& shape);
   // Logs a kernel run (debug) and records it (profiling); START_US: when it started, on the
   // profiler's clock.
   void report_kernel(std::size_t i, const Plan& plan, const PlanKernel& k, double seconds, double bytes,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Running a plan (jit.h): its buffer plan, the host executor and the executor for a device
-// with its own memory, and their reports. Making plans, compiling and tuning are in jit.cpp.
+// Running a plan (jit.h): its buffer plan, the executor (over host memory or a device's own,
+// runtime/plan_memory.h), and its reports. Making plans, compiling and tuning are in jit.cpp.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,14 +14,6 @@ namespace tl::runtime {
 
 using tensor::Buffer;
 using tensor::Node;
-
-namespace {
-
-// Every buffer has at least one element's worth of readable memory, so a load under an
-// invalid (padded) index, redirected to element 0, stays in bounds even for empty tensors.
-alignas(64) const std::uint8_t kZeros[64] = {};
-
-}  // namespace
 
 void JitDevice::plan_buffers(Plan& plan) {
   plan.uses.clear();
@@ -56,19 +48,35 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const std::shared_ptr<co
   std::vector<Recorded>* rec = recording;
   const std::size_t rec_index = rec ? rec->size() : 0;
   if (rec) rec->push_back(Recorded{held, std::move(leaf_nodes), leaves, b, {}});
-  if (memory_) {
-    std::vector<std::shared_ptr<Buffer>> result = execute_on_device(plan, std::move(leaves), b, keep, kept);
-    if (rec) (*rec)[rec_index].results = result;
-    return result;
+  PlanMemory& mem = memory_ ? static_cast<PlanMemory&>(*device_plan_memory_) : host_plan_memory_;
+  // Every value by its position in the graph's order: leaves, constants, and each kernel's
+  // output once it has run (on a device, buffers whose data is their device copy).
+  std::unordered_map<int, std::shared_ptr<Buffer>> values;
+  for (std::size_t i = 0; i < plan.leaves.size(); ++i) {
+    mem.prepare(*leaves[i]);
+    values[plan.leaves[i]] = std::move(leaves[i]);
   }
-  std::unordered_map<int, std::shared_ptr<Buffer>> values;  // by position in the graph's order
-  for (std::size_t i = 0; i < plan.leaves.size(); ++i) values[plan.leaves[i]] = std::move(leaves[i]);
-  for (const auto& [p, buffer] : plan.constants) values[p] = buffer;
+  for (const auto& [p, buffer] : plan.constants) {
+    mem.prepare(*buffer);
+    values[p] = buffer;
+  }
   // Buffers whose last reader has run, kept for the next output of their slot (buffer plan).
   std::vector<std::shared_ptr<Buffer>> spare(plan.buffers.slots.size());
   ++stats_.realizes;
   const bool profiled = profiling();
   double run_time = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  // Kernels are timed each to its end for debug output and profiles, and when some will be
+  // tuned first (the tuning runs are not their time); else, on a device whose launches are
+  // asynchronous, together, by the device when it can tell.
+  const bool per_kernel =
+      debug >= 1 || profiled || std::any_of(plan.kernels.begin(), plan.kernels.end(), [&](const PlanKernel& k) {
+        return needs_tuning(k) && tuner_->find(tune_key(k, b)) == nullptr;
+      });
+  Backend::Event start;
+  if (mem.asynchronous() && !per_kernel && !plan.kernels.empty() && backend_->has_events()) {
+    start = backend_->record_event();
+  }
   std::vector<std::tuple<std::shared_ptr<Buffer>, std::shared_ptr<Buffer>, int>> writes;  // (target, value, assign)
   for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
     const PlanKernel& k = plan.kernels[i];
@@ -84,19 +92,20 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const std::shared_ptr<co
       } else {
         std::vector<std::int64_t> dims;
         for (const auto& d : k.shape) dims.push_back(d.eval(b));
-        out = tensor::allocate_buffer(k.dtype, dims);
+        out = mem.allocate(k.dtype, dims, [&] {
+          return "the output of kernel " + k.compiled->entry + " (" + label(k.op, k.dtype, k.shape) + ")";
+        });
       }
       count = static_cast<std::int64_t>(out->count());
     }
     std::vector<void*> ptrs(k.buffer_count, nullptr);  // local scratch stays null
-    ptrs[0] = out->size_bytes() == 0 ? const_cast<std::uint8_t*>(kZeros) : out->data();
+    ptrs[0] = mem.pointer(*out);
     for (std::size_t j = 0; j < k.inputs.size(); ++j) {
-      Buffer& ib = *values.at(k.inputs[j]);
-      ptrs[static_cast<std::size_t>(k.input_slots[j])] = ib.size_bytes() == 0 ? const_cast<std::uint8_t*>(kZeros) : ib.data();
+      ptrs[static_cast<std::size_t>(k.input_slots[j])] = mem.pointer(*values.at(k.inputs[j]));
     }
     if (poll && !k.in_place()) poll();  // the writes at the end all happen, or none
     const double t_launch = profiled ? profiler->now_us() : 0;
-    const double dt = launch(k, ptrs, count, b, debug >= 1);
+    const double dt = launch(k, ptrs, count, b, per_kernel);
     run_time += dt;
     if (debug >= 1 || profiled) {
       double bytes = static_cast<double>(out->size_bytes());
@@ -104,16 +113,17 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const std::shared_ptr<co
       report_kernel(i, plan, k, dt, bytes, b, t_launch);
     }
     if (k.in_place()) {
-      out->device.reset();  // written in place: a copy on another device is stale
+      mem.written_in_place(*out);
     } else if (k.assign_target >= 0) {
       // The value goes into the target's buffer once every kernel has run: until then,
       // kernels that read the target read its data from before this realize (issue 19), and
-      // those that read the assign read the new value here.
+      // those that read the assign read the new value here. (An interrupted realize writes
+      // nothing.)
       writes.emplace_back(values.at(k.assign_target), out, k.node);
     }
     values[k.node] = out;
     if (keep != nullptr && static_cast<std::size_t>(k.node) < keep->size() && (*keep)[static_cast<std::size_t>(k.node)]) {
-      kept->emplace_back(k.node, out);
+      kept->emplace_back(k.node, out);  // on a device, there only until the host reads it
     }
     for (int p : plan.buffers.frees[i]) {
       auto it = values.find(p);
@@ -121,7 +131,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const std::shared_ptr<co
       std::shared_ptr<Buffer> freed = std::move(it->second);
       values.erase(it);
       // Held nowhere else (not kept, not an assign's value, not a leaf): its slot's next output
-      // takes it.
+      // takes it (on a device too: launches run in order there).
       auto slot = plan.buffers.slot_of.find(p);
       if (slot != plan.buffers.slot_of.end() && freed.use_count() == 1 && plan.buffers.reused_after(slot->second, i)) {
         spare[static_cast<std::size_t>(slot->second)] = std::move(freed);
@@ -129,8 +139,18 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const std::shared_ptr<co
     }
   }
   for (auto& [target, value, node] : writes) {
-    target->set_bytes(std::move(value->bytes()));
+    mem.assign(*target, *value);
     values[node] = target;  // the assign's result is its target's buffer
+  }
+  if (mem.asynchronous()) {
+    // The kernels' time is until the device has finished them (without the copies back),
+    // unless each was timed to its end already.
+    if (start) {
+      run_time = backend_->seconds_between(start, backend_->record_event());
+    } else if (!plan.kernels.empty()) {
+      backend_->synchronize();
+      if (!per_kernel) run_time = seconds_since(t0);
+    }
   }
   std::vector<std::shared_ptr<Buffer>> result;
   for (int r : plan.results) result.push_back(values.at(r));
@@ -149,127 +169,21 @@ void JitDevice::report_run(const Plan& plan, const tensor::Bindings& b, double s
   }
 }
 
+std::string JitDevice::label(tensor::Op op, tensor::DType dtype, const tensor::Shape& shape) {
+  std::string text = tensor::op_name(op);
+  return text.append(" ").append(tensor::dtype_name(dtype)).append(" ").append(tensor::shape_str(shape));
+}
+
 void JitDevice::report_kernel(std::size_t i, const Plan& plan, const PlanKernel& k, double dt, double bytes,
                               const tensor::Bindings& b, double start_us) const {
   const double flops = static_cast<double>(k.flops.eval(b));
-  const std::string what =
-      std::string(tensor::op_name(k.op)) + " " + std::string(tensor::dtype_name(k.dtype)) + " " + tensor::shape_str(k.shape);
+  const std::string what = label(k.op, k.dtype, k.shape);
   if (debug >= 1) {
     tl::log("tensorlisp: kernel %zu/%zu %s %s: %.3f ms, %.2f GFLOP/s, %.2f GB/s\n", i + 1, plan.kernels.size(),
             k.compiled->entry.c_str(), what.c_str(), dt * 1e3, dt > 0 ? flops / dt * 1e-9 : 0.0,
             dt > 0 ? bytes / dt * 1e-9 : 0.0);
   }
   if (profiling()) profiler->kernel(k.compiled->entry, what, backend_->name(), start_us, dt, flops, bytes);
-}
-
-std::vector<std::shared_ptr<Buffer>> JitDevice::execute_on_device(const Plan& plan, std::vector<std::shared_ptr<Buffer>> leaves,
-                                                                  const tensor::Bindings& b, const std::vector<char>* keep,
-                                                                  Kept* kept) {
-  using Copy = std::shared_ptr<tensor::DeviceCopy>;
-  std::unordered_map<int, Copy> dev;                      // device data by position in the graph's order
-  std::unordered_map<int, std::shared_ptr<Buffer>> host;  // host buffers: leaves, constants, assign targets
-  for (std::size_t i = 0; i < plan.leaves.size(); ++i) {
-    dev[plan.leaves[i]] = memory_->upload(*leaves[i]);
-    host[plan.leaves[i]] = std::move(leaves[i]);
-  }
-  for (const auto& [p, buffer] : plan.constants) {
-    dev[p] = memory_->upload(*buffer);
-    host[p] = buffer;
-  }
-  std::vector<Copy> spare(plan.buffers.slots.size());  // as in execute
-  std::unordered_map<int, std::pair<tensor::DType, std::int64_t>> made;  // dtype and count of each kernel's value
-  ++stats_.realizes;
-  double run_time = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  // Kernels are timed each to its end for debug output, and when some will be tuned first
-  // (the tuning runs are not their time); else together, by the device when it can tell.
-  const bool profiled = profiling();
-  const bool per_kernel = debug >= 1 || profiled || std::any_of(plan.kernels.begin(), plan.kernels.end(), [&](const PlanKernel& k) {
-                            return needs_tuning(k) && tuner_->find(tune_key(k, b)) == nullptr;
-                          });
-  Backend::Event start;
-  if (!per_kernel && !plan.kernels.empty() && backend_->has_events()) start = backend_->record_event();
-  std::vector<std::pair<std::shared_ptr<Buffer>, Copy>> writes;  // assigns' (target, new device data)
-  for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
-    const PlanKernel& k = plan.kernels[i];
-    std::int64_t count = 1;
-    for (const auto& d : k.shape) count *= d.eval(b);
-    const std::size_t bytes = static_cast<std::size_t>(count) * tensor::dtype_size(k.dtype);
-    const int slot = plan.buffers.slot[i];
-    Copy out = k.write_into >= 0                                    ? dev.at(k.write_into)
-               : slot >= 0 && spare[static_cast<std::size_t>(slot)] ? std::move(spare[static_cast<std::size_t>(slot)])
-                                                                    : memory_->allocate(bytes, "the output of kernel " + k.compiled->entry + " (" +
-                                                                                                   tensor::op_name(k.op) + tensor::shape_str(k.shape) + ")");
-    const std::int64_t launched = k.write_into >= 0 ? k.elements.eval(b) : count;  // a view assign: the view's elements
-    std::vector<void*> ptrs(k.buffer_count, nullptr);
-    ptrs[0] = out->ptr;
-    for (std::size_t j = 0; j < k.inputs.size(); ++j) ptrs[static_cast<std::size_t>(k.input_slots[j])] = dev.at(k.inputs[j])->ptr;
-    if (poll && !k.in_place()) poll();
-    const double t_launch = profiled ? profiler->now_us() : 0;
-    const double dt = launch(k, ptrs, launched, b, per_kernel);
-    run_time += dt;
-    if (debug >= 1 || profiled) {
-      double moved = static_cast<double>(bytes);
-      for (int in : k.inputs) {
-        moved += host.count(in) ? static_cast<double>(host.at(in)->size_bytes())
-                                : static_cast<double>(made.at(in).second) * static_cast<double>(tensor::dtype_size(made.at(in).first));
-      }
-      report_kernel(i, plan, k, dt, moved, b, t_launch);
-    }
-    made[k.node] = {k.dtype, count};
-    if (k.assign_target >= 0) {
-      // The target's device copy becomes its value once every kernel has run (an interrupted
-      // realize writes nothing); the host reads it from there when it needs it.
-      std::shared_ptr<Buffer> target = host.at(k.assign_target);
-      if (k.in_place()) {
-        target->set_device(out);  // written in place already: the host bytes are stale now
-      } else {
-        writes.emplace_back(target, out);
-      }
-      host[k.node] = target;
-    }
-    if (keep != nullptr && static_cast<std::size_t>(k.node) < keep->size() && (*keep)[static_cast<std::size_t>(k.node)]) {
-      // On the device only, until the host reads it.
-      kept->emplace_back(k.node, std::make_shared<Buffer>(k.dtype, static_cast<std::size_t>(count), out));
-    }
-    dev[k.node] = std::move(out);
-    for (int p : plan.buffers.frees[i]) {
-      host.erase(p);
-      auto it = dev.find(p);
-      if (it == dev.end()) continue;
-      Copy freed = std::move(it->second);
-      dev.erase(it);
-      // Launches run in order on the device, so the slot's next output may take it now.
-      auto s = plan.buffers.slot_of.find(p);
-      if (s != plan.buffers.slot_of.end() && freed.use_count() == 1 && plan.buffers.reused_after(s->second, i)) {
-        spare[static_cast<std::size_t>(s->second)] = std::move(freed);
-      }
-    }
-  }
-  for (auto& [target, copy] : writes) target->set_device(std::move(copy));
-  // Launches are asynchronous: the kernels' time is until the device has finished them
-  // (without the copies back), unless each was timed to its end already (debug).
-  if (start) {
-    run_time = backend_->seconds_between(start, backend_->record_event());
-  } else if (!plan.kernels.empty()) {
-    backend_->synchronize();
-    if (!per_kernel) run_time = seconds_since(t0);
-  }
-  std::vector<std::shared_ptr<Buffer>> result;
-  for (int r : plan.results) {
-    if (auto h = host.find(r); h != host.end()) {
-      result.push_back(h->second);
-      continue;
-    }
-    const auto& [dtype, count] = made.at(r);
-    // On the device only, until the host reads it.
-    auto buf = std::make_shared<Buffer>(dtype, static_cast<std::size_t>(count), dev.at(r));
-    host[r] = buf;
-    result.push_back(std::move(buf));
-  }
-  stats_.run_seconds += run_time;
-  report_run(plan, b, run_time);
-  return result;
 }
 
 }  // namespace tl::runtime

@@ -142,14 +142,15 @@ std::string Profiler::summary(std::size_t top) const {
   for (const auto& [name, what] : kStages) {
     auto it = categories_.find(name);
     if (it == categories_.end()) continue;
-    std::snprintf(line, sizeof line, "  %-8s %9llu %12.3f   %s\n", name, static_cast<unsigned long long>(it->second.first),
-                  it->second.second * 1e3, what);
+    std::snprintf(line, sizeof line, "  %-8s %9llu %12.3f   %s\n", name,
+                  static_cast<unsigned long long>(it->second.first), it->second.second * 1e3, what);
     out += line;
   }
   if (kernels_.empty()) return out;
   std::vector<const KernelTotal*> sorted;
   for (const auto& [entry, t] : kernels_) sorted.push_back(&t);
-  std::stable_sort(sorted.begin(), sorted.end(), [](const KernelTotal* a, const KernelTotal* b) { return a->seconds > b->seconds; });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const KernelTotal* a, const KernelTotal* b) { return a->seconds > b->seconds; });
   std::snprintf(line, sizeof line, "top %zu of %zu kernels by time:\n", std::min(top, sorted.size()), sorted.size());
   out += line;
   out += "           ms    calls   GFLOP/s      GB/s  device  kernel\n";

@@ -64,7 +64,7 @@ class Profiler {
   std::vector<Event> events_;
   std::uint64_t dropped_ = 0;
   std::map<std::string, std::pair<std::uint64_t, double>> categories_;  // calls and seconds
-  std::map<std::string, KernelTotal> kernels_;                           // by entry
+  std::map<std::string, KernelTotal> kernels_;                          // by entry
 };
 
 }  // namespace tl::runtime

@@ -2,7 +2,7 @@
 ;;; A device whose memory runs out (the CPU backend acting as a 1 MB device): a device-error
 ;;; saying which kernel needed how much, and what is in use; the session goes on.
 ;; expect: device-out-of-memory.lisp:11:1: device error: cpu: out of device memory: the output of kernel
-;; expect: (reduce(3000 1 100)) needs 1.1 MiB, with 0.0 MiB in use by tensors of a 1.0 MiB device (cpu: memory-limit of 1000000 bytes reached)
+;; expect: (reduce f32 (3000 1 100)) needs 1.1 MiB, with 0.0 MiB in use by tensors of a 1.0 MiB device (cpu: memory-limit of 1000000 bytes reached)
 
 (use-backend 'cpu :options "memory=device memory-limit=1000000")
 (defvar a (realize (ones '(100 100))))

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Unit tests for runtime/plan_cache.h: the N most recently used values, dropped in order of
 // last use, and held by whoever still has them.
-#include <catch2/catch.hpp>
+#include "runtime/plan_cache.h"
 
+#include <catch2/catch.hpp>
 #include <memory>
 #include <string>
-
-#include "runtime/plan_cache.h"
 
 using tl::runtime::LruCache;
 
