@@ -5,6 +5,7 @@ set -euo pipefail
 packages=(cmake ninja-build g++ catch2 libedit-dev pkg-config llvm-14-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist
           fortunes  # examples/char-gpt.lisp trains on its text (/usr/share/games/fortunes)
           clang libclang-rt-14-dev  # clang + libFuzzer: the sanitizer build and tests/fuzz
+          clang-format-14  # scripts/format.sh and the format test (tests/format/check.sh)
           nlohmann-json3-dev  # json-read and tokenizer.json (src/text/), header-only
           libicu-dev  # tokenizers: Unicode letter/number classes and pre-tokenizer regexes
           python3)  # tests/layering/check.py, tests/models/make_fixtures.py

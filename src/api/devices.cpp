@@ -235,8 +235,8 @@ void register_device_builtins(Interp& in) {
              ":kernels-tuned :kernels-tuned-from-cache (kernels whose tile an earlier process chose) "
              ":compile-seconds :run-seconds (how long kernels ran; on a GPU, the device's own time "
              "from the first launch of a realize to the end of the last, without the copies to and from it) "
-             ":tune-seconds (spent timing launch shapes, see use-backend) :peak-bytes (the most bytes the last realize's "
-             "computed buffers held at once, by its buffer plan).",
+             ":tune-seconds (spent timing launch shapes, see use-backend) :peak-bytes (the most bytes the "
+             "last realize's computed buffers held at once, by its buffer plan).",
              [](Interp& in, Args, N) -> Value {
                runtime::JitDevice& jit = jit_of(in, "jit-stats");
                const runtime::JitStats& st = jit.stats();
@@ -330,7 +330,7 @@ void register_device_builtins(Interp& in) {
                DeviceState& s = state(in);
                runtime::Profiler& p = *s.profiler;
                if (!p.on()) in.error("program-error", "profile-stop: no profile is running (profile-start starts one)");
-               p.end({"profile", "lisp", "host", s.profile_started_us, 0, {}});
+               p.span("profile", "lisp", "host", s.profile_started_us);
                p.stop();
                if (n == 1 && !a[0].is_nil()) {
                  const std::string path = eval::arg_string(in, "profile-stop", a, 0)->text;

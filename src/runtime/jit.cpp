@@ -617,8 +617,8 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::run(const std::vector<const Node
   } else {
     held = plans_.put(std::move(key), std::make_shared<Plan>(make_plan(roots, order)));
     if (profiled) {
-      profiler->end({"plan", "plan", "host", t_realize, 0,
-                     {{"kernels", std::to_string(held->kernels.size())}, {"nodes", std::to_string(order.size())}}});
+      profiler->span("plan", "plan", "host", t_realize,
+                     {{"kernels", std::to_string(held->kernels.size())}, {"nodes", std::to_string(order.size())}});
     }
   }
   const Plan& plan = *held;
@@ -652,10 +652,10 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::run(const std::vector<const Node
   if (kept_bytes > 0 && on_keep) on_keep(kept_bytes);
   if (profiled) {
     const Node* last = roots.back();
-    profiler->end({"realize", "realize", "host", t_realize, 0,
+    profiler->span("realize", "realize", "host", t_realize,
                    {{"result", label(last->op, last->dtype, last->shape)},
                     {"kernels", std::to_string(plan.kernels.size())},
-                    {"plan", reused ? "reused" : "new"}}});
+                    {"plan", reused ? "reused" : "new"}});
   }
   if (debug >= 1) {
     tl::log("tensorlisp: realize: %zu kernels, %.3f ms total", plan.kernels.size(), seconds_since(t_start) * 1e3);
@@ -747,8 +747,7 @@ const Tuner::Choice& JitDevice::tune(const PlanKernel& k, const std::vector<void
     kernels_->disk().store(k.tuned_key, k.variants[choice.variant].opts);
   }
   if (profiling()) {
-    profiler->end({k.compiled->entry, "tune", "host", t_tune, 0,
-                   {{"candidates", std::to_string(candidates.size())}}});
+    profiler->span(k.compiled->entry, "tune", "host", t_tune, {{"candidates", std::to_string(candidates.size())}});
   }
   return choice;
 }
@@ -759,7 +758,7 @@ KernelCache::Compiled& JitDevice::compiled(const codegen::Kernel& k) {
   const std::uint64_t compiled_before = stats_.kernels_compiled, loaded_before = stats_.disk_hits;
   Compiled& c = kernels_->get(k);
   if (stats_.kernels_compiled != compiled_before || stats_.disk_hits != loaded_before) {
-    profiler->end({c.entry, stats_.kernels_compiled != compiled_before ? "compile" : "load", "host", t, 0, {}});
+    profiler->span(c.entry, stats_.kernels_compiled != compiled_before ? "compile" : "load", "host", t);
   }
   return c;
 }

@@ -19,8 +19,8 @@
 #include "runtime/plan_cache.h"
 #include "runtime/plan_memory.h"
 #include "runtime/profiler.h"
-#include "runtime/tuner.h"
 #include "runtime/toolchain.h"
+#include "runtime/tuner.h"
 #include "tensor/graph.h"
 
 namespace tl::runtime {
@@ -134,8 +134,9 @@ class JitDevice {
   using Kept = std::vector<std::pair<int, std::shared_ptr<tensor::Buffer>>>;
   std::vector<std::shared_ptr<tensor::Buffer>> execute(const std::shared_ptr<const Plan>& plan,
                                                        std::vector<std::shared_ptr<tensor::Buffer>> leaves,
-                                          const tensor::Bindings& b, std::vector<const tensor::Node*> leaf_nodes = {},
-                                          const std::vector<char>* keep = nullptr, Kept* kept = nullptr);
+                                                       const tensor::Bindings& b,
+                                                       std::vector<const tensor::Node*> leaf_nodes = {},
+                                                       const std::vector<char>* keep = nullptr, Kept* kept = nullptr);
   // Told the bytes of intermediates a realize kept on their nodes (see realize_many), for the
   // host's memory accounting.
   std::function<void(std::size_t)> on_keep;
@@ -262,7 +263,8 @@ class JitDevice {
   // to: a flag per position, or empty when there are none.
   // REFS: each node's reference count (Node::refs) before the plan was made.
   static std::vector<char> keep_mask(const Plan& plan, const std::vector<const tensor::Node*>& order,
-                                     const std::vector<std::int32_t>& refs, const std::vector<const tensor::Node*>& roots);
+                                     const std::vector<std::int32_t>& refs,
+                                     const std::vector<const tensor::Node*>& roots);
   // Runs kernel k (count output elements) on device pointers ptrs, with the launch shape
   // tuning chose for it (tuning it first if it has not been); the seconds it took, on a
   // device with its own memory only when `timed` (its launches are asynchronous).

@@ -64,10 +64,10 @@ void Profiler::keep(Event e) {
   }
 }
 
-void Profiler::end(Event e) {
+void Profiler::span(std::string name, std::string category, std::string track, double start_us, Args args) {
   if (!on_) return;
-  e.duration_us = std::max(0.0, now_us() - e.start_us);
-  keep(std::move(e));
+  keep(Event{std::move(name), std::move(category), std::move(track), start_us, std::max(0.0, now_us() - start_us),
+             std::move(args)});
 }
 
 void Profiler::kernel(const std::string& entry, const std::string& label, const std::string& device, double start_us,

@@ -37,8 +37,9 @@ class Profiler {
   void stop() { on_ = false; }
   // Microseconds since the profile started.
   double now_us() const;
-  // Records an event that started at `start_us` (now_us) and ends now.
-  void end(Event e);
+  using Args = std::vector<std::pair<std::string, std::string>>;
+  // Records an event NAME of CATEGORY on TRACK that started at START_US (now_us) and ends now.
+  void span(std::string name, std::string category, std::string track, double start_us, Args args = {});
   // Records a kernel run of `seconds` on `device` that started at `start_us`, with its work
   // (flops; bytes read and written), for the summary's table.
   void kernel(const std::string& entry, const std::string& label, const std::string& device, double start_us,
