@@ -1,20 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// (jit f): a function of tensors traced once per signature, then replayed as the list of
-// compiled plans it ran, with no Lisp evaluation, graph building or schedule lookup.
+// (jit f), the Lisp side: a function of tensors traced once per signature, then replayed as
+// the list of compiled plans it ran (runtime/capture.h keeps and replays them).
 //
 // Tracing calls f with the JIT device recording every plan it runs. Tensor arguments go in
-// on fresh graph nodes, so they are told apart from other tensors that share their data. Each
-// leaf a recorded plan read is then one of: an argument, the result of an earlier plan of the
-// trace, a random key drawn during the trace, or captured data (weights and constants, read
-// from the same buffer at every replay, so updates made in place with assign are seen).
-// A replay runs the plans in order on the new arguments' buffers and fresh random keys.
-//
-// The signature (a key) is the tensor arguments' dtypes and shapes, and the other arguments'
-// values; a new one traces again. (Arguments that share a buffer need nothing more: each
-// has its own node.) What a replay cannot reproduce makes that
-// signature run uncaptured, calling f every time: reading tensor data into Lisp (item, aref,
-// print, save) or reseeding the generator during the trace. Lisp side effects of f other
-// than tensor work (printing text, setq) happen only while it is traced.
+// on fresh graph nodes, so they are told apart from other tensors that share their data; the
+// random keys drawn and the guards (%guard) checked are logged too. The signature (a key) is
+// the tensor arguments' dtypes and shapes, and the other arguments' values; a new one traces
+// again. (Arguments that share a buffer need nothing more: each has its own node.) What a
+// replay cannot reproduce makes that signature run uncaptured, calling f every time: reading
+// tensor data into Lisp (item, aref, print, save) or reseeding the generator during the trace.
+// Lisp side effects of f other than tensor work (printing text, setq) happen only while it
+// is traced.
+#include "runtime/capture.h"
+
 #include <cstdio>
 #include <deque>
 #include <unordered_map>
@@ -39,19 +37,7 @@ using N = std::uint32_t;
 
 namespace {
 
-// Where a plan's leaf, or an output, comes from at replay.
-struct Slot {
-  enum Kind { Arg, Step, Rng, Data } kind = Data;
-  std::size_t index = 0;               // argument, step, or draw offset
-  std::size_t output = 0;              // Step: which of the step's results
-  std::shared_ptr<Buffer> data;        // captured data
-};
-
-struct Step {
-  std::shared_ptr<const JitDevice::Plan> plan;  // kept alive here after the device's cache drops it
-  std::vector<Slot> leaves;
-  tensor::Bindings bindings;
-};
+using Slot = runtime::Capture::Slot;
 
 struct Output {
   Slot slot;
@@ -60,13 +46,11 @@ struct Output {
 };
 
 struct Trace {
-  std::shared_ptr<JitDevice> device;  // keeps the plans' compiled kernels alive
+  std::shared_ptr<runtime::Capture> capture;  // the plans and where their leaves come from (none: uncaptured)
   bool uncaptured = false;
-  std::vector<Step> steps;
   std::vector<Output> outputs;
   Value result;  // f's result with each tensor replaced by the capture's marker
   std::uint64_t draws = 0;
-  bool assigns = false;  // some plan writes into a buffer
   struct Guard {
     Slot flag;
     std::string type, message;
@@ -232,7 +216,6 @@ Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& 
                  const CallTensors& ct) {
   tensor::TensorRuntime& rt = tensor::runtime(in);
   Trace tr;
-  tr.device = jit;
   // Fresh nodes for the tensor arguments: a tag keeps each apart from equal buffer nodes.
   std::vector<Value> fresh;
   std::unordered_map<const Node*, std::size_t> arg_of;
@@ -296,42 +279,18 @@ Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& 
       out_values.push_back(it != arg_of.end() ? ct.values[it->second] : Value::object(t));
     }
   } else {
-    std::unordered_map<const Buffer*, std::pair<std::size_t, std::size_t>> step_of;  // (step, output)
-    std::unordered_map<const Buffer*, std::uint64_t> draw_of;
-    for (const auto& [k, draw] : rng.keys) draw_of[k.get()] = draw - draws0;
-    auto classify = [&](const Node* n, const std::shared_ptr<Buffer>& b) {
-      Slot s;
-      if (auto a = arg_of.find(n); a != arg_of.end()) {
-        s.kind = Slot::Arg;
-        s.index = a->second;
-      } else if (auto st = step_of.find(b.get()); st != step_of.end()) {
-        s.kind = Slot::Step;
-        s.index = st->second.first;
-        s.output = st->second.second;
-      } else if (auto d = draw_of.find(b.get()); d != draw_of.end()) {
-        s.kind = Slot::Rng;
-        s.index = d->second;
-      } else {
-        s.data = b;
-      }
-      return s;
-    };
-    for (std::size_t k = 0; k < runs.size(); ++k) {
-      const JitDevice::Recorded& r = runs[k];
-      Step st;
-      st.plan = r.plan;
-      for (const auto& k : r.plan->kernels) tr.assigns = tr.assigns || k.assign_target >= 0;
-      st.bindings = r.bindings;
-      for (std::size_t i = 0; i < r.leaves.size(); ++i) st.leaves.push_back(classify(r.leaf_nodes[i], r.leaves[i]));
-      tr.steps.push_back(std::move(st));
-      for (std::size_t j = 0; j < r.results.size(); ++j) step_of[r.results[j].get()] = {k, j};
-    }
+    runtime::Capture::Sources sources;
+    sources.args = arg_of;
+    for (const auto& [k, draw] : rng.keys) sources.draws[k.get()] = draw - draws0;
+    tr.capture = std::make_shared<runtime::Capture>(jit, runs, std::move(sources));
+    auto classify = [&](const Node* n, const std::shared_ptr<Buffer>& b) { return tr.capture->classify(n, b); };
     for (const auto& g : rng.guards) tr.guards.push_back(Trace::Guard{classify(nullptr, g.flag), g.type, g.message});
     for (TensorObj* t : outs) {
       const Node* n = t->node.get();
       tr.outputs.push_back(Output{classify(n, n->buffer), n->shape, n->bindings});
       out_values.push_back(output_value(in, tr.outputs.back(), n->buffer, ct, false));
     }
+    tr.capture->seal();
     ++jit->mutable_stats().traces;
   }
   tr.result = make_template(in, result, cap.marker);
@@ -346,54 +305,20 @@ Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& 
   return r;
 }
 
-// A trace's bindings with the values of this call's dimension arguments.
-tensor::Bindings with_dims(tensor::Bindings b, const tensor::Bindings& dims) {
-  for (const auto& [name, value] : dims) {
-    if (auto it = b.find(name); it != b.end()) it->second = value;
-  }
-  return b;
-}
-
 Value replay(Interp& in, CaptureObj& cap, JitDevice& jit, const Trace& tr, const CallTensors& ct) {
   tensor::TensorRuntime& rt = tensor::runtime(in);
   const std::uint64_t draw0 = rt.rng_draws;
-  std::unordered_map<std::size_t, std::shared_ptr<Buffer>> keys;  // by draw offset
-  std::vector<std::vector<std::shared_ptr<Buffer>>> results(tr.steps.size());
-  auto resolve = [&](const Slot& s) -> std::shared_ptr<Buffer> {
-    switch (s.kind) {
-      case Slot::Arg: return ct.tensors[s.index]->node->buffer;
-      case Slot::Step: return results[s.index][s.output];
-      case Slot::Rng: {
-        auto& k = keys[s.index];
-        if (!k) k = tensor::rng_key(rt.rng_seed, draw0 + s.index);
-        return k;
-      }
-      case Slot::Data: return s.data;
-    }
-    return nullptr;
+  runtime::Capture::Inputs inputs;
+  inputs.arg = [&](std::size_t i) { return ct.tensors[i]->node->buffer; };
+  inputs.rng_key = [&](std::uint64_t d) { return tensor::rng_key(rt.rng_seed, draw0 + d); };
+  inputs.before_writes = [&](const std::unordered_set<const Buffer*>& written) {
+    rt.graph.retire_readers(written, {}, {}, [&in] { in.collect(); });
   };
-  for (std::size_t k = 0; k < tr.steps.size(); ++k) {
-    const Step& st = tr.steps[k];
-    std::vector<std::shared_ptr<Buffer>> leaves;
-    leaves.reserve(st.leaves.size());
-    for (const Slot& s : st.leaves) leaves.push_back(resolve(s));
-    if (tr.assigns) {
-      // Lazy values outside the function that read a buffer this step writes keep their
-      // meaning, as for an eager assign (Graph::retire_readers; issue 19).
-      std::unordered_set<const Buffer*> written;
-      for (const auto& pk : st.plan->kernels) {
-        if (pk.assign_target < 0) continue;
-        for (std::size_t i = 0; i < st.plan->leaves.size(); ++i) {
-          if (st.plan->leaves[i] == pk.assign_target) written.insert(leaves[i].get());
-        }
-      }
-      if (!written.empty()) rt.graph.retire_readers(written, {}, {}, [&in] { in.collect(); });
-    }
-    results[k] = jit.execute(st.plan, std::move(leaves), with_dims(st.bindings, ct.dims));
-  }
+  inputs.dims = ct.dims;
+  runtime::Capture::Run run = tr.capture->replay(inputs);
   rt.rng_draws = draw0 + tr.draws;
   for (const auto& g : tr.guards) {
-    std::shared_ptr<Buffer> flag = resolve(g.flag);
+    std::shared_ptr<Buffer> flag = run.resolve(g.flag);
     if (flag && flag->count() >= 1 && static_cast<const unsigned char*>(flag->data())[0] == 0) {
       in.error(g.type, g.message + " (found in a jit replay)");
     }
@@ -402,8 +327,8 @@ Value replay(Interp& in, CaptureObj& cap, JitDevice& jit, const Trace& tr, const
   std::vector<Value> out_values;
   for (const Output& traced : tr.outputs) {
     Output o = traced;
-    o.bindings = with_dims(o.bindings, ct.dims);
-    out_values.push_back(output_value(in, o, resolve(o.slot), ct, o.slot.kind == Slot::Step));
+    o.bindings = runtime::Capture::with_dims(o.bindings, ct.dims);
+    out_values.push_back(output_value(in, o, run.resolve(o.slot), ct, o.slot.kind == Slot::Step));
     in.push(out_values.back());
   }
   std::size_t used = 0;
