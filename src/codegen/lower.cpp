@@ -1020,8 +1020,17 @@ Lowered lower(const schedule::ScheduledKernel& k, const std::unordered_set<const
   };
   after("build", l.opts.empty() || l.opts.front().kind != Opt::Kind::Interchange ? "build" : "build (interchange)");
   bool moved = false;  // loops changed: the parallel loop's extent and work are taken again
+  std::optional<Opt> group;  // an explicit (group G), applied last
   for (const Opt& o : l.opts) {
     if (o.kind == Opt::Kind::Interchange) continue;
+    if (o.kind == Opt::Kind::Group) {
+      if (how.target != Target::Gpu) {
+        throw ConditionError("optimizer-error",
+                             "opt " + opt_str(o) + ": only GPU kernels split reduces across threads");
+      }
+      group = o;
+      continue;
+    }
     if (how.target == Target::Gpu && o.kind == Opt::Kind::Pack) {
       throw ConditionError("optimizer-error",
                            "opt " + opt_str(o) + ": GPU kernels have no scratch memory to pack into");
@@ -1041,8 +1050,18 @@ Lowered lower(const schedule::ScheduledKernel& k, const std::unordered_set<const
     }
   }
   if (how.target == Target::Gpu) {
-    split_reduces(l.kernel, how);
-    after("group-reduce", "group-reduce");
+    // The thread-group split: as the opts say, or as lowering chooses (then added to them, so
+    // the kernel's opts say what it runs).
+    Lowering split = how;
+    if (group) split.group = static_cast<int>(group->amount);
+    split_reduces(l.kernel, split);
+    if (group && group->amount > 0 && l.kernel.group == 0) {
+      throw ConditionError("optimizer-error", "opt " + opt_str(*group) +
+                                                  ": no reduce of this kernel is long enough, or reads memory in "
+                                                  "the right order, to split across a thread group");
+    }
+    if (!group && l.kernel.group > 0) l.opts.push_back(Opt::group(l.kernel.group));
+    after("group-reduce", group ? opt_str(*group) : l.kernel.group > 0 ? opt_str(l.opts.back()) : "group-reduce");
     l.group = l.kernel.group;
     l.parallel_extent = gpu_thread_count(l.kernel);
     l.work_per_iteration = 1;

@@ -24,7 +24,8 @@ constexpr OptSpec kSpecs[] = {{Opt::Kind::Interchange, "interchange"},
                               {Opt::Kind::Partial, "partial"},
                               {Opt::Kind::Lanes, "lanes"},
                               {Opt::Kind::Hoist, "hoist"},
-                              {Opt::Kind::Peel, "peel"}};
+                              {Opt::Kind::Peel, "peel"},
+                              {Opt::Kind::Group, "group"}};
 
 [[noreturn]] void fail(std::string_view text, const std::string& what) {
   throw ConditionError("optimizer-error", "opts: " + what + " in \"" + std::string(text) + "\"");
@@ -87,8 +88,8 @@ Opt read_opt(Reader& r) {
     if (name == s.name) kind = s.kind;
   }
   if (!kind) {
-    fail(r.text(),
-         "unknown opt \"" + name + "\" (known: interchange, split, swap, pack, upcast, partial, lanes, hoist, peel)");
+    fail(r.text(), "unknown opt \"" + name +
+                       "\" (known: interchange, split, swap, pack, upcast, partial, lanes, hoist, peel, group)");
   }
   o.kind = *kind;
   switch (o.kind) {
@@ -110,6 +111,12 @@ Opt read_opt(Reader& r) {
     case Opt::Kind::Hoist:
       o.loop = loop_id(r, false);
       o.amount = loop_id(r, true);
+      break;
+    case Opt::Kind::Group:
+      o.amount = r.integer();
+      if (o.amount != 0 && (o.amount < 32 || o.amount > 1024 || (o.amount & (o.amount - 1)) != 0)) {
+        fail(r.text(), "group needs 0 or a power of two from 32 to 1024 threads, not " + std::to_string(o.amount));
+      }
       break;
     case Opt::Kind::Pack:
       o.loop = loop_id(r, true);
@@ -141,6 +148,7 @@ std::string opt_str(const Opt& o) {
     case Opt::Kind::Upcast:
     case Opt::Kind::Partial:
     case Opt::Kind::Peel: s += " " + std::to_string(o.loop); break;
+    case Opt::Kind::Group: s += " " + std::to_string(o.amount); break;
     case Opt::Kind::Pack:
       s += " " + std::to_string(o.loop) + " " + std::to_string(o.invariant);
       for (std::int32_t v : o.order) s += " " + std::to_string(v);
@@ -170,8 +178,9 @@ Opts parse_opts(std::string_view text) {
   while (!r.at_end() && !(wrapped && r.peek(')'))) out.push_back(read_opt(r));
   if (wrapped) r.expect(')');
   if (!r.at_end()) fail(text, "text after the opts");
-  for (std::size_t i = 1; i < out.size(); ++i) {
-    if (out[i].kind == Opt::Kind::Interchange) fail(text, "interchange must come first");
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (i > 0 && out[i].kind == Opt::Kind::Interchange) fail(text, "interchange must come first");
+    if (i + 1 < out.size() && out[i].kind == Opt::Kind::Group) fail(text, "group must come last");
   }
   return out;
 }

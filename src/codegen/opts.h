@@ -30,6 +30,10 @@
 //   (peel L)           the last iteration of loop L runs as a copy of its own, the others knowing
 //                      they are not last: a ragged split's clamps and masks fold away (full
 //                      tiles run without them) and become constants in the last one
+//   (group G)          GPU kernels only, last in a list: the reduces that pay for it split
+//                      across a group of G threads per output (a power of two from 32 to 1024),
+//                      combined across the group after their loops; (group 0) splits none.
+//                      Lowering adds the split it chose for a GPU kernel, so it prints
 #pragma once
 
 #include <cstdint>
@@ -40,10 +44,10 @@
 namespace tl::codegen {
 
 struct Opt {
-  enum class Kind : std::uint8_t { Interchange, Split, Swap, Pack, Upcast, Partial, Lanes, Hoist, Peel };
+  enum class Kind : std::uint8_t { Interchange, Split, Swap, Pack, Upcast, Partial, Lanes, Hoist, Peel, Group };
   Kind kind = Kind::Split;
   std::int32_t loop = -1;           // the loop it applies to (pack: -1 for the kernel's body)
-  std::int64_t amount = 0;          // split: the inner loop's extent; lanes: their number; hoist: P
+  std::int64_t amount = 0;          // split: the inner loop's extent; lanes: their number; hoist: P; group: G
   std::int32_t invariant = -1;      // pack: the loop along which the packed values do not change
   std::vector<std::int32_t> order;  // pack: the scratch's axes, outermost first
 
@@ -61,6 +65,11 @@ struct Opt {
   static Opt upcast(std::int32_t loop) { return make(Kind::Upcast, loop); }
   static Opt partial(std::int32_t loop) { return make(Kind::Partial, loop); }
   static Opt peel(std::int32_t loop) { return make(Kind::Peel, loop); }
+  static Opt group(std::int64_t threads) {
+    Opt o = make(Kind::Group, -1);
+    o.amount = threads;
+    return o;
+  }
   static Opt lanes(std::int32_t loop, std::int64_t n) {
     Opt o = make(Kind::Lanes, loop);
     o.amount = n;

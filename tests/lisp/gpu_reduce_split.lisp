@@ -35,3 +35,18 @@
 (print (kernel-count (sum (+ x 1.0))))
 (optimizer-enable 'gpu)
 (print (kernel-count (sum (+ x 1.0))))
+
+;; The thread-group split is an opt, (group G), last in a GPU kernel's list: lowering adds the
+;; one it chose, another group or (group 0) (no split) can be asked for, and each computes the
+;; same sums; on the CPU it is an optimizer-error, as is a group the kernel's reduces do not take.
+(defvar rows (realize (reshape (arange 8192.0) '(4 2048))))
+(defun opts-line (text) (subseq text (search "opts:" text) (position #\Newline text :start (search "opts:" text))))
+(print (opts-line (kernels->text (sum rows :axis 1))))
+(dolist (opts '(((group 128)) ((group 0)) ((group 1024))))
+  (print (opts-line (kernels->text (sum rows :axis 1) :opts opts))))
+(print (equal (to-list (sum rows :axis 1)) (to-list (sum (realize (add rows 0.0)) :axis 1))))
+(print (handler-case (kernels->text (sum rows :axis 1) :opts '((group 64) (split 0 2)))
+         (optimizer-error (e) 'refused)))
+(print (handler-case (kernels->text (add rows 1.0) :opts '((group 64))) (optimizer-error (e) 'refused)))
+(use-backend 'cpu)
+(print (handler-case (kernels->text (sum (mul rows 2.0) :axis 1) :opts '((group 64))) (optimizer-error (e) 'refused)))

@@ -213,13 +213,13 @@ bool close(const std::vector<Scalar>& a, const std::vector<Scalar>& b, bool reor
 }  // namespace
 
 TEST_CASE("opts print and read back; bad text is an optimizer-error", "[codegen][passes]") {
-  const Opts opts = {Opt::interchange(), Opt::split(3, 4), Opt::swap(7),    Opt::pack(-1, 2, {5, 9, 8}),
+  const Opts opts = {Opt::interchange(), Opt::split(3, 4), Opt::swap(7),      Opt::pack(-1, 2, {5, 9, 8}),
                      Opt::upcast(11),    Opt::partial(2),  Opt::hoist(6, -1), Opt::hoist(6, 3),
-                     Opt::peel(4)};
+                     Opt::peel(4),       Opt::group(128)};
   const std::string text = tl::codegen::opts_str(opts);
   CHECK(text ==
         "(interchange) (split 3 4) (swap 7) (pack -1 2 5 9 8) (upcast 11) (partial 2) (hoist 6 -1) (hoist 6 3) "
-        "(peel 4)");
+        "(peel 4) (group 128)");
   CHECK(tl::codegen::opts_str(tl::codegen::parse_opts(text)) == text);
   CHECK(tl::codegen::opts_str(tl::codegen::parse_opts("(" + text + ")")) == text);
   CHECK(tl::codegen::parse_opts("()").empty());
@@ -234,12 +234,18 @@ TEST_CASE("opts print and read back; bad text is an optimizer-error", "[codegen]
     return std::string("no error");
   };
   CHECK(error("(tile 0 4)") ==
-        "opts: unknown opt \"tile\" (known: interchange, split, swap, pack, upcast, partial, lanes, hoist, peel) "
-        "in \"(tile 0 4)\"");
+        "opts: unknown opt \"tile\" (known: interchange, split, swap, pack, upcast, partial, lanes, hoist, peel, "
+        "group) in \"(tile 0 4)\"");
   CHECK(error("(split 0 0)") == "opts: split needs a positive factor, not 0 in \"(split 0 0)\"");
   CHECK(error("(split 0)") == "opts: expected an integer at position 8 in \"(split 0)\"");
   CHECK(error("(upcast 1) (interchange)") == "opts: interchange must come first in \"(upcast 1) (interchange)\"");
   CHECK(error("(upcast 1) x") == "opts: expected '(' at position 11 in \"(upcast 1) x\"");
+  CHECK(error("(group 100)") ==
+        "opts: group needs 0 or a power of two from 32 to 1024 threads, not 100 in \"(group 100)\"");
+  CHECK(error("(group 16)") ==
+        "opts: group needs 0 or a power of two from 32 to 1024 threads, not 16 in \"(group 16)\"");
+  CHECK(error("(group 64) (upcast 1)") == "opts: group must come last in \"(group 64) (upcast 1)\"");
+  CHECK(tl::codegen::opts_str(tl::codegen::parse_opts("(group 0)")) == "(group 0)");
 }
 
 TEST_CASE("every pass keeps what a kernel computes, element for element", "[codegen][passes]") {
