@@ -54,43 +54,7 @@ JitDevice::JitDevice(std::shared_ptr<Backend> backend, JitSettings settings, Dev
     device_plan_memory_ = std::make_unique<DevicePlanMemory>(*memory_);
   }
   if (!settings.cross_targets.empty() && !settings.cross_dir.empty()) {
-    cross_dir_ = settings.cross_dir;
-    for (const std::string& target : settings.cross_targets) {
-      try {
-        cross_.push_back(make_codegen(target, settings.toolchain));
-      } catch (const std::runtime_error& e) {
-        throw ConditionError("device-error", std::string("TENSORLISP_CROSS_TARGETS: ") + e.what());
-      }
-    }
-  }
-}
-
-void JitDevice::cross_compile(const schedule::ScheduledKernel& sk, const std::unordered_set<const Node*>& materialized) {
-  const Node* n = sk.out;
-  for (const auto& cg : cross_) {
-    std::string name, code, error;
-    try {
-      codegen::Lowered l = codegen::lower(sk, materialized, cg->lowering());
-      char text[32];
-      std::snprintf(text, sizeof text, "tl_k%016llx", static_cast<unsigned long long>(fnv1a(cg->target_id() + l.kernel.str())));
-      name = text;
-      const std::string target = cg->target_id().substr(0, cg->target_id().find('/'));
-      const std::string dir = cross_dir_ + "/" + target;
-      const std::string ext = target == "nvptx64" ? ".ptx" : target == "amdgcn" ? ".hsaco" : ".o";
-      std::filesystem::create_directories(dir);
-      if (std::filesystem::exists(dir + "/" + name + ext) || std::filesystem::exists(dir + "/" + name + ".error")) continue;
-      try {
-        code = cg->compile(l.kernel, name, false).object;
-      } catch (const std::exception& e) {
-        error = e.what();
-      }
-      // Written whole under a temporary name, then renamed: another process may be reading.
-      const std::string file = dir + "/" + name + (error.empty() ? ext : ".error");
-      std::ofstream(file + ".tmp", std::ios::binary) << (error.empty() ? code : error + "\n" + l.kernel.str());
-      std::filesystem::rename(file + ".tmp", file);
-    } catch (const std::exception& e) {
-      tl::log("tensorlisp: cross-compiling %s for %s: %s\n", tensor::op_name(n->op), cg->target_id().c_str(), e.what());
-    }
+    cross_ = std::make_unique<CrossCompiler>(settings.cross_targets, settings.cross_dir, settings.toolchain);
   }
 }
 
@@ -443,7 +407,7 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
       continue;
     }
     if (poll) poll();  // lowering and compiling thousands of kernels takes a while
-    if (!cross_.empty()) cross_compile(sk, s.materialized);
+    if (cross_) cross_->compile(sk, s.materialized);
     plan.kernels.push_back(lower_kernel(sk));
     view_assigns.push_back(sk.kind == schedule::KernelKind::ViewAssign ? n : nullptr);
   }

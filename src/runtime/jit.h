@@ -13,6 +13,7 @@
 #include "codegen/llvm_emit.h"
 #include "runtime/backend.h"
 #include "runtime/buffer_plan.h"
+#include "runtime/cross_compiler.h"
 #include "runtime/device_memory.h"
 #include "runtime/jit_stats.h"
 #include "runtime/kernel_cache.h"
@@ -155,12 +156,8 @@ class JitDevice {
   // Where execute keeps a plan's buffers: host memory, or memory_ when there is one.
   HostPlanMemory host_plan_memory_;
   std::unique_ptr<DevicePlanMemory> device_plan_memory_;
-  // TENSORLISP_CROSS_TARGETS: other targets every kernel is also compiled for, into
-  // TENSORLISP_CROSS_DIR/<target>/ (NAME.ptx, NAME.hsaco, or NAME.error saying why not), for checking code
-  // generation for devices this machine lacks (tests/run_cross_check.cmake).
-  std::vector<std::unique_ptr<codegen::Codegen>> cross_;
-  std::string cross_dir_;
-  void cross_compile(const schedule::ScheduledKernel& k, const std::unordered_set<const tensor::Node*>& materialized);
+  // Other targets every kernel is also compiled for (JitSettings::cross_targets), or null.
+  std::unique_ptr<CrossCompiler> cross_;
   using Compiled = KernelCache::Compiled;
   std::unique_ptr<KernelCache> kernels_;  // made once the code generator is
 
