@@ -370,7 +370,11 @@ class Emitter {
       Value* lim = llvm::ConstantFP::get(v->getType(), 9223372036854775808.0);
       Value* ok = b_.CreateAnd(b_.CreateFCmpOLT(v, lim), b_.CreateFCmpOGE(v, b_.CreateFNeg(lim)));
       Value* safe = b_.CreateSelect(ok, v, llvm::ConstantFP::get(v->getType(), 0.0));
-      Value* i = b_.CreateFPToSI(safe, b_.getInt64Ty());
+      // The freeze keeps LLVM 14's vectorizers from narrowing the conversion by the bits the
+      // truncation keeps: they turned fptosi + trunc to i8 into an invalid `trunc <N x float>`
+      // that aborted the process in instruction selection (the op fuzzer's seed 507). It costs
+      // nothing: the conversion still vectorizes.
+      Value* i = b_.CreateFreeze(b_.CreateFPToSI(safe, b_.getInt64Ty()));
       return b_.CreateTrunc(i, rt);
     }
     const bool from_unsigned = !is_signed_int(from);  // unsigned types and bool

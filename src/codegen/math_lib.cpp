@@ -185,7 +185,9 @@ Value* sin_f64(llvm::IRBuilder<>& b, Value* x) {
   }
   Value* sr = b.CreateFMul(r, horner_fma(b, r2, cs));
   Value* cr = horner_fma(b, r2, cc);
-  Value* q = b.CreateAnd(b.CreateFPToSI(k, b.getInt64Ty()), b.getInt64(3));
+  // Frozen so that LLVM 14's vectorizers cannot narrow the conversion to the two bits kept
+  // (they make an invalid float truncation of such a chain; see the emitter's casts).
+  Value* q = b.CreateAnd(b.CreateFreeze(b.CreateFPToSI(k, b.getInt64Ty())), b.getInt64(3));
   Value* v = b.CreateSelect(b.CreateICmpEQ(b.CreateAnd(q, b.getInt64(1)), b.getInt64(0)), sr, cr);
   v = b.CreateSelect(b.CreateICmpUGE(q, b.getInt64(2)), b.CreateFNeg(v), v);
   Value* finite = b.CreateFCmpOLT(call_intrinsic(b, llvm::Intrinsic::fabs, x), f64(b, std::numeric_limits<double>::infinity()));

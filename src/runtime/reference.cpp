@@ -366,6 +366,7 @@ class Executor {
     const std::int64_t count = numel(out_shape);
     auto out = allocate_buffer(n->dtype, out_shape);
     const bool fl = is_float(n->dtype);
+    const bool prod_f32 = fl && n->dtype != DType::F64;
     std::vector<double> facc(fl ? count : 0);
     std::vector<std::int64_t> iacc(fl ? 0 : count);
     double f0 = 0;
@@ -404,7 +405,10 @@ class Executor {
           double& acc = facc[o];
           switch (n->reduce_kind) {
             case ReduceKind::Sum: acc += v; break;
-            case ReduceKind::Prod: acc *= v; break;
+            // A product of floats narrower than f64 is rounded to f32 after each factor, as the
+            // JIT's (and PyTorch's) f32 accumulator does: a running product leaves the range of
+            // f32 (to inf, or to 0) where one in double would come back into it.
+            case ReduceKind::Prod: acc = prod_f32 ? static_cast<double>(static_cast<float>(acc * v)) : acc * v; break;
             case ReduceKind::Max: acc = fmax_nan(acc, v); break;
           }
         } else {
