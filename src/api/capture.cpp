@@ -46,6 +46,9 @@ struct Output {
 };
 
 struct Trace {
+  // The device it was traced on, kept alive: a trace's key holds the device's address, which a
+  // later device must not take over.
+  std::shared_ptr<JitDevice> device;
   std::shared_ptr<runtime::Capture> capture;  // the plans and where their leaves come from (none: uncaptured)
   bool uncaptured = false;
   std::vector<Output> outputs;
@@ -216,6 +219,7 @@ Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& 
                  const CallTensors& ct) {
   tensor::TensorRuntime& rt = tensor::runtime(in);
   Trace tr;
+  tr.device = jit;
   // Fresh nodes for the tensor arguments: a tag keeps each apart from equal buffer nodes.
   std::vector<Value> fresh;
   std::unordered_map<const Node*, std::size_t> arg_of;
@@ -249,6 +253,7 @@ Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& 
   } restore{rt, *jit};
   rt.tracer = &rng;
   jit->recording = &runs;
+  jit->recording_failed = false;
   for (tensor::BoundDim* d : ct.dim_args) d->value_read = false;
   Value result = call_uncaptured(in, cap, argv, argc);
   rt.tracer = nullptr;
@@ -261,16 +266,16 @@ Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& 
   std::vector<TensorObj*> outs;
   collect_outputs(in, result, outs);
   tr.draws = rt.rng_draws - draws0;
-  tr.uncaptured = rt.host_reads != reads0 || rt.rng_seed != seed0 || rt.rng_draws < draws0 || dim_read;
+  // A realize that failed inside f (its error caught there) cannot be replayed either.
+  tr.uncaptured =
+      rt.host_reads != reads0 || rt.rng_seed != seed0 || rt.rng_draws < draws0 || dim_read || jit->recording_failed;
   std::vector<Value> out_values;
   if (tr.uncaptured) {
     if (!cap.warned) {
-      tl::log(
-                   dim_read ? "tensorlisp: warning: jit: %s reads the value of a (dim ...) argument (dim-value) while "
-                              "traced; it runs uncaptured\n"
-                            : "tensorlisp: warning: jit: %s reads tensor data into Lisp (item, aref, print, save) or "
-                              "reseeds while traced; it runs uncaptured\n",
-                   in.repr(cap.fn).c_str());
+      const char* why = dim_read                ? "reads the value of a (dim ...) argument (dim-value)"
+                        : jit->recording_failed ? "caught the error of a realize that failed"
+                                                : "reads tensor data into Lisp (item, aref, print, save) or reseeds";
+      tl::log("tensorlisp: warning: jit: %s %s while traced; it runs uncaptured\n", in.repr(cap.fn).c_str(), why);
       cap.warned = true;
     }
     // The arguments' own values stand for them in the result.

@@ -83,6 +83,7 @@ struct DeviceState : Interp::Extension {
   // profile-start and profile-stop's: every JIT device this interpreter makes records into it.
   std::shared_ptr<runtime::Profiler> profiler = std::make_shared<runtime::Profiler>();
   double profile_started_us = 0;
+  int profile_depth = 0;  // profile-starts not yet stopped: profiles nest, the outermost records
 };
 
 DeviceState& state(Interp& in) {
@@ -314,24 +315,32 @@ void register_device_builtins(Interp& in) {
              "Starts profiling (dropping an earlier profile): from now on the JIT device records each realize, "
              "each new plan (scheduling, lowering, compiling), each kernel compiled or loaded from the disk "
              "cache, each tuning and every kernel run (timed to its end, also on GPUs), until profile-stop. "
-             "See with-profile.",
+             "Inside a running profile it starts nothing: profiles nest, and the outermost one records "
+             "(its profile-stop stops). See with-profile.",
              [](Interp& in, Args, N) -> Value {
                DeviceState& s = state(in);
-               s.profiler->start();
-               s.profile_started_us = s.profiler->now_us();
+               if (s.profile_depth++ == 0) {
+                 s.profiler->start();
+                 s.profile_started_us = s.profiler->now_us();
+               }
                return in.boolean(true);
              });
   TL_BUILTIN(in, "profile-stop", 0, 1, "(profile-stop [TRACE-FILE])",
              "Stops profiling and returns its summary as text: time per stage (realize, plan, compile, load, "
              "tune, kernel) and the kernels that took longest, with calls, ms, GFLOP/s and GB/s. With "
              "TRACE-FILE, also writes every event there as a Chrome trace (JSON; open it in Perfetto or "
-             "chrome://tracing), the host and each device on a track of their own.",
+             "chrome://tracing), the host and each device on a track of their own. Inside an enclosing "
+             "profile it stops nothing: the summary and trace are the enclosing profile's so far.",
              [](Interp& in, Args a, N n) -> Value {
                DeviceState& s = state(in);
                runtime::Profiler& p = *s.profiler;
-               if (!p.on()) in.error("program-error", "profile-stop: no profile is running (profile-start starts one)");
-               p.span("profile", "lisp", "host", s.profile_started_us);
-               p.stop();
+               if (s.profile_depth == 0) {
+                 in.error("program-error", "profile-stop: no profile is running (profile-start starts one)");
+               }
+               if (--s.profile_depth == 0) {
+                 p.span("profile", "lisp", "host", s.profile_started_us);
+                 p.stop();
+               }
                if (n == 1 && !a[0].is_nil()) {
                  const std::string path = eval::arg_string(in, "profile-stop", a, 0)->text;
                  std::FILE* f = std::fopen(path.c_str(), "wb");
@@ -348,7 +357,7 @@ void register_device_builtins(Interp& in) {
                return in.make_string(p.summary());
              });
   TL_BUILTIN(in, "profilingp", 0, 0, "(profilingp)", "True while a profile is running (profile-start).",
-             [](Interp& in, Args, N) -> Value { return in.boolean(state(in).profiler->on()); });
+             [](Interp& in, Args, N) -> Value { return in.boolean(state(in).profile_depth > 0); });
   TL_BUILTIN(in, "jit-plan-cache", 0, 1, "(jit-plan-cache [N])",
              "How many plans (a graph structure's schedule, lowered and compiled) the JIT device keeps, the "
              "most recently used; set to N (at least 1) when given. A program whose shapes keep changing "

@@ -95,7 +95,13 @@ int run(Args& args) {
     ~Profile() {
       if (path.empty()) return;
       try {
-        tl::Value summary = lisp.call("profile-stop", {tl::Value(path)});
+        if (lisp.call("profilingp").is_nil()) {
+          std::fprintf(stderr, "profile: the script stopped the profile itself (profile-stop); no trace written\n");
+          return;
+        }
+        // Profile-starts the script left open nest inside the run's: stop them all.
+        tl::Value summary;
+        while (!lisp.call("profilingp").is_nil()) summary = lisp.call("profile-stop", {tl::Value(path)});
         std::fprintf(stderr, "%s", summary.as_string().c_str());
         std::fprintf(stderr, "profile: trace written to %s\n", path.c_str());
       } catch (const tl::Error& e) {

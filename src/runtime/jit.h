@@ -122,8 +122,10 @@ class JitDevice {
   // computing the last root); an opt that does not apply is an optimizer-error.
   std::string kernels_text(const std::vector<const tensor::Node*>& roots, const std::optional<codegen::Opts>& opts);
 
-  // While set, every plan run is appended here (see Recorded).
+  // While set, every plan run is appended here (see Recorded). A run that fails is taken out
+  // again and sets recording_failed (the trace cannot replay what its function saw).
   std::vector<Recorded>* recording = nullptr;
+  bool recording_failed = false;
   // Where realizes, plans, compiles, tunings and kernel runs are recorded while it is on (the
   // host's: one per interpreter, shared by the devices it makes); null: nowhere.
   std::shared_ptr<Profiler> profiler;

@@ -48,6 +48,20 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const std::shared_ptr<co
   std::vector<Recorded>* rec = recording;
   const std::size_t rec_index = rec ? rec->size() : 0;
   if (rec) rec->push_back(Recorded{held, std::move(leaf_nodes), leaves, b, {}});
+  // A run that fails (out of memory, an interrupt) is no step of a trace: the function that
+  // caught its error did not get its results, so a replay must not run it (recording_failed).
+  struct Unrecord {
+    std::vector<Recorded>* rec;
+    std::size_t index;
+    bool& failed;
+    bool done = false;
+    ~Unrecord() {
+      if (rec != nullptr && !done) {
+        rec->resize(index);
+        failed = true;
+      }
+    }
+  } unrecord{rec, rec_index, recording_failed};
   PlanMemory& mem = memory_ ? static_cast<PlanMemory&>(*device_plan_memory_) : host_plan_memory_;
   // Every value by its position in the graph's order: leaves, constants, and each kernel's
   // output once it has run (on a device, buffers whose data is their device copy).
@@ -104,13 +118,13 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const std::shared_ptr<co
       ptrs[static_cast<std::size_t>(k.input_slots[j])] = mem.pointer(*values.at(k.inputs[j]));
     }
     if (poll && !k.in_place()) poll();  // the writes at the end all happen, or none
-    const double t_launch = profiled ? profiler->now_us() : 0;
     const double dt = launch(k, ptrs, count, b, per_kernel);
     run_time += dt;
     if (debug >= 1 || profiled) {
       double bytes = static_cast<double>(out->size_bytes());
       for (int in : k.inputs) bytes += static_cast<double>(values.at(in)->size_bytes());
-      report_kernel(i, plan, k, dt, bytes, b, t_launch);
+      // The run started dt before now (a first launch may have been tuned before it ran).
+      report_kernel(i, plan, k, dt, bytes, b, profiled ? profiler->now_us() - dt * 1e6 : 0);
     }
     if (k.in_place()) {
       mem.written_in_place(*out);
@@ -156,6 +170,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const std::shared_ptr<co
   for (int r : plan.results) result.push_back(values.at(r));
   stats_.run_seconds += run_time;
   if (rec) (*rec)[rec_index].results = result;
+  unrecord.done = true;
   report_run(plan, b, run_time);
   return result;
 }

@@ -29,6 +29,20 @@ set -e
 grep -q "car: argument 1 must be a list" "$dir/err" || { echo "error not reported:"; cat "$dir/err"; exit 1; }
 [ -s "$dir/b.json" ] || { echo "no trace after an error"; cat "$dir/err"; exit 1; }
 echo "environment and error: ok"
+# A script that profiles a part itself (with-profile) inside the run's profile: both summaries,
+# and the run's trace holds everything.
+cat > "$dir/inner.lisp" <<'LISP'
+(defvar x (realize (randn '(8 8))))
+(realize (exp x))
+(with-profile (:print nil) (realize (sin x)))
+(realize (sqrt (abs x)))
+LISP
+"$tlisp" --profile="$dir/c.json" "$dir/inner.lisp" > /dev/null 2> "$dir/err"
+grep -q "trace written to $dir/c.json" "$dir/err" || { echo "nested: no trace:"; cat "$dir/err"; exit 1; }
+n=$("$tlisp" -e "(count-if (lambda (x) (equal (gethash \"cat\" x) \"realize\"))
+                           (gethash \"traceEvents\" (json-read-file \"$dir/c.json\")))")
+[ "$n" -ge 4 ] || { echo "nested: the trace has $n realizes"; exit 1; }
+echo "nested: ok"
 set +e
 "$tlisp" --profile= -e 1 > /dev/null 2> "$dir/err"
 rc=$?

@@ -81,6 +81,23 @@
            (gflops (read-from-string (gethash "GFLOP/s" (field k "args")))))
       (is (< (abs (- (* gflops seconds 1e9) (* 2 64 128 96))) (* 0.01 (* 2 64 128 96)))))))
 
+(deftest profiles-nest
+  ;; An inner with-profile (or profile-start/stop) inside a running profile records into it and
+  ;; stops nothing: the outer profile keeps what ran before, inside and after.
+  (let ((runs-before (stat :kernels-run)))
+    (with-profile (:trace trace-file :print nil)
+      (realize (forward (mul x 3.0)))
+      (is (eq (with-profile (:print nil) (realize (forward (mul x 4.0))) 'inner) 'inner))
+      (is (profilingp))
+      (profile-start)
+      (is (search "kernels running" (profile-stop)))
+      (is (profilingp))
+      (realize (forward (mul x 5.0))))
+    (is (not (profilingp)))
+    (let ((trace (json-read-file trace-file)))
+      (is (= (length (events-of trace "realize")) 3))
+      (is (= (length (events-of trace "kernel")) (- (stat :kernels-run) runs-before))))))
+
 (deftest errors
   ;; An error in the body stops the profile and goes on out.
   (is (eq (handler-case (with-profile (:print nil) (error 'type-error "boom")) (type-error (e) 'caught)) 'caught))

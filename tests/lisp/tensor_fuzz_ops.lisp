@@ -322,9 +322,18 @@ device's result), or (:error MESSAGE)."
                      (dotimes (j k f) (setq f (fz-replace-leaf f j (nth j vars))))))
              (fn (eval (list 'lambda vars body)))
              ;; Off the grid of the value fuzzer: a comparison tie (a kink of where) would
-             ;; make finite differences meaningless.
+             ;; make finite differences meaningless. Each element gets an offset of its own
+             ;; (k/7919, 7919 prime: two grid values plus different offsets never tie; a
+             ;; repeated offset made two zeros tie once, seed 786).
+             (used (make-hash-table))
+             (offset (lambda ()
+                       (when (>= (hash-table-count used) 1000) (clrhash used))  ; (never, at these sizes)
+                       (let ((k (fz-rnd 1000)))
+                         (loop while (gethash k used) do (setq k (fz-rnd 1000)))
+                         (setf (gethash k used) t)
+                         (/ k 7919.0))))
              (ts (mapcar (lambda (l)
-                           (reshape (tensor (mapcar (lambda (v) (+ v (/ (fz-rnd 1000) 7919.0))) (third l)) :dtype 'f64)
+                           (reshape (tensor (mapcar (lambda (v) (+ v (funcall offset))) (third l)) :dtype 'f64)
                                     (second l)))
                          *leaves*)))
         (unless (apply #'grad-check fn ts)
