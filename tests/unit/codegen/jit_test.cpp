@@ -67,6 +67,23 @@ std::int64_t ulps(float a, float b) {
 
 }  // namespace
 
+TEST_CASE("loop ir: a float max keeps its operands' order; integer ones are put in order", "[codegen]") {
+  // Of -0 and +0 a float max gives the second (ops.def): max(x, y) and max(y, x) differ.
+  Kernel k;
+  k.buffers.push_back({DType::F32, true});
+  k.buffers.push_back({DType::F32, false});
+  k.buffers.push_back({DType::I32, false});
+  auto [loop, i] = k.make_loop(k.constant_int(4));
+  ExprId x = k.load(1, i), y = k.binary(EOp::Mul, x, k.constant_float(2.0, DType::F32));
+  ExprId m = k.binary(EOp::Max, y, x);
+  REQUIRE(k.expr(m).op == EOp::Max);
+  CHECK(k.expr(m).src[0] == y);
+  CHECK(k.expr(m).src[1] == x);
+  CHECK(k.binary(EOp::Max, x, y) != m);
+  ExprId n = k.load(2, i), n2 = k.binary(EOp::Add, n, n);
+  CHECK(k.binary(EOp::Max, n2, n) == k.binary(EOp::Max, n, n2));
+}
+
 TEST_CASE("loop ir: index arithmetic simplifies over known loop ranges", "[codegen]") {
   Kernel k;
   auto [li, i] = k.make_loop(k.constant_int(8));
