@@ -70,7 +70,10 @@ class Emitter {
     for (std::int32_t a = 0; a < k_.acc_count(); ++a) accs_.push_back(nullptr);
     acc_group_.assign(static_cast<std::size_t>(k_.acc_count()), -1);
     acc_lane_.assign(static_cast<std::size_t>(k_.acc_count()), 0);
+    acc_run_.assign(static_cast<std::size_t>(k_.acc_count()), -1);
+    acc_run_lane_.assign(static_cast<std::size_t>(k_.acc_count()), 0);
     count_updates(k_.body);
+    if (!gpu_) plan_lane_runs(k_.body);
     plan_vector_groups(k_.body);
     memo_.assign(k_.expr_count(), nullptr);
     frames_.emplace_back();
@@ -232,6 +235,7 @@ class Emitter {
   void count_updates(const std::vector<Stmt>& stmts) {
     for (const Stmt& st : stmts) {
       if (st.kind == Stmt::Kind::Loop) count_updates(st.body);
+      if (st.kind == Stmt::Kind::AccDef) acc_init_[st.acc] = st.value;
       if (st.kind != Stmt::Kind::AccUpdate) continue;
       if (!updated_once_.insert(st.acc).second) updated_more_.insert(st.acc);
     }
@@ -250,7 +254,7 @@ class Emitter {
       for (unsigned lane = 0; lane < vf && ok; ++lane) {
         const Stmt& st = stmts[i + lane];
         ok = st.kind == Stmt::Kind::AccUpdate && st.reduce == ReduceKind::Sum && st.dtype == DType::F32 &&
-             !updated_more_.count(st.acc);
+             !updated_more_.count(st.acc) && acc_run_[static_cast<std::size_t>(st.acc)] < 0;
         if (!ok) break;
         const Expr m = k_.expr(st.value);
         ok = m.op == EOp::Mul && m.dtype == DType::F32;
@@ -290,6 +294,107 @@ class Emitter {
         ++i;
       }
     }
+  }
+
+  // Lane runs: the block loop of a lanes opt updates F accumulators per reduce, copy j of the
+  // body adding into lane j. Each run of lanes (a chunk of one vector register's width) is
+  // held as one vector: the lanes' values are built into a vector and combined with it by one
+  // vector operation (a max's NaN and signed-zero selects included), so the accumulator chain
+  // is vector code by construction. Left to itself, the SLP vectorizer paired the lanes two
+  // by two (8 chains of 2 floats in a 512-bit machine's row max).
+  struct LaneRun {
+    std::vector<std::int32_t> accs;
+    std::vector<const Stmt*> stmts;  // the updates, lane by lane
+    ReduceKind reduce = ReduceKind::Sum;
+    DType dtype = DType::F32;
+    llvm::AllocaInst* alloca = nullptr;
+  };
+  std::vector<LaneRun> runs_;
+  std::vector<std::int32_t> acc_run_, acc_run_lane_;
+  std::map<const Stmt*, std::int32_t> run_first_;  // a run's lane 0 update: the vector update
+  std::set<const Stmt*> run_rest_;                 // its other lanes' updates: emitted with it
+
+  // How many lanes of dtype t fill one vector register.
+  unsigned lanes_per_vector(DType t) {
+    const unsigned bits = static_cast<unsigned>(compute_type(t)->getPrimitiveSizeInBits());
+    return (prefer_512_ ? 512u : 256u) / (bits == 1 ? 8u : bits);
+  }
+
+  void plan_lane_runs(const std::vector<Stmt>& stmts) {
+    for (const Stmt& st : stmts) {
+      if (st.kind != Stmt::Kind::Loop) continue;
+      plan_lane_runs(st.body);
+      if (st.lanes) plan_lane_block(st.body);
+    }
+  }
+
+  // A lanes block's body is copy 0 of the reduce loop's statements, then copy 1, ...: with n
+  // statements per copy, statements i, i + n, i + 2n, ... update the lanes of one reduce.
+  void plan_lane_block(const std::vector<Stmt>& body) {
+    const std::size_t size = body.size();
+    std::set<std::int32_t> in_block;
+    for (const Stmt& st : body) {
+      if (st.kind != Stmt::Kind::AccUpdate) return;
+      if (!in_block.insert(st.acc).second) return;  // one update per accumulator
+    }
+    // No lane's value reads an accumulator the block updates.
+    for (const Stmt& st : body) {
+      bool reads = false;
+      k_.visit({st.value}, [&](ExprId, const Expr& x) {
+        if (x.op == EOp::AccRead && in_block.count(x.arg)) reads = true;
+        return !reads;
+      });
+      if (reads) return;
+    }
+    auto fits = [&](const Stmt& a, const Stmt& b) {
+      if (a.reduce != b.reduce || a.dtype != b.dtype) return false;
+      // Not f16 and bf16: their conversions are scalar code.
+      return a.dtype != DType::F16 && a.dtype != DType::BF16;
+    };
+    for (std::size_t n = 1; n * 2 <= size; ++n) {
+      if (size % n != 0) continue;
+      bool ok = true;
+      for (std::size_t i = 0; i < size && ok; ++i) ok = fits(body[i % n], body[i]) && acc_init_.count(body[i].acc) > 0;
+      if (!ok) continue;
+      const std::size_t lanes = size / n;
+      for (std::size_t r = 0; r < n; ++r) {
+        const std::size_t width = std::min<std::size_t>(lanes, lanes_per_vector(body[r].dtype));
+        if (width < 2 || lanes % width != 0) continue;
+        for (std::size_t first = 0; first < lanes; first += width) {
+          LaneRun run;
+          run.reduce = body[r].reduce;
+          run.dtype = body[r].dtype;
+          for (std::size_t j = first; j < first + width; ++j) {
+            const Stmt& st = body[r + j * n];
+            acc_run_[static_cast<std::size_t>(st.acc)] = static_cast<std::int32_t>(runs_.size());
+            acc_run_lane_[static_cast<std::size_t>(st.acc)] = static_cast<std::int32_t>(j - first);
+            run.accs.push_back(st.acc);
+            run.stmts.push_back(&st);
+            if (j > first) run_rest_.insert(&st);
+          }
+          run_first_[run.stmts.front()] = static_cast<std::int32_t>(runs_.size());
+          runs_.push_back(std::move(run));
+        }
+      }
+      return;
+    }
+  }
+
+  llvm::FixedVectorType* run_type(const LaneRun& run) {
+    return llvm::FixedVectorType::get(compute_type(run.dtype), static_cast<unsigned>(run.accs.size()));
+  }
+
+  // A lane run's vector update: its lanes' values, built into a vector, combined with it.
+  void update_run(const LaneRun& run) {
+    Value* x = llvm::UndefValue::get(run_type(run));
+    for (std::size_t j = 0; j < run.stmts.size(); ++j)
+      x = b_.CreateInsertElement(x, value(run.stmts[j]->value), std::uint64_t{j});
+    Value* cur = b_.CreateLoad(run.alloca->getAllocatedType(), run.alloca);
+    const unsigned saved = splat_;
+    splat_ = static_cast<unsigned>(run.accs.size());
+    Value* next = combine(run.reduce, run.dtype, cur, x);
+    splat_ = saved;
+    b_.CreateStore(next, run.alloca);
   }
 
   // --- types and conversions ---------------------------------------------------------------
@@ -355,6 +460,12 @@ class Emitter {
 
   Value* float_const(DType t, double v) { return llvm::ConstantFP::get(compute_type(t), v); }
 
+  // While a lane run's vector is combined (splat_ lanes), the machine's constants are vectors.
+  unsigned splat_ = 0;
+  Value* splat(llvm::Constant* c) {
+    return splat_ == 0 ? c : llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(splat_), c);
+  }
+
   Value* cast(Value* v, DType from, DType to) {
     if (from == to) return v;
     Type* rt = compute_type(to);
@@ -386,21 +497,28 @@ class Emitter {
     return from_unsigned ? b_.CreateZExtOrTrunc(v, rt) : b_.CreateSExtOrTrunc(v, rt);
   }
 
-  // The bits of a value of type t as an integer of its size.
+  // The bits of a value of type t as an integer of its size (f32 and f64 also as vectors).
   Value* bits_of(DType t, Value* v) {
     switch (t) {
-      case DType::F32: return b_.CreateBitCast(v, b_.getInt32Ty());
-      case DType::F64: return b_.CreateBitCast(v, b_.getInt64Ty());
+      case DType::F32: return b_.CreateBitCast(v, like(v, b_.getInt32Ty()));
+      case DType::F64: return b_.CreateBitCast(v, like(v, b_.getInt64Ty()));
       default: return to_storage(t, v);
     }
   }
 
   Value* from_bits(DType t, Value* bits) {
     switch (t) {
-      case DType::F32: return b_.CreateBitCast(bits, b_.getFloatTy());
-      case DType::F64: return b_.CreateBitCast(bits, b_.getDoubleTy());
+      case DType::F32: return b_.CreateBitCast(bits, like(bits, b_.getFloatTy()));
+      case DType::F64: return b_.CreateBitCast(bits, like(bits, b_.getDoubleTy()));
       default: return from_storage(t, bits);
     }
+  }
+
+  // Scalar type `t`, or a vector of t as long as v's when v is a vector.
+  static Type* like(Value* v, Type* t) {
+    if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType()))
+      return llvm::FixedVectorType::get(t, vt->getNumElements());
+    return t;
   }
 
   // The machine of tensor/semantics.h whose values are LLVM IR: the elementwise ops are
@@ -411,9 +529,9 @@ class Emitter {
     using V = Value*;
     llvm::IRBuilder<>& b() { return e.b_; }
     V int_const(std::int64_t v, DType t) {
-      return llvm::ConstantInt::get(e.compute_type(t), static_cast<std::uint64_t>(v), is_signed_int(t));
+      return e.splat(llvm::ConstantInt::get(e.compute_type(t), static_cast<std::uint64_t>(v), is_signed_int(t)));
     }
-    V float_const(double v, DType t) { return e.float_const(t, v); }
+    V float_const(double v, DType t) { return e.splat(llvm::ConstantFP::get(e.compute_type(t), v)); }
     V neg(V a, DType t) { return is_fp(t) ? b().CreateFNeg(a) : b().CreateNeg(a); }
     V add(V a, V c, DType t) { return is_fp(t) ? b().CreateFAdd(a, c) : b().CreateAdd(a, c); }
     V mul(V a, V c, DType t) { return is_fp(t) ? b().CreateFMul(a, c) : b().CreateMul(a, c); }
@@ -499,6 +617,11 @@ class Emitter {
       case EOp::LoopVar: return loop_vars_[static_cast<std::size_t>(e.arg)];
       case EOp::SymVar: return var_values_[static_cast<std::size_t>(e.arg)];
       case EOp::AccRead: {
+        if (std::int32_t r = acc_run_[static_cast<std::size_t>(e.arg)]; r >= 0) {
+          llvm::AllocaInst* a = runs_[static_cast<std::size_t>(r)].alloca;
+          return b_.CreateExtractElement(b_.CreateLoad(a->getAllocatedType(), a),
+                                         static_cast<std::uint64_t>(acc_run_lane_[static_cast<std::size_t>(e.arg)]));
+        }
         if (std::int32_t g = acc_group_[static_cast<std::size_t>(e.arg)]; g >= 0) {
           llvm::AllocaInst* a = groups_[static_cast<std::size_t>(g)].alloca;
           return b_.CreateExtractElement(b_.CreateLoad(a->getAllocatedType(), a),
@@ -578,6 +701,20 @@ class Emitter {
         }
         case Stmt::Kind::GroupCombine: group_combine(s); break;
         case Stmt::Kind::AccDef: {
+          if (std::int32_t r = acc_run_[static_cast<std::size_t>(s.acc)]; r >= 0) {
+            // The lanes are defined together, before their block: the vector at lane 0's.
+            if (acc_run_lane_[static_cast<std::size_t>(s.acc)] != 0) break;
+            LaneRun& run = runs_[static_cast<std::size_t>(r)];
+            llvm::IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+            run.alloca = eb.CreateAlloca(run_type(run), nullptr, "lanes" + std::to_string(r));
+            Value* init = b_.CreateVectorSplat(static_cast<unsigned>(run.accs.size()), value(s.value));
+            for (std::size_t lane = 1; lane < run.accs.size(); ++lane) {
+              const ExprId v = acc_init_.at(run.accs[lane]);
+              if (v != s.value) init = b_.CreateInsertElement(init, value(v), std::uint64_t{lane});
+            }
+            b_.CreateStore(init, run.alloca);
+            break;
+          }
           if (std::int32_t g = acc_group_[static_cast<std::size_t>(s.acc)]; g >= 0) {
             if (acc_lane_[static_cast<std::size_t>(s.acc)] != 0) break;
             llvm::IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
@@ -601,6 +738,20 @@ class Emitter {
           break;
         }
         case Stmt::Kind::AccUpdate: {
+          if (auto first = run_first_.find(&s); first != run_first_.end()) {
+            update_run(runs_[static_cast<std::size_t>(first->second)]);
+            break;
+          }
+          if (run_rest_.count(&s)) break;
+          if (std::int32_t r = acc_run_[static_cast<std::size_t>(s.acc)]; r >= 0) {
+            // One lane updated alone (the lanes block's tail loop adds into lane 0).
+            llvm::AllocaInst* a = runs_[static_cast<std::size_t>(r)].alloca;
+            const auto lane = static_cast<std::uint64_t>(acc_run_lane_[static_cast<std::size_t>(s.acc)]);
+            Value* vec = b_.CreateLoad(a->getAllocatedType(), a);
+            Value* cur = b_.CreateExtractElement(vec, lane);
+            b_.CreateStore(b_.CreateInsertElement(vec, combine(s.reduce, s.dtype, cur, value(s.value)), lane), a);
+            break;
+          }
           if (std::int32_t g = acc_group_[static_cast<std::size_t>(s.acc)]; g >= 0) {
             if (acc_lane_[static_cast<std::size_t>(s.acc)] != 0) break;
             VecGroup& vg = groups_[static_cast<std::size_t>(g)];

@@ -574,13 +574,11 @@ ExprId Kernel::binary(EOp op, ExprId a, ExprId b) {
       if (rb.hi && ra.lo != kUnknownLo && *rb.hi <= ra.lo) return b;
     }
   }
-  // Commutative operands in id order, so equal expressions are one. A float max (or min) is
-  // not commutative: of -0 and +0 it gives the second (ops.def), so its operands keep their
-  // order (the op fuzzer's seed 572: a reduce's epilogue max(x, acc) had become max(acc, x)).
-  const bool float_max = (op == EOp::Max || op == EOp::Min) && tensor::is_float(result);
+  // Commutative operands in id order, so equal expressions are one (a float max is commutative
+  // too: of -0 and +0 it gives +0 in either order, ops.def).
   if ((op == EOp::Add || op == EOp::Mul || op == EOp::Max || op == EOp::Min || op == EOp::Cmpeq || op == EOp::And ||
        op == EOp::Or || op == EOp::Xor) &&
-      !float_max && b < a) {
+      b < a) {
     std::swap(a, b);
   }
   return raw_binary(op, a, b, result);

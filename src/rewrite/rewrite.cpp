@@ -52,12 +52,11 @@ const char* op_signature(Op op) {
 
 namespace {
 
-// Ops whose operands may trade places without changing any result. Not max: of -0 and +0 it
-// gives the second (ops.def, as the reference executor and the kernels compute it), so
-// (max a b) and (max b a) can differ in the sign of a zero (the op fuzzer's seed 572 saw
-// recip of that zero flip a comparison).
+// Ops whose operands may trade places without changing any result (max too: of -0 and +0 it
+// gives +0 in either order, ops.def).
 bool commutative(Op op) {
-  return op == Op::Add || op == Op::Mul || op == Op::Cmpeq || op == Op::And || op == Op::Or || op == Op::Xor;
+  return op == Op::Add || op == Op::Mul || op == Op::Max || op == Op::Cmpeq || op == Op::And || op == Op::Or ||
+         op == Op::Xor;
 }
 
 bool is_pattern_var(Value v) {

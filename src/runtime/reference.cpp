@@ -70,6 +70,7 @@ std::int64_t numel(const std::vector<std::int64_t>& shape) {
 
 double fmax_nan(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+  if (a == 0 && b == 0) return a + b;  // +0 unless both are -0 (ops.def)
   return a > b ? a : b;
 }
 

@@ -84,10 +84,19 @@ typename M::V elementwise(M& m, Op op, DType operand, DType result, std::span<co
       return m.select(is_zero, a, m.select(is_minus_one, zero, r));
     }
     case Op::Max: {
-      // Integers: the larger. Floats: NaN when either is NaN; of -0 and +0, the second.
+      // Integers: the larger. Floats: IEEE 754-2019 maximum, NaN when either is NaN and +0 of
+      // -0 and +0 in either order, so max is commutative and associative and a max reduce
+      // gives one answer whatever its order of combining (threads, lanes, a GPU's group split).
+      // The larger taken both ways round has the same bits both times except on a tie of
+      // zeros, where their AND clears the sign unless both are -0 (two vector maxes and an
+      // and on x86; f16 and bf16 values are exact in f32, their compute type).
       const auto larger = m.select(m.lt(x[1], x[0], t), x[0], x[1]);
       if (!fl) return larger;
-      return m.select(m.unordered(x[0], x[1], t), m.float_const(std::numeric_limits<double>::quiet_NaN(), t), larger);
+      const auto other = m.select(m.lt(x[0], x[1], t), x[1], x[0]);
+      const DType ft = t == DType::F64 ? DType::F64 : DType::F32;
+      const DType it = t == DType::F64 ? DType::I64 : DType::I32;
+      const auto both = m.bitcast(m.bit_and(m.bitcast(larger, ft, it), m.bitcast(other, ft, it), it), it, ft);
+      return m.select(m.unordered(x[0], x[1], t), m.float_const(std::numeric_limits<double>::quiet_NaN(), t), both);
     }
     case Op::Cmplt: return m.lt(x[0], x[1], t);
     case Op::Cmpeq: return m.eq(x[0], x[1], t);

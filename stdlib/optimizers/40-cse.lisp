@@ -5,8 +5,7 @@
 
 (defoptimizer-set cse "Common subexpression sharing.")
 
-(defoptimizer commute-canonical "Operands of commutative ops in node order, so equal sums share a node.
-(Not max: of -0 and +0 it gives the second, so its operands keep their order.)"
+(defoptimizer commute-canonical "Operands of commutative ops in node order, so equal sums share a node."
   (?f ?a ?b) :set cse
-  :when (and (member ?f '(add mul cmpeq and or xor)) (> (node-id ?a) (node-id ?b)))
+  :when (and (member ?f '(add mul max cmpeq and or xor)) (> (node-id ?a) (node-id ?b)))
   => (?f ?b ?a))

@@ -220,7 +220,63 @@ device's result), or (:error MESSAGE)."
 
 (defun fz-disagrees (form dt)
   (let ((want (fz-run-on 'ref form)) (got (fz-run-on *device* form)))
-    (if (fz-agree-p got want dt) nil (list want got))))
+    (if (or (fz-agree-p got want dt) (fz-order-explains-p form got dt)) nil (list want got))))
+
+;;; A float sum or product's value depends on the order its terms combine in when a partial
+;;; result overflows or underflows (1e38 * 1e38 * 1e-38 is inf one way, 1e38 the other), and
+;;; no order is the right one: threads, lanes and a GPU's group split each choose their own.
+;;; So where the device disagrees, the reference computes each sum and product reduce in the
+;;; form again in every other order of its terms (the fuzzer's reduced axes hold 1 to 4),
+;;; one reduce at a time: sequences of every permutation and, for 4 terms, the two pairings;
+;;; agreeing with any of them is agreeing.
+
+(defun fz-permutations (l)
+  (if (null l)
+      (list nil)
+      (apply #'append (mapcar (lambda (x) (mapcar (lambda (p) (cons x p)) (fz-permutations (remove x l)))) l))))
+
+(defun fz-reduces (form)
+  ;; The sum and product reduce subforms of FORM.
+  (remove-if-not (lambda (f) (and (eq (car f) 'prim:reduce) (member (second f) '(:sum :prod))))
+                 (cons form (fz-subforms form))))
+
+(defun fz-ref-shape (form)
+  (use-backend 'ref)
+  (shape (eval (fz-substitute-leaves form (fz-leaf-tensors)))))
+
+(defun fz-permute-along (x shp axis p)
+  ;; X (of shape SHP) with its elements along AXIS in the order P: a gather.
+  (let* ((n (nth axis shp))
+         (inner (fz-numel-of (nthcdr (+ axis 1) shp)))
+         (index (loop for f below (fz-numel-of shp) collect (nth (mod (floor f inner) n) p))))
+    (list 'prim:gather x (list 'prim:reshape (list 'tensor (list 'quote index) :dtype ''i64) (list 'quote shp)) axis)))
+
+(defun fz-reorderings (r)
+  ;; Forms computing reduce R with its terms in other orders.
+  (let* ((kind (second r)) (x (third r)) (axis (first (second (fourth r))))
+         (shp (fz-ref-shape x)) (n (nth axis shp)) (out nil))
+    (when (<= 3 n 4)
+      (dolist (p (cdr (fz-permutations (loop for i below n collect i))))
+        (push (list 'prim:reduce kind (fz-permute-along x shp axis p) (fourth r)) out))
+      (when (= n 4)
+        (let ((halves (append (subseq shp 0 axis) '(2 2) (nthcdr (+ axis 1) shp))))
+          (dolist (p '((0 1 2 3) (0 2 1 3)))
+            (push (list 'prim:reshape
+                        (list 'prim:reduce kind
+                              (list 'prim:reduce kind
+                                    (list 'prim:reshape (fz-permute-along x shp axis p) (list 'quote halves))
+                                    (list 'quote (list (+ axis 1))))
+                              (list 'quote (list axis)))
+                        (list 'quote (fz-replace shp axis 1)))
+                  out)))))
+    out))
+
+(defun fz-order-explains-p (form got dt)
+  (and (not (eq (car got) :error))
+       (some (lambda (r)
+               (some (lambda (alt) (fz-agree-p got (fz-run-on 'ref (fz-replace-form form r alt)) dt))
+                     (fz-reorderings r)))
+             (fz-reduces form))))
 
 ;;; --- shrinking ---------------------------------------------------------------------------
 

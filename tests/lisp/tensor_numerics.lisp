@@ -65,6 +65,19 @@
              '((0.0 1.0 0.0) (1.0 0.0 0.0))))
   (is (equal (grad-of #'max '((1.0 3.0) (3.0 3.0))) '((0.0 1.0) (0.0 0.0))))
   (is (equal (grad-of (lambda (x) (max x :axis '(0 1))) '((1.0 3.0) (3.0 3.0))) '((0.0 1.0) (0.0 0.0))))
+  ;; of -0 and +0 the max is +0 in either order (IEEE maximum), so a max reduce of zeros is +0
+  ;; whatever its order of combining; -0 only when every element is
+  (dolist (dt '(f32 f16 bf16 f64))
+    (let ((a (tensor '(-0.0 0.0 -0.0 -0.0) :dtype dt))
+          (b (tensor '(0.0 -0.0 -0.0 0.0) :dtype dt)))
+      (is (equal (tl (div 1.0 (maximum a b))) (list inf inf (- inf) inf)))
+      (is (equal (tl (div 1.0 (maximum b a))) (list inf inf (- inf) inf))))
+    (let ((rows (tensor (list (append (make-list 37 :initial-element -0.0) '(0.0))
+                              (append '(0.0) (make-list 37 :initial-element -0.0))
+                              (make-list 38 :initial-element -0.0))
+                        :dtype dt)))
+      (is (equal (tl (div 1.0 (max rows :axis 1))) (list inf inf (- inf))))
+      (is (equal (tl (div 1.0 (max (transpose rows) :axis 0))) (list inf inf (- inf))))))
   ;; a NaN is the max, and gets the gradient
   (is (equal (grad-of (lambda (x) (max x :axis 0)) (list 1.0 +nan+ 3.0)) '(0.0 1.0 0.0)))
   ;; max-pool: each window's first maximum

@@ -68,8 +68,16 @@ TEST_CASE("float ops follow IEEE and ops.def at NaN and signed zeros", "[semanti
   const double nan = std::numeric_limits<double>::quiet_NaN();
   CHECK(std::isnan(floats(Op::Max, DType::F32, nan, 1)));
   CHECK(std::isnan(floats(Op::Max, DType::F32, 1, nan)));
-  CHECK(std::signbit(floats(Op::Max, DType::F32, 0.0, -0.0)));  // equal: the second
-  CHECK(!std::signbit(floats(Op::Max, DType::F32, -0.0, 0.0)));
+  // IEEE maximum: +0 of -0 and +0 in either order, -0 only of two
+  for (DType t : {DType::F16, DType::BF16, DType::F32, DType::F64}) {
+    CHECK(!std::signbit(floats(Op::Max, t, 0.0, -0.0)));
+    CHECK(!std::signbit(floats(Op::Max, t, -0.0, 0.0)));
+    CHECK(!std::signbit(floats(Op::Max, t, 0.0, 0.0)));
+    CHECK(std::signbit(floats(Op::Max, t, -0.0, -0.0)));
+    CHECK(floats(Op::Max, t, -0.0, -1.0) == 0.0);
+    CHECK(std::signbit(floats(Op::Max, t, -0.0, -1.0)));
+    CHECK(floats(Op::Max, t, 3.0, 3.0) == 3.0);
+  }
   CHECK(floats(Op::Recip, DType::F32, -0.0) == -std::numeric_limits<double>::infinity());
   CHECK(std::isnan(floats(Op::Sqrt, DType::F64, -1)));
   CHECK(floats(Op::Log2, DType::F64, 0) == -std::numeric_limits<double>::infinity());
