@@ -27,6 +27,8 @@
       (relu (+ (matmul (input '(16 64)) (input '(64 32))) (input '(32)))))
 (show "matmul by a transposed operand" (matmul (input '(16 64)) (transpose (input '(32 64)))))
 (show "column sum (accumulates in the output row)" (sum (input '(64 48)) :axis 0))
+(show "a batch sum of a gradient (no product: streams its rows, no register tile)"
+      (sum (input '(16 128 512)) :axis 0 :keepdim t))
 (show "a sum over two axes (a partial sum per pass of the inner loop)" (sum (input '(4 64 48)) :axis '(1 2)))
 (show "softmax (one row kernel: lanes in the max's pass)" (softmax (input '(16 64)) :axis -1))
 (show "a row max too short for lanes" (amax (input '(16 12)) :axis -1))
