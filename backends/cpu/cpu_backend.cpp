@@ -213,6 +213,7 @@ using ExternFn = std::string (*)(const Context& ctx, void* const* buffers, std::
 struct Kernel {
   KernelFn fn = nullptr;
   ExternFn ext = nullptr;
+  llvm::orc::JITDylib* dylib = nullptr;  // a compiled kernel's own library (its code)
 };
 
 // --- external kernels ------------------------------------------------------------------------
@@ -717,10 +718,17 @@ void* cpu_compile(void* c, const void* code, std::size_t size, const char* entry
     set_error(err, err_size, "cpu: kernel " + std::string(entry) + " not found: " + llvm::toString(sym.takeError()));
     return nullptr;
   }
-  return new Kernel{reinterpret_cast<KernelFn>(sym->getAddress())};
+  return new Kernel{reinterpret_cast<KernelFn>(sym->getAddress()), nullptr, &*dylib};
 }
 
-void cpu_release_kernel(void*, void* k) { delete static_cast<Kernel*>(k); }
+// A compiled kernel's library goes with it, and with it the kernel's code and data.
+void cpu_release_kernel(void* c, void* k) {
+  std::unique_ptr<Kernel> kernel(static_cast<Kernel*>(k));
+  if (kernel->dylib == nullptr) return;
+  auto* ctx = static_cast<Context*>(c);
+  std::lock_guard<std::mutex> lock(ctx->jit_mu);
+  llvm::consumeError(ctx->jit->getExecutionSession().removeJITDylib(*kernel->dylib));
+}
 
 void* cpu_find_extern(void*, const char* name, char* err, std::size_t err_size) {
   if (std::strcmp(name, "sgemm") == 0) {

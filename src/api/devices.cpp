@@ -37,6 +37,8 @@ namespace {
 //                                      ~/.cache/tensorlisp)
 //   TENSORLISP_DEBUG=N                 jit-debug's level to start with
 //   TENSORLISP_PLAN_CACHE=N            how many plans the device keeps (1024; jit-plan-cache)
+//   TENSORLISP_KERNEL_CACHE=N          how many compiled kernels it keeps besides its plans'
+//                                      (4096; jit-kernel-cache)
 //   TENSORLISP_DUMP_AFTER=PASS         print each kernel's loop IR after lowering pass PASS, or
 //                                      after every pass for "all" (tlisp --dump-after=PASS)
 //   TENSORLISP_CROSS_TARGETS=T1,T2 and TENSORLISP_CROSS_DIR   also compile every kernel for T1, T2
@@ -68,6 +70,10 @@ runtime::JitSettings jit_settings_from_environment() {
   if (!env("TENSORLISP_PLAN_CACHE").empty()) {
     const long long n = std::atoll(env("TENSORLISP_PLAN_CACHE").c_str());
     if (n >= 1) s.plan_cache_size = static_cast<std::size_t>(n);
+  }
+  if (!env("TENSORLISP_KERNEL_CACHE").empty()) {
+    const long long n = std::atoll(env("TENSORLISP_KERNEL_CACHE").c_str());
+    if (n >= 1) s.kernel_cache_size = static_cast<std::size_t>(n);
   }
   s.dump_after = env("TENSORLISP_DUMP_AFTER");
   s.cross_targets = split(env("TENSORLISP_CROSS_TARGETS"), ',');
@@ -232,7 +238,9 @@ void register_device_builtins(Interp& in) {
   TL_BUILTIN(in, "jit-stats", 0, 0, "(jit-stats)",
              "Counters of the JIT device as a plist: :realizes :kernels-run :kernels-compiled :cache-hits "
              ":disk-hits :plan-hits (realizes that reused a schedule) :plans (the plans kept now, see "
-             "jit-plan-cache) :plans-dropped (plans the cache let go) :traces and :replays (of jit functions) "
+             "jit-plan-cache) :plans-dropped (plans the cache let go) :kernels (compiled kernels the cache keeps, "
+             "see jit-kernel-cache) :kernels-dropped (kernels it let go; their code is released once no plan "
+             "runs them) :traces and :replays (of jit functions) "
              ":kernels-tuned :kernels-tuned-from-cache (kernels whose tile an earlier process chose) "
              ":compile-seconds :run-seconds (how long kernels ran; on a GPU, the device's own time "
              "from the first launch of a realize to the end of the last, without the copies to and from it) "
@@ -255,6 +263,8 @@ void register_device_builtins(Interp& in) {
                put("plan-hits", Value::integer(static_cast<std::int64_t>(st.plan_hits)));
                put("plans", Value::integer(static_cast<std::int64_t>(jit.plans().size())));
                put("plans-dropped", Value::integer(static_cast<std::int64_t>(jit.plans().dropped())));
+               put("kernels", Value::integer(static_cast<std::int64_t>(jit.kernels().size())));
+               put("kernels-dropped", Value::integer(static_cast<std::int64_t>(jit.kernels().dropped())));
                put("traces", Value::integer(static_cast<std::int64_t>(st.traces)));
                put("replays", Value::integer(static_cast<std::int64_t>(st.replays)));
                put("kernels-tuned", Value::integer(static_cast<std::int64_t>(st.kernels_tuned)));
@@ -373,6 +383,22 @@ void register_device_builtins(Interp& in) {
                  jit.plans().set_capacity(static_cast<std::size_t>(size));
                }
                return Value::integer(static_cast<std::int64_t>(jit.plans().capacity()));
+             });
+  TL_BUILTIN(in, "jit-kernel-cache", 0, 1, "(jit-kernel-cache [N])",
+             "How many compiled kernels the JIT device keeps, the most recently used, besides those its "
+             "kept plans run; set to N (at least 1) when given. A kernel let go is released (its code "
+             "freed) once no plan runs it, and compiled again, or loaded from the disk cache, when it "
+             "comes back. Starts at 4096, or TENSORLISP_KERNEL_CACHE.",
+             [](Interp& in, Args a, N n) -> Value {
+               runtime::JitDevice& jit = jit_of(in, "jit-kernel-cache");
+               if (n == 1) {
+                 const std::int64_t size = eval::arg_int(in, "jit-kernel-cache", a, 0);
+                 if (size < 1) {
+                   in.error("type-error", "jit-kernel-cache: N must be at least 1, got " + std::to_string(size));
+                 }
+                 jit.kernels().set_capacity(static_cast<std::size_t>(size));
+               }
+               return Value::integer(static_cast<std::int64_t>(jit.kernels().capacity()));
              });
   TL_BUILTIN(in, "kernel-count", 1, 1, "(kernel-count X)",
              "How many kernels realizing tensor X would run on a JIT device (0 when X is realized): what "

@@ -32,7 +32,8 @@ JitDevice::JitDevice(std::shared_ptr<Backend> backend, JitSettings settings, Dev
   } catch (const std::runtime_error& e) {
     throw ConditionError("device-error", "backend " + backend_->name() + ": " + e.what());
   }
-  kernels_ = std::make_unique<KernelCache>(*backend_, *codegen_, std::move(settings.cache_dir), stats_, debug);
+  kernels_ = std::make_unique<KernelCache>(*backend_, *codegen_, std::move(settings.cache_dir), stats_, debug,
+                                           settings.kernel_cache_size);
   tuner_ = std::make_unique<Tuner>(*backend_, stats_);
   lowering_ = codegen_->lowering();
   if (!settings.dump_after.empty()) {
@@ -206,7 +207,7 @@ std::string structure_key(const std::vector<const Node*>& roots, std::vector<con
 
 JitDevice::PlanKernel JitDevice::extern_kernel(const Node* n, const std::function<int(const Node*)>& pos) {
   PlanKernel k;
-  k.compiled = &kernels_->external(n->name);
+  k.compiled = kernels_->external(n->name);
   k.node = pos(n);
   k.op = n->op;
   k.dtype = n->dtype;
@@ -308,7 +309,7 @@ std::size_t JitDevice::tile_variants(const schedule::ScheduledKernel& sk,
         codegen::Lowered v = codegen::lower(sk, materialized, how);
         if (same_launch(v, l)) {
           l = std::move(v);
-          k.compiled = &compiled(l.kernel);
+          k.compiled = compiled(l.kernel);
           ++stats_.kernels_tuned_from_cache;
           return l.kernel.buffers.size();
         }
@@ -323,7 +324,7 @@ std::size_t JitDevice::tile_variants(const schedule::ScheduledKernel& sk,
     how.opts = opts;
     codegen::Lowered v = codegen::lower(sk, materialized, how);
     if (!same_launch(v, l)) continue;
-    Compiled* c = &compiled(v.kernel);
+    std::shared_ptr<Compiled> c = compiled(v.kernel);
     if (std::any_of(k.variants.begin(), k.variants.end(), [&](const auto& x) { return x.compiled == c; })) continue;
     k.variants.push_back({c, v.group, v.parallel_extent, v.work_per_iteration, codegen::opts_str(opts)});
     buffers = std::max(buffers, v.kernel.buffers.size());
@@ -360,7 +361,7 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
     const Node* n = sk.out;
     codegen::Lowered l = codegen::lower(sk, s.materialized, lowering_);
     PlanKernel k;
-    k.compiled = &compiled(l.kernel);
+    k.compiled = compiled(l.kernel);
     if (!groups_.empty()) {
       // The same kernel with each other group size to try (those that change it).
       k.variants.push_back({k.compiled, l.group, l.parallel_extent, l.work_per_iteration});
@@ -372,7 +373,7 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
             v.kernel.vars != l.kernel.vars || v.kernel.str() == l.kernel.str()) {
           continue;
         }
-        Compiled* c = &compiled(v.kernel);
+        std::shared_ptr<Compiled> c = compiled(v.kernel);
         if (std::none_of(k.variants.begin(), k.variants.end(), [&](const auto& x) { return x.compiled == c; })) {
           k.variants.push_back({c, v.group, v.parallel_extent, v.work_per_iteration});
         }
@@ -716,13 +717,13 @@ const Tuner::Choice& JitDevice::tune(const PlanKernel& k, const std::vector<void
   return choice;
 }
 
-KernelCache::Compiled& JitDevice::compiled(const codegen::Kernel& k) {
+std::shared_ptr<KernelCache::Compiled> JitDevice::compiled(const codegen::Kernel& k) {
   if (!profiling()) return kernels_->get(k);
   const double t = profiler->now_us();
   const std::uint64_t compiled_before = stats_.kernels_compiled, loaded_before = stats_.disk_hits;
-  Compiled& c = kernels_->get(k);
+  std::shared_ptr<Compiled> c = kernels_->get(k);
   if (stats_.kernels_compiled != compiled_before || stats_.disk_hits != loaded_before) {
-    profiler->span(c.entry, stats_.kernels_compiled != compiled_before ? "compile" : "load", "host", t);
+    profiler->span(c->entry, stats_.kernels_compiled != compiled_before ? "compile" : "load", "host", t);
   }
   return c;
 }

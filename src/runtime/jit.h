@@ -59,6 +59,9 @@ struct JitSettings {
   // How many plans (a graph structure's schedule, lowered and compiled) the device keeps, the
   // most recently used (TENSORLISP_PLAN_CACHE; (jit-plan-cache N) changes it).
   std::size_t plan_cache_size = 1024;
+  // How many compiled kernels the device keeps besides those its plans run, the most recently
+  // used (TENSORLISP_KERNEL_CACHE; (jit-kernel-cache N) changes it).
+  std::size_t kernel_cache_size = 4096;
 };
 
 class JitDevice {
@@ -166,10 +169,10 @@ class JitDevice {
  public:
   // A graph's schedule, lowered and compiled: kernels referring to nodes by their position in
   // the graph's post-order, so any graph of the same structure can run it. Only the device
-  // looks inside; a recording holds plans by shared pointer (they refer to compiled kernels,
-  // which live as long as the device).
+  // looks inside; a recording holds plans by shared pointer (and plans hold the compiled
+  // kernels they run).
   struct PlanKernel {
-    Compiled* compiled = nullptr;
+    std::shared_ptr<Compiled> compiled;
     int node = 0;                          // the node the kernel computes
     tensor::Op op{};                       // its op, dtype and shape
     tensor::DType dtype{};
@@ -198,7 +201,7 @@ class JitDevice {
     // When tuning: the kernel lowered with each :group candidate (the first is the one above),
     // the same computation with other thread groups.
     struct Variant {
-      Compiled* compiled = nullptr;
+      std::shared_ptr<Compiled> compiled;
       int group = 0;
       tensor::Dim parallel_extent = 1, work_per_iteration = 1;
       std::string opts = {};  // the opts it was lowered with (codegen::opts_str), for reports
@@ -231,6 +234,8 @@ class JitDevice {
   JitStats& mutable_stats() { return stats_; }
   // The plans kept, the most recently used (JitSettings::plan_cache_size).
   LruCache<Plan>& plans() { return plans_; }
+  // The compiled kernels kept besides those plans hold (JitSettings::kernel_cache_size).
+  LruCache<KernelCache::Compiled>& kernels() { return kernels_->kept(); }
   const LruCache<Plan>& plans() const { return plans_; }
 
  private:
@@ -242,7 +247,7 @@ class JitDevice {
                             const tensor::Bindings& b);
   void check_spec();
   // Kernel k from the kernel cache (recorded as a compile or a load when profiling).
-  Compiled& compiled(const codegen::Kernel& k);
+  std::shared_ptr<Compiled> compiled(const codegen::Kernel& k);
   bool profiling() const { return profiler != nullptr && profiler->on(); }
   Plan make_plan(const std::vector<const tensor::Node*>& roots, const std::vector<const tensor::Node*>& order);
   // The schedule of `roots` after the optimizer rules; `graphs` keeps the rewritten graphs

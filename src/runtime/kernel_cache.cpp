@@ -28,15 +28,19 @@ codegen::CompileOutput compile_or_fail(const codegen::Codegen& cg, const codegen
 
 }  // namespace
 
-KernelCache::~KernelCache() {
-  for (auto& [text, c] : kernels_) backend_.release_kernel(c.handle);
+std::shared_ptr<KernelCache::Compiled> KernelCache::hold(void* handle, std::string entry) {
+  Backend* backend = &backend_;
+  return std::shared_ptr<Compiled>(new Compiled{handle, std::move(entry)}, [backend](Compiled* c) {
+    backend->release_kernel(c->handle);
+    delete c;
+  });
 }
 
-KernelCache::Compiled& KernelCache::get(const codegen::Kernel& k) {
+std::shared_ptr<KernelCache::Compiled> KernelCache::get(const codegen::Kernel& k) {
   const std::string text = k.str();
-  if (auto it = kernels_.find(text); it != kernels_.end()) {
+  if (auto found = kept_.find(text)) {
     ++stats_.cache_hits;
-    return it->second;
+    return found;
   }
   auto t0 = std::chrono::steady_clock::now();
   const std::string key = codegen_.target_id() + "\n" + backend_.name() + "\n" + text;
@@ -80,14 +84,13 @@ KernelCache::Compiled& KernelCache::get(const codegen::Kernel& k) {
     tl::log("tensorlisp: %s %s in %.1f ms (%.1f ms generating code)\n", from_disk ? "loaded" : "compiled", name,
             dt * 1e3, codegen_ms);
   }
-  return kernels_.emplace(text, Compiled{handle, name}).first->second;
+  return kept_.put(text, hold(handle, name));
 }
 
-KernelCache::Compiled& KernelCache::external(const std::string& name) {
+std::shared_ptr<KernelCache::Compiled> KernelCache::external(const std::string& name) {
   const std::string key = "extern " + name;
-  auto it = kernels_.find(key);
-  if (it == kernels_.end()) it = kernels_.emplace(key, Compiled{backend_.find_extern(name), key}).first;
-  return it->second;
+  if (auto found = kept_.find(key)) return found;
+  return kept_.put(key, hold(backend_.find_extern(name), key));
 }
 
 }  // namespace tl::runtime

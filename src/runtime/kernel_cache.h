@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 // The compiled kernels of one JIT device: in memory by kernel text, on disk by text, target
 // and backend (DiskCache), and compiled by the device's code generator when neither has them.
-// Each is loaded into the backend once and released with the cache. Hits, compiles and their
-// time go into the device's JitStats.
+// Each is loaded into the backend once and held by shared pointer: the cache keeps the N most
+// recently used (LruCache), plans keep those they run, and the backend releases a kernel's code
+// when the last of them lets it go, so a program whose shapes keep changing (a kernel per
+// shape) does not grow its code without bound. Hits, compiles and their time go into the
+// device's JitStats.
 #pragma once
 
+#include <memory>
 #include <string>
-#include <unordered_map>
 
 #include "codegen/llvm_emit.h"
 #include "codegen/loop_ir.h"
 #include "runtime/backend.h"
 #include "runtime/disk_cache.h"
 #include "runtime/jit_stats.h"
+#include "runtime/plan_cache.h"
 
 namespace tl::runtime {
 
@@ -24,29 +28,37 @@ class KernelCache {
   };
 
   // `debug`: the device's debug level, read at each compile (2: print the loop IR, 3: the LLVM
-  // IR, and skip the disk cache).
+  // IR, and skip the disk cache). `capacity`: how many kernels the cache itself keeps. The
+  // backend must outlive every kernel handed out.
   KernelCache(Backend& backend, const codegen::Codegen& codegen, std::string disk_dir, JitStats& stats,
-              const int& debug)
-      : backend_(backend), codegen_(codegen), disk_(std::move(disk_dir)), stats_(stats), debug_(debug) {}
-  ~KernelCache();
+              const int& debug, std::size_t capacity)
+      : backend_(backend),
+        codegen_(codegen),
+        disk_(std::move(disk_dir)),
+        stats_(stats),
+        debug_(debug),
+        kept_(capacity) {}
   KernelCache(const KernelCache&) = delete;
   KernelCache& operator=(const KernelCache&) = delete;
 
   // Kernel K loaded into the backend: from memory, else from disk, else compiled (a
-  // device-error naming the kernel when the target cannot have it). Stays valid as long as
-  // the cache.
-  Compiled& get(const codegen::Kernel& k);
+  // device-error naming the kernel when the target cannot have it).
+  std::shared_ptr<Compiled> get(const codegen::Kernel& k);
   // The backend's own kernel NAME (an extern op).
-  Compiled& external(const std::string& name);
+  std::shared_ptr<Compiled> external(const std::string& name);
   const DiskCache& disk() const { return disk_; }
+  // The kernels the cache keeps, the most recently used (capacity, size, dropped).
+  LruCache<Compiled>& kept() { return kept_; }
+  const LruCache<Compiled>& kept() const { return kept_; }
 
  private:
+  std::shared_ptr<Compiled> hold(void* handle, std::string entry);
   Backend& backend_;
   const codegen::Codegen& codegen_;
   DiskCache disk_;
   JitStats& stats_;
   const int& debug_;
-  std::unordered_map<std::string, Compiled> kernels_;  // by kernel text (node-based: stable)
+  LruCache<Compiled> kept_;  // by kernel text (node-based: stable)
 };
 
 }  // namespace tl::runtime
