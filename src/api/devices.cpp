@@ -273,7 +273,7 @@ void register_device_builtins(Interp& in) {
                put("run-seconds", Value::real(st.run_seconds));
                put("tune-seconds", Value::real(st.tune_seconds));
                put("peak-bytes", Value::integer(static_cast<std::int64_t>(st.peak_bytes)));
-               return in.list_from(base, 32);
+               return in.list_from(base, static_cast<std::size_t>(in.sp - base));
              });
   TL_BUILTIN(in, "%to-device", 1, 1, "(%to-device X)",
              "Realizes tensor X and copies its data into the current device's own memory (a GPU's), "
