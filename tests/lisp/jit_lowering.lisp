@@ -21,7 +21,11 @@
             do (format t "  ~a~%" line))))
 
 (show "matmul 8x12 @ 12x16 (right operand packed whole)" (matmul (input '(8 12)) (input '(12 16))))
-(show "matmul 48x768 @ 768x256 (a panel per column block)" (matmul (input '(48 768)) (input '(768 256))))
+(show "matmul 96x768 @ 768x256 (a panel per column block)" (matmul (input '(96 768)) (input '(768 256))))
+(show "matmul 48x768 @ 768x256 (fewer than 64 rows: the tiles read the operand in place)"
+      (matmul (input '(48 768)) (input '(768 256))))
+(show "matmul 4x768 @ 768x256 (fewer rows than a tile: accumulates in the output rows)"
+      (matmul (input '(4 768)) (input '(768 256))))
 (show "batched matmul" (matmul (input '(3 8 16)) (input '(3 16 32))))
 (show "linear layer with relu (the epilogue in the tile)"
       (relu (+ (matmul (input '(16 64)) (input '(64 32))) (input '(32)))))

@@ -316,18 +316,31 @@ TEST_CASE("the CPU's matmul register tile is a list of opts that replays", "[cod
   CHECK(ragged.kernel.str().find(" if ") == std::string::npos);
   const Case tc = plain_case(tall, rng);
   CHECK(same(run(ragged.kernel, tc, tall.get()), run(tc.plain.kernel, tc, tall.get())));
-  // A wide right operand is packed per column panel instead, inside the column loop.
-  NodeRef wide = matmul(g, random_buffer(g, DType::F32, {8, 512}, rng), random_buffer(g, DType::F32, {512, 128}, rng));
+  // A wide right operand is packed per column panel instead, inside the column loop, when the
+  // rows are many enough to repay the packing (64); with fewer, the tiles read it in place.
+  NodeRef wide = matmul(g, random_buffer(g, DType::F32, {72, 512}, rng), random_buffer(g, DType::F32, {512, 128}, rng));
   tl::schedule::Schedule w = tl::schedule::make_schedule(wide.get());
   CHECK(tl::codegen::opts_str(tl::codegen::lower(w.items[0], w.materialized).opts) ==
-        "(split 0 4) (split 1 16) (swap 4) (swap 3) (pack 5 3 2 6) (upcast 6) (upcast 4)");
+        "(split 0 6) (split 1 16) (swap 4) (swap 3) (pack 5 3 2 6) (upcast 6) (upcast 4)");
+  NodeRef few = matmul(g, random_buffer(g, DType::F32, {8, 512}, rng), random_buffer(g, DType::F32, {512, 128}, rng));
+  tl::schedule::Schedule f = tl::schedule::make_schedule(few.get());
+  const Lowered unpacked = tl::codegen::lower(f.items[0], f.materialized);
+  CHECK(tl::codegen::opts_str(unpacked.opts) == "(split 0 4) (split 1 16) (swap 4) (swap 3) (upcast 6) (upcast 4)");
+  const Case fc = plain_case(few, rng);
+  CHECK(same(run(unpacked.kernel, fc, few.get()), run(fc.plain.kernel, fc, few.get())));
+  // Fewer rows than a tile's 6 accumulate in the output row instead (a matrix-vector product's
+  // streaming, row by row).
+  NodeRef four = matmul(g, random_buffer(g, DType::F32, {4, 512}, rng), random_buffer(g, DType::F32, {512, 128}, rng));
+  tl::schedule::Schedule fr = tl::schedule::make_schedule(four.get());
+  CHECK(tl::codegen::opts_str(tl::codegen::lower(fr.items[0], fr.materialized).opts) == "(interchange)");
 }
 
 TEST_CASE("a matmul of many rows runs in cache blocks: the reduce hoisted out of the tiles", "[codegen][passes]") {
   std::mt19937 rng(5);
   Graph g;
   // 50 rows (ragged tiles of 6), 384 terms (2 blocks of 192), 96 columns (one block of 6
-  // tiles of 16): the right operand (144 KiB) is too large to pack whole.
+  // tiles of 16): the right operand (144 KiB) is too large to pack whole, and by default, with
+  // fewer than 64 rows, not packed at all.
   NodeRef mm = matmul(g, random_buffer(g, DType::F32, {50, 384}, rng), random_buffer(g, DType::F32, {384, 96}, rng));
   tl::schedule::Schedule s = tl::schedule::make_schedule(mm.get());
   // Not the default: one of the tuner's candidates.
@@ -335,7 +348,7 @@ TEST_CASE("a matmul of many rows runs in cache blocks: the reduce hoisted out of
       "(split 0 6) (split 1 96) (split 6 16) (split 2 192) (swap 4) (swap 3) (swap 4) (hoist 9 5) "
       "(pack 9 3 7 10 8) (pack 3 7 10 4) (upcast 8) (upcast 4) (peel 3)";
   CHECK(tl::codegen::opts_str(tl::codegen::lower(s.items[0], s.materialized).opts) ==
-        "(split 0 6) (split 1 16) (swap 4) (swap 3) (pack 5 3 2 6) (upcast 6) (upcast 4) (peel 3)");
+        "(split 0 6) (split 1 16) (swap 4) (swap 3) (upcast 6) (upcast 4) (peel 3)");
   const std::vector<Opts> candidates = tl::codegen::tile_candidates(s.items[0], s.materialized, Lowering(), {6}, {16});
   REQUIRE(candidates.size() == 2);
   CHECK(tl::codegen::opts_str(candidates[1]) == kBlocked);
