@@ -80,7 +80,43 @@ class Lowerer {
     }
     result.opts = std::move(opts);
     finish(result, red ? red->src[0].get() : out_);
+    if (red == nullptr && !gpu_ && !how_.opts) result.opts = merges(result.kernel);
     return result;
+  }
+
+  // A CPU elementwise kernel's loops, merged from the parallel loop inwards for as long as the
+  // axes are contiguous (the merged index folds back to a linear one, no division left): one
+  // long loop that the threads share evenly (a (2, 1000000) array's two rows gave two threads
+  // at most) and that vectorizes whole (a (1000, 3) array's rows of 3 did not).
+  static Opts merges(const Kernel& k) {
+    Opts out;
+    Kernel trial = k;
+    for (;;) {
+      const Stmt* top = nullptr;
+      for (const Stmt& s : trial.body) {
+        if (s.kind == Stmt::Kind::Loop && s.parallel) top = &s;
+      }
+      if (top == nullptr || top->body.size() != 1 || top->body[0].kind != Stmt::Kind::Loop) break;
+      const std::int32_t var = top->var;
+      Kernel next = trial;
+      try {
+        merge_loops(next, var);
+      } catch (const ConditionError&) {
+        break;
+      }
+      const std::int32_t merged = next.loop_count() - 1;
+      bool divides = false;
+      passes::each_stmt(next.body, [&](const Stmt& s) {
+        next.visit({s.value, s.index, s.mask, s.extent}, [&](ExprId id, const Expr& e) {
+          if ((e.op == EOp::Idiv || e.op == EOp::Mod) && passes::uses_loop(next, id, merged)) divides = true;
+          return !divides;
+        });
+      });
+      if (divides) break;
+      out.push_back(Opt::merge(var));
+      trial = std::move(next);
+    }
+    return out;
   }
 
   void finish(Lowered& result, const Node* counted) {

@@ -25,6 +25,7 @@ constexpr OptSpec kSpecs[] = {{Opt::Kind::Interchange, "interchange"},
                               {Opt::Kind::Lanes, "lanes"},
                               {Opt::Kind::Hoist, "hoist"},
                               {Opt::Kind::Peel, "peel"},
+                              {Opt::Kind::Merge, "merge"},
                               {Opt::Kind::Group, "group"}};
 
 [[noreturn]] void fail(std::string_view text, const std::string& what) {
@@ -89,7 +90,7 @@ Opt read_opt(Reader& r) {
   }
   if (!kind) {
     fail(r.text(), "unknown opt \"" + name +
-                       "\" (known: interchange, split, swap, pack, upcast, partial, lanes, hoist, peel, group)");
+                       "\" (known: interchange, split, swap, pack, upcast, partial, lanes, hoist, peel, merge, group)");
   }
   o.kind = *kind;
   switch (o.kind) {
@@ -107,7 +108,8 @@ Opt read_opt(Reader& r) {
     case Opt::Kind::Swap:
     case Opt::Kind::Upcast:
     case Opt::Kind::Partial:
-    case Opt::Kind::Peel: o.loop = loop_id(r, false); break;
+    case Opt::Kind::Peel:
+    case Opt::Kind::Merge: o.loop = loop_id(r, false); break;
     case Opt::Kind::Hoist:
       o.loop = loop_id(r, false);
       o.amount = loop_id(r, true);
@@ -147,7 +149,8 @@ std::string opt_str(const Opt& o) {
     case Opt::Kind::Swap:
     case Opt::Kind::Upcast:
     case Opt::Kind::Partial:
-    case Opt::Kind::Peel: s += " " + std::to_string(o.loop); break;
+    case Opt::Kind::Peel:
+    case Opt::Kind::Merge: s += " " + std::to_string(o.loop); break;
     case Opt::Kind::Group: s += " " + std::to_string(o.amount); break;
     case Opt::Kind::Pack:
       s += " " + std::to_string(o.loop) + " " + std::to_string(o.invariant);

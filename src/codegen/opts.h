@@ -30,6 +30,9 @@
 //   (peel L)           the last iteration of loop L runs as a copy of its own, the others knowing
 //                      they are not last: a ragged split's clamps and masks fold away (full
 //                      tiles run without them) and become constants in the last one
+//   (merge L)          loop L and the loop that is its body become one loop (the next free id)
+//                      over both, L's variable its index / E and the inner's its index mod E
+//                      (E the inner extent): contiguous axes fold back to one linear index
 //   (group G)          GPU kernels only, last in a list: the reduces that pay for it split
 //                      across a group of G threads per output (a power of two from 32 to 1024),
 //                      combined across the group after their loops; (group 0) splits none.
@@ -44,7 +47,7 @@
 namespace tl::codegen {
 
 struct Opt {
-  enum class Kind : std::uint8_t { Interchange, Split, Swap, Pack, Upcast, Partial, Lanes, Hoist, Peel, Group };
+  enum class Kind : std::uint8_t { Interchange, Split, Swap, Pack, Upcast, Partial, Lanes, Hoist, Peel, Merge, Group };
   Kind kind = Kind::Split;
   std::int32_t loop = -1;           // the loop it applies to (pack: -1 for the kernel's body)
   std::int64_t amount = 0;          // split: the inner loop's extent; lanes: their number; hoist: P; group: G
@@ -65,6 +68,7 @@ struct Opt {
   static Opt upcast(std::int32_t loop) { return make(Kind::Upcast, loop); }
   static Opt partial(std::int32_t loop) { return make(Kind::Partial, loop); }
   static Opt peel(std::int32_t loop) { return make(Kind::Peel, loop); }
+  static Opt merge(std::int32_t loop) { return make(Kind::Merge, loop); }
   static Opt group(std::int64_t threads) {
     Opt o = make(Kind::Group, -1);
     o.amount = threads;

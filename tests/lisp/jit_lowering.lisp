@@ -36,6 +36,9 @@
 (show "a sum over two axes (a partial sum per pass of the inner loop)" (sum (input '(4 64 48)) :axis '(1 2)))
 (show "softmax (one row kernel: lanes in the max's pass)" (softmax (input '(16 64)) :axis -1))
 (show "a row max too short for lanes" (amax (input '(16 12)) :axis -1))
+(show "elementwise over contiguous axes (one merged loop)" (add (mul (input '(2 50 40)) (input '(2 50 40))) 1.0))
+(show "elementwise with a transposed operand (its axes do not merge)"
+      (add (input '(2 50 40)) (transpose (input '(2 40 50)) 1 2)))
 (show "conv2d" (conv2d (input '(2 3 8 8)) (input '(4 3 3 3)) :padding 1))
 
 ;; A 4x6 @ 6x8 matmul's plain nest (i0 rows, i1 columns, i2 the sum), then under opts given

@@ -40,6 +40,7 @@ void partial_sums(Kernel& k, std::int32_t loop);                     // passes/p
 void reduce_lanes(Kernel& k, std::int32_t loop, std::int64_t lanes);  // passes/lanes.cpp
 void hoist_loop(Kernel& k, std::int32_t loop, std::int32_t into);       // passes/hoist.cpp
 void peel_loop(Kernel& k, std::int32_t loop);                        // passes/peel.cpp
+void merge_loops(Kernel& k, std::int32_t loop);                      // passes/merge.cpp
 void pack_reads(Kernel& k, std::int32_t loop, std::int32_t invariant,
                 const std::vector<std::int32_t>& order);  // passes/pack.cpp
 

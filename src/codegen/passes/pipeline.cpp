@@ -30,6 +30,9 @@ const std::vector<PassInfo>& lowering_passes() {
       {"peel",
        "(peel L): the last iteration of loop L runs as a copy of its own, the others knowing they are not last, "
        "so a ragged split's clamps and masks fold away (passes/peel.cpp)"},
+      {"merge",
+       "(merge L): loop L and the loop that is its body become one loop over both; contiguous axes fold back "
+       "to one linear index (passes/merge.cpp)"},
       {"group-reduce",
        "(group G), GPU only, last: the reduces that pay for it split across a group of G threads per output, "
        "combined after; chosen by lowering when not given (codegen/split_reduce.cpp)"},
@@ -49,6 +52,7 @@ void apply_opt(Kernel& k, const Opt& o) {
     case Opt::Kind::Lanes: reduce_lanes(k, o.loop, o.amount); return;
     case Opt::Kind::Hoist: hoist_loop(k, o.loop, static_cast<std::int32_t>(o.amount)); return;
     case Opt::Kind::Peel: peel_loop(k, o.loop); return;
+    case Opt::Kind::Merge: merge_loops(k, o.loop); return;
     case Opt::Kind::Group:
       passes::reject(opt_str(o), "the thread-group split is applied by lowering a GPU kernel, last in its opts");
   }

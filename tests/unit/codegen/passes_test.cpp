@@ -171,7 +171,7 @@ std::pair<Opt, bool> random_opt(const Kernel& k, std::mt19937& rng) {
   loops_of(k.body, false, loops);
   if (loops.empty()) return {Opt::split(0, 1), false};
   const auto& [l, in_acc] = loops[rng() % loops.size()];
-  switch (rng() % 8) {
+  switch (rng() % 9) {
     case 0: {
       // A divisor of the extent, or any factor (a ragged split, where repeating is harmless).
       auto e = k.as_const(l->extent).value_or(1);
@@ -187,6 +187,7 @@ std::pair<Opt, bool> random_opt(const Kernel& k, std::mt19937& rng) {
     case 3: return {Opt::partial(l->var), true};
     case 4: return {Opt::lanes(l->var, 2 + static_cast<std::int64_t>(rng() % 7)), true};
     case 6: return {Opt::peel(l->var), false};
+    case 7: return {Opt::merge(l->var), false};
     case 5: {
       // hoist out to the kernel or to another loop (most do not enclose it: rejected)
       const auto& into = loops[rng() % loops.size()].first;
@@ -233,9 +234,10 @@ TEST_CASE("opts print and read back; bad text is an optimizer-error", "[codegen]
     }
     return std::string("no error");
   };
-  CHECK(error("(tile 0 4)") ==
-        "opts: unknown opt \"tile\" (known: interchange, split, swap, pack, upcast, partial, lanes, hoist, peel, "
-        "group) in \"(tile 0 4)\"");
+  CHECK(
+      error("(tile 0 4)") ==
+      "opts: unknown opt \"tile\" (known: interchange, split, swap, pack, upcast, partial, lanes, hoist, peel, merge, "
+      "group) in \"(tile 0 4)\"");
   CHECK(error("(split 0 0)") == "opts: split needs a positive factor, not 0 in \"(split 0 0)\"");
   CHECK(error("(split 0)") == "opts: expected an integer at position 8 in \"(split 0)\"");
   CHECK(error("(upcast 1) (interchange)") == "opts: interchange must come first in \"(upcast 1) (interchange)\"");
