@@ -378,16 +378,19 @@ device's result), or (:error MESSAGE)."
                      (dotimes (j k f) (setq f (fz-replace-leaf f j (nth j vars))))))
              (fn (eval (list 'lambda vars body)))
              ;; Off the grid of the value fuzzer: a comparison tie (a kink of where) would
-             ;; make finite differences meaningless. Each element gets an offset of its own
-             ;; (k/7919, 7919 prime: two grid values plus different offsets never tie; a
-             ;; repeated offset made two zeros tie once, seed 786).
+             ;; make finite differences meaningless. Each element gets an offset of its own,
+             ;; the fraction of the square root of a prime of its own, /16: square roots of
+             ;; distinct primes and 1 are linearly independent over the rationals, so no sum
+             ;; or difference of grid values and offsets ties (a repeated offset made two zeros
+             ;; tie, seed 786; offsets k/7919 let x + 5/7919 tie with y + 2/7919 + z + 3/7919,
+             ;; seed 2079).
              (used (make-hash-table))
              (offset (lambda ()
                        (when (>= (hash-table-count used) 1000) (clrhash used))  ; (never, at these sizes)
                        (let ((k (fz-rnd 1000)))
                          (loop while (gethash k used) do (setq k (fz-rnd 1000)))
                          (setf (gethash k used) t)
-                         (/ k 7919.0))))
+                         (let ((r (sqrt (nth k +fz-primes+)))) (/ (- r (floor r)) 16.0)))))
              (ts (mapcar (lambda (l)
                            (reshape (tensor (mapcar (lambda (v) (+ v (funcall offset))) (third l)) :dtype 'f64)
                                     (second l)))
@@ -396,6 +399,14 @@ device's result), or (:error MESSAGE)."
           (setq failures (+ failures 1))
           (format t "gradient graph ~a disagrees with finite differences: ~s~%  leaves: ~s~%" i form *leaves*))))
     (format t "gradient graphs: ~a of ~a agree with finite differences~%" (- n failures) n)))
+
+(defvar +fz-primes+
+  ;; The first 1000 primes (the last is 7919).
+  (let ((out nil) (n 2))
+    (loop while (< (length out) 1000)
+          do (when (loop for p in out never (and (<= (* p p) n) (= (mod n p) 0))) (push n out))
+             (setq n (+ n 1)))
+    (reverse out)))
 
 (defun fz-replace-leaf (form j var)
   (cond ((and (consp form) (eq (car form) 'leaf)) (if (= (second form) j) var form))
