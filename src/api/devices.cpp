@@ -67,14 +67,12 @@ runtime::JitSettings jit_settings_from_environment() {
     else if (!env("HOME").empty()) s.cache_dir = env("HOME") + "/.cache/tensorlisp";
   }
   if (!env("TENSORLISP_DEBUG").empty()) s.debug = std::atoi(env("TENSORLISP_DEBUG").c_str());
-  if (!env("TENSORLISP_PLAN_CACHE").empty()) {
-    const long long n = std::atoll(env("TENSORLISP_PLAN_CACHE").c_str());
-    if (n >= 1) s.plan_cache_size = static_cast<std::size_t>(n);
-  }
-  if (!env("TENSORLISP_KERNEL_CACHE").empty()) {
-    const long long n = std::atoll(env("TENSORLISP_KERNEL_CACHE").c_str());
-    if (n >= 1) s.kernel_cache_size = static_cast<std::size_t>(n);
-  }
+  auto cache_size = [&](const char* name, std::size_t& size) {  // a positive count, else unchanged
+    const long long n = std::atoll(env(name).c_str());
+    if (n >= 1) size = static_cast<std::size_t>(n);
+  };
+  cache_size("TENSORLISP_PLAN_CACHE", s.plan_cache_size);
+  cache_size("TENSORLISP_KERNEL_CACHE", s.kernel_cache_size);
   s.dump_after = env("TENSORLISP_DUMP_AFTER");
   s.cross_targets = split(env("TENSORLISP_CROSS_TARGETS"), ',');
   s.cross_dir = env("TENSORLISP_CROSS_DIR");
@@ -119,6 +117,18 @@ runtime::JitDevice& jit_of(Interp& in, const char* fn) {
   DeviceState& s = state(in);
   if (!s.jit) in.error("device-error", std::string(fn) + ": the current device (ref) is not a JIT backend");
   return *s.jit;
+}
+
+// (jit-plan-cache [N]) and (jit-kernel-cache [N]): CACHE's capacity, set to N (at least 1)
+// when given.
+template <class V>
+Value cache_capacity(Interp& in, const char* fn, Args a, N n, runtime::LruCache<V>& cache) {
+  if (n == 1) {
+    const std::int64_t size = eval::arg_int(in, fn, a, 0);
+    if (size < 1) in.error("type-error", std::string(fn) + ": N must be at least 1, got " + std::to_string(size));
+    cache.set_capacity(static_cast<std::size_t>(size));
+  }
+  return Value::integer(static_cast<std::int64_t>(cache.capacity()));
 }
 
 }  // namespace
@@ -374,15 +384,7 @@ void register_device_builtins(Interp& in) {
              "holds at most that many; a dropped plan is made again when its structure comes back (its "
              "kernels stay compiled). Starts at 1024, or TENSORLISP_PLAN_CACHE.",
              [](Interp& in, Args a, N n) -> Value {
-               runtime::JitDevice& jit = jit_of(in, "jit-plan-cache");
-               if (n == 1) {
-                 const std::int64_t size = eval::arg_int(in, "jit-plan-cache", a, 0);
-                 if (size < 1) {
-                   in.error("type-error", "jit-plan-cache: N must be at least 1, got " + std::to_string(size));
-                 }
-                 jit.plans().set_capacity(static_cast<std::size_t>(size));
-               }
-               return Value::integer(static_cast<std::int64_t>(jit.plans().capacity()));
+               return cache_capacity(in, "jit-plan-cache", a, n, jit_of(in, "jit-plan-cache").plans());
              });
   TL_BUILTIN(in, "jit-kernel-cache", 0, 1, "(jit-kernel-cache [N])",
              "How many compiled kernels the JIT device keeps, the most recently used, besides those its "
@@ -390,15 +392,7 @@ void register_device_builtins(Interp& in) {
              "freed) once no plan runs it, and compiled again, or loaded from the disk cache, when it "
              "comes back. Starts at 4096, or TENSORLISP_KERNEL_CACHE.",
              [](Interp& in, Args a, N n) -> Value {
-               runtime::JitDevice& jit = jit_of(in, "jit-kernel-cache");
-               if (n == 1) {
-                 const std::int64_t size = eval::arg_int(in, "jit-kernel-cache", a, 0);
-                 if (size < 1) {
-                   in.error("type-error", "jit-kernel-cache: N must be at least 1, got " + std::to_string(size));
-                 }
-                 jit.kernels().set_capacity(static_cast<std::size_t>(size));
-               }
-               return Value::integer(static_cast<std::int64_t>(jit.kernels().capacity()));
+               return cache_capacity(in, "jit-kernel-cache", a, n, jit_of(in, "jit-kernel-cache").kernels());
              });
   TL_BUILTIN(in, "kernel-count", 1, 1, "(kernel-count X)",
              "How many kernels realizing tensor X would run on a JIT device (0 when X is realized): what "
