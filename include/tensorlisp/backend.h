@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tensorlisp/dtype.h" /* TL_DTYPE_*: element types, as external kernels are told them */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -23,12 +25,6 @@ extern "C" {
 /* What launch returns when it stopped early because the host's cancel function (set_cancel)
  * said so: not a failure, but its outputs are partly written and must not be used. */
 #define TL_STATUS_CANCELLED 2
-
-/* Element types, as external kernels are told them. */
-enum {
-  TL_DTYPE_BOOL = 0, TL_DTYPE_U8, TL_DTYPE_I8, TL_DTYPE_I16, TL_DTYPE_U32, TL_DTYPE_I32, TL_DTYPE_I64,
-  TL_DTYPE_F16, TL_DTYPE_BF16, TL_DTYPE_F32, TL_DTYPE_F64
-};
 
 typedef struct tl_device_info {
   char name[128];          /* e.g. "AMD EPYC 9R45 (2 threads)" or "NVIDIA H100" */

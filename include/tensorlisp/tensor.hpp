@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -57,6 +58,12 @@ class Tensor {
   template <class T>
   Tensor(Interpreter& lisp, const std::vector<T>& data, const std::vector<std::int64_t>& shape)
       : Tensor(lisp, std::span<const T>(data), shape) {}
+  // A tensor over host memory, without a copy: `data` holds the row-major elements, aligned to
+  // the element size, and must stay valid while `keep` lives; the tensor keeps `keep` until its
+  // last use. The tensor reads the memory when it is computed; TensorLisp never writes into it
+  // (an in-place update copies it first). Bool data is copied (its bytes normalized to 0/1).
+  Tensor(Interpreter& lisp, const void* data, std::size_t bytes, const std::vector<std::int64_t>& shape, DType dtype,
+         std::shared_ptr<const void> keep);
   // A tensor that Lisp returned. Throws tl::Error (type-error) when `v` is not a tensor.
   explicit Tensor(const Value& v);
 
@@ -78,6 +85,13 @@ class Tensor {
   // Realizes the tensor and copies its elements, row-major, to `dst`. `bytes` must equal
   // numel() * dtype_size(dtype()).
   void copy_to(void* dst, std::size_t bytes) const;
+  // Realizes the tensor and returns its row-major elements, numel() * dtype_size(dtype())
+  // bytes, read-only: valid while the tensor's value lives and is not assigned to.
+  const void* data() const;
+  // The same pointer, held: the memory stays valid and unchanged for as long as the returned
+  // pointer lives, even past the interpreter (an assign to the tensor afterwards gives the
+  // tensor new memory, and the pointer keeps reading the old values).
+  std::shared_ptr<const void> pinned_data() const;
   // Realizes the tensor and returns its elements; T must match dtype() exactly (no silent
   // conversion; use (cast x 'f32) in Lisp first). Throws tl::Error (dtype-error) otherwise.
   template <class T>

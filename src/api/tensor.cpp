@@ -27,7 +27,10 @@ DType to_public(tensor::DType t) {
 
 std::string extents_str(const std::vector<std::int64_t>& shape) {
   std::string s = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? " " : "") + std::to_string(shape[i]);
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) s += ' ';
+    s += std::to_string(shape[i]);
+  }
   return s + ")";
 }
 
@@ -52,28 +55,68 @@ const char* dtype_name(DType t) {
 
 std::size_t dtype_size(DType t) { return tensor::dtype_size(to_internal(t)); }
 
-Tensor::Tensor(Interpreter& lisp, const void* data, std::size_t bytes, const std::vector<std::int64_t>& shape,
-               DType dtype) {
+namespace {
+
+// The element count of `shape`, checked against `bytes` of `dtype`.
+std::size_t checked_count(const std::vector<std::int64_t>& shape, std::size_t bytes, DType dtype) {
   std::size_t count = 1;
   for (std::int64_t d : shape) {
     if (d < 0) fail("value-error", "tl::Tensor: negative extent in shape " + extents_str(shape));
-    count *= static_cast<std::size_t>(d);
+    if (__builtin_mul_overflow(count, static_cast<std::size_t>(d), &count)) {
+      fail("value-error", "tl::Tensor: the shape " + extents_str(shape) + " has more than 2^64 elements");
+    }
   }
-  if (count * dtype_size(dtype) != bytes) {
+  std::size_t need = 0;
+  if (__builtin_mul_overflow(count, dtype_size(dtype), &need)) {
+    fail("value-error",
+         "tl::Tensor: the shape " + extents_str(shape) + " of " + dtype_name(dtype) + " needs more than 2^64 bytes");
+  }
+  if (need != bytes) {
     fail("value-error", "tl::Tensor: shape " + extents_str(shape) + " of " + dtype_name(dtype) + " needs " +
-                            std::to_string(count * dtype_size(dtype)) + " bytes, got " + std::to_string(bytes));
+                            std::to_string(need) + " bytes, got " + std::to_string(bytes));
   }
+  return count;
+}
+
+// A tensor value of `lisp` over `buf`.
+Value leaf_value(Interpreter& lisp, std::shared_ptr<tensor::Buffer> buf, const std::vector<std::int64_t>& shape) {
   eval::Interp& in = lisp.internal();
+  in.heap.account_external(buf->size_bytes());
+  tensor::Shape s(shape.begin(), shape.end());
+  eval::Interp::StackMark mark(in);
+  in.push(tensor::make_tensor(in, tensor::runtime(in).graph.make_buffer(std::move(buf), s)));
+  return in.export_host(in.sp[-1]);
+}
+
+}  // namespace
+
+Tensor::Tensor(Interpreter& lisp, const void* data, std::size_t bytes, const std::vector<std::int64_t>& shape,
+               DType dtype) {
+  const std::size_t count = checked_count(shape, bytes, dtype);
   auto buf = std::make_shared<tensor::Buffer>(to_internal(dtype), count);
   if (bytes != 0) std::memcpy(buf->data(), data, bytes);
   if (dtype == DType::Bool) {
     for (auto& b : buf->bytes()) b = b != 0;  // any nonzero byte is true
   }
-  in.heap.account_external(bytes);
-  tensor::Shape s(shape.begin(), shape.end());
-  eval::Interp::StackMark mark(in);
-  in.push(tensor::make_tensor(in, tensor::runtime(in).graph.make_buffer(std::move(buf), s)));
-  value_ = in.export_host(in.sp[-1]);
+  value_ = leaf_value(lisp, std::move(buf), shape);
+}
+
+Tensor::Tensor(Interpreter& lisp, const void* data, std::size_t bytes, const std::vector<std::int64_t>& shape,
+               DType dtype, std::shared_ptr<const void> keep) {
+  if (dtype == DType::Bool || bytes == 0) {
+    *this = Tensor(lisp, data, bytes, shape, dtype);
+    return;
+  }
+  const std::size_t count = checked_count(shape, bytes, dtype);
+  if (data == nullptr || reinterpret_cast<std::uintptr_t>(data) % dtype_size(dtype) != 0) {
+    fail("value-error", std::string("tl::Tensor: the data of a ") + dtype_name(dtype) + " tensor at " +
+                            (data == nullptr ? "null" : "an address") + " not aligned to " +
+                            std::to_string(dtype_size(dtype)) + " bytes");
+  }
+  // The buffer never writes through the pointer (in-place updates copy outside memory first).
+  auto buf = std::make_shared<tensor::Buffer>(to_internal(dtype), count, std::const_pointer_cast<void>(keep),
+                                              const_cast<void*>(data));
+  value_ = leaf_value(lisp, std::move(buf), shape);
 }
 
 namespace {
@@ -137,6 +180,26 @@ void Tensor::copy_to(void* dst, std::size_t bytes) const {
                             " bytes, the destination " + std::to_string(bytes));
   }
   if (bytes != 0) std::memcpy(dst, b.data(), bytes);
+}
+
+const void* Tensor::data() const {
+  const_cast<Tensor*>(this)->realize();
+  const tensor::Buffer& b = *tensor_of(value_, value_.cell_)->node->buffer;
+  return b.size_bytes() == 0 ? nullptr : b.data();
+}
+
+std::shared_ptr<const void> Tensor::pinned_data() const {
+  const void* p = data();
+  struct Pin {
+    std::shared_ptr<const tensor::Buffer> buffer;
+    ~Pin() {
+      if (buffer) buffer->unpin();
+    }
+  };
+  auto pin = std::make_shared<Pin>();
+  pin->buffer = tensor_of(value_, value_.cell_)->node->buffer;
+  pin->buffer->pin();
+  return std::shared_ptr<const void>(pin, p);
 }
 
 void Tensor::check_element_type(DType want) const {

@@ -113,7 +113,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const std::shared_ptr<co
       count = static_cast<std::int64_t>(out->count());
     }
     std::vector<void*> ptrs(k.buffer_count, nullptr);  // local scratch stays null
-    ptrs[0] = mem.pointer(*out);
+    ptrs[0] = k.write_into >= 0 ? mem.pointer_to_write(*out) : mem.pointer(*out);
     for (std::size_t j = 0; j < k.inputs.size(); ++j) {
       ptrs[static_cast<std::size_t>(k.input_slots[j])] = mem.pointer(*values.at(k.inputs[j]));
     }

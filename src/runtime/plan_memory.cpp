@@ -20,6 +20,11 @@ void* HostPlanMemory::pointer(tensor::Buffer& b) {
   return b.size_bytes() == 0 ? const_cast<std::uint8_t*>(kZeros) : b.data();
 }
 
+void* HostPlanMemory::pointer_to_write(tensor::Buffer& b) {
+  b.prepare_write();  // never a mapped file's or a host's memory, nor memory a host has pinned
+  return pointer(b);
+}
+
 void HostPlanMemory::written_in_place(tensor::Buffer& b) {
   b.device.reset();  // a copy on another device is stale now
 }

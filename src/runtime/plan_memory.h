@@ -30,6 +30,9 @@ class PlanMemory {
                                                    const std::function<std::string()>& what) = 0;
   // Where kernels read and write B (never null: an empty buffer gets readable zeros).
   virtual void* pointer(tensor::Buffer& b) = 0;
+  // Where a kernel that writes B in place (a view assign into its target) writes it: memory
+  // the buffer owns, never outside memory (a mapped file, a host's array), which it copies first.
+  virtual void* pointer_to_write(tensor::Buffer& b) { return pointer(b); }
   // B's data was written in place by a kernel (a view assign into its target).
   virtual void written_in_place(tensor::Buffer& b) = 0;
   // An assign's VALUE becomes TARGET's data, once every kernel has run.
@@ -44,6 +47,7 @@ class HostPlanMemory final : public PlanMemory {
   std::shared_ptr<tensor::Buffer> allocate(tensor::DType t, const std::vector<std::int64_t>& dims,
                                            const std::function<std::string()>& what) override;
   void* pointer(tensor::Buffer& b) override;
+  void* pointer_to_write(tensor::Buffer& b) override;
   void written_in_place(tensor::Buffer& b) override;
   void assign(tensor::Buffer& target, tensor::Buffer& value) override;
 };

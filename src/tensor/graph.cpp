@@ -15,8 +15,29 @@
 
 namespace tl::tensor {
 
+void Buffer::unpin() const {
+  if (--pins_ == 0) retired_.clear();
+}
+
+void Buffer::retire() const {
+  if (pins_ > 0 && (!bytes_.empty() || keep_)) retired_.push_back(Retired{std::move(bytes_), keep_});
+}
+
+void Buffer::prepare_write() {
+  if (host_stale_) fetch();
+  if (outside_ != nullptr) {
+    adopt();
+  } else if (pins_ > 0) {
+    host_memory::Bytes b(size_);
+    if (size_ > 0) std::memcpy(b.data(), bytes_.data(), size_);
+    retire();
+    bytes_ = std::move(b);
+  }
+}
+
 void Buffer::set_bytes(host_memory::Bytes b) {
   TL_CHECK(b.size() == size_, "Buffer::set_bytes: a different size");
+  retire();
   bytes_ = std::move(b);
   host_stale_ = false;
   outside_ = nullptr;
@@ -26,6 +47,7 @@ void Buffer::set_bytes(host_memory::Bytes b) {
 
 void Buffer::set_device(std::shared_ptr<DeviceCopy> copy) {
   device = std::move(copy);
+  retire();
   host_stale_ = true;
   bytes_ = host_memory::Bytes();  // the host memory goes until it is needed again
   outside_ = nullptr;
@@ -35,6 +57,7 @@ void Buffer::set_device(std::shared_ptr<DeviceCopy> copy) {
 void Buffer::adopt() const {
   host_memory::Bytes b(size_);
   if (size_ > 0) std::memcpy(b.data(), outside_, size_);
+  retire();
   bytes_ = std::move(b);
   outside_ = nullptr;
   keep_.reset();

@@ -102,7 +102,8 @@ struct Buffer {
   Buffer(DType t, std::size_t count, std::shared_ptr<DeviceCopy> on_device)
       : dtype(t), device(std::move(on_device)), size_(count * dtype_size(t)), host_stale_(true) {}
   // Data in memory the buffer does not own: `keep` holds it alive while the buffer uses it
-  // (a private mapping of a file: the buffer may write it, and writes never reach the file).
+  // (a mapping of a file, a host's array). Nothing writes it: a kernel that updates the buffer
+  // in place copies the data into memory of the buffer's own first (PlanMemory::pointer_to_write).
   Buffer(DType t, std::size_t count, std::shared_ptr<void> keep, void* data)
       : dtype(t), size_(count * dtype_size(t)), outside_(static_cast<std::uint8_t*>(data)), keep_(std::move(keep)) {}
   std::size_t count() const { return size_ / dtype_size(dtype); }
@@ -139,6 +140,15 @@ struct Buffer {
   bool outside() const { return outside_ != nullptr; }
   // Whether the host bytes hold the data (else only the device copy does).
   bool on_host() const { return !host_stale_; }
+  // Pins: while a host holds a pointer to the data (the C API's tl_tensor_data, a NumPy array
+  // over a tensor), memory the buffer lets go of (an assign replacing its bytes, outside data
+  // adopted) is kept, and freed with the last unpin. The host's pointer keeps reading the data
+  // as it was when pinned. Not thread-safe: under the interpreter's lock.
+  void pin() const { ++pins_; }
+  void unpin() const;
+  // Before a kernel writes the host bytes in place: outside or pinned memory is copied into
+  // memory of the buffer's own, which the kernel then writes (the pins keep the old).
+  void prepare_write();
   // The data becomes `b` (host bytes of the same size); the device copy is dropped.
   void set_bytes(host_memory::Bytes b);
   // The data becomes the device's `copy`; the host bytes are fetched when next read.
@@ -147,11 +157,18 @@ struct Buffer {
  private:
   void fetch() const;
   void adopt() const;  // copies outside data into bytes_ and lets the outside memory go
+  void retire() const;  // a pinned buffer keeps the memory it is about to let go of
   std::size_t size_;
   mutable host_memory::Bytes bytes_;
   mutable bool host_stale_ = false;
   mutable std::uint8_t* outside_ = nullptr;
   mutable std::shared_ptr<void> keep_;
+  mutable int pins_ = 0;
+  struct Retired {
+    host_memory::Bytes bytes;
+    std::shared_ptr<void> keep;
+  };
+  mutable std::vector<Retired> retired_;
 };
 
 // Raised by the shape and dtype rules; `type` is the Lisp condition ("shape-error", ...).
