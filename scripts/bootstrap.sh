@@ -8,7 +8,8 @@ packages=(cmake ninja-build g++ catch2 libedit-dev pkg-config llvm-14-dev zlib1g
           clang-format-14  # scripts/format.sh and the format test (tests/format/check.sh)
           nlohmann-json3-dev  # json-read and tokenizer.json (src/text/), header-only
           libicu-dev  # tokenizers: Unicode letter/number classes and pre-tokenizer regexes
-          python3)  # tests/layering/check.py, tests/models/make_fixtures.py
+          python3  # tests/layering/check.py, tests/models/make_fixtures.py
+          python3-dev python3-numpy pybind11-dev python3-pytest)  # the Python module (src/python/) and its tests
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
