@@ -143,13 +143,24 @@ Interp::~Interp() {
 }
 
 void Interp::enter_thread() {
-  pthread_attr_t attr;
-  void* addr = nullptr;
-  std::size_t size = 0;
-  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-    pthread_attr_getstack(&attr, &addr, &size);
-    pthread_attr_destroy(&attr);
+  // A thread's stack stays where it is: asked once per thread (for the main thread glibc reads
+  // /proc/self/maps, about 100 us, which every call from a host paid before).
+  struct Stack {
+    void* addr = nullptr;
+    std::size_t size = 0;
+    bool known = false;
+  };
+  thread_local Stack stack;
+  if (!stack.known) {
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      pthread_attr_getstack(&attr, &stack.addr, &stack.size);
+      pthread_attr_destroy(&attr);
+    }
+    stack.known = true;
   }
+  void* addr = stack.addr;
+  const std::size_t size = stack.size;
   if (addr != nullptr && size > 2 * kStackMargin) {
     c_stack_limit = static_cast<char*>(addr) + kStackMargin;
   } else {

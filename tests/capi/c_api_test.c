@@ -204,6 +204,8 @@ static void test_calls(tl_interp_t* lisp) {
   CHECK(tl_interp_apply(lisp, f, args, 2, &r) == TL_OK && tl_value_to_int(r, &i) == TL_OK && i == 6);
   tl_value_free(r);
   tl_value_free(f);
+  tl_value_free(args[0]);
+  tl_value_free(args[1]);
 
   /* A host function called from Lisp, its error caught by handler-case, its data freed when
    * redefined... at the latest with the interpreter. */
