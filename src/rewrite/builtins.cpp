@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Lisp side of the rewrite engine: defining rules and sets (the defoptimizer macros in
 // stdlib/optimizers/ call these), switching them, seeing them work, and constant folding.
+#include "eval/builtins.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "bindings/tensor_value.h"
-#include "eval/builtins.h"
 #include "rewrite/rewrite.h"
 #include "schedule/schedule.h"
 #include "support/condition_error.h"
@@ -100,6 +107,65 @@ NodeRef fold(Interp& in, const Node* n) {
     case tensor::OpGroup::Escape: return {};
   }
   return {};
+}
+
+}  // namespace
+
+namespace {
+
+// The dot text of (graph->dot X FILE &key stage) and graph->svg.
+std::string graph_picture(Interp& in, const char* fn, Args a, N n) {
+  const NodeRef& x = tensor::arg_tensor(in, fn, a, 0);
+  std::string stage = "graph";
+  if (n > 2) {
+    if (n != 4 || in.repr(a[2]) != ":stage") {
+      in.error("program-error", std::string(fn) + ": expected :stage and a stage after FILE, got " + in.repr(a[2]));
+    }
+    stage = in.repr(a[3]);
+    if (!stage.empty() && stage[0] == ':') stage.erase(0, 1);
+  }
+  if (stage == "graph") return graph_dot(x.get());
+  if (stage != "optimized" && stage != "kernels") {
+    in.error("program-error",
+             std::string(fn) + ": unknown stage :" + stage + " (expected :graph, :optimized or :kernels)");
+  }
+  NodeRef g = optimizers(in).run(in, x, backend_name(in), tensor::runtime(in).device_kind);
+  if (stage == "optimized" || schedule::holds_data(g.get())) return graph_dot(g.get());
+  const schedule::Schedule s = schedule::make_schedule(g.get());
+  return graph_dot(g.get(), &s);
+}
+
+// Runs Graphviz's dot on DOT, writing the SVG file PATH.
+void render_svg(Interp& in, const std::string& dot, const std::string& path) {
+  char tmp[] = "/tmp/tensorlisp-graph-XXXXXX";
+  const int fd = mkstemp(tmp);
+  if (fd < 0) in.error("file-error", "graph->svg: cannot make a temporary file in /tmp");
+  const bool written = write(fd, dot.data(), dot.size()) == static_cast<ssize_t>(dot.size());
+  close(fd);
+  if (!written) {
+    unlink(tmp);
+    in.error("file-error", "graph->svg: cannot write the temporary file " + std::string(tmp));
+  }
+  std::string out_arg = "-o" + path;
+  char* argv[] = {const_cast<char*>("dot"), const_cast<char*>("-Tsvg"), out_arg.data(), tmp, nullptr};
+  pid_t pid = 0;
+  const int spawned = posix_spawnp(&pid, "dot", nullptr, nullptr, argv, environ);
+  int status = 0;
+  if (spawned == 0) {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  unlink(tmp);
+  if (spawned == ENOENT) {
+    in.error("file-error",
+             "graph->svg: Graphviz's dot is not on PATH (Debian: apt install graphviz); graph->dot writes the "
+             "dot file without it");
+  }
+  if (spawned != 0) in.error("file-error", std::string("graph->svg: cannot run dot: ") + std::strerror(spawned));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    in.error("file-error", "graph->svg: dot failed writing " + path + " (exit status " +
+                               std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
+  }
 }
 
 }  // namespace
@@ -235,14 +301,28 @@ void register_rewrite_builtins(Interp& in) {
              [](Interp& in, Args a, N) -> Value {
                return in.make_string(graph_text(tensor::arg_tensor(in, "graph->text", a, 0).get()));
              });
-  TL_BUILTIN(in, "graph->dot", 2, 2, "(graph->dot X FILE)",
-             "Writes tensor X's graph to FILE in Graphviz's dot language (render it with dot -Tsvg).",
-             [](Interp& in, Args a, N) -> Value {
-               const NodeRef& x = tensor::arg_tensor(in, "graph->dot", a, 0);
+  TL_BUILTIN(in, "graph->dot", 2, 4, "(graph->dot X FILE &key (stage :graph))",
+             "Writes tensor X's graph to FILE in Graphviz's dot language (render it with dot -Tsvg, or use "
+             "graph->svg). STAGE :graph is the graph as built, :optimized after the optimizer rules of the "
+             "current device, :kernels after the rules with each kernel the scheduler makes drawn as a box "
+             "around the nodes it computes.\n"
+             "  (graph->dot (softmax (randn '(4 8)) :axis 1) \"softmax.dot\" :stage :kernels)",
+             [](Interp& in, Args a, N n) -> Value {
                const std::string path = eval::arg_string(in, "graph->dot", a, 1)->text;
+               const std::string dot = graph_picture(in, "graph->dot", a, n);
                std::ofstream f(path);
-               f << graph_dot(x.get());
+               f << dot;
                if (!f) in.error("file-error", "graph->dot: cannot write " + path);
+               return a[1];
+             });
+  TL_BUILTIN(in, "graph->svg", 2, 4, "(graph->svg X FILE &key (stage :graph))",
+             "Draws tensor X's graph into the SVG file FILE with Graphviz's dot (found on PATH; Debian: apt "
+             "install graphviz). STAGE is as in graph->dot: :graph, :optimized, or :kernels (the kernels the "
+             "scheduler makes, each a box around the nodes it computes). Returns FILE.\n"
+             "  (graph->svg (relu (matmul (randn '(4 8)) (randn '(8 2)))) \"mlp.svg\" :stage :kernels)",
+             [](Interp& in, Args a, N n) -> Value {
+               const std::string path = eval::arg_string(in, "graph->svg", a, 1)->text;
+               render_svg(in, graph_picture(in, "graph->svg", a, n), path);
                return a[1];
              });
   TL_BUILTIN(in, "prim-op-p", 1, 1, "(prim-op-p SYMBOL)", "True when SYMBOL names a primitive op (neg, add, reduce, ...).",

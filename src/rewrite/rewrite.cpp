@@ -607,25 +607,70 @@ std::string graph_text(const Node* root) {
   return out;
 }
 
-std::string graph_dot(const Node* root) {
-  std::vector<const Node*> order = graph_order(root);
-  std::unordered_map<const Node*, std::size_t> num;
-  std::string out = "digraph tensorlisp {\n  rankdir=BT;\n  node [shape=box, fontname=\"monospace\"];\n";
-  for (const Node* n : order) {
-    num[n] = num.size() + 1;
-    std::string text = label(n) + "\\n" + describe(n);
-    std::string escaped;
-    for (char c : text) {
-      if (c == '"') escaped += "\\\"";
-      else escaped += c;
-    }
-    const char* style = schedule::holds_data(n) ? ", style=filled, fillcolor=lightgrey" : "";
-    out += "  n" + std::to_string(num[n]) + " [label=\"" + escaped + "\"" + style + "];\n";
-    if (!schedule::holds_data(n)) {
-      for (const auto& s : n->src) out += "  n" + std::to_string(num.at(s.get())) + " -> n" + std::to_string(num[n]) + ";\n";
+namespace {
+
+std::string dot_escape(const std::string& text) {
+  std::string escaped;
+  for (char c : text) {
+    if (c == '"') escaped += "\\\"";
+    else escaped += c;
+  }
+  return escaped;
+}
+
+// The kernel of S that computes each node: a kernel's own node and the nodes it inlines (those
+// under it that S does not materialize; a node inlined into several kernels goes with the first).
+std::unordered_map<const Node*, std::size_t> kernel_of(const schedule::Schedule& s) {
+  std::unordered_map<const Node*, std::size_t> owner;
+  for (std::size_t k = 0; k < s.kernels.size(); ++k) {
+    std::vector<const Node*> work{s.kernels[k]};
+    while (!work.empty()) {
+      const Node* n = work.back();
+      work.pop_back();
+      if (owner.count(n) != 0) continue;
+      owner[n] = k;
+      for (const auto& src : n->src) {
+        if (s.materialized.count(src.get()) == 0 && !schedule::holds_data(src.get())) work.push_back(src.get());
+      }
     }
   }
-  return out + "}\n";
+  return owner;
+}
+
+}  // namespace
+
+std::string graph_dot(const Node* root, const schedule::Schedule* kernels) {
+  std::vector<const Node*> order = graph_order(root);
+  std::unordered_map<const Node*, std::size_t> num;
+  std::unordered_map<const Node*, std::size_t> owner;
+  if (kernels != nullptr) owner = kernel_of(*kernels);
+  std::vector<std::string> cluster_nodes(kernels != nullptr ? kernels->kernels.size() : 0);
+  std::string out = "digraph tensorlisp {\n  rankdir=BT;\n  node [shape=box, fontname=\"monospace\"];\n";
+  std::string edges;
+  for (const Node* n : order) {
+    num[n] = num.size() + 1;
+    const char* style = schedule::holds_data(n) ? ", style=filled, fillcolor=lightgrey" : "";
+    const std::string line = "n" + std::to_string(num[n]) + " [label=\"" + dot_escape(label(n) + "\\n" + describe(n)) +
+                             "\"" + style + "];\n";
+    auto k = owner.find(n);
+    if (k != owner.end()) {
+      cluster_nodes[k->second] += "    " + line;
+    } else {
+      out += "  " + line;
+    }
+    if (!schedule::holds_data(n)) {
+      for (const auto& s : n->src)
+        edges += "  n" + std::to_string(num.at(s.get())) + " -> n" + std::to_string(num[n]) + ";\n";
+    }
+  }
+  for (std::size_t k = 0; k < cluster_nodes.size(); ++k) {
+    const schedule::ScheduledKernel& item = kernels->items[k];
+    const std::string title = "kernel " + std::to_string(k) + ": " + schedule::kernel_kind_name(item.kind) + ", " +
+                              std::to_string(item.ops) + " ops per element";
+    out += "  subgraph cluster_" + std::to_string(k) + " {\n    label=\"" + dot_escape(title) +
+           "\";\n    style=rounded;\n    color=steelblue;\n" + cluster_nodes[k] + "  }\n";
+  }
+  return out + edges + "}\n";
 }
 
 }  // namespace tl::rewrite

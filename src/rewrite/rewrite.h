@@ -21,6 +21,10 @@
 #include "eval/interp.h"
 #include "tensor/graph.h"
 
+namespace tl::schedule {
+struct Schedule;
+}
+
 namespace tl::rewrite {
 
 struct Pattern {
@@ -104,8 +108,9 @@ std::vector<const tensor::Node*> graph_order(const tensor::Node* root);
 
 // The graph as numbered lines, sources first: "%2 = neg %1".
 std::string graph_text(const tensor::Node* root);
-// The graph in Graphviz's dot language.
-std::string graph_dot(const tensor::Node* root);
+// The graph in Graphviz's dot language; with `kernels` (a schedule of root), each kernel's
+// nodes are a cluster labelled with the kernel's number and kind.
+std::string graph_dot(const tensor::Node* root, const schedule::Schedule* kernels = nullptr);
 
 void register_rewrite_builtins(eval::Interp& in);
 
