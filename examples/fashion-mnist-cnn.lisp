@@ -1,7 +1,7 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; A small CNN on Fashion-MNIST: conv 32 3x3, ReLU, max-pool 2, conv 64 3x3, ReLU, max-pool 2,
 ;;; linear 10; Adam (lr 1e-3), batch 128, cross-entropy; pixels standardized.
-;;;   build/tlisp examples/fashion-mnist-cnn.lisp [--epochs N] [--limit N] [--seed N] [--checkpoint FILE]
+;;;   build/tlisp examples/fashion-mnist-cnn.lisp [--epochs N] [--limit N] [--seed N] [--checkpoint FILE] [--plot FILE.svg]
 ;;;   build/tlisp examples/fashion-mnist-cnn.lisp --eval [--checkpoint FILE]
 ;;; Prints progress and test accuracy after each epoch, and saves the model and the optimizer's
 ;;; state to the checkpoint (safetensors); --eval reloads it and only measures accuracy.
@@ -14,6 +14,7 @@
 (defvar *limit* (command-line-option "--limit"))
 (defvar *seed* (command-line-option "--seed" 1))
 (defvar *checkpoint* (command-line-option "--checkpoint" "fashion-mnist-cnn.safetensors"))
+(defvar *plot* (command-line-option "--plot"))  ; e.g. --plot curves.svg: loss and accuracy curves
 
 (defmodel cnn ()
   ((conv1 (nn:conv2d 1 32 3))
@@ -39,4 +40,5 @@
       (nn:load model *checkpoint* :optimizer opt)
       (format t "test accuracy: ~,2f%~%" (* 100 (nn:accuracy model (getf ds :test-x) (getf ds :test-y)))))
     (nn:fit model opt (getf ds :train-x) (getf ds :train-y) :epochs *epochs* :seed *seed*
-            :test-x (getf ds :test-x) :test-y (getf ds :test-y) :checkpoint *checkpoint*))
+            :test-x (getf ds :test-x) :test-y (getf ds :test-y) :checkpoint *checkpoint*
+            :plot *plot*))

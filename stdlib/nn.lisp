@@ -619,19 +619,22 @@ is NaN or infinite, so a diverging run stops where it diverged."
 ;;; --- a training loop ----------------------------------------------------------------------
 
 (defun nn:fit (model opt x y &key (epochs 1) (batch-size 128) (seed 0) (loss #'nn:cross-entropy)
-                               test-x test-y checkpoint)
+                               test-x test-y checkpoint plot)
   "(nn:fit MODEL OPT X Y &key (epochs 1) (batch-size 128) (seed 0) (loss #'nn:cross-entropy)
-test-x test-y checkpoint) Trains MODEL on the rows of X with targets Y: EPOCHS passes in
+test-x test-y checkpoint plot) Trains MODEL on the rows of X with targets Y: EPOCHS passes in
 shuffled batches (the order depends on SEED and the epoch), each step LOSS of (MODEL XB) and
 YB, backward, and a step of optimizer OPT, captured with jit so its kernels replay. Prints a
 progress bar (loss, rows per second) and after each epoch its time and, given TEST-X and
 TEST-Y, the test accuracy; a NaN loss stops it with the step number. Saves MODEL and OPT to
-the CHECKPOINT file at the end when given. Returns the last epoch's test accuracy (or nil)."
+the CHECKPOINT file at the end when given. With PLOT, a file name such as \"train.svg\", draws
+the loss curve there (and the test accuracy in train-accuracy.svg) after each epoch, with
+plot:history. Returns the last epoch's test accuracy (or nil)."
   (let* ((train-step (jit (lambda (xb yb)
                             (let ((l (funcall loss (funcall model xb) yb)))
                               (optim:zero-grad! opt)
                               (step! opt (backward l))))))
-         (n (first (shape x))) (step 0) (accuracy nil))
+         (n (first (shape x))) (step 0) (accuracy nil) (losses nil) (accuracies nil))
+    (when plot (require 'plot))
     (train! model)
     (dotimes (epoch epochs)
       (let ((start (/ (get-internal-real-time) 1e9)) (done 0) (l nil))
@@ -639,14 +642,18 @@ the CHECKPOINT file at the end when given. Returns the last epoch's test accurac
           (setq l (funcall train-step xb yb))
           (setq done (+ done (first (shape xb))) step (+ step 1))
           (when (or (= 0 (mod step 50)) (= done n))
-            (data:progress (format nil "epoch ~a" (+ epoch 1)) done n start
-                           (format nil "loss ~,4f" (nn:check-loss l step)))))
+            (let ((value (nn:check-loss l step)))
+              (push (list step value) losses)
+              (data:progress (format nil "epoch ~a" (+ epoch 1)) done n start (format nil "loss ~,4f" value)))))
         (let ((seconds (- (/ (get-internal-real-time) 1e9) start)))
           (if test-x
               (progn
                 (setq accuracy (* 100 (nn:accuracy model test-x test-y)))
+                (push (list (+ epoch 1) accuracy) accuracies)
                 (format t "epoch ~a: ~,1f s, test accuracy ~,2f%~%" (+ epoch 1) seconds accuracy))
-              (format t "epoch ~a: ~,1f s~%" (+ epoch 1) seconds)))))
+              (format t "epoch ~a: ~,1f s~%" (+ epoch 1) seconds))
+          (when plot
+            (plot:history plot (list :loss (reverse losses) :test-accuracy (reverse accuracies)))))))
     (when checkpoint
       (nn:save model checkpoint :optimizer opt)
       (format t "saved ~a~%" checkpoint))
