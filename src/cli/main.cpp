@@ -35,6 +35,9 @@ const char* kUsage =
     "  tlisp FILE.lisp ARGS   run a script; ARGS are in *argv*\n"
     "  tlisp -e FORM          evaluate FORM and print its value (may be repeated)\n"
     "  tlisp -i FILE.lisp     load FILE.lisp, then start the REPL\n"
+    "  tlisp test-backend RUNTIME.lisp [-o REPORT.md] [--options \"k=v\"] [--only TEXT]\n"
+    "                         run the op conformance suite on a backend against the\n"
+    "                         reference executor and write a Markdown report\n"
     "\n"
     "options:\n"
     "  -d, --device NAME      run tensors on device NAME: cpu (the JIT), ref (the reference\n"
@@ -153,6 +156,12 @@ int main(int argc, char** argv) {
   });
   Args args{"", "", {}, "", false, {}, argc, argv};
   if (const char* p = std::getenv("TENSORLISP_PROFILE"); p != nullptr && *p != '\0') args.profile = p;
+  if (argc >= 2 && std::strcmp(argv[1], "test-backend") == 0) {
+    // The conformance report (stdlib/conformance.lisp); the rest of the words are its own.
+    args.exprs = {"(progn (require 'conformance) (conformance:main *argv*))"};
+    for (int i = 2; i < argc; ++i) args.script_args.push_back(argv[i]);
+    argc = 1;
+  }
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") {
