@@ -60,3 +60,16 @@ returns NAME otherwise. The second and third values (warnings, failure) are nil.
   (cond ((null name) (values definition nil nil))
         (definition (%define-function name definition) (values name nil nil))
         (t (symbol-function name) (values name nil nil))))
+
+(defun apropos (text)
+  "(apropos TEXT) Prints the defined symbols whose names contain TEXT (case-insensitive), each
+with what it is and the first line of its documentation; returns no value.
+  (apropos \"cumsum\")"
+  (dolist (s (apropos-list text))
+    (let* ((d (%definition s))
+           (doc (getf d :doc))
+           (line (if doc (subseq doc 0 (or (position #\Newline doc) (length doc))) "")))
+      (format t "~a (~a)~a~%" (symbol-name s)
+              (if d (string-downcase (symbol-name (getf d :kind))) "special form")
+              (if (> (length line) 0) (concat ": " (if (> (length line) 90) (concat (subseq line 0 87) "...") line)) ""))))
+  (values))

@@ -375,8 +375,8 @@ a checkpoint defined by MODULE (a stdlib module, loaded on first use).")
 model_type: gpt2, llama or mistral; or in a GGUF file (DIR ends in .gguf, or is a folder
 without config.json holding one .gguf file) of architecture gpt2 or llama, with Q8_0 and
 Q4_0 weights dequantized. Weights are cast to DTYPE (nil keeps them as stored).
-Call the model on a 1-d integer tensor of token ids to get logits (tokens vocab):
-  (let ((m (hf:load \"gpt2\"))) (m (tensor '(464 3290) :dtype 'i32)))"
+Call the model on a 1-d integer tensor of token ids to get logits (tokens vocab), as in
+(let ((m (hf:load \"gpt2\"))) (m (tensor '(464 3290) :dtype 'i32))) for a folder gpt2."
   (hf:from-checkpoint (hf:load-checkpoint dir :dtype dtype)))
 
 (defun hf:model-config (model)

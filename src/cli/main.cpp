@@ -38,6 +38,7 @@ const char* kUsage =
     "  tlisp test-backend RUNTIME.lisp [-o REPORT.md] [--options \"k=v\"] [--only TEXT]\n"
     "                         run the op conformance suite on a backend against the\n"
     "                         reference executor and write a Markdown report\n"
+    "  tlisp doc DIR          write the HTML reference manual into DIR, running its examples\n"
     "\n"
     "options:\n"
     "  -d, --device NAME      run tensors on device NAME: cpu (the JIT), ref (the reference\n"
@@ -156,9 +157,11 @@ int main(int argc, char** argv) {
   });
   Args args{"", "", {}, "", false, {}, argc, argv};
   if (const char* p = std::getenv("TENSORLISP_PROFILE"); p != nullptr && *p != '\0') args.profile = p;
-  if (argc >= 2 && std::strcmp(argv[1], "test-backend") == 0) {
-    // The conformance report (stdlib/conformance.lisp); the rest of the words are its own.
-    args.exprs = {"(progn (require 'conformance) (conformance:main *argv*))"};
+  // Subcommands written in Lisp: the conformance report (stdlib/conformance.lisp) and the
+  // manual (stdlib/manual.lisp); the rest of the words are their own.
+  if (argc >= 2 && (std::strcmp(argv[1], "test-backend") == 0 || std::strcmp(argv[1], "doc") == 0)) {
+    const char* module = std::strcmp(argv[1], "doc") == 0 ? "manual" : "conformance";
+    args.exprs = {std::string("(progn (require '") + module + ") (" + module + ":main *argv*))"};
     for (int i = 2; i < argc; ++i) args.script_args.push_back(argv[i]);
     argc = 1;
   }

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Core builtins: equality, type predicates, function calling, evaluation and macros,
 // definitions, conditions, symbols and documentation.
+#include <algorithm>
+#include <cctype>
+
 #include "eval/builtins.h"
 
 namespace tl::eval {
@@ -59,7 +62,7 @@ Value describe_text(Interp& in, Value v, Symbol* name) {
     out += "is a builtin function.\n  usage: " + usage;
     if (n->doc[0] != '\0') out += "\n  " + std::string(n->doc);
     if (n->file[0] != '\0') {
-      out += "\n  defined at " + std::string(n->file) + ":" + std::to_string(n->line);
+      out += "\n  defined at " + Interp::display_path(n->file) + ":" + std::to_string(n->line);
     } else {
       out += "\n  defined by the host program";
     }
@@ -72,7 +75,7 @@ Value describe_text(Interp& in, Value v, Symbol* name) {
     out += is_string(lam->doc) ? "  " + as_string(lam->doc)->text : std::string("  (no documentation)");
     if (lam->span.valid()) {
       SourceLocation loc = in.sources.location(lam->span);
-      out += "\n  defined at " + loc.file + ":" + std::to_string(loc.line);
+      out += "\n  defined at " + Interp::display_path(loc.file) + ":" + std::to_string(loc.line);
     }
   } else if (is_kind(v, ObjKind::Macro)) {
     Value fn = as_macro(v)->fn;
@@ -99,6 +102,59 @@ Value describe_text(Interp& in, Value v, Symbol* name) {
 }
 
 }  // namespace
+
+// What (%definition NAME) says of symbol S: a plist (:kind :usage :doc :file :line), or nil
+// when S has no global definition.
+Value definition_of(Interp& in, Symbol* s) {
+  if (in.is_special_form(s) || !s->bound) return nil();
+  Value v = s->value;
+  std::string kind;
+  std::string usage;
+  Value doc = nil();
+  std::string file;
+  int line = 0;
+  const LambdaNode* lam = nullptr;
+  if (is_kind(v, ObjKind::Native)) {
+    const Native* n = as_native(v);
+    kind = "builtin";
+    usage = n->usage[0] != '\0' ? n->usage : "(" + s->name + " ARG...)";
+    if (n->doc[0] != '\0') doc = in.make_string(n->doc);
+    if (n->file[0] != '\0') file = Interp::display_path(n->file);
+    line = n->line;
+  } else if (is_kind(v, ObjKind::Closure)) {
+    kind = "function";
+    lam = as_closure(v)->lambda;
+  } else if (is_kind(v, ObjKind::Macro)) {
+    kind = "macro";
+    if (is_kind(as_macro(v)->fn, ObjKind::Closure)) lam = as_closure(as_macro(v)->fn)->lambda;
+  } else {
+    kind = "variable";
+    doc = s->doc;
+  }
+  if (lam != nullptr) {
+    std::string args = in.repr(lam->arglist);
+    usage = "(" + s->name + (args != "nil" ? " " + args.substr(1, args.size() - 2) : "") + ")";
+    doc = lam->doc;
+    if (lam->span.valid()) {
+      SourceLocation loc = in.sources.location(lam->span);
+      file = Interp::display_path(loc.file);
+      line = loc.line;
+    }
+  }
+  Interp::StackMark mark(in);
+  Value* base = in.sp;
+  in.push(Value::object(in.keyword("kind")));
+  in.push(Value::object(in.intern(kind)));
+  in.push(Value::object(in.keyword("usage")));
+  in.push(usage.empty() ? nil() : in.make_string(usage));
+  in.push(Value::object(in.keyword("doc")));
+  in.push(doc);
+  in.push(Value::object(in.keyword("file")));
+  in.push(file.empty() ? nil() : in.make_string(file));
+  in.push(Value::object(in.keyword("line")));
+  in.push(Value::integer(line));
+  return in.list_from(base, 10);
+}
 
 void register_core_builtins(Interp& in) {
   TL_BUILTIN(in, "values", 0, -1, "(values X...)",
@@ -383,6 +439,29 @@ void register_core_builtins(Interp& in) {
                }
                return describe_text(in, a[0], nullptr);
              });
+  TL_BUILTIN(in, "apropos-list", 1, 1, "(apropos-list TEXT)",
+             "The symbols whose names contain TEXT (a string or symbol, case-insensitive) and that have a "
+             "global definition (a function, macro, variable or special form), sorted by name.\n"
+             "  (apropos-list \"cumsum\")  ; => (cumsum)",
+             [](Interp& in, Args a, N) -> Value {
+               std::string text = is_symbol(a[0]) ? as_symbol(a[0])->name : arg_string(in, "apropos-list", a, 0)->text;
+               for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+               std::vector<Symbol*> found = in.all_symbols([&](Symbol* s) {
+                 if (!(s->bound || in.is_special_form(s)) || s->is_keyword()) return false;
+                 std::string name = s->name;
+                 for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                 return name.find(text) != std::string::npos;
+               });
+               std::sort(found.begin(), found.end(), [](Symbol* x, Symbol* y) { return x->name < y->name; });
+               Interp::StackMark mark(in);
+               Value* base = in.sp;
+               for (Symbol* s : found) in.push(Value::object(s));
+               return in.list_from(base, found.size());
+             });
+  TL_BUILTIN(in, "%definition", 1, 1, "(%definition NAME)",
+             "What the manual and describe know of symbol NAME's global definition: a plist (:kind builtin, "
+             "function, macro or variable; :usage; :doc; :file, relative to the source tree; :line), or nil.",
+             [](Interp& in, Args a, N) -> Value { return definition_of(in, arg_symbol(in, "%definition", a, 0)); });
   TL_BUILTIN(in, "special-operator-p", 1, 1, "(special-operator-p SYMBOL)",
              "True when SYMBOL names a special form (if, let, block, ...), which no definition may replace.",
              [](Interp& in, Args a, N) { return in.boolean(in.is_special_form(arg_symbol(in, "special-operator-p", a, 0))); });

@@ -211,6 +211,21 @@ void register_system_builtins(Interp& in) {
                }
                return in.boolean(true);
              });
+  TL_BUILTIN(in, "ensure-directories-exist", 1, 1, "(ensure-directories-exist PATH)",
+             "Creates the folders of PATH that are missing, as Common Lisp does: all of \"a/b/\", the folder part "
+             "of \"a/b/c.txt\". Returns PATH; a file-error when a folder cannot be made.\n"
+             "  (ensure-directories-exist \"/tmp/tensorlisp-doc/a/\")  ; => \"/tmp/tensorlisp-doc/a/\"",
+             [](Interp& in, Args a, N) -> Value {
+               const std::string& path = arg_string(in, "ensure-directories-exist", a, 0)->text;
+               const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+               std::error_code ec;
+               if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+               if (ec) {
+                 in.error("file-error",
+                          "ensure-directories-exist: cannot make \"" + dir.string() + "\": " + ec.message());
+               }
+               return a[0];
+             });
   TL_BUILTIN(in, "read-line", 0, 0, "(read-line)", "One line from standard input without its newline, or nil at end of input.",
              [](Interp& in, Args, N) -> Value {
                std::string line;

@@ -648,6 +648,20 @@ Value Interp::load_file(const std::string& path) {
   return eval_string(buffer.str(), path);
 }
 
+std::string Interp::display_path(std::string_view path) {
+  // A file of the source tree (or of an installation) by its path in the tree: the same on
+  // every machine. Builtins are named by __FILE__, an absolute path ending in src/...
+  const std::string root = std::filesystem::path(TL_SOURCE_LISP_DIR).parent_path().string() + "/";
+  const std::string installed = std::string(TL_INSTALL_DATA_DIR) + "/";
+  if (path.substr(0, root.size()) == root) return std::string(path.substr(root.size()));
+  if (path.substr(0, installed.size()) == installed) return std::string(path.substr(installed.size()));
+  if (!path.empty() && path[0] == '/') {
+    const std::size_t src = path.rfind("/src/");
+    if (src != std::string_view::npos) return std::string(path.substr(src + 1));
+  }
+  return std::string(path);
+}
+
 std::string Interp::find_module(const std::string& name) const {
   namespace fs = std::filesystem;
   std::vector<std::string> dirs;

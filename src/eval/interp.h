@@ -75,6 +75,18 @@ class Interp {
   Value sym(std::string_view name) { return Value::object(intern(name)); }
   // Whether S names a special form (quote, if, let, block, ...), one analyze.cpp compiles.
   bool is_special_form(const Symbol* s) const;
+  // PATH as describe and the manual show it: relative to the source tree (or the installed
+  // data folder) when it is in one, "src/..." for a builtin's C++ file; otherwise as it is.
+  static std::string display_path(std::string_view path);
+  // The interned symbols for which KEEP is true, in no particular order.
+  template <class F>
+  std::vector<Symbol*> all_symbols(F&& keep) const {
+    std::vector<Symbol*> out;
+    for (const auto& [name, s] : symbols_) {
+      if (keep(s)) out.push_back(s);
+    }
+    return out;
+  }
   Value t() const { return Value::object(S.t); }
   Value boolean(bool b) const { return b ? t() : nil(); }
   Value cons(Value a, Value b) { return Value::object(heap.make_cons(a, b)); }

@@ -250,7 +250,8 @@ BINDING is (NAME VALUE), NAME a symbol and VALUE an integer or a (dim ...), or a
 holding a (dim NAME VALUE). Tensors built in BODY whose shapes or slice bounds name NAME carry
 its value, so they realize without :bind; their kernels stay symbolic in it, so one compiled
 kernel serves every value (a KV cache's position):
-  (with-dims ((pos 7)) (slice cache t '(0 (+ pos 1))))   ; rows 0..7, shape ((+ 1 pos) ...)"
+(with-dims ((pos 7)) (slice cache t '(0 (+ pos 1)))) is rows 0..7, of shape ((+ 1 pos) ...):
+  (let ((cache (reshape (arange 8 :dtype 'f32) '(4 2)))) (with-dims ((pos 1)) (to-list (slice cache '(0 (+ pos 1))))))  ; => ((0.0 1.0) (2.0 3.0))"
   (let ((pairs (mapcar (lambda (b)
                          (cond ((and (symbolp b) b) `(%dim-pair ,b nil))
                                ((and (consp b) (symbolp (car b)) (consp (cdr b)) (null (cddr b)))
@@ -269,7 +270,8 @@ POS..POS+K-1, or TARGET's shape without AXIS, writing one. The write costs what 
 not TARGET. POS is an integer (negative counts from the end), or symbolic: a (dim NAME VALUE)
 or a symbol bound by with-dims. Every position of one shape runs the same compiled kernel, so
 a decode step writing row POS of a KV cache compiles once:
-  (index-put! cache (dim 'pos 5) row)   ; cache[5] = row"
+(index-put! cache (dim 'pos 5) row) is cache[5] = row.
+  (let ((cache (realize (zeros '(4 2))))) (index-put! cache 1 (tensor '(7.0 8.0))) (to-list cache))  ; => ((0.0 0.0) (7.0 8.0) (0.0 0.0) (0.0 0.0))"
   (let* ((shp (tensor-shape target))
          (rank (length shp))
          (ax (if (< axis 0) (+ axis rank) axis)))

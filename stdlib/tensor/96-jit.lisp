@@ -28,8 +28,8 @@ a function whose tensor kernels are captured on the first call and replayed afte
 (profile-start, profile-stop) and returns BODY's value. The summary -- time per stage and the
 kernels that took longest, with calls, ms, GFLOP/s and GB/s -- is printed when BODY returns
 (unless :print is nil); with :trace FILE every event also goes to FILE as a Chrome trace
-(open it in Perfetto or chrome://tracing). Example:
-  (with-profile (:trace \"step.json\") (train-step model x y))"
+(open it in Perfetto or chrome://tracing), e.g. (with-profile (:trace \"step.json\") (train-step model x y)).
+  (with-profile (:print nil) (to-list (relu (tensor '(-1.0 2.0)))))  ; => (0.0 2.0)"
   (let ((trace (getf options :trace))
         (show (if (member :print options) (getf options :print) t))
         (done (gensym))
