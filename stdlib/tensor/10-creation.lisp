@@ -11,15 +11,18 @@
 
 (defcomposite full (shp value &key dtype)
   "(full SHAPE VALUE &key dtype) A tensor of SHAPE filled with VALUE (dtype from VALUE:
-f32 for a float, i32 for an integer, bool for t/nil)."
+f32 for a float, i32 for an integer, bool for t/nil).
+  (to-list (full '(2) 7))  ; => (7 7)"
   (prim:const value (if dtype (%dtype-arg 'full dtype) (%value-dtype value)) (%shape-arg 'full shp)))
 
 (defcomposite zeros (shp &key (dtype 'f32))
-  "(zeros SHAPE &key (dtype 'f32)) A tensor of SHAPE filled with 0."
+  "(zeros SHAPE &key (dtype 'f32)) A tensor of SHAPE filled with 0.
+  (to-list (zeros '(2 2)))  ; => ((0.0 0.0) (0.0 0.0))"
   (prim:const 0 (%dtype-arg 'zeros dtype) (%shape-arg 'zeros shp)))
 
 (defcomposite ones (shp &key (dtype 'f32))
-  "(ones SHAPE &key (dtype 'f32)) A tensor of SHAPE filled with 1."
+  "(ones SHAPE &key (dtype 'f32)) A tensor of SHAPE filled with 1.
+  (to-list (ones '(2) :dtype 'i32))  ; => (1 1)"
   (prim:const 1 (%dtype-arg 'ones dtype) (%shape-arg 'ones shp)))
 
 (defcomposite full-like (x value &key dtype)
@@ -36,7 +39,8 @@ f32 for a float, i32 for an integer, bool for t/nil)."
 
 (defcomposite arange (&rest args)
   "(arange [START] STOP [STEP] &key dtype) The 1-d tensor START, START+STEP, ... below STOP.
-With one number it counts from 0. Integers give i32, any float gives f32."
+With one number it counts from 0. Integers give i32, any float gives f32.
+  (to-list (arange 5))  ; => (0 1 2 3 4)"
   (let* ((nums (loop for a in args while (numberp a) collect a))
          (keys (nthcdr (length nums) args))
          (dtype (getf keys :dtype))
@@ -55,7 +59,8 @@ With one number it counts from 0. Integers give i32, any float gives f32."
 
 (defcomposite linspace (start stop n &key (dtype 'f32))
   "(linspace START STOP N &key (dtype 'f32)) N evenly spaced values from START to STOP inclusive.
-An integer DTYPE truncates the values toward zero."
+An integer DTYPE truncates the values toward zero.
+  (to-list (linspace 0 1 5))  ; => (0.0 0.25 0.5 0.75 1.0)"
   (%dtype-arg 'linspace dtype)
   (when (< n 0) (error 'type-error "linspace: N must be non-negative, got ~a" n))
   (let ((step (if (> n 1) (/ (float (- stop start)) (- n 1)) 0.0))
@@ -65,7 +70,8 @@ An integer DTYPE truncates the values toward zero."
                dtype)))
 
 (defcomposite eye (n &rest args)
-  "(eye N [M] &key (dtype 'f32)) The N x M (default N x N) identity matrix."
+  "(eye N [M] &key (dtype 'f32)) The N x M (default N x N) identity matrix.
+  (to-list (eye 2))  ; => ((1.0 0.0) (0.0 1.0))"
   (let* ((m (if (and args (not (keywordp (car args)))) (pop args) n))
          (dtype (%dtype-arg 'eye (getf args :dtype 'f32)))
          (shp (list n m)))

@@ -15,20 +15,24 @@
 ;;; --- arithmetic ----------------------------------------------------------------------
 
 (defcomposite add (a b)
-  "(add A B) A + B elementwise, broadcasting and promoting."
+  "(add A B) A + B elementwise, broadcasting and promoting.
+  (to-list (add (tensor '(1 2)) 10))  ; => (11 12)"
   (let ((xs (%args2 'add a b))) (prim:add (first xs) (second xs))))
 
 (defcomposite sub (a b)
-  "(sub A B) A - B elementwise, broadcasting and promoting."
+  "(sub A B) A - B elementwise, broadcasting and promoting.
+  (to-list (sub (tensor '(5 7)) (tensor '(1 2))))  ; => (4 5)"
   (let ((xs (%args2 'sub a b))) (prim:add (first xs) (prim:neg (second xs)))))
 
 (defcomposite mul (a b)
-  "(mul A B) A * B elementwise, broadcasting and promoting."
+  "(mul A B) A * B elementwise, broadcasting and promoting.
+  (to-list (mul (tensor '(1.0 2.0)) (tensor '(3.0 4.0))))  ; => (3.0 8.0)"
   (let ((xs (%args2 'mul a b))) (prim:mul (first xs) (second xs))))
 
 (defcomposite div (a b)
   "(div A B) A / B elementwise (true division: integers give f32). x/0 is inf or -inf,
-0/0 is NaN, as IEEE 754 says."
+0/0 is NaN, as IEEE 754 says.
+  (to-list (div (tensor '(1.0 3.0)) 2.0))  ; => (0.5 1.5)"
   (let* ((dt (result-dtype a b))
          (xs (%args2 'div a b (if (dtype-float-p dt) dt 'f32))))
     (prim:mul (first xs) (prim:recip (second xs)))))
@@ -55,7 +59,8 @@
 ;;; --- comparisons (bool results; NaN compares false except with /=) -----------------------
 
 (defcomposite lt (a b)
-  "(lt A B) A < B elementwise, a bool tensor."
+  "(lt A B) A < B elementwise, a bool tensor.
+  (to-list (lt (tensor '(1 5)) 3))  ; => (t nil)"
   (let ((xs (%args2 'lt a b))) (prim:cmplt (first xs) (second xs))))
 
 (defcomposite gt (a b)
@@ -67,7 +72,8 @@
   (let ((xs (%args2 'equals a b))) (prim:cmpeq (first xs) (second xs))))
 
 (defcomposite ne (a b)
-  "(ne A B) A /= B elementwise, a bool tensor (true where either is NaN)."
+  "(ne A B) A /= B elementwise, a bool tensor (true where either is NaN).
+  (to-list (ne (tensor '(1 2)) (tensor '(1 3))))  ; => (nil t)"
   (let ((xs (%args2 'ne a b))) (logical-not (prim:cmpeq (first xs) (second xs)))))
 
 (defcomposite le (a b)
@@ -124,17 +130,20 @@
   (let ((xs (%args2 'bitwise-xor a b))) (prim:xor (first xs) (second xs))))
 
 (defcomposite where (c a b)
-  "(where COND A B) A where COND is true (nonzero), else B; all three broadcast."
+  "(where COND A B) A where COND is true (nonzero), else B; all three broadcast.
+  (to-list (where (tensor '(t nil t)) (tensor '(1 2 3)) (tensor '(10 20 30))))  ; => (1 20 3)"
   (let* ((xs (%args2 'where a b))
          (shp (broadcast-shapes (tensor-shape (first xs)) (shape (%as-tensor c)))))
     (prim:where (broadcast-to (%bool c) shp) (broadcast-to (first xs) shp) (broadcast-to (second xs) shp))))
 
 (defcomposite cast (x dt)
-  "(cast X DTYPE) X converted to DTYPE (floats to integers truncate toward zero)."
+  "(cast X DTYPE) X converted to DTYPE (floats to integers truncate toward zero).
+  (to-list (cast (tensor '(1.5 -2.5)) 'i32))  ; => (1 -2)"
   (prim:cast (%as-tensor x) (%dtype-arg 'cast dt)))
 
 (defcomposite isnan (x)
-  "(isnan X) True where X is NaN."
+  "(isnan X) True where X is NaN.
+  (to-list (isnan (div (tensor '(0.0 1.0)) 0.0)))  ; => (t nil)"
   (let ((tx (%as-tensor x))) (if (dtype-float-p (tensor-dtype tx)) (ne tx tx) (%scalar-like nil (prim:cast tx 'bool)))))
 
 (defcomposite isinf (x)
@@ -147,7 +156,8 @@
 ;;; --- min, max, clip --------------------------------------------------------------------
 
 (defcomposite maximum (a b)
-  "(maximum A B) The larger of A and B elementwise (NaN if either is NaN)."
+  "(maximum A B) The larger of A and B elementwise (NaN if either is NaN).
+  (to-list (maximum (tensor '(1 5)) (tensor '(4 2))))  ; => (4 5)"
   (let ((xs (%args2 'maximum a b))) (prim:max (first xs) (second xs))))
 
 (defcomposite minimum (a b)
@@ -160,7 +170,8 @@
 (defcomposite clip (x lo hi)
   "(clip X LO HI) X limited to [LO, HI] (either bound may be nil for none; HI wins when
 LO > HI). NaN stays NaN. The gradient reaches X where LO <= X <= HI, bounds included, as
-PyTorch's clamp does; a tensor bound gets it where X is beyond it."
+PyTorch's clamp does; a tensor bound gets it where X is beyond it.
+  (to-list (clip (tensor '(-2.0 0.5 3.0)) -1.0 1.0))  ; => (-1.0 0.5 1.0)"
   ;; where, not maximum/minimum: those split the gradient of a tie at a bound (issue 19).
   (let ((r (%as-tensor x)))
     (when lo (setq r (where (lt r lo) lo r)))
@@ -248,7 +259,8 @@ negative number is NaN."
   (prim:recip (prim:sqrt (%float-tensor x))))
 
 (defcomposite square (x)
-  "(square X) X*X elementwise."
+  "(square X) X*X elementwise.
+  (to-list (square (tensor '(3 -2))))  ; => (9 4)"
   (let ((tx (%as-tensor x))) (prim:mul tx tx)))
 
 (defun %ipow (x n)
@@ -260,7 +272,8 @@ negative number is NaN."
 
 (defcomposite pow (x y)
   "(pow X Y) X to the power Y elementwise. A negative X with an integral Y keeps its sign;
-with a fractional Y it gives NaN. 0^0 = 1."
+with a fractional Y it gives NaN. 0^0 = 1.
+  (to-list (pow (tensor '(2.0 3.0)) 2.0))  ; => (4.0 9.0)"
   (cond ((and (integerp y) (>= y 0) (<= y 64)) (%ipow (%as-tensor x) y))
         ((and (integerp y) (< y 0) (>= y -64)) (prim:recip (%ipow (%float-tensor x) (- y))))
         ((and (floatp y) (= y 0.5)) (sqrt x))
@@ -289,7 +302,8 @@ with a fractional Y it gives NaN. 0^0 = 1."
           (t (prim:where (prim:cmplt tx (%scalar-like 0 tx)) (prim:neg tx) tx)))))
 
 (defcomposite sign (x)
-  "(sign X) -1, 0 or 1 by the sign of X (NaN stays NaN)."
+  "(sign X) -1, 0 or 1 by the sign of X (NaN stays NaN).
+  (to-list (sign (tensor '(-3.0 0.0 2.0))))  ; => (-1.0 0.0 1.0)"
   (let* ((tx (%as-tensor x)) (dt (tensor-dtype tx))
          (s (prim:add (prim:cast (prim:cmplt (%scalar-like 0 tx) tx) dt)
                       (prim:neg (prim:cast (prim:cmplt tx (%scalar-like 0 tx)) dt)))))

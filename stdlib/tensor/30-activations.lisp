@@ -2,7 +2,8 @@
 ;;; Activation functions.
 
 (defcomposite relu (x)
-  "(relu X) max(X, 0) elementwise (NaN stays NaN). Its gradient at 0 is 0, as PyTorch's."
+  "(relu X) max(X, 0) elementwise (NaN stays NaN). Its gradient at 0 is 0, as PyTorch's.
+  (to-list (relu (tensor '(-1.0 0.0 2.0))))  ; => (0.0 0.0 2.0)"
   ;; max(x, 0) reads x once, so it fuses as a matmul's epilogue; its own gradient would split
   ;; the tie at 0 (issue 19), hence the rule: g where x > 0.
   (let ((tx (%as-tensor x)))
@@ -29,7 +30,8 @@
 
 (defcomposite sigmoid (x)
   "(sigmoid X) 1 / (1 + exp(-X)) elementwise, computed as e/(1 + e) or 1/(1 + e) with
-e = exp(-|X|), so that no exp overflows (forward or backward) for any X."
+e = exp(-|X|), so that no exp overflows (forward or backward) for any X.
+  (to-list (sigmoid (tensor '(0.0))))  ; => (0.5)"
   (let* ((f (%float-tensor x))
          (e (exp (%neg-abs f)))
          (num (prim:where (prim:cmplt f (%scalar-like 0 f)) e (%scalar-like 1 f))))

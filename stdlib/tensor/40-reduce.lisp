@@ -32,22 +32,26 @@
 
 (defcomposite sum (x &key axis keepdim dtype)
   "(sum X &key axis keepdim dtype) The sum of X's elements over AXIS (an integer, a list,
-or nil for all). Integer and bool tensors sum as i64 (as PyTorch's), unless DTYPE is given."
+or nil for all). Integer and bool tensors sum as i64 (as PyTorch's), unless DTYPE is given.
+  (to-list (sum (tensor '((1 2) (3 4))) :axis 1))  ; => (3 7)"
   (%reduce 'sum :sum (%widen-int (%as-tensor x) dtype) axis keepdim))
 
 (defcomposite prod (x &key axis keepdim dtype)
   "(prod X &key axis keepdim dtype) The product of X's elements over AXIS. Integer and bool
-tensors multiply as i64 (as PyTorch's), unless DTYPE is given."
+tensors multiply as i64 (as PyTorch's), unless DTYPE is given.
+  (item (prod (tensor '(1 2 3 4))))  ; => 24"
   (%reduce 'prod :prod (%widen-int (%as-tensor x) dtype) axis keepdim))
 
 (defcomposite mean (x &key axis keepdim)
-  "(mean X &key axis keepdim) The mean of X's elements over AXIS (as a float)."
+  "(mean X &key axis keepdim) The mean of X's elements over AXIS (as a float).
+  (item (mean (tensor '(1.0 2.0 3.0 4.0))))  ; => 2.5"
   (let* ((tx (%float-tensor x))
          (axes (%axes 'mean axis (ndim tx))))
     (%divide-by-count (sum tx :axis axes :keepdim keepdim) tx axes keepdim)))
 
 (defcomposite amax (x &key axis keepdim)
-  "(amax X &key axis keepdim) The largest element over AXIS (NaN if any is NaN); also (max X ...)."
+  "(amax X &key axis keepdim) The largest element over AXIS (NaN if any is NaN); also (max X ...).
+  (to-list (amax (tensor '((1 5) (4 2))) :axis 0))  ; => (4 5)"
   (%reduce 'max :max (%as-tensor x) axis keepdim))
 
 (defun %flip-order (x)
@@ -93,7 +97,8 @@ tensors multiply as i64 (as PyTorch's), unless DTYPE is given."
 
 (defcomposite argmax (x &key axis keepdim)
   "(argmax X &key axis keepdim) The index (i32) of the first largest element along AXIS, or
-in the flattened X when AXIS is nil. A NaN counts as the largest."
+in the flattened X when AXIS is nil. A NaN counts as the largest.
+  (to-list (argmax (tensor '((1 5 2) (7 0 3))) :axis 1))  ; => (1 0)"
   (%arg-extreme 'argmax x axis keepdim t))
 
 (defcomposite argmin (x &key axis keepdim)
@@ -103,7 +108,8 @@ in the flattened X when AXIS is nil. A NaN counts as the smallest."
 
 (defcomposite var (x &key axis keepdim (correction 1))
   "(var X &key axis keepdim (correction 1)) The variance over AXIS: the sum of squared
-deviations divided by N - CORRECTION (1: unbiased, as PyTorch defaults to)."
+deviations divided by N - CORRECTION (1: unbiased, as PyTorch defaults to).
+  (item (var (tensor '(1.0 2.0 3.0 4.0))))"
   (let* ((tx (%float-tensor x))
          (axes (%axes 'var axis (ndim tx)))
          (d (sub tx (mean tx :axis axes :keepdim t)))
@@ -115,7 +121,8 @@ deviations divided by N - CORRECTION (1: unbiased, as PyTorch defaults to)."
   (sqrt (var x :axis axis :keepdim keepdim :correction correction)))
 
 (defcomposite logsumexp (x &key axis keepdim)
-  "(logsumexp X &key axis keepdim) log(sum(exp(X))) over AXIS, computed stably."
+  "(logsumexp X &key axis keepdim) log(sum(exp(X))) over AXIS, computed stably.
+  (item (logsumexp (tensor '(0.0 0.0))))"
   (let* ((tx (%float-tensor x))
          (axes (%axes 'logsumexp axis (ndim tx)))
          (m (amax tx :axis axes :keepdim t))
@@ -136,7 +143,8 @@ deviations divided by N - CORRECTION (1: unbiased, as PyTorch defaults to)."
 ;;; the rows) and the exp's, for a result that is the same up to rounding.
 (defcomposite softmax (x &key (axis -1))
   "(softmax X &key (axis -1)) exp(X) normalized to sum to 1 along AXIS, computed stably.
-Its gradient is p (g - sum(g p)) with p the softmax, as PyTorch's."
+Its gradient is p (g - sum(g p)) with p the softmax, as PyTorch's.
+  (to-list (softmax (tensor '(0.0 0.0)) :axis 0))  ; => (0.5 0.5)"
   (let ((tx (%float-tensor x)))
     (with-custom-grad ((tx tx))
         (%softmax tx axis)
@@ -197,7 +205,8 @@ O(N^2) work); longer ones as log2(N) shifted adds or products (O(N log N)).")
 (defcomposite cumsum (x &key (axis 0) dtype)
   "(cumsum X &key (axis 0) dtype) Running sums along AXIS: element i is the sum of elements
 0..i. Integer and bool tensors sum as i64 (as PyTorch's), unless DTYPE is given. An N x N
-masked sum per row: O(N^2) work for an axis of N."
+masked sum per row: O(N^2) work for an axis of N.
+  (to-list (cumsum (tensor '(1 2 3)) :axis 0))  ; => (1 3 6)"
   (%scan 'cumsum (%widen-int (%as-tensor x) dtype) axis :sum 0))
 
 (defcomposite cumprod (x &key (axis 0) dtype)
@@ -208,12 +217,14 @@ Like cumsum, an N x N masked product per row: O(N^2) work for an axis of N."
 
 (defcomposite any (x &key axis keepdim)
   "(any X &key axis keepdim) True (a bool tensor) where some element over AXIS is nonzero
-(NaN counts as nonzero); over no elements, false. AXIS nil means all elements."
+(NaN counts as nonzero); over no elements, false. AXIS nil means all elements.
+  (item (any (tensor '(t nil))))  ; => t"
   (%reduce 'any :max (%bool x) axis keepdim))
 
 (defcomposite all (x &key axis keepdim)
   "(all X &key axis keepdim) True (a bool tensor) where every element over AXIS is nonzero
-(NaN counts as nonzero); over no elements, true. AXIS nil means all elements."
+(NaN counts as nonzero); over no elements, true. AXIS nil means all elements.
+  (item (all (tensor '(t nil))))  ; => nil"
   (logical-not (%reduce 'all :max (logical-not x) axis keepdim)))
 
 (defun %norm-2 (f axes)
@@ -229,7 +240,8 @@ Like cumsum, an N x N masked product per row: O(N^2) work for an axis of N."
 a list, or nil for all elements), as torch.linalg.vector_norm: P 2 is sqrt(sum |x|^2), 1 is
 sum |x|, inf max |x|, -inf min |x|, 0 the number of nonzero elements, any other number
 (sum |x|^P)^(1/P); :fro is 2 (the Frobenius norm when AXIS is a matrix's two axes). The
-result is a float. The 2-norm's gradient at a zero vector is 0, as PyTorch's."
+result is a float. The 2-norm's gradient at a zero vector is 0, as PyTorch's.
+  (item (norm (tensor '(3.0 4.0))))  ; => 5.0"
   (let* ((f (%float-tensor x))
          (axes (%axes 'norm axis (ndim f)))
          (r (cond ((or (eq p :fro) (eql p 2) (eql p 2.0)) (%norm-2 f axes))
@@ -243,7 +255,8 @@ result is a float. The 2-norm's gradient at a zero vector is 0, as PyTorch's."
 
 (defcomposite layer-norm (x &key (axis -1) (eps 1e-5))
   "(layer-norm X &key (axis -1) (eps 1e-5)) X normalized over AXIS to mean 0 and variance 1:
-(X - mean) / sqrt(var + EPS), with the biased variance (as layer normalization uses)."
+(X - mean) / sqrt(var + EPS), with the biased variance (as layer normalization uses).
+  (to-list (layer-norm (tensor '((1.0 3.0)))))"
   (let* ((tx (%float-tensor x))
          (d (sub tx (mean tx :axis axis :keepdim t)))
          (v (mean (mul d d) :axis axis :keepdim t)))

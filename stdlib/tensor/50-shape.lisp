@@ -25,7 +25,8 @@ dimensions as arguments). One dimension may be -1: it is inferred."
 
 (defcomposite permute (x &rest order)
   "(permute X ORDER) X with its axes reordered: axis i of the result is axis ORDER[i] of X
-(a list, or the axes as arguments)."
+(a list, or the axes as arguments).
+  (shape (permute (zeros '(1 2 3)) '(2 0 1)))  ; => (3 1 2)"
   (let ((tx (%as-tensor x)))
     (prim:permute tx (mapcar (lambda (a) (%axis 'permute a (ndim tx))) (%shape-list 'permute order)))))
 
@@ -48,7 +49,8 @@ dimensions as arguments). One dimension may be -1: it is inferred."
 (defcomposite transpose (x &rest args)
   "(transpose X [AXIS0 AXIS1]) X with two axes swapped (by default the last two; a 0-d or
 1-d tensor is returned as is). The axes may also be given as (transpose X :axis (AXIS0
-AXIS1))."
+AXIS1)).
+  (to-list (transpose (tensor '((1 2 3) (4 5 6)))))  ; => ((1 4) (2 5) (3 6))"
   (let* ((tx (%as-tensor x)) (n (ndim tx))
          (axes (if (and args (eq (car args) :axis))
                    (let ((pair (second args)))
@@ -63,7 +65,8 @@ AXIS1))."
           (prim:permute tx order)))))
 
 (defcomposite expand (x &rest dims)
-  "(expand X SHAPE) X broadcast to SHAPE without copying (-1 keeps a dimension)."
+  "(expand X SHAPE) X broadcast to SHAPE without copying (-1 keeps a dimension).
+  (to-list (expand (tensor '((1) (2))) '(2 3)))  ; => ((1 1 1) (2 2 2))"
   (let* ((tx (%as-tensor x))
          (shp (%shape-list 'expand dims))
          (pad (- (length shp) (ndim tx)))
@@ -87,12 +90,14 @@ AXIS1))."
 
 (defcomposite flip (x &rest args)
   "(flip X &key axis) X reversed along AXIS (an integer or a list; all axes by default). The
-axis may also be given alone: (flip X AXIS)."
+axis may also be given alone: (flip X AXIS).
+  (to-list (flip (tensor '(1 2 3)) :axis 0))  ; => (3 2 1)"
   (let ((tx (%as-tensor x))) (prim:flip tx (%axes 'flip (%axis-arg 'flip args nil) (ndim tx)))))
 
 (defcomposite squeeze (x &rest args)
   "(squeeze X &key axis) X without its size-1 axes (or only AXIS, if it has size 1). The axis
-may also be given alone: (squeeze X AXIS)."
+may also be given alone: (squeeze X AXIS).
+  (shape (squeeze (zeros '(1 2 1))))  ; => (2)"
   (let* ((tx (%as-tensor x)) (shp (tensor-shape tx)) (axis (%axis-arg 'squeeze args nil)))
     (if axis
         (let ((a (%axis 'squeeze axis (ndim tx))))
@@ -101,7 +106,8 @@ may also be given alone: (squeeze X AXIS)."
 
 (defcomposite unsqueeze (x &rest args)
   "(unsqueeze X AXIS) X with a new axis of size 1 inserted at AXIS (negative counts from the
-end); also (unsqueeze X :axis AXIS)."
+end); also (unsqueeze X :axis AXIS).
+  (shape (unsqueeze (zeros '(2 3)) 0))  ; => (1 2 3)"
   (let* ((tx (%as-tensor x)) (n (ndim tx))
          (a (%axis 'unsqueeze (%axis-arg 'unsqueeze args t) (+ n 1)))
          (shp (tensor-shape tx)))
@@ -112,7 +118,8 @@ end); also (unsqueeze X :axis AXIS)."
 (defun flatten (x &rest args)
   "(flatten X [START END]) For a tensor, X with axes START..END (inclusive; by default all)
 merged into one; also (flatten X :start START :end END). For a list, the list of its non-nil
-atoms."
+atoms.
+  (shape (flatten (zeros '(2 3 4)) 1))"
   (if (not (tensorp x))
       (funcall *list-flatten* x)
       (let ((n (ndim x))
@@ -142,7 +149,8 @@ atoms."
 (defcomposite pad (x pads &key (mode :constant) (value 0))
   "(pad X PADS &key (mode :constant) (value 0)) X padded by PADS, a list of (before after)
 pairs for the last axes. Modes: :constant (VALUE), :reflect (mirror without repeating the
-edge), :replicate (repeat the edge)."
+edge), :replicate (repeat the edge).
+  (to-list (pad (tensor '(1 2)) '((1 2))))  ; => (0 1 2 0 0)"
   (let* ((tx (%as-tensor x)) (n (ndim tx)) (pads (%full-pads 'pad pads n)))
     (case mode
       (:constant
@@ -212,7 +220,8 @@ axis, an integer picks one index (dropping the axis; negative counts from the en
 (START STOP [STEP]) takes a range as Python does (nil for a default, negative indices
 count from the end, a negative STEP walks backwards). An index or bound may be symbolic (a
 symbol bound by with-dims or realize's :bind, a (dim NAME VALUE), or (+ ...) of them): taken
-as given, step 1, checked against the axis when realized."
+as given, step 1, checked against the axis when realized.
+  (to-list (slice (arange 6) '(1 4)))  ; => (1 2 3)"
   (let* ((tx (%as-tensor x)) (n (ndim tx)) (axis 0) (drop nil))
     (when (> (length specs) n)
       (error 'index-error "slice: ~a specs for a tensor with ~a dimensions" (length specs) n))
@@ -300,7 +309,8 @@ a decode step writing row POS of a KV cache compiles once:
 
 (defcomposite cat (tensors &key (axis 0))
   "(cat TENSORS &key (axis 0)) The tensors joined along AXIS; other dimensions must match.
-Dtypes promote."
+Dtypes promote.
+  (to-list (cat (list (tensor '(1 2)) (tensor '(3))) :axis 0))  ; => (1 2 3)"
   (when (null tensors) (error 'type-error "cat: no tensors to join"))
   (let* ((ts (mapcar #'%as-tensor tensors))
          (dt (apply #'result-dtype ts))
@@ -326,13 +336,15 @@ Dtypes promote."
               (setq offset (dim+ offset len))))))))
 
 (defcomposite stack (tensors &key (axis 0))
-  "(stack TENSORS &key (axis 0)) The tensors (all of one shape) joined along a new AXIS."
+  "(stack TENSORS &key (axis 0)) The tensors (all of one shape) joined along a new AXIS.
+  (shape (stack (list (zeros '(2)) (ones '(2)))))  ; => (2 2)"
   (when (null tensors) (error 'type-error "stack: no tensors to join"))
   (let* ((ts (mapcar #'%as-tensor tensors)) (a (%axis 'stack axis (+ (ndim (car ts)) 1))))
     (cat (mapcar (lambda (x) (unsqueeze x a)) ts) :axis a)))
 
 (defcomposite vstack (tensors)
-  "(vstack TENSORS) The tensors joined along axis 0 (1-d tensors become rows)."
+  "(vstack TENSORS) The tensors joined along axis 0 (1-d tensors become rows).
+  (to-list (vstack (list (tensor '(1 2)) (tensor '(3 4)))))  ; => ((1 2) (3 4))"
   (cat (mapcar (lambda (x) (let ((tx (%as-tensor x))) (if (< (ndim tx) 2) (reshape tx 1 -1) tx))) tensors) :axis 0))
 
 (defcomposite hstack (tensors)
@@ -342,7 +354,8 @@ Dtypes promote."
 
 (defcomposite split (x sizes &key (axis 0))
   "(split X SIZES &key (axis 0)) A list of views of X along AXIS: pieces of SIZES (a list
-whose sum is the axis size), or of size SIZES each (the last may be smaller)."
+whose sum is the axis size), or of size SIZES each (the last may be smaller).
+  (mapcar #'to-list (split (arange 5) '(2 3)))  ; => ((0 1) (2 3 4))"
   (let* ((tx (%as-tensor x)) (a (%axis 'split axis (ndim tx))) (n (nth a (tensor-shape tx))))
     (when (integerp sizes)
       (when (<= sizes 0) (error 'type-error "split: size must be positive, got ~a" sizes))
@@ -362,7 +375,8 @@ smaller)."
 
 (defcomposite repeat (x n &key axis)
   "(repeat X N &key axis) Each element of X repeated N times along AXIS (flattened X when
-AXIS is nil), as numpy.repeat does: (repeat [1 2] 2) is [1 1 2 2]."
+AXIS is nil), as numpy.repeat does: (repeat [1 2] 2) is [1 1 2 2].
+  (to-list (repeat (tensor '(1 2)) 2))  ; => (1 1 2 2)"
   (let* ((tx (%as-tensor x)) (tx (if axis tx (prim:reshape tx (list (numel tx)))))
          (a (if axis (%axis 'repeat axis (ndim tx)) 0))
          (shp (tensor-shape tx))
@@ -373,7 +387,8 @@ AXIS is nil), as numpy.repeat does: (repeat [1 2] 2) is [1 1 2 2]."
 
 (defcomposite tile (x reps)
   "(tile X REPS) X repeated REPS[i] times along each axis i, as numpy.tile does (REPS may be
-an integer; missing leading entries are 1)."
+an integer; missing leading entries are 1).
+  (to-list (tile (tensor '(1 2)) '(2)))  ; => (1 2 1 2)"
   (let* ((tx (%as-tensor x))
          (reps (if (integerp reps) (list reps) reps))
          (n (max (ndim tx) (length reps)))
@@ -412,7 +427,8 @@ on every replay of a captured function: the check is a guard)."
 (defcomposite one-hot (indices n &key (dtype 'i32))
   "(one-hot INDICES N &key (dtype 'i32)) A tensor with a new last axis of size N that is 1 at
 each index of INDICES and 0 elsewhere. Every index must be in [0, N) (an index-error
-otherwise, as PyTorch's one_hot)."
+otherwise, as PyTorch's one_hot).
+  (to-list (one-hot (tensor '(0 2)) 3))  ; => ((1 0 0) (0 0 1))"
   (let ((ix (%index-tensor 'one-hot indices)))
     (%check-indices 'one-hot ix n nil)
     (prim:cast (equals (unsqueeze ix -1) (arange n :dtype (tensor-dtype ix))) dtype)))
@@ -434,7 +450,8 @@ otherwise, as PyTorch's one_hot)."
   "(gather X INDEX &key (axis 0)) out[i][j][k] = X[INDEX[i][j][k]][j][k] for AXIS 0 (likewise
 for other axes), as torch.gather: INDEX has X's rank, and its other dimensions are at most
 X's. The old form (gather X AXIS INDEX) still works. The gradient reaches the gathered
-elements (summed where an element is gathered more than once)."
+elements (summed where an element is gathered more than once).
+  (to-list (gather (tensor '((1 2) (3 4))) (tensor '((1 0)) :dtype 'i64) :axis 0))  ; => ((3 2))"
   (destructuring-bind (axis index) (%axis-and-args 'gather "(gather X INDEX &key axis)" args 1)
     (let* ((tx (%as-tensor x)) (ix (%index-tensor 'gather index)) (n (ndim tx))
            (a (%axis 'gather axis n))
@@ -448,7 +465,8 @@ elements (summed where an element is gathered more than once)."
 
 (defcomposite take (x indices)
   "(take X INDICES) Elements of the flattened X at INDICES (negative counts from the end);
-the result has INDICES' shape."
+the result has INDICES' shape.
+  (to-list (take (tensor '((1 2) (3 4))) (tensor '(0 3))))  ; => (1 4)"
   (let* ((tx (%as-tensor x)) (ix (%index-tensor 'take indices))
          (len (numel tx)) (flat (prim:reshape tx (list len))))
     (%check-indices 'take ix len)
@@ -466,7 +484,8 @@ the result has INDICES' shape."
   "(index-select X INDEX &key (axis 0)) The slices of X at positions INDEX (a 1-d integer
 tensor or a list; negative counts from the end) along AXIS, in INDEX's order and repeats
 allowed, as torch.index_select: AXIS of the result has INDEX's length. The gradient reaches
-the selected slices (summed over repeats)."
+the selected slices (summed over repeats).
+  (to-list (index-select (tensor '((1 2) (3 4) (5 6))) (tensor '(2 0)) :axis 0))  ; => ((5 6) (1 2))"
   (let* ((tx (%as-tensor x)) (ix (%index-tensor 'index-select index)) (nd (ndim tx))
          (a (%axis 'index-select axis nd)) (n (nth a (tensor-shape tx))))
     (when (> (ndim ix) 1)
@@ -477,7 +496,8 @@ the selected slices (summed over repeats)."
 (defcomposite masked-fill (x mask value)
   "(masked-fill X MASK VALUE) X with VALUE (a number or a 0-d tensor) where MASK is true, as
 torch.Tensor.masked_fill: MASK broadcasts to X's shape, and the result has X's shape and
-dtype. The gradient reaches X where MASK is false (and a tensor VALUE from the rest)."
+dtype. The gradient reaches X where MASK is false (and a tensor VALUE from the rest).
+  (to-list (masked-fill (tensor '(1 2 3)) (tensor '(nil t nil)) 0))  ; => (1 0 3)"
   (let* ((tx (%as-tensor x)) (m (%bool mask)))
     (unless (%dims= (broadcast-shapes (tensor-shape m) (tensor-shape tx)) (tensor-shape tx))
       (error 'shape-error "masked-fill: a mask of shape ~s does not broadcast to X's shape ~s"
@@ -545,7 +565,8 @@ dtype. The gradient reaches X where MASK is false (and a tensor VALUE from the r
 gives along AXIS, as torch.scatter_add: for AXIS 0, out[INDEX[i][j]][j] += SRC[i][j]. INDEX
 has X's rank, its dimensions at most SRC's (the part of SRC of INDEX's shape is used) and,
 but for AXIS, at most X's; repeated indices add up. Also (scatter-add X AXIS INDEX SRC).
-Gradients reach X and the used part of SRC."
+Gradients reach X and the used part of SRC.
+  (to-list (scatter-add (zeros '(3) :dtype 'i32) (tensor '(0 2 0) :dtype 'i64) (tensor '(1 2 3) :dtype 'i32)))  ; => (4 0 2)"
   (destructuring-bind (axis index src)
       (%axis-and-args 'scatter-add "(scatter-add X INDEX SRC &key axis)" args 2)
     (%scatter 'scatter-add x axis index src nil)))
@@ -587,5 +608,6 @@ loader's batches are)."
   (%triangle 'triu x k t))
 
 (defcomposite tril (x &optional (k 0))
-  "(tril X [K]) X with the elements above the K-th diagonal of its last two axes zeroed."
+  "(tril X [K]) X with the elements above the K-th diagonal of its last two axes zeroed.
+  (to-list (tril (ones '(3 3) :dtype 'i32)))  ; => ((1 0 0) (1 1 0) (1 1 1))"
   (%triangle 'tril x k nil))

@@ -156,7 +156,8 @@ elements sorted along AXIS, ascending unless DESCENDING, and the indices they ca
 accepted for PyTorch's sake) and NaN sorts as the largest. The gradient of VALUES reaches
 the elements they came from. Takes O(N log^2 N) work for an axis of N (a bitonic network;
 O(N^2) in one fused kernel up to *sort-rank-limit*).
-(sort SEQUENCE PREDICATE &key key) For a list or vector, the builtin sort."
+(sort SEQUENCE PREDICATE &key key) For a list or vector, the builtin sort.
+  (mapcar #'to-list (sort (tensor '(3 1 2)) :axis 0))  ; => ((1 2 3) (1 2 0))"
   (if (not (tensorp x))
       (apply *list-sort* x args)
       (destructuring-bind (&key (axis -1) descending stable) args
@@ -165,7 +166,8 @@ O(N^2) in one fused kernel up to *sort-rank-limit*).
 
 (defcomposite argsort (x &key (axis -1) descending stable)
   "(argsort X &key (axis -1) descending stable) The indices (i32) that sort X along AXIS, as
-torch.argsort: (second (sort X ...)). Stable, NaN last when ascending; work as for sort."
+torch.argsort: (second (sort X ...)). Stable, NaN last when ascending; work as for sort.
+  (to-list (argsort (tensor '(3 1 2)) :axis 0))  ; => (1 2 0)"
   (second (%sort-along 'argsort x axis descending nil)))
 
 (defcomposite topk (x k &key (axis -1) (largest t) (sorted t))
@@ -173,5 +175,6 @@ torch.argsort: (second (sort X ...)). Stable, NaN last when ascending; work as f
 elements along AXIS (the K smallest when LARGEST is nil), in order, and their indices (i32),
 as torch.topk. Of equal elements the first come first; the result is always sorted (SORTED
 is accepted for PyTorch's sake). The gradient of VALUES reaches the chosen elements. Takes
-work as for sort (it sorts the whole axis)."
+work as for sort (it sorts the whole axis).
+  (mapcar #'to-list (topk (tensor '(3.0 1.0 2.0)) 2))  ; => ((3.0 2.0) (0 2))"
   (%sort-along 'topk x axis largest k))

@@ -3,7 +3,8 @@
 
 (defcomposite matmul (a b)
   "(matmul A B) The matrix product. 1-d operands act as a row (A) or column (B) vector and
-that axis is dropped from the result; leading batch axes broadcast, as in NumPy."
+that axis is dropped from the result; leading batch axes broadcast, as in NumPy.
+  (to-list (matmul (tensor '((1.0 2.0) (3.0 4.0))) (tensor '((1.0) (1.0)))))  ; => ((3.0) (7.0))"
   (let* ((ta (%as-tensor a)) (tb (%as-tensor b)))
     (when (or (= (ndim ta) 0) (= (ndim tb) 0))
       (error 'shape-error "matmul: operands must have at least 1 dimension, got ~s x ~s" (tensor-shape ta) (tensor-shape tb)))
@@ -59,14 +60,16 @@ that axis is dropped from the result; leading batch axes broadcast, as in NumPy.
               (%sum-to (%matmul2 (transpose a) g) (tensor-shape b)))))
 
 (defcomposite dot (a b)
-  "(dot A B) The inner product of two 1-d tensors of equal length."
+  "(dot A B) The inner product of two 1-d tensors of equal length.
+  (item (dot (tensor '(1 2 3)) (tensor '(4 5 6))))  ; => 32"
   (let ((ta (%as-tensor a)) (tb (%as-tensor b)))
     (unless (and (= (ndim ta) 1) (= (ndim tb) 1) (dim= (car (tensor-shape ta)) (car (tensor-shape tb))))
       (error 'shape-error "dot: needs two 1-d tensors of equal length, got ~s and ~s" (tensor-shape ta) (tensor-shape tb)))
     (sum (mul ta tb))))
 
 (defcomposite outer (a b)
-  "(outer A B) The outer product of two 1-d tensors: element (i j) is A[i] * B[j]."
+  "(outer A B) The outer product of two 1-d tensors: element (i j) is A[i] * B[j].
+  (to-list (outer (tensor '(1 2)) (tensor '(3 4))))  ; => ((3 4) (6 8))"
   (let ((ta (%as-tensor a)) (tb (%as-tensor b)))
     (unless (and (= (ndim ta) 1) (= (ndim tb) 1))
       (error 'shape-error "outer: needs two 1-d tensors, got ~s and ~s" (tensor-shape ta) (tensor-shape tb)))

@@ -191,7 +191,8 @@ channels/groups k), plus BIAS (out-channels) when given."
   "(conv2d X W &key bias (stride 1) (padding 0) (dilation 1) (groups 1)) The 2-d convolution
 (cross-correlation, as PyTorch's) of X (batch channels height width) with W (out-channels
 channels/groups kh kw), plus BIAS (out-channels) when given. STRIDE, DILATION and PADDING
-take an integer or one per spatial axis; PADDING may also be (before after) pairs."
+take an integer or one per spatial axis; PADDING may also be (before after) pairs.
+  (shape (conv2d (zeros '(1 3 8 8)) (zeros '(4 3 3 3)) :padding 1))  ; => (1 4 8 8)"
   (%conv 'conv2d 2 x w bias stride padding dilation groups))
 
 (defcomposite conv-transpose2d (x w &key bias (stride 1) (padding 0) (output-padding 0) (dilation 1) (groups 1))
@@ -265,7 +266,8 @@ per spatial axis."
 (defcomposite max-pool2d (x kernel-size &key stride (padding 0) (dilation 1))
   "(max-pool2d X KERNEL-SIZE &key stride (padding 0) (dilation 1)) The largest element of each
 KERNEL-SIZE window of X (batch channels height width); STRIDE defaults to KERNEL-SIZE and
-padding counts as -inf."
+padding counts as -inf.
+  (shape (max-pool2d (zeros '(1 3 8 8)) 2))  ; => (1 3 4 4)"
   (let ((win (%pool 'max-pool2d x kernel-size stride padding dilation
                     (if (dtype-float-p (dtype x)) (- inf) -2147483648))))
     (%pool-reduce #'amax (first win))))
