@@ -16,7 +16,11 @@ typedef enum tl_dtype_t {
   TL_DTYPE_F16,  /* IEEE half: uint16_t bit patterns */
   TL_DTYPE_BF16, /* bfloat16: uint16_t bit patterns */
   TL_DTYPE_F32,
-  TL_DTYPE_F64
+  TL_DTYPE_F64,
+  /* Never dtypes: they make every 32-bit value one the enum can hold, so that C++ code given
+   * any int by a C caller (and checking it) has defined behaviour. */
+  TL_DTYPE_INVALID_ = -1,
+  TL_DTYPE_MAX_ENUM_ = 0x7fffffff
 } tl_dtype_t;
 
 #endif /* TENSORLISP_DTYPE_H */

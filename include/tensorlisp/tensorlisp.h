@@ -45,12 +45,13 @@ extern "C" {
 
 typedef enum tl_status_t {
   TL_OK = 0,
-  TL_ERROR_LISP = 1,        /* the program signalled an error (a Lisp condition) */
-  TL_ERROR_TYPE = 2,        /* a value asked for as a type it is not (tl_value_to_int of a string) */
-  TL_ERROR_ARGUMENT = 3,    /* a bad argument from the host: NULL, a negative extent, a size mismatch */
-  TL_ERROR_INTERRUPTED = 4, /* tl_interp_interrupt stopped the evaluation */
-  TL_ERROR_MEMORY = 5,      /* memory ran out (the Lisp condition storage-error) */
-  TL_ERROR_INTERNAL = 6     /* a bug in TensorLisp: the message names the C++ file and line */
+  TL_ERROR_LISP = 1,               /* the program signalled an error (a Lisp condition) */
+  TL_ERROR_TYPE = 2,               /* a value asked for as a type it is not (tl_value_to_int of a string) */
+  TL_ERROR_ARGUMENT = 3,           /* a bad argument from the host: NULL, a negative extent, a size mismatch */
+  TL_ERROR_INTERRUPTED = 4,        /* tl_interp_interrupt stopped the evaluation */
+  TL_ERROR_MEMORY = 5,             /* memory ran out (the Lisp condition storage-error) */
+  TL_ERROR_INTERNAL = 6,           /* a bug in TensorLisp: the message names the C++ file and line */
+  TL_STATUS_MAX_ENUM_ = 0x7fffffff /* never a status: any value a host function returns is defined */
 } tl_status_t;
 
 /* What a value is, as far as a host tells values apart. */
@@ -65,7 +66,8 @@ typedef enum tl_kind_t {
   TL_KIND_CONS, /* a non-empty list */
   TL_KIND_TENSOR,
   TL_KIND_FUNCTION,
-  TL_KIND_OTHER /* characters, hash tables, structures, ...: see tl_value_repr */
+  TL_KIND_OTHER,                 /* characters, hash tables, structures, ...: see tl_value_repr */
+  TL_KIND_MAX_ENUM_ = 0x7fffffff /* never a kind */
 } tl_kind_t;
 
 typedef struct tl_interp tl_interp_t;

@@ -131,6 +131,8 @@ tl::DType public_dtype(tl_dtype_t t) {
     case TL_DTYPE_BF16: return tl::DType::BF16;
     case TL_DTYPE_F32: return tl::DType::F32;
     case TL_DTYPE_F64: return tl::DType::F64;
+    case TL_DTYPE_INVALID_:
+    case TL_DTYPE_MAX_ENUM_: break;
   }
   throw tl::Error(tl::ErrorKind::User, "eval", "value-error",
                   "no dtype numbered " + std::to_string(static_cast<int>(t)));

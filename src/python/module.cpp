@@ -798,6 +798,8 @@ py::capsule to_dlpack(Tensor& t, const py::object& stream) {
     case TL_DTYPE_F16:
     case TL_DTYPE_F32:
     case TL_DTYPE_F64: d.dtype = DLDataType{2, bits, 1}; break;
+    case TL_DTYPE_INVALID_:
+    case TL_DTYPE_MAX_ENUM_: throw py::type_error("tensorlisp: a tensor with no dtype");
   }
   d.shape = e->shape.data();
   d.strides = nullptr;
