@@ -125,7 +125,11 @@ int run(Args& args) {
   try {
     for (const std::string& expr : args.exprs) {
       tl::Value v = lisp->eval(expr, "<command line>");
-      if (!v.is_nil()) std::printf("%s\n", v.repr().c_str());
+      if (!v.is_nil()) {
+        const std::string text = v.repr();  // all of it: a string may hold a NUL
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        std::fputc('\n', stdout);
+      }
     }
     if (!args.script.empty()) lisp->load(args.script);
   } catch (const tl::Error& e) {
