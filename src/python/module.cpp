@@ -220,10 +220,20 @@ struct SigintScope {
     sigemptyset(&action.sa_mask);
     sigint_target.store(interp);
     active = sigaction(SIGINT, &action, &saved) == 0;
-    if (!active) sigint_target.store(nullptr);
+    if (!active) {
+      sigint_target.store(nullptr);
+      return;
+    }
+    // A Ctrl-C that came just before went to Python's handler: it stops this call now.
+    if (PyErr_CheckSignals() != 0) {
+      restore();
+      throw py::error_already_set();
+    }
   }
-  ~SigintScope() {
+  ~SigintScope() { restore(); }
+  void restore() {
     if (!active) return;
+    active = false;
     sigaction(SIGINT, &saved, nullptr);
     sigint_target.store(nullptr);
   }

@@ -223,11 +223,23 @@ def test_output_goes_to_python(tl, capsys):
 
 
 def test_interrupt_from_another_thread(tl):
-    timer = threading.Timer(0.3, tl.interrupt)
-    timer.start()
+    # interrupt() stops a running evaluation (one asked for before it starts is stale), so the
+    # other thread asks until the loop has stopped.
+    done = threading.Event()
+
+    def interrupter():
+        while not done.wait(0.2):
+            tl.interrupt()
+
+    thread = threading.Thread(target=interrupter)
+    thread.start()
     start = time.time()
-    with pytest.raises(KeyboardInterrupt):
-        tl.eval("(loop)")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            tl.eval("(loop)")
+    finally:
+        done.set()
+        thread.join()
     assert time.time() - start < 10
     assert tl.eval("(+ 2 2)") == 4
 
