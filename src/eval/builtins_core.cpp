@@ -103,10 +103,106 @@ Value describe_text(Interp& in, Value v, Symbol* name) {
 
 }  // namespace
 
+// The special forms' syntax and documentation (they have no definition to carry a docstring).
+struct SpecialForm {
+  const char* name;
+  const char* usage;
+  const char* doc;
+};
+constexpr SpecialForm kSpecialForms[] = {
+    {"quote", "(quote DATUM)", "DATUM itself, not evaluated; 'DATUM is the same.\n  (quote (a b))  ; => (a b)"},
+    {"quasiquote", "(quasiquote TEMPLATE)",
+     "TEMPLATE with each ,X replaced by X's value and each ,@X spliced in; `TEMPLATE is the same.\n"
+     "  (let ((x 2)) `(1 ,x ,@(list 3 4)))  ; => (1 2 3 4)"},
+    {"unquote", "(unquote X)", "Inside a backquote, ,X: X's value. An error anywhere else."},
+    {"unquote-splicing", "(unquote-splicing X)",
+     "Inside a backquote, ,@X: the elements of the list X evaluates to, spliced in. An error anywhere else."},
+    {"function", "(function NAME)",
+     "#'NAME: the function NAME names, a local one (flet, labels) or the global one; or a lambda's closure.\n"
+     "  (funcall #'car '(1 2))  ; => 1"},
+    {"lambda", "(lambda LAMBDA-LIST [DOC] BODY...)",
+     "An anonymous function (a closure over the variables it uses). LAMBDA-LIST takes required "
+     "parameters, &optional, &rest (or &body), &key (with &allow-other-keys) and &aux, with defaults.\n"
+     "  (funcall (lambda (x &optional (y 10)) (+ x y)) 1)  ; => 11"},
+    {"named-lambda", "(named-lambda NAME LAMBDA-LIST BODY...)",
+     "A lambda that backtraces and describe call NAME (it does not bind NAME for recursion: use labels).\n"
+     "  (funcall (named-lambda add1 (x) (+ x 1)) 1)  ; => 2"},
+    {"if", "(if TEST THEN [ELSE])",
+     "THEN's value when TEST is true (anything but nil), else ELSE's (nil without ELSE).\n"
+     "  (if (> 2 1) 'yes 'no)  ; => yes"},
+    {"progn", "(progn FORM...)",
+     "Evaluates the FORMs in order and returns the last one's value.\n  (progn 1 2 3)  ; => 3"},
+    {"let", "(let ((VAR VALUE)...) BODY...)",
+     "Binds each VAR to its VALUE, all evaluated first, then runs BODY. A VAR alone is bound to nil; "
+     "a special variable (defvar) is bound dynamically.\n  (let ((a 1) (b 2)) (+ a b))  ; => 3"},
+    {"let*", "(let* ((VAR VALUE)...) BODY...)",
+     "Like let, but each VALUE sees the variables bound before it.\n  (let* ((a 1) (b (+ a 1))) b)  ; => 2"},
+    {"setq", "(setq VAR VALUE...)",
+     "Assigns each VALUE to its VAR in turn (a local variable, else the global one) and returns the "
+     "last value; setf does the same for places.\n  (let (x) (setq x 5) x)  ; => 5"},
+    {"and", "(and FORM...)",
+     "The FORMs' values in order until one is nil (then nil); the last value when none is; t with none.\n"
+     "  (and 1 2 3)  ; => 3"},
+    {"or", "(or FORM...)", "The first FORM value that is not nil, or nil.\n  (or nil 2)  ; => 2"},
+    {"while", "(while TEST BODY...)",
+     "Runs BODY as long as TEST is true; returns nil. (loop, do and dotimes are macros over it.)\n"
+     "  (let ((i 0)) (while (< i 3) (setq i (+ i 1))) i)  ; => 3"},
+    {"block", "(block NAME BODY...)",
+     "Runs BODY; a (return-from NAME VALUE) inside it returns VALUE from the block at once. defun's "
+     "body is a block named after the function, and loops are blocks named nil (return).\n"
+     "  (block b (return-from b 7) 8)  ; => 7"},
+    {"return-from", "(return-from NAME [VALUE])",
+     "Leaves the innermost lexically enclosing block NAME with VALUE (nil by default)."},
+    {"unwind-protect", "(unwind-protect FORM CLEANUP...)",
+     "FORM's value, with the CLEANUP forms run however FORM is left: normally, by an error, a throw, "
+     "a return-from or Ctrl-C.\n  (let ((log nil)) (unwind-protect (push 1 log) (push 2 log)) log)  ; => (2 1)"},
+    {"handler-case", "(handler-case FORM (TYPE ([VAR]) BODY...)...)",
+     "FORM's value; when FORM signals a condition of one of the TYPEs (error, type-error, shape-error, "
+     "...), the first matching clause runs with VAR bound to the condition instead. (:no-error "
+     "(VALUES...) BODY...) runs on success.\n"
+     "  (handler-case (error \"boom\") (error (e) (condition-message e)))  ; => \"boom\""},
+    {"declare", "(declare SPEC...)",
+     "At the start of a body: declarations (special, ignore, ignorable, type, optimize, ...). Special "
+     "is honoured; the others are accepted and ignored.\n"
+     "  (let ((x 1)) (declare (ignorable x)) x)  ; => 1"},
+    {"multiple-value-call", "(multiple-value-call FUNCTION FORM...)",
+     "Calls FUNCTION with all the values of every FORM as its arguments.\n"
+     "  (multiple-value-call #'list (floor 7 2) 9)  ; => (3 1 9)"},
+    {"macrolet", "(macrolet ((NAME LAMBDA-LIST BODY...)...) BODY...)",
+     "BODY with local macros.\n"
+     "  (macrolet ((twice (x) (list 'progn x x))) (let ((n 0)) (twice (setq n (+ n 1))) n))  ; => 2"},
+    {"symbol-macrolet", "(symbol-macrolet ((SYMBOL EXPANSION)...) BODY...)",
+     "BODY with each SYMBOL standing for its EXPANSION (setq of it sets the expansion's place).\n"
+     "  (symbol-macrolet ((x 42)) (+ x 1))  ; => 43"},
+};
+
+const SpecialForm* special_form_doc(const Symbol* s) {
+  for (const SpecialForm& f : kSpecialForms) {
+    if (s->name == f.name) return &f;
+  }
+  return nullptr;
+}
+
 // What (%definition NAME) says of symbol S: a plist (:kind :usage :doc :file :line), or nil
 // when S has no global definition.
 Value definition_of(Interp& in, Symbol* s) {
-  if (in.is_special_form(s) || !s->bound) return nil();
+  if (in.is_special_form(s)) {
+    const SpecialForm* f = special_form_doc(s);
+    Interp::StackMark mark(in);
+    Value* base = in.sp;
+    in.push(Value::object(in.keyword("kind")));
+    in.push(Value::object(in.intern("special-form")));
+    in.push(Value::object(in.keyword("usage")));
+    in.push(f ? in.make_string(f->usage) : nil());
+    in.push(Value::object(in.keyword("doc")));
+    in.push(f ? in.make_string(f->doc) : nil());
+    in.push(Value::object(in.keyword("file")));
+    in.push(nil());
+    in.push(Value::object(in.keyword("line")));
+    in.push(Value::integer(0));
+    return in.list_from(base, 10);
+  }
+  if (!s->bound) return nil();
   Value v = s->value;
   std::string kind;
   std::string usage;
@@ -133,7 +229,12 @@ Value definition_of(Interp& in, Symbol* s) {
   }
   if (lam != nullptr) {
     std::string args = in.repr(lam->arglist);
-    usage = "(" + s->name + (args != "nil" ? " " + args.substr(1, args.size() - 2) : "") + ")";
+    usage = "(" + s->name;
+    if (args != "nil") {
+      usage += ' ';
+      usage.append(args, 1, args.size() - 2);
+    }
+    usage += ')';
     doc = lam->doc;
     if (lam->span.valid()) {
       SourceLocation loc = in.sources.location(lam->span);
@@ -434,6 +535,12 @@ void register_core_builtins(Interp& in) {
                if (is_symbol(a[0]) && as_symbol(a[0])->bound && !as_symbol(a[0])->is_keyword()) {
                  return describe_text(in, as_symbol(a[0])->value, as_symbol(a[0]));
                }
+               if (is_symbol(a[0]) && in.is_special_form(as_symbol(a[0]))) {
+                 const SpecialForm* f = special_form_doc(as_symbol(a[0]));
+                 std::string text = as_symbol(a[0])->name + " is a special form.";
+                 if (f != nullptr) text += std::string("\n  usage: ") + f->usage + "\n  " + f->doc;
+                 return in.make_string(text);
+               }
                if (is_symbol(a[0]) && !as_symbol(a[0])->is_keyword()) {
                  return in.make_string(as_symbol(a[0])->name + " is a symbol with no global value.");
                }
@@ -473,6 +580,10 @@ void register_core_builtins(Interp& in) {
                std::string type = n == 2 ? arg_symbol(in, "documentation", a, 1)->name : "";
                if (n == 2 && type != "function" && type != "variable" && type != "t") {
                  in.error("type-error", "documentation: DOC-TYPE must be function or variable, got " + type);
+               }
+               if (is_symbol(v) && in.is_special_form(as_symbol(v))) {
+                 const SpecialForm* f = special_form_doc(as_symbol(v));
+                 return type == "variable" || f == nullptr ? nil() : in.make_string(f->doc);
                }
                if (is_symbol(v)) {
                  Symbol* s = as_symbol(v);
