@@ -34,16 +34,19 @@ has no value yet (without VALUE it stays unbound). `let` binds special variables
   `(%define-constant ',name ,value ,doc))
 
 (defmacro when (test &body body)
-  "(when TEST BODY...) evaluates BODY when TEST is true; returns the last value or nil."
+  "(when TEST BODY...) evaluates BODY when TEST is true; returns the last value or nil.
+  (when (> 2 1) 'yes)  ; => yes"
   `(if ,test (progn ,@body) nil))
 
 (defmacro unless (test &body body)
-  "(unless TEST BODY...) evaluates BODY when TEST is false; returns the last value or nil."
+  "(unless TEST BODY...) evaluates BODY when TEST is false; returns the last value or nil.
+  (unless (> 2 1) 'yes)  ; => nil"
   `(if ,test nil (progn ,@body)))
 
 (defmacro cond (&rest clauses)
   "(cond (TEST BODY...)...) evaluates the BODY of the first clause whose TEST is true. A
-clause with no BODY returns the TEST's value; use t as the last TEST for a default."
+clause with no BODY returns the TEST's value; use t as the last TEST for a default.
+  (cond ((> 1 2) 'a) ((> 2 1) 'b) (t 'c))  ; => b"
   (if (null clauses)
       nil
       (let ((clause (car clauses)))
@@ -57,27 +60,33 @@ clause with no BODY returns the TEST's value; use t as the last TEST for a defau
                  (progn ,@(cdr clause))
                  (cond ,@(cdr clauses)))))))
 
-(defun first (list) "(first LIST) is the first element of LIST." (car list))
+(defun first (list) "(first LIST) is the first element of LIST.
+  (first '(1 2 3))  ; => 1" (car list))
 (defun second (list) "(second LIST) is the second element of LIST." (car (cdr list)))
-(defun third (list) "(third LIST) is the third element of LIST." (car (cdr (cdr list))))
+(defun third (list) "(third LIST) is the third element of LIST.
+  (third '(1 2 3))  ; => 3" (car (cdr (cdr list))))
 (defun fourth (list) "(fourth LIST) is the fourth element of LIST." (car (cdr (cdr (cdr list)))))
-(defun rest (list) "(rest LIST) is LIST without its first element." (cdr list))
+(defun rest (list) "(rest LIST) is LIST without its first element.
+  (rest '(1 2 3))  ; => (2 3)" (cdr list))
 (defun caddr (list) "(caddr LIST) is the third element of LIST." (car (cdr (cdr list))))
 (defun cdddr (list) "(cdddr LIST) is LIST without its first three elements." (cdr (cdr (cdr list))))
 (defun cadddr (list) "(cadddr LIST) is the fourth element of LIST." (car (cdr (cdr (cdr list)))))
 
 (defmacro prog1 (first &body body)
-  "(prog1 FIRST BODY...) evaluates FIRST then BODY, returning FIRST's value."
+  "(prog1 FIRST BODY...) evaluates FIRST then BODY, returning FIRST's value.
+  (prog1 1 2 3)  ; => 1"
   (let ((v (gensym "v")))
     `(let ((,v ,first)) ,@body ,v)))
 
 (defmacro prog2 (first second &body body)
-  "(prog2 FIRST SECOND BODY...) evaluates all, returning SECOND's value."
+  "(prog2 FIRST SECOND BODY...) evaluates all, returning SECOND's value.
+  (prog2 1 2 3)  ; => 2"
   `(progn ,first (prog1 ,second ,@body)))
 
 (defmacro return (&optional value)
   "(return [VALUE]) returns VALUE from the innermost enclosing (block nil ...), such as a
-dolist, dotimes or loop."
+dolist, dotimes or loop.
+  (dolist (x '(1 2 3)) (when (= x 2) (return (* x 100))))  ; => 200"
   `(return-from nil ,value))
 
 (defun %labels-unset (&rest args)
@@ -88,30 +97,39 @@ dolist, dotimes or loop."
 ;; hides a global macro of the same name in operator position.
 (defmacro labels (definitions &body body)
   "(labels ((NAME LAMBDA-LIST BODY...)...) BODY...) defines local functions that can call
-themselves and each other, then evaluates BODY."
+themselves and each other, then evaluates BODY.
+  (labels ((fact (n) (if (< n 2) 1 (* n (fact (- n 1)))))) (fact 10))  ; => 3628800"
   `(let ,(mapcar (lambda (d) (list (car d) #'%labels-unset)) definitions)
      ,@(mapcar (lambda (d) `(setq ,(car d) (named-lambda ,(car d) ,(cadr d) ,@(cddr d))))
                definitions)
      ,@body))
 
 (defmacro letrec (bindings &body body)
-  "(letrec ((VAR VALUE)...) BODY...) binds VARs so that each VALUE can refer to all of them."
+  "(letrec ((VAR VALUE)...) BODY...) binds VARs so that each VALUE can refer to all of them.
+  (letrec ((even? (lambda (n) (if (= n 0) t (odd? (- n 1))))) (odd? (lambda (n) (if (= n 0) nil (even? (- n 1)))))) (even? 10))  ; => t"
   `(let ,(mapcar (lambda (b) (list (car b) nil)) bindings)
      ,@(mapcar (lambda (b) `(setq ,(car b) ,(cadr b))) bindings)
      ,@body))
 
 (defmacro flet (definitions &body body)
   "(flet ((NAME LAMBDA-LIST BODY...)...) BODY...) defines local functions (which cannot call
-each other) and evaluates BODY."
+each other) and evaluates BODY.
+  (flet ((double (x) (* 2 x))) (double 21))  ; => 42"
   `(let ,(mapcar (lambda (d) `(,(car d) (named-lambda ,(car d) ,(cadr d) ,@(cddr d)))) definitions)
      ,@body))
 
-(defun zerop (x) "(zerop X) is true when the number X is zero." (= x 0))
-(defun plusp (x) "(plusp X) is true when the number X is positive." (> x 0))
-(defun minusp (x) "(minusp X) is true when the number X is negative." (< x 0))
-(defun evenp (n) "(evenp N) is true when the integer N is even." (= (mod n 2) 0))
-(defun oddp (n) "(oddp N) is true when the integer N is odd." (= (mod n 2) 1))
-(defun signum (x) "(signum X) is -1, 0 or 1 by the sign of X (as a float for floats)."
+(defun zerop (x) "(zerop X) is true when the number X is zero.
+  (zerop 0)  ; => t" (= x 0))
+(defun plusp (x) "(plusp X) is true when the number X is positive.
+  (plusp 3)  ; => t" (> x 0))
+(defun minusp (x) "(minusp X) is true when the number X is negative.
+  (minusp 3)  ; => nil" (< x 0))
+(defun evenp (n) "(evenp N) is true when the integer N is even.
+  (evenp 4)  ; => t" (= (mod n 2) 0))
+(defun oddp (n) "(oddp N) is true when the integer N is odd.
+  (oddp 4)  ; => nil" (= (mod n 2) 1))
+(defun signum (x) "(signum X) is -1, 0 or 1 by the sign of X (as a float for floats).
+  (signum -3)  ; => -1"
   (cond ((> x 0) (if (floatp x) 1.0 1)) ((< x 0) (if (floatp x) -1.0 -1)) (t x)))
 
 (defun describe (x)

@@ -4,7 +4,8 @@
 
 (defmacro case (key &rest clauses)
   "(case KEY (KEYS BODY...)...) evaluates the BODY of the first clause whose KEYS (a list,
-or a single atom) contains KEY by eql. A last clause with KEYS t or otherwise is the default."
+or a single atom) contains KEY by eql. A last clause with KEYS t or otherwise is the default.
+  (case 3 ((1 2) 'low) ((3 4) 'mid) (t 'high))  ; => mid"
   (let ((k (gensym "key")))
     `(let ((,k ,key))
        (cond ,@(mapcar (lambda (clause)
@@ -18,7 +19,8 @@ or a single atom) contains KEY by eql. A last clause with KEYS t or otherwise is
                        clauses)))))
 
 (defmacro ecase (key &rest clauses)
-  "(ecase KEY CLAUSES...) is like case, but no matching clause is an error."
+  "(ecase KEY CLAUSES...) is like case, but no matching clause is an error.
+  (ecase 2 (1 'one) (2 'two))  ; => two"
   (let ((k (gensym "key")))
     `(let ((,k ,key))
        (case ,k ,@clauses
@@ -27,7 +29,8 @@ or a single atom) contains KEY by eql. A last clause with KEYS t or otherwise is
 
 (defmacro typecase (value &rest clauses)
   "(typecase VALUE (TYPE BODY...)...) picks the first clause whose TYPE (a type-of name, or
-number, list, sequence, t) fits VALUE."
+number, list, sequence, t) fits VALUE.
+  (typecase 2.5 (integer 'int) (float 'float) (t 'other))  ; => float"
   (let ((v (gensym "v")))
     `(let ((,v ,value))
        (cond ,@(mapcar (lambda (clause)
@@ -49,7 +52,8 @@ number, list, sequence, t) fits VALUE."
 
 (defmacro dolist (spec &body body)
   "(dolist (VAR LIST [RESULT]) BODY...) evaluates BODY with VAR bound to each element of
-LIST, then returns RESULT (default nil). (return X) leaves early with X."
+LIST, then returns RESULT (default nil). (return X) leaves early with X.
+  (let ((sum 0)) (dolist (x '(1 2 3) sum) (setq sum (+ sum x))))  ; => 6"
   (unless (and (consp spec) (symbolp (car spec)) (consp (cdr spec)))
     (error 'program-error "dolist: expected (dolist (VAR LIST [RESULT]) BODY...), got ~s" spec))
   (let ((tail (gensym "tail")))
@@ -62,7 +66,8 @@ LIST, then returns RESULT (default nil). (return X) leaves early with X."
 
 (defmacro dotimes (spec &body body)
   "(dotimes (VAR COUNT [RESULT]) BODY...) evaluates BODY with VAR bound to 0, 1, ...,
-COUNT-1, then returns RESULT (default nil). (return X) leaves early with X."
+COUNT-1, then returns RESULT (default nil). (return X) leaves early with X.
+  (let ((l nil)) (dotimes (i 3 (reverse l)) (push i l)))  ; => (0 1 2)"
   (unless (and (consp spec) (symbolp (car spec)) (consp (cdr spec)))
     (error 'program-error "dotimes: expected (dotimes (VAR COUNT [RESULT]) BODY...), got ~s" spec))
   (let ((n (gensym "n")) (var (car spec)))
@@ -75,7 +80,8 @@ COUNT-1, then returns RESULT (default nil). (return X) leaves early with X."
 
 (defmacro do (bindings end-clause &body body)
   "(do ((VAR INIT [STEP])...) (END-TEST RESULT...) BODY...) is the general iteration: VARs
-start at INIT, BODY runs until END-TEST is true, then each VAR is set to STEP in parallel."
+start at INIT, BODY runs until END-TEST is true, then each VAR is set to STEP in parallel.
+  (do ((i 0 (+ i 1)) (acc nil (cons i acc))) ((= i 3) acc))  ; => (2 1 0)"
   (let ((steps (remove-if-not (lambda (b) (and (consp b) (cddr b))) bindings))
         (end-test (car end-clause))
         (result (cdr end-clause)))
@@ -95,7 +101,8 @@ start at INIT, BODY runs until END-TEST is true, then each VAR is set to STEP in
        nil)))
 
 (defmacro psetq (&rest pairs)
-  "(psetq VAR VALUE ...) assigns the VARs in parallel: every VALUE is computed first."
+  "(psetq VAR VALUE ...) assigns the VARs in parallel: every VALUE is computed first.
+  (let ((a 1) (b 2)) (psetq a b b a) (list a b))  ; => (2 1)"
   `(%psetq ,@pairs))
 
 (defun %pairs (items)
@@ -145,7 +152,8 @@ puts the store variable last."
 
 (defmacro setf (&rest pairs)
   "(setf PLACE VALUE ...) stores each VALUE into its PLACE: a variable, (car x), (cdr x),
-(nth i x), (aref v i), (gethash k h), or any accessor with a defsetf. Returns the last VALUE."
+(nth i x), (aref v i), (gethash k h), or any accessor with a defsetf. Returns the last VALUE.
+  (let ((l (list 1 2 3))) (setf (second l) 'b) l)  ; => (1 b 3)"
   (cond ((null pairs) nil)
         ((null (cdr pairs)) (error 'program-error "setf: odd number of arguments"))
         ((cddr pairs) `(progn (setf ,(car pairs) ,(cadr pairs)) (setf ,@(cddr pairs))))
@@ -180,29 +188,34 @@ PLACE rewritten to use them, so a read-modify-write evaluates each argument form
        (setf ,access (,fn ,access ,@args)))))
 
 (defmacro push (item place)
-  "(push ITEM PLACE) puts ITEM on the front of the list in PLACE; returns the new list."
+  "(push ITEM PLACE) puts ITEM on the front of the list in PLACE; returns the new list.
+  (let ((l '(2 3))) (push 1 l) l)  ; => (1 2 3)"
   (let ((v (gensym "item")) (parts (%place-parts place)))
     `(let* ((,v ,item) ,@(car parts))
        (setf ,(cadr parts) (,#'cons ,v ,(cadr parts))))))
 
 (defmacro pop (place)
-  "(pop PLACE) removes the first element of the list in PLACE and returns it."
+  "(pop PLACE) removes the first element of the list in PLACE and returns it.
+  (let ((l (list 1 2 3))) (list (pop l) l))  ; => (1 (2 3))"
   (let ((v (gensym "list")) (parts (%place-parts place)))
     `(let* (,@(car parts) (,v ,(cadr parts)))
        (setf ,(cadr parts) (,#'cdr ,v))
        (,#'car ,v))))
 
 (defmacro incf (place &optional (delta 1))
-  "(incf PLACE [DELTA]) adds DELTA (default 1) to the number in PLACE; returns the new value."
+  "(incf PLACE [DELTA]) adds DELTA (default 1) to the number in PLACE; returns the new value.
+  (let ((n 1)) (incf n 5) n)  ; => 6"
   `(%modify-place ,place ,#'+ ,delta))
 
 (defmacro decf (place &optional (delta 1))
-  "(decf PLACE [DELTA]) subtracts DELTA (default 1) from PLACE; returns the new value."
+  "(decf PLACE [DELTA]) subtracts DELTA (default 1) from PLACE; returns the new value.
+  (let ((n 10)) (decf n) n)  ; => 9"
   `(%modify-place ,place ,#'- ,delta))
 
 (defmacro pushnew (item place &rest keys)
   "(pushnew ITEM PLACE &key :test :test-not :key) pushes ITEM unless it is already a member of
-PLACE (eql by default, as member)."
+PLACE (eql by default, as member).
+  (let ((l (list 1 2))) (pushnew 2 l) (pushnew 3 l) l)  ; => (3 1 2)"
   (let ((v (gensym "item")) (parts (%place-parts place)))
     `(let* ((,v ,item) ,@(car parts))
        (if (,#'member ,v ,(cadr parts) ,@keys)
@@ -217,7 +230,8 @@ PARENT also catch it. Signal it with (error 'NAME \"message\" ARGS...)."
   `(progn (%define-condition ',name ',(if parents (car parents) 'error)) ',name))
 
 (defmacro ignore-errors (&body body)
-  "(ignore-errors BODY...) evaluates BODY; if it signals an error, returns nil instead."
+  "(ignore-errors BODY...) evaluates BODY; if it signals an error, returns nil instead.
+  (ignore-errors (car 5))  ; => nil"
   `(handler-case (progn ,@body) (error () nil)))
 
 (defmacro assert (test &optional message &rest args)
@@ -249,7 +263,8 @@ PARENT also catch it. Signal it with (error 'NAME \"message\" ARGS...)."
   "(destructuring-bind LAMBDA-LIST VALUE BODY...) binds the variables of LAMBDA-LIST to the
 parts of the list VALUE, as if VALUE were the arguments of a call: &optional, &rest, &key and
 dotted tails work, a required parameter may itself be a nested lambda list, and a VALUE of
-the wrong shape is an error."
+the wrong shape is an error.
+  (destructuring-bind (a (b c) &rest d) '(1 (2 3) 4 5) (list a b c d))  ; => (1 2 3 (4 5))"
   (let* ((parsed (%macro-params pattern))
          (inner body))
     (dolist (bind (reverse (cdr parsed)))

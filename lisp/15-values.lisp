@@ -3,12 +3,14 @@
 ;;; (multiple-value-call FUNCTION FORM...) and the builtins values and values-list.
 
 (defmacro multiple-value-list (form)
-  "(multiple-value-list FORM) is the list of all the values FORM returns."
+  "(multiple-value-list FORM) is the list of all the values FORM returns.
+  (multiple-value-list (truncate 7 2))  ; => (3 1)"
   `(multiple-value-call ,#'list ,form))
 
 (defmacro multiple-value-bind (vars form &body body)
   "(multiple-value-bind (VAR...) FORM BODY...) binds each VAR to one of FORM's values (nil
-for those it does not return; extra values are ignored) and evaluates BODY."
+for those it does not return; extra values are ignored) and evaluates BODY.
+  (multiple-value-bind (q r) (floor 17 5) (list q r))  ; => (3 2)"
   ;; The values come as a fresh list, taken apart by a let: no closure is made, so the frames
   ;; around the form can stay on the frame stack.
   (let ((values (gensym "values")))
@@ -18,7 +20,8 @@ for those it does not return; extra values are ignored) and evaluates BODY."
        ,@body)))
 
 (defmacro nth-value (n form)
-  "(nth-value N FORM) is FORM's value number N (from 0), or nil."
+  "(nth-value N FORM) is FORM's value number N (from 0), or nil.
+  (nth-value 1 (floor 7 2))  ; => 1"
   `(,#'nth ,n (multiple-value-list ,form)))
 
 (defmacro multiple-value-prog1 (first &body body)
@@ -55,7 +58,8 @@ does not return); returns the first value."
 
 (defmacro catch (tag &body body)
   "(catch TAG BODY...) evaluates BODY; a (throw TAG VALUE) inside it, at any depth, ends it
-with VALUE's values. Otherwise catch returns BODY's values."
+with VALUE's values. Otherwise catch returns BODY's values.
+  (catch 'done (throw 'done 42) 0)  ; => 42"
   `(,#'%catch ,tag (lambda () ,@body)))
 
 (defun %throw-values (tag values)

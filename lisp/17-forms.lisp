@@ -39,7 +39,8 @@ returns nil."
 
 (defmacro shiftf (&rest places-and-value)
   "(shiftf PLACE... VALUE) moves each PLACE's value into the place before it and VALUE into
-the last; returns the first PLACE's old value."
+the last; returns the first PLACE's old value.
+  (let ((x 0)) (shiftf x 5))  ; => 0"
   (let* ((places (butlast places-and-value))
          (temps (mapcar (lambda (p) (gensym "old")) places)))
     `(let ,(mapcar #'list temps places)
@@ -48,7 +49,8 @@ the last; returns the first PLACE's old value."
 
 (defmacro rotatef (&rest places)
   "(rotatef PLACE...) moves each PLACE's value into the place before it, the first into the
-last; returns nil."
+last; returns nil.
+  (let ((a 1) (b 2)) (rotatef a b) (list a b))  ; => (2 1)"
   (when places
     `(psetf ,@(apply #'append (mapcar #'list places (append (cdr places) (list (car places))))))))
 

@@ -16,7 +16,8 @@
   (cons (cons key value) alist))
 
 (defun getf (plist key &optional default)
-  "(getf PLIST KEY [DEFAULT]) is the value after KEY in the property list PLIST."
+  "(getf PLIST KEY [DEFAULT]) is the value after KEY in the property list PLIST.
+  (getf '(:a 1 :b 2) :b)  ; => 2"
   (let ((tail plist) (found nil) (value default))
     (while (and tail (not found))
       (when (eq (car tail) key)
@@ -25,22 +26,26 @@
     value))
 
 (defun constantly (value)
-  "(constantly VALUE) is a function that ignores its arguments and returns VALUE."
+  "(constantly VALUE) is a function that ignores its arguments and returns VALUE.
+  (funcall (constantly 7) 'anything)  ; => 7"
   (lambda (&rest args) value))
 
 (defun complement (fn)
-  "(complement FUNCTION) is a function returning the opposite truth of FUNCTION."
+  "(complement FUNCTION) is a function returning the opposite truth of FUNCTION.
+  (funcall (complement #'evenp) 3)  ; => t"
   (lambda (&rest args) (not (apply fn args))))
 
 (defun compose (&rest fns)
-  "(compose F G ...) is a function computing (F (G ...)) of its arguments."
+  "(compose F G ...) is a function computing (F (G ...)) of its arguments.
+  (funcall (compose #'1+ #'abs) -5)  ; => 6"
   (cond ((null fns) #'identity)
         ((null (cdr fns)) (car fns))
         (t (let ((f (car fns)) (g (apply #'compose (cdr fns))))
              (lambda (&rest args) (funcall f (apply g args)))))))
 
 (defun iota (n &optional (start 0) (step 1))
-  "(iota N [START [STEP]]) is the list of N numbers START, START+STEP, ..."
+  "(iota N [START [STEP]]) is the list of N numbers START, START+STEP, ...
+  (iota 4)  ; => (0 1 2 3)"
   (let ((out nil) (x start))
     (dotimes (i n (reverse out))
       (push x out)

@@ -8,7 +8,8 @@
 
 (defun adjoin (item list &rest keys)
   "(adjoin ITEM LIST &key :key :test :test-not) is LIST when ITEM (after :key) is already a
-member of it, else (cons ITEM LIST)."
+member of it, else (cons ITEM LIST).
+  (adjoin 1 '(1 2))  ; => (1 2)"
   (let ((key (%key-of keys)))
     (if (apply #'member (if key (funcall key item) item) list keys)
         list
@@ -16,18 +17,21 @@ member of it, else (cons ITEM LIST)."
 
 (defun subsetp (list1 list2 &rest keys)
   "(subsetp LIST1 LIST2 &key :key :test :test-not) is true when every element of LIST1 (after
-:key) is a member of LIST2."
+:key) is a member of LIST2.
+  (subsetp '(1 2) '(3 2 1))  ; => t"
   (let ((key (%key-of keys)))
     (dolist (x list1 t)
       (unless (apply #'member (if key (funcall key x) x) list2 keys)
         (return nil)))))
 
 (defun copy-seq (sequence)
-  "(copy-seq SEQUENCE) is a fresh list, vector or string with the elements of SEQUENCE."
+  "(copy-seq SEQUENCE) is a fresh list, vector or string with the elements of SEQUENCE.
+  (copy-seq '(1 2 3))  ; => (1 2 3)"
   (subseq sequence 0))
 
 (defun list-length (list)
-  "(list-length LIST) is the length of the proper list LIST, or nil when LIST is circular."
+  "(list-length LIST) is the length of the proper list LIST, or nil when LIST is circular.
+  (list-length '(a b c))  ; => 3"
   (do ((n 0 (+ n 2))
        (fast list (cddr fast))
        (slow list (cdr slow)))
@@ -58,7 +62,8 @@ included."
 
 (defun ldiff (list object)
   "(ldiff LIST OBJECT) is a fresh list of the elements of LIST before its tail OBJECT (all of
-LIST when OBJECT is not a tail of it)."
+LIST when OBJECT is not a tail of it).
+  (ldiff '(1 2 3) nil)  ; => (1 2 3)"
   (let ((out nil) (tail list))
     (while (and (consp tail) (not (eql tail object)))
       (push (car tail) out)
@@ -69,7 +74,8 @@ LIST when OBJECT is not a tail of it)."
           (nconc result tail)))))
 
 (defun revappend (list tail)
-  "(revappend LIST TAIL) is the elements of LIST reversed, followed by TAIL."
+  "(revappend LIST TAIL) is the elements of LIST reversed, followed by TAIL.
+  (revappend '(1 2) '(3))  ; => (2 1 3)"
   (dolist (x list tail) (setq tail (cons x tail))))
 
 (defun nreconc (list tail)
@@ -84,7 +90,8 @@ LIST when OBJECT is not a tail of it)."
 
 (defun tree-equal (a b &key (test #'eql))
   "(tree-equal A B &key :test) is true when A and B are conses of the same shape whose leaves
-satisfy TEST (default eql)."
+satisfy TEST (default eql).
+  (tree-equal '(1 (2)) '(1 (2)))  ; => t"
   (cond ((and (consp a) (consp b))
          (and (tree-equal (car a) (car b) :test test) (tree-equal (cdr a) (cdr b) :test test)))
         ((or (consp a) (consp b)) nil)
@@ -92,7 +99,8 @@ satisfy TEST (default eql)."
 
 (defun subst (new old tree &rest keys)
   "(subst NEW OLD TREE &key :key :test :test-not) is TREE with every subtree or leaf that
-matches OLD replaced by NEW."
+matches OLD replaced by NEW.
+  (subst 'x 'b '(a b (b c)))  ; => (a x (x c))"
   (let ((key (%key-of keys)) (test (getf keys :test)) (test-not (getf keys :test-not)))
     (labels ((walk (x)
                (let ((k (if key (funcall key x) x)))
@@ -108,7 +116,8 @@ matches OLD replaced by NEW."
 
 (defun sublis (alist tree &rest keys)
   "(sublis ALIST TREE &key :key :test :test-not) is TREE with each subtree or leaf that is a
-key of ALIST replaced by its value."
+key of ALIST replaced by its value.
+  (sublis '((a . 1)) '(a b a))  ; => (1 b 1)"
   (let ((key (%key-of keys)))
     (labels ((walk (x)
                (let ((hit (apply #'assoc (if key (funcall key x) x) alist
@@ -127,7 +136,8 @@ key of ALIST replaced by its value."
         (t (cons (car keys) (cons (cadr keys) (%without-key (cddr keys)))))))
 
 (defun pairlis (keys data &optional alist)
-  "(pairlis KEYS DATA [ALIST]) is ALIST with (KEY . DATUM) pairs for KEYS and DATA in front."
+  "(pairlis KEYS DATA [ALIST]) is ALIST with (KEY . DATUM) pairs for KEYS and DATA in front.
+  (pairlis '(a b) '(1 2))  ; => ((b . 2) (a . 1))"
   (unless (= (length keys) (length data))
     (error 'type-error "pairlis: KEYS and DATA differ in length (~s and ~s)"
            (length keys) (length data)))
@@ -144,7 +154,8 @@ key of ALIST replaced by its value."
 
 (defun maplist (fn list &rest more)
   "(maplist FUNCTION LIST...) is the list of FUNCTION's values on successive tails of the
-LISTs, stopping at the shortest."
+LISTs, stopping at the shortest.
+  (maplist #'length '(a b c))  ; => (3 2 1)"
   (let ((lists (cons list more)) (out nil))
     (while (notany #'atom lists)
       (push (apply fn lists) out)
@@ -152,7 +163,8 @@ LISTs, stopping at the shortest."
     (nreverse out)))
 
 (defun mapl (fn list &rest more)
-  "(mapl FUNCTION LIST...) calls FUNCTION on successive tails of the LISTs; returns LIST."
+  "(mapl FUNCTION LIST...) calls FUNCTION on successive tails of the LISTs; returns LIST.
+  (mapl (lambda (tail) tail) '(1 2))  ; => (1 2)"
   (let ((lists (cons list more)))
     (while (notany #'atom lists)
       (apply fn lists)
@@ -161,7 +173,8 @@ LISTs, stopping at the shortest."
 
 (defun mapcan (fn list &rest more)
   "(mapcan FUNCTION LIST...) joins FUNCTION's values on the elements of the LISTs with nconc
-(they are spliced, not copied)."
+(they are spliced, not copied).
+  (mapcan (lambda (x) (list x x)) '(1 2))  ; => (1 1 2 2)"
   (apply #'nconc (apply #'mapcar fn list more)))
 
 (defun mapcon (fn list &rest more)
@@ -187,12 +200,14 @@ shortest sequence ends first."
 
 (defun every (pred sequence &rest more)
   "(every PREDICATE SEQUENCE...) is true when PREDICATE is true on the elements at every index
-(up to the shortest SEQUENCE)."
+(up to the shortest SEQUENCE).
+  (every #'evenp '(2 4 6))  ; => t"
   (null (%map-sequences pred (cons sequence more) #'null)))
 
 (defun some (pred sequence &rest more)
   "(some PREDICATE SEQUENCE...) is the first true value of PREDICATE on the elements at one
-index of the SEQUENCEs, or nil."
+index of the SEQUENCEs, or nil.
+  (some #'evenp '(1 3 4))  ; => t"
   (car (%map-sequences pred (cons sequence more) #'identity)))
 
 (defun notany (pred sequence &rest more)
@@ -270,7 +285,8 @@ true when it was there."
 
 (defun equalp (a b)
   "(equalp A B) is equal that compares numbers with =, strings ignoring case, and vectors,
-structures and hash tables by their elements."
+structures and hash tables by their elements.
+  (equalp \"ABC\" \"abc\")  ; => t"
   (cond ((eq a b) t)
         ((numberp a) (and (numberp b) (= a b)))
         ((stringp a) (and (stringp b) (string-equal a b)))
@@ -300,7 +316,8 @@ structures and hash tables by their elements."
 
 (defun stable-sort (sequence predicate &rest keys)
   "(stable-sort SEQUENCE PREDICATE &key :key) sorts like sort, keeping equal elements in
-their original order (sort is stable too)."
+their original order (sort is stable too).
+  (stable-sort (list 3 1 2) #'<)  ; => (1 2 3)"
   (apply #'sort sequence predicate keys))
 
 ;;; The rest of the positional and c...r accessors, and copy-alist.

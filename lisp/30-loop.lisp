@@ -23,7 +23,8 @@
 
 (defmacro loop (&rest clauses)
   "(loop BODY...) repeats BODY until a (return). With loop keywords (for, repeat, while,
-collect, sum, when, finally, ...) it iterates and accumulates; see lisp/30-loop.lisp."
+collect, sum, when, finally, ...) it iterates and accumulates; see lisp/30-loop.lisp.
+  (loop for x in '(1 2 3 4) when (evenp x) collect (* x 10))  ; => (20 40)"
   (if (or (null clauses) (consp (car clauses)))
       `(block nil (while t ,@clauses))
       (%loop-expand clauses)))

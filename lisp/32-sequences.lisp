@@ -15,7 +15,8 @@
 (defun map (result-type fn sequence &rest more)
   "(map RESULT-TYPE FUNCTION SEQUENCE...) calls FUNCTION on the elements at each index of the
 SEQUENCEs (up to the shortest) and returns the values as a sequence of RESULT-TYPE (list,
-vector, string), or nil when RESULT-TYPE is nil."
+vector, string), or nil when RESULT-TYPE is nil.
+  (map 'list #'+ '(1 2) '(10 20))  ; => (11 22)"
   (let* ((lists (mapcar (lambda (s) (coerce s 'list)) (cons sequence more)))
          (values (apply #'mapcar fn lists)))
     (if (null result-type) nil (coerce values (%sequence-type result-type)))))
@@ -29,13 +30,15 @@ index into RESULT, up to the shortest of RESULT and the SEQUENCEs; returns RESUL
 
 (defun concatenate (result-type &rest sequences)
   "(concatenate RESULT-TYPE SEQUENCE...) is a new sequence of RESULT-TYPE with the elements of
-all the SEQUENCEs in order."
+all the SEQUENCEs in order.
+  (concatenate 'string \"ab\" \"cd\")  ; => \"abcd\""
   (coerce (apply #'append (append (mapcar (lambda (s) (coerce s 'list)) sequences) (list nil)))
           (%sequence-type result-type)))
 
 (defun fill (sequence item &key (start 0) end)
   "(fill SEQUENCE ITEM &key :start :end) stores ITEM at every index of SEQUENCE from START below
-END; returns SEQUENCE."
+END; returns SEQUENCE.
+  (fill (list 1 2 3) 0)  ; => (0 0 0)"
   (let ((end (or end (length sequence))))
     (do ((i start (+ i 1))) ((>= i end) sequence)
       (setf (elt sequence i) item))))
@@ -52,7 +55,8 @@ TARGET, as many as both ranges hold; returns TARGET."
 
 (defun string-capitalize (string)
   "(string-capitalize STRING) is STRING with each word's first letter in upper case and the
-others in lower case; a word is a run of letters and digits."
+others in lower case; a word is a run of letters and digits.
+  (string-capitalize \"hello world\")  ; => \"Hello World\""
   (let ((in-word nil))
     (map 'string (lambda (c)
                    (prog1 (if in-word (char-downcase c) (char-upcase c))
@@ -63,7 +67,8 @@ others in lower case; a word is a run of letters and digits."
   "(parse-integer STRING &key :start :end :radix :junk-allowed) reads an integer, optionally
 signed and surrounded by whitespace, from STRING; returns it and the index where reading
 stopped. Without :junk-allowed anything else is a parse-error; with it, the value is nil when
-there are no digits."
+there are no digits.
+  (parse-integer \"ff\" :radix 16)  ; => 255"
   (let* ((end (or end (length string)))
          (i start)
          (sign 1)

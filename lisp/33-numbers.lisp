@@ -6,7 +6,8 @@
   x)
 
 (defun gcd (&rest integers)
-  "(gcd INTEGER...) is the greatest common divisor of the INTEGERs (0 for none), never negative."
+  "(gcd INTEGER...) is the greatest common divisor of the INTEGERs (0 for none), never negative.
+  (gcd 12 18)  ; => 6"
   (let ((g 0))
     (dolist (n integers g)
       (let ((a (abs g)) (b (abs (%check-integer 'gcd n))))
@@ -14,7 +15,8 @@
         (setq g a)))))
 
 (defun lcm (&rest integers)
-  "(lcm INTEGER...) is the least common multiple of the INTEGERs (1 for none), never negative."
+  "(lcm INTEGER...) is the least common multiple of the INTEGERs (1 for none), never negative.
+  (lcm 4 6)  ; => 12"
   (let ((l 1))
     (dolist (n integers l)
       (%check-integer 'lcm n)
@@ -22,14 +24,17 @@
 
 ;;; Bits and float rounding.
 
-(defun lognot (integer) "(lognot INTEGER) is the bitwise complement of INTEGER." (- -1 integer))
+(defun lognot (integer) "(lognot INTEGER) is the bitwise complement of INTEGER.
+  (lognot 0)  ; => -1" (- -1 integer))
 (defun logtest (a b) "(logtest A B) is true when the integers A and B share a 1 bit." (/= 0 (logand a b)))
 (defun logbitp (index integer)
-  "(logbitp INDEX INTEGER) is true when bit INDEX (0 the lowest) of INTEGER is 1."
+  "(logbitp INDEX INTEGER) is true when bit INDEX (0 the lowest) of INTEGER is 1.
+  (logbitp 1 6)  ; => t"
   (/= 0 (logand 1 (ash integer (- index)))))
 (defun integer-length (integer)
   "(integer-length INTEGER) is the number of bits INTEGER needs in two's complement, sign bit
-excluded."
+excluded.
+  (integer-length 255)  ; => 8"
   (let ((n (if (minusp integer) (lognot integer) integer)) (bits 0))
     (while (> n 0) (setq n (ash n -1) bits (+ bits 1)))
     bits))

@@ -3,11 +3,13 @@
 ;;; with-output-to-string (the standard output redirected to a string; there are no other streams).
 
 (defun princ-to-string (object)
-  "(princ-to-string OBJECT) is OBJECT as princ prints it, as a string."
+  "(princ-to-string OBJECT) is OBJECT as princ prints it, as a string.
+  (princ-to-string '(a \"b\"))  ; => \"(a b)\""
   (format nil "~a" object))
 
 (defun write-to-string (object)
-  "(write-to-string OBJECT) is OBJECT as prin1 prints it (readably), as a string."
+  "(write-to-string OBJECT) is OBJECT as prin1 prints it (readably), as a string.
+  (write-to-string 42)  ; => \"42\""
   (prin1-to-string object))
 
 (defun write-string (string &optional stream)
@@ -37,7 +39,8 @@
 (defmacro with-output-to-string ((var &optional string) &body body)
   "(with-output-to-string (VAR) BODY...) evaluates BODY with everything it prints (princ,
 print, format t, ...) collected into a string, which it returns. VAR is bound to t, the
-standard output, so (format VAR ...) and (princ X VAR) print there too."
+standard output, so (format VAR ...) and (princ X VAR) print there too.
+  (with-output-to-string (s) (write-string \"hi\" s) (write-char #\\! s))  ; => \"hi!\""
   (when string
     (error 'program-error "with-output-to-string: an existing STRING to append to is not supported"))
   `(,#'%with-output-to-string (lambda () (let ((,var t)) ,var ,@body))))

@@ -125,7 +125,8 @@ constructor make-NAME taking each slot as a keyword, the accessors NAME-SLOT (se
 (defun typep (object type)
   "(typep OBJECT TYPE) is true when OBJECT is of TYPE: a type-of name, a structure name, t,
 nil, atom, number, real, integer, float, list, cons, null, symbol, keyword, string, vector,
-sequence, function, hash-table, or (or TYPE...), (and TYPE...), (not TYPE), (member X...)."
+sequence, function, hash-table, or (or TYPE...), (and TYPE...), (not TYPE), (member X...).
+  (typep 3 'integer)  ; => t"
   (cond ((eq type t) t)
         ((null type) nil)
         ((consp type)

@@ -24,7 +24,8 @@ STRING from START below END (default: its length)."
 (defmacro with-input-from-string ((var string &key (start 0) end index) &body body)
   "(with-input-from-string (VAR STRING &key :start :end :index) BODY...) evaluates BODY with
 VAR bound to a string input stream over STRING; afterwards the place INDEX, when given, is set
-to the index of the first character not read."
+to the index of the first character not read.
+  (with-input-from-string (s \"hello world\") (read s))  ; => hello"
   (if index
       `(let ((,var (make-string-input-stream ,string ,start ,end)))
          (unwind-protect (progn ,@body)
