@@ -9,6 +9,7 @@
 ;;; indented by two spaces that starts with "(": it is run (a doctest), and when it ends with
 ;;; "; => TEXT", its value must print as TEXT. The pages cross-link names, and index.html has
 ;;; every entry and a search box. What (describe 'name) prints comes from the same definitions.
+;;; Examples run in the current folder: one that writes a file writes it under /tmp.
 
 (defvar manual:*modules* '(nn optim data plot hf conformance manual "models/gpt2" "models/llama")
   "The modules whose definitions the manual covers besides those loaded at start-up.")

@@ -71,7 +71,7 @@ DATA is a list of y values (at x = 1, 2, ...), a list of (x y) pairs, or a tenso
 Each series gets a color and a legend entry; axes get ticks at round numbers; LOG-Y draws the
 y axis on a log scale (only positive values are drawn). Non-finite points (a NaN loss) are left
 out of the line.
-  (plot:lines \"loss.svg\" (list (list \"train\" '(2.3 1.1 0.8)) (list \"test\" '(2.2 1.2 0.9))))"
+  (plot:lines \"/tmp/loss.svg\" (list (list \"train\" '(2.3 1.1 0.8)) (list \"test\" '(2.2 1.2 0.9))))  ; => \"/tmp/loss.svg\""
   (unless (and (listp series) series)
     (error 'type-error "plot:lines: SERIES must be a non-empty list of (NAME DATA), got ~s" series))
   (let* ((curves (mapcar (lambda (s)

@@ -306,7 +306,8 @@ void register_rewrite_builtins(Interp& in) {
              "graph->svg). STAGE :graph is the graph as built, :optimized after the optimizer rules of the "
              "current device, :kernels after the rules with each kernel the scheduler makes drawn as a box "
              "around the nodes it computes.\n"
-             "  (graph->dot (softmax (randn '(4 8)) :axis 1) \"softmax.dot\" :stage :kernels)",
+             "  (graph->dot (softmax (tensor '((1.0 2.0) (3.0 4.0))) :axis 1) \"/tmp/softmax.dot\" :stage :kernels)  ; "
+             "=> \"/tmp/softmax.dot\"",
              [](Interp& in, Args a, N n) -> Value {
                const std::string path = eval::arg_string(in, "graph->dot", a, 1)->text;
                const std::string dot = graph_picture(in, "graph->dot", a, n);
@@ -319,7 +320,8 @@ void register_rewrite_builtins(Interp& in) {
              "Draws tensor X's graph into the SVG file FILE with Graphviz's dot (found on PATH; Debian: apt "
              "install graphviz). STAGE is as in graph->dot: :graph, :optimized, or :kernels (the kernels the "
              "scheduler makes, each a box around the nodes it computes). Returns FILE.\n"
-             "  (graph->svg (relu (matmul (randn '(4 8)) (randn '(8 2)))) \"mlp.svg\" :stage :kernels)",
+             "  (graph->svg (relu (matmul (tensor '((1.0 -2.0))) (tensor '((1.0) (2.0))))) \"/tmp/mlp.svg\" :stage "
+             ":kernels)",
              [](Interp& in, Args a, N n) -> Value {
                const std::string path = eval::arg_string(in, "graph->svg", a, 1)->text;
                render_svg(in, graph_picture(in, "graph->svg", a, n), path);

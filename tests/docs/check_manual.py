@@ -4,8 +4,9 @@
 #  1. every page parses and every link within the manual resolves to a page and an anchor;
 #  2. the pages load in headless Chromium (Debian's chromium), and the search box of index.html
 #     finds softmax (index.html?q=softmax fills it in);
-#  3. a page has the entries it should, with their examples' results.
-# Usage: check_manual.py DIR
+#  3. a page has the entries it should, with their examples' results;
+#  4. with CWD, the folder tlisp doc ran in: the examples left no file there.
+# Usage: check_manual.py DIR [CWD]
 import html.parser
 import os
 import subprocess
@@ -35,9 +36,14 @@ def fail(message):
 
 
 def main():
-    if len(sys.argv) != 2:
-        fail("usage: check_manual.py DIR")
+    if len(sys.argv) not in (2, 3):
+        fail("usage: check_manual.py DIR [CWD]")
     root = sys.argv[1]
+    if len(sys.argv) == 3:
+        left = sorted(os.listdir(sys.argv[2]))
+        if left:
+            fail("the manual's examples left files in the folder they ran in: %s" % left)
+        print("examples left no files behind")
     pages = {}
     for name in sorted(os.listdir(root)):
         if name.endswith(".html"):
