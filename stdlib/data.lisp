@@ -61,7 +61,8 @@ batches of SIZE (the last may be smaller), shuffled with SEED when SHUFFLE."
 
 (defmacro data:do-batches ((xb yb x y &key (size 128) shuffle (seed 0)) &rest body)
   "(data:do-batches (XB YB X Y &key (size 128) shuffle seed) BODY...) Runs BODY with XB and YB
-bound to the rows of X and Y of each batch."
+bound to the rows of X and Y of each batch.
+  (let ((n 0)) (data:do-batches (xb yb (zeros '(10 2)) (zeros '(10)) :size 4) (setq n (+ n 1))) n)  ; => 3"
   (let ((rows (gensym)))
     `(dolist (,rows (data:batch-indices (first (shape ,x)) ,size :shuffle ,shuffle :seed ,seed))
        (let ((,xb (take-rows ,x ,rows)) (,yb (take-rows ,y ,rows)))

@@ -18,14 +18,16 @@
    (weight (nn:%param (uniform (list in out) :low (- bound) :high bound)))
    (bias (when bias (nn:%param (uniform (list out) :low (- bound) :high bound)))))
   "(nn:linear IN OUT &key (bias t)) A fully connected layer: x W + b, W of shape (IN OUT),
-both initialized uniformly in +-1/sqrt(IN) as in PyTorch."
+both initialized uniformly in +-1/sqrt(IN) as in PyTorch.
+  (shape ((nn:linear 4 3) (zeros '(2 4))))  ; => (2 3)"
   (x)
   (nn:%check-last-axis (format nil "nn:linear (~a -> ~a)" in out) x in)
   (let ((y (matmul x weight))) (if bias (add y bias) y)))
 
 (defmodel nn:sequential (&rest layers)
   ((layers layers))
-  "(nn:sequential LAYER...) Calls the layers in order, each on the previous one's result."
+  "(nn:sequential LAYER...) Calls the layers in order, each on the previous one's result.
+  (shape ((nn:sequential (nn:linear 4 8) #'relu (nn:linear 8 2)) (zeros '(5 4))))  ; => (5 2)"
   (x)
   (dolist (l layers) (setq x (funcall l x)))
   x)
@@ -50,7 +52,8 @@ both initialized uniformly in +-1/sqrt(IN) as in PyTorch."
    (name (format nil "nn:conv2d (~a -> ~a, ~a)" in out (nn:%kernel-text kernel))))
   "(nn:conv2d IN OUT KERNEL-SIZE &key (stride 1) (padding 0) (dilation 1) (groups 1) (bias t))
 A 2-d convolution layer on (batch IN height width) inputs, with weight (OUT IN/groups kh kw)
-and bias initialized uniformly in +-1/sqrt(fan-in), as in PyTorch."
+and bias initialized uniformly in +-1/sqrt(fan-in), as in PyTorch.
+  (shape ((nn:conv2d 1 8 3) (zeros '(2 1 28 28))))  ; => (2 8 26 26)"
   (x)
   (nn:%check-channels name x 2 in)
   (conv2d x weight :bias bias :stride stride :padding padding :dilation dilation :groups groups))
@@ -85,7 +88,8 @@ initialized as in PyTorch."
 
 (defmodel nn:max-pool2d (kernel-size &key stride (padding 0) (dilation 1))
   ()
-  "(nn:max-pool2d KERNEL-SIZE &key stride (padding 0) (dilation 1)) Max pooling as a layer."
+  "(nn:max-pool2d KERNEL-SIZE &key stride (padding 0) (dilation 1)) Max pooling as a layer.
+  (shape ((nn:max-pool2d 2) (zeros '(1 1 4 4))))  ; => (1 1 2 2)"
   (x) (max-pool2d x kernel-size :stride stride :padding padding :dilation dilation))
 
 (defmodel nn:avg-pool2d (kernel-size &key stride (padding 0) (count-include-pad t))
@@ -96,10 +100,12 @@ initialized as in PyTorch."
 (defmodel nn:flatten (&rest args)
   ((start-end (%args-or-keys 'nn:flatten "[START END] or :start START :end END" args '(:start :end) '(1 -1))))
   "(nn:flatten [START END]) Flattens axes START..END (by default all but the batch axis); also
-(nn:flatten :start START :end END)."
+(nn:flatten :start START :end END).
+  (shape ((nn:flatten) (zeros '(2 3 4))))  ; => (2 12)"
   (x) (flatten x :start (first start-end) :end (second start-end)))
 
-(defmodel nn:relu () () "(nn:relu) ReLU as a layer." (x) (relu x))
+(defmodel nn:relu () () "(nn:relu) ReLU as a layer.
+  (to-list ((nn:relu) (tensor '(-1.0 1.0))))  ; => (0.0 1.0)" (x) (relu x))
 
 ;;; --- normalization ---------------------------------------------------------------------
 
@@ -137,7 +143,8 @@ evaluation mode it uses the running statistics. As PyTorch's BatchNorm1d/2d/3d."
    (weight (when elementwise-affine (nn:%param (ones shp))))
    (bias (when (and elementwise-affine bias) (nn:%param (zeros shp)))))
   "(nn:layer-norm SHAPE &key (eps 1e-5) (elementwise-affine t) (bias t)) Layer normalization
-over the last axes (SHAPE, an integer or a list), with a learned scale and shift."
+over the last axes (SHAPE, an integer or a list), with a learned scale and shift.
+  (shape ((nn:layer-norm 4) (zeros '(2 4))))  ; => (2 4)"
   (x)
   (nn:%check-trailing "nn:layer-norm" x shp)
   (let* ((axes (loop for a from (- (ndim x) (length shp)) below (ndim x) collect a))
@@ -178,7 +185,8 @@ channels and spatial axes, then scaled and shifted per channel."
   "(nn:embedding COUNT DIM &key padding-idx) A table of COUNT vectors of length DIM (initialized
 from N(0, 1)); called with integer indices of any shape it gives their vectors, shape
 (... DIM). The PADDING-IDX row starts at zero and gets no gradient (its vector is still
-returned for that index, as PyTorch's)."
+returned for that index, as PyTorch's).
+  (shape ((nn:embedding 10 4) (tensor '(1 2 3))))  ; => (3 4)"
   (indices)
   (unless (and (tensorp indices) (not (dtype-float-p (dtype indices))))
     (error 'type-error "nn:embedding (~a x ~a): expected a tensor of integer indices, got ~s" count dim
@@ -198,7 +206,8 @@ returned for that index, as PyTorch's)."
   ((check (unless (and (numberp p) (<= 0 p) (< p 1))
             (error 'type-error "nn:dropout: the probability must be in [0, 1), got ~s" p))))
   "(nn:dropout [P]) In training mode, zeroes each element with probability P (default 0.5)
-and scales the rest by 1/(1-P); in evaluation mode, the identity."
+and scales the rest by 1/(1-P); in evaluation mode, the identity.
+  (shape ((nn:dropout 0.5) (zeros '(2 3))))  ; => (2 3)"
   (x)
   (if (and (training-p self) (> p 0))
       (mul x (div (cast (ge (rand (shape x)) p) (dtype x)) (- 1 p)))
@@ -442,11 +451,13 @@ follow QUERY alone: (m x :causal t); returns (batch lq EMBED)."
 ;;; --- losses ----------------------------------------------------------------------------
 
 (defun nn:mse (prediction target)
-  "(nn:mse PREDICTION TARGET) The mean squared error."
+  "(nn:mse PREDICTION TARGET) The mean squared error.
+  (item (nn:mse (tensor '(1.0 2.0)) (tensor '(1.0 4.0))))  ; => 2.0"
   (mean (square (sub prediction target))))
 
 (defun nn:l1 (prediction target)
-  "(nn:l1 PREDICTION TARGET) The mean absolute error."
+  "(nn:l1 PREDICTION TARGET) The mean absolute error.
+  (item (nn:l1 (tensor '(1.0 2.0)) (tensor '(1.0 4.0))))  ; => 1.0"
   (mean (abs (sub prediction target))))
 
 (defun nn:%classes-last (fn x targets)
@@ -501,7 +512,8 @@ and :mean is then the weighted mean (divided by the summed weights of the target
 targets equal to IGNORE-INDEX count for nothing; LABEL-SMOOTHING e mixes the one-hot
 target with the uniform distribution (e/C each). TARGETS may also be class probabilities
 of LOGITS' shape (a float tensor). REDUCTION is :mean, :sum or :none (the loss per element,
-shape (batch d...))."
+shape (batch d...)).
+  (item (nn:cross-entropy (tensor '((0.0 0.0))) (tensor '(1))))"
   (let ((x (nn:%classes-last 'nn:cross-entropy logits targets)))
     (nn:%class-loss 'nn:cross-entropy (log-softmax x :axis -1) targets weight ignore-index label-smoothing reduction)))
 

@@ -65,13 +65,15 @@ list of tensors), with the given settings (LR is required)."
 
 (defun optim:sgd (params &key (lr 0.01) (momentum 0.0) (nesterov nil) (weight-decay 0.0))
   "(optim:sgd PARAMS &key (lr 0.01) (momentum 0) nesterov (weight-decay 0)) Stochastic
-gradient descent, with PyTorch's momentum and Nesterov updates and L2 weight decay."
+gradient descent, with PyTorch's momentum and Nesterov updates and L2 weight decay.
+  (let* ((w (requires-grad! (tensor '(1.0 2.0)))) (opt (optim:sgd (list w) :lr 0.1))) (step! opt (backward (sum (mul w w)))) (to-list w))  ; => (0.800000011920929 1.600000023841858)"
   (optim:%make 'sgd params (list (cons :lr lr) (cons :momentum momentum) (cons :nesterov nesterov)
                                  (cons :weight-decay weight-decay))))
 
 (defun optim:adam (params &key (lr 0.001) (betas '(0.9 0.999)) (eps 1e-8) (weight-decay 0.0))
   "(optim:adam PARAMS &key (lr 0.001) (betas '(0.9 0.999)) (eps 1e-8) (weight-decay 0)) Adam
-(Kingma and Ba), with bias correction and L2 weight decay added to the gradient."
+(Kingma and Ba), with bias correction and L2 weight decay added to the gradient.
+  (let* ((w (requires-grad! (tensor '(1.0)))) (opt (optim:adam (list w) :lr 0.1))) (step! opt (backward (sum (mul w w)))) (to-list w))"
   (optim:%make 'adam params (list (cons :lr lr) (cons :betas betas) (cons :eps eps)
                                   (cons :weight-decay weight-decay) (cons :decoupled nil))))
 
@@ -225,7 +227,8 @@ tensors, or an optimizer) in place so that their joint L2 norm is at most MAX-NO
 norm before clipping, as PyTorch's clip_grad_norm_: a number, or with LAZY a 0-d f32 tensor.
 With LAZY the norm is never read into Lisp (every gradient is multiplied by
 min(1, MAX-NORM / (norm + 1e-6)) in the graph), so a training step captured with jit can clip
-and still replay."
+and still replay.
+  (let ((w (requires-grad! (tensor '(3.0 4.0))))) (backward (sum (mul w w))) (optim:clip-grad-norm! (list w) 1.0))  ; => 10.0"
   (let* ((params (if (hash-table-p params) (gethash :params params) params))
          (grads (remove nil (mapcar #'grad params))))
     (cond ((null grads) (if lazy (realize (tensor 0.0)) 0.0))
