@@ -250,25 +250,41 @@ void pin(Tensor& t) {
   t.bytes = bytes;
 }
 
-py::array numpy_view(Tensor& t) {
-  const tl_dtype_t dtype = dtype_code(t);
-  const DTypeInfo* info = info_of(dtype);
-  if (info == nullptr) {
-    throw py::type_error(std::string("tensorlisp: NumPy has no ") + tl_dtype_name(dtype) +
-                         " dtype: cast the tensor first, e.g. tensor.astype('f32')");
-  }
-  std::vector<std::int64_t> shape = shape_of(t);
+// A realized tensor's data as NumPy, the buffer protocol and DLPack describe it: row-major.
+struct Layout {
+  tl_dtype_t dtype;
+  const DTypeInfo* info;  // null for bf16
+  std::vector<std::int64_t> shape;
+  std::vector<py::ssize_t> extents;
+  std::vector<py::ssize_t> strides;  // in bytes
+};
+
+// Realizes and pins the tensor, and describes its data.
+Layout layout_of(Tensor& t) {
+  Layout l;
+  l.dtype = dtype_code(t);
+  l.info = info_of(l.dtype);
+  l.shape = shape_of(t);
   pin(t);
-  std::vector<py::ssize_t> extents(shape.begin(), shape.end());
-  std::vector<py::ssize_t> strides(extents.size());
-  py::ssize_t step = static_cast<py::ssize_t>(tl_dtype_size(dtype));
-  for (std::size_t i = extents.size(); i-- > 0;) {
-    strides[i] = step;
-    step *= extents[i];
+  l.extents.assign(l.shape.begin(), l.shape.end());
+  l.strides.resize(l.extents.size());
+  py::ssize_t step = static_cast<py::ssize_t>(tl_dtype_size(l.dtype));
+  for (std::size_t i = l.extents.size(); i-- > 0;) {
+    l.strides[i] = step;
+    step *= l.extents[i];
+  }
+  return l;
+}
+
+py::array numpy_view(Tensor& t) {
+  const Layout l = layout_of(t);
+  if (l.info == nullptr) {
+    throw py::type_error(std::string("tensorlisp: NumPy has no ") + tl_dtype_name(l.dtype) +
+                         " dtype: cast the tensor first, e.g. tensor.astype('f32')");
   }
   static const std::uint8_t empty[8] = {};
   const void* data = t.data != nullptr ? t.data : empty;
-  py::array arr(py::dtype(info->numpy), extents, strides, data, py::cast(t));
+  py::array arr(py::dtype(l.info->numpy), l.extents, l.strides, data, py::cast(t));
   arr.attr("setflags")(py::arg("write") = false);
   return arr;
 }
@@ -298,17 +314,16 @@ extern "C" void capsule_destructor(PyObject* capsule) {
 
 py::capsule to_dlpack(Tensor& t, const py::object& stream) {
   if (!stream.is_none()) throw py::value_error("tensorlisp: tensors live in host memory; stream must be None");
-  const tl_dtype_t dtype = dtype_code(t);
-  std::vector<std::int64_t> shape = shape_of(t);
-  pin(t);
+  Layout l = layout_of(t);
+  const tl_dtype_t dtype = l.dtype;
   auto e = std::make_unique<Export>();
   e->handle = t.handle;
-  e->shape = shape;
+  e->shape = std::move(l.shape);
   DLTensor& d = e->managed.dl_tensor;
   static std::uint8_t empty[8] = {};
   d.data = t.data != nullptr ? const_cast<void*>(t.data) : empty;
   d.device = DLDevice{1, 0};
-  d.ndim = static_cast<std::int32_t>(shape.size());
+  d.ndim = static_cast<std::int32_t>(e->shape.size());
   const auto bits = static_cast<std::uint8_t>(8 * tl_dtype_size(dtype));
   switch (dtype) {
     case TL_DTYPE_BOOL: d.dtype = DLDataType{6, 8, 1}; break;
@@ -387,21 +402,12 @@ PYBIND11_MODULE(_tensorlisp, m) {
                                  "A Lisp tensor. np.asarray(t) and t.numpy() view its data without a copy "
                                  "(read-only); torch.from_dlpack(t) too.")
       .def_buffer([](Tensor& t) -> py::buffer_info {
-        const tl_dtype_t dtype = dtype_code(t);
-        const DTypeInfo* info = info_of(dtype);
-        if (info == nullptr)
-          throw py::buffer_error(std::string("tensorlisp: no buffer format for ") + tl_dtype_name(dtype));
-        std::vector<std::int64_t> shape = shape_of(t);
-        pin(t);
-        std::vector<py::ssize_t> extents(shape.begin(), shape.end());
-        std::vector<py::ssize_t> strides(extents.size());
-        py::ssize_t step = static_cast<py::ssize_t>(tl_dtype_size(dtype));
-        for (std::size_t i = extents.size(); i-- > 0;) {
-          strides[i] = step;
-          step *= extents[i];
+        const Layout l = layout_of(t);
+        if (l.info == nullptr) {
+          throw py::buffer_error(std::string("tensorlisp: no buffer format for ") + tl_dtype_name(l.dtype));
         }
-        return py::buffer_info(const_cast<void*>(t.data), static_cast<py::ssize_t>(tl_dtype_size(dtype)), info->format,
-                               static_cast<py::ssize_t>(extents.size()), extents, strides, true);
+        return py::buffer_info(const_cast<void*>(t.data), static_cast<py::ssize_t>(tl_dtype_size(l.dtype)),
+                               l.info->format, static_cast<py::ssize_t>(l.extents.size()), l.extents, l.strides, true);
       })
       .def_property_readonly(
           "shape", [](const Tensor& t) { return py::tuple(py::cast(shape_of(t))); }, "The extents, as a tuple.")
