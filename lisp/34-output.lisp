@@ -76,3 +76,16 @@ with what it is and the first line of its documentation; returns no value.
               (if d (string-downcase (symbol-name (getf d :kind))) "special form")
               (if (> (length line) 0) (concat ": " (if (> (length line) 90) (concat (subseq line 0 87) "...") line)) ""))))
   (values))
+
+(defun xml-escape (text)
+  "(xml-escape TEXT) TEXT (a string, or anything as princ prints it) with <, >, & and the double
+quote written as XML and HTML entities, for text and attribute values.
+  (xml-escape \"a<b & \\\"c\\\"\")  ; => \"a&lt;b &amp; &quot;c&quot;\""
+  (with-output-to-string (out)
+    (loop for c across (princ-to-string text)
+          do (case c
+               (#\< (write-string "&lt;" out))
+               (#\> (write-string "&gt;" out))
+               (#\& (write-string "&amp;" out))
+               (#\" (write-string "&quot;" out))
+               (t (write-char c out))))))

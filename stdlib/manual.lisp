@@ -32,16 +32,6 @@
   "The pages: (FILE TITLE SOURCE-PREFIXES BLURB). An entry goes on the first page one of whose
 prefixes starts its source file; entries with none go on the language page.")
 
-(defun manual:%escape (text)
-  (with-output-to-string (out)
-    (loop for c across text
-          do (case c
-               (#\< (write-string "&lt;" out))
-               (#\> (write-string "&gt;" out))
-               (#\& (write-string "&amp;" out))
-               (#\" (write-string "&quot;" out))
-               (t (write-char c out))))))
-
 (defun manual:%anchor (name)
   "An anchor for NAME made of letters, digits and dashes only (other characters as _XX)."
   (with-output-to-string (out)
@@ -164,21 +154,21 @@ stay words) linked to that entry."
     (with-output-to-string (out)
       (format out "<div class=\"entry\" id=\"~a\">~%" (manual:%anchor name))
       (format out "<h3><a href=\"#~a\"><code>~a</code></a> <span class=\"kind\">~a</span></h3>~%"
-              (manual:%anchor name) (manual:%escape name) (string-downcase (symbol-name (getf e :kind))))
+              (manual:%anchor name) (xml-escape name) (string-downcase (symbol-name (getf e :kind))))
       (when (getf e :usage)
-        (format out "<pre class=\"usage\">~a</pre>~%" (manual:%escape (getf e :usage))))
+        (format out "<pre class=\"usage\">~a</pre>~%" (xml-escape (getf e :usage))))
       (if (string= (string-trim " " (or (getf e :doc) "")) "")
           (format out "<p class=\"doc missing\">No documentation.</p>~%")
           (dolist (para (manual:%paragraphs prose))
-            (format out "<p class=\"doc\">~a</p>~%" (manual:%link-names (manual:%escape para) names name))))
+            (format out "<p class=\"doc\">~a</p>~%" (manual:%link-names (xml-escape para) names name))))
       (dolist (ex examples)
         (let ((r (manual:%run-example name (first ex) (second ex))))
           (format out "<pre class=\"example~a\">~a~%<span class=\"result\">=&gt; ~a</span></pre>~%"
-                  (if (second r) "" " failed") (manual:%link-names (manual:%escape (first ex)) names name)
-                  (manual:%escape (first r)))))
+                  (if (second r) "" " failed") (manual:%link-names (xml-escape (first ex)) names name)
+                  (xml-escape (first r)))))
       (when (getf e :file)
         (format out "<p class=\"source\">defined at <code>~a:~a</code></p>~%"
-                (manual:%escape (getf e :file)) (getf e :line)))
+                (xml-escape (getf e :file)) (getf e :line)))
       (format out "</div>~%"))))
 
 (defvar manual:*style* "
@@ -194,12 +184,12 @@ pre { background: #f5f5f5; padding: .5em .7em; overflow-x: auto; } pre.usage { b
 (defun manual:%nav ()
   (with-output-to-string (out)
     (format out "<nav><a href=\"index.html\">Index</a>")
-    (dolist (p manual:*pages*) (format out "<a href=\"~a.html\">~a</a>" (first p) (manual:%escape (second p))))
+    (dolist (p manual:*pages*) (format out "<a href=\"~a.html\">~a</a>" (first p) (xml-escape (second p))))
     (format out "</nav>~%")))
 
 (defun manual:%page (title body)
   (format nil "<!DOCTYPE html>~%<html lang=\"en\"><head><meta charset=\"utf-8\"><title>~a — TensorLisp manual</title>~%<link rel=\"stylesheet\" href=\"style.css\"></head><body>~%~a<h1>~a</h1>~%~a</body></html>~%"
-          (manual:%escape title) (manual:%nav) (manual:%escape title) body))
+          (xml-escape title) (manual:%nav) (xml-escape title) body))
 
 (defun manual:%js-string (s)
   (with-output-to-string (out)
@@ -257,7 +247,7 @@ every example (a doctest: each failure is listed, and in manual:*failures*). Ret
     (dolist (p manual:*pages*)
       (let* ((mine (remove-if-not (lambda (e) (equal (getf e :page) (first p))) entries))
              (body (with-output-to-string (out)
-                     (format out "<p>~a</p>~%<p>~a entries.</p>~%" (manual:%escape (fourth p)) (length mine))
+                     (format out "<p>~a</p>~%<p>~a entries.</p>~%" (xml-escape (fourth p)) (length mine))
                      (dolist (e mine)
                        (let ((n (length (manual:%examples (manual:%lines (or (getf e :doc) ""))))))
                          (incf examples n)
@@ -307,11 +297,11 @@ window.addEventListener('load', () => {
                                 (format out "<h2>Pages</h2>~%<ul>~%")
                                 (dolist (p manual:*pages*)
                                   (format out "<li><a href=\"~a.html\">~a</a>: ~a</li>~%" (first p)
-                                          (manual:%escape (second p)) (manual:%escape (fourth p))))
+                                          (xml-escape (second p)) (xml-escape (fourth p))))
                                 (format out "</ul>~%<h2>Every entry</h2>~%<p>")
                                 (dolist (e entries)
                                   (format out "<a href=\"~a.html#~a\"><code>~a</code></a> " (getf e :page)
-                                          (manual:%anchor (getf e :name)) (manual:%escape (getf e :name))))
+                                          (manual:%anchor (getf e :name)) (xml-escape (getf e :name))))
                                 (format out "</p>~%"))))
     (unless quiet
       (format t "manual: ~a entries (~a documented, ~a with examples), ~a examples run, ~a failed; written to ~a/index.html~%"

@@ -54,16 +54,6 @@ a tensor is its elements (flattened) as y. Points with a non-finite coordinate a
         ((or (>= (abs v) 1e5) (< (abs v) 1e-3)) (format nil "~,1e" v))
         (t (string-right-trim "0" (format nil "~,4f" v)))))
 
-(defun plot:%escape (s)
-  (with-output-to-string (out)
-    (loop for c across (princ-to-string s)
-          do (case c
-               (#\< (write-string "&lt;" out))
-               (#\> (write-string "&gt;" out))
-               (#\& (write-string "&amp;" out))
-               (#\" (write-string "&quot;" out))
-               (t (write-char c out))))))
-
 (defun plot:lines (file series &key title x-label y-label log-y (width 640) (height 400))
   "(plot:lines FILE SERIES &key title x-label y-label log-y (width 640) (height 400)) Draws
 SERIES as lines into the SVG file FILE and returns FILE. SERIES is a list of (NAME DATA):
@@ -99,7 +89,7 @@ out of the line.
         (format out "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>~%")
         (when title
           (format out "<text x=\"~d\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">~a</text>~%"
-                  (round (+ left right) 2) (plot:%escape title)))
+                  (round (+ left right) 2) (xml-escape title)))
         ;; Grid, ticks and their labels.
         (dolist (v (plot:%ticks x0 x1))
           (format out "<line x1=\"~,1f\" y1=\"~d\" x2=\"~,1f\" y2=\"~d\" stroke=\"#e0e0e0\"/>~%" (px v) top (px v) bottom)
@@ -112,10 +102,10 @@ out of the line.
                 left top (- right left) (- bottom top))
         (when x-label
           (format out "<text x=\"~d\" y=\"~d\" text-anchor=\"middle\">~a</text>~%"
-                  (round (+ left right) 2) (- height 12) (plot:%escape x-label)))
+                  (round (+ left right) 2) (- height 12) (xml-escape x-label)))
         (when y-label
           (format out "<text transform=\"translate(16 ~d) rotate(-90)\" text-anchor=\"middle\">~a~a</text>~%"
-                  (round (+ top bottom) 2) (plot:%escape y-label) (if log-y " (log scale)" "")))
+                  (round (+ top bottom) 2) (xml-escape y-label) (if log-y " (log scale)" "")))
         ;; The curves, then the legend.
         (let ((i 0))
           (dolist (c curves)
@@ -130,7 +120,7 @@ out of the line.
               (format out "<line x1=\"~d\" y1=\"~d\" x2=\"~d\" y2=\"~d\" stroke=\"~a\" stroke-width=\"2\"/>~%"
                       (- right 140) (+ top 14 (* 18 i)) (- right 120) (+ top 14 (* 18 i)) color)
               (format out "<text x=\"~d\" y=\"~d\" dominant-baseline=\"middle\">~a</text>~%"
-                      (- right 114) (+ top 14 (* 18 i)) (plot:%escape (first c))))
+                      (- right 114) (+ top 14 (* 18 i)) (xml-escape (first c))))
             (setq i (+ i 1))))
         (format out "</svg>~%"))))
       file)))
