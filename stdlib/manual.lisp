@@ -45,13 +45,6 @@ prefixes starts its source file; entries with none go on the language page.")
                       manual:*pages*))
       "language"))
 
-(defun manual:%lines (text)
-  (let ((lines nil) (start 0))
-    (loop (let ((nl (position #\Newline text :start start)))
-            (push (subseq text start (or nl (length text))) lines)
-            (if nl (setq start (+ nl 1)) (return))))
-    (reverse lines)))
-
 (defun manual:%example-p (line)
   (and (> (length line) 3) (string= (subseq line 0 3) "  (")))
 
@@ -148,7 +141,7 @@ stay words) linked to that entry."
 (defun manual:%entry-html (e names)
   (let* ((name (getf e :name))
          (doc (manual:%without-usage name (or (getf e :doc) "")))
-         (lines (manual:%lines doc))
+         (lines (string-split doc (string #\Newline)))
          (prose (manual:%prose lines))
          (examples (mapcar #'manual:%split-example (manual:%examples lines))))
     (with-output-to-string (out)
@@ -219,7 +212,7 @@ pre { background: #f5f5f5; padding: .5em .7em; overflow-x: auto; } pre.usage { b
 (defun manual:%summary (e)
   "The first line of E's documentation, without the usage it may repeat."
   (let* ((doc (manual:%without-usage (getf e :name) (or (getf e :doc) "")))
-         (line (first (manual:%lines doc))))
+         (line (first (string-split doc (string #\Newline)))))
     (if (> (length line) 110) (concat (subseq line 0 107) "...") line)))
 
 (defun manual:%paragraphs (lines)
@@ -249,7 +242,7 @@ every example (a doctest: each failure is listed, and in manual:*failures*). Ret
              (body (with-output-to-string (out)
                      (format out "<p>~a</p>~%<p>~a entries.</p>~%" (xml-escape (fourth p)) (length mine))
                      (dolist (e mine)
-                       (let ((n (length (manual:%examples (manual:%lines (or (getf e :doc) ""))))))
+                       (let ((n (length (manual:%examples (string-split (or (getf e :doc) "") (string #\Newline))))))
                          (incf examples n)
                          (when (> n 0) (incf with-examples))
                          (when (getf e :doc) (incf documented)))
