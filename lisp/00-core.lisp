@@ -8,17 +8,21 @@
 (%define-macro 'defmacro
   (named-lambda defmacro (name params &rest body)
     "(defmacro NAME LAMBDA-LIST [DOC] BODY...) defines NAME as a macro: a function from the
-unevaluated argument forms to the form that replaces the call."
+unevaluated argument forms to the form that replaces the call.
+  (progn (defmacro doc-ex-unless-zero (x &body body) `(if (= ,x 0) nil (progn ,@body)))
+    (doc-ex-unless-zero 2 'ran))  ; => ran"
     `(progn (%define-macro ',name (named-lambda ,name ,params ,@body)) ',name)))
 
 (defmacro defun (name params &rest body)
   "(defun NAME LAMBDA-LIST [DOC] BODY...) defines a global function. LAMBDA-LIST may use
-&optional, &rest (&body), &key (with defaults) and &aux; BODY has an implicit block NAME."
+&optional, &rest (&body), &key (with defaults) and &aux; BODY has an implicit block NAME.
+  (progn (defun doc-ex-scale (x &key (by 2)) \"Multiplies X by BY.\" (* x by)) (doc-ex-scale 5 :by 3))  ; => 15"
   `(progn (%define-function ',name (named-lambda ,name ,params ,@body)) ',name))
 
 (defmacro defvar (name &optional (value nil value-p) doc)
   "(defvar NAME [VALUE [DOC]]) declares a global special variable, set to VALUE only if it
-has no value yet (without VALUE it stays unbound). `let` binds special variables dynamically."
+has no value yet (without VALUE it stays unbound). `let` binds special variables dynamically.
+  (progn (defvar *doc-ex-defvar* 1) (defvar *doc-ex-defvar* 2) *doc-ex-defvar*)  ; => 1"
   (if value-p
       `(if (,#'boundp ',name)
            (%define-variable ',name nil nil ,doc)
@@ -26,11 +30,13 @@ has no value yet (without VALUE it stays unbound). `let` binds special variables
       `(%define-variable ',name nil :declare-only ,doc)))
 
 (defmacro defparameter (name value &optional doc)
-  "(defparameter NAME VALUE [DOC]) declares a global special variable and sets it to VALUE."
+  "(defparameter NAME VALUE [DOC]) declares a global special variable and sets it to VALUE.
+  (progn (defparameter *doc-ex-rate* 1) (defparameter *doc-ex-rate* 2) *doc-ex-rate*)  ; => 2"
   `(%define-variable ',name ,value t ,doc))
 
 (defmacro defconstant (name value &optional doc)
-  "(defconstant NAME VALUE [DOC]) defines a global constant; assigning to it is an error."
+  "(defconstant NAME VALUE [DOC]) defines a global constant; assigning to it is an error.
+  (progn (defconstant +doc-ex-dims+ 3) (* 2 +doc-ex-dims+))  ; => 6"
   `(%define-constant ',name ,value ,doc))
 
 (defmacro when (test &body body)
@@ -62,15 +68,20 @@ clause with no BODY returns the TEST's value; use t as the last TEST for a defau
 
 (defun first (list) "(first LIST) is the first element of LIST.
   (first '(1 2 3))  ; => 1" (car list))
-(defun second (list) "(second LIST) is the second element of LIST." (car (cdr list)))
+(defun second (list) "(second LIST) is the second element of LIST.
+  (second '(1 2 3))  ; => 2" (car (cdr list)))
 (defun third (list) "(third LIST) is the third element of LIST.
   (third '(1 2 3))  ; => 3" (car (cdr (cdr list))))
-(defun fourth (list) "(fourth LIST) is the fourth element of LIST." (car (cdr (cdr (cdr list)))))
+(defun fourth (list) "(fourth LIST) is the fourth element of LIST.
+  (fourth '(a b c d e))  ; => d" (car (cdr (cdr (cdr list)))))
 (defun rest (list) "(rest LIST) is LIST without its first element.
   (rest '(1 2 3))  ; => (2 3)" (cdr list))
-(defun caddr (list) "(caddr LIST) is the third element of LIST." (car (cdr (cdr list))))
-(defun cdddr (list) "(cdddr LIST) is LIST without its first three elements." (cdr (cdr (cdr list))))
-(defun cadddr (list) "(cadddr LIST) is the fourth element of LIST." (car (cdr (cdr (cdr list)))))
+(defun caddr (list) "(caddr LIST) is the third element of LIST.
+  (caddr '(1 2 3 4))  ; => 3" (car (cdr (cdr list))))
+(defun cdddr (list) "(cdddr LIST) is LIST without its first three elements.
+  (cdddr '(1 2 3 4))  ; => (4)" (cdr (cdr (cdr list))))
+(defun cadddr (list) "(cadddr LIST) is the fourth element of LIST.
+  (cadddr '(1 2 3 4))  ; => 4" (car (cdr (cdr (cdr list)))))
 
 (defmacro prog1 (first &body body)
   "(prog1 FIRST BODY...) evaluates FIRST then BODY, returning FIRST's value.
@@ -133,7 +144,8 @@ each other) and evaluates BODY.
   (cond ((> x 0) (if (floatp x) 1.0 1)) ((< x 0) (if (floatp x) -1.0 -1)) (t x)))
 
 (defun describe (x)
-  "(describe X) prints what X is: for a symbol naming a function, its usage and docstring."
+  "(describe X) prints what X is: for a symbol naming a function, its usage and docstring.
+  (with-output-to-string (s) (describe 42))  ; => \"42 is an integer.\\n\""
   (princ (describe-string x))
   (terpri)
   nil)

@@ -113,12 +113,16 @@ start at INIT, BODY runs until END-TEST is true, then each VAR is set to STEP in
 ;;; (defsetf NAME (ARGS... STORE) BODY...) is the same with the store variable last.
 (defvar *setf-expanders* (make-hash-table :test 'eq)
   "Maps an accessor name to the function that expands (setf (NAME ARGS...) VALUE): it is
-called with the value form first, then the argument forms.")
+called with the value form first, then the argument forms.
+  (functionp (gethash 'car *setf-expanders*))  ; => t")
 
 (defmacro defsetf (name params &rest body)
   "(defsetf ACCESSOR LAMBDA-LIST (STORE) BODY...) teaches setf to store into (ACCESSOR ARG...):
 BODY returns the form that stores STORE. The short form (defsetf ACCESSOR (ARG... STORE) BODY...)
-puts the store variable last."
+puts the store variable last.
+  (progn (defun doc-ex-head (cell) (car cell))
+    (defsetf doc-ex-head (cell) (value) `(setf (car ,cell) ,value))
+    (let ((c (list 1 2))) (setf (doc-ex-head c) 9) c))  ; => (9 2)"
   (if (and (consp (car body)) (symbolp (caar body)) (null (cdar body)) (cdr body))
       `(progn (puthash ',name (named-lambda ,name (,(caar body) ,@params) ,@(cdr body))
                        *setf-expanders*)
@@ -226,7 +230,9 @@ PLACE (eql by default, as member).
 ;;; replaces it with the full one (slots, :report).
 (defmacro define-condition (name parents &rest options)
   "(define-condition NAME (PARENT) [DOC]) declares a condition type; handler-case clauses for
-PARENT also catch it. Signal it with (error 'NAME \"message\" ARGS...)."
+PARENT also catch it. Signal it with (error 'NAME \"message\" ARGS...).
+  (progn (define-condition doc-ex-oops (error))
+    (handler-case (error 'doc-ex-oops \"bad ~a\" 1) (doc-ex-oops (e) (condition-message e))))  ; => \"bad 1\""
   `(progn (%define-condition ',name ',(if parents (car parents) 'error)) ',name))
 
 (defmacro ignore-errors (&body body)
@@ -235,20 +241,25 @@ PARENT also catch it. Signal it with (error 'NAME \"message\" ARGS...)."
   `(handler-case (progn ,@body) (error () nil)))
 
 (defmacro assert (test &optional message &rest args)
-  "(assert TEST [MESSAGE ARG...]) signals an assertion-error naming TEST when TEST is false."
+  "(assert TEST [MESSAGE ARG...]) signals an assertion-error naming TEST when TEST is false.
+  (assert (= (+ 1 1) 2))  ; => nil
+  (handler-case (assert (> 1 2)) (assertion-error (e) (condition-message e)))  ; => \"assertion failed: (> 1 2)\"
+  (handler-case (assert (> 1 2) \"~a is too small\" 1) (error (e) (condition-message e)))  ; => \"1 is too small\""
   `(unless ,test
      ,(if message
           `(,#'error 'assertion-error ,message ,@args)
           `(,#'error 'assertion-error "assertion failed: ~s" ',test))))
 
 (defmacro check-type (place type)
-  "(check-type PLACE TYPE) signals a type-error unless PLACE's value is of TYPE."
+  "(check-type PLACE TYPE) signals a type-error unless PLACE's value is of TYPE.
+  (let ((n 3)) (check-type n integer) n)  ; => 3"
   `(unless (,#'%type-matches-p ,place ',type)
      (,#'error 'type-error "~s must be of type ~a, got ~s (~a)" ',place ',type ,place
                (,#'type-of ,place))))
 
 (defmacro time (form)
-  "(time FORM) evaluates FORM, prints how long it took, and returns its value."
+  "(time FORM) evaluates FORM, prints how long it took, and returns its value.
+  (time (+ 1 2))  ; => 3"
   (let ((start (gensym "start")) (result (gensym "result")))
     `(let* ((,start (,#'get-internal-real-time)) (,result ,form))
        (,#'format t "~&; time: ~,3f ms~%"
@@ -256,7 +267,9 @@ PARENT also catch it. Signal it with (error 'NAME \"message\" ARGS...)."
        ,result)))
 
 (defmacro with-gensyms (names &body body)
-  "(with-gensyms (NAME...) BODY...) binds each NAME to a fresh symbol, for writing macros."
+  "(with-gensyms (NAME...) BODY...) binds each NAME to a fresh symbol, for writing macros.
+  (progn (defmacro doc-ex-square-once (x) (with-gensyms (v) `(let ((,v ,x)) (* ,v ,v))))
+    (doc-ex-square-once (+ 2 3)))  ; => 25"
   `(let ,(mapcar (lambda (n) `(,n (gensym ,(symbol-name n)))) names) ,@body))
 
 (defmacro destructuring-bind (pattern value &body body)
@@ -320,7 +333,9 @@ the wrong shape is an error.
 (defmacro defmacro (name params &rest body)
   "(defmacro NAME LAMBDA-LIST [DOC] BODY...) defines NAME as a macro: a function from the
 unevaluated argument forms to the form that replaces the call. Required parameters may be
-nested lambda lists, which destructure the corresponding argument."
+nested lambda lists, which destructure the corresponding argument.
+  (progn (defmacro doc-ex-with-pair ((a b) pair &body body) `(destructuring-bind (,a ,b) ,pair ,@body))
+    (doc-ex-with-pair (x y) '(1 2) (+ x y)))  ; => 3"
   (let* ((parsed (%macro-params params))
          (split (%split-docstring body))
          (inner (cadr split)))

@@ -26,7 +26,9 @@ for those it does not return; extra values are ignored) and evaluates BODY.
 
 (defmacro multiple-value-prog1 (first &body body)
   "(multiple-value-prog1 FIRST BODY...) evaluates FIRST then BODY, returning all of FIRST's
-values."
+values.
+  (let ((log nil))
+    (list (multiple-value-list (multiple-value-prog1 (floor 7 2) (push 'ran log))) log))  ; => ((3 1) (ran))"
   (let ((values (gensym "values")))
     `(let ((,values (multiple-value-list ,first)))
        ,@body
@@ -34,7 +36,8 @@ values."
 
 (defmacro multiple-value-setq (vars form)
   "(multiple-value-setq (VAR...) FORM) sets each VAR to one of FORM's values (nil for those it
-does not return); returns the first value."
+does not return); returns the first value.
+  (let (q r) (multiple-value-setq (q r) (floor 17 5)) (list q r))  ; => (3 2)"
   (let ((temps (mapcar (lambda (v) (gensym (symbol-name v))) vars)))
     `(multiple-value-bind ,temps ,form
        ,@(mapcar (lambda (v tmp) `(setq ,v ,tmp)) vars temps)
@@ -45,7 +48,8 @@ does not return); returns the first value."
 (define-condition %throw (condition))
 
 (defvar *active-catch-tags* nil
-  "The tags of the catch forms now running, innermost first.")
+  "The tags of the catch forms now running, innermost first.
+  (catch 'doc-ex-tag (first *active-catch-tags*))  ; => doc-ex-tag")
 
 (defun %catch (tag thunk)
   (let ((*active-catch-tags* (cons tag *active-catch-tags*)))
@@ -69,5 +73,7 @@ with VALUE's values. Otherwise catch returns BODY's values.
 
 (defmacro throw (tag &optional result)
   "(throw TAG RESULT) ends the innermost active (catch TAG ...) with RESULT's values; an error
-when no catch for TAG (compared with eq) is active."
+when no catch for TAG (compared with eq) is active.
+  (catch 'found (dolist (x '(1 5 7)) (when (> x 4) (throw 'found x))) nil)  ; => 5
+  (handler-case (throw 'doc-ex-no-catch 1) (control-error () 'no-catch))  ; => no-catch"
   `(,#'%throw-values ,tag (multiple-value-list ,result)))

@@ -25,7 +25,11 @@
 
 (defmacro tagbody (&rest body)
   "(tagbody {TAG | FORM}...) evaluates the FORMs in order; (go TAG) inside them, at any depth
-of the code (closures too), continues after TAG. A TAG is a symbol or an integer. Returns nil."
+of the code (closures too), continues after TAG. A TAG is a symbol or an integer. Returns nil.
+  (let ((n 0) (out nil))
+    (tagbody
+     again (push n out) (incf n) (when (< n 3) (go again)))
+    out)  ; => (2 1 0)"
   (let* ((tags (remove-if-not (lambda (x) (or (symbolp x) (integerp x))) body))
          (next (gensym "next"))
          (outer (gensym "tagbody"))
@@ -58,14 +62,17 @@ of the code (closures too), continues after TAG. A TAG is a symbol or an integer
                            (reverse segments))))))))))
 
 (defmacro go (tag)
-  "(go TAG) continues after TAG in the lexically enclosing tagbody (or prog)."
+  "(go TAG) continues after TAG in the lexically enclosing tagbody (or prog).
+  (let ((i 0)) (tagbody top (incf i) (when (< i 5) (go top))) i)  ; => 5"
   (error 'control-error "go: no tag ~s is visible in an enclosing tagbody" tag))
 
 (defmacro prog (bindings &body body)
   "(prog (VAR | (VAR INIT)...) {TAG | FORM}...) is a let around a tagbody inside a block nil:
-return leaves it with a value."
+return leaves it with a value.
+  (prog ((i 0) (sum 0)) next (when (> i 4) (return sum)) (incf sum i) (incf i) (go next))  ; => 10"
   `(block nil (let ,bindings (tagbody ,@body))))
 
 (defmacro prog* (bindings &body body)
-  "(prog* (VAR | (VAR INIT)...) {TAG | FORM}...) is prog with the bindings made in sequence."
+  "(prog* (VAR | (VAR INIT)...) {TAG | FORM}...) is prog with the bindings made in sequence.
+  (prog* ((x 2) (y (* x 10))) (return (+ x y)))  ; => 22"
   `(block nil (let* ,bindings (tagbody ,@body))))

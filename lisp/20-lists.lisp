@@ -2,7 +2,8 @@
 ;;; List, sequence and function utilities written in Lisp.
 
 (defun flatten (tree)
-  "(flatten TREE) is the list of the non-nil atoms of TREE, left to right."
+  "(flatten TREE) is the list of the non-nil atoms of TREE, left to right.
+  (flatten '(1 (2 (3 nil)) 4))  ; => (1 2 3 4)"
   (let ((out nil))
     (labels ((walk (x)
                (cond ((null x) nil)
@@ -12,7 +13,8 @@
     (reverse out)))
 
 (defun acons (key value alist)
-  "(acons KEY VALUE ALIST) is ALIST with (KEY . VALUE) in front."
+  "(acons KEY VALUE ALIST) is ALIST with (KEY . VALUE) in front.
+  (acons 'c 3 '((a . 1)))  ; => ((c . 3) (a . 1))"
   (cons (cons key value) alist))
 
 (defun getf (plist key &optional default)
@@ -53,7 +55,10 @@
 
 (defun command-line-option (name &optional default)
   "(command-line-option NAME [DEFAULT]) The argument after NAME (\"--epochs\") in *argv*, as a
-number when it reads as one, else as a string; DEFAULT when NAME is absent."
+number when it reads as one, else as a string; DEFAULT when NAME is absent.
+  (let ((*argv* '(\"--epochs\" \"5\" \"--name\" \"run1\")))
+    (list (command-line-option \"--epochs\" 10) (command-line-option \"--name\")
+          (command-line-option \"--lr\" 0.5)))  ; => (5 \"run1\" 0.5)"
   (let ((tail (member name *argv* :test #'equal)))
     (cond ((null tail) default)
           ((null (cdr tail)) (error 'type-error "command line: ~a needs a value" name))
@@ -61,5 +66,7 @@ number when it reads as one, else as a string; DEFAULT when NAME is absent."
                (handler-case (parse-number v) (error () v)))))))
 
 (defun command-line-flag (name)
-  "(command-line-flag NAME) True when NAME (\"--eval\") is in *argv*."
+  "(command-line-flag NAME) True when NAME (\"--eval\") is in *argv*.
+  (let ((*argv* '(\"--verbose\" \"x.lisp\")))
+    (list (command-line-flag \"--verbose\") (command-line-flag \"--quiet\")))  ; => (t nil)"
   (if (member name *argv* :test #'equal) t nil))

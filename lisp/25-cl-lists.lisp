@@ -41,13 +41,16 @@ member of it, else (cons ITEM LIST).
     (when (and (eq fast slow) (> n 0)) (return nil))))
 
 (defun endp (list)
-  "(endp LIST) is true when LIST is empty; an error when LIST is not a list."
+  "(endp LIST) is true when LIST is empty; an error when LIST is not a list.
+  (list (endp '()) (endp '(1)))  ; => (t nil)"
   (cond ((null list) t)
         ((consp list) nil)
         (t (error 'type-error "endp: argument 1 must be a list, got ~s" list))))
 
 (defun nbutlast (list &optional (n 1))
-  "(nbutlast LIST [N]) is LIST without its last N elements, made by cutting LIST itself."
+  "(nbutlast LIST [N]) is LIST without its last N elements, made by cutting LIST itself.
+  (nbutlast (list 1 2 3 4) 2)  ; => (1 2)
+  (nbutlast (list 1 2) 5)  ; => nil"
   (let ((len (length list)))
     (if (<= len n)
         nil
@@ -55,7 +58,8 @@ member of it, else (cons ITEM LIST).
 
 (defun tailp (object list)
   "(tailp OBJECT LIST) is true when OBJECT is eql to some tail of LIST, the final atom
-included."
+included.
+  (let ((x (list 1 2 3))) (list (tailp (cddr x) x) (tailp (list 3) x) (tailp nil x)))  ; => (t nil t)"
   (do ((tail list (cdr tail)))
       ((atom tail) (eql tail object))
     (when (eql tail object) (return t))))
@@ -79,11 +83,13 @@ LIST when OBJECT is not a tail of it).
   (dolist (x list tail) (setq tail (cons x tail))))
 
 (defun nreconc (list tail)
-  "(nreconc LIST TAIL) is (nconc (nreverse LIST) TAIL)."
+  "(nreconc LIST TAIL) is (nconc (nreverse LIST) TAIL).
+  (nreconc (list 3 2 1) '(4 5))  ; => (1 2 3 4 5)"
   (nconc (nreverse list) tail))
 
 (defun copy-tree (tree)
-  "(copy-tree TREE) copies every cons of TREE; the atoms are shared."
+  "(copy-tree TREE) copies every cons of TREE; the atoms are shared.
+  (let* ((a '((1 2) 3)) (b (copy-tree a))) (list (equal a b) (eq (car a) (car b))))  ; => (t nil)"
   (if (consp tree)
       (cons (copy-tree (car tree)) (copy-tree (cdr tree)))
       tree))
@@ -179,7 +185,8 @@ LISTs, stopping at the shortest.
 
 (defun mapcon (fn list &rest more)
   "(mapcon FUNCTION LIST...) joins FUNCTION's values on successive tails of the LISTs with
-nconc."
+nconc.
+  (mapcon #'copy-list '(1 2 3))  ; => (1 2 3 2 3 3)"
   (apply #'nconc (apply #'maplist fn list more)))
 
 ;;; every, some, notany, notevery over one or more sequences (lists, vectors, strings),
@@ -211,11 +218,14 @@ index of the SEQUENCEs, or nil.
   (car (%map-sequences pred (cons sequence more) #'identity)))
 
 (defun notany (pred sequence &rest more)
-  "(notany PREDICATE SEQUENCE...) is true when PREDICATE is false at every index."
+  "(notany PREDICATE SEQUENCE...) is true when PREDICATE is false at every index.
+  (notany #'minusp '(1 2 3))  ; => t
+  (notany #'> '(1 5) '(2 3))  ; => nil"
   (not (apply #'some pred sequence more)))
 
 (defun notevery (pred sequence &rest more)
-  "(notevery PREDICATE SEQUENCE...) is true when PREDICATE is false at some index."
+  "(notevery PREDICATE SEQUENCE...) is true when PREDICATE is false at some index.
+  (notevery #'evenp '(2 4 5))  ; => t"
   (not (apply #'every pred sequence more)))
 
 ;;; Property lists: getf with setf, remf, and symbol property lists (get, symbol-plist,
@@ -250,21 +260,25 @@ PLIST, or nil when INDICATOR is not in it."
 
 (defmacro remf (place indicator)
   "(remf PLACE INDICATOR) removes INDICATOR and its value from the property list in PLACE;
-true when it was there."
+true when it was there.
+  (let ((plist (list :a 1 :b 2))) (list (remf plist :a) (remf plist :zz) plist))  ; => (t nil (:b 2))"
   (let ((r (gensym "r")))
     `(let ((,r (,#'%plist-remove ,place ,indicator)))
        (when ,r (setf ,place (car ,r)) t))))
 
 (defvar *symbol-plists* (make-hash-table :test 'eq)
-  "Maps a symbol to its property list (see get).")
+  "Maps a symbol to its property list (see get).
+  (progn (setf (get 'doc-ex-plists 'k) 1) (gethash 'doc-ex-plists *symbol-plists*))  ; => (k 1)")
 
 (defun symbol-plist (symbol)
-  "(symbol-plist SYMBOL) is the property list of SYMBOL."
+  "(symbol-plist SYMBOL) is the property list of SYMBOL.
+  (progn (setf (get 'doc-ex-symbol-plist 'color) 'red) (symbol-plist 'doc-ex-symbol-plist))  ; => (color red)"
   (unless (symbolp symbol) (error 'type-error "symbol-plist: argument 1 must be a symbol, got ~s" symbol))
   (gethash symbol *symbol-plists*))
 
 (defun get (symbol indicator &optional default)
-  "(get SYMBOL INDICATOR [DEFAULT]) is SYMBOL's property INDICATOR; set it with setf."
+  "(get SYMBOL INDICATOR [DEFAULT]) is SYMBOL's property INDICATOR; set it with setf.
+  (progn (setf (get 'doc-ex-get 'size) 3) (list (get 'doc-ex-get 'size) (get 'doc-ex-get 'weight 0)))  ; => (3 0)"
   (getf (symbol-plist symbol) indicator default))
 
 (defun %put (symbol indicator value)
@@ -277,7 +291,9 @@ true when it was there."
       `(,#'%put ,symbol ,indicator ,value)))
 
 (defun remprop (symbol indicator)
-  "(remprop SYMBOL INDICATOR) removes SYMBOL's property INDICATOR; true when it was there."
+  "(remprop SYMBOL INDICATOR) removes SYMBOL's property INDICATOR; true when it was there.
+  (progn (setf (get 'doc-ex-remprop 'a) 1)
+    (list (remprop 'doc-ex-remprop 'a) (get 'doc-ex-remprop 'a) (remprop 'doc-ex-remprop 'a)))  ; => (t nil nil)"
   (let ((r (%plist-remove (symbol-plist symbol) indicator)))
     (when r (puthash symbol (car r) *symbol-plists*) t)))
 
@@ -322,19 +338,32 @@ their original order (sort is stable too).
 
 ;;; The rest of the positional and c...r accessors, and copy-alist.
 
-(defun fifth (list) "(fifth LIST) is the fifth element of LIST." (nth 4 list))
-(defun sixth (list) "(sixth LIST) is the sixth element of LIST." (nth 5 list))
-(defun seventh (list) "(seventh LIST) is the seventh element of LIST." (nth 6 list))
-(defun eighth (list) "(eighth LIST) is the eighth element of LIST." (nth 7 list))
-(defun ninth (list) "(ninth LIST) is the ninth element of LIST." (nth 8 list))
-(defun tenth (list) "(tenth LIST) is the tenth element of LIST." (nth 9 list))
-(defun caaar (x) "(caaar X) is (car (car (car X)))." (car (car (car x))))
-(defun caadr (x) "(caadr X) is (car (car (cdr X)))." (car (car (cdr x))))
-(defun cadar (x) "(cadar X) is (car (cdr (car X)))." (car (cdr (car x))))
-(defun cdaar (x) "(cdaar X) is (cdr (car (car X)))." (cdr (car (car x))))
-(defun cdadr (x) "(cdadr X) is (cdr (car (cdr X)))." (cdr (car (cdr x))))
-(defun cddar (x) "(cddar X) is (cdr (cdr (car X)))." (cdr (cdr (car x))))
+(defun fifth (list) "(fifth LIST) is the fifth element of LIST.
+  (fifth '(1 2 3 4 5 6))  ; => 5" (nth 4 list))
+(defun sixth (list) "(sixth LIST) is the sixth element of LIST.
+  (sixth '(1 2 3 4 5 6))  ; => 6" (nth 5 list))
+(defun seventh (list) "(seventh LIST) is the seventh element of LIST.
+  (seventh '(1 2 3 4 5 6 7 8 9 10))  ; => 7" (nth 6 list))
+(defun eighth (list) "(eighth LIST) is the eighth element of LIST.
+  (eighth '(1 2 3 4 5 6 7 8 9 10))  ; => 8" (nth 7 list))
+(defun ninth (list) "(ninth LIST) is the ninth element of LIST.
+  (ninth '(1 2 3 4 5 6 7 8 9 10))  ; => 9" (nth 8 list))
+(defun tenth (list) "(tenth LIST) is the tenth element of LIST.
+  (tenth '(1 2 3 4 5 6 7 8 9 10))  ; => 10" (nth 9 list))
+(defun caaar (x) "(caaar X) is (car (car (car X))).
+  (caaar '(((1) 2) 3))  ; => 1" (car (car (car x))))
+(defun caadr (x) "(caadr X) is (car (car (cdr X))).
+  (caadr '(1 (2 3)))  ; => 2" (car (car (cdr x))))
+(defun cadar (x) "(cadar X) is (car (cdr (car X))).
+  (cadar '((1 2) 3))  ; => 2" (car (cdr (car x))))
+(defun cdaar (x) "(cdaar X) is (cdr (car (car X))).
+  (cdaar '(((1 2)) 3))  ; => (2)" (cdr (car (car x))))
+(defun cdadr (x) "(cdadr X) is (cdr (car (cdr X))).
+  (cdadr '(1 (2 3)))  ; => (3)" (cdr (car (cdr x))))
+(defun cddar (x) "(cddar X) is (cdr (cdr (car X))).
+  (cddar '((1 2 3) 4))  ; => (3)" (cdr (cdr (car x))))
 
 (defun copy-alist (alist)
-  "(copy-alist ALIST) copies the list and each of its (KEY . VALUE) conses."
+  "(copy-alist ALIST) copies the list and each of its (KEY . VALUE) conses.
+  (let* ((a (list (cons 'x 1))) (b (copy-alist a))) (setf (cdr (car b)) 2) (list a b))  ; => (((x . 1)) ((x . 2)))"
   (mapcar (lambda (entry) (if (consp entry) (cons (car entry) (cdr entry)) entry)) alist))

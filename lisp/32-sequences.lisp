@@ -23,7 +23,9 @@ vector, string), or nil when RESULT-TYPE is nil.
 
 (defun map-into (result fn &rest sequences)
   "(map-into RESULT FUNCTION SEQUENCE...) stores FUNCTION's values on the elements at each
-index into RESULT, up to the shortest of RESULT and the SEQUENCEs; returns RESULT."
+index into RESULT, up to the shortest of RESULT and the SEQUENCEs; returns RESULT.
+  (map-into (list 0 0 0) #'+ '(1 2 3) '(10 20 30))  ; => (11 22 33)
+  (map-into (vector 1 2 3) #'- '(5))  ; => #(-5 2 3)"
   (let ((n (apply #'min (length result) (mapcar #'length sequences))))
     (dotimes (i n result)
       (setf (elt result i) (apply fn (mapcar (lambda (s) (elt s i)) sequences))))))
@@ -45,7 +47,9 @@ END; returns SEQUENCE.
 
 (defun replace (target source &key (start1 0) end1 (start2 0) end2)
   "(replace TARGET SOURCE &key :start1 :end1 :start2 :end2) copies elements of SOURCE into
-TARGET, as many as both ranges hold; returns TARGET."
+TARGET, as many as both ranges hold; returns TARGET.
+  (replace (list 1 2 3 4 5) '(a b) :start1 1)  ; => (1 a b 4 5)
+  (replace (copy-seq \"hello\") \"J\")  ; => \"Jello\""
   (let* ((end1 (or end1 (length target)))
          (end2 (or end2 (length source)))
          (n (min (- end1 start1) (- end2 start2)))

@@ -26,7 +26,8 @@
 
 (defun lognot (integer) "(lognot INTEGER) is the bitwise complement of INTEGER.
   (lognot 0)  ; => -1" (- -1 integer))
-(defun logtest (a b) "(logtest A B) is true when the integers A and B share a 1 bit." (/= 0 (logand a b)))
+(defun logtest (a b) "(logtest A B) is true when the integers A and B share a 1 bit.
+  (list (logtest 6 4) (logtest 8 7))  ; => (t nil)" (/= 0 (logand a b)))
 (defun logbitp (index integer)
   "(logbitp INDEX INTEGER) is true when bit INDEX (0 the lowest) of INTEGER is 1.
   (logbitp 1 6)  ; => t"
@@ -40,14 +41,21 @@ excluded.
     bits))
 
 (defun ffloor (number &optional (divisor 1))
-  "(ffloor NUMBER [DIVISOR]) is floor's quotient as a float, and the remainder."
+  "(ffloor NUMBER [DIVISOR]) is floor's quotient as a float, and the remainder.
+  (multiple-value-list (ffloor 7 2))  ; => (3.0 1)
+  (ffloor -2.5)  ; => -3.0"
   (multiple-value-bind (q r) (floor number divisor) (values (float q) r)))
 (defun fceiling (number &optional (divisor 1))
-  "(fceiling NUMBER [DIVISOR]) is ceiling's quotient as a float, and the remainder."
+  "(fceiling NUMBER [DIVISOR]) is ceiling's quotient as a float, and the remainder.
+  (multiple-value-list (fceiling 7 2))  ; => (4.0 -1)
+  (fceiling 2.5)  ; => 3.0"
   (multiple-value-bind (q r) (ceiling number divisor) (values (float q) r)))
 (defun fround (number &optional (divisor 1))
-  "(fround NUMBER [DIVISOR]) is round's quotient as a float, and the remainder."
+  "(fround NUMBER [DIVISOR]) is round's quotient as a float, and the remainder.
+  (multiple-value-list (fround 7 2))  ; => (4.0 -1)
+  (fround 2.5)  ; => 2.0"
   (multiple-value-bind (q r) (round number divisor) (values (float q) r)))
 (defun ftruncate (number &optional (divisor 1))
-  "(ftruncate NUMBER [DIVISOR]) is truncate's quotient as a float, and the remainder."
+  "(ftruncate NUMBER [DIVISOR]) is truncate's quotient as a float, and the remainder.
+  (multiple-value-list (ftruncate -7 2))  ; => (-3.0 -1)"
   (multiple-value-bind (q r) (truncate number divisor) (values (float q) r)))

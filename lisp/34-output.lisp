@@ -13,25 +13,29 @@
   (prin1-to-string object))
 
 (defun write-string (string &optional stream)
-  "(write-string STRING [STREAM]) prints STRING as it is; returns STRING."
+  "(write-string STRING [STREAM]) prints STRING as it is; returns STRING.
+  (with-output-to-string (s) (write-string \"abc\" s) (write-string \"def\" s))  ; => \"abcdef\""
   (princ string stream)
   string)
 
 (defun write-line (string &optional stream)
-  "(write-line STRING [STREAM]) prints STRING and a newline; returns STRING."
+  "(write-line STRING [STREAM]) prints STRING and a newline; returns STRING.
+  (with-output-to-string (s) (write-line \"one\" s) (write-line \"two\" s))  ; => \"one\\ntwo\\n\""
   (princ string stream)
   (terpri stream)
   string)
 
 (defun write-char (character &optional stream)
-  "(write-char CHARACTER [STREAM]) prints CHARACTER; returns it."
+  "(write-char CHARACTER [STREAM]) prints CHARACTER; returns it.
+  (with-output-to-string (s) (write-char #\\a s) (write-char #\\Space s) (write-char #\\b s))  ; => \"a b\""
   (unless (characterp character)
     (error 'type-error "write-char: argument 1 must be a character, got ~s" character))
   (princ character stream)
   character)
 
 (defun fresh-line (&optional stream)
-  "(fresh-line [STREAM]) starts a new line unless the output is at the start of one."
+  "(fresh-line [STREAM]) starts a new line unless the output is at the start of one.
+  (with-output-to-string (s) (princ \"a\" s) (fresh-line s) (fresh-line s) (princ \"b\" s))  ; => \"a\\nb\""
   (princ "" stream)
   (format t "~&")
   nil)
@@ -46,20 +50,25 @@ standard output, so (format VAR ...) and (princ X VAR) print there too.
   `(,#'%with-output-to-string (lambda () (let ((,var t)) ,var ,@body))))
 
 (defun symbol-function (symbol)
-  "(symbol-function SYMBOL) is the global function SYMBOL names; an error when it names none."
+  "(symbol-function SYMBOL) is the global function SYMBOL names; an error when it names none.
+  (funcall (symbol-function 'car) '(1 2))  ; => 1
+  (handler-case (symbol-function 'doc-ex-undefined) (undefined-function () 'none))  ; => none"
   (unless (symbolp symbol) (error 'type-error "symbol-function: argument 1 must be a symbol, got ~s" symbol))
   (unless (and (fboundp symbol) (functionp (symbol-value symbol)))
     (error 'undefined-function "symbol-function: ~s names no function" symbol))
   (symbol-value symbol))
 
 (defun fdefinition (name)
-  "(fdefinition NAME) is the global function NAME names (as symbol-function)."
+  "(fdefinition NAME) is the global function NAME names (as symbol-function).
+  (mapcar (fdefinition 'abs) '(-1 2 -3))  ; => (1 2 3)"
   (symbol-function name))
 
 (defun compile (name &optional definition)
   "(compile NAME [DEFINITION]) compiles nothing (code is compiled when it is defined). With
 NAME nil it returns DEFINITION; with NAME and DEFINITION it defines NAME as DEFINITION; it
-returns NAME otherwise. The second and third values (warnings, failure) are nil."
+returns NAME otherwise. The second and third values (warnings, failure) are nil.
+  (funcall (compile nil (lambda (x) (* x 2))) 21)  ; => 42
+  (progn (compile 'doc-ex-compile (lambda (x) (+ x 1))) (doc-ex-compile 1))  ; => 2"
   (cond ((null name) (values definition nil nil))
         (definition (%define-function name definition) (values name nil nil))
         (t (symbol-function name) (values name nil nil))))

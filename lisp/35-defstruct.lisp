@@ -39,7 +39,11 @@
 constructor make-NAME taking each slot as a keyword, the accessors NAME-SLOT (setf-able unless
 :read-only), the predicate NAME-p and the copier copy-NAME. A SLOT is NAME or (NAME DEFAULT
 [:read-only t]). Options: (:conc-name PREFIX), (:constructor NAME [LAMBDA-LIST]),
-(:predicate NAME), (:copier NAME), (:include PARENT); nil as a name omits that function."
+(:predicate NAME), (:copier NAME), (:include PARENT); nil as a name omits that function.
+  (progn (defstruct doc-ex-pos (x 0) (y 0))
+    (let ((p (make-doc-ex-pos :x 3)))
+      (setf (doc-ex-pos-y p) 4)
+      (list p (doc-ex-pos-x p) (doc-ex-pos-p p))))  ; => (#S(doc-ex-pos :x 3 :y 4) 3 t)"
   (let* ((name (if (consp name-and-options) (car name-and-options) name-and-options))
          (options (if (consp name-and-options) (cdr name-and-options) nil))
          (prefix (concat (symbol-name name) "-"))

@@ -58,7 +58,9 @@
 
 (defun make-condition (type &rest initargs)
   "(make-condition TYPE &rest INITARGS) makes a condition of TYPE, its slots set from the
-INITARGS plist (or their :initform). :message and :data set the report and data directly."
+INITARGS plist (or their :initform). :message and :data set the report and data directly.
+  (condition-message (make-condition 'simple-error :format-control \"bad ~a\" :format-arguments '(1)))  ; => \"bad 1\"
+  (type-error-datum (make-condition 'type-error :datum 5 :expected-type 'string))  ; => 5"
   (unless (%condition-type-known-p type)
     (error 'program-error "make-condition: unknown condition type ~s" type))
   (let* ((defaults (%condition-class-info type 2))
@@ -104,7 +106,12 @@ INITARGS plist (or their :initform). :message and :data set the report and data 
 NAME or (NAME :initarg :KEY :initform FORM :reader R :accessor A :writer W). OPTIONs:
 (:report STRING-OR-FUNCTION), where the function takes the condition and a stream;
 (:default-initargs :KEY FORM ...); (:documentation STRING). With no PARENT, the type is a
-condition (not an error)."
+condition (not an error).
+  (progn (define-condition doc-ex-bad-size (error)
+           ((size :initarg :size :reader doc-ex-bad-size-size))
+           (:report (lambda (c stream) (format stream \"bad size ~a\" (doc-ex-bad-size-size c)))))
+    (handler-case (error 'doc-ex-bad-size :size 3)
+      (doc-ex-bad-size (e) (list (doc-ex-bad-size-size e) (condition-message e)))))  ; => (3 \"bad size 3\")"
   (when (stringp slots) (setq slots nil))  ; (define-condition NAME (PARENT) DOC), the old form
   (let ((specs nil) (accessors nil) (report nil) (defaults nil))
     (dolist (slot slots)
@@ -166,7 +173,15 @@ condition (not an error)."
 one argument, active for conditions of TYPE (a type or (or TYPE...)). A handler runs where the
 condition is signaled, before anything unwinds; it declines by returning, or takes the
 condition by leaving (return-from, throw, invoke-restart). While it runs, only the handlers
-outside this handler-bind are active."
+outside this handler-bind are active.
+  (let ((log nil))
+    (handler-bind ((warning (lambda (c) (push (condition-message c) log) (muffle-warning c))))
+      (warn \"low ~a\" 1)
+      (warn \"low ~a\" 2))
+    log)  ; => (\"low 2\" \"low 1\")
+  (block done
+    (handler-bind ((error (lambda (c) (return-from done (list 'handled (condition-message c))))))
+      (error \"boom\")))  ; => (handled \"boom\")"
   (let ((vars nil) (entries nil))
     (dolist (binding bindings)
       (unless (and (consp binding) (consp (cdr binding)))
@@ -203,7 +218,11 @@ outside this handler-bind are active."
   "(restart-case FORM (NAME LAMBDA-LIST [:report R] [:interactive F] [:test F] BODY...)...)
 evaluates FORM with the restarts active. (invoke-restart NAME ARG...) during FORM unwinds to
 here and evaluates that clause's BODY with LAMBDA-LIST bound to the ARGs. Returns FORM's
-values, or the clause's."
+values, or the clause's.
+  (handler-bind ((error (lambda (c) (invoke-restart 'use-default 0))))
+    (restart-case (error \"no value\")
+      (use-default (v) :report \"Use a default value.\" (list 'default v))))  ; => (default 0)
+  (restart-case (+ 1 2) (skip () 0))  ; => 3"
   (let ((outer (gensym "restart-case")) (inner (gensym "restart")) (result (gensym "result"))
         (args (gensym "args"))
         (parsed (mapcar #'%restart-clause clauses))
@@ -229,7 +248,10 @@ values, or the clause's."
 
 (defmacro with-simple-restart ((name format-control &rest args) &body body)
   "(with-simple-restart (NAME FORMAT-CONTROL ARG...) BODY...) evaluates BODY with a restart
-NAME that returns the two values nil and t."
+NAME that returns the two values nil and t.
+  (handler-bind ((error (lambda (c) (invoke-restart 'skip))))
+    (multiple-value-list (with-simple-restart (skip \"Skip item ~a.\" 3) (error \"bad item\"))))  ; => (nil t)
+  (with-simple-restart (skip \"Skip it.\") 42)  ; => 42"
   `(restart-case (progn ,@body)
      (,name () :report (lambda (stream) (format stream ,format-control ,@args)) (values nil t))))
 
@@ -246,13 +268,20 @@ NAME that returns the two values nil and t."
 (defun signal (datum &rest args)
   "(signal DATUM ARG...) offers a condition to the active handlers and returns nil when they
 all decline. DATUM is a condition, a condition type (ARGs are initargs) or a format string
-(a simple-condition)."
+(a simple-condition).
+  (signal \"nobody listens\")  ; => nil
+  (block b
+    (handler-bind ((condition (lambda (c) (return-from b (condition-message c)))))
+      (signal \"note ~a\" 1)))  ; => \"note 1\""
   (%signal (%coerce-to-condition "signal" datum args 'simple-condition)))
 
 (defun warn (datum &rest args)
   "(warn DATUM ARG...) signals a warning (a simple-warning for a format string) with a
 muffle-warning restart; unless a handler muffles it, prints \"WARNING: report\" on the error
-output (the log). Returns nil."
+output (the log). Returns nil.
+  (handler-bind ((warning (lambda (c) (muffle-warning c)))) (warn \"disk ~a% full\" 90))  ; => nil
+  (block b
+    (handler-bind ((warning (lambda (c) (return-from b (condition-message c))))) (warn \"careful\")))  ; => \"careful\""
   (let ((c (%coerce-to-condition "warn" datum args 'simple-warning)))
     (unless (condition-type-p c 'warning)
       (error 'type-error "warn: ~s is not a warning" (condition-type c)))
@@ -262,7 +291,9 @@ output (the log). Returns nil."
 
 (defun cerror (continue-format datum &rest args)
   "(cerror CONTINUE-FORMAT DATUM ARG...) signals an error like `error`, with a continue
-restart (reported by CONTINUE-FORMAT with ARGs) that makes cerror return nil."
+restart (reported by CONTINUE-FORMAT with ARGs) that makes cerror return nil.
+  (handler-bind ((error #'continue)) (cerror \"Go on.\" \"bad ~a\" 1) 'went-on)  ; => went-on
+  (handler-case (cerror \"Go on.\" \"bad ~a\" 1) (error (e) (condition-message e)))  ; => \"bad 1\""
   (let ((c (%coerce-to-condition "cerror" datum args 'simple-error)))
     (restart-case (error c)
       (continue ()
@@ -272,7 +303,10 @@ restart (reported by CONTINUE-FORMAT with ARGs) that makes cerror return nil."
 
 (defmacro ignore-errors (&body body)
   "(ignore-errors BODY...) evaluates BODY; if it signals an error, returns nil and the
-condition instead."
+condition instead.
+  (ignore-errors (+ 1 2))  ; => 3
+  (ignore-errors (/ 1 0))  ; => nil
+  (condition-message (nth-value 1 (ignore-errors (error \"oops\"))))  ; => \"oops\""
   (let ((c (gensym "c")))
     `(handler-case (progn ,@body) (error (,c) (values nil ,c)))))
 
@@ -281,12 +315,15 @@ condition instead."
     (or (null test) (funcall test condition))))
 
 (defun compute-restarts (&optional condition)
-  "(compute-restarts [CONDITION]) is the list of active restarts, innermost first."
+  "(compute-restarts [CONDITION]) is the list of active restarts, innermost first.
+  (restart-case (mapcar #'restart-name (compute-restarts)) (retry () 1) (skip () 2))  ; => (retry skip)"
   (remove-if-not (lambda (r) (%restart-applicable-p r condition)) *%restarts*))
 
 (defun find-restart (identifier &optional condition)
   "(find-restart NAME [CONDITION]) is the innermost active restart named NAME, or nil. Given
-a restart, returns it when it is active."
+a restart, returns it when it is active.
+  (restart-case (restart-name (find-restart 'skip)) (skip () nil))  ; => skip
+  (find-restart 'doc-ex-no-such-restart)  ; => nil"
   (if (restart-p identifier)
       (and (member identifier *%restarts* :test #'eq) identifier)
       (find-if (lambda (r) (and (eq (restart-name r) identifier) (%restart-applicable-p r condition)))
@@ -299,48 +336,65 @@ a restart, returns it when it is active."
 
 (defun invoke-restart (restart &rest args)
   "(invoke-restart RESTART ARG...) transfers control to the active restart RESTART (a restart
-or a name), passing it the ARGs."
+or a name), passing it the ARGs.
+  (restart-case (invoke-restart 'use-default 7) (use-default (v) (* v 2)))  ; => 14
+  (handler-case (invoke-restart 'doc-ex-no-such-restart) (control-error () 'not-active))  ; => not-active"
   (apply (restart-function (%active-restart "invoke-restart" restart nil)) args))
 
 (defun invoke-restart-interactively (restart)
   "(invoke-restart-interactively RESTART) invokes RESTART with the arguments its :interactive
-function returns (none without one)."
+function returns (none without one).
+  (restart-case (invoke-restart-interactively 'retry)
+    (retry (&optional (n 1)) :interactive (lambda () (list 10)) (list 'retried n)))  ; => (retried 10)"
   (let ((r (%active-restart "invoke-restart-interactively" restart nil)))
     (apply (restart-function r) (if (restart-interactive r) (funcall (restart-interactive r)) nil))))
 
 (defun restart-report (restart)
-  "(restart-report RESTART) is the text that describes RESTART."
+  "(restart-report RESTART) is the text that describes RESTART.
+  (restart-case (restart-report (find-restart 'skip))
+    (skip () :report \"Skip the item.\" nil))  ; => \"Skip the item.\""
   (let ((report (restart-report-function restart)))
     (cond ((stringp report) report)
           (report (with-output-to-string (stream) (funcall report stream)))
           (t (princ-to-string (restart-name restart))))))
 
 (defun abort (&optional condition)
-  "(abort [CONDITION]) invokes the innermost abort restart; an error when there is none."
+  "(abort [CONDITION]) invokes the innermost abort restart; an error when there is none.
+  (restart-case (progn (abort) 'not-reached) (abort () 'aborted))  ; => aborted"
   (invoke-restart (%active-restart "abort" 'abort condition)))
 
 (defun continue (&optional condition)
-  "(continue [CONDITION]) invokes the innermost continue restart, or returns nil."
+  "(continue [CONDITION]) invokes the innermost continue restart, or returns nil.
+  (handler-bind ((error (lambda (c) (continue c)))) (cerror \"Ignore it.\" \"bad\") 'continued)  ; => continued
+  (continue)  ; => nil"
   (let ((r (find-restart 'continue condition))) (when r (invoke-restart r))))
 
 (defun muffle-warning (&optional condition)
   "(muffle-warning [CONDITION]) invokes the muffle-warning restart of warn; an error when none
-is active."
+is active.
+  (handler-bind ((warning #'muffle-warning)) (warn \"quiet\") 'no-output)  ; => no-output"
   (invoke-restart (%active-restart "muffle-warning" 'muffle-warning condition)))
 
 (defun use-value (value &optional condition)
   "(use-value VALUE [CONDITION]) invokes the innermost use-value restart with VALUE, or
-returns nil."
+returns nil.
+  (handler-bind ((error (lambda (c) (use-value 0 c))))
+    (restart-case (error \"no value\") (use-value (v) v)))  ; => 0"
   (let ((r (find-restart 'use-value condition))) (when r (invoke-restart r value))))
 
 (defun store-value (value &optional condition)
   "(store-value VALUE [CONDITION]) invokes the innermost store-value restart with VALUE, or
-returns nil."
+returns nil.
+  (let ((x \"7\"))
+    (handler-bind ((type-error (lambda (c) (store-value 7 c)))) (check-type x integer))
+    x)  ; => 7"
   (let ((r (find-restart 'store-value condition))) (when r (invoke-restart r value))))
 
 (defmacro check-type (place type &optional type-string)
   "(check-type PLACE TYPE [TYPE-STRING]) signals a type-error unless PLACE's value is of TYPE,
-with a store-value restart that stores a new value into PLACE and checks again."
+with a store-value restart that stores a new value into PLACE and checks again.
+  (let ((n 3)) (check-type n integer) n)  ; => 3
+  (handler-case (let ((n \"3\")) (check-type n integer)) (type-error (e) (type-error-datum e)))  ; => \"3\""
   type-string
   (let ((v (gensym "value")) (new (gensym "new")))
     `(loop

@@ -11,7 +11,9 @@
 
 (defun make-string-input-stream (string &optional (start 0) end)
   "(make-string-input-stream STRING [START [END]]) is a stream that reads the characters of
-STRING from START below END (default: its length)."
+STRING from START below END (default: its length).
+  (let ((s (make-string-input-stream \"abcd\" 1 3)))
+    (list (read-char s) (read-char s) (read-char s nil :eof)))  ; => (#\\b #\\c :eof)"
   (unless (stringp string)
     (error 'type-error "make-string-input-stream: argument 1 must be a string, got ~s" string))
   (let* ((chars (coerce string 'vector))
@@ -33,15 +35,25 @@ to the index of the first character not read.
       `(let ((,var (make-string-input-stream ,string ,start ,end))) ,@body)))
 
 (defun streamp (x)
-  "(streamp X) is true for streams (string input streams)."
+  "(streamp X) is true for streams (string input streams).
+  (list (streamp (make-string-input-stream \"x\")) (streamp \"x\"))  ; => (t nil)"
   (string-input-stream-p x))
 
-(defun input-stream-p (x) (string-input-stream-p x))
+(defun input-stream-p (x)
+  "(input-stream-p X) is true when X is a stream that can be read from (a string input stream).
+  (input-stream-p (make-string-input-stream \"x\"))  ; => t"
+  (string-input-stream-p x))
 
-(defun open-stream-p (stream) (and (string-input-stream-p stream) (string-input-stream-open stream)))
+(defun open-stream-p (stream)
+  "(open-stream-p STREAM) is true when STREAM is a stream that has not been closed.
+  (let ((s (make-string-input-stream \"x\")))
+    (list (open-stream-p s) (progn (close s) (open-stream-p s))))  ; => (t nil)"
+  (and (string-input-stream-p stream) (string-input-stream-open stream)))
 
 (defun close (stream &key abort)
-  "(close STREAM) closes STREAM; reading from it afterwards is an error. Returns t."
+  "(close STREAM) closes STREAM; reading from it afterwards is an error. Returns t.
+  (let ((s (make-string-input-stream \"abc\")))
+    (list (close s) (handler-case (read-char s) (stream-error () 'closed))))  ; => (t closed)"
   abort
   (when (string-input-stream-p stream) (setf (string-input-stream-open stream) nil))
   t)
@@ -61,7 +73,8 @@ to the index of the first character not read.
 
 (defun read-char (&optional stream (eof-error-p t) eof-value recursive-p)
   "(read-char [STREAM [EOF-ERROR-P [EOF-VALUE]]]) reads the next character of STREAM. At the
-end, an end-of-file error, or EOF-VALUE when EOF-ERROR-P is nil."
+end, an end-of-file error, or EOF-VALUE when EOF-ERROR-P is nil.
+  (with-input-from-string (s \"hi\") (list (read-char s) (read-char s) (read-char s nil :eof)))  ; => (#\\h #\\i :eof)"
   recursive-p
   (let ((s (%input-stream "read-char" stream)))
     (unless s (error 'stream-error "read-char: reading characters from standard input is not supported"))
@@ -72,7 +85,9 @@ end, an end-of-file error, or EOF-VALUE when EOF-ERROR-P is nil."
           (%end-of-file "read-char" s eof-error-p eof-value)))))
 
 (defun unread-char (char &optional stream)
-  "(unread-char CHAR [STREAM]) puts back CHAR, the last character read from STREAM."
+  "(unread-char CHAR [STREAM]) puts back CHAR, the last character read from STREAM.
+  (with-input-from-string (s \"ab\")
+    (let ((c (read-char s))) (unread-char c s) (list c (read-char s))))  ; => (#\\a #\\a)"
   (let ((s (%input-stream "unread-char" stream)))
     (when (and s (> (string-input-stream-position s) 0))
       (setf (string-input-stream-position s) (- (string-input-stream-position s) 1)))
@@ -84,7 +99,10 @@ end, an end-of-file error, or EOF-VALUE when EOF-ERROR-P is nil."
 
 (defun peek-char (&optional peek-type stream (eof-error-p t) eof-value recursive-p)
   "(peek-char [PEEK-TYPE [STREAM [EOF-ERROR-P [EOF-VALUE]]]]) is the next character of STREAM,
-left unread. PEEK-TYPE t first skips whitespace; a character skips up to that character."
+left unread. PEEK-TYPE t first skips whitespace; a character skips up to that character.
+  (with-input-from-string (s \"abc\") (list (peek-char nil s) (read-char s)))  ; => (#\\a #\\a)
+  (with-input-from-string (s \"   x\") (peek-char t s))  ; => #\\x
+  (with-input-from-string (s \"key=value\") (peek-char #\\= s) (read-char s) (read-line s))  ; => \"value\""
   recursive-p
   (let ((s (%input-stream "peek-char" stream)))
     (unless s (error 'stream-error "peek-char: reading characters from standard input is not supported"))
@@ -106,7 +124,10 @@ left unread. PEEK-TYPE t first skips whitespace; a character skips up to that ch
   "(read-line [STREAM [EOF-ERROR-P [EOF-VALUE]]]) reads a line of STREAM (default: standard
 input) without its newline. The second value is true when the line ended at the end of the
 input rather than with a newline. At the end, an end-of-file error, or EOF-VALUE when
-EOF-ERROR-P is nil; (read-line) with no argument returns nil at the end of standard input."
+EOF-ERROR-P is nil; (read-line) with no argument returns nil at the end of standard input.
+  (with-input-from-string (s (format nil \"one~%two\"))
+    (list (read-line s) (read-line s) (read-line s nil :eof)))  ; => (\"one\" \"two\" :eof)
+  (with-input-from-string (s \"last\") (multiple-value-list (read-line s)))  ; => (\"last\" t)"
   recursive-p
   (let ((s (%input-stream "read-line" stream)))
     (if (null s)
@@ -125,13 +146,15 @@ EOF-ERROR-P is nil; (read-line) with no argument returns nil at the end of stand
                         (null newline))))))))
 
 (defun listen (&optional stream)
-  "(listen [STREAM]) is true when a character can be read from STREAM now."
+  "(listen [STREAM]) is true when a character can be read from STREAM now.
+  (with-input-from-string (s \"a\") (list (listen s) (read-char s) (listen s)))  ; => (t #\\a nil)"
   (let ((s (%input-stream "listen" stream)))
     (and s (< (string-input-stream-position s) (string-input-stream-end s)))))
 
 (defun read (&optional stream (eof-error-p t) eof-value recursive-p)
   "(read [STREAM [EOF-ERROR-P [EOF-VALUE]]]) reads the next form from the string input stream
-STREAM. At the end, an end-of-file error, or EOF-VALUE when EOF-ERROR-P is nil."
+STREAM. At the end, an end-of-file error, or EOF-VALUE when EOF-ERROR-P is nil.
+  (with-input-from-string (s \"(1 2) foo\") (list (read s) (read s) (read s nil :eof)))  ; => ((1 2) foo :eof)"
   recursive-p
   (let ((s (%input-stream "read" stream)))
     (unless s (error 'stream-error "read: reading forms from standard input is not supported"))

@@ -233,10 +233,13 @@ void register_device_builtins(Interp& in) {
                           eval::arg_string(in, fn, a, 2)->text, std::move(spec));
                return in.sym(eval::arg_string(in, fn, a, 0)->text);
              });
-  TL_BUILTIN(in, "device", 0, 0, "(device)", "The name of the device that realizes tensors: cpu, ref, ...",
+  TL_BUILTIN(in, "device", 0, 0, "(device)",
+             "The name of the device that realizes tensors: cpu, ref, ..."
+             "\n  (device)  ; => cpu",
              [](Interp& in, Args, N) -> Value { return in.sym(tensor::runtime(in).device); });
   TL_BUILTIN(in, "device-info", 0, 0, "(device-info)",
-             "A description of the current device: its name, memory and compute units.",
+             "A description of the current device: its name, memory and compute units."
+             "\n  (subseq (device-info) 0 4)  ; => \"cpu:\"",
              [](Interp& in, Args, N) -> Value {
                DeviceState& s = state(in);
                if (!s.jit) return in.make_string("ref: the reference executor (plain C++ loops, one op at a time)");
@@ -255,7 +258,10 @@ void register_device_builtins(Interp& in) {
              ":compile-seconds :run-seconds (how long kernels ran; on a GPU, the device's own time "
              "from the first launch of a realize to the end of the last, without the copies to and from it) "
              ":tune-seconds (spent timing launch shapes, see use-backend) :peak-bytes (the most bytes the "
-             "last realize's computed buffers held at once, by its buffer plan).",
+             "last realize's computed buffers held at once, by its buffer plan)."
+             "\n  (let ((before (getf (jit-stats) :realizes)))"
+             "\n    (realize (+ (tensor '(1 2)) 1))"
+             "\n    (- (getf (jit-stats) :realizes) before))  ; => 1",
              [](Interp& in, Args, N) -> Value {
                runtime::JitDevice& jit = jit_of(in, "jit-stats");
                const runtime::JitStats& st = jit.stats();
@@ -305,7 +311,8 @@ void register_device_builtins(Interp& in) {
              "The current device's own memory as a plist: :in-use bytes held by tensors' device copies "
              "and kernel outputs, :cached bytes kept for reuse, and the copies so far: :uploads and "
              ":upload-bytes to the device, :downloads and :download-bytes from it (results stay on the "
-             "device until the host reads them); nil for a device on host memory.",
+             "device until the host reads them); nil for a device on host memory."
+             "\n  (device-memory)  ; => nil",
              [](Interp& in, Args, N) -> Value {
                DeviceState& s = state(in);
                if (!s.jit || !s.jit->device_memory()) return eval::nil();
@@ -325,7 +332,8 @@ void register_device_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "jit-debug", 0, 1, "(jit-debug [LEVEL])",
              "The JIT's debug level, set to LEVEL when given: 0 quiet, 1 kernels and times per realize, "
-             "2 also loop IR, 3 also LLVM IR (printed to stderr).",
+             "2 also loop IR, 3 also LLVM IR (printed to stderr)."
+             "\n  (jit-debug)  ; => 0",
              [](Interp& in, Args a, N n) -> Value {
                runtime::JitDevice& jit = jit_of(in, "jit-debug");
                if (n == 1) jit.debug = static_cast<int>(eval::arg_int(in, "jit-debug", a, 0));
@@ -336,7 +344,9 @@ void register_device_builtins(Interp& in) {
              "each new plan (scheduling, lowering, compiling), each kernel compiled or loaded from the disk "
              "cache, each tuning and every kernel run (timed to its end, also on GPUs), until profile-stop. "
              "Inside a running profile it starts nothing: profiles nest, and the outermost one records "
-             "(its profile-stop stops). See with-profile.",
+             "(its profile-stop stops). See with-profile."
+             "\n  (progn (profile-start) (realize (+ (tensor '(1 2)) 1)) (subseq (profile-stop) 0 8))"
+             "  ; => \"profile:\"",
              [](Interp& in, Args, N) -> Value {
                DeviceState& s = state(in);
                if (s.profile_depth++ == 0) {
@@ -350,7 +360,12 @@ void register_device_builtins(Interp& in) {
              "tune, kernel) and the kernels that took longest, with calls, ms, GFLOP/s and GB/s. With "
              "TRACE-FILE, also writes every event there as a Chrome trace (JSON; open it in Perfetto or "
              "chrome://tracing), the host and each device on a track of their own. Inside an enclosing "
-             "profile it stops nothing: the summary and trace are the enclosing profile's so far.",
+             "profile it stops nothing: the summary and trace are the enclosing profile's so far."
+             "\n  (progn (profile-start) (realize (+ (tensor '(1 2)) 1)) (stringp (profile-stop)))  ; => t"
+             "\n  (progn (profile-start)"
+             "\n         (realize (+ (tensor '(1 2)) 1))"
+             "\n         (profile-stop \"/tmp/tl-doc-profile-stop.json\")"
+             "\n         (probe-file \"/tmp/tl-doc-profile-stop.json\"))  ; => t",
              [](Interp& in, Args a, N n) -> Value {
                DeviceState& s = state(in);
                runtime::Profiler& p = *s.profiler;
@@ -376,13 +391,17 @@ void register_device_builtins(Interp& in) {
                }
                return in.make_string(p.summary());
              });
-  TL_BUILTIN(in, "profilingp", 0, 0, "(profilingp)", "True while a profile is running (profile-start).",
+  TL_BUILTIN(in, "profilingp", 0, 0, "(profilingp)",
+             "True while a profile is running (profile-start)."
+             "\n  (progn (profile-start) (prog1 (profilingp) (profile-stop)))  ; => t"
+             "\n  (profilingp)  ; => nil",
              [](Interp& in, Args, N) -> Value { return in.boolean(state(in).profile_depth > 0); });
   TL_BUILTIN(in, "jit-plan-cache", 0, 1, "(jit-plan-cache [N])",
              "How many plans (a graph structure's schedule, lowered and compiled) the JIT device keeps, the "
              "most recently used; set to N (at least 1) when given. A program whose shapes keep changing "
              "holds at most that many; a dropped plan is made again when its structure comes back (its "
-             "kernels stay compiled). Starts at 1024, or TENSORLISP_PLAN_CACHE.",
+             "kernels stay compiled). Starts at 1024, or TENSORLISP_PLAN_CACHE."
+             "\n  (let ((old (jit-plan-cache))) (prog1 (jit-plan-cache 16) (jit-plan-cache old)))  ; => 16",
              [](Interp& in, Args a, N n) -> Value {
                return cache_capacity(in, "jit-plan-cache", a, n, jit_of(in, "jit-plan-cache").plans());
              });
@@ -390,25 +409,34 @@ void register_device_builtins(Interp& in) {
              "How many compiled kernels the JIT device keeps, the most recently used, besides those its "
              "kept plans run; set to N (at least 1) when given. A kernel let go is released (its code "
              "freed) once no plan runs it, and compiled again, or loaded from the disk cache, when it "
-             "comes back. Starts at 4096, or TENSORLISP_KERNEL_CACHE.",
+             "comes back. Starts at 4096, or TENSORLISP_KERNEL_CACHE."
+             "\n  (let ((old (jit-kernel-cache))) (prog1 (jit-kernel-cache 64) (jit-kernel-cache old)))  ; => 64",
              [](Interp& in, Args a, N n) -> Value {
                return cache_capacity(in, "jit-kernel-cache", a, n, jit_of(in, "jit-kernel-cache").kernels());
              });
   TL_BUILTIN(in, "kernel-count", 1, 1, "(kernel-count X)",
              "How many kernels realizing tensor X would run on a JIT device (0 when X is realized): what "
-             "the optimizer rules and the scheduler made of it.",
+             "the optimizer rules and the scheduler made of it."
+             "\n  (kernel-count (+ (tensor '(1 2)) 1))  ; => 1"
+             "\n  (kernel-count (sum (* (tensor '(1.0 2.0)) 2.0)))  ; => 1"
+             "\n  (kernel-count (tensor '(1 2)))  ; => 0",
              [](Interp& in, Args a, N) -> Value {
                if (!tensor::is_tensor(a[0])) in.type_error("kernel-count", 1, "a tensor", a[0]);
                const tensor::Node* n = tensor::as_tensor(a[0])->node.get();
                if (schedule::holds_data(n)) return Value::integer(0);
-               if (DeviceState& s = state(in); s.jit) return Value::integer(static_cast<std::int64_t>(s.jit->kernel_count(n)));
+               if (DeviceState& s = state(in); s.jit)
+                 return Value::integer(static_cast<std::int64_t>(s.jit->kernel_count(n)));
                return Value::integer(static_cast<std::int64_t>(schedule::make_schedule(n).kernels.size()));
              });
   TL_BUILTIN(in, "schedule->text", 1, 1, "(schedule->text X)",
              "The kernels realizing tensor X (or a list of tensors, together) would run on a JIT device, as "
              "text: one line per kernel with its kind, the node it computes, how many ops it runs, the reduces "
-             "fused into it, what it reads (inputs and earlier kernels) and its cost estimate. What the optimizer rules and the "
-             "scheduler made of X, before lowering; \"\" when everything is realized.",
+             "fused into it, what it reads (inputs and earlier kernels) and its cost estimate. What the optimizer "
+             "rules and the "
+             "scheduler made of X, before lowering; \"\" when everything is realized."
+             "\n  (schedule->text (+ (tensor '(1 2)) 1))"
+             "  ; => \"kernel 0 (elementwise): add i32 (2), 1 op, reads input 0; about 2 flops, 16 bytes\\n\""
+             "\n  (schedule->text (tensor '(1 2)))  ; => \"\"",
              [](Interp& in, Args a, N) -> Value {
                const std::vector<const tensor::Node*> roots = unrealized_roots(in, "schedule->text", a[0]);
                if (roots.empty()) return in.make_string("");
@@ -418,9 +446,13 @@ void register_device_builtins(Interp& in) {
   TL_BUILTIN(in, "kernels->text", 1, 3, "(kernels->text X &key opts)",
              "The kernels realizing tensor X (or a list of tensors, together) as the JIT lowers them, as text: "
              "each kernel's schedule line, the opts applied to it (codegen/opts.h: split, swap, pack, upcast, "
-             "partial, interchange) and its loop IR. :opts, a list such as '((split 0 4) (upcast 5)) or its text, replaces "
+             "partial, interchange) and its loop IR. :opts, a list such as '((split 0 4) (upcast 5)) or its text, "
+             "replaces "
              "the opts chosen for the last kernel (nil: none, the plain nest); loops are named by the ids of "
-             "the plain nest (opts: none) and of the loops earlier opts made. \"\" when everything is realized.",
+             "the plain nest (opts: none) and of the loops earlier opts made. \"\" when everything is realized."
+             "\n  (second (string-split (kernels->text (+ (tensor '(1 2)) 1)) (string #\\Newline)))"
+             "  ; => \"opts: none\""
+             "\n  (kernels->text (tensor '(1 2)))  ; => \"\"",
              [](Interp& in, Args a, N n) -> Value {
                std::optional<codegen::Opts> opts;
                if (n == 3) {

@@ -63,13 +63,18 @@ void register_npy_builtins(Interp& in) {
   TL_BUILTIN(in, "load-npy", 1, 1, "(load-npy PATH)",
              "The tensor stored in the NumPy .npy file PATH (format 1.0, 2.0 or 3.0). Dtypes: f2 f4 "
              "f8 i1 i2 i4 i8 u1 u4 b1. Big-endian data is converted; Fortran-order data is "
-             "rearranged into row-major order.",
+             "rearranged into row-major order."
+             "\n  (progn (save-npy (tensor '((1.5 2.5) (3.5 4.5))) \"/tmp/tl-doc-load-npy.npy\")"
+             "\n         (to-list (load-npy \"/tmp/tl-doc-load-npy.npy\")))  ; => ((1.5 2.5) (3.5 4.5))",
              [](Interp& in, Args a, N) -> Value {
                return make_loaded_tensor(in, io::read_npy(file_ctx(in, "load-npy", a, 0)));
              });
   TL_BUILTIN(in, "save-npy", 2, 2, "(save-npy TENSOR PATH)",
              "Writes TENSOR (realizing it) to PATH as a NumPy .npy file: format 1.0, little-endian, "
-             "row-major. bf16 has no NPY type: cast to f32 first. Returns PATH.",
+             "row-major. bf16 has no NPY type: cast to f32 first. Returns PATH."
+             "\n  (save-npy (tensor '((1 2) (3 4))) \"/tmp/tl-doc-save-npy.npy\")  ; => \"/tmp/tl-doc-save-npy.npy\""
+             "\n  (progn (save-npy (tensor '(1 2 3) :dtype 'i64) \"/tmp/tl-doc-save-npy.npy\")"
+             "\n         (dtype (load-npy \"/tmp/tl-doc-save-npy.npy\")))  ; => i64",
              [](Interp& in, Args a, N) -> Value {
                if (!is_tensor(a[0])) in.type_error("save-npy", 1, "a tensor", a[0]);
                io::FileCtx ctx = file_ctx(in, "save-npy", a, 1);
@@ -194,7 +199,14 @@ void register_safetensors_builtins(Interp& in) {
   TL_BUILTIN(in, "load-safetensors", 1, 3, "(load-safetensors PATH &key names)",
              "The tensors of the safetensors file PATH as an alist ((name . tensor) ...), in the "
              "order of their data in the file. With :names, a list of tensor names, only those "
-             "are read, in that order; a name the file does not hold is a file-error naming it.",
+             "are read, in that order; a name the file does not hold is a file-error naming it."
+             "\n  (let ((path \"/tmp/tl-doc-load-st.safetensors\"))"
+             "\n    (save-safetensors (list (cons \"w\" (tensor '((1.0 2.0)))) (cons \"b\" (tensor '(0.5)))) path)"
+             "\n    (mapcar (lambda (e) (cons (car e) (to-list (cdr e)))) (load-safetensors path)))"
+             "  ; => ((\"w\" (1.0 2.0)) (\"b\" 0.5))"
+             "\n  (let ((path \"/tmp/tl-doc-load-st.safetensors\"))"
+             "\n    (save-safetensors (list (cons \"w\" (tensor '((1.0 2.0)))) (cons \"b\" (tensor '(0.5)))) path)"
+             "\n    (mapcar #'car (load-safetensors path :names '(\"b\"))))  ; => (\"b\")",
              [](Interp& in, Args a, N n) -> Value {
                io::FileCtx ctx = file_ctx(in, "load-safetensors", a, 0);
                bool has_names = false;
@@ -212,19 +224,28 @@ void register_safetensors_builtins(Interp& in) {
                }
                return load_safetensors(in, ctx, &wanted);
              });
-  TL_BUILTIN(
-      in, "safetensors-header", 1, 1, "(safetensors-header PATH)",
-      "The tensors the safetensors file PATH holds, without reading their data: a list of "
-      "(NAME DTYPE SHAPE), NAME a string, DTYPE a symbol such as bf16, SHAPE a list, in "
-      "the order of their data in the file. The header is checked as load-safetensors "
-      "checks it.",
-      [](Interp& in, Args a, N) -> Value { return safetensors_header(in, file_ctx(in, "safetensors-header", a, 0)); });
+  TL_BUILTIN(in, "safetensors-header", 1, 1, "(safetensors-header PATH)",
+             "The tensors the safetensors file PATH holds, without reading their data: a list of "
+             "(NAME DTYPE SHAPE), NAME a string, DTYPE a symbol such as bf16, SHAPE a list, in "
+             "the order of their data in the file. The header is checked as load-safetensors "
+             "checks it."
+             "\n  (let ((path \"/tmp/tl-doc-st-header.safetensors\"))"
+             "\n    (save-safetensors (list (cons \"w\" (tensor '((1.0 2.0)))) (cons \"b\" (tensor '(1 2) :dtype "
+             "'bf16))) "
+             "path)"
+             "\n    (safetensors-header path))  ; => ((\"w\" f32 (1 2)) (\"b\" bf16 (2)))",
+             [](Interp& in, Args a, N) -> Value {
+               return safetensors_header(in, file_ctx(in, "safetensors-header", a, 0));
+             });
   TL_BUILTIN(in, "save-safetensors", 2, 4, "(save-safetensors TENSORS PATH &key metadata)",
              "Writes TENSORS, an alist ((name . tensor) ...) or a hash table from names to tensors, "
              "to PATH as a safetensors file, in that order, realizing them. :metadata, an alist or "
              "hash table of strings, is stored as __metadata__. Returns PATH. Like every saver (and "
              "torch.save), the value comes first; the old order (save-safetensors PATH TENSORS) still "
-             "works, with a deprecation warning, until the next release.",
+             "works, with a deprecation warning, until the next release."
+             "\n  (save-safetensors (list (cons \"w\" (tensor '((1.0 2.0)))) (cons \"b\" (tensor '(0.5))))"
+             "\n                    \"/tmp/tl-doc-save-st.safetensors\" :metadata '((\"format\" . \"pt\")))"
+             "  ; => \"/tmp/tl-doc-save-st.safetensors\"",
              [](Interp& in, Args a, N n) -> Value {
                // Issue 19: save-npy took (TENSOR PATH) and this (PATH TENSORS). TENSORS is never a
                // string, so a string first and a non-string second is the old order.
@@ -249,7 +270,10 @@ void register_safetensors_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "safetensors-metadata", 1, 1, "(safetensors-metadata PATH)",
              "The __metadata__ of the safetensors file PATH as an alist of strings ((key . value) "
-             "...); nil when it has none.",
+             "...); nil when it has none."
+             "\n  (let ((path \"/tmp/tl-doc-st-metadata.safetensors\"))"
+             "\n    (save-safetensors (list (cons \"w\" (tensor '(1.0)))) path :metadata '((\"format\" . \"pt\")))"
+             "\n    (safetensors-metadata path))  ; => ((\"format\" . \"pt\"))",
              [](Interp& in, Args a, N) -> Value {
                return safetensors_metadata(in, file_ctx(in, "safetensors-metadata", a, 0));
              });
@@ -354,14 +378,37 @@ void register_gguf_builtins(Interp& in) {
              "ALIST holds (KEY . VALUE) in file order: integers, floats, t or nil, strings, and "
              "arrays as lists. Each tensor is (NAME DTYPE SHAPE TYPE): the dtype load-gguf gives it "
              "(f32 for Q8_0 and Q4_0, which are dequantized; nil for a type it cannot read), the "
-             "row-major shape (GGUF's dimensions reversed) and the ggml type name (\"Q8_0\").",
+             "row-major shape (GGUF's dimensions reversed) and the ggml type name (\"Q8_0\")."
+             "\n  (let* ((u32 (lambda (n) (list n 0 0 0)))"
+             "\n         (u64 (lambda (n) (list n 0 0 0 0 0 0 0)))"
+             "\n         (str (lambda (s) (append (funcall u64 (length s)) (map 'list #'char-code s))))"
+             "\n         (bytes (append (map 'list #'char-code \"GGUF\") (funcall u32 3) (funcall u64 1) (funcall u64 "
+             "1)"
+             "\n                        (funcall str \"general.name\") (funcall u32 8) (funcall str \"tiny\")"
+             "\n                        (funcall str \"w\") (funcall u32 1) (funcall u64 2) (funcall u32 0) (funcall "
+             "u64 0)"
+             "\n                        '(0 0 0) '(0 0 0 64 0 0 64 64))))"
+             "\n    (write-file \"/tmp/tl-doc-gguf-header.gguf\" (map 'string #'code-char bytes))"
+             "\n    (gguf-header \"/tmp/tl-doc-gguf-header.gguf\"))"
+             "  ; => (:version 3 :alignment 32 :metadata ((\"general.name\" . \"tiny\")) :tensors ((\"w\" f32 (2) "
+             "\"F32\")))",
              [](Interp& in, Args a, N) -> Value { return gguf_header(in, file_ctx(in, "gguf-header", a, 0)); });
   TL_BUILTIN(in, "load-gguf", 1, 3, "(load-gguf PATH &key names)",
              "The tensors of the GGUF file PATH as an alist ((name . tensor) ...), in file order, "
              "each of the row-major shape gguf-header gives: F32, F16, BF16, F64 and the integer "
              "types as stored, Q8_0 and Q4_0 dequantized to f32; another type is a dtype-error "
              "naming the tensor and the type. With :names, a list of tensor names, only those are "
-             "read, in that order; a name the file does not hold is a file-error naming it.",
+             "read, in that order; a name the file does not hold is a file-error naming it."
+             "\n  (let* ((u32 (lambda (n) (list n 0 0 0)))"
+             "\n         (u64 (lambda (n) (list n 0 0 0 0 0 0 0)))"
+             "\n         (bytes (append (map 'list #'char-code \"GGUF\") (funcall u32 3) (funcall u64 1) (funcall u64 "
+             "0)"
+             "\n                        (funcall u64 1) (map 'list #'char-code \"w\") (funcall u32 1) (funcall u64 2) "
+             "(funcall u32 0)"
+             "\n                        (funcall u64 0) (make-list 7 :initial-element 0) '(0 0 0 64 0 0 64 64))))"
+             "\n    (write-file \"/tmp/tl-doc-load-gguf.gguf\" (map 'string #'code-char bytes))"
+             "\n    (mapcar (lambda (e) (cons (car e) (to-list (cdr e)))) (load-gguf \"/tmp/tl-doc-load-gguf.gguf\")))"
+             "  ; => ((\"w\" 2.0 3.0))",
              [](Interp& in, Args a, N n) -> Value {
                io::FileCtx ctx = file_ctx(in, "load-gguf", a, 0);
                bool has_names = false;
@@ -375,7 +422,12 @@ void register_gguf_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "gguf-files", 1, 1, "(gguf-files DIR)",
              "The paths of the .gguf files in the directory DIR, sorted; nil when it has none or "
-             "is not a directory.",
+             "is not a directory."
+             "\n  (let ((dir \"/tmp/tl-doc-gguf-files/\"))"
+             "\n    (ensure-directories-exist dir)"
+             "\n    (dolist (f '(\"b.gguf\" \"a.gguf\" \"notes.txt\")) (write-file (concat dir f) \"\"))"
+             "\n    (gguf-files dir))  ; => (\"/tmp/tl-doc-gguf-files/a.gguf\" \"/tmp/tl-doc-gguf-files/b.gguf\")"
+             "\n  (gguf-files \"/tmp/tl-doc-no-such-folder\")  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                const std::string dir = eval::arg_string(in, "gguf-files", a, 0)->text;
                std::vector<std::string> found;
@@ -397,7 +449,10 @@ void register_idx_builtins(Interp& in) {
   TL_BUILTIN(in, "load-idx", 1, 1, "(load-idx PATH)",
              "The tensor in the IDX file PATH (the format of MNIST and Fashion-MNIST; "
              "gzip-compressed files are read as they are): u8 images of shape (n 28 28), labels "
-             "of shape (n), ...",
+             "of shape (n), ..."
+             "\n  (progn (write-file \"/tmp/tl-doc-load-idx\" (map 'string #'code-char '(0 0 8 2 0 0 0 2 0 0 0 3 1 2 "
+             "3 4 5 6)))"
+             "\n         (to-list (load-idx \"/tmp/tl-doc-load-idx\")))  ; => ((1 2 3) (4 5 6))",
              [](Interp& in, Args a, N) -> Value {
                return make_loaded_tensor(in, io::read_idx(file_ctx(in, "load-idx", a, 0)));
              });
@@ -442,7 +497,12 @@ void register_csv_builtins(Interp& in) {
              "The numbers of the CSV file PATH as a (rows columns) tensor of DTYPE. With :header t the "
              "first line names the columns and the result is (TENSOR . NAMES). Fields may be quoted; "
              "empty fields are nan (float dtypes only); :skip drops that many leading lines; .gz files "
-             "are read as they are.",
+             "are read as they are."
+             "\n  (progn (write-file \"/tmp/tl-doc-load-csv.csv\" (format nil \"1,2.5~%3,4.5~%\"))"
+             "\n         (to-list (load-csv \"/tmp/tl-doc-load-csv.csv\")))  ; => ((1.0 2.5) (3.0 4.5))"
+             "\n  (progn (write-file \"/tmp/tl-doc-load-csv.csv\" (format nil \"x;y~%1;2~%3;~%\"))"
+             "\n         (let ((r (load-csv \"/tmp/tl-doc-load-csv.csv\" :header t :delimiter \";\")))"
+             "\n           (list (to-list (car r)) (cdr r))))  ; => (((1.0 2.0) (3.0 nan)) (\"x\" \"y\"))",
              [](Interp& in, Args a, N n) -> Value {
                io::FileCtx ctx = file_ctx(in, "load-csv", a, 0);
                const io::CsvOptions options = csv_options(in, a, n);

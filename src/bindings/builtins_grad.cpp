@@ -37,7 +37,10 @@ std::vector<const Node*> grad_sources(const Node* n) {
 void register_grad_builtins(Interp& in) {
   TL_BUILTIN(in, "requires-grad!", 1, 2, "(requires-grad! X [FLAG])",
              "Marks tensor X (realized first) as a leaf whose gradient backward accumulates, or unmarks it "
-             "when FLAG is nil. Ops built from X afterwards carry gradients; returns X.",
+             "when FLAG is nil. Ops built from X afterwards carry gradients; returns X."
+             "\n  (let ((x (requires-grad! (tensor '(1.0 2.0))))) (backward (sum (* x x))) (to-list (grad x)))"
+             "  ; => (2.0 4.0)"
+             "\n  (requires-grad-p (requires-grad! (requires-grad! (tensor '(1.0))) nil))  ; => nil",
              [](Interp& in, Args a, N n) -> Value {
                TensorObj* t = tensor_arg(in, "requires-grad!", a, 0);
                const bool on = n < 2 || a[1].truthy();
@@ -70,10 +73,19 @@ void register_grad_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "requires-grad-p", 1, 1, "(requires-grad-p X)",
              "True when gradients flow through tensor X: a leaf marked with requires-grad!, or a value "
-             "computed from one while gradients were on.",
-             [](Interp& in, Args a, N) -> Value { return in.boolean(tensor_arg(in, "requires-grad-p", a, 0)->node->grad); });
+             "computed from one while gradients were on."
+             "\n  (let ((x (requires-grad! (tensor '(1.0 2.0)))))"
+             "\n    (list (requires-grad-p x) (requires-grad-p (* x 2)) (requires-grad-p (detach x))))  ; => (t t nil)"
+             "\n  (requires-grad-p (tensor '(1.0)))  ; => nil",
+             [](Interp& in, Args a, N) -> Value {
+               return in.boolean(tensor_arg(in, "requires-grad-p", a, 0)->node->grad);
+             });
   TL_BUILTIN(in, "detach", 1, 1, "(detach X)",
-             "Tensor X's value without its gradient history: backward does not go through it.",
+             "Tensor X's value without its gradient history: backward does not go through it."
+             "\n  (let ((x (requires-grad! (tensor '(1.0 2.0)))))"
+             "\n    (backward (sum (* (detach x) x)))"
+             "\n    (to-list (grad x)))  ; => (1.0 2.0)"
+             "\n  (requires-grad-p (detach (requires-grad! (tensor '(1.0)))))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                return make_tensor(in, graph_at_call(in).make_detached(tensor_arg(in, "detach", a, 0)->node));
              });
@@ -85,10 +97,16 @@ void register_grad_builtins(Interp& in) {
                g.grad_enabled = a[0].truthy();
                return in.boolean(old);
              });
-  TL_BUILTIN(in, "grad-enabled-p", 0, 0, "(grad-enabled-p)", "True unless inside no-grad.",
+  TL_BUILTIN(in, "grad-enabled-p", 0, 0, "(grad-enabled-p)",
+             "True unless inside no-grad."
+             "\n  (grad-enabled-p)  ; => t"
+             "\n  (no-grad (grad-enabled-p))  ; => nil",
              [](Interp& in, Args, N) -> Value { return in.boolean(runtime(in).graph.grad_enabled); });
   TL_BUILTIN(in, "grad", 1, 1, "(grad X)",
-             "The gradient backward accumulated for leaf tensor X (marked with requires-grad!), or nil.",
+             "The gradient backward accumulated for leaf tensor X (marked with requires-grad!), or nil."
+             "\n  (let ((x (requires-grad! (tensor '(1.0 2.0))))) (backward (sum (* 3.0 x))) (to-list (grad x)))"
+             "  ; => (3.0 3.0)"
+             "\n  (grad (tensor '(1.0 2.0)))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                const NodeRef& g = tensor_arg(in, "grad", a, 0)->node->grad_value;
                return g ? make_tensor(in, g) : eval::nil();
@@ -116,7 +134,12 @@ void register_grad_builtins(Interp& in) {
                y->custom_inputs = std::move(inputs);
                return Value::integer(y->id);
              });
-  TL_BUILTIN(in, "custom-grad-p", 1, 1, "(custom-grad-p X)", "True when X's node has a custom gradient.",
+  TL_BUILTIN(in, "custom-grad-p", 1, 1, "(custom-grad-p X)",
+             "True when X's node has a custom gradient."
+             "\n  (custom-grad-p (with-custom-grad ((a (requires-grad! (tensor '(1.0 2.0))))) (* a 3) (g) (list (* g "
+             "3))))"
+             "  ; => t"
+             "\n  (custom-grad-p (* (requires-grad! (tensor '(1.0))) 3))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                return in.boolean(tensor_arg(in, "custom-grad-p", a, 0)->node->custom_grad);
              });
@@ -132,7 +155,13 @@ void register_grad_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "grad-sources", 1, 1, "(grad-sources X)",
              "The tensors gradients flow to from X: its op's sources, or for a realized value the graph "
-             "that computed it (nil for a leaf).",
+             "that computed it (nil for a leaf)."
+             "\n  (let ((x (requires-grad! (tensor '(1.0 2.0)))))"
+             "\n    (mapcar #'node-op (grad-sources (prim:mul x x))))  ; => (buffer buffer)"
+             "\n  (let* ((x (requires-grad! (tensor '(1.0 2.0))))"
+             "\n         (y (realize (prim:mul x x))))"
+             "\n    (mapcar #'node-op (grad-sources y)))  ; => (mul)"
+             "\n  (grad-sources (requires-grad! (tensor '(1.0))))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                Interp::StackMark mark(in);
                Value* base = in.sp;
@@ -142,7 +171,9 @@ void register_grad_builtins(Interp& in) {
                return in.list_from(base, static_cast<std::size_t>(in.sp - base));
              });
   TL_BUILTIN(in, "grad-order", 1, 1, "(grad-order X)",
-             "The nodes gradients flow through from X, each once, sources before users (X last).",
+             "The nodes gradients flow through from X, each once, sources before users (X last)."
+             "\n  (let ((x (requires-grad! (tensor '(1.0 2.0)))))"
+             "\n    (mapcar #'node-op (grad-order (prim:neg (prim:mul x x)))))  ; => (buffer mul neg)",
              [](Interp& in, Args a, N) -> Value {
                const Node* root = tensor_arg(in, "grad-order", a, 0)->node.get();
                std::vector<const Node*> order;
@@ -177,7 +208,10 @@ void register_grad_builtins(Interp& in) {
                for (const Node* n : order) in.push(make_tensor(in, NodeRef(const_cast<Node*>(n))));
                return in.list_from(base, order.size());
              });
-  TL_BUILTIN(in, "grad-leaf-p", 1, 1, "(grad-leaf-p X)", "True when X is a leaf marked with requires-grad!.",
+  TL_BUILTIN(in, "grad-leaf-p", 1, 1, "(grad-leaf-p X)",
+             "True when X is a leaf marked with requires-grad!."
+             "\n  (let ((x (requires-grad! (tensor '(1.0 2.0))))) (list (grad-leaf-p x) (grad-leaf-p (* x 2))))"
+             "  ; => (t nil)",
              [](Interp& in, Args a, N) -> Value {
                const Node* n = tensor_arg(in, "grad-leaf-p", a, 0)->node.get();
                return in.boolean(n->grad && n->op == Op::Buffer && !n->origin);

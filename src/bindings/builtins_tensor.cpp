@@ -228,7 +228,7 @@ Bindings bindings_from_lisp(Interp& in, const char* fn, Value alist) {
 
 // Makes `name` (a numeric builtin) hand tensor arguments to the Lisp function `handler`.
 // Makes builtin `name` call the Lisp function `handler` when an argument is a tensor, and
-// appends "On tensors: <note>" to its documentation.
+// adds "On tensors: <note>" to its documentation (at the end of the prose, before any examples).
 void dispatch_tensors(Interp& in, const char* name, const char* handler, const char* note) {
   auto* nat = eval::as_native(in.intern(name)->value);
   // The docs outlive every interpreter: built once per process, shared by all.
@@ -237,7 +237,13 @@ void dispatch_tensors(Interp& in, const char* name, const char* handler, const c
   {
     std::lock_guard<std::mutex> lock(docs_mutex);
     auto [it, fresh] = docs.try_emplace(name);
-    if (fresh) it->second = std::string(nat->doc) + " On tensors: " + note;
+    if (fresh) {
+      // The note ends the prose, before the examples (lines "  (form)  ; => value"), whose
+      // expected values must stay at the ends of their lines.
+      const std::string doc = nat->doc;
+      const std::size_t examples = std::min(doc.find("\n  ("), doc.size());
+      it->second = doc.substr(0, examples) + " On tensors: " + note + doc.substr(examples);
+    }
     nat->doc = it->second.c_str();
   }
   eval::NativeFn number_fn = nat->fn;
@@ -263,18 +269,38 @@ void dispatch_tensors(Interp& in, const char* name, const char* handler, const c
 }  // namespace
 
 void register_tensor_builtins(Interp& in) {
-  TL_BUILTIN(in, "tensorp", 1, 1, "(tensorp X)", "True when X is a tensor.",
+  TL_BUILTIN(in, "tensorp", 1, 1, "(tensorp X)",
+             "True when X is a tensor."
+             "\n  (tensorp (tensor '(1 2 3)))  ; => t"
+             "\n  (tensorp '(1 2 3))  ; => nil",
              [](Interp& in, Args a, N) -> Value { return in.boolean(is_tensor(a[0])); });
-  TL_BUILTIN(in, "shape", 1, 1, "(shape X)", "The shape of tensor X: a list of dimensions (integers or symbols).",
-             [](Interp& in, Args a, N) -> Value { return shape_to_lisp(in, tensor_arg(in, "shape", a, 0)->node->shape); });
-  TL_BUILTIN(in, "dtype", 1, 1, "(dtype X)", "The element type of tensor X, a symbol such as f32.",
-             [](Interp& in, Args a, N) -> Value { return dtype_to_lisp(in, tensor_arg(in, "dtype", a, 0)->node->dtype); });
-  TL_BUILTIN(in, "ndim", 1, 1, "(ndim X)", "The number of axes of tensor X.",
+  TL_BUILTIN(in, "shape", 1, 1, "(shape X)",
+             "The shape of tensor X: a list of dimensions (integers or symbols)."
+             "\n  (shape (zeros '(2 3)))  ; => (2 3)"
+             "\n  (shape (tensor 5))  ; => nil",
+             [](Interp& in, Args a, N) -> Value {
+               return shape_to_lisp(in, tensor_arg(in, "shape", a, 0)->node->shape);
+             });
+  TL_BUILTIN(in, "dtype", 1, 1, "(dtype X)",
+             "The element type of tensor X, a symbol such as f32."
+             "\n  (dtype (tensor '(1.5 2.5)))  ; => f32"
+             "\n  (dtype (tensor '(1 2)))  ; => i32",
+             [](Interp& in, Args a, N) -> Value {
+               return dtype_to_lisp(in, tensor_arg(in, "dtype", a, 0)->node->dtype);
+             });
+  TL_BUILTIN(in, "ndim", 1, 1, "(ndim X)",
+             "The number of axes of tensor X."
+             "\n  (ndim (zeros '(2 3 4)))  ; => 3",
              [](Interp& in, Args a, N) -> Value {
                return Value::integer(static_cast<std::int64_t>(tensor_arg(in, "ndim", a, 0)->node->shape.size()));
              });
-  TL_BUILTIN(in, "numel", 1, 1, "(numel X)", "The number of elements of tensor X (an expression when symbolic).",
-             [](Interp& in, Args a, N) -> Value { return dim_to_lisp(in, shape_numel(tensor_arg(in, "numel", a, 0)->node->shape)); });
+  TL_BUILTIN(in, "numel", 1, 1, "(numel X)",
+             "The number of elements of tensor X (an expression when symbolic)."
+             "\n  (numel (zeros '(2 3 4)))  ; => 24"
+             "\n  (numel (symbolic-shape (ones '(4 2)) '(n 2)))  ; => (* 2 n)",
+             [](Interp& in, Args a, N) -> Value {
+               return dim_to_lisp(in, shape_numel(tensor_arg(in, "numel", a, 0)->node->shape));
+             });
   TL_BUILTIN(in, "%guard", 3, 3, "(%guard FLAG TYPE MESSAGE)",
              "Computes the one-element bool tensor FLAG and returns whether it is true. Inside a jit trace the "
              "check is recorded: each replay computes FLAG again and signals TYPE (a symbol) with MESSAGE when "
@@ -295,7 +321,9 @@ void register_tensor_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "realize", 1, 3, "(realize X &key bind)",
              "Computes tensor X now (it is otherwise computed when first read) and returns it. :bind gives "
-             "values to symbolic dimensions, e.g. (realize x :bind '((batch . 32))).",
+             "values to symbolic dimensions, e.g. (realize x :bind '((batch . 32)))."
+             "\n  (realizedp (realize (+ (tensor '(1 2)) 1)))  ; => t"
+             "\n  (to-list (realize (+ (ones '(n 2)) 1) :bind '((n . 3))))  ; => ((2.0 2.0) (2.0 2.0) (2.0 2.0))",
              [](Interp& in, Args a, N n) -> Value {
                TensorObj* t = tensor_arg(in, "realize", a, 0);
                Bindings b = bindings_from_lisp(in, "realize", eval::keyword_arg(a, 1, n, "bind"));
@@ -304,7 +332,10 @@ void register_tensor_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "manual-seed", 1, 1, "(manual-seed N)",
              "Seeds the tensor random number generator with integer N: the same seed gives the same "
-             "sequence of random tensors.",
+             "sequence of random tensors."
+             "\n  (let ((a (progn (manual-seed 42) (to-list (rand '(3))))))"
+             "\n    (manual-seed 42)"
+             "\n    (equal a (to-list (rand '(3)))))  ; => t",
              [](Interp& in, Args a, N) -> Value {
                TensorRuntime& rt = runtime(in);
                rt.rng_seed = eval::arg_int(in, "manual-seed", a, 0);
@@ -319,7 +350,9 @@ void register_tensor_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "realize-all", 1, 1, "(realize-all TENSORS)",
              "Computes every tensor of the list TENSORS now, in one schedule, so work they share runs "
-             "once (e.g. the gradients of a model's parameters); returns the list.",
+             "once (e.g. the gradients of a model's parameters); returns the list."
+             "\n  (mapcar #'to-list (realize-all (list (+ (tensor '(1 2)) 1) (* (tensor '(1 2)) 10))))"
+             "  ; => ((2 3) (10 20))",
              [](Interp& in, Args a, N) -> Value {
                std::vector<TensorObj*> ts;
                for (Value r = a[0]; eval::is_cons(r); r = eval::cdr(r)) {
@@ -331,16 +364,27 @@ void register_tensor_builtins(Interp& in) {
                realize_all(in, ts);
                return a[0];
              });
-  TL_BUILTIN(in, "realizedp", 1, 1, "(realizedp X)", "True when tensor X holds computed data (not a pending graph).",
-             [](Interp& in, Args a, N) -> Value { return in.boolean(tensor_arg(in, "realizedp", a, 0)->node->op == Op::Buffer); });
-  TL_BUILTIN(in, "to-list", 1, 1, "(to-list X)", "The elements of tensor X as nested lists (a number for a 0-d tensor).",
+  TL_BUILTIN(in, "realizedp", 1, 1, "(realizedp X)",
+             "True when tensor X holds computed data (not a pending graph)."
+             "\n  (realizedp (tensor '(1 2)))  ; => t"
+             "\n  (realizedp (+ (tensor '(1 2)) 1))  ; => nil",
+             [](Interp& in, Args a, N) -> Value {
+               return in.boolean(tensor_arg(in, "realizedp", a, 0)->node->op == Op::Buffer);
+             });
+  TL_BUILTIN(in, "to-list", 1, 1, "(to-list X)",
+             "The elements of tensor X as nested lists (a number for a 0-d tensor)."
+             "\n  (to-list (tensor '((1 2) (3 4))))  ; => ((1 2) (3 4))"
+             "\n  (to-list (tensor 7))  ; => 7",
              [](Interp& in, Args a, N) -> Value {
                TensorObj* t = tensor_arg(in, "to-list", a, 0);
                const Buffer& b = read_back(in, t);
                std::int64_t k = 0;
                return to_list(in, b, concrete_shape(t), 0, k);
              });
-  TL_BUILTIN(in, "item", 1, 1, "(item X)", "The single element of tensor X as a number.",
+  TL_BUILTIN(in, "item", 1, 1, "(item X)",
+             "The single element of tensor X as a number."
+             "\n  (item (sum (tensor '(1 2 3))))  ; => 6"
+             "\n  (item (tensor '((2.5))))  ; => 2.5",
              [](Interp& in, Args a, N) -> Value {
                TensorObj* t = tensor_arg(in, "item", a, 0);
                const Buffer& b = read_back(in, t);
@@ -373,7 +417,8 @@ void register_tensor_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "take-rows", 2, 2, "(take-rows X INDICES)",
              "The rows of X (along its first axis) at INDICES, a list of integers or an integer tensor, "
-             "copied into a new tensor: how a batch is drawn from a dataset.",
+             "copied into a new tensor: how a batch is drawn from a dataset."
+             "\n  (to-list (funcall *take-rows-copy* (tensor '((1 2) (3 4) (5 6))) '(2 0)))  ; => ((5 6) (1 2))",
              [](Interp& in, Args a, N) -> Value {
                TensorObj* t = tensor_arg(in, "take-rows", a, 0);
                const Buffer& b = realize(in, t);
@@ -386,13 +431,16 @@ void register_tensor_builtins(Interp& in) {
                    in.error("dtype-error", "take-rows: INDICES must be integers, got " + std::string(dtype_name(it->node->dtype)));
                  }
                  const Buffer& ib = read_back(in, it);
-                 for (std::size_t i = 0; i < ib.count(); ++i) idx.push_back(runtime::load_int(ib, static_cast<std::int64_t>(i)));
+                 for (std::size_t i = 0; i < ib.count(); ++i)
+                   idx.push_back(runtime::load_int(ib, static_cast<std::int64_t>(i)));
                } else {
                  for (Value r = a[1]; eval::is_cons(r); r = eval::cdr(r)) {
-                   if (!eval::car(r).is_int()) in.type_error("take-rows", 2, "a list of integers or an integer tensor", a[1]);
+                   if (!eval::car(r).is_int())
+                     in.type_error("take-rows", 2, "a list of integers or an integer tensor", a[1]);
                    idx.push_back(eval::car(r).i);
                  }
-                 if (!eval::is_list(a[1])) in.type_error("take-rows", 2, "a list of integers or an integer tensor", a[1]);
+                 if (!eval::is_list(a[1]))
+                   in.type_error("take-rows", 2, "a list of integers or an integer tensor", a[1]);
                }
                std::size_t row = dtype_size(b.dtype);
                for (std::size_t i = 1; i < shape.size(); ++i) row *= static_cast<std::size_t>(shape[i]);
@@ -403,8 +451,9 @@ void register_tensor_builtins(Interp& in) {
                    in.error("index-error", "take-rows: index " + std::to_string(idx[i]) + " out of range for " +
                                                std::to_string(shape[0]) + " rows");
                  }
-                 if (row) std::memcpy(static_cast<std::uint8_t*>(out->data()) + i * row,
-                                      static_cast<const std::uint8_t*>(b.data()) + static_cast<std::size_t>(r) * row, row);
+                 if (row)
+                   std::memcpy(static_cast<std::uint8_t*>(out->data()) + i * row,
+                               static_cast<const std::uint8_t*>(b.data()) + static_cast<std::size_t>(r) * row, row);
                }
                Shape s{Dim(static_cast<std::int64_t>(idx.size()))};
                for (std::size_t i = 1; i < shape.size(); ++i) s.push_back(Dim(shape[i]));
@@ -418,7 +467,10 @@ void register_tensor_builtins(Interp& in) {
              [](Interp& in, Args a, N) -> Value { return tensor_from_data(in, a[0], a[1]); });
   TL_BUILTIN(in, "symbolic-shape", 2, 2, "(symbolic-shape X SHAPE)",
              "X with the symbols in SHAPE naming its dimensions, e.g. (symbolic-shape x '(batch 784)). "
-             "Graphs built from it carry BATCH symbolically; its value comes from X's data.",
+             "Graphs built from it carry BATCH symbolically; its value comes from X's data."
+             "\n  (shape (symbolic-shape (zeros '(32 784)) '(batch 784)))  ; => (batch 784)"
+             "\n  (let ((x (symbolic-shape (ones '(4 2)) '(n 2))))"
+             "\n    (list (shape (sum x :axis 1)) (to-list (sum x :axis 1))))  ; => ((n) (2.0 2.0 2.0 2.0))",
              [](Interp& in, Args a, N) -> Value {
                TensorObj* t = tensor_arg(in, "symbolic-shape", a, 0);
                realize(in, t);
@@ -431,8 +483,9 @@ void register_tensor_builtins(Interp& in) {
                Bindings b;
                for (std::size_t i = 0; i < want.size(); ++i) {
                  if (auto c = want[i].as_const()) {
-                   if (*c != have[i]) in.error("shape-error", "symbolic-shape: axis " + std::to_string(i) + " has size " +
-                                                                  std::to_string(have[i]) + ", not " + std::to_string(*c));
+                   if (*c != have[i])
+                     in.error("shape-error", "symbolic-shape: axis " + std::to_string(i) + " has size " +
+                                                 std::to_string(have[i]) + ", not " + std::to_string(*c));
                  } else if (auto v = want[i].as_var()) {
                    auto [it, ok] = b.emplace(*v, have[i]);
                    if (!ok && it->second != have[i]) {
@@ -446,14 +499,18 @@ void register_tensor_builtins(Interp& in) {
                return make_tensor(in, graph_at_call(in).make_buffer(t->node->buffer, want, std::move(b)));
              });
   TL_BUILTIN(in, "broadcast-shapes", 0, -1, "(broadcast-shapes SHAPE...)",
-             "The shape that SHAPEs broadcast to under NumPy rules (right-aligned; 1 stretches).",
+             "The shape that SHAPEs broadcast to under NumPy rules (right-aligned; 1 stretches)."
+             "\n  (broadcast-shapes '(3 1) '(4))  ; => (3 4)"
+             "\n  (broadcast-shapes '(2 1 5) '(3 1) '(5))  ; => (2 3 5)",
              [](Interp& in, Args a, N n) -> Value {
                std::vector<Shape> shapes;
                for (N i = 0; i < n; ++i) shapes.push_back(shape_from_lisp(in, "broadcast-shapes", a[i]));
                return shape_to_lisp(in, broadcast_shapes(in, "broadcast-shapes", shapes));
              });
   TL_BUILTIN(in, "broadcast-to", 2, 2, "(broadcast-to X SHAPE)",
-             "X (a tensor or number) broadcast to SHAPE: a view, no copy.",
+             "X (a tensor or number) broadcast to SHAPE: a view, no copy."
+             "\n  (to-list (broadcast-to (tensor '(1 2 3)) '(2 3)))  ; => ((1 2 3) (1 2 3))"
+             "\n  (to-list (broadcast-to 0.5 '(2)))  ; => (0.5 0.5)",
              [](Interp& in, Args a, N) -> Value {
                Shape shape = shape_from_lisp(in, "broadcast-to", a[1]);
                if (!is_tensor(a[0])) {
@@ -477,25 +534,44 @@ void register_tensor_builtins(Interp& in) {
                return list_of_tensors(in, elementwise_args(in, fn.c_str(), args, t));
              });
   TL_BUILTIN(in, "result-dtype", 1, -1, "(result-dtype X...)",
-             "The dtype that tensors and numbers X combine to under the promotion rules.",
+             "The dtype that tensors and numbers X combine to under the promotion rules."
+             "\n  (result-dtype (tensor '(1 2)) 0.5)  ; => f32"
+             "\n  (result-dtype (tensor '(1 2) :dtype 'i8) 3)  ; => i8",
              [](Interp& in, Args a, N n) -> Value {
                return dtype_to_lisp(in, result_dtype(in, "result-dtype", std::vector<Value>(a, a + n)));
              });
-  TL_BUILTIN(in, "promote-types", 2, 2, "(promote-types A B)", "The dtype two tensors of dtypes A and B combine to.",
+  TL_BUILTIN(in, "promote-types", 2, 2, "(promote-types A B)",
+             "The dtype two tensors of dtypes A and B combine to."
+             "\n  (promote-types 'i32 'f16)  ; => f16"
+             "\n  (promote-types 'u8 'i8)  ; => i16",
              [](Interp& in, Args a, N) -> Value {
                return dtype_to_lisp(in, promote(dtype_from_lisp(in, "promote-types", a[0]), dtype_from_lisp(in, "promote-types", a[1])));
              });
-  TL_BUILTIN(in, "dtypep", 1, 1, "(dtypep X)", "True when X names a dtype.",
+  TL_BUILTIN(in, "dtypep", 1, 1, "(dtypep X)",
+             "True when X names a dtype."
+             "\n  (dtypep 'bf16)  ; => t"
+             "\n  (dtypep 'banana)  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                return in.boolean(eval::is_symbol(a[0]) && !a[0].is_nil() && dtype_from_name(eval::as_symbol(a[0])->name).has_value());
              });
-  TL_BUILTIN(in, "dtype-float-p", 1, 1, "(dtype-float-p DTYPE)", "True for f16, bf16, f32 and f64.",
-             [](Interp& in, Args a, N) -> Value { return in.boolean(is_float(dtype_from_lisp(in, "dtype-float-p", a[0]))); });
-  TL_BUILTIN(in, "dtype-size", 1, 1, "(dtype-size DTYPE)", "Bytes per element of DTYPE.",
+  TL_BUILTIN(in, "dtype-float-p", 1, 1, "(dtype-float-p DTYPE)",
+             "True for f16, bf16, f32 and f64."
+             "\n  (dtype-float-p 'bf16)  ; => t"
+             "\n  (dtype-float-p 'i64)  ; => nil",
+             [](Interp& in, Args a, N) -> Value {
+               return in.boolean(is_float(dtype_from_lisp(in, "dtype-float-p", a[0])));
+             });
+  TL_BUILTIN(in, "dtype-size", 1, 1, "(dtype-size DTYPE)",
+             "Bytes per element of DTYPE."
+             "\n  (dtype-size 'f16)  ; => 2"
+             "\n  (dtype-size 'bool)  ; => 1",
              [](Interp& in, Args a, N) -> Value {
                return Value::integer(static_cast<std::int64_t>(dtype_size(dtype_from_lisp(in, "dtype-size", a[0]))));
              });
-  TL_BUILTIN(in, "dim*", 0, -1, "(dim* D...)", "Product of dimensions (integers or symbolic).",
+  TL_BUILTIN(in, "dim*", 0, -1, "(dim* D...)",
+             "Product of dimensions (integers or symbolic)."
+             "\n  (dim* 2 3 4)  ; => 24"
+             "\n  (dim* 'batch 784)  ; => (* 784 batch)",
              [](Interp& in, Args a, N n) -> Value {
                Dim acc(1);
                for (N i = 0; i < n; ++i) acc = acc * dim_from_lisp(in, "dim*", a[i]);
@@ -504,19 +580,26 @@ void register_tensor_builtins(Interp& in) {
   TL_BUILTIN(in, "dim", 2, 2, "(dim NAME VALUE)",
              "A symbolic dimension NAME with the value VALUE: used as a dimension (in a slice, index-put!, dim+) it "
              "is the variable NAME, and (with-dims (D) ...) binds NAME to VALUE for the tensors built inside. As an "
-             "argument of a jit function it is keyed by name only, so one trace serves every value.",
+             "argument of a jit function it is keyed by name only, so one trace serves every value."
+             "\n  (dim-value (dim 'batch 32))  ; => 32"
+             "\n  (let ((d (dim 'n 3))) (with-dims (d) (shape (zeros (list d 2)))))  ; => (n 2)",
              [](Interp& in, Args a, N) -> Value {
                if (!eval::is_symbol(a[0]) || a[0].is_nil() || eval::as_symbol(a[0])->is_keyword()) {
                  in.type_error("dim", 1, "a symbol naming the dimension", a[0]);
                }
                std::int64_t v = eval::arg_int(in, "dim", a, 1);
-               if (v < 0) in.error("index-error", "dim: the value of " + eval::as_symbol(a[0])->name + " must not be negative, got " + std::to_string(v));
+               if (v < 0)
+                 in.error("index-error", "dim: the value of " + eval::as_symbol(a[0])->name +
+                                             " must not be negative, got " + std::to_string(v));
                auto* d = in.heap.make<BoundDim>(eval::ObjKind::Foreign);
                d->name = eval::as_symbol(a[0])->name;
                d->value = v;
                return Value::object(d);
              });
-  TL_BUILTIN(in, "dim-value", 1, 1, "(dim-value D)", "The value of D, a (dim NAME VALUE); an integer is its own value.",
+  TL_BUILTIN(in, "dim-value", 1, 1, "(dim-value D)",
+             "The value of D, a (dim NAME VALUE); an integer is its own value."
+             "\n  (dim-value (dim 'batch 32))  ; => 32"
+             "\n  (dim-value 5)  ; => 5",
              [](Interp& in, Args a, N) -> Value {
                if (a[0].is_int()) return a[0];
                if (BoundDim* d = as_bound_dim(a[0])) {
@@ -531,12 +614,17 @@ void register_tensor_builtins(Interp& in) {
                if (!d) in.type_error("with-dims", 1, "a (dim NAME VALUE)", a[0]);
                return in.cons(in.sym(d->name), Value::integer(d->value));
              });
-  TL_BUILTIN(in, "dim-name", 1, 1, "(dim-name D)", "The symbol naming D, a (dim NAME VALUE).",
+  TL_BUILTIN(in, "dim-name", 1, 1, "(dim-name D)",
+             "The symbol naming D, a (dim NAME VALUE)."
+             "\n  (dim-name (dim 'batch 32))  ; => batch",
              [](Interp& in, Args a, N) -> Value {
                if (BoundDim* d = as_bound_dim(a[0])) return in.sym(d->name);
                in.type_error("dim-name", 1, "a (dim NAME VALUE)", a[0]);
              });
-  TL_BUILTIN(in, "dim-p", 1, 1, "(dim-p X)", "True when X is a (dim NAME VALUE).",
+  TL_BUILTIN(in, "dim-p", 1, 1, "(dim-p X)",
+             "True when X is a (dim NAME VALUE)."
+             "\n  (dim-p (dim 'batch 32))  ; => t"
+             "\n  (dim-p 'batch)  ; => nil",
              [](Interp& in, Args a, N) -> Value { return in.boolean(as_bound_dim(a[0]) != nullptr); });
   TL_BUILTIN(in, "%set-scoped-dims", 1, 1, "(%set-scoped-dims ALIST)",
              "Sets the values of symbolic dimensions (NAME . VALUE) for the tensors built from now on; returns the "
@@ -551,31 +639,58 @@ void register_tensor_builtins(Interp& in) {
                g.scoped_bindings = std::move(b);
                return old;
              });
-  TL_BUILTIN(in, "dim+", 0, -1, "(dim+ D...)", "Sum of dimensions (integers or symbolic).",
+  TL_BUILTIN(in, "dim+", 0, -1, "(dim+ D...)",
+             "Sum of dimensions (integers or symbolic)."
+             "\n  (dim+ 2 3)  ; => 5"
+             "\n  (dim+ 'n 1)  ; => (+ 1 n)",
              [](Interp& in, Args a, N n) -> Value {
                Dim acc(0);
                for (N i = 0; i < n; ++i) acc = acc + dim_from_lisp(in, "dim+", a[i]);
                return dim_to_lisp(in, acc);
              });
-  TL_BUILTIN(in, "dim-", 2, 2, "(dim- A B)", "Difference of dimensions (integers or symbolic).",
-             [](Interp& in, Args a, N) -> Value { return dim_to_lisp(in, dim_from_lisp(in, "dim-", a[0]) - dim_from_lisp(in, "dim-", a[1])); });
-  TL_BUILTIN(in, "dim/", 2, 2, "(dim/ A B)", "A divided by B, which must divide it exactly; nil otherwise.",
+  TL_BUILTIN(in, "dim-", 2, 2, "(dim- A B)",
+             "Difference of dimensions (integers or symbolic)."
+             "\n  (dim- 10 4)  ; => 6"
+             "\n  (dim- 'n 1)  ; => (+ -1 n)",
+             [](Interp& in, Args a, N) -> Value {
+               return dim_to_lisp(in, dim_from_lisp(in, "dim-", a[0]) - dim_from_lisp(in, "dim-", a[1]));
+             });
+  TL_BUILTIN(in, "dim/", 2, 2, "(dim/ A B)",
+             "A divided by B, which must divide it exactly; nil otherwise."
+             "\n  (dim/ 12 4)  ; => 3"
+             "\n  (dim/ 12 5)  ; => nil"
+             "\n  (dim/ (dim* 'n 4) 4)  ; => n",
              [](Interp& in, Args a, N) -> Value {
                auto q = dim_from_lisp(in, "dim/", a[0]).divide_exact(dim_from_lisp(in, "dim/", a[1]));
                return q ? dim_to_lisp(in, *q) : eval::nil();
              });
-  TL_BUILTIN(in, "dim=", 2, 2, "(dim= A B)", "True when dimensions A and B are the same expression.",
-             [](Interp& in, Args a, N) -> Value { return in.boolean(dim_from_lisp(in, "dim=", a[0]) == dim_from_lisp(in, "dim=", a[1])); });
-  TL_BUILTIN(in, "graph-string", 1, 2, "(graph-string X [DEPTH])", "The primitive graph of tensor X as text.",
+  TL_BUILTIN(in, "dim=", 2, 2, "(dim= A B)",
+             "True when dimensions A and B are the same expression."
+             "\n  (dim= (dim+ 'n 'n) (dim* 2 'n))  ; => t"
+             "\n  (dim= 'n 'm)  ; => nil",
+             [](Interp& in, Args a, N) -> Value {
+               return in.boolean(dim_from_lisp(in, "dim=", a[0]) == dim_from_lisp(in, "dim=", a[1]));
+             });
+  TL_BUILTIN(in, "graph-string", 1, 2, "(graph-string X [DEPTH])",
+             "The primitive graph of tensor X as text."
+             "\n  (graph-string (prim:add (prim:iota '(3) 0 'i32) (prim:const 1 'i32 '(3))))"
+             "  ; => \"(add (iota (0) i32 (3)) (const 1 i32 (3)))\""
+             "\n  (graph-string (prim:neg (prim:neg (prim:iota '(3) 0 'i32))) 1)  ; => \"(neg (neg ...))\"",
              [](Interp& in, Args a, N n) -> Value {
                int depth = n == 2 ? static_cast<int>(eval::arg_int(in, "graph-string", a, 1)) : 12;
                return in.make_string(node_str(tensor_arg(in, "graph-string", a, 0)->node.get(), depth));
              });
-  TL_BUILTIN(in, "same-node-p", 2, 2, "(same-node-p A B)", "True when tensors A and B are the same graph node (hash-consing).",
+  TL_BUILTIN(in, "same-node-p", 2, 2, "(same-node-p A B)",
+             "True when tensors A and B are the same graph node (hash-consing)."
+             "\n  (let ((x (tensor '(1.0 2.0)))) (same-node-p (prim:neg x) (prim:neg x)))  ; => t"
+             "\n  (same-node-p (tensor '(1 2)) (tensor '(1 2)))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                return in.boolean(tensor_arg(in, "same-node-p", a, 0)->node == tensor_arg(in, "same-node-p", a, 1)->node);
              });
-  TL_BUILTIN(in, "view-string", 1, 1, "(view-string X)", "How tensor X indexes its data: its composed view stack.",
+  TL_BUILTIN(in, "view-string", 1, 1, "(view-string X)",
+             "How tensor X indexes its data: its composed view stack."
+             "\n  (view-string (transpose (zeros '(2 3))))  ; => \"view(3 2) strides (1 3) offset 0\""
+             "\n  (view-string (slice (zeros '(4 4)) '(1 3)))  ; => \"view(2 4) strides (4 1) offset 4\"",
              [](Interp& in, Args a, N) -> Value {
                const Node* base = nullptr;
                ViewStack vs = view_of(tensor_arg(in, "view-string", a, 0)->node.get(), &base);
@@ -584,7 +699,8 @@ void register_tensor_builtins(Interp& in) {
   TL_BUILTIN(in, "tensor-stats", 0, 0, "(tensor-stats)",
              "A plist: :live-nodes (graph nodes alive), :realized-bytes (realized so far), :device, and "
              "the process's tensor memory: :bytes-in-use, :peak-bytes (since reset-peak-memory) and "
-             ":pooled-bytes (freed, kept for reuse).",
+             ":pooled-bytes (freed, kept for reuse)."
+             "\n  (integerp (getf (tensor-stats) :bytes-in-use))  ; => t",
              [](Interp& in, Args, N) -> Value {
                TensorRuntime& rt = runtime(in);
                host_memory::PoolStats m = host_memory::stats();
@@ -597,7 +713,10 @@ void register_tensor_builtins(Interp& in) {
                                 Value::object(in.keyword("pooled-bytes")), num(m.cached_bytes)});
              });
   TL_BUILTIN(in, "reset-peak-memory", 0, 0, "(reset-peak-memory)",
-             "Starts measuring :peak-bytes of (tensor-stats) again from the memory in use now.",
+             "Starts measuring :peak-bytes of (tensor-stats) again from the memory in use now."
+             "\n  (progn (reset-peak-memory) (= (getf (tensor-stats) :peak-bytes) (getf (tensor-stats) "
+             ":bytes-in-use)))"
+             "  ; => t",
              [](Interp&, Args, N) -> Value {
                host_memory::reset_peak();
                return eval::nil();

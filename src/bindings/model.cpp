@@ -51,14 +51,24 @@ void register_model_builtins(Interp& in) {
                m->forward = a[2];
                return Value::object(m);
              });
-  TL_BUILTIN(in, "model-p", 1, 1, "(model-p X)", "True when X is a model (made by a defmodel constructor).",
+  TL_BUILTIN(in, "model-p", 1, 1, "(model-p X)",
+             "True when X is a model (made by a defmodel constructor)."
+             "\n  (model-p (nn:linear 2 3))  ; => t"
+             "\n  (model-p (tensor '(1.0)))  ; => nil",
              [](Interp& in, Args a, N) -> Value { return in.boolean(as_model(a[0]) != nullptr); });
-  TL_BUILTIN(in, "model-name", 1, 1, "(model-name MODEL)", "The name of MODEL's defmodel, a symbol.",
+  TL_BUILTIN(in, "model-name", 1, 1, "(model-name MODEL)",
+             "The name of MODEL's defmodel, a symbol."
+             "\n  (model-name (nn:linear 2 3))  ; => nn:linear",
              [](Interp& in, Args a, N) -> Value { return in.sym(model_arg(in, "model-name", a, 0)->name); });
   TL_BUILTIN(in, "model-fields", 1, 1, "(model-fields MODEL)",
-             "MODEL's fields as an alist (name . value): parameters, sub-models and settings.",
+             "MODEL's fields as an alist (name . value): parameters, sub-models and settings."
+             "\n  (mapcar #'car (model-fields (nn:linear 2 3)))  ; => (bound weight bias)"
+             "\n  (shape (cdr (assoc 'weight (model-fields (nn:linear 2 3)))))  ; => (2 3)",
              [](Interp& in, Args a, N) -> Value { return model_arg(in, "model-fields", a, 0)->fields; });
-  TL_BUILTIN(in, "training-p", 1, 1, "(training-p MODEL)", "True when MODEL is in training mode (the default).",
+  TL_BUILTIN(in, "training-p", 1, 1, "(training-p MODEL)",
+             "True when MODEL is in training mode (the default)."
+             "\n  (training-p (nn:linear 2 3))  ; => t"
+             "\n  (training-p (eval! (nn:linear 2 3)))  ; => nil",
              [](Interp& in, Args a, N) -> Value { return in.boolean(model_arg(in, "training-p", a, 0)->training); });
   TL_BUILTIN(in, "%set-training", 2, 2, "(%set-training MODEL FLAG)", "Sets MODEL's own training flag. Use train! or eval!.",
              [](Interp& in, Args a, N) -> Value {

@@ -114,9 +114,13 @@ constexpr SpecialForm kSpecialForms[] = {
     {"quasiquote", "(quasiquote TEMPLATE)",
      "TEMPLATE with each ,X replaced by X's value and each ,@X spliced in; `TEMPLATE is the same.\n"
      "  (let ((x 2)) `(1 ,x ,@(list 3 4)))  ; => (1 2 3 4)"},
-    {"unquote", "(unquote X)", "Inside a backquote, ,X: X's value. An error anywhere else."},
+    {"unquote", "(unquote X)",
+     "Inside a backquote, ,X: X's value. An error anywhere else.\n"
+     "  (let ((x 2)) `(x is ,x and ,(* x 10)))  ; => (x is 2 and 20)"},
     {"unquote-splicing", "(unquote-splicing X)",
-     "Inside a backquote, ,@X: the elements of the list X evaluates to, spliced in. An error anywhere else."},
+     "Inside a backquote, ,@X: the elements of the list X evaluates to, spliced in. An error anywhere else.\n"
+     "  (let ((xs '(2 3))) `(1 ,@xs 4))  ; => (1 2 3 4)\n"
+     "  (let ((xs nil)) `(1 ,@xs 4))  ; => (1 4)"},
     {"function", "(function NAME)",
      "#'NAME: the function NAME names, a local one (flet, labels) or the global one; or a lambda's closure.\n"
      "  (funcall #'car '(1 2))  ; => 1"},
@@ -152,7 +156,9 @@ constexpr SpecialForm kSpecialForms[] = {
      "body is a block named after the function, and loops are blocks named nil (return).\n"
      "  (block b (return-from b 7) 8)  ; => 7"},
     {"return-from", "(return-from NAME [VALUE])",
-     "Leaves the innermost lexically enclosing block NAME with VALUE (nil by default)."},
+     "Leaves the innermost lexically enclosing block NAME with VALUE (nil by default).\n"
+     "  (block search (dolist (x '(1 2 3)) (when (= x 2) (return-from search (* x 10)))))  ; => 20\n"
+     "  (block b (return-from b) 1)  ; => nil"},
     {"unwind-protect", "(unwind-protect FORM CLEANUP...)",
      "FORM's value, with the CLEANUP forms run however FORM is left: normally, by an error, a throw, "
      "a return-from or Ctrl-C.\n  (let ((log nil)) (unwind-protect (push 1 log) (push 2 log)) log)  ; => (2 1)"},
@@ -259,36 +265,120 @@ Value definition_of(Interp& in, Symbol* s) {
 
 void register_core_builtins(Interp& in) {
   TL_BUILTIN(in, "values", 0, -1, "(values X...)",
-             "Returns each X as one of several values; (values) returns none. Where one value is used, it is the first (or nil).",
+             "Returns each X as one of several values; (values) returns none. Where one value is used, it is the "
+             "first (or nil).\n"
+             "  (values 1 2)  ; => 1\n"
+             "  (multiple-value-list (values 1 2 3))  ; => (1 2 3)",
              [](Interp& in, Args a, N n) { return in.set_values(a, n); });
-  TL_BUILTIN(in, "values-list", 1, 1, "(values-list LIST)", "Returns the elements of LIST as multiple values.",
+  TL_BUILTIN(in, "values-list", 1, 1, "(values-list LIST)",
+             "Returns the elements of LIST as multiple values.\n"
+             "  (multiple-value-list (values-list '(a b)))  ; => (a b)",
              [](Interp& in, Args a, N) -> Value {
                std::vector<Value> items = list_items(in, "values-list", a[0], 1);
                return in.set_values(items.data(), static_cast<std::uint32_t>(items.size()));
              });
-  TL_BUILTIN(in, "eq", 2, 2, "(eq A B)", "True when A and B are the same object (or the same number of the same type).",
+  TL_BUILTIN(in, "eq", 2, 2, "(eq A B)",
+             "True when A and B are the same object (or the same number of the same type).\n"
+             "  (eq 'a 'a)  ; => t\n"
+             "  (eq (list 1) (list 1))  ; => nil",
              [](Interp& in, Args a, N) { return in.boolean(a[0].same(a[1])); });
-  TL_BUILTIN(in, "eql", 2, 2, "(eql A B)", "Like eq; numbers compare by type and value.",
+  TL_BUILTIN(in, "eql", 2, 2, "(eql A B)",
+             "Like eq; numbers compare by type and value.\n"
+             "  (eql 2.0 2.0)  ; => t\n"
+             "  (eql 1 1.0)  ; => nil",
              [](Interp& in, Args a, N) { return in.boolean(eql(a[0], a[1])); });
-  TL_BUILTIN(in, "equal", 2, 2, "(equal A B)", "Structural equality: lists, vectors and strings compare by contents.",
+  TL_BUILTIN(in, "equal", 2, 2, "(equal A B)",
+             "Structural equality: lists, vectors and strings compare by contents.\n"
+             "  (equal '(1 (2 3)) (list 1 (list 2 3)))  ; => t\n"
+             "  (equal \"ab\" \"ab\")  ; => t\n"
+             "  (equal 1 1.0)  ; => nil",
              [](Interp& in, Args a, N) { return in.boolean(equal(a[0], a[1], &in)); });
-  TL_BUILTIN(in, "not", 1, 1, "(not X)", "t when X is nil, else nil.", predicate<is_null_v>);
-  TL_BUILTIN(in, "null", 1, 1, "(null X)", "t when X is nil, else nil.", predicate<is_null_v>);
-  TL_BUILTIN(in, "integerp", 1, 1, "(integerp X)", "True for integers.", predicate<is_integer_v>);
-  TL_BUILTIN(in, "floatp", 1, 1, "(floatp X)", "True for floats.", predicate<is_float_v>);
-  TL_BUILTIN(in, "numberp", 1, 1, "(numberp X)", "True for numbers.", predicate<is_number_v>);
-  TL_BUILTIN(in, "consp", 1, 1, "(consp X)", "True for conses (non-empty lists).", predicate<is_cons_v>);
-  TL_BUILTIN(in, "listp", 1, 1, "(listp X)", "True for conses and nil.", predicate<is_list_v>);
-  TL_BUILTIN(in, "atom", 1, 1, "(atom X)", "True for everything but conses.", predicate<is_atom_v>);
-  TL_BUILTIN(in, "symbolp", 1, 1, "(symbolp X)", "True for symbols (nil included).", predicate<is_symbol_v>);
-  TL_BUILTIN(in, "keywordp", 1, 1, "(keywordp X)", "True for keywords such as :lr.", predicate<is_keyword_v>);
-  TL_BUILTIN(in, "stringp", 1, 1, "(stringp X)", "True for strings.", predicate<is_string_v>);
-  TL_BUILTIN(in, "vectorp", 1, 1, "(vectorp X)", "True for vectors.", predicate<is_vector_v>);
-  TL_BUILTIN(in, "hash-table-p", 1, 1, "(hash-table-p X)", "True for hash tables.", predicate<is_hash_v>);
-  TL_BUILTIN(in, "functionp", 1, 1, "(functionp X)", "True for functions (closures and builtins).", predicate<is_function_v>);
-  TL_BUILTIN(in, "macrop", 1, 1, "(macrop X)", "True for macro objects.", predicate<is_macro_v>);
-  TL_BUILTIN(in, "conditionp", 1, 1, "(conditionp X)", "True for condition objects.", predicate<is_condition_v>);
-  TL_BUILTIN(in, "type-of", 1, 1, "(type-of X)", "The type of X as a symbol: integer, float, string, cons, null, ...",
+  TL_BUILTIN(in, "not", 1, 1, "(not X)",
+             "t when X is nil, else nil.\n"
+             "  (not nil)  ; => t\n"
+             "  (not 0)  ; => nil",
+             predicate<is_null_v>);
+  TL_BUILTIN(in, "null", 1, 1, "(null X)",
+             "t when X is nil, else nil.\n"
+             "  (null '())  ; => t\n"
+             "  (null '(1))  ; => nil",
+             predicate<is_null_v>);
+  TL_BUILTIN(in, "integerp", 1, 1, "(integerp X)",
+             "True for integers.\n"
+             "  (integerp 3)  ; => t\n"
+             "  (integerp 3.0)  ; => nil",
+             predicate<is_integer_v>);
+  TL_BUILTIN(in, "floatp", 1, 1, "(floatp X)",
+             "True for floats.\n"
+             "  (floatp 1.5)  ; => t\n"
+             "  (floatp 1)  ; => nil",
+             predicate<is_float_v>);
+  TL_BUILTIN(in, "numberp", 1, 1, "(numberp X)",
+             "True for numbers.\n"
+             "  (numberp 2.5)  ; => t\n"
+             "  (numberp \"2\")  ; => nil",
+             predicate<is_number_v>);
+  TL_BUILTIN(in, "consp", 1, 1, "(consp X)",
+             "True for conses (non-empty lists).\n"
+             "  (consp '(1))  ; => t\n"
+             "  (consp nil)  ; => nil",
+             predicate<is_cons_v>);
+  TL_BUILTIN(in, "listp", 1, 1, "(listp X)",
+             "True for conses and nil.\n"
+             "  (listp nil)  ; => t\n"
+             "  (listp \"ab\")  ; => nil",
+             predicate<is_list_v>);
+  TL_BUILTIN(in, "atom", 1, 1, "(atom X)",
+             "True for everything but conses.\n"
+             "  (atom 'a)  ; => t\n"
+             "  (atom '(1))  ; => nil",
+             predicate<is_atom_v>);
+  TL_BUILTIN(in, "symbolp", 1, 1, "(symbolp X)",
+             "True for symbols (nil included).\n"
+             "  (symbolp 'a)  ; => t\n"
+             "  (symbolp nil)  ; => t\n"
+             "  (symbolp \"a\")  ; => nil",
+             predicate<is_symbol_v>);
+  TL_BUILTIN(in, "keywordp", 1, 1, "(keywordp X)",
+             "True for keywords such as :lr.\n"
+             "  (keywordp :lr)  ; => t\n"
+             "  (keywordp 'lr)  ; => nil",
+             predicate<is_keyword_v>);
+  TL_BUILTIN(in, "stringp", 1, 1, "(stringp X)",
+             "True for strings.\n"
+             "  (stringp \"hi\")  ; => t\n"
+             "  (stringp #\\h)  ; => nil",
+             predicate<is_string_v>);
+  TL_BUILTIN(in, "vectorp", 1, 1, "(vectorp X)",
+             "True for vectors.\n"
+             "  (vectorp #(1 2))  ; => t\n"
+             "  (vectorp '(1 2))  ; => nil",
+             predicate<is_vector_v>);
+  TL_BUILTIN(in, "hash-table-p", 1, 1, "(hash-table-p X)",
+             "True for hash tables.\n"
+             "  (hash-table-p (make-hash-table))  ; => t\n"
+             "  (hash-table-p '((a . 1)))  ; => nil",
+             predicate<is_hash_v>);
+  TL_BUILTIN(in, "functionp", 1, 1, "(functionp X)",
+             "True for functions (closures and builtins).\n"
+             "  (functionp #'car)  ; => t\n"
+             "  (functionp 'car)  ; => nil",
+             predicate<is_function_v>);
+  TL_BUILTIN(in, "macrop", 1, 1, "(macrop X)",
+             "True for macro objects.\n"
+             "  (macrop (symbol-value 'when))  ; => t\n"
+             "  (macrop #'car)  ; => nil",
+             predicate<is_macro_v>);
+  TL_BUILTIN(in, "conditionp", 1, 1, "(conditionp X)",
+             "True for condition objects.\n"
+             "  (conditionp (make-condition 'error))  ; => t\n"
+             "  (conditionp \"error\")  ; => nil",
+             predicate<is_condition_v>);
+  TL_BUILTIN(in, "type-of", 1, 1, "(type-of X)",
+             "The type of X as a symbol: integer, float, string, cons, null, ...\n"
+             "  (type-of 1.5)  ; => float\n"
+             "  (type-of '(1))  ; => cons\n"
+             "  (type-of nil)  ; => null",
              [](Interp& in, Args a, N) -> Value {
                // A condition's type is its condition type, as in Common Lisp.
                if (is_kind(a[0], ObjKind::Condition) && is_symbol(as_condition(a[0])->type)) {
@@ -296,13 +386,22 @@ void register_core_builtins(Interp& in) {
                }
                return in.sym(in.type_name(a[0]));
              });
-  TL_BUILTIN(in, "identity", 1, 1, "(identity X)", "Returns X.", [](Interp&, Args a, N) { return a[0]; });
+  TL_BUILTIN(in, "identity", 1, 1, "(identity X)",
+             "Returns X.\n"
+             "  (identity 5)  ; => 5\n"
+             "  (remove-if-not #'identity '(1 nil 2))  ; => (1 2)",
+             [](Interp&, Args a, N) { return a[0]; });
 
-  Value funcall = TL_BUILTIN(in, "funcall", 1, -1, "(funcall FUNCTION ARG...)", "Calls FUNCTION with the arguments.",
+  Value funcall = TL_BUILTIN(in, "funcall", 1, -1, "(funcall FUNCTION ARG...)",
+                             "Calls FUNCTION with the arguments.\n"
+                             "  (funcall #'+ 1 2 3)  ; => 6\n"
+                             "  (funcall (lambda (x) (* x x)) 5)  ; => 25",
                              [](Interp& in, Args a, N n) { return in.apply(a[0], a + 1, n - 1); });
   in.funcall_native = funcall.o;
   Value apply = TL_BUILTIN(in, "apply", 2, -1, "(apply FUNCTION ARG... LIST)",
-                           "Calls FUNCTION with the arguments followed by the elements of LIST.",
+                           "Calls FUNCTION with the arguments followed by the elements of LIST.\n"
+                           "  (apply #'+ 1 2 '(3 4))  ; => 10\n"
+                           "  (apply #'max '(3 9 4))  ; => 9",
                            [](Interp& in, Args a, N n) -> Value {
                              Interp::StackMark mark(in);
                              Value* base = in.sp;
@@ -314,16 +413,31 @@ void register_core_builtins(Interp& in) {
   Symbol* limit = in.intern("call-arguments-limit");
   in.set_global(limit, Value::integer(static_cast<std::int64_t>(Interp::kCallArgumentsLimit)));
   limit->sym_flags |= kSymConstant;
-  limit->doc = in.make_string("The most arguments one function call can take (apply checks it).");
+  limit->doc = in.make_string(
+      "The most arguments one function call can take (apply checks it).\n"
+      "  (let ((xs '(3 9 4)))\n"
+      "    (if (< (length xs) call-arguments-limit) (apply #'max xs) (reduce #'max xs)))  ; => 9");
   in.permanent.push_back(funcall);
   in.permanent.push_back(apply);
-  TL_BUILTIN(in, "eval", 1, 1, "(eval FORM)", "Evaluates FORM in the global environment.",
+  TL_BUILTIN(in, "eval", 1, 1, "(eval FORM)",
+             "Evaluates FORM in the global environment.\n"
+             "  (eval '(+ 1 2))  ; => 3\n"
+             "  (eval (list '* 6 7))  ; => 42",
              [](Interp& in, Args a, N) { return in.eval_toplevel(a[0]); });
-  TL_BUILTIN(in, "macroexpand-1", 1, 1, "(macroexpand-1 FORM)", "FORM with its outermost macro call expanded once.",
+  TL_BUILTIN(in, "macroexpand-1", 1, 1, "(macroexpand-1 FORM)",
+             "FORM with its outermost macro call expanded once.\n"
+             "  (macroexpand-1 '(return 1))  ; => (return-from nil 1)\n"
+             "  (macroexpand-1 '(+ 1 2))  ; => (+ 1 2)",
              [](Interp& in, Args a, N) { return in.macroexpand_1(a[0], nullptr); });
-  TL_BUILTIN(in, "macroexpand", 1, 1, "(macroexpand FORM)", "FORM with its outermost macro calls expanded until none is left.",
+  TL_BUILTIN(in, "macroexpand", 1, 1, "(macroexpand FORM)",
+             "FORM with its outermost macro calls expanded until none is left.\n"
+             "  (macroexpand '(unless ok (print 1)))  ; => (if ok nil (progn (print 1)))\n"
+             "  (progn (defmacro doc-ex-ret (x) `(return ,x)) (macroexpand '(doc-ex-ret 5)))  ; => (return-from nil 5)",
              [](Interp& in, Args a, N) { return in.macroexpand(a[0]); });
-  TL_BUILTIN(in, "gensym", 0, 1, "(gensym [PREFIX])", "A fresh uninterned symbol, for macros.",
+  TL_BUILTIN(in, "gensym", 0, 1, "(gensym [PREFIX])",
+             "A fresh uninterned symbol, for macros.\n"
+             "  (symbolp (gensym))  ; => t\n"
+             "  (eq (gensym) (gensym))  ; => nil",
              [](Interp& in, Args a, N n) -> Value {
                std::string prefix = n == 1 && is_string(a[0]) ? as_string(a[0])->text : "g";
                return Value::object(in.gensym(prefix));
@@ -400,9 +514,12 @@ void register_core_builtins(Interp& in) {
                in.condition_parents[name] = std::move(parents);
                return a[0];
              });
-  TL_BUILTIN(in, "error", 1, -1, "(error MESSAGE-FORMAT ARG...) or (error TYPE [MESSAGE-FORMAT ARG...]) or (error CONDITION)",
+  TL_BUILTIN(in, "error", 1, -1,
+             "(error MESSAGE-FORMAT ARG...) or (error TYPE [MESSAGE-FORMAT ARG...]) or (error CONDITION)",
              "Signals an error. With a string, a simple-error whose message is formatted like `format`. "
-             "With a condition type symbol, a condition of that type.",
+             "With a condition type symbol, a condition of that type.\n"
+             "  (handler-case (error \"too big: ~a\" 5) (error (e) (condition-message e)))  ; => \"too big: 5\"\n"
+             "  (handler-case (error 'type-error \"bad arg\") (type-error (e) (condition-type e)))  ; => type-error",
              [](Interp& in, Args a, N n) -> Value {
                if (is_kind(a[0], ObjKind::Condition)) raise_condition(in, a[0]);
                if (is_string(a[0])) {
@@ -450,77 +567,117 @@ void register_core_builtins(Interp& in) {
                std::string text = is_string(msg) ? as_string(msg)->text : type->name;
                return make_condition(in, a[0], text, keyword_arg(a, 1, n, "data"));
              });
-  TL_BUILTIN(in, "condition-type", 1, 1, "(condition-type CONDITION)", "The type symbol of CONDITION.",
+  TL_BUILTIN(in, "condition-type", 1, 1, "(condition-type CONDITION)",
+             "The type symbol of CONDITION.\n"
+             "  (handler-case (car 1) (error (e) (condition-type e)))  ; => type-error",
              [](Interp& in, Args a, N) { return arg_condition(in, "condition-type", a, 0)->type; });
-  TL_BUILTIN(in, "condition-message", 1, 1, "(condition-message CONDITION)", "The message of CONDITION, a string.",
+  TL_BUILTIN(in, "condition-message", 1, 1, "(condition-message CONDITION)",
+             "The message of CONDITION, a string.\n"
+             "  (handler-case (error \"bad ~a\" 42) (error (e) (condition-message e)))  ; => \"bad 42\"",
              [](Interp& in, Args a, N) { return arg_condition(in, "condition-message", a, 0)->message; });
-  TL_BUILTIN(in, "condition-data", 1, 1, "(condition-data CONDITION)", "The data attached to CONDITION (make-condition :data).",
+  TL_BUILTIN(in, "condition-data", 1, 1, "(condition-data CONDITION)",
+             "The data attached to CONDITION (make-condition :data).\n"
+             "  (condition-data (make-condition 'error :data '(x 1)))  ; => (x 1)",
              [](Interp& in, Args a, N) { return arg_condition(in, "condition-data", a, 0)->data; });
-  TL_BUILTIN(in, "condition-location", 1, 1, "(condition-location CONDITION)", "\"file:line:col\" where CONDITION was raised, or nil.",
+  TL_BUILTIN(in, "condition-location", 1, 1, "(condition-location CONDITION)",
+             "\"file:line:col\" where CONDITION was raised, or nil.\n"
+             "  (condition-location (make-condition 'error))  ; => nil\n"
+             "  (stringp (handler-case (eval '(car 1)) (error (e) (condition-location e))))  ; => t",
              [](Interp& in, Args a, N) -> Value {
                Condition* c = arg_condition(in, "condition-location", a, 0);
                if (!c->error || !c->error->location().valid()) return nil();
                const auto& loc = c->error->location();
                return in.make_string(loc.file + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column));
              });
-  TL_BUILTIN(in, "condition-report", 1, 1, "(condition-report CONDITION)", "The full error report: location, message, source line and backtrace.",
+  TL_BUILTIN(in, "condition-report", 1, 1, "(condition-report CONDITION)",
+             "The full error report: location, message, source line and backtrace.\n"
+             "  (condition-report (make-condition 'error :message \"oops\"))  ; => \"oops\"\n"
+             "  (stringp (handler-case (car 1) (error (e) (condition-report e))))  ; => t",
              [](Interp& in, Args a, N) -> Value {
                Condition* c = arg_condition(in, "condition-report", a, 0);
                if (c->error) return in.make_string(c->error->what());
                return c->message;
              });
-  TL_BUILTIN(in, "condition-type-p", 2, 2, "(condition-type-p CONDITION TYPE)", "True when CONDITION is of TYPE or a subtype.",
+  TL_BUILTIN(in, "condition-type-p", 2, 2, "(condition-type-p CONDITION TYPE)",
+             "True when CONDITION is of TYPE or a subtype.\n"
+             "  (condition-type-p (make-condition 'division-by-zero) 'arithmetic-error)  ; => t\n"
+             "  (condition-type-p (make-condition 'warning) 'error)  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                Condition* c = arg_condition(in, "condition-type-p", a, 0);
                return in.boolean(in.condition_is_a(c->type, arg_symbol(in, "condition-type-p", a, 1)));
              });
   register_condition_builtins(in);
-  TL_BUILTIN(in, "symbol-name", 1, 1, "(symbol-name SYMBOL)", "The name of SYMBOL as a string.",
+  TL_BUILTIN(in, "symbol-name", 1, 1, "(symbol-name SYMBOL)",
+             "The name of SYMBOL as a string.\n"
+             "  (symbol-name 'car)  ; => \"car\"\n"
+             "  (symbol-name :lr)  ; => \"lr\"",
              [](Interp& in, Args a, N) -> Value {
                if (a[0].is_nil()) return in.make_string("nil");
                return in.make_string(arg_symbol(in, "symbol-name", a, 0)->name);
              });
-  TL_BUILTIN(in, "intern", 1, 1, "(intern NAME)", "The symbol named by the string NAME.",
+  TL_BUILTIN(in, "intern", 1, 1, "(intern NAME)",
+             "The symbol named by the string NAME.\n"
+             "  (eq (intern \"car\") 'car)  ; => t\n"
+             "  (intern \":lr\")  ; => :lr",
              [](Interp& in, Args a, N) -> Value {
                const std::string& name = arg_string(in, "intern", a, 0)->text;
                if (name == "nil") return nil();
                if (!name.empty() && name[0] == ':') return Value::object(in.keyword(name.substr(1)));
                return in.sym(name);
              });
-  TL_BUILTIN(in, "make-keyword", 1, 1, "(make-keyword NAME)", "The keyword named by the string or symbol NAME.",
+  TL_BUILTIN(in, "make-keyword", 1, 1, "(make-keyword NAME)",
+             "The keyword named by the string or symbol NAME.\n"
+             "  (make-keyword \"lr\")  ; => :lr\n"
+             "  (make-keyword 'test)  ; => :test",
              [](Interp& in, Args a, N) -> Value {
                if (is_symbol(a[0])) return Value::object(in.keyword(as_symbol(a[0])->name));
                return Value::object(in.keyword(arg_string(in, "make-keyword", a, 0)->text));
              });
-  TL_BUILTIN(in, "symbol-value", 1, 1, "(symbol-value SYMBOL)", "The global value of SYMBOL.",
+  TL_BUILTIN(in, "symbol-value", 1, 1, "(symbol-value SYMBOL)",
+             "The global value of SYMBOL.\n"
+             "  (symbol-value 'pi)  ; => 3.141592653589793",
              [](Interp& in, Args a, N) -> Value {
                if (a[0].is_nil()) return nil();
                Symbol* s = arg_symbol(in, "symbol-value", a, 0);
                if (!s->bound) in.error("unbound-variable", "unbound variable " + s->name);
                return s->value;
              });
-  TL_BUILTIN(in, "boundp", 1, 1, "(boundp SYMBOL)", "True when SYMBOL has a global value.",
+  TL_BUILTIN(in, "boundp", 1, 1, "(boundp SYMBOL)",
+             "True when SYMBOL has a global value.\n"
+             "  (boundp 'pi)  ; => t\n"
+             "  (boundp (gensym))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                if (a[0].is_nil()) return in.t();
                return in.boolean(arg_symbol(in, "boundp", a, 0)->bound);
              });
-  TL_BUILTIN(in, "fboundp", 1, 1, "(fboundp SYMBOL)", "True when SYMBOL names a function or macro.",
+  TL_BUILTIN(in, "fboundp", 1, 1, "(fboundp SYMBOL)",
+             "True when SYMBOL names a function or macro.\n"
+             "  (fboundp 'car)  ; => t\n"
+             "  (fboundp 'when)  ; => t\n"
+             "  (fboundp 'pi)  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                if (a[0].is_nil()) return nil();
                Symbol* s = arg_symbol(in, "fboundp", a, 0);
                return in.boolean(s->bound && (is_function(s->value) || is_kind(s->value, ObjKind::Macro)));
              });
-  TL_BUILTIN(in, "set", 2, 2, "(set SYMBOL VALUE)", "Sets the global value of SYMBOL.",
+  TL_BUILTIN(in, "set", 2, 2, "(set SYMBOL VALUE)",
+             "Sets the global value of SYMBOL.\n"
+             "  (progn (set 'doc-ex-set 5) (symbol-value 'doc-ex-set))  ; => 5",
              [](Interp& in, Args a, N) -> Value {
                Symbol* s = arg_symbol(in, "set", a, 0);
-               if (s->sym_flags & kSymConstant) in.error("program-error", "set: cannot assign to the constant " + s->name);
+               if (s->sym_flags & kSymConstant)
+                 in.error("program-error", "set: cannot assign to the constant " + s->name);
                in.set_global(s, a[1]);
                return a[1];
              });
-  TL_BUILTIN(in, "makunbound", 1, 1, "(makunbound SYMBOL)", "Removes the global value of SYMBOL.",
+  TL_BUILTIN(in, "makunbound", 1, 1, "(makunbound SYMBOL)",
+             "Removes the global value of SYMBOL.\n"
+             "  (progn (set 'doc-ex-makunbound 1) (makunbound 'doc-ex-makunbound)\n"
+             "    (boundp 'doc-ex-makunbound))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                Symbol* s = arg_symbol(in, "makunbound", a, 0);
-               if (s->sym_flags & kSymConstant) in.error("program-error", "makunbound: cannot unbind the constant " + s->name);
+               if (s->sym_flags & kSymConstant)
+                 in.error("program-error", "makunbound: cannot unbind the constant " + s->name);
                s->bound = false;
                s->value = nil();
                return a[0];
@@ -530,7 +687,10 @@ void register_core_builtins(Interp& in) {
                arg_symbol(in, "documentation", a, 0)->doc = a[1];
                return a[1];
              });
-  TL_BUILTIN(in, "describe-string", 1, 1, "(describe-string X)", "The text `describe` prints for X.",
+  TL_BUILTIN(in, "describe-string", 1, 1, "(describe-string X)",
+             "The text `describe` prints for X.\n"
+             "  (describe-string 42)  ; => \"42 is an integer.\"\n"
+             "  (describe-string '(1 2))  ; => \"(1 2) is a cons.\"",
              [](Interp& in, Args a, N) -> Value {
                if (is_symbol(a[0]) && as_symbol(a[0])->bound && !as_symbol(a[0])->is_keyword()) {
                  return describe_text(in, as_symbol(a[0])->value, as_symbol(a[0]));
@@ -570,11 +730,18 @@ void register_core_builtins(Interp& in) {
              "function, macro or variable; :usage; :doc; :file, relative to the source tree; :line), or nil.",
              [](Interp& in, Args a, N) -> Value { return definition_of(in, arg_symbol(in, "%definition", a, 0)); });
   TL_BUILTIN(in, "special-operator-p", 1, 1, "(special-operator-p SYMBOL)",
-             "True when SYMBOL names a special form (if, let, block, ...), which no definition may replace.",
-             [](Interp& in, Args a, N) { return in.boolean(in.is_special_form(arg_symbol(in, "special-operator-p", a, 0))); });
+             "True when SYMBOL names a special form (if, let, block, ...), which no definition may replace.\n"
+             "  (special-operator-p 'if)  ; => t\n"
+             "  (special-operator-p 'when)  ; => nil",
+             [](Interp& in, Args a, N) {
+               return in.boolean(in.is_special_form(arg_symbol(in, "special-operator-p", a, 0)));
+             });
   TL_BUILTIN(in, "documentation", 1, 2, "(documentation NAME [DOC-TYPE])",
              "The docstring of a function, macro or variable, or nil. As in Common Lisp, DOC-TYPE may be "
-             "'function (a function or macro) or 'variable; without it, whichever NAME has.",
+             "'function (a function or macro) or 'variable; without it, whichever NAME has.\n"
+             "  (progn (defun doc-ex-documentation () \"Says hi.\" 'hi)\n"
+             "    (documentation 'doc-ex-documentation))  ; => \"Says hi.\"\n"
+             "  (documentation 'car 'variable)  ; => nil",
              [](Interp& in, Args a, N n) -> Value {
                Value v = a[0];
                std::string type = n == 2 ? arg_symbol(in, "documentation", a, 1)->name : "";

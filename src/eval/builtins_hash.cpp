@@ -87,7 +87,9 @@ bool hash_remove(HashTable* h, Value key) {
 
 void register_hash_builtins(Interp& in) {
   TL_BUILTIN(in, "make-hash-table", 0, 2, "(make-hash-table &key :test)",
-             "A new empty hash table. :test is 'equal (default: strings and lists by contents), 'eql or 'eq.",
+             "A new empty hash table. :test is 'equal (default: strings and lists by contents), 'eql or 'eq.\n"
+             "  (let ((h (make-hash-table))) (setf (gethash '(1 2) h) 'pair) (gethash (list 1 2) h))  ; => pair\n"
+             "  (let ((h (make-hash-table :test 'eq))) (setf (gethash (list 1) h) 1) (gethash (list 1) h))  ; => nil",
              [](Interp& in, Args a, N n) -> Value {
                HashTest test = HashTest::Equal;
                Value t = keyword_arg(a, 0, n, "test");
@@ -96,7 +98,8 @@ void register_hash_builtins(Interp& in) {
                  const std::string& name = as_symbol(t)->name;
                  if (name == "eq") test = HashTest::Eq;
                  else if (name == "eql") test = HashTest::Eql;
-                 else if (name != "equal") in.error("type-error", "make-hash-table: :test must be eq, eql or equal, got " + name);
+                 else if (name != "equal")
+                   in.error("type-error", "make-hash-table: :test must be eq, eql or equal, got " + name);
                } else if (!t.is_nil()) {
                  in.error("type-error", "make-hash-table: :test must be eq, eql or equal, got " + in.repr(t));
                }
@@ -104,20 +107,28 @@ void register_hash_builtins(Interp& in) {
                return in.make_hash(test);
              });
   TL_BUILTIN(in, "gethash", 2, 3, "(gethash KEY TABLE [DEFAULT])",
-             "The value stored under KEY, or DEFAULT (nil); the second value is true when KEY was found.",
+             "The value stored under KEY, or DEFAULT (nil); the second value is true when KEY was found.\n"
+             "  (let ((h (make-hash-table))) (setf (gethash \"k\" h) 1) (gethash \"k\" h))  ; => 1\n"
+             "  (multiple-value-list (gethash 'missing (make-hash-table) 0))  ; => (0 nil)",
              [](Interp& in, Args a, N n) -> Value {
                Value* v = hash_find(arg_hash(in, "gethash", a, 1), a[0]);
                if (v != nullptr) return in.two_values(*v, in.t());
                return in.two_values(n == 3 ? a[2] : nil(), nil());
              });
-  TL_BUILTIN(in, "puthash", 3, 3, "(puthash KEY VALUE TABLE)", "Stores VALUE under KEY; returns VALUE. (setf (gethash k h) v) expands to it.",
+  TL_BUILTIN(in, "puthash", 3, 3, "(puthash KEY VALUE TABLE)",
+             "Stores VALUE under KEY; returns VALUE. (setf (gethash k h) v) expands to it.\n"
+             "  (let ((h (make-hash-table))) (puthash :lr 0.1 h) (gethash :lr h))  ; => 0.1",
              [](Interp& in, Args a, N) -> Value {
                hash_put(arg_hash(in, "puthash", a, 2), a[0], a[1]);
                return a[1];
              });
-  TL_BUILTIN(in, "remhash", 2, 2, "(remhash KEY TABLE)", "Removes KEY; true if it was there.",
+  TL_BUILTIN(in, "remhash", 2, 2, "(remhash KEY TABLE)",
+             "Removes KEY; true if it was there.\n"
+             "  (let ((h (make-hash-table))) (puthash 'a 1 h) (list (remhash 'a h) (remhash 'a h)))  ; => (t nil)",
              [](Interp& in, Args a, N) { return in.boolean(hash_remove(arg_hash(in, "remhash", a, 1), a[0])); });
-  TL_BUILTIN(in, "clrhash", 1, 1, "(clrhash TABLE)", "Removes every entry; returns TABLE.",
+  TL_BUILTIN(in, "clrhash", 1, 1, "(clrhash TABLE)",
+             "Removes every entry; returns TABLE.\n"
+             "  (let ((h (make-hash-table))) (puthash 'a 1 h) (clrhash h) (hash-table-count h))  ; => 0",
              [](Interp& in, Args a, N) -> Value {
                HashTable* h = arg_hash(in, "clrhash", a, 0);
                h->entries.clear();
@@ -125,25 +136,44 @@ void register_hash_builtins(Interp& in) {
                h->live = 0;
                return a[0];
              });
-  TL_BUILTIN(in, "hash-table-contains-p", 2, 2, "(hash-table-contains-p KEY TABLE)", "True when TABLE has an entry for KEY.",
-             [](Interp& in, Args a, N) { return in.boolean(hash_find(arg_hash(in, "hash-table-contains-p", a, 1), a[0]) != nullptr); });
-  TL_BUILTIN(in, "hash-table-count", 1, 1, "(hash-table-count TABLE)", "Number of entries.",
-             [](Interp& in, Args a, N) { return Value::integer(static_cast<std::int64_t>(arg_hash(in, "hash-table-count", a, 0)->live)); });
-  TL_BUILTIN(in, "hash-table-keys", 1, 1, "(hash-table-keys TABLE)", "The keys, in insertion order.",
+  TL_BUILTIN(in, "hash-table-contains-p", 2, 2, "(hash-table-contains-p KEY TABLE)",
+             "True when TABLE has an entry for KEY.\n"
+             "  (let ((h (make-hash-table))) (setf (gethash 'x h) nil) (hash-table-contains-p 'x h))  ; => t\n"
+             "  (hash-table-contains-p 'y (make-hash-table))  ; => nil",
+             [](Interp& in, Args a, N) {
+               return in.boolean(hash_find(arg_hash(in, "hash-table-contains-p", a, 1), a[0]) != nullptr);
+             });
+  TL_BUILTIN(in, "hash-table-count", 1, 1, "(hash-table-count TABLE)",
+             "Number of entries.\n"
+             "  (let ((h (make-hash-table))) (setf (gethash 'a h) 1 (gethash 'b h) 2) (hash-table-count h))  ; => 2",
+             [](Interp& in, Args a, N) {
+               return Value::integer(static_cast<std::int64_t>(arg_hash(in, "hash-table-count", a, 0)->live));
+             });
+  TL_BUILTIN(in, "hash-table-keys", 1, 1, "(hash-table-keys TABLE)",
+             "The keys, in insertion order.\n"
+             "  (let ((h (make-hash-table))) (setf (gethash 'b h) 1 (gethash 'a h) 2) (hash-table-keys h))  ; => (b a)",
              [](Interp& in, Args a, N) -> Value {
                HashTable* h = arg_hash(in, "hash-table-keys", a, 0);
                std::vector<Value> keys;
-               for (auto& [k, v] : h->entries) if (!(k.tag == Tag::Obj && k.o == nullptr)) keys.push_back(k);
+               for (auto& [k, v] : h->entries)
+                 if (!(k.tag == Tag::Obj && k.o == nullptr)) keys.push_back(k);
                return in.list_from(keys.data(), keys.size());
              });
-  TL_BUILTIN(in, "hash-table-values", 1, 1, "(hash-table-values TABLE)", "The values, in insertion order of their keys.",
+  TL_BUILTIN(in, "hash-table-values", 1, 1, "(hash-table-values TABLE)",
+             "The values, in insertion order of their keys.\n"
+             "  (let ((h (make-hash-table))) (setf (gethash 'b h) 1 (gethash 'a h) 2)\n"
+             "    (hash-table-values h))  ; => (1 2)",
              [](Interp& in, Args a, N) -> Value {
                HashTable* h = arg_hash(in, "hash-table-values", a, 0);
                std::vector<Value> vals;
-               for (auto& [k, v] : h->entries) if (!(k.tag == Tag::Obj && k.o == nullptr)) vals.push_back(v);
+               for (auto& [k, v] : h->entries)
+                 if (!(k.tag == Tag::Obj && k.o == nullptr)) vals.push_back(v);
                return in.list_from(vals.data(), vals.size());
              });
-  TL_BUILTIN(in, "maphash", 2, 2, "(maphash FUNCTION TABLE)", "Calls (FUNCTION key value) for each entry, in insertion order.",
+  TL_BUILTIN(in, "maphash", 2, 2, "(maphash FUNCTION TABLE)",
+             "Calls (FUNCTION key value) for each entry, in insertion order.\n"
+             "  (let ((h (make-hash-table)) (sum 0)) (setf (gethash 'a h) 1 (gethash 'b h) 2)\n"
+             "    (maphash (lambda (k v) (incf sum v)) h) sum)  ; => 3",
              [](Interp& in, Args a, N) -> Value {
                arg_function(in, "maphash", a, 0);
                HashTable* h = arg_hash(in, "maphash", a, 1);

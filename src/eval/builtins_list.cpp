@@ -141,45 +141,71 @@ bool is_circular(Value list) {
 }
 
 void register_list_builtins(Interp& in) {
-  TL_BUILTIN(in, "cons", 2, 2, "(cons A B)", "A new pair whose car is A and cdr is B.",
+  TL_BUILTIN(in, "cons", 2, 2, "(cons A B)",
+             "A new pair whose car is A and cdr is B."
+             "\n  (cons 1 '(2 3))  ; => (1 2 3)"
+             "\n  (cons 'a 'b)  ; => (a . b)",
              [](Interp& in, Args a, N) { return in.cons(a[0], a[1]); });
-  TL_BUILTIN(in, "car", 1, 1, "(car LIST)", "First element of LIST; nil for nil.",
+  TL_BUILTIN(in, "car", 1, 1, "(car LIST)",
+             "First element of LIST; nil for nil."
+             "\n  (car '(1 2 3))  ; => 1"
+             "\n  (car nil)  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                if (!is_list(a[0])) in.type_error("car", 1, "a list", a[0]);
                return car(a[0]);
              });
-  TL_BUILTIN(in, "cdr", 1, 1, "(cdr LIST)", "LIST without its first element; nil for nil.",
+  TL_BUILTIN(in, "cdr", 1, 1, "(cdr LIST)",
+             "LIST without its first element; nil for nil."
+             "\n  (cdr '(1 2 3))  ; => (2 3)"
+             "\n  (cdr nil)  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                if (!is_list(a[0])) in.type_error("cdr", 1, "a list", a[0]);
                return cdr(a[0]);
              });
-  TL_BUILTIN(in, "cadr", 1, 1, "(cadr LIST)", "Second element of LIST.",
+  TL_BUILTIN(in, "cadr", 1, 1, "(cadr LIST)",
+             "Second element of LIST."
+             "\n  (cadr '(1 2 3))  ; => 2",
              [](Interp& in, Args a, N) -> Value {
                if (!is_list(a[0]) || !is_list(cdr(a[0]))) in.type_error("cadr", 1, "a list", a[0]);
                return car(cdr(a[0]));
              });
-  TL_BUILTIN(in, "cddr", 1, 1, "(cddr LIST)", "LIST without its first two elements.",
+  TL_BUILTIN(in, "cddr", 1, 1, "(cddr LIST)",
+             "LIST without its first two elements."
+             "\n  (cddr '(1 2 3))  ; => (3)",
              [](Interp& in, Args a, N) -> Value {
                if (!is_list(a[0]) || !is_list(cdr(a[0]))) in.type_error("cddr", 1, "a list", a[0]);
                return cdr(cdr(a[0]));
              });
-  TL_BUILTIN(in, "caar", 1, 1, "(caar LIST)", "car of the car of LIST.",
+  TL_BUILTIN(in, "caar", 1, 1, "(caar LIST)",
+             "car of the car of LIST."
+             "\n  (caar '((1 2) 3))  ; => 1",
              [](Interp& in, Args a, N) -> Value {
                if (!is_list(a[0]) || !is_list(car(a[0]))) in.type_error("caar", 1, "a list of lists", a[0]);
                return car(car(a[0]));
              });
-  TL_BUILTIN(in, "cdar", 1, 1, "(cdar LIST)", "cdr of the car of LIST.",
+  TL_BUILTIN(in, "cdar", 1, 1, "(cdar LIST)",
+             "cdr of the car of LIST."
+             "\n  (cdar '((1 2) 3))  ; => (2)",
              [](Interp& in, Args a, N) -> Value {
                if (!is_list(a[0]) || !is_list(car(a[0]))) in.type_error("cdar", 1, "a list of lists", a[0]);
                return cdr(car(a[0]));
              });
-  TL_BUILTIN(in, "list", 0, -1, "(list ITEM...)", "A new list of the arguments.",
+  TL_BUILTIN(in, "list", 0, -1, "(list ITEM...)",
+             "A new list of the arguments."
+             "\n  (list 1 \"two\" 'three)  ; => (1 \"two\" three)"
+             "\n  (list)  ; => nil",
              [](Interp& in, Args a, N n) { return in.list_from(a, n); });
   in.qq_list = in.intern("list")->value;
-  TL_BUILTIN(in, "list*", 1, -1, "(list* ITEM... TAIL)", "A list of the items ending in TAIL.",
+  TL_BUILTIN(in, "list*", 1, -1, "(list* ITEM... TAIL)",
+             "A list of the items ending in TAIL."
+             "\n  (list* 1 2 '(3 4))  ; => (1 2 3 4)"
+             "\n  (list* 1 2)  ; => (1 . 2)",
              [](Interp& in, Args a, N n) { return in.list_from(a, n - 1, a[n - 1]); });
   in.qq_cons = in.intern("cons")->value;
-  TL_BUILTIN(in, "append", 0, -1, "(append LIST...)", "A new list of the elements of the lists; the last is shared.",
+  TL_BUILTIN(in, "append", 0, -1, "(append LIST...)",
+             "A new list of the elements of the lists; the last is shared."
+             "\n  (append '(1 2) '(3) '(4 5))  ; => (1 2 3 4 5)"
+             "\n  (append '(1) 2)  ; => (1 . 2)",
              [](Interp& in, Args a, N n) -> Value {
                if (n == 0) return nil();
                ListBuilder out(in);
@@ -192,23 +218,33 @@ void register_list_builtins(Interp& in) {
                return out.result();
              });
   in.qq_append = in.intern("append")->value;
-  TL_BUILTIN(in, "vector", 0, -1, "(vector ITEM...)", "A new vector of the arguments.",
+  TL_BUILTIN(in, "vector", 0, -1, "(vector ITEM...)",
+             "A new vector of the arguments."
+             "\n  (vector 1 2 3)  ; => #(1 2 3)",
              [](Interp& in, Args a, N n) { return in.make_vector(std::vector<Value>(a, a + n)); });
   in.qq_vector = TL_BUILTIN(in, "%list-to-vector", 1, 1, "(%list-to-vector LIST)", "A new vector of the elements of LIST.",
                             [](Interp& in, Args a, N) {
                               return in.make_vector(list_items(in, "%list-to-vector", a[0], 1));
                             });
   in.permanent.insert(in.permanent.end(), {in.qq_list, in.qq_cons, in.qq_append, in.qq_vector});
-  TL_BUILTIN(in, "length", 1, 1, "(length SEQUENCE)", "Number of elements of a list, vector, string or hash table.",
+  TL_BUILTIN(in, "length", 1, 1, "(length SEQUENCE)",
+             "Number of elements of a list, vector, string or hash table."
+             "\n  (length '(a b c))  ; => 3"
+             "\n  (length \"hello\")  ; => 5"
+             "\n  (length #())  ; => 0",
              [](Interp& in, Args a, N) -> Value {
                Value v = a[0];
                if (is_list(v)) return Value::integer(static_cast<std::int64_t>(proper_length(in, "length", v, 1)));
                if (is_string(v)) return Value::integer(static_cast<std::int64_t>(utf8_length(as_string(v)->text)));
-               if (is_kind(v, ObjKind::Vector)) return Value::integer(static_cast<std::int64_t>(as_vector(v)->items.size()));
+               if (is_kind(v, ObjKind::Vector))
+                 return Value::integer(static_cast<std::int64_t>(as_vector(v)->items.size()));
                if (is_kind(v, ObjKind::HashTable)) return Value::integer(static_cast<std::int64_t>(as_hash(v)->live));
                in.type_error("length", 1, "a sequence", v);
              });
-  TL_BUILTIN(in, "reverse", 1, 1, "(reverse SEQUENCE)", "A new list, vector or string with the elements in reverse order.",
+  TL_BUILTIN(in, "reverse", 1, 1, "(reverse SEQUENCE)",
+             "A new list, vector or string with the elements in reverse order."
+             "\n  (reverse '(1 2 3))  ; => (3 2 1)"
+             "\n  (reverse \"abc\")  ; => \"cba\"",
              [](Interp& in, Args a, N) -> Value {
                if (is_string(a[0])) {  // reversed character by character
                  const std::string& text = as_string(a[0])->text;
@@ -216,7 +252,8 @@ void register_list_builtins(Interp& in) {
                  s.reserve(text.size());
                  for (std::size_t end = text.size(); end > 0;) {
                    std::size_t start = end - 1;
-                   while (start > 0 && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80 && end - start < 4) --start;
+                   while (start > 0 && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80 && end - start < 4)
+                     --start;
                    std::size_t pos = start;
                    next_utf8(text, pos);
                    if (pos != end) start = end - 1;  // not one well-formed character: a single byte
@@ -238,21 +275,32 @@ void register_list_builtins(Interp& in) {
                walk.require_proper();
                return in.sp[-1];
              });
-  TL_BUILTIN(in, "nth", 2, 2, "(nth N LIST)", "Element N (from 0) of LIST, or nil past the end.",
+  TL_BUILTIN(in, "nth", 2, 2, "(nth N LIST)",
+             "Element N (from 0) of LIST, or nil past the end."
+             "\n  (nth 1 '(a b c))  ; => b"
+             "\n  (nth 5 '(a b c))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                std::int64_t k = arg_int(in, "nth", a, 0);
                arg_list(in, "nth", a, 1);
                return car(nth_cdr(in, "nth", a[1], k, 2));
              });
-  TL_BUILTIN(in, "nthcdr", 2, 2, "(nthcdr N LIST)", "LIST without its first N elements.",
+  TL_BUILTIN(in, "nthcdr", 2, 2, "(nthcdr N LIST)",
+             "LIST without its first N elements."
+             "\n  (nthcdr 2 '(a b c d))  ; => (c d)",
              [](Interp& in, Args a, N) -> Value {
                std::int64_t k = arg_int(in, "nthcdr", a, 0);
                arg_list(in, "nthcdr", a, 1);
                return nth_cdr(in, "nthcdr", a[1], k, 2);
              });
-  TL_BUILTIN(in, "elt", 2, 2, "(elt SEQUENCE INDEX)", "Element INDEX of a list, vector or string; an error when out of range.",
+  TL_BUILTIN(in, "elt", 2, 2, "(elt SEQUENCE INDEX)",
+             "Element INDEX of a list, vector or string; an error when out of range."
+             "\n  (elt '(a b c) 2)  ; => c"
+             "\n  (elt \"abc\" 0)  ; => #\\a",
              [](Interp& in, Args a, N) { return sequence_elt(in, "elt", a[0], arg_int(in, "elt", a, 1)); });
-  TL_BUILTIN(in, "aref", 2, 2, "(aref VECTOR INDEX)", "Element INDEX of VECTOR (the character at INDEX of a string).",
+  TL_BUILTIN(in, "aref", 2, 2, "(aref VECTOR INDEX)",
+             "Element INDEX of VECTOR (the character at INDEX of a string)."
+             "\n  (aref #(10 20 30) 1)  ; => 20"
+             "\n  (let ((v (vector 1 2 3))) (setf (aref v 0) 9) v)  ; => #(9 2 3)",
              [](Interp& in, Args a, N) -> Value {
                if (!is_kind(a[0], ObjKind::Vector) && !is_string(a[0])) in.type_error("aref", 1, "a vector", a[0]);
                return sequence_elt(in, "aref", a[0], arg_int(in, "aref", a, 1));
@@ -297,34 +345,42 @@ void register_list_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "nconc", 0, -1, "(nconc LIST...)",
              "The lists joined by changing the last cdr of each to the next: destructive, nothing "
-             "is copied.",
+             "is copied."
+             "\n  (let ((a (list 1 2)) (b (list 3))) (nconc a b) a)  ; => (1 2 3)",
              [](Interp& in, Args a, N n) { return nconc(in, a, n); });
-  TL_BUILTIN(
-      in, "nreverse", 1, 1, "(nreverse SEQUENCE)",
-      "SEQUENCE reversed in place (a list's cells are relinked): use the result, not SEQUENCE.",
-      [](Interp& in, Args a, N) { return nreverse(in, a); });
+  TL_BUILTIN(in, "nreverse", 1, 1, "(nreverse SEQUENCE)",
+             "SEQUENCE reversed in place (a list's cells are relinked): use the result, not SEQUENCE."
+             "\n  (nreverse (list 1 2 3))  ; => (3 2 1)",
+             [](Interp& in, Args a, N) { return nreverse(in, a); });
   TL_BUILTIN(in, "rplaca", 2, 2, "(rplaca CONS VALUE)",
-             "Replaces the car of CONS by VALUE; returns CONS.",
+             "Replaces the car of CONS by VALUE; returns CONS."
+             "\n  (let ((c (list 1 2))) (rplaca c 'x) c)  ; => (x 2)",
              [](Interp& in, Args a, N) -> Value {
                if (!is_cons(a[0])) in.type_error("rplaca", 1, "a cons", a[0]);
                as_cons(a[0])->car = a[1];
                return a[0];
              });
   TL_BUILTIN(in, "rplacd", 2, 2, "(rplacd CONS VALUE)",
-             "Replaces the cdr of CONS by VALUE; returns CONS.",
+             "Replaces the cdr of CONS by VALUE; returns CONS."
+             "\n  (let ((c (list 1 2))) (rplacd c '(3 4)) c)  ; => (1 3 4)",
              [](Interp& in, Args a, N) -> Value {
                if (!is_cons(a[0])) in.type_error("rplacd", 1, "a cons", a[0]);
                as_cons(a[0])->cdr = a[1];
                return a[0];
              });
-  TL_BUILTIN(in, "make-vector", 1, 2, "(make-vector SIZE [INITIAL])", "A vector of SIZE elements, each INITIAL (default nil).",
+  TL_BUILTIN(in, "make-vector", 1, 2, "(make-vector SIZE [INITIAL])",
+             "A vector of SIZE elements, each INITIAL (default nil)."
+             "\n  (make-vector 3 0)  ; => #(0 0 0)"
+             "\n  (make-vector 2)  ; => #(nil nil)",
              [](Interp& in, Args a, N n) -> Value {
                std::int64_t size = arg_size(in, "make-vector", a, 0);
                in.check_allocation("make-vector", static_cast<std::uint64_t>(size), sizeof(Value));
                return in.make_vector(std::vector<Value>(static_cast<std::size_t>(size), n == 2 ? a[1] : nil()));
              });
   TL_BUILTIN(in, "make-list", 1, 3, "(make-list SIZE [INITIAL] | SIZE :initial-element INITIAL)",
-             "A list of SIZE elements, each INITIAL (default nil).",
+             "A list of SIZE elements, each INITIAL (default nil)."
+             "\n  (make-list 2 'x)  ; => (x x)"
+             "\n  (make-list 3 :initial-element 0)  ; => (0 0 0)",
              [](Interp& in, Args a, N n) -> Value {
                std::int64_t size = arg_size(in, "make-list", a, 0);
                Value init = n >= 2 ? a[1] : nil();
@@ -344,14 +400,18 @@ void register_list_builtins(Interp& in) {
                }
                return in.sp[-1];
              });
-  TL_BUILTIN(in, "vector-push", 2, 2, "(vector-push VALUE VECTOR)", "Appends VALUE to VECTOR (which grows); returns its index.",
+  TL_BUILTIN(in, "vector-push", 2, 2, "(vector-push VALUE VECTOR)",
+             "Appends VALUE to VECTOR (which grows); returns its index."
+             "\n  (let ((v (vector))) (vector-push 'a v) (vector-push 'b v))  ; => 1",
              [](Interp& in, Args a, N) -> Value {
                if (!is_kind(a[1], ObjKind::Vector)) in.type_error("vector-push", 2, "a vector", a[1]);
                auto& items = as_vector(a[1])->items;
                items.push_back(a[0]);
                return Value::integer(static_cast<std::int64_t>(items.size() - 1));
              });
-  TL_BUILTIN(in, "vector-pop", 1, 1, "(vector-pop VECTOR)", "Removes and returns the last element of VECTOR.",
+  TL_BUILTIN(in, "vector-pop", 1, 1, "(vector-pop VECTOR)",
+             "Removes and returns the last element of VECTOR."
+             "\n  (let ((v (vector 1 2 3))) (list (vector-pop v) v))  ; => (3 #(1 2))",
              [](Interp& in, Args a, N) -> Value {
                if (!is_kind(a[0], ObjKind::Vector)) in.type_error("vector-pop", 1, "a vector", a[0]);
                auto& items = as_vector(a[0])->items;
@@ -360,7 +420,11 @@ void register_list_builtins(Interp& in) {
                items.pop_back();
                return v;
              });
-  TL_BUILTIN(in, "coerce", 2, 2, "(coerce SEQUENCE TYPE)", "SEQUENCE converted to TYPE: 'list, 'vector or 'string.",
+  TL_BUILTIN(in, "coerce", 2, 2, "(coerce SEQUENCE TYPE)",
+             "SEQUENCE converted to TYPE: 'list, 'vector or 'string."
+             "\n  (coerce \"abc\" 'list)  ; => (#\\a #\\b #\\c)"
+             "\n  (coerce '(1 2) 'vector)  ; => #(1 2)"
+             "\n  (coerce '(#\\h #\\i) 'string)  ; => \"hi\"",
              [](Interp& in, Args a, N) -> Value {
                Symbol* type = arg_symbol(in, "coerce", a, 1);
                std::vector<Value> items;
@@ -385,7 +449,10 @@ void register_list_builtins(Interp& in) {
                }
                in.error("type-error", "coerce: unknown type " + type->name + "; expected list, vector or string");
              });
-  TL_BUILTIN(in, "last", 1, 2, "(last LIST [N])", "The last cons of LIST (or the last N conses).",
+  TL_BUILTIN(in, "last", 1, 2, "(last LIST [N])",
+             "The last cons of LIST (or the last N conses)."
+             "\n  (last '(1 2 3))  ; => (3)"
+             "\n  (last '(1 2 3) 2)  ; => (2 3)",
              [](Interp& in, Args a, N n) -> Value {
                arg_list(in, "last", a, 0);
                std::int64_t k = n == 2 ? arg_int(in, "last", a, 1) : 1;
@@ -394,7 +461,10 @@ void register_list_builtins(Interp& in) {
                std::size_t skip = static_cast<std::size_t>(k) >= len ? 0 : len - static_cast<std::size_t>(k);
                return nth_cdr(in, "last", a[0], static_cast<std::int64_t>(skip), 1);
              });
-  TL_BUILTIN(in, "butlast", 1, 2, "(butlast LIST [N])", "A new list of all but the last element (or last N).",
+  TL_BUILTIN(in, "butlast", 1, 2, "(butlast LIST [N])",
+             "A new list of all but the last element (or last N)."
+             "\n  (butlast '(1 2 3))  ; => (1 2)"
+             "\n  (butlast '(1 2 3) 2)  ; => (1)",
              [](Interp& in, Args a, N n) -> Value {
                arg_list(in, "butlast", a, 0);
                std::int64_t k = n == 2 ? arg_int(in, "butlast", a, 1) : 1;
@@ -406,7 +476,10 @@ void register_list_builtins(Interp& in) {
                for (std::size_t i = 0; i < len - static_cast<std::size_t>(k); ++i, v = cdr(v)) out.add(car(v));
                return out.result();
              });
-  TL_BUILTIN(in, "copy-list", 1, 1, "(copy-list LIST)", "A fresh copy of the list structure of LIST.",
+  TL_BUILTIN(in, "copy-list", 1, 1, "(copy-list LIST)",
+             "A fresh copy of the list structure of LIST."
+             "\n  (copy-list '(1 2 3))  ; => (1 2 3)"
+             "\n  (let ((a (list 1 2))) (eq a (copy-list a)))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                arg_list(in, "copy-list", a, 0);
                ListBuilder out(in);
@@ -416,7 +489,9 @@ void register_list_builtins(Interp& in) {
                return out.result();
              });
   TL_BUILTIN(in, "mapcar", 2, -1, "(mapcar FUNCTION LIST...)",
-             "A list of FUNCTION applied to successive elements of the lists, stopping at the shortest.",
+             "A list of FUNCTION applied to successive elements of the lists, stopping at the shortest."
+             "\n  (mapcar #'1+ '(1 2 3))  ; => (2 3 4)"
+             "\n  (mapcar #'+ '(1 2 3) '(10 20))  ; => (11 22)",
              [](Interp& in, Args a, N n) -> Value {
                arg_function(in, "mapcar", a, 0);
                for (N i = 1; i < n; ++i) arg_list(in, "mapcar", a, static_cast<int>(i));
@@ -440,7 +515,9 @@ void register_list_builtins(Interp& in) {
                  out.add(in.apply(a[0], call_args, n - 1));
                }
              });
-  TL_BUILTIN(in, "mapc", 2, 2, "(mapc FUNCTION LIST)", "Calls FUNCTION on each element of LIST for effect; returns LIST.",
+  TL_BUILTIN(in, "mapc", 2, 2, "(mapc FUNCTION LIST)",
+             "Calls FUNCTION on each element of LIST for effect; returns LIST."
+             "\n  (let ((sum 0)) (mapc (lambda (x) (incf sum x)) '(1 2 3)) sum)  ; => 6",
              [](Interp& in, Args a, N) -> Value {
                arg_function(in, "mapc", a, 0);
                arg_list(in, "mapc", a, 1);
@@ -453,7 +530,11 @@ void register_list_builtins(Interp& in) {
                return a[1];
              });
   TL_BUILTIN(in, "reduce", 2, -1, "(reduce FUNCTION LIST &key :initial-value :from-end)",
-             "Combines the elements of LIST with FUNCTION from the left: (f (f a b) c)...",
+             "Combines the elements of LIST with FUNCTION from the left: (f (f a b) c)..."
+             "\n  (reduce #'+ '(1 2 3 4))  ; => 10"
+             "\n  (reduce #'list '(1 2 3))  ; => ((1 2) 3)"
+             "\n  (reduce #'list '(1 2 3) :from-end t)  ; => (1 (2 3))"
+             "\n  (reduce #'+ nil :initial-value 0)  ; => 0",
              [](Interp& in, Args a, N n) -> Value {
                arg_function(in, "reduce", a, 0);
                Value seq = a[1];
@@ -485,7 +566,10 @@ void register_list_builtins(Interp& in) {
                return acc[0];
              });
   TL_BUILTIN(in, "sort", 2, 4, "(sort SEQUENCE PREDICATE &key :key)",
-             "A new list or vector of the elements ordered by PREDICATE (stable merge sort).",
+             "A new list or vector of the elements ordered by PREDICATE (stable merge sort)."
+             "\n  (sort '(3 1 2) #'<)  ; => (1 2 3)"
+             "\n  (sort '(\"bb\" \"a\" \"ccc\") #'> :key #'length)  ; => (\"ccc\" \"bb\" \"a\")"
+             "\n  (sort (vector 3 1 2) #'<)  ; => #(1 2 3)",
              [](Interp& in, Args a, N n) -> Value {
                arg_function(in, "sort", a, 1);
                Value key = keyword_arg(a, 2, n, "key");
@@ -536,7 +620,11 @@ void register_list_builtins(Interp& in) {
                if (is_vec) return in.make_vector(std::move(sorted));
                return in.list_from(sorted.data(), sorted.size());
              });
-  TL_BUILTIN(in, "subseq", 2, 3, "(subseq SEQUENCE START [END])", "A new list, vector or string of the elements from START below END.",
+  TL_BUILTIN(in, "subseq", 2, 3, "(subseq SEQUENCE START [END])",
+             "A new list, vector or string of the elements from START below END."
+             "\n  (subseq '(a b c d) 1 3)  ; => (b c)"
+             "\n  (subseq \"hello\" 1)  ; => \"ello\""
+             "\n  (subseq #(1 2 3) 0 1)  ; => #(1)",
              [](Interp& in, Args a, N n) -> Value {
                std::int64_t start = arg_int(in, "subseq", a, 1);
                std::int64_t len;
@@ -565,7 +653,11 @@ void register_list_builtins(Interp& in) {
                for (std::size_t i = s; i < e; ++i, v = cdr(v)) out.add(car(v));
                return out.result();
              });
-  TL_BUILTIN(in, "range", 1, 3, "(range [START] END [STEP])", "The list of integers from START (default 0) below END by STEP.",
+  TL_BUILTIN(in, "range", 1, 3, "(range [START] END [STEP])",
+             "The list of integers from START (default 0) below END by STEP."
+             "\n  (range 5)  ; => (0 1 2 3 4)"
+             "\n  (range 2 10 3)  ; => (2 5 8)"
+             "\n  (range 3 0 -1)  ; => (3 2 1)",
              [](Interp& in, Args a, N n) -> Value {
                std::int64_t start = 0, end, step = 1;
                if (n == 1) {

@@ -154,7 +154,10 @@ Value math1(Interp& in, const char* fn, Args a, double (*f)(double)) {
 }  // namespace
 
 void register_number_builtins(Interp& in) {
-  TL_BUILTIN(in, "+", 0, -1, "(+ NUMBER...)", "Sum of the numbers; 0 with none. Integers overflow with an error.",
+  TL_BUILTIN(in, "+", 0, -1, "(+ NUMBER...)",
+             "Sum of the numbers; 0 with none. Integers overflow with an error.\n"
+             "  (+ 1 2 3)  ; => 6\n"
+             "  (+ 1 2.5)  ; => 3.5",
              [](Interp& in, Args a, N n) -> Value {
                Value acc = Value::integer(0);
                for (N i = 0; i < n; ++i) {
@@ -163,7 +166,10 @@ void register_number_builtins(Interp& in) {
                }
                return acc;
              });
-  TL_BUILTIN(in, "-", 1, -1, "(- NUMBER...)", "Negation of one number, or the first minus the rest.",
+  TL_BUILTIN(in, "-", 1, -1, "(- NUMBER...)",
+             "Negation of one number, or the first minus the rest.\n"
+             "  (- 10 3 2)  ; => 5\n"
+             "  (- 5)  ; => -5",
              [](Interp& in, Args a, N n) -> Value {
                for (N i = 0; i < n; ++i) check_number(in, "-", a, i);
                if (n == 1) return sub2(in, Value::integer(0), a[0]);
@@ -171,7 +177,10 @@ void register_number_builtins(Interp& in) {
                for (N i = 1; i < n; ++i) acc = sub2(in, acc, a[i]);
                return acc;
              });
-  TL_BUILTIN(in, "*", 0, -1, "(* NUMBER...)", "Product of the numbers; 1 with none.",
+  TL_BUILTIN(in, "*", 0, -1, "(* NUMBER...)",
+             "Product of the numbers; 1 with none.\n"
+             "  (* 2 3 4)  ; => 24\n"
+             "  (*)  ; => 1",
              [](Interp& in, Args a, N n) -> Value {
                Value acc = Value::integer(1);
                for (N i = 0; i < n; ++i) {
@@ -182,7 +191,10 @@ void register_number_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "/", 1, -1, "(/ NUMBER...)",
              "Reciprocal of one number, or the first divided by the rest. Integer division that is "
-             "exact gives an integer, otherwise a float. Division by zero is an error.",
+             "exact gives an integer, otherwise a float. Division by zero is an error.\n"
+             "  (/ 12 4)  ; => 3\n"
+             "  (/ 7 2)  ; => 3.5\n"
+             "  (/ 4)  ; => 0.25",
              [](Interp& in, Args a, N n) -> Value {
                for (N i = 0; i < n; ++i) check_number(in, "/", a, i);
                if (n == 1) return div2(in, Value::integer(1), a[0]);
@@ -190,17 +202,32 @@ void register_number_builtins(Interp& in) {
                for (N i = 1; i < n; ++i) acc = div2(in, acc, a[i]);
                return acc;
              });
-  TL_BUILTIN(in, "=", 1, -1, "(= NUMBER...)", "True when all numbers are equal (1 = 1.0).",
+  TL_BUILTIN(in, "=", 1, -1, "(= NUMBER...)",
+             "True when all numbers are equal (1 = 1.0).\n"
+             "  (= 1 1.0)  ; => t\n"
+             "  (= 2 2 3)  ; => nil",
              [](Interp& in, Args a, N n) { return compare_chain<0>(in, "=", a, n); });
-  TL_BUILTIN(in, "<", 1, -1, "(< NUMBER...)", "True when the numbers increase strictly.",
+  TL_BUILTIN(in, "<", 1, -1, "(< NUMBER...)",
+             "True when the numbers increase strictly.\n"
+             "  (< 1 2 3)  ; => t\n"
+             "  (< 1 3 2)  ; => nil",
              [](Interp& in, Args a, N n) { return compare_chain<1>(in, "<", a, n); });
-  TL_BUILTIN(in, ">", 1, -1, "(> NUMBER...)", "True when the numbers decrease strictly.",
+  TL_BUILTIN(in, ">", 1, -1, "(> NUMBER...)",
+             "True when the numbers decrease strictly.\n"
+             "  (> 3 2 1)  ; => t",
              [](Interp& in, Args a, N n) { return compare_chain<2>(in, ">", a, n); });
-  TL_BUILTIN(in, "<=", 1, -1, "(<= NUMBER...)", "True when the numbers never decrease.",
+  TL_BUILTIN(in, "<=", 1, -1, "(<= NUMBER...)",
+             "True when the numbers never decrease.\n"
+             "  (<= 1 1 2)  ; => t",
              [](Interp& in, Args a, N n) { return compare_chain<3>(in, "<=", a, n); });
-  TL_BUILTIN(in, ">=", 1, -1, "(>= NUMBER...)", "True when the numbers never increase.",
+  TL_BUILTIN(in, ">=", 1, -1, "(>= NUMBER...)",
+             "True when the numbers never increase.\n"
+             "  (>= 3 3 1)  ; => t",
              [](Interp& in, Args a, N n) { return compare_chain<4>(in, ">=", a, n); });
-  TL_BUILTIN(in, "/=", 1, -1, "(/= NUMBER...)", "True when no two of the numbers are equal.",
+  TL_BUILTIN(in, "/=", 1, -1, "(/= NUMBER...)",
+             "True when no two of the numbers are equal.\n"
+             "  (/= 1 2 3)  ; => t\n"
+             "  (/= 1 2 1)  ; => nil",
              [](Interp& in, Args a, N n) -> Value {
                for (N i = 0; i < n; ++i) check_number(in, "/=", a, i);
                for (N i = 0; i < n; ++i)
@@ -208,19 +235,26 @@ void register_number_builtins(Interp& in) {
                    if (compare(a[i], a[j]) == 0) return nil();
                return in.t();
              });
-  TL_BUILTIN(in, "1+", 1, 1, "(1+ NUMBER)", "NUMBER plus one.",
+  TL_BUILTIN(in, "1+", 1, 1, "(1+ NUMBER)",
+             "NUMBER plus one.\n"
+             "  (1+ 41)  ; => 42",
              [](Interp& in, Args a, N) -> Value {
                check_number(in, "1+", a, 0);
                if (a[0].is_int() && a[0].i == INT64_MAX) overflow(in, "1+");
                return add2(in, a[0], Value::integer(1));
              });
-  TL_BUILTIN(in, "1-", 1, 1, "(1- NUMBER)", "NUMBER minus one.",
+  TL_BUILTIN(in, "1-", 1, 1, "(1- NUMBER)",
+             "NUMBER minus one.\n"
+             "  (1- 10)  ; => 9",
              [](Interp& in, Args a, N) -> Value {
                check_number(in, "1-", a, 0);
                if (a[0].is_int() && a[0].i == INT64_MIN) overflow(in, "1-");
                return sub2(in, a[0], Value::integer(1));
              });
-  TL_BUILTIN(in, "mod", 2, 2, "(mod X Y)", "Remainder of floor division: has the sign of Y.",
+  TL_BUILTIN(in, "mod", 2, 2, "(mod X Y)",
+             "Remainder of floor division: has the sign of Y.\n"
+             "  (mod 7 3)  ; => 1\n"
+             "  (mod -7 3)  ; => 2",
              [](Interp& in, Args a, N) -> Value {
                check_number(in, "mod", a, 0);
                check_number(in, "mod", a, 1);
@@ -237,7 +271,10 @@ void register_number_builtins(Interp& in) {
                if (r != 0 && ((r < 0) != (y < 0))) r += y;
                return Value::real(r);
              });
-  TL_BUILTIN(in, "rem", 2, 2, "(rem X Y)", "Remainder of truncating division: has the sign of X.",
+  TL_BUILTIN(in, "rem", 2, 2, "(rem X Y)",
+             "Remainder of truncating division: has the sign of X.\n"
+             "  (rem 7 3)  ; => 1\n"
+             "  (rem -7 3)  ; => -1",
              [](Interp& in, Args a, N) -> Value {
                check_number(in, "rem", a, 0);
                check_number(in, "rem", a, 1);
@@ -250,15 +287,32 @@ void register_number_builtins(Interp& in) {
                if (y == 0.0) in.error("division-by-zero", "rem: division by zero");
                return Value::real(std::fmod(as_double(a[0]), y));
              });
-  TL_BUILTIN(in, "floor", 1, 2, "(floor X [DIVISOR])", "Largest integer not above X (or X/DIVISOR); the remainder is the second value.",
+  TL_BUILTIN(in, "floor", 1, 2, "(floor X [DIVISOR])",
+             "Largest integer not above X (or X/DIVISOR); the remainder is the second value.\n"
+             "  (floor 2.7)  ; => 2\n"
+             "  (floor -2.5)  ; => -3\n"
+             "  (multiple-value-list (floor 7 2))  ; => (3 1)",
              [](Interp& in, Args a, N n) { return round_div(in, "floor", a, n, Round::Floor); });
-  TL_BUILTIN(in, "ceiling", 1, 2, "(ceiling X [DIVISOR])", "Smallest integer not below X (or X/DIVISOR); the remainder is the second value.",
+  TL_BUILTIN(in, "ceiling", 1, 2, "(ceiling X [DIVISOR])",
+             "Smallest integer not below X (or X/DIVISOR); the remainder is the second value.\n"
+             "  (ceiling 2.1)  ; => 3\n"
+             "  (multiple-value-list (ceiling 7 2))  ; => (4 -1)",
              [](Interp& in, Args a, N n) { return round_div(in, "ceiling", a, n, Round::Ceiling); });
-  TL_BUILTIN(in, "round", 1, 2, "(round X [DIVISOR])", "Nearest integer to X (or X/DIVISOR); halves go to even; the remainder is the second value.",
+  TL_BUILTIN(in, "round", 1, 2, "(round X [DIVISOR])",
+             "Nearest integer to X (or X/DIVISOR); halves go to even; the remainder is the second value.\n"
+             "  (round 2.5)  ; => 2\n"
+             "  (round 3.5)  ; => 4\n"
+             "  (multiple-value-list (round 7 2))  ; => (4 -1)",
              [](Interp& in, Args a, N n) { return round_div(in, "round", a, n, Round::Nearest); });
-  TL_BUILTIN(in, "truncate", 1, 2, "(truncate X [DIVISOR])", "X (or X/DIVISOR) with the fraction dropped; the remainder is the second value.",
+  TL_BUILTIN(in, "truncate", 1, 2, "(truncate X [DIVISOR])",
+             "X (or X/DIVISOR) with the fraction dropped; the remainder is the second value.\n"
+             "  (truncate -2.7)  ; => -2\n"
+             "  (multiple-value-list (truncate -7 2))  ; => (-3 -1)",
              [](Interp& in, Args a, N n) { return round_div(in, "truncate", a, n, Round::Truncate); });
-  TL_BUILTIN(in, "abs", 1, 1, "(abs X)", "Absolute value.",
+  TL_BUILTIN(in, "abs", 1, 1, "(abs X)",
+             "Absolute value.\n"
+             "  (abs -7)  ; => 7\n"
+             "  (abs -2.5)  ; => 2.5",
              [](Interp& in, Args a, N) -> Value {
                check_number(in, "abs", a, 0);
                if (a[0].is_int()) {
@@ -267,7 +321,9 @@ void register_number_builtins(Interp& in) {
                }
                return Value::real(std::fabs(a[0].f));
              });
-  TL_BUILTIN(in, "min", 1, -1, "(min NUMBER...)", "The smallest number.",
+  TL_BUILTIN(in, "min", 1, -1, "(min NUMBER...)",
+             "The smallest number.\n"
+             "  (min 3 7 2)  ; => 2",
              [](Interp& in, Args a, N n) -> Value {
                Value best = a[0];
                for (N i = 0; i < n; ++i) {
@@ -276,7 +332,9 @@ void register_number_builtins(Interp& in) {
                }
                return best;
              });
-  TL_BUILTIN(in, "max", 1, -1, "(max NUMBER...)", "The largest number.",
+  TL_BUILTIN(in, "max", 1, -1, "(max NUMBER...)",
+             "The largest number.\n"
+             "  (max 3 7 2)  ; => 7",
              [](Interp& in, Args a, N n) -> Value {
                Value best = a[0];
                for (N i = 0; i < n; ++i) {
@@ -285,7 +343,11 @@ void register_number_builtins(Interp& in) {
                }
                return best;
              });
-  TL_BUILTIN(in, "expt", 2, 2, "(expt BASE POWER)", "BASE raised to POWER; exact for integers with POWER >= 0.",
+  TL_BUILTIN(in, "expt", 2, 2, "(expt BASE POWER)",
+             "BASE raised to POWER; exact for integers with POWER >= 0.\n"
+             "  (expt 2 10)  ; => 1024\n"
+             "  (expt 2 -1)  ; => 0.5\n"
+             "  (expt 4 0.5)  ; => 2.0",
              [](Interp& in, Args a, N) -> Value {
                check_number(in, "expt", a, 0);
                check_number(in, "expt", a, 1);
@@ -305,13 +367,18 @@ void register_number_builtins(Interp& in) {
                }
                return Value::real(std::pow(as_double(a[0]), as_double(a[1])));
              });
-  TL_BUILTIN(in, "sqrt", 1, 1, "(sqrt X)", "Square root of X >= 0, as a float.",
+  TL_BUILTIN(in, "sqrt", 1, 1, "(sqrt X)",
+             "Square root of X >= 0, as a float.\n"
+             "  (sqrt 16)  ; => 4.0\n"
+             "  (sqrt 2.25)  ; => 1.5",
              [](Interp& in, Args a, N) -> Value {
                double x = arg_number(in, "sqrt", a, 0);
                if (x < 0) in.error("arithmetic-error", "sqrt: negative argument " + in.repr(a[0]));
                return Value::real(std::sqrt(x));
              });
-  TL_BUILTIN(in, "isqrt", 1, 1, "(isqrt N)", "Largest integer whose square is at most N >= 0.",
+  TL_BUILTIN(in, "isqrt", 1, 1, "(isqrt N)",
+             "Largest integer whose square is at most N >= 0.\n"
+             "  (isqrt 17)  ; => 4",
              [](Interp& in, Args a, N) -> Value {
                std::int64_t x = arg_int(in, "isqrt", a, 0);
                if (x < 0) in.error("arithmetic-error", "isqrt: negative argument");
@@ -320,9 +387,15 @@ void register_number_builtins(Interp& in) {
                while ((r + 1) <= x / (r + 1)) ++r;
                return Value::integer(r);
              });
-  TL_BUILTIN(in, "exp", 1, 1, "(exp X)", "e raised to X.",
+  TL_BUILTIN(in, "exp", 1, 1, "(exp X)",
+             "e raised to X.\n"
+             "  (exp 0)  ; => 1.0\n"
+             "  (exp 1)  ; => 2.718281828459045",
              [](Interp& in, Args a, N) { return math1(in, "exp", a, std::exp); });
-  TL_BUILTIN(in, "log", 1, 2, "(log X [BASE])", "Natural logarithm of X > 0, or its logarithm in BASE.",
+  TL_BUILTIN(in, "log", 1, 2, "(log X [BASE])",
+             "Natural logarithm of X > 0, or its logarithm in BASE.\n"
+             "  (log 1)  ; => 0.0\n"
+             "  (log 8 2)  ; => 3.0",
              [](Interp& in, Args a, N n) -> Value {
                double x = arg_number(in, "log", a, 0);
                if (x <= 0) in.error("arithmetic-error", "log: argument must be positive, got " + in.repr(a[0]));
@@ -334,23 +407,57 @@ void register_number_builtins(Interp& in) {
                }
                return Value::real(r);
              });
-  TL_BUILTIN(in, "sin", 1, 1, "(sin X)", "Sine of X radians.", [](Interp& in, Args a, N) { return math1(in, "sin", a, std::sin); });
-  TL_BUILTIN(in, "cos", 1, 1, "(cos X)", "Cosine of X radians.", [](Interp& in, Args a, N) { return math1(in, "cos", a, std::cos); });
-  TL_BUILTIN(in, "tan", 1, 1, "(tan X)", "Tangent of X radians.", [](Interp& in, Args a, N) { return math1(in, "tan", a, std::tan); });
-  TL_BUILTIN(in, "asin", 1, 1, "(asin X)", "Arc sine.", [](Interp& in, Args a, N) { return math1(in, "asin", a, std::asin); });
-  TL_BUILTIN(in, "acos", 1, 1, "(acos X)", "Arc cosine.", [](Interp& in, Args a, N) { return math1(in, "acos", a, std::acos); });
-  TL_BUILTIN(in, "atan", 1, 2, "(atan Y [X])", "Arc tangent of Y, or of Y/X using both signs.",
+  TL_BUILTIN(in, "sin", 1, 1, "(sin X)",
+             "Sine of X radians.\n"
+             "  (sin (/ pi 2))  ; => 1.0",
+             [](Interp& in, Args a, N) { return math1(in, "sin", a, std::sin); });
+  TL_BUILTIN(in, "cos", 1, 1, "(cos X)",
+             "Cosine of X radians.\n"
+             "  (cos pi)  ; => -1.0",
+             [](Interp& in, Args a, N) { return math1(in, "cos", a, std::cos); });
+  TL_BUILTIN(in, "tan", 1, 1, "(tan X)",
+             "Tangent of X radians.\n"
+             "  (tan 0.0)  ; => 0.0",
+             [](Interp& in, Args a, N) { return math1(in, "tan", a, std::tan); });
+  TL_BUILTIN(in, "asin", 1, 1, "(asin X)",
+             "Arc sine.\n"
+             "  (= (asin 1) (/ pi 2))  ; => t",
+             [](Interp& in, Args a, N) { return math1(in, "asin", a, std::asin); });
+  TL_BUILTIN(in, "acos", 1, 1, "(acos X)",
+             "Arc cosine.\n"
+             "  (acos 1)  ; => 0.0\n"
+             "  (= (acos -1) pi)  ; => t",
+             [](Interp& in, Args a, N) { return math1(in, "acos", a, std::acos); });
+  TL_BUILTIN(in, "atan", 1, 2, "(atan Y [X])",
+             "Arc tangent of Y, or of Y/X using both signs.\n"
+             "  (atan 1 1)  ; => 0.7853981633974483\n"
+             "  (atan 0 -1)  ; => 3.141592653589793",
              [](Interp& in, Args a, N n) -> Value {
                double y = arg_number(in, "atan", a, 0);
                if (n == 2) return Value::real(std::atan2(y, arg_number(in, "atan", a, 1)));
                return Value::real(std::atan(y));
              });
-  TL_BUILTIN(in, "sinh", 1, 1, "(sinh X)", "Hyperbolic sine.", [](Interp& in, Args a, N) { return math1(in, "sinh", a, std::sinh); });
-  TL_BUILTIN(in, "cosh", 1, 1, "(cosh X)", "Hyperbolic cosine.", [](Interp& in, Args a, N) { return math1(in, "cosh", a, std::cosh); });
-  TL_BUILTIN(in, "tanh", 1, 1, "(tanh X)", "Hyperbolic tangent.", [](Interp& in, Args a, N) { return math1(in, "tanh", a, std::tanh); });
-  TL_BUILTIN(in, "float", 1, 1, "(float X)", "X converted to a float.",
+  TL_BUILTIN(in, "sinh", 1, 1, "(sinh X)",
+             "Hyperbolic sine.\n"
+             "  (sinh 0)  ; => 0.0",
+             [](Interp& in, Args a, N) { return math1(in, "sinh", a, std::sinh); });
+  TL_BUILTIN(in, "cosh", 1, 1, "(cosh X)",
+             "Hyperbolic cosine.\n"
+             "  (cosh 0)  ; => 1.0",
+             [](Interp& in, Args a, N) { return math1(in, "cosh", a, std::cosh); });
+  TL_BUILTIN(in, "tanh", 1, 1, "(tanh X)",
+             "Hyperbolic tangent.\n"
+             "  (tanh 0)  ; => 0.0\n"
+             "  (tanh 100)  ; => 1.0",
+             [](Interp& in, Args a, N) { return math1(in, "tanh", a, std::tanh); });
+  TL_BUILTIN(in, "float", 1, 1, "(float X)",
+             "X converted to a float.\n"
+             "  (float 3)  ; => 3.0",
              [](Interp& in, Args a, N) { return Value::real(arg_number(in, "float", a, 0)); });
-  TL_BUILTIN(in, "ash", 2, 2, "(ash N COUNT)", "N shifted left by COUNT bits (right when negative).",
+  TL_BUILTIN(in, "ash", 2, 2, "(ash N COUNT)",
+             "N shifted left by COUNT bits (right when negative).\n"
+             "  (ash 1 4)  ; => 16\n"
+             "  (ash 16 -2)  ; => 4",
              [](Interp& in, Args a, N) -> Value {
                std::int64_t x = arg_int(in, "ash", a, 0), c = arg_int(in, "ash", a, 1);
                if (c <= -64) return Value::integer(x < 0 ? -1 : 0);
@@ -360,19 +467,25 @@ void register_number_builtins(Interp& in) {
                if (c >= 64 || x > (INT64_MAX >> c) || x < (INT64_MIN >> c)) overflow(in, "ash");
                return Value::integer(static_cast<std::int64_t>(static_cast<std::uint64_t>(x) << c));
              });
-  TL_BUILTIN(in, "logand", 0, -1, "(logand N...)", "Bitwise and.",
+  TL_BUILTIN(in, "logand", 0, -1, "(logand N...)",
+             "Bitwise and.\n"
+             "  (logand 12 10)  ; => 8",
              [](Interp& in, Args a, N n) -> Value {
                std::int64_t r = -1;
                for (N i = 0; i < n; ++i) r &= arg_int(in, "logand", a, static_cast<int>(i));
                return Value::integer(r);
              });
-  TL_BUILTIN(in, "logior", 0, -1, "(logior N...)", "Bitwise inclusive or.",
+  TL_BUILTIN(in, "logior", 0, -1, "(logior N...)",
+             "Bitwise inclusive or.\n"
+             "  (logior 12 10)  ; => 14",
              [](Interp& in, Args a, N n) -> Value {
                std::int64_t r = 0;
                for (N i = 0; i < n; ++i) r |= arg_int(in, "logior", a, static_cast<int>(i));
                return Value::integer(r);
              });
-  TL_BUILTIN(in, "logxor", 0, -1, "(logxor N...)", "Bitwise exclusive or.",
+  TL_BUILTIN(in, "logxor", 0, -1, "(logxor N...)",
+             "Bitwise exclusive or.\n"
+             "  (logxor 12 10)  ; => 6",
              [](Interp& in, Args a, N n) -> Value {
                std::int64_t r = 0;
                for (N i = 0; i < n; ++i) r ^= arg_int(in, "logxor", a, static_cast<int>(i));
@@ -380,7 +493,9 @@ void register_number_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "random", 1, 1, "(random LIMIT)",
              "A pseudo-random number in [0, LIMIT): an integer for an integer LIMIT, else a float. "
-             "Seeded per interpreter with (random-seed N).",
+             "Seeded per interpreter with (random-seed N).\n"
+             "  (let ((r (random 10))) (and (integerp r) (<= 0 r 9)))  ; => t\n"
+             "  (floatp (random 1.0))  ; => t",
              [](Interp& in, Args a, N) -> Value {
                if (a[0].is_int()) {
                  if (a[0].i <= 0) in.error("type-error", "random: limit must be positive, got " + in.repr(a[0]));
@@ -392,7 +507,9 @@ void register_number_builtins(Interp& in) {
                std::uniform_real_distribution<double> d(0, lim);
                return Value::real(d(in.rng));
              });
-  TL_BUILTIN(in, "random-seed", 1, 1, "(random-seed N)", "Reseeds this interpreter's `random`.",
+  TL_BUILTIN(in, "random-seed", 1, 1, "(random-seed N)",
+             "Reseeds this interpreter's `random`.\n"
+             "  (progn (random-seed 42) (let ((a (random 100))) (random-seed 42) (= a (random 100))))  ; => t",
              [](Interp& in, Args a, N) -> Value {
                in.rng.seed(static_cast<std::uint64_t>(arg_int(in, "random-seed", a, 0)));
                return nil();

@@ -576,132 +576,130 @@ Value mismatch(Interp& in, const char* fn, Args a, N n) {
 }  // namespace
 
 void register_sequence_builtins(Interp& in) {
-  TL_BUILTIN(
-      in, "member", 2, -1, "(member ITEM LIST &key :test :test-not :key)",
-      "The tail of LIST starting at the first element eql to ITEM (or satisfying :test), or nil.",
-      [](Interp& in, Args a, N n) { return member(in, "member", a, n, Mode::Item); });
+  TL_BUILTIN(in, "member", 2, -1, "(member ITEM LIST &key :test :test-not :key)",
+             "The tail of LIST starting at the first element eql to ITEM (or satisfying :test), or nil."
+             "\n  (member 3 '(1 2 3 4))  ; => (3 4)"
+             "\n  (member \"b\" '(\"a\" \"b\") :test #'equal)  ; => (\"b\")"
+             "\n  (member 9 '(1 2))  ; => nil",
+             [](Interp& in, Args a, N n) { return member(in, "member", a, n, Mode::Item); });
   TL_BUILTIN(in, "member-if", 2, 4, "(member-if PREDICATE LIST &key :key)",
-             "The tail of LIST starting at the first element satisfying PREDICATE, or nil.",
+             "The tail of LIST starting at the first element satisfying PREDICATE, or nil."
+             "\n  (member-if #'evenp '(1 3 4 5))  ; => (4 5)",
              [](Interp& in, Args a, N n) { return member(in, "member-if", a, n, Mode::If); });
-  TL_BUILTIN(
-      in, "member-if-not", 2, 4, "(member-if-not PREDICATE LIST &key :key)",
-      "The tail of LIST starting at the first element not satisfying PREDICATE, or nil.",
-      [](Interp& in, Args a, N n) { return member(in, "member-if-not", a, n, Mode::IfNot); });
+  TL_BUILTIN(in, "member-if-not", 2, 4, "(member-if-not PREDICATE LIST &key :key)",
+             "The tail of LIST starting at the first element not satisfying PREDICATE, or nil."
+             "\n  (member-if-not #'oddp '(1 3 4 5))  ; => (4 5)",
+             [](Interp& in, Args a, N n) { return member(in, "member-if-not", a, n, Mode::IfNot); });
   TL_BUILTIN(in, "assoc", 2, -1, "(assoc KEY ALIST &key :test :test-not :key)",
-             "The first pair in ALIST whose car is eql to KEY (or satisfies :test), or nil.",
+             "The first pair in ALIST whose car is eql to KEY (or satisfies :test), or nil."
+             "\n  (assoc 'b '((a . 1) (b . 2)))  ; => (b . 2)"
+             "\n  (cdr (assoc \"y\" '((\"x\" . 1) (\"y\" . 2)) :test #'equal))  ; => 2",
              [](Interp& in, Args a, N n) { return assoc(in, "assoc", a, n, Mode::Item, false); });
   TL_BUILTIN(in, "assoc-if", 2, 4, "(assoc-if PREDICATE ALIST &key :key)",
-             "The first pair in ALIST whose car satisfies PREDICATE, or nil.",
+             "The first pair in ALIST whose car satisfies PREDICATE, or nil."
+             "\n  (assoc-if #'stringp '((1 . a) (\"k\" . b)))  ; => (\"k\" . b)",
              [](Interp& in, Args a, N n) { return assoc(in, "assoc-if", a, n, Mode::If, false); });
-  TL_BUILTIN(
-      in, "assoc-if-not", 2, 4, "(assoc-if-not PREDICATE ALIST &key :key)",
-      "The first pair in ALIST whose car does not satisfy PREDICATE, or nil.",
-      [](Interp& in, Args a, N n) { return assoc(in, "assoc-if-not", a, n, Mode::IfNot, false); });
+  TL_BUILTIN(in, "assoc-if-not", 2, 4, "(assoc-if-not PREDICATE ALIST &key :key)",
+             "The first pair in ALIST whose car does not satisfy PREDICATE, or nil."
+             "\n  (assoc-if-not #'numberp '((1 . a) (x . b)))  ; => (x . b)",
+             [](Interp& in, Args a, N n) { return assoc(in, "assoc-if-not", a, n, Mode::IfNot, false); });
   TL_BUILTIN(in, "rassoc", 2, -1, "(rassoc VALUE ALIST &key :test :test-not :key)",
-             "The first pair in ALIST whose cdr is eql to VALUE (or satisfies :test), or nil.",
+             "The first pair in ALIST whose cdr is eql to VALUE (or satisfies :test), or nil."
+             "\n  (rassoc 2 '((a . 1) (b . 2)))  ; => (b . 2)",
              [](Interp& in, Args a, N n) { return assoc(in, "rassoc", a, n, Mode::Item, true); });
   TL_BUILTIN(in, "rassoc-if", 2, 4, "(rassoc-if PREDICATE ALIST &key :key)",
-             "The first pair in ALIST whose cdr satisfies PREDICATE, or nil.",
+             "The first pair in ALIST whose cdr satisfies PREDICATE, or nil."
+             "\n  (rassoc-if #'evenp '((a . 1) (b . 2)))  ; => (b . 2)",
              [](Interp& in, Args a, N n) { return assoc(in, "rassoc-if", a, n, Mode::If, true); });
 
-  TL_BUILTIN(
-      in, "find", 2, -1, "(find ITEM SEQUENCE &key :test :test-not :key :start :end :from-end)",
-      "The first element of SEQUENCE eql to ITEM (or satisfying :test), or nil; the last with "
-      ":from-end.",
-      [](Interp& in, Args a, N n) { return scan(in, "find", a, n, Mode::Item, Scan::Find); });
-  TL_BUILTIN(
-      in, "find-if", 2, -1, "(find-if PREDICATE SEQUENCE &key :key :start :end :from-end)",
-      "The first element of SEQUENCE satisfying PREDICATE, or nil.",
-      [](Interp& in, Args a, N n) { return scan(in, "find-if", a, n, Mode::If, Scan::Find); });
-  TL_BUILTIN(in, "find-if-not", 2, -1,
-             "(find-if-not PREDICATE SEQUENCE &key :key :start :end :from-end)",
-             "The first element of SEQUENCE not satisfying PREDICATE, or nil.",
-             [](Interp& in, Args a, N n) {
-               return scan(in, "find-if-not", a, n, Mode::IfNot, Scan::Find);
-             });
-  TL_BUILTIN(
-      in, "position", 2, -1,
-      "(position ITEM SEQUENCE &key :test :test-not :key :start :end :from-end)",
-      "The index of the first element of SEQUENCE eql to ITEM (or satisfying :test), or nil. The "
-      "elements of a string are one-character strings; (search PART STRING) finds a longer PART.",
-      [](Interp& in, Args a, N n) {
-        return scan(in, "position", a, n, Mode::Item, Scan::Position);
-      });
-  TL_BUILTIN(in, "position-if", 2, -1,
-             "(position-if PREDICATE SEQUENCE &key :key :start :end :from-end)",
-             "The index of the first element of SEQUENCE satisfying PREDICATE, or nil.",
-             [](Interp& in, Args a, N n) {
-               return scan(in, "position-if", a, n, Mode::If, Scan::Position);
-             });
-  TL_BUILTIN(in, "position-if-not", 2, -1,
-             "(position-if-not PREDICATE SEQUENCE &key :key :start :end :from-end)",
-             "The index of the first element of SEQUENCE not satisfying PREDICATE, or nil.",
-             [](Interp& in, Args a, N n) {
-               return scan(in, "position-if-not", a, n, Mode::IfNot, Scan::Position);
-             });
-  TL_BUILTIN(
-      in, "count", 2, -1, "(count ITEM SEQUENCE &key :test :test-not :key :start :end :from-end)",
-      "How many elements of SEQUENCE are eql to ITEM (or satisfy :test).",
-      [](Interp& in, Args a, N n) { return scan(in, "count", a, n, Mode::Item, Scan::Count); });
+  TL_BUILTIN(in, "find", 2, -1, "(find ITEM SEQUENCE &key :test :test-not :key :start :end :from-end)",
+             "The first element of SEQUENCE eql to ITEM (or satisfying :test), or nil; the last with "
+             ":from-end."
+             "\n  (find 3 '(1 2 3 4))  ; => 3"
+             "\n  (find \"b\" '(\"a\" \"b\") :test #'string=)  ; => \"b\""
+             "\n  (find 2 '((1 a) (2 b)) :key #'first)  ; => (2 b)",
+             [](Interp& in, Args a, N n) { return scan(in, "find", a, n, Mode::Item, Scan::Find); });
+  TL_BUILTIN(in, "find-if", 2, -1, "(find-if PREDICATE SEQUENCE &key :key :start :end :from-end)",
+             "The first element of SEQUENCE satisfying PREDICATE, or nil."
+             "\n  (find-if #'evenp '(1 2 3 4))  ; => 2"
+             "\n  (find-if #'evenp '(1 2 3 4) :from-end t)  ; => 4",
+             [](Interp& in, Args a, N n) { return scan(in, "find-if", a, n, Mode::If, Scan::Find); });
+  TL_BUILTIN(in, "find-if-not", 2, -1, "(find-if-not PREDICATE SEQUENCE &key :key :start :end :from-end)",
+             "The first element of SEQUENCE not satisfying PREDICATE, or nil."
+             "\n  (find-if-not #'numberp '(1 2 x 3))  ; => x",
+             [](Interp& in, Args a, N n) { return scan(in, "find-if-not", a, n, Mode::IfNot, Scan::Find); });
+  TL_BUILTIN(in, "position", 2, -1, "(position ITEM SEQUENCE &key :test :test-not :key :start :end :from-end)",
+             "The index of the first element of SEQUENCE eql to ITEM (or satisfying :test), or nil. The "
+             "elements of a string are characters; (search PART STRING) finds a longer PART."
+             "\n  (position 'c '(a b c))  ; => 2"
+             "\n  (position #\\l \"hello\")  ; => 2"
+             "\n  (position #\\l \"hello\" :from-end t)  ; => 3",
+             [](Interp& in, Args a, N n) { return scan(in, "position", a, n, Mode::Item, Scan::Position); });
+  TL_BUILTIN(in, "position-if", 2, -1, "(position-if PREDICATE SEQUENCE &key :key :start :end :from-end)",
+             "The index of the first element of SEQUENCE satisfying PREDICATE, or nil."
+             "\n  (position-if #'evenp '(1 3 4 6))  ; => 2",
+             [](Interp& in, Args a, N n) { return scan(in, "position-if", a, n, Mode::If, Scan::Position); });
+  TL_BUILTIN(in, "position-if-not", 2, -1, "(position-if-not PREDICATE SEQUENCE &key :key :start :end :from-end)",
+             "The index of the first element of SEQUENCE not satisfying PREDICATE, or nil."
+             "\n  (position-if-not #'alpha-char-p \"abc1\")  ; => 3",
+             [](Interp& in, Args a, N n) { return scan(in, "position-if-not", a, n, Mode::IfNot, Scan::Position); });
+  TL_BUILTIN(in, "count", 2, -1, "(count ITEM SEQUENCE &key :test :test-not :key :start :end :from-end)",
+             "How many elements of SEQUENCE are eql to ITEM (or satisfy :test)."
+             "\n  (count 1 '(1 2 1 3))  ; => 2"
+             "\n  (count #\\s \"mississippi\")  ; => 4",
+             [](Interp& in, Args a, N n) { return scan(in, "count", a, n, Mode::Item, Scan::Count); });
   TL_BUILTIN(in, "count-if", 2, -1, "(count-if PREDICATE SEQUENCE &key :key :start :end :from-end)",
-             "How many elements of SEQUENCE satisfy PREDICATE.", [](Interp& in, Args a, N n) {
-               return scan(in, "count-if", a, n, Mode::If, Scan::Count);
-             });
-  TL_BUILTIN(in, "count-if-not", 2, -1,
-             "(count-if-not PREDICATE SEQUENCE &key :key :start :end :from-end)",
-             "How many elements of SEQUENCE do not satisfy PREDICATE.",
-             [](Interp& in, Args a, N n) {
-               return scan(in, "count-if-not", a, n, Mode::IfNot, Scan::Count);
-             });
+             "How many elements of SEQUENCE satisfy PREDICATE."
+             "\n  (count-if #'evenp '(1 2 3 4))  ; => 2",
+             [](Interp& in, Args a, N n) { return scan(in, "count-if", a, n, Mode::If, Scan::Count); });
+  TL_BUILTIN(in, "count-if-not", 2, -1, "(count-if-not PREDICATE SEQUENCE &key :key :start :end :from-end)",
+             "How many elements of SEQUENCE do not satisfy PREDICATE."
+             "\n  (count-if-not #'evenp '(1 2 3 4 5))  ; => 3",
+             [](Interp& in, Args a, N n) { return scan(in, "count-if-not", a, n, Mode::IfNot, Scan::Count); });
 
-  TL_BUILTIN(
-      in, "remove", 2, -1,
-      "(remove ITEM SEQUENCE &key :test :test-not :key :start :end :count :from-end)",
-      "A new sequence without the elements eql to ITEM (or satisfying :test); :count limits how "
-      "many go "
-      "(the last ones with :from-end).",
-      [](Interp& in, Args a, N n) { return edit(in, "remove", a, n, Mode::Item, Edit::Remove); });
-  TL_BUILTIN(
-      in, "remove-if", 2, -1,
-      "(remove-if PREDICATE SEQUENCE &key :key :start :end :count :from-end)",
-      "A new sequence without the elements satisfying PREDICATE.",
-      [](Interp& in, Args a, N n) { return edit(in, "remove-if", a, n, Mode::If, Edit::Remove); });
-  TL_BUILTIN(in, "remove-if-not", 2, -1,
-             "(remove-if-not PREDICATE SEQUENCE &key :key :start :end :count :from-end)",
-             "A new sequence of the elements satisfying PREDICATE.", [](Interp& in, Args a, N n) {
-               return edit(in, "remove-if-not", a, n, Mode::IfNot, Edit::Remove);
-             });
-  TL_BUILTIN(
-      in, "delete", 2, -1,
-      "(delete ITEM SEQUENCE &key :test :test-not :key :start :end :count :from-end)",
-      "Like remove, but may reuse the cells of a list SEQUENCE: use the result, not SEQUENCE.",
-      [](Interp& in, Args a, N n) { return edit(in, "delete", a, n, Mode::Item, Edit::Delete); });
-  TL_BUILTIN(
-      in, "delete-if", 2, -1,
-      "(delete-if PREDICATE SEQUENCE &key :key :start :end :count :from-end)",
-      "Like remove-if, but may reuse the cells of a list SEQUENCE: use the result.",
-      [](Interp& in, Args a, N n) { return edit(in, "delete-if", a, n, Mode::If, Edit::Delete); });
-  TL_BUILTIN(in, "delete-if-not", 2, -1,
-             "(delete-if-not PREDICATE SEQUENCE &key :key :start :end :count :from-end)",
-             "Like remove-if-not, but may reuse the cells of a list SEQUENCE: use the result.",
-             [](Interp& in, Args a, N n) {
-               return edit(in, "delete-if-not", a, n, Mode::IfNot, Edit::Delete);
-             });
+  TL_BUILTIN(in, "remove", 2, -1, "(remove ITEM SEQUENCE &key :test :test-not :key :start :end :count :from-end)",
+             "A new sequence without the elements eql to ITEM (or satisfying :test); :count limits how "
+             "many go "
+             "(the last ones with :from-end)."
+             "\n  (remove 1 '(1 2 1 3))  ; => (2 3)"
+             "\n  (remove 1 '(1 2 1 3) :count 1)  ; => (2 1 3)"
+             "\n  (remove #\\a \"banana\")  ; => \"bnn\"",
+             [](Interp& in, Args a, N n) { return edit(in, "remove", a, n, Mode::Item, Edit::Remove); });
+  TL_BUILTIN(in, "remove-if", 2, -1, "(remove-if PREDICATE SEQUENCE &key :key :start :end :count :from-end)",
+             "A new sequence without the elements satisfying PREDICATE."
+             "\n  (remove-if #'evenp '(1 2 3 4))  ; => (1 3)",
+             [](Interp& in, Args a, N n) { return edit(in, "remove-if", a, n, Mode::If, Edit::Remove); });
+  TL_BUILTIN(in, "remove-if-not", 2, -1, "(remove-if-not PREDICATE SEQUENCE &key :key :start :end :count :from-end)",
+             "A new sequence of the elements satisfying PREDICATE."
+             "\n  (remove-if-not #'evenp '(1 2 3 4))  ; => (2 4)",
+             [](Interp& in, Args a, N n) { return edit(in, "remove-if-not", a, n, Mode::IfNot, Edit::Remove); });
+  TL_BUILTIN(in, "delete", 2, -1, "(delete ITEM SEQUENCE &key :test :test-not :key :start :end :count :from-end)",
+             "Like remove, but may reuse the cells of a list SEQUENCE: use the result, not SEQUENCE."
+             "\n  (delete 2 (list 1 2 3 2))  ; => (1 3)",
+             [](Interp& in, Args a, N n) { return edit(in, "delete", a, n, Mode::Item, Edit::Delete); });
+  TL_BUILTIN(in, "delete-if", 2, -1, "(delete-if PREDICATE SEQUENCE &key :key :start :end :count :from-end)",
+             "Like remove-if, but may reuse the cells of a list SEQUENCE: use the result."
+             "\n  (delete-if #'minusp (list 1 -2 3))  ; => (1 3)",
+             [](Interp& in, Args a, N n) { return edit(in, "delete-if", a, n, Mode::If, Edit::Delete); });
+  TL_BUILTIN(in, "delete-if-not", 2, -1, "(delete-if-not PREDICATE SEQUENCE &key :key :start :end :count :from-end)",
+             "Like remove-if-not, but may reuse the cells of a list SEQUENCE: use the result."
+             "\n  (delete-if-not #'plusp (list 1 -2 3))  ; => (1 3)",
+             [](Interp& in, Args a, N n) { return edit(in, "delete-if-not", a, n, Mode::IfNot, Edit::Delete); });
   TL_BUILTIN(in, "substitute", 3, -1,
              "(substitute NEW OLD SEQUENCE &key :test :test-not :key :start :end :count :from-end)",
-             "A new sequence with the elements eql to OLD (or satisfying :test) replaced by NEW.",
-             [](Interp& in, Args a, N n) {
-               return edit(in, "substitute", a, n, Mode::Item, Edit::Substitute);
-             });
+             "A new sequence with the elements eql to OLD (or satisfying :test) replaced by NEW."
+             "\n  (substitute 0 nil '(1 nil 2 nil))  ; => (1 0 2 0)"
+             "\n  (substitute #\\_ #\\Space \"a b c\")  ; => \"a_b_c\"",
+             [](Interp& in, Args a, N n) { return edit(in, "substitute", a, n, Mode::Item, Edit::Substitute); });
   TL_BUILTIN(in, "substitute-if", 3, -1,
              "(substitute-if NEW PREDICATE SEQUENCE &key :key :start :end :count :from-end)",
-             "A new sequence with the elements satisfying PREDICATE replaced by NEW.",
-             [](Interp& in, Args a, N n) {
-               return edit(in, "substitute-if", a, n, Mode::If, Edit::Substitute);
-             });
+             "A new sequence with the elements satisfying PREDICATE replaced by NEW."
+             "\n  (substitute-if 0 #'minusp '(1 -2 3 -4))  ; => (1 0 3 0)",
+             [](Interp& in, Args a, N n) { return edit(in, "substitute-if", a, n, Mode::If, Edit::Substitute); });
   TL_BUILTIN(in, "substitute-if-not", 3, -1,
              "(substitute-if-not NEW PREDICATE SEQUENCE &key :key :start :end :count :from-end)",
-             "A new sequence with the elements not satisfying PREDICATE replaced by NEW.",
+             "A new sequence with the elements not satisfying PREDICATE replaced by NEW."
+             "\n  (substitute-if-not 0 #'minusp '(1 -2 3 -4))  ; => (0 -2 0 -4)",
              [](Interp& in, Args a, N n) {
                return edit(in, "substitute-if-not", a, n, Mode::IfNot, Edit::Substitute);
              });
@@ -710,43 +708,48 @@ void register_sequence_builtins(Interp& in) {
              "(remove-duplicates SEQUENCE &key :test :test-not :key :start :end :from-end)",
              "A new sequence without elements that a later one matches (eql by default): the last "
              "occurrence "
-             "stays, or the first with :from-end t.",
-             [](Interp& in, Args a, N n) {
-               return remove_duplicates(in, "remove-duplicates", a, n, false);
-             });
+             "stays, or the first with :from-end t."
+             "\n  (remove-duplicates '(1 2 1 3 2))  ; => (1 3 2)"
+             "\n  (remove-duplicates '(1 2 1 3 2) :from-end t)  ; => (1 2 3)"
+             "\n  (remove-duplicates \"hello\")  ; => \"helo\"",
+             [](Interp& in, Args a, N n) { return remove_duplicates(in, "remove-duplicates", a, n, false); });
   TL_BUILTIN(in, "delete-duplicates", 1, -1,
              "(delete-duplicates SEQUENCE &key :test :test-not :key :start :end :from-end)",
-             "Like remove-duplicates, but may reuse the cells of a list SEQUENCE: use the result.",
-             [](Interp& in, Args a, N n) {
-               return remove_duplicates(in, "delete-duplicates", a, n, true);
-             });
-  TL_BUILTIN(
-      in, "union", 2, -1, "(union LIST1 LIST2 &key :test :test-not :key)",
-      "The elements of LIST1, then those of LIST2 that match none of LIST1 (eql by default).",
-      [](Interp& in, Args a, N n) { return set_op(in, "union", a, n, SetOp::Union); });
+             "Like remove-duplicates, but may reuse the cells of a list SEQUENCE: use the result."
+             "\n  (delete-duplicates (list 'a 'b 'a))  ; => (b a)",
+             [](Interp& in, Args a, N n) { return remove_duplicates(in, "delete-duplicates", a, n, true); });
+  TL_BUILTIN(in, "union", 2, -1, "(union LIST1 LIST2 &key :test :test-not :key)",
+             "The elements of LIST1, then those of LIST2 that match none of LIST1 (eql by default)."
+             "\n  (union '(1 2 3) '(2 4))  ; => (1 2 3 4)",
+             [](Interp& in, Args a, N n) { return set_op(in, "union", a, n, SetOp::Union); });
   TL_BUILTIN(in, "intersection", 2, -1, "(intersection LIST1 LIST2 &key :test :test-not :key)",
-             "The elements of LIST1 that match some element of LIST2 (eql by default), in order.",
-             [](Interp& in, Args a, N n) {
-               return set_op(in, "intersection", a, n, SetOp::Intersection);
-             });
+             "The elements of LIST1 that match some element of LIST2 (eql by default), in order."
+             "\n  (intersection '(1 2 3 4) '(4 2))  ; => (2 4)",
+             [](Interp& in, Args a, N n) { return set_op(in, "intersection", a, n, SetOp::Intersection); });
   TL_BUILTIN(in, "set-difference", 2, -1, "(set-difference LIST1 LIST2 &key :test :test-not :key)",
-             "The elements of LIST1 that match no element of LIST2 (eql by default), in order.",
-             [](Interp& in, Args a, N n) {
-               return set_op(in, "set-difference", a, n, SetOp::Difference);
-             });
+             "The elements of LIST1 that match no element of LIST2 (eql by default), in order."
+             "\n  (set-difference '(1 2 3 4) '(2 4))  ; => (1 3)",
+             [](Interp& in, Args a, N n) { return set_op(in, "set-difference", a, n, SetOp::Difference); });
   TL_BUILTIN(in, "search", 2, -1,
              "(search SEQUENCE1 SEQUENCE2 &key :test :test-not :key :start1 :end1 :start2 :end2 "
              ":from-end)",
              "The index in SEQUENCE2 where a run of elements matching SEQUENCE1 starts (the last "
              "such with "
-             ":from-end), or nil: (search \"lo\" \"hello\") is 3.",
+             ":from-end), or nil."
+             "\n  (search \"lo\" \"hello\")  ; => 3"
+             "\n  (search '(2 3) '(1 2 3 2 3) :from-end t)  ; => 3"
+             "\n  (search \"xyz\" \"hello\")  ; => nil",
              [](Interp& in, Args a, N n) { return search(in, "search", a, n); });
   TL_BUILTIN(in, "mismatch", 2, -1,
              "(mismatch SEQUENCE1 SEQUENCE2 &key :test :test-not :key :start1 :end1 :start2 :end2 "
              ":from-end)",
              "The index in SEQUENCE1 of the first element that differs from SEQUENCE2 (or where "
              "the shorter "
-             "ends), or nil when they match; with :from-end, one past the last difference.",
+             "ends), or nil when they match; with :from-end, one past the last difference."
+             "\n  (mismatch \"hello\" \"help\")  ; => 3"
+             "\n  (mismatch '(1 2) '(1 2))  ; => nil"
+             "\n  (mismatch \"abc\" \"abcde\")  ; => 3"
+             "\n  (mismatch \"ab-x\" \"cd-x\" :from-end t)  ; => 2",
              [](Interp& in, Args a, N n) { return mismatch(in, "mismatch", a, n); });
 }
 

@@ -110,7 +110,11 @@ void register_string_builtins(Interp& in) {
              "Directives: ~a (princ), ~s (prin1), ~d ~b ~o ~x (~:d commas, ~@d sign, ~5,'0d pads), ~r "
              "(~16r radix, ~r words, ~:r ordinal, ~@r roman), ~f ~e ~g (~,2f), ~c, ~p (plural), ~% ~& ~| ~t ~~, "
              "~* (skip), ~? (indirect), ~(...~) (case), ~[...~;...~] and ~:[false~;true~], ~{...~} (iterate), "
-             "~^ (stop when no arguments are left). A width pads: ~10a pads right, ~10@a pads left.",
+             "~^ (stop when no arguments are left). A width pads: ~10a pads right, ~10@a pads left."
+             "\n  (format nil \"~a + ~a = ~d\" 1 2 3)  ; => \"1 + 2 = 3\""
+             "\n  (format nil \"~,2f|~5,'0d|~:d\" 3.14159 42 1234567)  ; => \"3.14|00042|1,234,567\""
+             "\n  (format nil \"~{~a~^, ~}\" '(1 2 3))  ; => \"1, 2, 3\""
+             "\n  (format nil \"~d item~:p, ~:[no~;yes~]\" 3 t)  ; => \"3 items, yes\"",
              [](Interp& in, Args a, N n) -> Value {
                Value dest = a[0];
                std::uint32_t first = 1;
@@ -125,7 +129,9 @@ void register_string_builtins(Interp& in) {
                in.write(text);
                return nil();
              });
-  TL_BUILTIN(in, "concat", 0, -1, "(concat ITEM...)", "The strings joined; other values are converted as princ shows them.",
+  TL_BUILTIN(in, "concat", 0, -1, "(concat ITEM...)",
+             "The strings joined; other values are converted as princ shows them."
+             "\n  (concat \"x=\" 1 \", \" 'y)  ; => \"x=1, y\"",
              [](Interp& in, Args a, N n) -> Value {
                std::string out;
                for (N i = 0; i < n; ++i) {
@@ -135,7 +141,9 @@ void register_string_builtins(Interp& in) {
                return in.make_string(std::move(out));
              });
   TL_BUILTIN(in, "make-string", 1, 3, "(make-string SIZE [INITIAL] | SIZE :initial-element INITIAL)",
-             "A string of SIZE characters, each INITIAL (a character or a one-character string; default #\\Space).",
+             "A string of SIZE characters, each INITIAL (a character or a one-character string; default #\\Space)."
+             "\n  (make-string 3 #\\x)  ; => \"xxx\""
+             "\n  (make-string 2)  ; => \"  \"",
              [](Interp& in, Args a, N n) -> Value {
                std::int64_t size = arg_size(in, "make-string", a, 0);
                int init_arg = n == 3 ? 2 : 1;
@@ -160,15 +168,24 @@ void register_string_builtins(Interp& in) {
                for (std::int64_t i = 0; i < size; ++i) text += fill;
                return in.make_string(std::move(text));
              });
-  TL_BUILTIN(in, "string", 1, 1, "(string X)", "X as a string, as princ would show it.",
+  TL_BUILTIN(in, "string", 1, 1, "(string X)",
+             "X as a string, as princ would show it."
+             "\n  (string 42)  ; => \"42\""
+             "\n  (string #\\a)  ; => \"a\""
+             "\n  (string 'foo)  ; => \"foo\"",
              [](Interp& in, Args a, N) -> Value {
                if (is_string(a[0])) return a[0];
                return in.make_string(princ_string(in, a[0]));
              });
-  TL_BUILTIN(in, "prin1-to-string", 1, 1, "(prin1-to-string X)", "X printed readably, as a string.",
+  TL_BUILTIN(in, "prin1-to-string", 1, 1, "(prin1-to-string X)",
+             "X printed readably, as a string."
+             "\n  (prin1-to-string \"hi\")  ; => \"\\\"hi\\\"\""
+             "\n  (prin1-to-string '(1 #\\a))  ; => \"(1 #\\\\a)\"",
              [](Interp& in, Args a, N) { return in.make_string(in.repr(a[0])); });
   TL_BUILTIN(in, "string-split", 1, 2, "(string-split STRING [SEPARATOR])",
-             "A list of the parts of STRING between SEPARATORs; without SEPARATOR, splits at runs of whitespace.",
+             "A list of the parts of STRING between SEPARATORs; without SEPARATOR, splits at runs of whitespace."
+             "\n  (string-split \"a,b,,c\" \",\")  ; => (\"a\" \"b\" \"\" \"c\")"
+             "\n  (string-split \"  one two  \")  ; => (\"one\" \"two\")",
              [](Interp& in, Args a, N n) -> Value {
                const std::string& s = arg_string(in, "string-split", a, 0)->text;
                std::vector<std::string> parts;
@@ -199,7 +216,10 @@ void register_string_builtins(Interp& in) {
                for (auto& p : parts) in.push(in.make_string(std::move(p)));
                return in.list_from(base, parts.size());
              });
-  TL_BUILTIN(in, "string-join", 1, 2, "(string-join LIST [SEPARATOR])", "The strings of LIST joined with SEPARATOR (default \"\").",
+  TL_BUILTIN(in, "string-join", 1, 2, "(string-join LIST [SEPARATOR])",
+             "The strings of LIST joined with SEPARATOR (default \"\")."
+             "\n  (string-join '(\"a\" \"b\" \"c\") \", \")  ; => \"a, b, c\""
+             "\n  (string-join '(1 2 3))  ; => \"123\"",
              [](Interp& in, Args a, N n) -> Value {
                arg_list(in, "string-join", a, 0);
                std::string sep = n == 2 ? arg_string(in, "string-join", a, 1)->text : "";
@@ -213,7 +233,10 @@ void register_string_builtins(Interp& in) {
                }
                return in.make_string(std::move(out));
              });
-  TL_BUILTIN(in, "parse-number", 1, 1, "(parse-number STRING)", "The number STRING spells (\"42\", \"-1.5e3\"); an error if it is not one.",
+  TL_BUILTIN(in, "parse-number", 1, 1, "(parse-number STRING)",
+             "The number STRING spells (\"42\", \"-1.5e3\"); an error if it is not one."
+             "\n  (parse-number \"42\")  ; => 42"
+             "\n  (parse-number \" -1.5e3 \")  ; => -1500.0",
              [](Interp& in, Args a, N) -> Value {
                std::string s = arg_string(in, "parse-number", a, 0)->text;
                std::size_t b = 0, e = s.size();
@@ -227,43 +250,66 @@ void register_string_builtins(Interp& in) {
                if (overflow) in.error("integer-overflow", "parse-number: \"" + s + "\" does not fit in 64 bits");
                return out;
              });
-  TL_BUILTIN(in, "number-to-string", 1, 1, "(number-to-string NUMBER)", "NUMBER printed as a string.",
+  TL_BUILTIN(in, "number-to-string", 1, 1, "(number-to-string NUMBER)",
+             "NUMBER printed as a string."
+             "\n  (number-to-string 1.5)  ; => \"1.5\"",
              [](Interp& in, Args a, N) -> Value {
                if (!a[0].is_number()) in.type_error("number-to-string", 1, "a number", a[0]);
                return in.make_string(in.repr(a[0]));
              });
-  TL_BUILTIN(in, "string-upcase", 1, 1, "(string-upcase STRING)", "STRING (or a symbol's name) in upper case (Unicode simple case mapping).",
+  TL_BUILTIN(in, "string-upcase", 1, 1, "(string-upcase STRING)",
+             "STRING (or a symbol's name) in upper case (Unicode simple case mapping)."
+             "\n  (string-upcase \"hello, world\")  ; => \"HELLO, WORLD\"",
              [](Interp& in, Args a, N) { return in.make_string(map_case(in, "string-upcase", a[0], true)); });
-  TL_BUILTIN(in, "string-downcase", 1, 1, "(string-downcase STRING)", "STRING (or a symbol's name) in lower case (Unicode simple case mapping).",
+  TL_BUILTIN(in, "string-downcase", 1, 1, "(string-downcase STRING)",
+             "STRING (or a symbol's name) in lower case (Unicode simple case mapping)."
+             "\n  (string-downcase \"Hello World\")  ; => \"hello world\""
+             "\n  (string-downcase 'abc)  ; => \"abc\"",
              [](Interp& in, Args a, N) { return in.make_string(map_case(in, "string-downcase", a[0], false)); });
   TL_BUILTIN(in, "string-trim", 1, 2, "(string-trim BAG STRING)",
              "STRING without leading and trailing characters in BAG (a string, or a list or vector of "
-             "one-character strings), as in Common Lisp. (string-trim STRING) trims whitespace.",
+             "one-character strings), as in Common Lisp. (string-trim STRING) trims whitespace."
+             "\n  (string-trim \"  hi  \")  ; => \"hi\""
+             "\n  (string-trim \"*-\" \"*-hi-*\")  ; => \"hi\"",
              [](Interp& in, Args a, N n) { return trim(in, "string-trim", a, n, true, true); });
   TL_BUILTIN(in, "string-left-trim", 1, 2, "(string-left-trim BAG STRING)",
-             "STRING without leading characters in BAG; (string-left-trim STRING) trims whitespace.",
+             "STRING without leading characters in BAG; (string-left-trim STRING) trims whitespace."
+             "\n  (string-left-trim \"  hi  \")  ; => \"hi  \""
+             "\n  (string-left-trim \"0\" \"007\")  ; => \"7\"",
              [](Interp& in, Args a, N n) { return trim(in, "string-left-trim", a, n, true, false); });
   TL_BUILTIN(in, "string-right-trim", 1, 2, "(string-right-trim BAG STRING)",
-             "STRING without trailing characters in BAG; (string-right-trim STRING) trims whitespace.",
+             "STRING without trailing characters in BAG; (string-right-trim STRING) trims whitespace."
+             "\n  (string-right-trim \"  hi  \")  ; => \"  hi\""
+             "\n  (string-right-trim \".\" \"end...\")  ; => \"end\"",
              [](Interp& in, Args a, N n) { return trim(in, "string-right-trim", a, n, false, true); });
-  TL_BUILTIN(in, "string-contains", 2, 2, "(string-contains STRING PART)", "Index of the first PART in STRING, or nil.",
+  TL_BUILTIN(in, "string-contains", 2, 2, "(string-contains STRING PART)",
+             "Index of the first PART in STRING, or nil."
+             "\n  (string-contains \"hello\" \"ll\")  ; => 2"
+             "\n  (string-contains \"hello\" \"z\")  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                auto pos = arg_string(in, "string-contains", a, 0)->text.find(arg_string(in, "string-contains", a, 1)->text);
                return pos == std::string::npos ? nil() : Value::integer(static_cast<std::int64_t>(pos));
              });
-  TL_BUILTIN(in, "string-prefix-p", 2, 2, "(string-prefix-p PREFIX STRING)", "True when STRING starts with PREFIX.",
+  TL_BUILTIN(in, "string-prefix-p", 2, 2, "(string-prefix-p PREFIX STRING)",
+             "True when STRING starts with PREFIX."
+             "\n  (string-prefix-p \"ab\" \"abc\")  ; => t"
+             "\n  (string-prefix-p \"b\" \"abc\")  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                const std::string& p = arg_string(in, "string-prefix-p", a, 0)->text;
                const std::string& s = arg_string(in, "string-prefix-p", a, 1)->text;
                return in.boolean(s.compare(0, p.size(), p) == 0);
              });
-  TL_BUILTIN(in, "string-suffix-p", 2, 2, "(string-suffix-p SUFFIX STRING)", "True when STRING ends with SUFFIX.",
+  TL_BUILTIN(in, "string-suffix-p", 2, 2, "(string-suffix-p SUFFIX STRING)",
+             "True when STRING ends with SUFFIX."
+             "\n  (string-suffix-p \".lisp\" \"foo.lisp\")  ; => t",
              [](Interp& in, Args a, N) -> Value {
                const std::string& p = arg_string(in, "string-suffix-p", a, 0)->text;
                const std::string& s = arg_string(in, "string-suffix-p", a, 1)->text;
                return in.boolean(s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0);
              });
-  TL_BUILTIN(in, "string-replace", 3, 3, "(string-replace STRING OLD NEW)", "STRING with every OLD replaced by NEW.",
+  TL_BUILTIN(in, "string-replace", 3, 3, "(string-replace STRING OLD NEW)",
+             "STRING with every OLD replaced by NEW."
+             "\n  (string-replace \"a-b-c\" \"-\" \"+\")  ; => \"a+b+c\"",
              [](Interp& in, Args a, N) -> Value {
                std::string s = arg_string(in, "string-replace", a, 0)->text;
                const std::string& from = arg_string(in, "string-replace", a, 1)->text;
@@ -281,7 +327,11 @@ void register_string_builtins(Interp& in) {
                out.append(s, start, std::string::npos);
                return in.make_string(std::move(out));
              });
-  TL_BUILTIN(in, "string=", 2, 2, "(string= A B)", "True when strings (or symbol names) A and B are equal.",
+  TL_BUILTIN(in, "string=", 2, 2, "(string= A B)",
+             "True when strings (or symbol names) A and B are equal."
+             "\n  (string= \"abc\" \"abc\")  ; => t"
+             "\n  (string= \"abc\" 'abc)  ; => t"
+             "\n  (string= \"abc\" \"ABC\")  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                auto text = [&](int i) -> std::string {
                  if (is_symbol(a[i])) return as_symbol(a[i])->name;
@@ -291,30 +341,61 @@ void register_string_builtins(Interp& in) {
              });
   // The ordering comparisons return the index where the strings first differ (CLHS string<),
   // or nil; the -lessp family ignores case, as string-equal does.
-  TL_BUILTIN(in, "string<", 2, 2, "(string< A B)", "The index where A and B first differ when A sorts before B, else nil.",
+  TL_BUILTIN(in, "string<", 2, 2, "(string< A B)",
+             "The index where A and B first differ when A sorts before B, else nil."
+             "\n  (string< \"abc\" \"abd\")  ; => 2"
+             "\n  (string< \"abc\" \"abc\")  ; => nil",
              [](Interp& in, Args a, N) { return compare_strings(in, "string<", a, false, Order::Less); });
-  TL_BUILTIN(in, "string>", 2, 2, "(string> A B)", "The index where A and B first differ when A sorts after B, else nil.",
+  TL_BUILTIN(in, "string>", 2, 2, "(string> A B)",
+             "The index where A and B first differ when A sorts after B, else nil."
+             "\n  (string> \"b\" \"a\")  ; => 0",
              [](Interp& in, Args a, N) { return compare_strings(in, "string>", a, false, Order::Greater); });
-  TL_BUILTIN(in, "string<=", 2, 2, "(string<= A B)", "The mismatch index when A sorts before B or equals it, else nil.",
+  TL_BUILTIN(in, "string<=", 2, 2, "(string<= A B)",
+             "The mismatch index when A sorts before B or equals it, else nil."
+             "\n  (string<= \"abc\" \"abc\")  ; => 3",
              [](Interp& in, Args a, N) { return compare_strings(in, "string<=", a, false, Order::LessEqual); });
-  TL_BUILTIN(in, "string>=", 2, 2, "(string>= A B)", "The mismatch index when A sorts after B or equals it, else nil.",
+  TL_BUILTIN(in, "string>=", 2, 2, "(string>= A B)",
+             "The mismatch index when A sorts after B or equals it, else nil."
+             "\n  (string>= \"abc\" \"ab\")  ; => 2",
              [](Interp& in, Args a, N) { return compare_strings(in, "string>=", a, false, Order::GreaterEqual); });
-  TL_BUILTIN(in, "string/=", 2, 2, "(string/= A B)", "The index where A and B first differ, or nil when they are equal.",
+  TL_BUILTIN(in, "string/=", 2, 2, "(string/= A B)",
+             "The index where A and B first differ, or nil when they are equal."
+             "\n  (string/= \"abc\" \"abd\")  ; => 2"
+             "\n  (string/= \"abc\" \"abc\")  ; => nil",
              [](Interp& in, Args a, N) { return compare_strings(in, "string/=", a, false, Order::NotEqual); });
-  TL_BUILTIN(in, "string-equal", 2, 2, "(string-equal A B)", "True when strings (or symbol names) A and B are equal ignoring case.",
+  TL_BUILTIN(in, "string-equal", 2, 2, "(string-equal A B)",
+             "True when strings (or symbol names) A and B are equal ignoring case."
+             "\n  (string-equal \"Hello\" \"hELLO\")  ; => t",
              [](Interp& in, Args a, N) { return compare_strings(in, "string-equal", a, true, Order::Equal); });
-  TL_BUILTIN(in, "string-lessp", 2, 2, "(string-lessp A B)", "string< ignoring case.",
+  TL_BUILTIN(in, "string-lessp", 2, 2, "(string-lessp A B)",
+             "string< ignoring case."
+             "\n  (string-lessp \"Apple\" \"banana\")  ; => 0",
              [](Interp& in, Args a, N) { return compare_strings(in, "string-lessp", a, true, Order::Less); });
-  TL_BUILTIN(in, "string-greaterp", 2, 2, "(string-greaterp A B)", "string> ignoring case.",
+  TL_BUILTIN(in, "string-greaterp", 2, 2, "(string-greaterp A B)",
+             "string> ignoring case."
+             "\n  (string-greaterp \"b\" \"A\")  ; => 0",
              [](Interp& in, Args a, N) { return compare_strings(in, "string-greaterp", a, true, Order::Greater); });
-  TL_BUILTIN(in, "string-not-greaterp", 2, 2, "(string-not-greaterp A B)", "string<= ignoring case.",
-             [](Interp& in, Args a, N) { return compare_strings(in, "string-not-greaterp", a, true, Order::LessEqual); });
-  TL_BUILTIN(in, "string-not-lessp", 2, 2, "(string-not-lessp A B)", "string>= ignoring case.",
-             [](Interp& in, Args a, N) { return compare_strings(in, "string-not-lessp", a, true, Order::GreaterEqual); });
-  TL_BUILTIN(in, "string-not-equal", 2, 2, "(string-not-equal A B)", "string/= ignoring case.",
+  TL_BUILTIN(in, "string-not-greaterp", 2, 2, "(string-not-greaterp A B)",
+             "string<= ignoring case."
+             "\n  (string-not-greaterp \"ABC\" \"abc\")  ; => 3",
+             [](Interp& in, Args a, N) {
+               return compare_strings(in, "string-not-greaterp", a, true, Order::LessEqual);
+             });
+  TL_BUILTIN(in, "string-not-lessp", 2, 2, "(string-not-lessp A B)",
+             "string>= ignoring case."
+             "\n  (string-not-lessp \"b\" \"A\")  ; => 0",
+             [](Interp& in, Args a, N) {
+               return compare_strings(in, "string-not-lessp", a, true, Order::GreaterEqual);
+             });
+  TL_BUILTIN(in, "string-not-equal", 2, 2, "(string-not-equal A B)",
+             "string/= ignoring case."
+             "\n  (string-not-equal \"ABC\" \"abd\")  ; => 2",
              [](Interp& in, Args a, N) { return compare_strings(in, "string-not-equal", a, true, Order::NotEqual); });
   TL_BUILTIN(in, "read-from-string", 1, 1, "(read-from-string STRING)",
-             "The first form read from STRING; the second value is the index after it (and after one whitespace character that follows it).",
+             "The first form read from STRING; the second value is the index after it (and after one whitespace "
+             "character that follows it)."
+             "\n  (read-from-string \"(a b) c\")  ; => (a b)"
+             "\n  (multiple-value-list (read-from-string \"42 rest\"))  ; => (42 3)",
              [](Interp& in, Args a, N) -> Value {
                const std::string& text = arg_string(in, "read-from-string", a, 0)->text;
                std::uint32_t file = in.sources.add("<string>", text);
@@ -322,8 +403,10 @@ void register_string_builtins(Interp& in) {
                Value form;
                Span span;
                reader::ReadStatus st = r.next(form, span);
-               if (st == reader::ReadStatus::End) in.error("read-error", "read-from-string: no form in \"" + text + "\"");
-               if (st == reader::ReadStatus::NeedsMore) in.error("read-error", "read-from-string: incomplete form in \"" + text + "\"");
+               if (st == reader::ReadStatus::End)
+                 in.error("read-error", "read-from-string: no form in \"" + text + "\"");
+               if (st == reader::ReadStatus::NeedsMore)
+                 in.error("read-error", "read-from-string: incomplete form in \"" + text + "\"");
                std::size_t end = r.offset();
                // As in Common Lisp, one whitespace character after the form is read with it.
                if (end < text.size() && std::isspace(static_cast<unsigned char>(text[end]))) ++end;

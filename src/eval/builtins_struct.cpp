@@ -94,7 +94,11 @@ void register_struct_builtins(Interp& in) {
                return is_kind(a[0], ObjKind::Struct) ? static_cast<Instance*>(a[0].o)->type : nil();
              });
   TL_BUILTIN(in, "copy-structure", 1, 1, "(copy-structure STRUCTURE)",
-             "A new instance of STRUCTURE's type with the same slot values (a shallow copy).",
+             "A new instance of STRUCTURE's type with the same slot values (a shallow copy).\n"
+             "  (progn (defstruct doc-ex-point x y)\n"
+             "    (let* ((p (make-doc-ex-point :x 1 :y 2)) (q (copy-structure p)))\n"
+             "      (setf (doc-ex-point-x q) 10)\n"
+             "      (list (doc-ex-point-x p) (doc-ex-point-x q))))  ; => (1 10)",
              [](Interp& in, Args a, N) -> Value {
                if (!is_kind(a[0], ObjKind::Struct)) in.type_error("copy-structure", 1, "a structure", a[0]);
                auto* instance = static_cast<Instance*>(a[0].o);

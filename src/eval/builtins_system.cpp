@@ -39,25 +39,33 @@ void check_stream(Interp& in, const char* fn, Value* args, std::uint32_t n, std:
 }  // namespace
 
 void register_system_builtins(Interp& in) {
-  TL_BUILTIN(in, "print", 1, 2, "(print X [STREAM])", "Prints X readably (strings in quotes) and a newline; returns X.",
+  TL_BUILTIN(in, "print", 1, 2, "(print X [STREAM])",
+             "Prints X readably (strings in quotes) and a newline; returns X."
+             "\n  (with-output-to-string (s) (print \"hi\"))  ; => \"\\\"hi\\\"\\n\"",
              [](Interp& in, Args a, N n) -> Value {
                check_stream(in, "print", a, n, 1);
                in.write(in.repr(a[0]) + "\n");
                return a[0];
              });
-  TL_BUILTIN(in, "prin1", 1, 2, "(prin1 X [STREAM])", "Prints X readably, with no newline; returns X.",
+  TL_BUILTIN(in, "prin1", 1, 2, "(prin1 X [STREAM])",
+             "Prints X readably, with no newline; returns X."
+             "\n  (with-output-to-string (s) (prin1 \"hi\") (prin1 #\\a))  ; => \"\\\"hi\\\"#\\\\a\"",
              [](Interp& in, Args a, N n) -> Value {
                check_stream(in, "prin1", a, n, 1);
                in.write(in.repr(a[0]));
                return a[0];
              });
-  TL_BUILTIN(in, "princ", 1, 2, "(princ X [STREAM])", "Prints X for people (strings without quotes), with no newline; returns X.",
+  TL_BUILTIN(in, "princ", 1, 2, "(princ X [STREAM])",
+             "Prints X for people (strings without quotes), with no newline; returns X."
+             "\n  (with-output-to-string (s) (princ \"hi\") (princ #\\a))  ; => \"hia\"",
              [](Interp& in, Args a, N n) -> Value {
                check_stream(in, "princ", a, n, 1);
                in.write(in.repr(a[0], false));
                return a[0];
              });
-  TL_BUILTIN(in, "terpri", 0, 1, "(terpri [STREAM])", "Prints a newline.",
+  TL_BUILTIN(in, "terpri", 0, 1, "(terpri [STREAM])",
+             "Prints a newline."
+             "\n  (with-output-to-string (s) (princ 1) (terpri) (princ 2))  ; => \"1\\n2\"",
              [](Interp& in, Args a, N n) -> Value {
                check_stream(in, "terpri", a, n, 0);
                in.write("\n");
@@ -82,7 +90,10 @@ void register_system_builtins(Interp& in) {
                in.apply(a[0], nullptr, 0);
                return in.make_string(std::move(captured));
              });
-  TL_BUILTIN(in, "load", 1, 1, "(load PATH)", "Reads and evaluates every form of the file PATH; returns the last value.",
+  TL_BUILTIN(in, "load", 1, 1, "(load PATH)",
+             "Reads and evaluates every form of the file PATH; returns the last value."
+             "\n  (progn (write-file \"/tmp/tl-doc-load.lisp\" \"(+ 1 2)\")"
+             "\n         (load \"/tmp/tl-doc-load.lisp\"))  ; => 3",
              [](Interp& in, Args a, N) -> Value {
                std::string path = arg_string(in, "load", a, 0)->text;
                // A relative path is tried against the folder of the file being loaded first.
@@ -95,7 +106,8 @@ void register_system_builtins(Interp& in) {
                return in.load_file(path);
              });
   TL_BUILTIN(in, "require", 1, 1, "(require 'NAME)",
-             "Loads NAME.lisp once, searching the requiring file's folder, TENSORLISP_PATH, lisp/ and stdlib/.",
+             "Loads NAME.lisp once, searching the requiring file's folder, TENSORLISP_PATH, lisp/ and stdlib/."
+             "\n  (progn (provide 'doc-ex-require) (require 'doc-ex-require))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                std::string name = module_name(in, a[0]);
                if (in.loaded_modules.count(name)) return nil();
@@ -113,24 +125,29 @@ void register_system_builtins(Interp& in) {
                }
                return in.t();
              });
-  TL_BUILTIN(in, "provide", 1, 1, "(provide 'NAME)", "Marks module NAME as loaded.",
+  TL_BUILTIN(in, "provide", 1, 1, "(provide 'NAME)",
+             "Marks module NAME as loaded."
+             "\n  (provide 'doc-ex-provide)  ; => doc-ex-provide",
              [](Interp& in, Args a, N) -> Value {
                in.loaded_modules.insert(module_name(in, a[0]));
                return a[0];
              });
-  TL_BUILTIN(in, "gc", 0, 0, "(gc)", "Runs the garbage collector now; returns the number of live objects.",
+  TL_BUILTIN(in, "gc", 0, 0, "(gc)",
+             "Runs the garbage collector now; returns the number of live objects."
+             "\n  (integerp (gc))  ; => t",
              [](Interp& in, Args, N) -> Value {
                in.collect();
                return Value::integer(static_cast<std::int64_t>(in.heap.stats().objects));
              });
   TL_BUILTIN(in, "memory-limit", 0, 0, "(memory-limit)",
              "The most bytes the program may ask for at once: larger requests, and heap growth "
-             "past it, are a storage-error. The default is the machine's physical memory.",
-             [](Interp& in, Args, N) -> Value {
-               return Value::integer(static_cast<std::int64_t>(in.memory_limit()));
-             });
+             "past it, are a storage-error. The default is the machine's physical memory."
+             "\n  (> (memory-limit) (* 1024 1024))  ; => t",
+             [](Interp& in, Args, N) -> Value { return Value::integer(static_cast<std::int64_t>(in.memory_limit())); });
   TL_BUILTIN(in, "set-memory-limit", 1, 1, "(set-memory-limit BYTES)",
-             "Sets (memory-limit) to BYTES (at least 1 MiB); returns the previous limit.",
+             "Sets (memory-limit) to BYTES (at least 1 MiB); returns the previous limit."
+             "\n  (let ((old (set-memory-limit (expt 2 32))))"
+             "\n    (prog1 (memory-limit) (set-memory-limit old)))  ; => 4294967296",
              [](Interp& in, Args a, N) -> Value {
                std::int64_t bytes = arg_size(in, "set-memory-limit", a, 0);
                if (bytes < (std::int64_t{1} << 20)) {
@@ -140,7 +157,9 @@ void register_system_builtins(Interp& in) {
                in.set_memory_limit(static_cast<std::size_t>(bytes));
                return Value::integer(old);
              });
-  TL_BUILTIN(in, "gc-stats", 0, 0, "(gc-stats)", "A plist (:objects :bytes :collections :allocated) describing the heap.",
+  TL_BUILTIN(in, "gc-stats", 0, 0, "(gc-stats)",
+             "A plist (:objects :bytes :collections :allocated) describing the heap."
+             "\n  (integerp (getf (gc-stats) :objects))  ; => t",
              [](Interp& in, Args, N) -> Value {
                HeapStats s = in.heap.stats();
                return in.list({Value::object(in.keyword("objects")), Value::integer(static_cast<std::int64_t>(s.objects)),
@@ -149,7 +168,8 @@ void register_system_builtins(Interp& in) {
                                Value::object(in.keyword("allocated")), Value::integer(static_cast<std::int64_t>(s.total_allocated))});
              });
   TL_BUILTIN(in, "process-memory", 0, 0, "(process-memory)",
-             "A plist (:rss :peak-rss) of this process's resident memory in bytes (Linux /proc; nil elsewhere).",
+             "A plist (:rss :peak-rss) of this process's resident memory in bytes (Linux /proc; nil elsewhere)."
+             "\n  (let ((m (process-memory))) (or (null m) (<= (getf m :rss) (getf m :peak-rss))))  ; => t",
              [](Interp& in, Args, N) -> Value {
                std::FILE* f = std::fopen("/proc/self/status", "r");
                if (f == nullptr) return nil();
@@ -165,17 +185,24 @@ void register_system_builtins(Interp& in) {
                return in.list({Value::object(in.keyword("rss")), Value::integer(rss),
                                Value::object(in.keyword("peak-rss")), Value::integer(peak)});
              });
-  TL_BUILTIN(in, "get-internal-real-time", 0, 0, "(get-internal-real-time)", "A monotonic clock in nanoseconds.",
+  TL_BUILTIN(in, "get-internal-real-time", 0, 0, "(get-internal-real-time)",
+             "A monotonic clock in nanoseconds."
+             "\n  (let ((t0 (get-internal-real-time))) (>= (- (get-internal-real-time) t0) 0))  ; => t",
              [](Interp&, Args, N) -> Value {
                auto now = std::chrono::steady_clock::now().time_since_epoch();
                return Value::integer(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
              });
-  TL_BUILTIN(in, "getenv", 1, 1, "(getenv NAME)", "The environment variable NAME as a string, or nil.",
+  TL_BUILTIN(in, "getenv", 1, 1, "(getenv NAME)",
+             "The environment variable NAME as a string, or nil."
+             "\n  (or (getenv \"TLISP_DOC_UNSET_VARIABLE\") \"default\")  ; => \"default\"",
              [](Interp& in, Args a, N) -> Value {
                const char* v = std::getenv(arg_string(in, "getenv", a, 0)->text.c_str());
                return v ? in.make_string(v) : nil();
              });
-  TL_BUILTIN(in, "read-file", 1, 1, "(read-file PATH)", "The contents of the file PATH as a string.",
+  TL_BUILTIN(in, "read-file", 1, 1, "(read-file PATH)",
+             "The contents of the file PATH as a string."
+             "\n  (progn (write-file \"/tmp/tl-doc-read-file.txt\" \"line 1\")"
+             "\n         (read-file \"/tmp/tl-doc-read-file.txt\"))  ; => \"line 1\"",
              [](Interp& in, Args a, N) -> Value {
                const std::string& path = arg_string(in, "read-file", a, 0)->text;
                std::ifstream f(path, std::ios::binary);
@@ -184,7 +211,9 @@ void register_system_builtins(Interp& in) {
                ss << f.rdbuf();
                return in.make_string(ss.str());
              });
-  TL_BUILTIN(in, "write-file", 2, 2, "(write-file PATH STRING)", "Writes STRING to the file PATH (replacing it).",
+  TL_BUILTIN(in, "write-file", 2, 2, "(write-file PATH STRING)",
+             "Writes STRING to the file PATH (replacing it)."
+             "\n  (write-file \"/tmp/tl-doc-write-file.txt\" \"hello\")  ; => \"hello\"",
              [](Interp& in, Args a, N) -> Value {
                const std::string& path = arg_string(in, "write-file", a, 0)->text;
                std::ofstream f(path, std::ios::binary);
@@ -192,13 +221,19 @@ void register_system_builtins(Interp& in) {
                f << arg_string(in, "write-file", a, 1)->text;
                return a[1];
              });
-  TL_BUILTIN(in, "probe-file", 1, 1, "(probe-file PATH)", "True when a file or directory PATH exists.",
+  TL_BUILTIN(in, "probe-file", 1, 1, "(probe-file PATH)",
+             "True when a file or directory PATH exists."
+             "\n  (progn (write-file \"/tmp/tl-doc-probe-file.txt\" \"\")"
+             "\n         (probe-file \"/tmp/tl-doc-probe-file.txt\"))  ; => t"
+             "\n  (probe-file \"/tmp/tl-doc-no-such-file.txt\")  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                std::error_code ec;
                return in.boolean(std::filesystem::exists(arg_string(in, "probe-file", a, 0)->text, ec));
              });
   TL_BUILTIN(in, "delete-file", 1, 1, "(delete-file PATH)",
-             "Deletes the file PATH and returns t; a file-error when it does not exist or cannot be deleted.",
+             "Deletes the file PATH and returns t; a file-error when it does not exist or cannot be deleted."
+             "\n  (progn (write-file \"/tmp/tl-doc-delete-file.txt\" \"x\")"
+             "\n         (delete-file \"/tmp/tl-doc-delete-file.txt\"))  ; => t",
              [](Interp& in, Args a, N) -> Value {
                const std::string& path = arg_string(in, "delete-file", a, 0)->text;
                std::error_code ec;
@@ -232,7 +267,9 @@ void register_system_builtins(Interp& in) {
                if (!std::getline(std::cin, line)) return nil();
                return in.make_string(std::move(line));
              });
-  TL_BUILTIN(in, "exit", 0, 1, "(exit [CODE])", "Ends the program with exit status CODE (default 0) after unwinding.",
+  TL_BUILTIN(in, "exit", 0, 1, "(exit [CODE])",
+             "Ends the program with exit status CODE (default 0) after unwinding."
+             "\n  (if (< 1 2) :ok (exit 1))  ; => :ok",
              [](Interp& in, Args a, N n) -> Value {
                std::int64_t code = n == 1 ? arg_int(in, "exit", a, 0) : 0;
                tl::Error e(ErrorKind::User, "eval", "exit", std::to_string(code));

@@ -221,7 +221,8 @@ void Interp::init_symbols() {
       "*print-circle* When true, the printer labels every object it reaches more than once: "
       "(let ((x (list 1))) (list x x)) prints as (#1=(1) #1#). When false (the default) only "
       "the objects a cycle comes back to are labelled, so circular structure still prints, as "
-      "#1=(1 2 . #1#), and printing never loops forever.");
+      "#1=(1 2 . #1#), and printing never loops forever.\n"
+      "  (let ((*print-circle* t) (x (list 1))) (prin1-to-string (list x x)))  ; => \"(#1=(1) #1#)\"");
   // The built-in condition types: (type parent); a type with several parents has a row each.
   static const char* const kConditions[][2] = {
       {"serious-condition", "condition"},

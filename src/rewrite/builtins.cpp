@@ -195,18 +195,29 @@ void register_rewrite_builtins(Interp& in) {
                return a[0];
              });
   TL_BUILTIN(in, "optimizer-enable", 1, 1, "(optimizer-enable NAME)",
-             "Turns the optimizer rule or rule set NAME on (rules and sets start on).", [](Interp& in, Args a, N) -> Value {
+             "Turns the optimizer rule or rule set NAME on (rules and sets start on)."
+             "\n  (unwind-protect (progn (optimizer-enable 'unsafe-math)"
+             "\n                         (optimizers-fired (prim:recip (prim:recip (tensor '(2.0))))))"
+             "\n    (optimizer-disable 'unsafe-math))  ; => (double-recip)",
+             [](Interp& in, Args a, N) -> Value {
                switch_optimizer(in, "optimizer-enable", a[0], true);
                return a[0];
              });
   TL_BUILTIN(in, "optimizer-disable", 1, 1, "(optimizer-disable NAME)",
-             "Turns the optimizer rule or rule set NAME off, for every graph realized from now on.",
+             "Turns the optimizer rule or rule set NAME off, for every graph realized from now on."
+             "\n  (unwind-protect (progn (optimizer-disable 'double-neg)"
+             "\n                         (optimizers-fired (prim:neg (prim:neg (tensor '(1 2))))))"
+             "\n    (optimizer-enable 'double-neg))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                switch_optimizer(in, "optimizer-disable", a[0], false);
                return a[0];
              });
   TL_BUILTIN(in, "optimizers-enabled", 0, 1, "(optimizers-enabled [FLAG])",
-             "Whether graph rewriting runs at all before scheduling; FLAG, when given, sets it.",
+             "Whether graph rewriting runs at all before scheduling; FLAG, when given, sets it."
+             "\n  (optimizers-enabled)  ; => t"
+             "\n  (unwind-protect (progn (optimizers-enabled nil) (optimizers-fired (prim:neg (prim:neg (tensor '(1 "
+             "2))))))"
+             "\n    (optimizers-enabled t))  ; => nil",
              [](Interp& in, Args a, N n) -> Value {
                Optimizers& o = optimizers(in);
                if (n == 1) {
@@ -240,7 +251,8 @@ void register_rewrite_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "list-optimizers", 0, 0, "(list-optimizers)",
              "The optimizer rules, in the order they are tried: for each, a plist (:name :set :enabled "
-             ":backend :fired :doc).",
+             ":backend :fired :doc)."
+             "\n  (getf (find 'double-neg (list-optimizers) :key (lambda (r) (getf r :name))) :set)  ; => simplify",
              [](Interp& in, Args, N) -> Value {
                Optimizers& o = optimizers(in);
                Interp::StackMark mark(in);
@@ -260,14 +272,16 @@ void register_rewrite_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "optimize", 1, 1, "(optimize X)",
              "Tensor X's graph rewritten by the active optimizer rules, as the JIT rewrites it before "
-             "scheduling.",
+             "scheduling."
+             "\n  (let ((x (tensor '(1 2)))) (same-node-p x (optimize (prim:neg (prim:neg x)))))  ; => t",
              [](Interp& in, Args a, N) -> Value {
                const NodeRef& x = tensor::arg_tensor(in, "optimize", a, 0);
                return tensor::make_tensor(in, optimizers(in).run(in, x, backend_name(in), tensor::runtime(in).device_kind));
              });
   TL_BUILTIN(in, "explain-optimizers", 1, 1, "(explain-optimizers X)",
              "Prints tensor X's graph, each optimizer rule that fires on it (in order, with the subgraph "
-             "it matched and its replacement), and the graph after; returns the names of the rules fired.",
+             "it matched and its replacement), and the graph after; returns the names of the rules fired."
+             "\n  (explain-optimizers (prim:neg (prim:neg (tensor '(1.0 2.0)))))  ; => (double-neg)",
              [](Interp& in, Args a, N) -> Value {
                const NodeRef& x = tensor::arg_tensor(in, "explain-optimizers", a, 0);
                std::vector<Firing> log;
@@ -286,7 +300,9 @@ void register_rewrite_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "optimizers-fired", 1, 1, "(optimizers-fired X)",
              "The names of the optimizer rules that fire on tensor X's graph, in order (explain-optimizers "
-             "without the printing).",
+             "without the printing)."
+             "\n  (optimizers-fired (prim:neg (prim:neg (tensor '(1 2)))))  ; => (double-neg)"
+             "\n  (optimizers-fired (prim:mul (tensor '(1 2)) (prim:const 1 'i32 '(2))))  ; => (mul-one)",
              [](Interp& in, Args a, N) -> Value {
                const NodeRef& x = tensor::arg_tensor(in, "optimizers-fired", a, 0);
                std::vector<Firing> log;
@@ -297,7 +313,9 @@ void register_rewrite_builtins(Interp& in) {
                return in.list_from(base, log.size());
              });
   TL_BUILTIN(in, "graph->text", 1, 1, "(graph->text X)",
-             "Tensor X's graph as text, one numbered line per node, sources first.",
+             "Tensor X's graph as text, one numbered line per node, sources first."
+             "\n  (graph->text (prim:neg (prim:iota '(3) 0 'i32)))"
+             "  ; => \"%1 = iota (0) i32 (3)   ; i32 (3)\\n%2 = neg %1   ; i32 (3)\\n\"",
              [](Interp& in, Args a, N) -> Value {
                return in.make_string(graph_text(tensor::arg_tensor(in, "graph->text", a, 0).get()));
              });
@@ -327,7 +345,10 @@ void register_rewrite_builtins(Interp& in) {
                render_svg(in, graph_picture(in, "graph->svg", a, n), path);
                return a[1];
              });
-  TL_BUILTIN(in, "prim-op-p", 1, 1, "(prim-op-p SYMBOL)", "True when SYMBOL names a primitive op (neg, add, reduce, ...).",
+  TL_BUILTIN(in, "prim-op-p", 1, 1, "(prim-op-p SYMBOL)",
+             "True when SYMBOL names a primitive op (neg, add, reduce, ...)."
+             "\n  (prim-op-p 'add)  ; => t"
+             "\n  (prim-op-p 'matmul)  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                return in.boolean(eval::is_symbol(a[0]) && !a[0].is_nil() && tensor::op_from_name(eval::as_symbol(a[0])->name));
              });
@@ -350,24 +371,35 @@ void register_rewrite_builtins(Interp& in) {
                NodeRef r = fold(in, x.get());
                return r ? tensor::make_tensor(in, std::move(r)) : eval::nil();
              });
-  TL_BUILTIN(in, "sign-bit-p", 1, 1, "(sign-bit-p X)", "True when number X has its sign bit set (so -0.0 too).",
+  TL_BUILTIN(in, "sign-bit-p", 1, 1, "(sign-bit-p X)",
+             "True when number X has its sign bit set (so -0.0 too)."
+             "\n  (sign-bit-p -0.0)  ; => t"
+             "\n  (sign-bit-p 0.0)  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                return in.boolean(a[0].is_int() ? a[0].i < 0 : std::signbit(eval::arg_number(in, "sign-bit-p", a, 0)));
              });
-  TL_BUILTIN(in, "graph-size", 1, 1, "(graph-size X)", "The number of distinct nodes in tensor X's graph.",
+  TL_BUILTIN(in, "graph-size", 1, 1, "(graph-size X)",
+             "The number of distinct nodes in tensor X's graph."
+             "\n  (graph-size (let ((a (tensor '(1 2)))) (prim:add a a)))  ; => 2",
              [](Interp& in, Args a, N) -> Value {
                return Value::integer(static_cast<std::int64_t>(graph_order(tensor::arg_tensor(in, "graph-size", a, 0).get()).size()));
              });
   TL_BUILTIN(in, "unexpanded", 1, 1, "(unexpanded X)",
              "The tensor that X's graph node expands, or X when it is not an expand (for guards and "
-             "replacements).",
+             "replacements)."
+             "\n  (let ((x (broadcast-to (tensor '(1 2)) '(3 2)))) (list (node-op x) (shape (unexpanded x))))"
+             "  ; => (expand (1 2))"
+             "\n  (let ((x (tensor '(1 2)))) (eq x (unexpanded x)))  ; => t",
              [](Interp& in, Args a, N) -> Value {
                const NodeRef& x = tensor::arg_tensor(in, "unexpanded", a, 0);
                if (x->op != Op::Expand || schedule::holds_data(x.get())) return a[0];
                return tensor::make_tensor(in, x->src[0]);
              });
   TL_BUILTIN(in, "node-sources", 1, 1, "(node-sources X)",
-             "The sources of tensor X's graph node, as tensors (nil for data: buffers and realized tensors).",
+             "The sources of tensor X's graph node, as tensors (nil for data: buffers and realized tensors)."
+             "\n  (mapcar #'node-op (node-sources (prim:add (prim:iota '(2) 0 'i32) (tensor '(3 4)))))"
+             "  ; => (iota buffer)"
+             "\n  (node-sources (tensor '(1 2)))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                const Node* n = tensor::arg_tensor(in, "node-sources", a, 0).get();
                Interp::StackMark mark(in);
@@ -379,14 +411,18 @@ void register_rewrite_builtins(Interp& in) {
              });
   TL_BUILTIN(in, "node-arg", 2, 2, "(node-arg X K)",
              "Argument K of tensor X's graph node, in the order of its prim:* builtin's arguments: for "
-             "(prim:reduce KIND X AXES) 0 is KIND and 1 is AXES.",
+             "(prim:reduce KIND X AXES) 0 is KIND and 1 is AXES."
+             "\n  (node-arg (prim:reduce :sum (tensor '((1 2) (3 4))) '(1)) 0)  ; => :sum"
+             "\n  (node-arg (prim:reduce :sum (tensor '((1 2) (3 4))) '(1)) 1)  ; => (1)",
              [](Interp& in, Args a, N) -> Value {
                const Node* n = tensor::arg_tensor(in, "node-arg", a, 0).get();
                return node_argument(in, n, static_cast<std::size_t>(eval::arg_int(in, "node-arg", a, 1)));
              });
   TL_BUILTIN(in, "graph-order", 1, 1, "(graph-order X)",
              "The nodes of tensor X's graph as tensors, each once, sources before the nodes that use them "
-             "(data nodes are leaves); X is last.",
+             "(data nodes are leaves); X is last."
+             "\n  (mapcar #'node-op (graph-order (prim:neg (prim:add (tensor '(1 2)) (tensor '(3 4))))))"
+             "  ; => (buffer buffer add neg)",
              [](Interp& in, Args a, N) -> Value {
                std::vector<const Node*> order = graph_order(tensor::arg_tensor(in, "graph-order", a, 0).get());
                Interp::StackMark mark(in);
@@ -395,11 +431,15 @@ void register_rewrite_builtins(Interp& in) {
                return in.list_from(base, order.size());
              });
   TL_BUILTIN(in, "node-id", 1, 1, "(node-id X)",
-             "A number identifying tensor X's graph node, in creation order (for ordering guards).",
+             "A number identifying tensor X's graph node, in creation order (for ordering guards)."
+             "\n  (let* ((a (tensor '(1 2))) (b (prim:neg a))) (< (node-id a) (node-id b)))  ; => t",
              [](Interp& in, Args a, N) -> Value {
                return Value::integer(tensor::arg_tensor(in, "node-id", a, 0)->id);
              });
-  TL_BUILTIN(in, "node-op", 1, 1, "(node-op X)", "The primitive op of tensor X's graph node, a symbol (buffer for data).",
+  TL_BUILTIN(in, "node-op", 1, 1, "(node-op X)",
+             "The primitive op of tensor X's graph node, a symbol (buffer for data)."
+             "\n  (node-op (prim:neg (tensor '(1 2))))  ; => neg"
+             "\n  (node-op (tensor '(1 2)))  ; => buffer",
              [](Interp& in, Args a, N) -> Value {
                return Value::object(in.intern(tensor::op_name(tensor::arg_tensor(in, "node-op", a, 0)->op)));
              });

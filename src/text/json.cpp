@@ -466,43 +466,49 @@ std::string write_json(Interp& in, const char* fn, Value v, Args a, N n, N from)
 }  // namespace
 
 void register_json_builtins(Interp& in) {
-  TL_BUILTIN(
-      in, "json-read", 1, -1,
-      "(json-read STRING &key (object-as :hash-table) (array-as :vector) (max-depth 1000))",
-      "The value of the JSON text STRING. Objects become equal hash tables with string keys, in\n"
-      "the text's key order (:object-as :alist gives lists of (KEY . VALUE)); arrays become\n"
-      "vectors (:array-as :list gives lists); true, false and null become t, :false and :null;\n"
-      "integers stay integers (one outside 64 bits is an error), other numbers are floats;\n"
-      "\\u escapes (surrogate pairs too) become UTF-8. Malformed text is a read-error naming\n"
-      "the line and column; nesting deeper than :max-depth is one too.",
-      [](Interp& in, Args a, N n) -> Value {
-        const std::string& text = eval::arg_string(in, "json-read", a, 0)->text;
-        return read_json(in, "json-read", "", text, read_options(in, "json-read", a, n, 1));
-      });
-  TL_BUILTIN(
-      in, "json-read-file", 1, -1, "(json-read-file PATH &key object-as array-as max-depth)",
-      "The value of the JSON file PATH, read as json-read reads a string; errors name the file.",
-      [](Interp& in, Args a, N n) -> Value {
-        const std::string& path = eval::arg_string(in, "json-read-file", a, 0)->text;
-        ReadOptions opts = read_options(in, "json-read-file", a, n, 1);
-        std::ifstream f(path, std::ios::binary);
-        if (!f) in.error("file-error", "json-read-file: cannot open \"" + path + "\"");
-        std::stringstream ss;
-        ss << f.rdbuf();
-        return read_json(in, "json-read-file", path + ": ", ss.str(), opts);
-      });
-  TL_BUILTIN(
-      in, "json-write", 1, -1, "(json-write VALUE &key pretty (max-depth 1000))",
-      "VALUE as JSON text: hash tables and alists (lists of conses whose cars are strings or\n"
-      "symbols) become objects, vectors and other lists arrays (nil is []), t, :false and :null\n"
-      "become true, false and null, other symbols strings of their names. Floats print so they\n"
-      "read back as floats (1.0); NaN, infinities and strings that are not UTF-8 are errors.\n"
-      ":pretty t indents by two spaces and ends with a newline.",
-      [](Interp& in, Args a, N n) -> Value {
-        return in.make_string(write_json(in, "json-write", a[0], a, n, 1));
-      });
+  TL_BUILTIN(in, "json-read", 1, -1,
+             "(json-read STRING &key (object-as :hash-table) (array-as :vector) (max-depth 1000))",
+             "The value of the JSON text STRING. Objects become equal hash tables with string keys, in\n"
+             "the text's key order (:object-as :alist gives lists of (KEY . VALUE)); arrays become\n"
+             "vectors (:array-as :list gives lists); true, false and null become t, :false and :null;\n"
+             "integers stay integers (one outside 64 bits is an error), other numbers are floats;\n"
+             "\\u escapes (surrogate pairs too) become UTF-8. Malformed text is a read-error naming\n"
+             "the line and column; nesting deeper than :max-depth is one too."
+             "\n  (gethash \"b\" (json-read \"{\\\"a\\\": 1, \\\"b\\\": [true, null]}\"))  ; => #(t :null)"
+             "\n  (json-read \"{\\\"a\\\": [1, 2.5]}\" :object-as :alist :array-as :list)  ; => ((\"a\" 1 2.5))",
+             [](Interp& in, Args a, N n) -> Value {
+               const std::string& text = eval::arg_string(in, "json-read", a, 0)->text;
+               return read_json(in, "json-read", "", text, read_options(in, "json-read", a, n, 1));
+             });
+  TL_BUILTIN(in, "json-read-file", 1, -1, "(json-read-file PATH &key object-as array-as max-depth)",
+             "The value of the JSON file PATH, read as json-read reads a string; errors name the file."
+             "\n  (progn (write-file \"/tmp/tl-doc-json-read-file.json\" \"[1, \\\"two\\\"]\")"
+             "\n         (json-read-file \"/tmp/tl-doc-json-read-file.json\"))  ; => #(1 \"two\")",
+             [](Interp& in, Args a, N n) -> Value {
+               const std::string& path = eval::arg_string(in, "json-read-file", a, 0)->text;
+               ReadOptions opts = read_options(in, "json-read-file", a, n, 1);
+               std::ifstream f(path, std::ios::binary);
+               if (!f) in.error("file-error", "json-read-file: cannot open \"" + path + "\"");
+               std::stringstream ss;
+               ss << f.rdbuf();
+               return read_json(in, "json-read-file", path + ": ", ss.str(), opts);
+             });
+  TL_BUILTIN(in, "json-write", 1, -1, "(json-write VALUE &key pretty (max-depth 1000))",
+             "VALUE as JSON text: hash tables and alists (lists of conses whose cars are strings or\n"
+             "symbols) become objects, vectors and other lists arrays (nil is []), t, :false and :null\n"
+             "become true, false and null, other symbols strings of their names. Floats print so they\n"
+             "read back as floats (1.0); NaN, infinities and strings that are not UTF-8 are errors.\n"
+             ":pretty t indents by two spaces and ends with a newline."
+             "\n  (json-write '((\"n\" . 1) (\"xs\" . #(1 2.0)) (\"ok\" . t)))  ; =>"
+             " \"{\\\"n\\\":1,\\\"xs\\\":[1,2.0],\\\"ok\\\":true}\""
+             "\n  (json-write '(1 :null :false))  ; => \"[1,null,false]\"",
+             [](Interp& in, Args a, N n) -> Value {
+               return in.make_string(write_json(in, "json-write", a[0], a, n, 1));
+             });
   TL_BUILTIN(in, "json-write-file", 2, -1, "(json-write-file VALUE PATH &key pretty max-depth)",
-             "Writes VALUE as JSON (as json-write) to the file PATH, replacing it; returns VALUE.",
+             "Writes VALUE as JSON (as json-write) to the file PATH, replacing it; returns VALUE."
+             "\n  (progn (json-write-file '((\"a\" . 1)) \"/tmp/tl-doc-json-write-file.json\")"
+             "\n         (read-file \"/tmp/tl-doc-json-write-file.json\"))  ; => \"{\\\"a\\\":1}\"",
              [](Interp& in, Args a, N n) -> Value {
                const std::string& path = eval::arg_string(in, "json-write-file", a, 1)->text;
                std::string text = write_json(in, "json-write-file", a[0], a, n, 2);

@@ -70,7 +70,10 @@ of commutative ops match in either order. GUARD is any Lisp expression over the 
 (nodes are tensors; ?root is the matched node). REPLACEMENT is a template in the same op
 language, or a Lisp expression returning a tensor (nil declines). Rules run before
 scheduling, to a fixed point, in the order defined; SET groups them (default user) and B
-restricts one to a backend (:cpu, :cuda) or a kind of device (:host, :gpu)."
+restricts one to a backend (:cpu, :cuda) or a kind of device (:host, :gpu).
+  (progn
+    (defoptimizer doc-ex-twice \"x * 2 = x + x.\" (mul ?x (const 2)) => (add ?x ?x))
+    (prog1 (optimizers-fired (mul (tensor '(1.0 2.0)) 2.0)) (optimizer-disable 'doc-ex-twice)))  ; => (doc-ex-twice)"
   (let ((doc nil) (pattern nil) (guard nil) (has-guard nil) (replacement nil) (arrow nil) (set nil) (backend nil))
     (when (stringp (car spec)) (setq doc (car spec) spec (cdr spec)))
     (unless spec (error 'optimizer-error "defoptimizer ~a: no pattern" name))
@@ -98,12 +101,15 @@ restricts one to a backend (:cpu, :cuda) or a kind of device (:host, :gpu)."
 
 (defmacro defoptimizer-set (name &rest doc)
   "(defoptimizer-set NAME [DOC]) Declares a named set of optimizer rules; rules join it with
-:set NAME. (optimizer-disable 'NAME) turns the whole set off."
+:set NAME. (optimizer-disable 'NAME) turns the whole set off.
+  (defoptimizer-set doc-ex-rules \"Rules of the manual's examples.\")  ; => doc-ex-rules"
   `(%define-optimizer-set ',name ,(car doc)))
 
 (defmacro with-optimizers-disabled (names &rest body)
   "(with-optimizers-disabled (NAME...) BODY...) Runs BODY with the optimizer rules or sets
-NAME... turned off, e.g. to compare results with and without them."
+NAME... turned off, e.g. to compare results with and without them.
+  (optimizers-fired (mul (tensor '(1.0 2.0)) 1.0))  ; => (mul-one)
+  (with-optimizers-disabled (simplify cse) (optimizers-fired (mul (tensor '(1.0 2.0)) 1.0)))  ; => nil"
   `(%call-with-optimizers-disabled ',names (lambda () ,@body)))
 
 (defun %make-op (op &rest srcs)
@@ -112,7 +118,8 @@ NAME... turned off, e.g. to compare results with and without them."
 
 (defvar *extern-kernels* nil
   "External kernels usable in replacements: an alist (name . result-function), where the
-function of the source tensors returns (dtype shape).")
+function of the source tensors returns (dtype shape).
+  (and (assoc \"sgemm\" *extern-kernels* :test #'equal) t)  ; => t")
 
 (defun %extern-call (name srcs)
   (let ((entry (assoc name *extern-kernels* :test #'equal)))
@@ -126,7 +133,11 @@ function of the source tensors returns (dtype shape).")
 
 (defmacro same-shape-p (x &optional (y '?root))
   "(same-shape-p X [Y]) In a guard: true when tensor X has the shape and dtype of Y, by
-default of the node the rule replaces (?root)."
+default of the node the rule replaces (?root).
+  (same-shape-p (zeros '(2 3)) (ones '(2 3)))  ; => t
+  (same-shape-p (zeros '(2)) (zeros '(2) :dtype 'i32))  ; => nil"
   `(let ((a ,x) (b ,y)) (and (equal (shape a) (shape b)) (eq (dtype a) (dtype b)))))
 
-(defun const-p (x) "(const-p X) True when X is a constant node." (eq (node-op x) 'const))
+(defun const-p (x) "(const-p X) True when X is a constant node.
+  (const-p (zeros '(3)))  ; => t
+  (const-p (tensor '(1 2)))  ; => nil" (eq (node-op x) 'const))

@@ -13,7 +13,9 @@
 (defun matmul-shaped-p (a b axes)
   "(matmul-shaped-p A B AXES) In a guard: true when (reduce :sum (mul (expand A) (expand B))
 AXES) is a float matmul as the matmul composite builds it, A (... M K 1) times B (... 1 K N)
-summed over the K axis, with equal batch axes: what the sgemm external kernel computes."
+summed over the K axis, with equal batch axes: what the sgemm external kernel computes.
+  (matmul-shaped-p (zeros '(2 3 1)) (zeros '(1 3 4)) '(1))  ; => t
+  (matmul-shaped-p (zeros '(2 3 1)) (zeros '(1 3 4) :dtype 'f64) '(1))  ; => nil"
   (let* ((sa (shape a)) (sb (shape b)) (r (length sa)))
     (and (eq (dtype a) 'f32) (eq (dtype b) 'f32)
          (>= r 3) (= (length sb) r)

@@ -2,33 +2,46 @@
 ;;; defcomposite, tensor creation from data, and helpers the tensor library shares.
 
 (defvar *composites* (make-hash-table :test 'eq)
-  "Names defined with defcomposite.")
+  "Names defined with defcomposite.
+  (gethash 'softmax *composites*)  ; => t")
 
 (defmacro defcomposite (name params &rest body)
   "(defcomposite NAME (PARAM...) [DOC] BODY...)
 Defines NAME as a tensor function written over primitives (a composite), like defun.
-Composites are what the JIT traces and fuses; (composite-p 'NAME) is true for them."
+Composites are what the JIT traces and fuses; (composite-p 'NAME) is true for them.
+  (progn (defcomposite doc-ex-double (x) (add x x)) (composite-p 'doc-ex-double))  ; => t
+  (to-list (doc-ex-double (tensor '(1.5 2.0))))  ; => (3.0 4.0)"
   `(progn
      (defun ,name ,params ,@body)
      (puthash ',name t *composites*)
      ',name))
 
 (defun composite-p (name)
-  "(composite-p NAME) True when NAME was defined with defcomposite."
+  "(composite-p NAME) True when NAME was defined with defcomposite.
+  (composite-p 'relu)  ; => t
+  (composite-p 'car)  ; => nil"
   (gethash name *composites*))
 
 (defun tensor-shape (x)
-  "(tensor-shape X) The shape of tensor X (same as shape; usable where shape is shadowed)."
+  "(tensor-shape X) The shape of tensor X (same as shape; usable where shape is shadowed).
+  (tensor-shape (tensor '((1 2 3) (4 5 6))))  ; => (2 3)
+  (tensor-shape (tensor 5))  ; => nil"
   (shape x))
 
 (defun tensor-dtype (x)
-  "(tensor-dtype X) The dtype of tensor X (same as dtype; usable where dtype is shadowed)."
+  "(tensor-dtype X) The dtype of tensor X (same as dtype; usable where dtype is shadowed).
+  (tensor-dtype (tensor '(1 2)))  ; => i32
+  (tensor-dtype (tensor '(1 2.5)))  ; => f32"
   (dtype x))
 
 (defun tensor (data &key dtype)
   "(tensor DATA &key dtype) A tensor holding DATA, a number or nested lists of numbers.
 The dtype is inferred (f32 if any element is a float, else i32, i64 for integers beyond
-32 bits, bool for t/nil) unless given."
+32 bits, bool for t/nil) unless given.
+  (to-list (tensor '((1 2) (3 4))))  ; => ((1 2) (3 4))
+  (tensor-dtype (tensor '(t nil)))  ; => bool
+  (tensor-dtype (tensor 3000000000))  ; => i64
+  (to-list (tensor '(1 2) :dtype 'f64))  ; => (1.0 2.0)"
   (if (tensorp data)
       (if dtype (cast data dtype) data)
       (%tensor-from-list data dtype)))
@@ -93,7 +106,8 @@ The dtype is inferred (f32 if any element is a float, else i32, i64 for integers
 ;;; is in 90-autograd.lisp).
 
 (defvar *custom-grads* (make-hash-table)
-  "Custom gradient rules (with-custom-grad), by node id.")
+  "Custom gradient rules (with-custom-grad), by node id.
+  (hash-table-p *custom-grads*)  ; => t")
 
 (defmacro with-custom-grad (inputs forward &rest backward)
   "(with-custom-grad ((VAR TENSOR)...) FORWARD (G [Y]) BODY...) FORWARD's value, whose gradient
@@ -101,7 +115,10 @@ backward computes by BODY (with G bound to the value's gradient, Y when given to
 itself, and each VAR to its TENSOR) as a list of gradients, one per VAR (nil for none),
 instead of differentiating the ops of FORWARD. For an equivalent but cheaper derivative of a
 composite (as conv2d's windows and softmax use). BODY reaches FORWARD's value only through Y
-(a closure over it would keep it alive); it runs with gradient tracking off."
+(a closure over it would keep it alive); it runs with gradient tracking off.
+  (let ((x (requires-grad! (tensor '(1.0 4.0)))))
+    (backward (sum (with-custom-grad ((v x)) (sqrt v) (g y) (list (div g (mul 2.0 y))))))
+    (to-list (grad x)))  ; => (0.5 0.25)"
   ;; The rule is made before FORWARD runs, so it cannot hold on to FORWARD's value (which
   ;; would keep the node, and so the rule, alive): backward passes the value to it.
   (let* ((params (car backward))

@@ -26,15 +26,20 @@ f32 for a float, i32 for an integer, bool for t/nil).
   (prim:const 1 (%dtype-arg 'ones dtype) (%shape-arg 'ones shp)))
 
 (defcomposite full-like (x value &key dtype)
-  "(full-like X VALUE &key dtype) A tensor shaped like X filled with VALUE (X's dtype by default)."
+  "(full-like X VALUE &key dtype) A tensor shaped like X filled with VALUE (X's dtype by default).
+  (to-list (full-like (tensor '(1 2 3)) 7))  ; => (7 7 7)
+  (to-list (full-like (tensor '(1 2)) 0.5 :dtype 'f32))  ; => (0.5 0.5)"
   (prim:const value (if dtype (%dtype-arg 'full-like dtype) (tensor-dtype x)) (tensor-shape x)))
 
 (defcomposite zeros-like (x &key dtype)
-  "(zeros-like X &key dtype) Zeros shaped like X, of X's dtype unless given."
+  "(zeros-like X &key dtype) Zeros shaped like X, of X's dtype unless given.
+  (to-list (zeros-like (tensor '((1 2) (3 4)))))  ; => ((0 0) (0 0))
+  (tensor-dtype (zeros-like (tensor '(1 2)) :dtype 'f32))  ; => f32"
   (full-like x 0 :dtype dtype))
 
 (defcomposite ones-like (x &key dtype)
-  "(ones-like X &key dtype) Ones shaped like X, of X's dtype unless given."
+  "(ones-like X &key dtype) Ones shaped like X, of X's dtype unless given.
+  (to-list (ones-like (tensor '(1.5 2.5))))  ; => (1.0 1.0)"
   (full-like x 1 :dtype dtype))
 
 (defcomposite arange (&rest args)

@@ -38,11 +38,13 @@
     (prim:mul (first xs) (prim:recip (second xs)))))
 
 (defcomposite neg (x)
-  "(neg X) -X elementwise."
+  "(neg X) -X elementwise.
+  (to-list (neg (tensor '(1.0 -2.0))))  ; => (-1.0 2.0)"
   (prim:neg (%as-tensor x)))
 
 (defcomposite reciprocal (x)
-  "(reciprocal X) 1/X elementwise (as a float)."
+  "(reciprocal X) 1/X elementwise (as a float).
+  (to-list (reciprocal (tensor '(2 4))))  ; => (0.5 0.25)"
   (prim:recip (%float-tensor x)))
 
 (defun %fold (f args)
@@ -64,11 +66,13 @@
   (let ((xs (%args2 'lt a b))) (prim:cmplt (first xs) (second xs))))
 
 (defcomposite gt (a b)
-  "(gt A B) A > B elementwise, a bool tensor."
+  "(gt A B) A > B elementwise, a bool tensor.
+  (to-list (gt (tensor '(1 5)) 3))  ; => (nil t)"
   (let ((xs (%args2 'gt a b))) (prim:cmplt (second xs) (first xs))))
 
 (defcomposite equals (a b)
-  "(equals A B) A == B elementwise, a bool tensor (also (= A B))."
+  "(equals A B) A == B elementwise, a bool tensor (also (= A B)).
+  (to-list (equals (tensor '(1 2 3)) (tensor '(1 0 3))))  ; => (t nil t)"
   (let ((xs (%args2 'equals a b))) (prim:cmpeq (first xs) (second xs))))
 
 (defcomposite ne (a b)
@@ -77,12 +81,14 @@
   (let ((xs (%args2 'ne a b))) (logical-not (prim:cmpeq (first xs) (second xs)))))
 
 (defcomposite le (a b)
-  "(le A B) A <= B elementwise, a bool tensor."
+  "(le A B) A <= B elementwise, a bool tensor.
+  (to-list (le (tensor '(1 3 5)) 3))  ; => (t t nil)"
   (let ((xs (%args2 'le a b)))
     (prim:or (prim:cmplt (first xs) (second xs)) (prim:cmpeq (first xs) (second xs)))))
 
 (defcomposite ge (a b)
-  "(ge A B) A >= B elementwise, a bool tensor."
+  "(ge A B) A >= B elementwise, a bool tensor.
+  (to-list (ge (tensor '(1 3 5)) 3))  ; => (nil t t)"
   (le b a))
 
 (defun %chain (f args)
@@ -102,31 +108,38 @@
 (defun %bool (x) (let ((tx (%as-tensor x))) (if (eq (tensor-dtype tx) 'bool) tx (prim:cast tx 'bool))))
 
 (defcomposite logical-not (x)
-  "(logical-not X) True where X is zero or false."
+  "(logical-not X) True where X is zero or false.
+  (to-list (logical-not (tensor '(0 2 0))))  ; => (t nil t)"
   (let ((b (%bool x))) (prim:xor b (%scalar-like t b))))
 
 (defcomposite logical-and (a b)
-  "(logical-and A B) True where both A and B are nonzero."
+  "(logical-and A B) True where both A and B are nonzero.
+  (to-list (logical-and (tensor '(t t nil)) (tensor '(t nil nil))))  ; => (t nil nil)"
   (let ((xs (%args2 'logical-and (%bool a) (%bool b)))) (prim:and (first xs) (second xs))))
 
 (defcomposite logical-or (a b)
-  "(logical-or A B) True where A or B is nonzero."
+  "(logical-or A B) True where A or B is nonzero.
+  (to-list (logical-or (tensor '(1 0 0)) (tensor '(0 0 3))))  ; => (t nil t)"
   (let ((xs (%args2 'logical-or (%bool a) (%bool b)))) (prim:or (first xs) (second xs))))
 
 (defcomposite logical-xor (a b)
-  "(logical-xor A B) True where exactly one of A and B is nonzero."
+  "(logical-xor A B) True where exactly one of A and B is nonzero.
+  (to-list (logical-xor (tensor '(t t nil)) (tensor '(t nil nil))))  ; => (nil t nil)"
   (let ((xs (%args2 'logical-xor (%bool a) (%bool b)))) (prim:xor (first xs) (second xs))))
 
 (defcomposite bitwise-and (a b)
-  "(bitwise-and A B) Bitwise and of integer (or bool) tensors."
+  "(bitwise-and A B) Bitwise and of integer (or bool) tensors.
+  (to-list (bitwise-and (tensor '(12 10)) (tensor '(10 6))))  ; => (8 2)"
   (let ((xs (%args2 'bitwise-and a b))) (prim:and (first xs) (second xs))))
 
 (defcomposite bitwise-or (a b)
-  "(bitwise-or A B) Bitwise or of integer (or bool) tensors."
+  "(bitwise-or A B) Bitwise or of integer (or bool) tensors.
+  (to-list (bitwise-or (tensor '(12 1)) (tensor '(10 2))))  ; => (14 3)"
   (let ((xs (%args2 'bitwise-or a b))) (prim:or (first xs) (second xs))))
 
 (defcomposite bitwise-xor (a b)
-  "(bitwise-xor A B) Bitwise exclusive or of integer (or bool) tensors."
+  "(bitwise-xor A B) Bitwise exclusive or of integer (or bool) tensors.
+  (to-list (bitwise-xor (tensor '(12 7)) (tensor '(10 7))))  ; => (6 0)"
   (let ((xs (%args2 'bitwise-xor a b))) (prim:xor (first xs) (second xs))))
 
 (defcomposite where (c a b)
@@ -147,7 +160,8 @@
   (let ((tx (%as-tensor x))) (if (dtype-float-p (tensor-dtype tx)) (ne tx tx) (%scalar-like nil (prim:cast tx 'bool)))))
 
 (defcomposite isinf (x)
-  "(isinf X) True where X is +inf or -inf."
+  "(isinf X) True where X is +inf or -inf.
+  (to-list (isinf (div (tensor '(1.0 -1.0 0.0)) 0.0)))  ; => (t t nil)"
   (let ((tx (%as-tensor x)))
     (if (dtype-float-p (tensor-dtype tx))
         (equals (abs tx) (%scalar-like +inf+ tx))
@@ -161,7 +175,9 @@
   (let ((xs (%args2 'maximum a b))) (prim:max (first xs) (second xs))))
 
 (defcomposite minimum (a b)
-  "(minimum A B) The smaller of A and B elementwise (NaN if either is NaN)."
+  "(minimum A B) The smaller of A and B elementwise (NaN if either is NaN).
+  (to-list (minimum (tensor '(1 5)) (tensor '(4 2))))  ; => (1 2)
+  (to-list (minimum (tensor '(1.0 5.0)) 3.0))  ; => (1.0 3.0)"
   (let* ((xs (%args2 'minimum a b)) (x (first xs)) (y (second xs)))
     (if (dtype-float-p (tensor-dtype x))
         (prim:neg (prim:max (prim:neg x) (prim:neg y)))
@@ -190,7 +206,8 @@ PyTorch's clamp does; a tensor bound gets it where X is beyond it.
         (prim:cast (prim:exp2 (prim:mul (prim:cast f 'f64) (prim:const +log2e+ 'f64 (tensor-shape f)))) dt))))
 
 (defcomposite exp2 (x)
-  "(exp2 X) 2^X elementwise."
+  "(exp2 X) 2^X elementwise.
+  (to-list (exp2 (tensor '(0.0 3.0 -1.0))))  ; => (1.0 8.0 0.5)"
   (prim:exp2 (%float-tensor x)))
 
 (defcomposite %tensor-log (x &optional base)
@@ -214,7 +231,9 @@ negative number is NaN."
   (if (eq (tensor-dtype f) 'f64) f64-terms other-terms))
 
 (defcomposite expm1 (x)
-  "(expm1 X) exp(X) - 1 elementwise, accurate for small X (where exp(X) - 1 would cancel)."
+  "(expm1 X) exp(X) - 1 elementwise, accurate for small X (where exp(X) - 1 would cancel).
+  (item (expm1 (tensor 1e-10 :dtype 'f64)))  ; => 1.00000000005e-10
+  (item (sub (exp (tensor 1e-10 :dtype 'f64)) 1))  ; => 1.000000082740371e-10"
   ;; |X| < 1: the Taylor series by Horner's rule, X (1 + X/2 (1 + X/3 (1 + ...))), to X^12
   ;; (X^19 for f64): the next term is under half an ulp. Elsewhere exp(X) - 1 loses nothing.
   ;; Each branch sees a harmless input where it is not taken, so gradients stay finite.
@@ -228,7 +247,9 @@ negative number is NaN."
     (prim:where small (prim:mul u acc) (prim:add (exp (prim:where small zero f)) (prim:neg one)))))
 
 (defcomposite log1p (x)
-  "(log1p X) log(1 + X) elementwise, accurate for small X (where 1 + X would round)."
+  "(log1p X) log(1 + X) elementwise, accurate for small X (where 1 + X would round).
+  (item (log1p (tensor 1e-10 :dtype 'f64)))  ; => 9.999999999500001e-11
+  (item (log (add 1 (tensor 1e-10 :dtype 'f64))))  ; => 1.000000082690371e-10"
   ;; For -1/2 <= X <= 1: log(1 + X) = 2 atanh(s), s = X / (2 + X), |s| <= 1/3, by its series
   ;; s + s^3/3 + ... to s^17 (s^35 for f64). Elsewhere 1 + X rounds by under an ulp of the log.
   (%in-f64 (%float-tensor x) #'%log1p))
@@ -247,7 +268,8 @@ negative number is NaN."
                 (log (prim:add one (prim:where near zero f))))))
 
 (defcomposite log2 (x)
-  "(log2 X) Base-2 logarithm elementwise."
+  "(log2 X) Base-2 logarithm elementwise.
+  (to-list (log2 (tensor '(1.0 8.0 0.5))))  ; => (0.0 3.0 -1.0)"
   (prim:log2 (%float-tensor x)))
 
 (defcomposite %tensor-sqrt (x)
@@ -255,7 +277,8 @@ negative number is NaN."
   (prim:sqrt (%float-tensor x)))
 
 (defcomposite rsqrt (x)
-  "(rsqrt X) 1/sqrt(X) elementwise."
+  "(rsqrt X) 1/sqrt(X) elementwise.
+  (to-list (rsqrt (tensor '(4.0 16.0))))  ; => (0.5 0.25)"
   (prim:recip (prim:sqrt (%float-tensor x))))
 
 (defcomposite square (x)
@@ -314,7 +337,8 @@ with a fractional Y it gives NaN. 0^0 = 1.
   (cond ((eq dt 'f64) 4503599627370496.0) ((eq dt 'f32) 8388608.0) ((eq dt 'bf16) 128.0) (t 1024.0)))
 
 (defcomposite trunc (x)
-  "(trunc X) X rounded toward zero elementwise."
+  "(trunc X) X rounded toward zero elementwise.
+  (to-list (trunc (tensor '(1.7 -1.7))))  ; => (1.0 -1.0)"
   (let* ((tx (%as-tensor x)) (dt (tensor-dtype tx)))
     (if (not (dtype-float-p dt))
         tx
@@ -332,7 +356,8 @@ integer tensors with a divisor, floor division."
             tx))))
 
 (defcomposite ceil (x)
-  "(ceil X) The smallest integer not below X elementwise."
+  "(ceil X) The smallest integer not below X elementwise.
+  (to-list (ceil (tensor '(1.2 -1.2 3.0))))  ; => (2.0 -1.0 3.0)"
   (let* ((tx (%as-tensor x)) (tr (trunc tx)))
     (if (dtype-float-p (tensor-dtype tx))
         (prim:add tr (prim:cast (prim:cmplt tr tx) (tensor-dtype tx)))
@@ -358,7 +383,9 @@ integer tensors with a divisor, floor division."
 
 (defcomposite fmod (a b)
   "(fmod A B) Remainder of A/B truncated toward zero (sign of A), elementwise. For integer
-tensors, a literal 0 divisor is a division-by-zero error and a 0 in a divisor tensor gives A."
+tensors, a literal 0 divisor is a division-by-zero error and a 0 in a divisor tensor gives A.
+  (to-list (fmod (tensor '(7 -7)) 3))  ; => (1 -1)
+  (to-list (fmod (tensor '(5.5 -5.5)) 2.0))  ; => (1.5 -1.5)"
   (let* ((xs (%args2 'fmod a b)) (x (first xs)) (y (second xs)))
     (%check-int-divisor 'fmod x b)
     (if (dtype-float-p (tensor-dtype x))
@@ -368,7 +395,8 @@ tensors, a literal 0 divisor is a division-by-zero error and a 0 in a divisor te
 (defcomposite floor-divide (a b)
   "(floor-divide A B) floor(A/B) elementwise (integer tensors stay integers). For integer
 tensors, a literal 0 divisor is a division-by-zero error and a 0 in a divisor tensor gives 0
-(NumPy's convention; PyTorch raises)."
+(NumPy's convention; PyTorch raises).
+  (to-list (floor-divide (tensor '(7 -7)) 2))  ; => (3 -4)"
   (let* ((xs (%args2 'floor-divide a b)) (x (first xs)) (y (second xs)))
     (%check-int-divisor 'floor-divide x b)
     (if (dtype-float-p (tensor-dtype x))
@@ -378,7 +406,8 @@ tensors, a literal 0 divisor is a division-by-zero error and a 0 in a divisor te
           (prim:add q (prim:neg (prim:cast adjust (tensor-dtype q))))))))
 
 (defcomposite remainder (a b)
-  "(remainder A B) A mod B with the sign of B (Lisp mod, Python %), elementwise."
+  "(remainder A B) A mod B with the sign of B (Lisp mod, Python %), elementwise.
+  (to-list (remainder (tensor '(7 -7)) 3))  ; => (1 2)"
   (let* ((xs (%args2 'remainder a b)) (x (first xs)) (y (second xs)))
     (%check-int-divisor 'remainder x b)
     (sub x (mul y (floor-divide x y)))))
@@ -430,7 +459,9 @@ tensors, a literal 0 divisor is a division-by-zero error and a 0 in a divisor te
         (prim:mul (sign f) res))))
 
 (defcomposite atan2 (y x)
-  "(atan2 Y X) The angle of point (X, Y) in (-pi, pi], elementwise."
+  "(atan2 Y X) The angle of point (X, Y) in (-pi, pi], elementwise.
+  (let ((y (tensor '(1.0 1.0 -1.0 0.0))) (x (tensor '(1.0 -1.0 -1.0 -1.0))))
+    (to-list (round (div (atan2 y x) (/ pi 4)))))  ; => (1.0 3.0 -3.0 4.0)"
   (let* ((dt (result-dtype y x))
          (xs (%args2 'atan2 y x (if (dtype-float-p dt) dt 'f32)))
          (yy (first xs)) (xx (second xs))
@@ -483,20 +514,24 @@ tensors, a literal 0 divisor is a division-by-zero error and a 0 in a divisor te
     (prim:where small series signed)))
 
 (defcomposite asinh (x)
-  "(asinh X) Inverse hyperbolic sine elementwise."
+  "(asinh X) Inverse hyperbolic sine elementwise.
+  (to-list (round (mul (asinh (tensor '(-1.0 0.0 1.0))) 1000)))  ; => (-881.0 0.0 881.0)"
   (let* ((f (%float-tensor x)) (a (abs f)))
     (mul (sign f) (log (add a (sqrt (add (mul a a) 1)))))))
 
 (defcomposite acosh (x)
-  "(acosh X) Inverse hyperbolic cosine elementwise (NaN below 1)."
+  "(acosh X) Inverse hyperbolic cosine elementwise (NaN below 1).
+  (to-list (acosh (tensor '(1.0 0.5))))  ; => (0.0 nan)"
   (let ((f (%float-tensor x))) (log (add f (sqrt (sub (mul f f) 1))))))
 
 (defcomposite atanh (x)
-  "(atanh X) Inverse hyperbolic tangent elementwise (inf at 1, NaN beyond)."
+  "(atanh X) Inverse hyperbolic tangent elementwise (inf at 1, NaN beyond).
+  (to-list (atanh (tensor '(0.0 1.0))))  ; => (0.0 inf)"
   (let ((f (%float-tensor x))) (mul 0.5 (log (div (add 1 f) (sub 1 f))))))
 
 (defcomposite erf (x)
-  "(erf X) The error function elementwise (Abramowitz and Stegun 7.1.26, |error| < 1.5e-7)."
+  "(erf X) The error function elementwise (Abramowitz and Stegun 7.1.26, |error| < 1.5e-7).
+  (to-list (round (mul (erf (tensor '(-1.0 0.0 1.0 3.0))) 1000)))  ; => (-843.0 0.0 843.0 1000.0)"
   (let* ((f (%float-tensor x)) (a (abs f))
          (k (reciprocal (add 1 (mul 0.3275911 a))))
          (poly (mul k (add 0.254829592 (mul k (add -0.284496736 (mul k (add 1.421413741 (mul k (add -1.453152027 (mul k 1.061405429))))))))))

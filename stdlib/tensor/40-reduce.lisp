@@ -59,7 +59,9 @@ tensors multiply as i64 (as PyTorch's), unless DTYPE is given.
   (if (eq (tensor-dtype x) 'bool) (logical-not x) (prim:xor x (%scalar-like -1 x))))
 
 (defcomposite amin (x &key axis keepdim)
-  "(amin X &key axis keepdim) The smallest element over AXIS (NaN if any is NaN); also (min X ...)."
+  "(amin X &key axis keepdim) The smallest element over AXIS (NaN if any is NaN); also (min X ...).
+  (to-list (amin (tensor '((1 5) (4 2))) :axis 1))  ; => (1 2)
+  (item (amin (tensor '(3.0 -1.0 2.0))))  ; => -1.0"
   (let ((tx (%as-tensor x)))
     (if (dtype-float-p (tensor-dtype tx))
         (prim:neg (%reduce 'min :max (prim:neg tx) axis keepdim))
@@ -103,13 +105,16 @@ in the flattened X when AXIS is nil. A NaN counts as the largest.
 
 (defcomposite argmin (x &key axis keepdim)
   "(argmin X &key axis keepdim) The index (i32) of the first smallest element along AXIS, or
-in the flattened X when AXIS is nil. A NaN counts as the smallest."
+in the flattened X when AXIS is nil. A NaN counts as the smallest.
+  (to-list (argmin (tensor '((1 5 0) (7 0 3))) :axis 1))  ; => (2 1)
+  (item (argmin (tensor '((4 2) (1 9)))))  ; => 2"
   (%arg-extreme 'argmin x axis keepdim nil))
 
 (defcomposite var (x &key axis keepdim (correction 1))
   "(var X &key axis keepdim (correction 1)) The variance over AXIS: the sum of squared
 deviations divided by N - CORRECTION (1: unbiased, as PyTorch defaults to).
-  (item (var (tensor '(1.0 2.0 3.0 4.0))))"
+  (item (var (tensor '(1.0 2.0 3.0 4.0 5.0))))  ; => 2.5
+  (item (var (tensor '(1.0 2.0 3.0 4.0)) :correction 0))  ; => 1.25"
   (let* ((tx (%float-tensor x))
          (axes (%axes 'var axis (ndim tx)))
          (d (sub tx (mean tx :axis axes :keepdim t)))
@@ -117,12 +122,14 @@ deviations divided by N - CORRECTION (1: unbiased, as PyTorch defaults to).
     (%divide-by-count s tx axes keepdim correction)))
 
 (defcomposite std (x &key axis keepdim (correction 1))
-  "(std X &key axis keepdim (correction 1)) The standard deviation over AXIS (sqrt of var)."
+  "(std X &key axis keepdim (correction 1)) The standard deviation over AXIS (sqrt of var).
+  (item (std (tensor '(2.0 4.0 4.0 4.0 5.0 5.0 7.0 9.0)) :correction 0))  ; => 2.0
+  (to-list (std (tensor '((1.0 3.0) (5.0 5.0))) :axis 1 :correction 0))  ; => (1.0 0.0)"
   (sqrt (var x :axis axis :keepdim keepdim :correction correction)))
 
 (defcomposite logsumexp (x &key axis keepdim)
   "(logsumexp X &key axis keepdim) log(sum(exp(X))) over AXIS, computed stably.
-  (item (logsumexp (tensor '(0.0 0.0))))"
+  (item (logsumexp (tensor '(1000.0 -1000.0))))  ; => 1000.0"
   (let* ((tx (%float-tensor x))
          (axes (%axes 'logsumexp axis (ndim tx)))
          (m (amax tx :axis axes :keepdim t))
@@ -152,7 +159,9 @@ Its gradient is p (g - sum(g p)) with p the softmax, as PyTorch's.
 
 (defcomposite log-softmax (x &key (axis -1))
   "(log-softmax X &key (axis -1)) log(softmax(X)) along AXIS, computed stably.
-Its gradient is g - p sum(g) with p the softmax, as PyTorch's."
+Its gradient is g - p sum(g) with p the softmax, as PyTorch's.
+  (to-list (exp (log-softmax (tensor '(0.0 0.0)))))  ; => (0.5 0.5)
+  (to-list (log-softmax (tensor '(1000.0 0.0))))  ; => (0.0 -1000.0)"
   (let ((tx (%float-tensor x)))
     (with-custom-grad ((tx tx))
         (%log-softmax tx axis)
@@ -160,7 +169,8 @@ Its gradient is g - p sum(g) with p the softmax, as PyTorch's."
 
 (defvar *scan-square-limit* 1024
   "Axes up to this long run cumsum and cumprod as one masked N x N reduce (one fused kernel,
-O(N^2) work); longer ones as log2(N) shifted adds or products (O(N log N)).")
+O(N^2) work); longer ones as log2(N) shifted adds or products (O(N log N)).
+  (let ((*scan-square-limit* 2)) (to-list (cumsum (tensor '(1 2 3 4)))))  ; => (1 3 6 10)")
 
 (defun %scan-steps (moved last n kind identity)
   ;; Hillis and Steele's scan: after the step of distance d, element i combines elements
@@ -212,7 +222,9 @@ masked sum per row: O(N^2) work for an axis of N.
 (defcomposite cumprod (x &key (axis 0) dtype)
   "(cumprod X &key (axis 0) dtype) Running products along AXIS: element i is the product of
 elements 0..i. Integer and bool tensors multiply as i64 (as PyTorch's), unless DTYPE is given.
-Like cumsum, an N x N masked product per row: O(N^2) work for an axis of N."
+Like cumsum, an N x N masked product per row: O(N^2) work for an axis of N.
+  (to-list (cumprod (tensor '(1 2 3 4))))  ; => (1 2 6 24)
+  (to-list (cumprod (tensor '((1 2) (3 4))) :axis 1))  ; => ((1 2) (3 12))"
   (%scan 'cumprod (%widen-int (%as-tensor x) dtype) axis :prod 1))
 
 (defcomposite any (x &key axis keepdim)
@@ -256,7 +268,8 @@ result is a float. The 2-norm's gradient at a zero vector is 0, as PyTorch's.
 (defcomposite layer-norm (x &key (axis -1) (eps 1e-5))
   "(layer-norm X &key (axis -1) (eps 1e-5)) X normalized over AXIS to mean 0 and variance 1:
 (X - mean) / sqrt(var + EPS), with the biased variance (as layer normalization uses).
-  (to-list (layer-norm (tensor '((1.0 3.0)))))"
+  (to-list (layer-norm (tensor '((1.0 3.0)))))  ; => ((-0.9999949932098389 0.9999949932098389))
+  (to-list (layer-norm (tensor '((1.0 3.0) (4.0 8.0))) :eps 0.0))  ; => ((-1.0 1.0) (-1.0 1.0))"
   (let* ((tx (%float-tensor x))
          (d (sub tx (mean tx :axis axis :keepdim t)))
          (v (mean (mul d d) :axis axis :keepdim t)))

@@ -39,7 +39,10 @@ X (batch C ...) normalized per channel, as torch.nn.functional.batch_norm: with 
 without running statistics) by the batch's mean and biased variance over every axis but
 the channels', else by RUNNING-MEAN and RUNNING-VAR (tensors of shape (C)); then scaled by
 WEIGHT and shifted by BIAS (shape (C)) when given. In training, given running statistics
-are updated in place: r <- (1 - MOMENTUM) r + MOMENTUM s, with the unbiased variance."
+are updated in place: r <- (1 - MOMENTUM) r + MOMENTUM s, with the unbiased variance.
+  (to-list (batch-norm (tensor '((1.0) (3.0))) :eps 0.0))  ; => ((-1.0) (1.0))
+  (to-list (batch-norm (tensor '((2.0 5.0))) :running-mean (tensor '(1.0 1.0)) :running-var (tensor '(4.0 16.0))
+                      :eps 0.0))  ; => ((0.5 1.0))"
   (%check-channels-first 'batch-norm x)
   (let* ((x (%float-tensor x))
          (cs (%channel-shape x))
@@ -62,7 +65,8 @@ are updated in place: r <- (1 - MOMENTUM) r + MOMENTUM s, with the unbiased vari
   "(instance-norm X &key weight bias (eps 1e-5)) X (batch C spatial...) normalized for each
 sample and channel over its spatial axes by their mean and biased variance, then scaled by
 WEIGHT and shifted by BIAS (shape (C)) when given, as torch.nn.functional.instance_norm
-(without running statistics)."
+(without running statistics).
+  (to-list (instance-norm (tensor '(((1.0 3.0)))) :eps 0.0))  ; => (((-1.0 1.0)))"
   (%check-channels-first 'instance-norm x)
   (when (< (ndim x) 3)
     (error 'shape-error "instance-norm: expected an input of shape (batch channels spatial...), got ~s" (tensor-shape x)))
@@ -72,7 +76,8 @@ WEIGHT and shifted by BIAS (shape (C)) when given, as torch.nn.functional.instan
   "(group-norm X GROUPS &key weight bias (eps 1e-5)) X (batch C ...) normalized over each of
 GROUPS groups of C/GROUPS channels (with the spatial axes) by their mean and biased
 variance, then scaled by WEIGHT and shifted by BIAS (shape (C)) per channel when given, as
-torch.nn.functional.group_norm."
+torch.nn.functional.group_norm.
+  (to-list (group-norm (tensor '((1.0 3.0 5.0 7.0))) 2 :eps 0.0))  ; => ((-1.0 1.0 -1.0 1.0))"
   (%check-channels-first 'group-norm x)
   (let* ((s (tensor-shape x)) (c (second s)))
     (unless (and (integerp groups) (> groups 0) (integerp c) (= 0 (mod c groups)))
@@ -83,7 +88,9 @@ torch.nn.functional.group_norm."
 (defcomposite rms-norm (x &key (axis -1) weight eps)
   "(rms-norm X &key (axis -1) weight eps) X / sqrt(mean(X^2) + EPS) over AXIS (an integer or
 a list), times WEIGHT (shaped like those axes) when given, as torch.nn.functional.rms_norm.
-EPS defaults, as there, to the machine epsilon of X's dtype."
+EPS defaults, as there, to the machine epsilon of X's dtype.
+  (to-list (rms-norm (tensor '(1.0 -1.0)) :eps 0.0))  ; => (1.0 -1.0)
+  (to-list (rms-norm (tensor '(2.0 -2.0)) :weight (tensor '(0.5 2.0)) :eps 0.0))  ; => (0.5 -2.0)"
   (let* ((f (%float-tensor x))
          (eps (or eps (case (tensor-dtype f) (f64 2.220446049250313e-16) (f16 0.0009765625) (bf16 0.0078125)
                             (t 1.1920928955078125e-07))))
@@ -93,7 +100,9 @@ EPS defaults, as there, to the machine epsilon of X's dtype."
 (defcomposite cosine-similarity (a b &key (axis 1) (eps 1e-8))
   "(cosine-similarity A B &key (axis 1) (eps 1e-8)) The cosine of the angle between A and B
 (broadcast together) along AXIS: sum(A B) / (max(|A|, EPS) max(|B|, EPS)), as
-torch.nn.functional.cosine_similarity. 0 for a zero vector, with a finite gradient."
+torch.nn.functional.cosine_similarity. 0 for a zero vector, with a finite gradient.
+  (item (cosine-similarity (tensor '(3.0 4.0)) (tensor '(-3.0 -4.0)) :axis 0))  ; => -1.0
+  (to-list (cosine-similarity (tensor '((1.0 0.0) (0.0 2.0))) (tensor '((0.0 5.0) (0.0 1.0)))))  ; => (0.0 1.0)"
   (let* ((xs (%elementwise-args 'cosine-similarity (list (%float-tensor a) (%float-tensor b)) nil))
          (shp (broadcast-shapes (tensor-shape (first xs)) (tensor-shape (second xs))))
          (ta (broadcast-to (first xs) shp)) (tb (broadcast-to (second xs) shp))

@@ -10,7 +10,9 @@
 
 (defcomposite reshape (x &rest dims)
   "(reshape X SHAPE) X viewed with a new SHAPE of the same element count (a list, or the
-dimensions as arguments). One dimension may be -1: it is inferred."
+dimensions as arguments). One dimension may be -1: it is inferred.
+  (to-list (reshape (arange 6) 2 3))  ; => ((0 1 2) (3 4 5))
+  (to-list (reshape (arange 6) '(3 -1)))  ; => ((0 1) (2 3) (4 5))"
   (let* ((tx (%as-tensor x))
          (shp (%shape-list 'reshape dims))
          (holes (count -1 shp)))
@@ -77,7 +79,8 @@ AXIS1)).
     (broadcast-to tx (mapcar (lambda (d o) (if (eql d -1) o d)) shp old))))
 
 (defcomposite contiguous (x)
-  "(contiguous X) A contiguous copy of X (movement ops are otherwise views)."
+  "(contiguous X) A contiguous copy of X (movement ops are otherwise views).
+  (to-list (contiguous (transpose (tensor '((1 2) (3 4))))))  ; => ((1 3) (2 4))"
   (prim:copy (%as-tensor x)))
 
 (defun %axis-arg (fn args required)
@@ -113,13 +116,14 @@ end); also (unsqueeze X :axis AXIS).
          (shp (tensor-shape tx)))
     (prim:reshape tx (append (subseq shp 0 a) (list 1) (subseq shp a)))))
 
-(defvar *list-flatten* flatten "The list version of flatten, from the prelude.")
+(defvar *list-flatten* flatten "The list version of flatten, from the prelude.
+  (funcall *list-flatten* '(1 (2 (3))))  ; => (1 2 3)")
 
 (defun flatten (x &rest args)
   "(flatten X [START END]) For a tensor, X with axes START..END (inclusive; by default all)
 merged into one; also (flatten X :start START :end END). For a list, the list of its non-nil
 atoms.
-  (shape (flatten (zeros '(2 3 4)) 1))"
+  (shape (flatten (zeros '(2 3 4)) 1))  ; => (2 12)"
   (if (not (tensorp x))
       (funcall *list-flatten* x)
       (let ((n (ndim x))
@@ -348,7 +352,9 @@ Dtypes promote.
   (cat (mapcar (lambda (x) (let ((tx (%as-tensor x))) (if (< (ndim tx) 2) (reshape tx 1 -1) tx))) tensors) :axis 0))
 
 (defcomposite hstack (tensors)
-  "(hstack TENSORS) The tensors joined along axis 1 (along axis 0 for 1-d tensors)."
+  "(hstack TENSORS) The tensors joined along axis 1 (along axis 0 for 1-d tensors).
+  (to-list (hstack (list (tensor '((1) (2))) (tensor '((3) (4))))))  ; => ((1 3) (2 4))
+  (to-list (hstack (list (tensor '(1 2)) (tensor '(3)))))  ; => (1 2 3)"
   (let ((ts (mapcar #'%as-tensor tensors)))
     (cat ts :axis (if (< (ndim (car ts)) 2) 0 1))))
 
@@ -369,7 +375,9 @@ whose sum is the axis size), or of size SIZES each (the last may be smaller).
 
 (defcomposite chunk (x n &key (axis 0))
   "(chunk X N &key (axis 0)) X split into N pieces of equal size along AXIS (the last may be
-smaller)."
+smaller).
+  (mapcar #'to-list (chunk (arange 5) 2))  ; => ((0 1 2) (3 4))
+  (mapcar #'shape (chunk (zeros '(2 6)) 3 :axis 1))  ; => ((2 2) (2 2) (2 2))"
   (let* ((tx (%as-tensor x)) (len (nth (%axis 'chunk axis (ndim tx)) (tensor-shape tx))))
     (split tx (max 1 (ceiling len n)) :axis axis)))
 
@@ -576,20 +584,24 @@ Gradients reach X and the used part of SRC.
 gives along AXIS, as torch.scatter: for AXIS 0, out[INDEX[i][j]][j] = SRC[i][j]. SRC may be a
 number (torch's value form). Shapes as for scatter-add. Where several indices name one
 place, the last along AXIS wins (PyTorch leaves that undefined). Also (scatter X AXIS INDEX
-SRC). The gradient reaches X where nothing is written, and the written elements of SRC."
+SRC). The gradient reaches X where nothing is written, and the written elements of SRC.
+  (to-list (scatter (zeros '(4) :dtype 'i32) (tensor '(1 3)) (tensor '(5 7))))  ; => (0 5 0 7)
+  (to-list (scatter (zeros '(2 2) :dtype 'i32) (tensor '((1) (0))) 9 :axis 1))  ; => ((0 9) (9 0))"
   (destructuring-bind (axis index src)
       (%axis-and-args 'scatter "(scatter X INDEX SRC &key axis)" args 2)
     (%scatter 'scatter x axis index src t)))
 
 ;; The builtin copies the rows as data, without gradients: fast for batching a data set,
 ;; but a loss through it silently lost its gradient (issue 19).
-(defvar *take-rows-copy* take-rows "The builtin take-rows: rows copied as data, untracked.")
+(defvar *take-rows-copy* take-rows "The builtin take-rows: rows copied as data, untracked.
+  (to-list (funcall *take-rows-copy* (tensor '((1 2) (3 4) (5 6))) '(2 0)))  ; => ((5 6) (1 2))")
 
 (defun take-rows (x indices)
   "(take-rows X INDICES) The rows of X (along axis 0) at INDICES, a list of integers or an
 integer tensor, in order. When X requires a gradient the rows are selected with
 index-select, so the gradient reaches them; otherwise they are copied directly (as a data
-loader's batches are)."
+loader's batches are).
+  (to-list (take-rows (tensor '((1 2) (3 4) (5 6))) '(2 0)))  ; => ((5 6) (1 2))"
   (if (and (tensorp x) (requires-grad-p x))
       (index-select x indices :axis 0)
       (funcall *take-rows-copy* x indices)))
@@ -604,7 +616,9 @@ loader's batches are)."
       (where mask tx (prim:const 0 (tensor-dtype tx) '())))))
 
 (defcomposite triu (x &optional (k 0))
-  "(triu X [K]) X with the elements below the K-th diagonal of its last two axes zeroed."
+  "(triu X [K]) X with the elements below the K-th diagonal of its last two axes zeroed.
+  (to-list (triu (ones '(3 3) :dtype 'i32)))  ; => ((1 1 1) (0 1 1) (0 0 1))
+  (to-list (triu (ones '(3 3) :dtype 'i32) 1))  ; => ((0 1 1) (0 0 1) (0 0 0))"
   (%triangle 'triu x k t))
 
 (defcomposite tril (x &optional (k 0))

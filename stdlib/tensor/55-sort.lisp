@@ -25,7 +25,8 @@
 
 (defvar *sort-rank-limit* 1024
   "The longest axis that sort, argsort and topk sort by counting (O(N^2) work in one fused
-kernel) rather than by the bitonic network (O(N log^2 N) work in O(log^2 N) kernels).")
+kernel) rather than by the bitonic network (O(N log^2 N) work in O(log^2 N) kernels).
+  (let ((*sort-rank-limit* 2)) (to-list (first (sort (tensor '(3 1 2))))))  ; => (1 2 3)")
 
 (defun %sort-sentinel (dt descending)
   ;; A key of dtype DT that no element comes after (ties lose on the index).
@@ -147,7 +148,8 @@ kernel) rather than by the bitonic network (O(N log^2 N) work in O(log^2 N) kern
       (mapcar (lambda (r) (let ((r (transpose r a -1))) (if (= (ndim x) 0) (prim:reshape r nil) r)))
               picked))))
 
-(defvar *list-sort* sort "The list and vector sort, a builtin.")
+(defvar *list-sort* sort "The list and vector sort, a builtin.
+  (funcall *list-sort* (list 3 1 2) #'<)  ; => (1 2 3)")
 
 (defun sort (x &rest args)
   "(sort X &key (axis -1) descending stable) For a tensor, the list (VALUES INDICES): X's

@@ -81,7 +81,10 @@ that axis is dropped from the result; leading batch axes broadcast, as in NumPy.
   "(einsum SPEC OPERAND...) Sums of products over the indices in SPEC, e.g. \"ij,jk->ik\"
 (matmul), \"bij,bjk->bik\", \"i,i->\" (dot), \"i,j->ij\" (outer), \"ij->ji\". Without ->, the
 output is the indices used once, in alphabetical order. An index may not repeat within one
-operand."
+operand.
+  (to-list (einsum \"ij,jk->ik\" (tensor '((1 2) (3 4))) (tensor '((1 0) (0 1)))))  ; => ((1 2) (3 4))
+  (item (einsum \"i,i->\" (tensor '(1 2 3)) (tensor '(4 5 6))))  ; => 32
+  (to-list (einsum \"ij->i\" (tensor '((1 2 3) (4 5 6)))))  ; => (6 15)"
   (let* ((arrow (string-contains spec "->"))
          (lhs (if arrow (subseq spec 0 arrow) spec))
          (inputs (mapcar #'%einsum-letters (string-split (string-replace lhs " " "") ",")))

@@ -184,7 +184,9 @@ whose index arithmetic folds back to a linear form."
 (defcomposite conv1d (x w &key bias (stride 1) (padding 0) (dilation 1) (groups 1))
   "(conv1d X W &key bias (stride 1) (padding 0) (dilation 1) (groups 1)) The 1-d convolution
 (cross-correlation, as PyTorch's) of X (batch channels length) with W (out-channels
-channels/groups k), plus BIAS (out-channels) when given."
+channels/groups k), plus BIAS (out-channels) when given.
+  (to-list (conv1d (tensor '(((1.0 2.0 3.0 4.0)))) (tensor '(((1.0 1.0))))))  ; => (((3.0 5.0 7.0)))
+  (shape (conv1d (zeros '(2 3 10)) (zeros '(4 3 3)) :padding 1))  ; => (2 4 10)"
   (%conv 'conv1d 1 x w bias stride padding dilation groups))
 
 (defcomposite conv2d (x w &key bias (stride 1) (padding 0) (dilation 1) (groups 1))
@@ -200,7 +202,10 @@ take an integer or one per spatial axis; PADDING may also be (before after) pair
 The transposed 2-d convolution (the gradient of conv2d with respect to its input, as PyTorch's
 ConvTranspose2d) of X (batch channels height width) with W (channels out-channels/groups kh
 kw): the output is (H - 1) * stride - 2 * padding + dilation * (k - 1) + output-padding + 1
-per spatial axis."
+per spatial axis.
+  (to-list (conv-transpose2d (tensor '((((1.0 2.0))))) (tensor '((((1.0 10.0)))))
+                             :stride 2))  ; => ((((1.0 10.0 2.0 20.0))))
+  (shape (conv-transpose2d (zeros '(1 4 5 5)) (zeros '(4 2 2 2)) :stride 2))  ; => (1 2 10 10)"
   (let* ((x (%float-tensor x))
          (w (%as-tensor w (tensor-dtype x))))
     (unless (and (= (ndim x) 4) (= (ndim w) 4))
@@ -275,7 +280,11 @@ padding counts as -inf.
 (defcomposite avg-pool2d (x kernel-size &key stride (padding 0) (count-include-pad t))
   "(avg-pool2d X KERNEL-SIZE &key stride (padding 0) (count-include-pad t)) The mean of each
 KERNEL-SIZE window of X (batch channels height width); STRIDE defaults to KERNEL-SIZE.
-Padding is zeros; with :count-include-pad nil a window's mean counts only X's elements."
+Padding is zeros; with :count-include-pad nil a window's mean counts only X's elements.
+  (to-list (avg-pool2d (tensor '((((1.0 2.0) (3.0 6.0))))) 2))  ; => ((((3.0))))
+  (to-list (avg-pool2d (tensor '((((2.0 4.0))))) '(1 3) :stride 1 :padding '(0 1)))  ; => ((((2.0 2.0))))
+  (to-list (avg-pool2d (tensor '((((2.0 4.0))))) '(1 3) :stride 1 :padding '(0 1)
+                       :count-include-pad nil))  ; => ((((3.0 3.0))))"
   (destructuring-bind (win kernel pads) (%pool 'avg-pool2d (%float-tensor x) kernel-size stride padding 1 0)
     (let ((s (%pool-reduce #'sum win)))
       (if (or count-include-pad (every (lambda (p) (equal p '(0 0))) pads))
@@ -286,7 +295,9 @@ Padding is zeros; with :count-include-pad nil a window's mean counts only X's el
 
 (defcomposite adaptive-avg-pool2d (x size)
   "(adaptive-avg-pool2d X SIZE) X (batch channels height width) averaged down to SIZE (an
-integer or (h w)), which must divide the height and width."
+integer or (h w)), which must divide the height and width.
+  (to-list (adaptive-avg-pool2d (tensor '((((1.0 3.0) (5.0 7.0))))) 1))  ; => ((((4.0))))
+  (shape (adaptive-avg-pool2d (zeros '(2 3 8 6)) '(4 3)))  ; => (2 3 4 3)"
   (let* ((tx (%float-tensor x))
          (size (%tuple 'adaptive-avg-pool2d "size" size 2))
          (h (nth 2 (shape tx))) (w (nth 3 (shape tx))))

@@ -39,7 +39,11 @@ resized to SIZE (an integer or a list (H' W')) or by SCALE-FACTOR (a number or a
 size is floor(H * factor)), as torch.nn.functional.interpolate for 4-d input: MODE
 :nearest takes source row floor(i * H / H'), :bilinear weighs the two nearest source rows
 and columns, with the centers of the corner pixels aligned when ALIGN-CORNERS, else the
-pixels' edges (half-pixel centers). Differentiable with respect to X."
+pixels' edges (half-pixel centers). Differentiable with respect to X.
+  (to-list (interpolate (tensor '((((1 2))))) :scale-factor 2))  ; => ((((1 1 2 2) (1 1 2 2))))
+  (to-list (interpolate (tensor '((((0.0 1.0))))) :size '(1 4) :mode :bilinear))  ; => ((((0.0 0.25 0.75 1.0))))
+  (to-list (interpolate (tensor '((((0.0 1.0))))) :size '(1 3) :mode :bilinear
+                        :align-corners t))  ; => ((((0.0 0.5 1.0))))"
   (let ((x (%as-tensor x)))
     (unless (= (ndim x) 4)
       (error 'shape-error "interpolate: expected an input of shape (batch channels height width), got ~s" (tensor-shape x)))

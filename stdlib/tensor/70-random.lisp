@@ -23,7 +23,9 @@
 (defun threefry2x32 (k0 k1 x0 x1)
   "(threefry2x32 K0 K1 X0 X1) The Threefry-2x32 block function (20 rounds) with key (K0 K1),
 integers or one-element u32 tensors, on counter tensors X0 and X1 (u32): a list of two u32
-tensors."
+tensors.
+  (let ((zero (zeros '(1) :dtype 'u32)))
+    (mapcar #'to-list (threefry2x32 0 0 zero zero)))  ; => ((1797259609) (2579123966))"
   (let* ((shp (tensor-shape x0))
          (k0 (%u32-word k0 shp))
          (k1 (%u32-word k1 shp))
@@ -51,12 +53,15 @@ tensors."
             (threefry2x32 (funcall word 0) (funcall word 1) counters (%u32-word (funcall word 2) (list n))))))
 
 (defun random-bits (shp)
-  "(random-bits SHAPE) A u32 tensor of SHAPE with uniformly random bits (advances the generator)."
+  "(random-bits SHAPE) A u32 tensor of SHAPE with uniformly random bits (advances the generator).
+  (let ((r (random-bits '(2 3)))) (list (tensor-shape r) (tensor-dtype r)))  ; => ((2 3) u32)"
   (first (%random-words shp)))
 
 (defcomposite rand (shp &key (dtype 'f32))
   "(rand SHAPE &key (dtype 'f32)) Uniform random numbers in [0, 1) of a float DTYPE: multiples
-of 2^-23 for f32 (PyTorch's are of 2^-24), 2^-11 for f16, 2^-8 for bf16, and 2^-53 for f64."
+of 2^-23 for f32 (PyTorch's are of 2^-24), 2^-11 for f16, 2^-8 for bf16, and 2^-53 for f64.
+  (let ((u (rand 1000))) (list (item (ge (amin u) 0.0)) (item (lt (amax u) 1.0))))  ; => (t t)
+  (tensor-dtype (rand '(2 3) :dtype 'f64))  ; => f64"
   (%float-dtype-arg 'rand dtype)
   (let ((shp (%shape-arg 'rand shp)))
     (if (eq dtype 'f64)
@@ -81,7 +86,9 @@ of 2^-23 for f32 (PyTorch's are of 2^-24), 2^-11 for f16, 2^-8 for bf16, and 2^-
 
 (defcomposite randn (shp &key (dtype 'f32))
   "(randn SHAPE &key (dtype 'f32)) Standard normal random numbers (Box-Muller; computed in f64
-for f64, else in f32)."
+for f64, else in f32).
+  (shape (randn '(3 4)))  ; => (3 4)
+  (< (abs (item (mean (randn 10000)))) 0.05)  ; => t"
   (%float-dtype-arg 'randn dtype)
   (let* ((shp (%shape-arg 'randn shp))
          (ft (if (eq dtype 'f64) 'f64 'f32))
@@ -91,17 +98,23 @@ for f64, else in f32)."
     (prim:cast z dtype)))
 
 (defcomposite uniform (shp &key (low 0.0) (high 1.0) (dtype 'f32))
-  "(uniform SHAPE &key (low 0) (high 1) (dtype 'f32)) Uniform random numbers in [LOW, HIGH)."
+  "(uniform SHAPE &key (low 0) (high 1) (dtype 'f32)) Uniform random numbers in [LOW, HIGH).
+  (let ((u (uniform '(100) :low -2.0 :high 2.0)))
+    (list (item (ge (amin u) -2.0)) (item (lt (amax u) 2.0))))  ; => (t t)"
   (%float-dtype-arg 'uniform dtype)
   (cast (add (mul (rand shp :dtype (if (eq dtype 'f64) 'f64 'f32)) (- high low)) low) dtype))
 
 (defcomposite normal (shp &key (mean 0.0) (std 1.0) (dtype 'f32))
-  "(normal SHAPE &key (mean 0) (std 1) (dtype 'f32)) Normal random numbers with MEAN and STD."
+  "(normal SHAPE &key (mean 0) (std 1) (dtype 'f32)) Normal random numbers with MEAN and STD.
+  (shape (normal '(2 2) :mean 10.0 :std 0.1))  ; => (2 2)
+  (< (abs (- (item (mean (normal '(10000) :mean 5.0 :std 0.5))) 5.0)) 0.05)  ; => t"
   (%float-dtype-arg 'normal dtype)
   (cast (add (mul (randn shp :dtype (if (eq dtype 'f64) 'f64 'f32)) std) mean) dtype))
 
 (defcomposite randint (low high shp &key (dtype 'i32))
-  "(randint LOW HIGH SHAPE &key (dtype 'i32)) Random integers in [LOW, HIGH)."
+  "(randint LOW HIGH SHAPE &key (dtype 'i32)) Random integers in [LOW, HIGH).
+  (let ((r (randint 0 6 '(100))))
+    (list (tensor-dtype r) (item (ge (amin r) 0)) (item (lt (amax r) 6))))  ; => (i32 t t)"
   (unless (< low high) (error 'type-error "randint: LOW (~a) must be below HIGH (~a)" low high))
   (%dtype-arg 'randint dtype)
   (let* ((shp (%shape-arg 'randint shp))
@@ -111,18 +124,22 @@ for f64, else in f32)."
 
 (defcomposite bernoulli (p &key shp (dtype 'f32))
   "(bernoulli P &key shp (dtype 'f32)) 1 with probability P (a number or a tensor of
-probabilities), else 0; SHP gives the shape when P is a number."
+probabilities), else 0; SHP gives the shape when P is a number.
+  (to-list (bernoulli (tensor '(0.0 1.0 1.0 0.0))))  ; => (0.0 1.0 1.0 0.0)
+  (tensor-shape (bernoulli 0.5 :shp '(3 2) :dtype 'bool))  ; => (3 2)"
   (%dtype-arg 'bernoulli dtype)
   (let* ((pt (%as-tensor p))
          (s (or shp (tensor-shape pt))))
     (cast (lt (rand s :dtype (if (dtype-float-p (tensor-dtype pt)) (tensor-dtype pt) 'f32)) pt) dtype)))
 
 (defcomposite rand-like (x)
-  "(rand-like X) Uniform random numbers in [0, 1) shaped like X (X's dtype if a float)."
+  "(rand-like X) Uniform random numbers in [0, 1) shaped like X (X's dtype if a float).
+  (let ((r (rand-like (zeros '(2 3) :dtype 'f64)))) (list (tensor-shape r) (tensor-dtype r)))  ; => ((2 3) f64)"
   (rand (tensor-shape x) :dtype (if (dtype-float-p (tensor-dtype x)) (tensor-dtype x) 'f32)))
 
 (defcomposite randn-like (x)
-  "(randn-like X) Standard normal random numbers shaped like X (X's dtype if a float)."
+  "(randn-like X) Standard normal random numbers shaped like X (X's dtype if a float).
+  (let ((r (randn-like (tensor '(1 2 3))))) (list (tensor-shape r) (tensor-dtype r)))  ; => ((3) f32)"
   (randn (tensor-shape x) :dtype (if (dtype-float-p (tensor-dtype x)) (tensor-dtype x) 'f32)))
 
 (defun %unit-f64 (shp)
@@ -153,7 +170,10 @@ weighted draw without replacement, by an exponential race: the N largest log(u)/
 uniform in (0, 1)), so N may not exceed the number of nonzero weights; with REPLACEMENT each
 draw is independent (inverse CDF on the running sum). A type-error for a negative, infinite
 or NaN weight, a row summing to 0, N < 1, or N too large without replacement. Seeded by
-manual-seed like every random function: the same draws on every device."
+manual-seed like every random function: the same draws on every device.
+  (to-list (multinomial (tensor '(0.0 1.0 0.0)) 1))  ; => (1)
+  (to-list (first (sort (multinomial (tensor '(1.0 0.0 2.0 3.0)) 3))))  ; => (0 2 3)
+  (shape (multinomial (tensor '((0.5 0.5) (0.9 0.1))) 5 :replacement t))  ; => (2 5)"
   (let* ((p (%as-tensor probs)) (nd (ndim p)))
     (unless (member nd '(1 2))
       (error 'shape-error "multinomial: PROBS must be 1-d or 2-d, got shape ~s" (tensor-shape p)))
@@ -183,7 +203,9 @@ manual-seed like every random function: the same draws on every device."
 
 (defcomposite randperm (n &key (dtype 'i64))
   "(randperm N &key (dtype 'i64)) A random permutation of 0..N-1, as torch.randperm: the
-order that sorts N random 63-bit keys (a tie, about one in 2^63/N^2, keeps index order)."
+order that sorts N random 63-bit keys (a tie, about one in 2^63/N^2, keeps index order).
+  (to-list (first (sort (randperm 5))))  ; => (0 1 2 3 4)
+  (tensor-dtype (randperm 3))  ; => i64"
   (unless (and (integerp n) (>= n 0))
     (error 'type-error "randperm: N must be a non-negative integer, got ~s" n))
   (%dtype-arg 'randperm dtype)

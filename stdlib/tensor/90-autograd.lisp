@@ -5,11 +5,14 @@
 
 (defvar *grad-rules* (make-hash-table :test 'eq)
   "The backward rule of each primitive op: a function of the output gradient, the node and
-its sources, giving one gradient (or nil) per source.")
+its sources, giving one gradient (or nil) per source.
+  (functionp (gethash 'add *grad-rules*))  ; => t")
 
 (defmacro defgrad (op params &rest body)
   "(defgrad OP (G Y SRC...) BODY...) The backward rule of primitive OP: given the gradient G of
-its output Y and its sources, a list of the sources' gradients (nil for none)."
+its output Y and its sources, a list of the sources' gradients (nil for none).
+  (functionp (gethash 'mul *grad-rules*))  ; => t
+  (progn (defgrad doc-ex-op (g y a) (list g)) (functionp (gethash 'doc-ex-op *grad-rules*)))  ; => t"
   `(progn (puthash ',op (lambda ,params ,@body) *grad-rules*) ',op))
 
 (defun %like (v x) (prim:const v (dtype x) (shape x)))
@@ -128,7 +131,9 @@ its output Y and its sources, a list of the sources' gradients (nil for none)."
 
 (defmacro no-grad (&rest body)
   "(no-grad BODY...) Runs BODY with gradient tracking off: tensors computed in it are constants
-to backward (e.g. an optimizer's update)."
+to backward (e.g. an optimizer's update).
+  (let ((x (requires-grad! (tensor '(1.0 2.0))))) (requires-grad-p (no-grad (mul x 2))))  ; => nil
+  (let ((x (requires-grad! (tensor '(1.0 2.0))))) (requires-grad-p (mul x 2)))  ; => t"
   `(let ((%was (%set-grad-enabled nil)))
      (unwind-protect (progn ,@body) (%set-grad-enabled %was))))
 
@@ -144,7 +149,12 @@ to backward (e.g. an optimizer's update)."
 (defun backward (loss &optional gradient)
   "(backward LOSS [GRADIENT]) Computes the gradient of LOSS (one element, else give GRADIENT,
 the gradient of LOSS itself) with respect to every leaf marked with requires-grad! that it
-depends on, and adds it to the leaf's (grad X). Returns LOSS."
+depends on, and adds it to the leaf's (grad X). Returns LOSS.
+  (let ((x (requires-grad! (tensor '(1.0 2.0 3.0))))) (backward (sum (mul x x))) (to-list (grad x)))  ; => (2.0 4.0 6.0)
+  (let ((x (requires-grad! (tensor '(1.0 2.0)))))
+    (backward (mul x 3.0) (tensor '(1.0 10.0)))
+    (to-list (grad x)))  ; => (3.0 30.0)
+  (let ((x (requires-grad! (tensor 2.0)))) (backward (mul x x)) (backward (mul x x)) (item (grad x)))  ; => 8.0"
   (unless (tensorp loss) (error 'type-error "backward: expected a tensor, got ~s" loss))
   (unless (requires-grad-p loss)
     (error 'type-error "backward: the loss does not depend on any tensor marked with requires-grad!"))
@@ -184,7 +194,8 @@ depends on, and adds it to the leaf's (grad X). Returns LOSS."
     loss))
 
 (defun zero-grad! (params)
-  "(zero-grad! PARAMS) Clears the accumulated gradients of a tensor or a list of tensors."
+  "(zero-grad! PARAMS) Clears the accumulated gradients of a tensor or a list of tensors.
+  (let ((x (requires-grad! (tensor '(1.0 2.0))))) (backward (sum x)) (zero-grad! (list x)) (grad x))  ; => nil"
   (dolist (p (if (listp params) params (list params))) (%set-grad p nil))
   nil)
 
@@ -192,7 +203,11 @@ depends on, and adds it to the leaf's (grad X). Returns LOSS."
   "(value-and-grad F) A function of the same arguments as F that returns (VALUE GRADS): F's
 value (a one-element tensor) and its gradients with respect to each tensor argument (nil
 for the others), computed with the arguments as fresh leaves; gradients accumulated
-elsewhere are not touched."
+elsewhere are not touched.
+  (let ((r (funcall (value-and-grad (lambda (x y) (sum (mul x y)))) (tensor '(1.0 2.0)) (tensor '(3.0 4.0)))))
+    (list (item (first r)) (mapcar #'to-list (second r))))  ; => (11.0 ((3.0 4.0) (1.0 2.0)))
+  (let ((r (funcall (value-and-grad (lambda (x n) (sum (pow x n)))) (tensor '(1.0 2.0)) 3)))
+    (list (to-list (first (second r))) (second (second r))))  ; => ((3.0 12.0) nil)"
   (lambda (&rest args)
     (let* ((leaves (mapcar (lambda (a) (if (and (tensorp a) (dtype-float-p (dtype a))) (%fresh-leaf a) a))
                            args))

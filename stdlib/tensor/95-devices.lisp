@@ -3,7 +3,8 @@
 ;;; use-backend. `ref`, the reference executor, is always there.
 
 (defvar *backends* nil
-  "The known backends: an alist of (name . properties), filled by defbackend.")
+  "The known backends: an alist of (name . properties), filled by defbackend.
+  (listp *backends*)  ; => t")
 
 (defmacro defbackend (name &rest properties)
   "(defbackend NAME &key library target options limits search doc) Describes backend NAME for the
@@ -12,7 +13,10 @@ TensorLisp), TARGET the code it runs (:host, :nvptx, :amdgpu), OPTIONS the strin
 words its library is started with (before the user's), LIMITS the device's limits and SEARCH
 the kernel shapes the tuner tries (both property lists; see use-backend). The JIT reads
 :max-threads-per-block and :shared-memory-per-block from LIMITS, and :block (threads per
-block) and :group (threads per thread group of a reduce, 0 for none) from SEARCH."
+block) and :group (threads per thread group of a reduce, 0 for none) from SEARCH.
+  (progn (defbackend doc-ex-backend :library \"builtin\" :target :host)
+         (prog1 (getf (cdr (assoc 'doc-ex-backend *backends*)) :target)
+           (setq *backends* (remove 'doc-ex-backend *backends* :key #'car))))  ; => :host"
   `(progn
      (setq *backends* (cons (cons ',name ',properties)
                             (remove-if (lambda (b) (eq (car b) ',name)) *backends*)))
@@ -25,7 +29,8 @@ reference executor) or one with a runtime file NAME.lisp on TENSORLISP_PATH. OPT
 of key=value words for the backend, e.g. \"threads=1\" (default: TENSORLISP_DEVICE_OPTIONS),
 after the runtime file's own :options. With TUNE true (default: TENSORLISP_TUNE=1), the first run
 of each GPU kernel times the launch shapes of the runtime file's :search (block and thread-group
-sizes) and keeps the fastest. Returns NAME."
+sizes) and keeps the fastest. Returns NAME.
+  (let ((old (device))) (prog1 (use-backend 'ref) (use-backend old)))  ; => ref"
   (let ((name (if (stringp name) (intern (string-downcase name)) name)))
     (unless (symbolp name)
       (error 'type-error "use-backend: expected a backend name, got ~s" name))
@@ -55,7 +60,8 @@ sizes) and keeps the fastest. Returns NAME."
   "(to-device X [DEVICE]) Realizes X and puts its data in DEVICE's own memory (a GPU's), where
 kernels read it from then on without copying; returns X. Tensors are realized on the current
 device, so DEVICE must be it (the default); on the CPU and ref this only realizes X. Any tensor
-the current device needs is copied there by itself: to-device is for moving data ahead of time."
+the current device needs is copied there by itself: to-device is for moving data ahead of time.
+  (to-list (to-device (tensor '(1 2))))  ; => (1 2)"
   (let ((target (if (stringp target) (intern (string-downcase target)) target)))
     (unless (eq target (device))
       (error 'device-error "to-device: tensors are realized on the current device, ~a, not ~a: (use-backend '~a) first"

@@ -11,13 +11,17 @@ draws are fresh each call, so update weights in place with assign. Lisp side eff
 (printing text, setq) happen only when it is traced, so state F updates in place (an
 optimizer's moments) must exist before the first call; a function that reads tensor data
 into Lisp (item, aref, print) is run uncaptured, with a warning. Checks made with %guard
-(index ranges) run again on every replay."
+(index ranges) run again on every replay.
+  (let ((f (jit (lambda (x) (add (mul x 2.0) 1.0)))))
+    (list (to-list (funcall f (tensor '(1.0 2.0))))
+          (to-list (funcall f (tensor '(3.0 4.0))))))  ; => ((3.0 5.0) (7.0 9.0))"
   (let ((capture (%make-capture f)))
     (lambda (&rest args) (%capture-call capture args))))
 
 (defmacro defjit (name params &rest body)
   "(defjit NAME (PARAM...) [DOC] BODY...) Defines NAME as (jit (lambda (PARAM...) BODY...)):
-a function whose tensor kernels are captured on the first call and replayed after."
+a function whose tensor kernels are captured on the first call and replayed after.
+  (progn (defjit doc-ex-square (x) (mul x x)) (to-list (funcall doc-ex-square (tensor '(2.0 3.0)))))  ; => (4.0 9.0)"
   `(progn
      (defvar ,name nil)
      (setq ,name (jit (lambda ,params ,@body)))

@@ -8,9 +8,9 @@ Defines NAME as a function of PARAM... that builds a model: each FIELD is bound 
 in order (later INITs see earlier fields), and calling the model with ARG... runs BODY,
 which sees the fields and SELF, the model. Fields that are tensors marked with
 requires-grad! are its parameters, and fields that are models are its sub-models:
-  (defmodel mlp (in hidden out)
+  (defmodel doc-ex-mlp (in hidden out)
     ((fc1 (nn:linear in hidden)) (fc2 (nn:linear hidden out)))
-    (x) (fc2 (relu (fc1 x))))"
+    (x) (fc2 (relu (fc1 x))))  ; => doc-ex-mlp"
   (let* ((doc (when (and (stringp (car forward)) (cdr forward)) (car forward)))
          (forward (if doc (cdr forward) forward))
          (args (car forward))
@@ -46,22 +46,27 @@ requires-grad! are its parameters, and fields that are models are its sub-models
 
 (defun named-parameters (model)
   "(named-parameters MODEL) MODEL's parameters with their dotted names, as an alist
-((\"fc1.weight\" . TENSOR) ...), in definition order."
+((\"fc1.weight\" . TENSOR) ...), in definition order.
+  (mapcar #'car (named-parameters (nn:linear 2 3)))  ; => (\"weight\" \"bias\")
+  (mapcar #'car (named-parameters (nn:sequential (nn:linear 2 3))))  ; => (\"layers.0.weight\" \"layers.0.bias\")"
   (%named-tensors model #'requires-grad-p))
 
 (defun named-buffers (model)
   "(named-buffers MODEL) MODEL's buffers (tensors it keeps that are not parameters, such as
-batch-norm's running statistics) with their dotted names, in definition order."
+batch-norm's running statistics) with their dotted names, in definition order.
+  (mapcar #'car (named-buffers (nn:batch-norm 4)))  ; => (\"running-mean\" \"running-var\")"
   (%named-tensors model (lambda (x) (not (requires-grad-p x)))))
 
 (defun named-tensors (model)
   "(named-tensors MODEL) MODEL's parameters and buffers with their dotted names, in definition
-order: what a checkpoint holds."
+order: what a checkpoint holds.
+  (mapcar #'car (named-tensors (nn:batch-norm 4)))  ; => (\"weight\" \"bias\" \"running-mean\" \"running-var\")"
   (%named-tensors model (lambda (x) t)))
 
 (defun parameters (model)
   "(parameters MODEL) MODEL's parameters (tensors that require gradients), sub-models'
-included, in definition order."
+included, in definition order.
+  (mapcar #'shape (parameters (nn:linear 4 2)))  ; => ((4 2) (2))"
   (mapcar #'cdr (named-parameters model)))
 
 (defun %set-mode (model flag)
@@ -73,9 +78,12 @@ included, in definition order."
 
 (defun train! (model)
   "(train! MODEL) Puts MODEL and its sub-models in training mode (dropout drops, batch-norm
-uses batch statistics); returns MODEL."
+uses batch statistics); returns MODEL.
+  (training-p (train! (eval! (nn:dropout 0.5))))  ; => t"
   (%set-mode model t))
 
 (defun eval! (model)
-  "(eval! MODEL) Puts MODEL and its sub-models in evaluation mode; returns MODEL."
+  "(eval! MODEL) Puts MODEL and its sub-models in evaluation mode; returns MODEL.
+  (training-p (eval! (nn:dropout 0.5)))  ; => nil
+  (to-list (funcall (eval! (nn:dropout 0.5)) (ones '(4))))  ; => (1.0 1.0 1.0 1.0)"
   (%set-mode model nil))
