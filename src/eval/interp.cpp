@@ -255,6 +255,7 @@ void Interp::init_symbols() {
       {"index-error", "error"},
       {"shape-error", "error"},
       {"dtype-error", "error"},
+      {"value-error", "error"},
       {"device-error", "error"},
       {"optimizer-error", "error"},
       {"assertion-error", "error"},
