@@ -32,10 +32,6 @@ the full set)."
       (list :train-x train-x :train-y (labels-of "train-labels-idx1-ubyte")
             :test-x test-x :test-y (labels-of "t10k-labels-idx1-ubyte")))))
 
-(defun range (n)
-  "(range N) The list 0 1 ... N-1 (the prelude's iota)."
-  (iota n))
-
 (defun data:shuffled (n seed)
   "(data:shuffled N SEED) A random permutation of 0 ... N-1 (Fisher-Yates), the same for the
 same SEED."
