@@ -11,14 +11,13 @@
 // tensor data into Lisp (item, aref, print, save) or reseeding the generator during the trace.
 // Lisp side effects of f other than tensor work (printing text, setq) happen only while it
 // is traced.
-#include "runtime/capture.h"
-
 #include <cstdio>
 #include <deque>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "api/devices.h"
+#include "api/trace.h"
 #include "bindings/tensor_value.h"
 #include "eval/builtins.h"
 #include "runtime/jit.h"
@@ -39,11 +38,7 @@ namespace {
 
 using Slot = runtime::Capture::Slot;
 
-struct Output {
-  Slot slot;
-  tensor::Shape shape;
-  tensor::Bindings bindings;
-};
+using Output = Traced::Output;
 
 struct Trace {
   // The device it was traced on, kept alive: a trace's key holds the device's address, which a
@@ -54,11 +49,7 @@ struct Trace {
   std::vector<Output> outputs;
   Value result;  // f's result with each tensor replaced by the capture's marker
   std::uint64_t draws = 0;
-  struct Guard {
-    Slot flag;
-    std::string type, message;
-  };
-  std::vector<Guard> guards;  // checks f made (%guard), evaluated again after each replay
+  std::vector<Traced::Guard> guards;  // checks f made (%guard), evaluated again after each replay
 };
 
 struct CaptureObj : eval::Foreign {
@@ -183,8 +174,8 @@ Value rebuild(Interp& in, Value tmpl, Value marker, const std::vector<Value>& ou
 }
 
 // Calls f with `argv` (rooted on the stack) and realizes the tensors of its result.
-Value call_uncaptured(Interp& in, CaptureObj& cap, Value* argv, std::size_t n) {
-  Value r = in.apply(cap.fn, argv, static_cast<std::uint32_t>(n));
+Value call_uncaptured(Interp& in, Value fn, Value* argv, std::size_t n) {
+  Value r = in.apply(fn, argv, static_cast<std::uint32_t>(n));
   in.push(r);
   std::vector<TensorObj*> outs;
   collect_outputs(in, r, outs);
@@ -215,20 +206,20 @@ struct RngLog : tensor::Tracer {
   }
 };
 
-Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& jit, const std::string& key, Value args,
-                 const CallTensors& ct) {
+}  // namespace
+
+Traced trace_function(Interp& in, Value fn, const void* owner, const std::shared_ptr<JitDevice>& jit, Value args,
+                      const std::vector<TensorObj*>& tensors, const std::vector<tensor::BoundDim*>& dim_args) {
   tensor::TensorRuntime& rt = tensor::runtime(in);
-  Trace tr;
-  tr.device = jit;
+  Traced tr;
   // Fresh nodes for the tensor arguments: a tag keeps each apart from equal buffer nodes.
   std::vector<Value> fresh;
-  std::unordered_map<const Node*, std::size_t> arg_of;
-  for (std::size_t j = 0; j < ct.tensors.size(); ++j) {
-    const Node* n = ct.tensors[j]->node.get();
+  for (std::size_t j = 0; j < tensors.size(); ++j) {
+    const Node* n = tensors[j]->node.get();
     char tag[64];
-    std::snprintf(tag, sizeof tag, "jit-argument %p %zu", static_cast<void*>(&cap), j);
+    std::snprintf(tag, sizeof tag, "jit-argument %p %zu", owner, j);
     tensor::NodeRef node = rt.graph.make_buffer(n->buffer, n->shape, n->bindings, tag);
-    arg_of[node.get()] = j;
+    tr.arg_of[node.get()] = j;
     fresh.push_back(tensor::make_tensor(in, std::move(node)));
     in.push(fresh.back());
   }
@@ -254,51 +245,72 @@ Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& 
   rt.tracer = &rng;
   jit->recording = &runs;
   jit->recording_failed = false;
-  for (tensor::BoundDim* d : ct.dim_args) d->value_read = false;
-  Value result = call_uncaptured(in, cap, argv, argc);
+  for (tensor::BoundDim* d : dim_args) d->value_read = false;
+  tr.result = call_uncaptured(in, fn, argv, argc);
   rt.tracer = nullptr;
   jit->recording = nullptr;
   // Lisp code that took a dimension argument's value (dim-value) may have built it into the
   // graph as a constant: a replay for another value could not know.
   bool dim_read = false;
-  for (tensor::BoundDim* d : ct.dim_args) dim_read = dim_read || d->value_read;
+  for (tensor::BoundDim* d : dim_args) dim_read = dim_read || d->value_read;
 
-  std::vector<TensorObj*> outs;
-  collect_outputs(in, result, outs);
+  collect_outputs(in, tr.result, tr.outs);
   tr.draws = rt.rng_draws - draws0;
   // A realize that failed inside f (its error caught there) cannot be replayed either.
-  tr.uncaptured =
-      rt.host_reads != reads0 || rt.rng_seed != seed0 || rt.rng_draws < draws0 || dim_read || jit->recording_failed;
-  std::vector<Value> out_values;
-  if (tr.uncaptured) {
-    if (!cap.warned) {
-      const char* why = dim_read                ? "reads the value of a (dim ...) argument (dim-value)"
-                        : jit->recording_failed ? "caught the error of a realize that failed"
-                                                : "reads tensor data into Lisp (item, aref, print, save) or reseeds";
-      tl::log("tensorlisp: warning: jit: %s %s while traced; it runs uncaptured\n", in.repr(cap.fn).c_str(), why);
-      cap.warned = true;
-    }
-    // The arguments' own values stand for them in the result.
-    for (TensorObj* t : outs) {
-      auto it = arg_of.find(t->node.get());
-      out_values.push_back(it != arg_of.end() ? ct.values[it->second] : Value::object(t));
-    }
-  } else {
+  if (dim_read) {
+    tr.uncaptured = "reads the value of a (dim ...) argument (dim-value)";
+  } else if (jit->recording_failed) {
+    tr.uncaptured = "caught the error of a realize that failed";
+  } else if (rt.host_reads != reads0 || rt.rng_seed != seed0 || rt.rng_draws < draws0) {
+    tr.uncaptured = "reads tensor data into Lisp (item, aref, print, save) or reseeds";
+  }
+  if (tr.uncaptured == nullptr) {
     runtime::Capture::Sources sources;
-    sources.args = arg_of;
+    sources.args = tr.arg_of;
     for (const auto& [k, draw] : rng.keys) sources.draws[k.get()] = draw - draws0;
     tr.capture = std::make_shared<runtime::Capture>(jit, runs, std::move(sources));
     auto classify = [&](const Node* n, const std::shared_ptr<Buffer>& b) { return tr.capture->classify(n, b); };
-    for (const auto& g : rng.guards) tr.guards.push_back(Trace::Guard{classify(nullptr, g.flag), g.type, g.message});
-    for (TensorObj* t : outs) {
+    for (const auto& g : rng.guards) tr.guards.push_back(Traced::Guard{classify(nullptr, g.flag), g.type, g.message});
+    for (TensorObj* t : tr.outs) {
       const Node* n = t->node.get();
-      tr.outputs.push_back(Output{classify(n, n->buffer), n->shape, n->bindings});
-      out_values.push_back(output_value(in, tr.outputs.back(), n->buffer, ct, false));
+      tr.outputs.push_back(Traced::Output{classify(n, n->buffer), n->shape, n->bindings});
     }
     tr.capture->seal();
+  }
+  return tr;
+}
+
+namespace {
+
+Value trace_call(Interp& in, CaptureObj& cap, const std::shared_ptr<JitDevice>& jit, const std::string& key, Value args,
+                 const CallTensors& ct) {
+  Traced traced = trace_function(in, cap.fn, &cap, jit, args, ct.tensors, ct.dim_args);
+  Trace tr;
+  tr.device = jit;
+  tr.draws = traced.draws;
+  tr.uncaptured = traced.uncaptured != nullptr;
+  std::vector<Value> out_values;
+  if (tr.uncaptured) {
+    if (!cap.warned) {
+      tl::log("tensorlisp: warning: jit: %s %s while traced; it runs uncaptured\n", in.repr(cap.fn).c_str(),
+              traced.uncaptured);
+      cap.warned = true;
+    }
+    // The arguments' own values stand for them in the result.
+    for (TensorObj* t : traced.outs) {
+      auto it = traced.arg_of.find(t->node.get());
+      out_values.push_back(it != traced.arg_of.end() ? ct.values[it->second] : Value::object(t));
+    }
+  } else {
+    tr.capture = traced.capture;
+    tr.guards = traced.guards;
+    tr.outputs = traced.outputs;
+    for (std::size_t i = 0; i < tr.outputs.size(); ++i) {
+      out_values.push_back(output_value(in, tr.outputs[i], traced.outs[i]->node->buffer, ct, false));
+    }
     ++jit->mutable_stats().traces;
   }
-  tr.result = make_template(in, result, cap.marker);
+  tr.result = make_template(in, traced.result, cap.marker);
   std::size_t used = 0;
   Value r = rebuild(in, tr.result, cap.marker, out_values, used);
   if (cap.traces.size() >= kMaxTraces) {
@@ -350,7 +362,7 @@ Value capture_call(Interp& in, CaptureObj& cap, Value args) {
     Value* argv = in.sp;
     std::size_t argc = 0;
     for (Value r = args; eval::is_cons(r); r = eval::cdr(r), ++argc) in.push(eval::car(r));
-    return call_uncaptured(in, cap, argv, argc);
+    return call_uncaptured(in, cap.fn, argv, argc);
   }
   char dev[32];
   std::snprintf(dev, sizeof dev, "%p|", static_cast<void*>(jit.get()));
@@ -363,7 +375,7 @@ Value capture_call(Interp& in, CaptureObj& cap, Value args) {
     Value* argv = in.sp;
     std::size_t argc = 0;
     for (Value r = args; eval::is_cons(r); r = eval::cdr(r), ++argc) in.push(eval::car(r));
-    return call_uncaptured(in, cap, argv, argc);
+    return call_uncaptured(in, cap.fn, argv, argc);
   }
   return replay(in, cap, *jit, it->second, ct);
 }

@@ -24,6 +24,9 @@ void register_device_builtins(eval::Interp& in);
 // (jit f): %make-capture and %capture-call (capture.cpp).
 void register_capture_builtins(eval::Interp& in);
 
+// tlisp compile's builtin, %compile-function (aot.cpp).
+void register_aot_builtins(eval::Interp& in);
+
 // The current JIT device, or null when tensors are realized by the reference executor.
 std::shared_ptr<runtime::JitDevice> current_jit(eval::Interp& in);
 

@@ -254,6 +254,7 @@ void boot(Interp& in, const Interpreter::Options& options) {
   text::register_tokenizer_builtins(in);
   api::register_device_builtins(in);
   api::register_capture_builtins(in);
+  api::register_aot_builtins(in);
   rewrite::register_rewrite_builtins(in);
   in.search_path = options.search_path;
   std::vector<eval::Value> args;

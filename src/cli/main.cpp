@@ -39,6 +39,9 @@ const char* kUsage =
     "                         run the op conformance suite on a backend against the\n"
     "                         reference executor and write a Markdown report\n"
     "  tlisp doc DIR          write the HTML reference manual into DIR, running its examples\n"
+    "  tlisp compile FILE.lisp --entry NAME --shapes 4x784 [-o PREFIX]\n"
+    "                         compile the function NAME ahead of time into PREFIX.o and\n"
+    "                         PREFIX.h, a C entry point (tlisp compile --help for more)\n"
     "\n"
     "options:\n"
     "  -d, --device NAME      run tensors on device NAME: cpu (the JIT), ref (the reference\n"
@@ -163,8 +166,11 @@ int main(int argc, char** argv) {
   if (const char* p = std::getenv("TENSORLISP_PROFILE"); p != nullptr && *p != '\0') args.profile = p;
   // Subcommands written in Lisp: the conformance report (stdlib/conformance.lisp) and the
   // manual (stdlib/manual.lisp); the rest of the words are their own.
-  if (argc >= 2 && (std::strcmp(argv[1], "test-backend") == 0 || std::strcmp(argv[1], "doc") == 0)) {
-    const char* module = std::strcmp(argv[1], "doc") == 0 ? "manual" : "conformance";
+  if (argc >= 2 && (std::strcmp(argv[1], "test-backend") == 0 || std::strcmp(argv[1], "doc") == 0 ||
+                    std::strcmp(argv[1], "compile") == 0)) {
+    const char* module = std::strcmp(argv[1], "doc") == 0       ? "manual"
+                         : std::strcmp(argv[1], "compile") == 0 ? "aot"
+                                                                : "conformance";
     args.exprs = {std::string("(progn (require '") + module + ") (" + module + ":main *argv*))"};
     for (int i = 2; i < argc; ++i) args.script_args.push_back(argv[i]);
     argc = 1;

@@ -86,6 +86,11 @@ inline llvm::Value* shared_array(llvm::IRBuilder<>& b, llvm::Function& fn, std::
 // share.
 llvm::Value* host_math(llvm::IRBuilder<>& b, MathFn fn, llvm::Value* x);
 
+// Kernel K as a module for the host CPU target's entry point (target_x86.cpp), for TM (which
+// may be for another x86 CPU than this one: tlisp compile).
+std::unique_ptr<llvm::Module> emit_cpu_kernel(llvm::LLVMContext& ctx, llvm::TargetMachine& tm, const Kernel& k,
+                                              const std::string& entry);
+
 // --- the compile steps every target shares (llvm_emit.cpp) --------------------------------
 
 // A target machine for the host CPU with all its vector extensions. Throws std::runtime_error
@@ -96,5 +101,7 @@ std::unique_ptr<llvm::TargetMachine> host_target_machine();
 // when asked, and emits it as `type` (an object file or assembly text).
 CompileOutput optimize_and_emit(llvm::Module& m, llvm::TargetMachine& tm, const llvm::PipelineTuningOptions& pto,
                                 bool want_ir, llvm::CodeGenFileType type);
+// The pipeline tuning the CPU targets compile with.
+llvm::PipelineTuningOptions cpu_pipeline_options();
 
 }  // namespace tl::codegen

@@ -83,10 +83,7 @@ CpuCodegen::~CpuCodegen() = default;
 
 const std::string& CpuCodegen::target_id() const { return impl_->id; }
 
-CompileOutput CpuCodegen::compile(const Kernel& k, const std::string& entry, bool want_ir) const {
-  llvm::LLVMContext ctx;
-  const CpuTarget target(impl_->avx512);
-  std::unique_ptr<llvm::Module> m = emit_module(ctx, *impl_->tm, k, entry, target);
+llvm::PipelineTuningOptions cpu_pipeline_options() {
   llvm::PipelineTuningOptions pto;
   pto.LoopVectorization = true;
   pto.SLPVectorization = true;
@@ -94,7 +91,20 @@ CompileOutput CpuCodegen::compile(const Kernel& k, const std::string& entry, boo
   // compile time (a 64x100 elementwise kernel: 110 ms instead of 10) for little gain; the
   // vectorizer still interleaves.
   pto.LoopUnrolling = false;
-  return optimize_and_emit(*m, *impl_->tm, pto, want_ir, llvm::CGFT_ObjectFile);
+  return pto;
+}
+
+std::unique_ptr<llvm::Module> emit_cpu_kernel(llvm::LLVMContext& ctx, llvm::TargetMachine& tm, const Kernel& k,
+                                              const std::string& entry) {
+  const CpuTarget target(tm.getTargetFeatureString().contains("+avx512f"));
+  return emit_module(ctx, tm, k, entry, target);
+}
+
+CompileOutput CpuCodegen::compile(const Kernel& k, const std::string& entry, bool want_ir) const {
+  llvm::LLVMContext ctx;
+  const CpuTarget target(impl_->avx512);
+  std::unique_ptr<llvm::Module> m = emit_module(ctx, *impl_->tm, k, entry, target);
+  return optimize_and_emit(*m, *impl_->tm, cpu_pipeline_options(), want_ir, llvm::CGFT_ObjectFile);
 }
 
 }  // namespace tl::codegen

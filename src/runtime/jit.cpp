@@ -638,6 +638,16 @@ std::string JitDevice::tune_key(const PlanKernel& k, const tensor::Bindings& b) 
   return k.compiled->entry + "@" + std::to_string(k.parallel_extent.eval(b));
 }
 
+JitDevice::Chosen JitDevice::chosen(const PlanKernel& k, const tensor::Bindings& b) const {
+  if (!k.variants.empty()) {
+    if (const Tuner::Choice* t = tuner_->find(tune_key(k, b))) {
+      const PlanKernel::Variant& v = k.variants[t->variant];
+      return {v.compiled, v.parallel_extent.eval(b)};
+    }
+  }
+  return {k.compiled, k.parallel_extent.eval(b)};
+}
+
 double JitDevice::launch(const PlanKernel& k, const std::vector<void*>& ptrs, std::int64_t count, const tensor::Bindings& b,
                          bool timed) {
   // A kernel writing its target in place runs to its end: Ctrl-C must not leave half a write.

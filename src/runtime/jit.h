@@ -143,6 +143,10 @@ class JitDevice {
                                                        const tensor::Bindings& b,
                                                        std::vector<const tensor::Node*> leaf_nodes = {},
                                                        const std::vector<char>* keep = nullptr, Kept* kept = nullptr);
+  // Called with each buffer a plan is about to write in place (an assign's target, or the
+  // buffer a view assign updates), before it is written; null: not called. tlisp compile
+  // keeps the data a traced function started from (runtime/aot.h).
+  std::function<void(tensor::Buffer&)> before_write;
   // Told the bytes of intermediates a realize kept on their nodes (see realize_many), for the
   // host's memory accounting.
   std::function<void(std::size_t)> on_keep;
@@ -229,6 +233,14 @@ class JitDevice {
     std::vector<BufferUse> uses;
     BufferPlan buffers;
   };
+
+  // The code kernel K runs with bindings B: its own, or the variant the tuner chose for this
+  // size (when it has chosen), with that code's iteration count.
+  struct Chosen {
+    std::shared_ptr<Compiled> compiled;
+    std::int64_t count = 0;
+  };
+  Chosen chosen(const PlanKernel& k, const tensor::Bindings& b) const;
 
   // Counters kept by the users of execute (jit captures).
   JitStats& mutable_stats() { return stats_; }

@@ -118,6 +118,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const std::shared_ptr<co
       ptrs[static_cast<std::size_t>(k.input_slots[j])] = mem.pointer(*values.at(k.inputs[j]));
     }
     if (poll && !k.in_place()) poll();  // the writes at the end all happen, or none
+    if (before_write && k.in_place()) before_write(*out);
     const double dt = launch(k, ptrs, count, b, per_kernel);
     run_time += dt;
     if (debug >= 1 || profiled) {
@@ -153,6 +154,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::execute(const std::shared_ptr<co
     }
   }
   for (auto& [target, value, node] : writes) {
+    if (before_write) before_write(*target);
     mem.assign(*target, *value);
     values[node] = target;  // the assign's result is its target's buffer
   }

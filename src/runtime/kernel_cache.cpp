@@ -28,9 +28,10 @@ codegen::CompileOutput compile_or_fail(const codegen::Codegen& cg, const codegen
 
 }  // namespace
 
-std::shared_ptr<KernelCache::Compiled> KernelCache::hold(void* handle, std::string entry) {
+std::shared_ptr<KernelCache::Compiled> KernelCache::hold(void* handle, std::string entry,
+                                                         std::shared_ptr<const codegen::Kernel> kernel) {
   Backend* backend = &backend_;
-  return std::shared_ptr<Compiled>(new Compiled{handle, std::move(entry)}, [backend](Compiled* c) {
+  return std::shared_ptr<Compiled>(new Compiled{handle, std::move(entry), std::move(kernel)}, [backend](Compiled* c) {
     backend->release_kernel(c->handle);
     delete c;
   });
@@ -84,13 +85,13 @@ std::shared_ptr<KernelCache::Compiled> KernelCache::get(const codegen::Kernel& k
     tl::log("tensorlisp: %s %s in %.1f ms (%.1f ms generating code)\n", from_disk ? "loaded" : "compiled", name,
             dt * 1e3, codegen_ms);
   }
-  return kept_.put(text, hold(handle, name));
+  return kept_.put(text, hold(handle, name, std::make_shared<const codegen::Kernel>(k)));
 }
 
 std::shared_ptr<KernelCache::Compiled> KernelCache::external(const std::string& name) {
   const std::string key = "extern " + name;
   if (auto found = kept_.find(key)) return found;
-  return kept_.put(key, hold(backend_.find_extern(name), key));
+  return kept_.put(key, hold(backend_.find_extern(name), key, nullptr));
 }
 
 }  // namespace tl::runtime

@@ -25,6 +25,9 @@ class KernelCache {
   struct Compiled {
     void* handle;
     std::string entry;  // its entry point's name, tl_k<hash of target, backend and text>
+    // The loop IR it was compiled from (null for an external kernel): what tlisp compile
+    // compiles again for the program it writes (runtime/aot.h).
+    std::shared_ptr<const codegen::Kernel> kernel = nullptr;
   };
 
   // `debug`: the device's debug level, read at each compile (2: print the loop IR, 3: the LLVM
@@ -52,7 +55,7 @@ class KernelCache {
   const LruCache<Compiled>& kept() const { return kept_; }
 
  private:
-  std::shared_ptr<Compiled> hold(void* handle, std::string entry);
+  std::shared_ptr<Compiled> hold(void* handle, std::string entry, std::shared_ptr<const codegen::Kernel> kernel);
   Backend& backend_;
   const codegen::Codegen& codegen_;
   DiskCache disk_;

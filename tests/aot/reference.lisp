@@ -1,0 +1,32 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; What the interpreter computes for the functions of model.lisp, from inputs it makes: both
+;;; written as .npy files into the folder given as the first argument, for check.c to compare
+;;; the compiled programs with. The second argument is model.lisp, loaded in this fresh process:
+;;; it seeds the same weights as when tlisp compile loaded it.
+(load (second *argv*))
+(let ((dir (first *argv*)))
+  (flet ((save (name x) (save-npy (realize x) (concat dir "/" name ".npy"))))
+    (manual-seed 11)
+    (let ((x (randn '(4 784))))
+      (save "mlp.x" x)
+      (save "mlp.y" (mlp-forward x))
+      (let ((r (logits-and-more x)))
+        (save "more.y0" (first r))
+        (save "more.y2" (third r))))
+    (let* ((x (randn '(32 8)))
+           (y (add (matmul x (tensor '((1.0) (-2.0) (0.5) (3.0) (0.0) (1.5) (-1.0) (2.0)))) 0.25)))
+      (save "linreg.x" x)
+      (save "linreg.y" y)
+      (save "linreg.w0" *w*)
+      (save "linreg.loss1" (linreg-step x y))
+      (save "linreg.loss2" (linreg-step x y))
+      (save "linreg.w2" *w*))
+    (let ((ids (tensor '(0 3 15 2 2) :dtype 'i32)))
+      (save "embed.ids" ids)
+      (save "embed.y" (embed-sum ids)))
+    (let ((x (tensor '((1.0 -2.0 0.5) (3.0 0.0 -1.0) (2.0 4.0 -3.0)) :dtype 'f64)))
+      (save "f64.x" x)
+      (save "f64.y" (f64-poly x)))
+    (let ((a (tensor '(-3 -1 0 1 2 1000) :dtype 'i32)))
+      (save "int.a" a)
+      (save "int.y" (int-ops a)))))
