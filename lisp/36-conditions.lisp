@@ -148,24 +148,56 @@ condition (not an error).
                            (list (list 'format-control '(:format-control) nil)
                                  (list 'format-arguments '(:format-arguments) nil))
                            nil nil)
-(%define-condition-accessors 'format-control '(simple-condition-format-control) nil)
-(%define-condition-accessors 'format-arguments '(simple-condition-format-arguments) nil)
+(defun simple-condition-format-control (c)
+  "(simple-condition-format-control C) The format control string C was made with.
+  (simple-condition-format-control
+    (make-condition 'simple-error :format-control \"bad ~a\" :format-arguments '(3)))  ; => \"bad ~a\""
+  (%condition-slot c 'format-control))
+(defun simple-condition-format-arguments (c)
+  "(simple-condition-format-arguments C) The format arguments C was made with.
+  (simple-condition-format-arguments
+    (make-condition 'simple-error :format-control \"bad ~a\" :format-arguments '(3)))  ; => (3)"
+  (%condition-slot c 'format-arguments))
 (%register-condition-class 'type-error
                            (list (list 'datum '(:datum) nil) (list 'expected-type '(:expected-type) nil))
                            nil nil)
-(%define-condition-accessors 'datum '(type-error-datum) nil)
-(%define-condition-accessors 'expected-type '(type-error-expected-type) nil)
+(defun type-error-datum (c)
+  "(type-error-datum C) The value of the wrong type: the argument a builtin refused, or the
+:datum C was made with.
+  (handler-case (car 5) (type-error (e) (type-error-datum e)))  ; => 5"
+  (%condition-slot c 'datum))
+(defun type-error-expected-type (c)
+  "(type-error-expected-type C) What was expected instead: a builtin's description of it (a
+string), or the :expected-type C was made with (a type specifier, as check-type gives).
+  (handler-case (car 5) (type-error (e) (type-error-expected-type e)))  ; => \"a list\"
+  (handler-case (let ((x 1)) (check-type x string)) (type-error (e) (type-error-expected-type e)))  ; => string"
+  (%condition-slot c 'expected-type))
 (%register-condition-class 'cell-error (list (list 'name '(:name) nil)) nil nil)
-(%define-condition-accessors 'name '(cell-error-name) nil)
+(defun cell-error-name (c)
+  "(cell-error-name C) The name of the cell (variable or function) C is about.
+  (cell-error-name (make-condition 'unbound-variable :name 'doc-ex-nowhere))  ; => doc-ex-nowhere"
+  (%condition-slot c 'name))
 (%register-condition-class 'arithmetic-error
                            (list (list 'operation '(:operation) nil) (list 'operands '(:operands) nil))
                            nil nil)
-(%define-condition-accessors 'operation '(arithmetic-error-operation) nil)
-(%define-condition-accessors 'operands '(arithmetic-error-operands) nil)
+(defun arithmetic-error-operation (c)
+  "(arithmetic-error-operation C) The operation C was made with (:operation).
+  (arithmetic-error-operation (make-condition 'division-by-zero :operation '/ :operands '(1 0)))  ; => /"
+  (%condition-slot c 'operation))
+(defun arithmetic-error-operands (c)
+  "(arithmetic-error-operands C) The operands C was made with (:operands).
+  (arithmetic-error-operands (make-condition 'division-by-zero :operation '/ :operands '(1 0)))  ; => (1 0)"
+  (%condition-slot c 'operands))
 (%register-condition-class 'stream-error (list (list 'stream '(:stream) nil)) nil nil)
-(%define-condition-accessors 'stream '(stream-error-stream) nil)
+(defun stream-error-stream (c)
+  "(stream-error-stream C) The stream C is about (:stream).
+  (stream-error-stream (make-condition 'end-of-file :stream :doc-ex-stream))  ; => :doc-ex-stream"
+  (%condition-slot c 'stream))
 (%register-condition-class 'file-error (list (list 'pathname '(:pathname) nil)) nil nil)
-(%define-condition-accessors 'pathname '(file-error-pathname) nil)
+(defun file-error-pathname (c)
+  "(file-error-pathname C) The file C is about (:pathname).
+  (file-error-pathname (make-condition 'file-error :pathname \"/tmp/none\"))  ; => \"/tmp/none\""
+  (%condition-slot c 'pathname))
 
 ;;; Handlers.
 (defmacro handler-bind (bindings &body body)
@@ -194,8 +226,14 @@ outside this handler-bind are active.
        (,#'%handler-bind (,#'list ,@(reverse entries)) (lambda () ,@body)))))
 
 ;;; Restarts. The active restarts are a list, innermost first.
-(defstruct (restart (:constructor %make-restart (name function report-function interactive test)))
+(defstruct (restart (:constructor %make-restart (name function report-function interactive test))
+                    (:conc-name %restart-) (:predicate %restart-p) (:copier nil))
   name function report-function interactive test)
+
+(defun restart-name (restart)
+  "(restart-name RESTART) The name of RESTART, a symbol (nil for an anonymous one).
+  (restart-case (restart-name (first (compute-restarts))) (retry () nil))  ; => retry"
+  (%restart-name restart))
 
 (defvar *%restarts* nil "The active restarts, innermost first.")
 
@@ -311,7 +349,7 @@ condition instead.
     `(handler-case (progn ,@body) (error (,c) (values nil ,c)))))
 
 (defun %restart-applicable-p (restart condition)
-  (let ((test (restart-test restart)))
+  (let ((test (%restart-test restart)))
     (or (null test) (funcall test condition))))
 
 (defun compute-restarts (&optional condition)
@@ -324,22 +362,22 @@ condition instead.
 a restart, returns it when it is active.
   (restart-case (restart-name (find-restart 'skip)) (skip () nil))  ; => skip
   (find-restart 'doc-ex-no-such-restart)  ; => nil"
-  (if (restart-p identifier)
+  (if (%restart-p identifier)
       (and (member identifier *%restarts* :test #'eq) identifier)
-      (find-if (lambda (r) (and (eq (restart-name r) identifier) (%restart-applicable-p r condition)))
+      (find-if (lambda (r) (and (eq (%restart-name r) identifier) (%restart-applicable-p r condition)))
                *%restarts*)))
 
 (defun %active-restart (fn identifier condition)
   (or (find-restart identifier condition)
       (error 'control-error "~a: no restart ~s is active" fn
-             (if (restart-p identifier) (restart-name identifier) identifier))))
+             (if (%restart-p identifier) (%restart-name identifier) identifier))))
 
 (defun invoke-restart (restart &rest args)
   "(invoke-restart RESTART ARG...) transfers control to the active restart RESTART (a restart
 or a name), passing it the ARGs.
   (restart-case (invoke-restart 'use-default 7) (use-default (v) (* v 2)))  ; => 14
   (handler-case (invoke-restart 'doc-ex-no-such-restart) (control-error () 'not-active))  ; => not-active"
-  (apply (restart-function (%active-restart "invoke-restart" restart nil)) args))
+  (apply (%restart-function (%active-restart "invoke-restart" restart nil)) args))
 
 (defun invoke-restart-interactively (restart)
   "(invoke-restart-interactively RESTART) invokes RESTART with the arguments its :interactive
@@ -347,16 +385,16 @@ function returns (none without one).
   (restart-case (invoke-restart-interactively 'retry)
     (retry (&optional (n 1)) :interactive (lambda () (list 10)) (list 'retried n)))  ; => (retried 10)"
   (let ((r (%active-restart "invoke-restart-interactively" restart nil)))
-    (apply (restart-function r) (if (restart-interactive r) (funcall (restart-interactive r)) nil))))
+    (apply (%restart-function r) (if (%restart-interactive r) (funcall (%restart-interactive r)) nil))))
 
 (defun restart-report (restart)
   "(restart-report RESTART) is the text that describes RESTART.
   (restart-case (restart-report (find-restart 'skip))
     (skip () :report \"Skip the item.\" nil))  ; => \"Skip the item.\""
-  (let ((report (restart-report-function restart)))
+  (let ((report (%restart-report-function restart)))
     (cond ((stringp report) report)
           (report (with-output-to-string (stream) (funcall report stream)))
-          (t (princ-to-string (restart-name restart))))))
+          (t (princ-to-string (%restart-name restart))))))
 
 (defun abort (&optional condition)
   "(abort [CONDITION]) invokes the innermost abort restart; an error when there is none.

@@ -3,7 +3,8 @@
 ;;; with-input-from-string, and read-line, read-char, peek-char, unread-char, read and listen
 ;;; on them. The stream designators t and nil mean standard input.
 
-(defstruct (string-input-stream (:constructor %make-string-input-stream (chars position end)))
+(defstruct (string-input-stream (:constructor %make-string-input-stream (chars position end))
+                                (:conc-name %sis-) (:predicate %string-input-stream-p) (:copier nil))
   chars      ; the string's characters, a vector (indexing a string is linear in the index)
   position   ; index of the next character
   end        ; index after the last character to read
@@ -31,36 +32,36 @@ to the index of the first character not read.
   (if index
       `(let ((,var (make-string-input-stream ,string ,start ,end)))
          (unwind-protect (progn ,@body)
-           (setf ,index (string-input-stream-position ,var))))
+           (setf ,index (%sis-position ,var))))
       `(let ((,var (make-string-input-stream ,string ,start ,end))) ,@body)))
 
 (defun streamp (x)
   "(streamp X) is true for streams (string input streams).
   (list (streamp (make-string-input-stream \"x\")) (streamp \"x\"))  ; => (t nil)"
-  (string-input-stream-p x))
+  (%string-input-stream-p x))
 
 (defun input-stream-p (x)
   "(input-stream-p X) is true when X is a stream that can be read from (a string input stream).
   (input-stream-p (make-string-input-stream \"x\"))  ; => t"
-  (string-input-stream-p x))
+  (%string-input-stream-p x))
 
 (defun open-stream-p (stream)
   "(open-stream-p STREAM) is true when STREAM is a stream that has not been closed.
   (let ((s (make-string-input-stream \"x\")))
     (list (open-stream-p s) (progn (close s) (open-stream-p s))))  ; => (t nil)"
-  (and (string-input-stream-p stream) (string-input-stream-open stream)))
+  (and (%string-input-stream-p stream) (%sis-open stream)))
 
 (defun close (stream &key abort)
   "(close STREAM) closes STREAM; reading from it afterwards is an error. Returns t.
   (let ((s (make-string-input-stream \"abc\")))
     (list (close s) (handler-case (read-char s) (stream-error () 'closed))))  ; => (t closed)"
   abort
-  (when (string-input-stream-p stream) (setf (string-input-stream-open stream) nil))
+  (when (%string-input-stream-p stream) (setf (%sis-open stream) nil))
   t)
 
 (defun %input-stream (fn stream)
-  (cond ((string-input-stream-p stream)
-         (unless (string-input-stream-open stream)
+  (cond ((%string-input-stream-p stream)
+         (unless (%sis-open stream)
            (error 'stream-error "~a: the stream is closed" fn))
          stream)
         ((or (eq stream t) (null stream)) nil)
@@ -78,10 +79,10 @@ end, an end-of-file error, or EOF-VALUE when EOF-ERROR-P is nil.
   recursive-p
   (let ((s (%input-stream "read-char" stream)))
     (unless s (error 'stream-error "read-char: reading characters from standard input is not supported"))
-    (let ((pos (string-input-stream-position s)))
-      (if (< pos (string-input-stream-end s))
-          (progn (setf (string-input-stream-position s) (+ pos 1))
-                 (aref (string-input-stream-chars s) pos))
+    (let ((pos (%sis-position s)))
+      (if (< pos (%sis-end s))
+          (progn (setf (%sis-position s) (+ pos 1))
+                 (aref (%sis-chars s) pos))
           (%end-of-file "read-char" s eof-error-p eof-value)))))
 
 (defun unread-char (char &optional stream)
@@ -89,8 +90,8 @@ end, an end-of-file error, or EOF-VALUE when EOF-ERROR-P is nil.
   (with-input-from-string (s \"ab\")
     (let ((c (read-char s))) (unread-char c s) (list c (read-char s))))  ; => (#\\a #\\a)"
   (let ((s (%input-stream "unread-char" stream)))
-    (when (and s (> (string-input-stream-position s) 0))
-      (setf (string-input-stream-position s) (- (string-input-stream-position s) 1)))
+    (when (and s (> (%sis-position s) 0))
+      (setf (%sis-position s) (- (%sis-position s) 1)))
     char
     nil))
 
@@ -106,17 +107,17 @@ left unread. PEEK-TYPE t first skips whitespace; a character skips up to that ch
   recursive-p
   (let ((s (%input-stream "peek-char" stream)))
     (unless s (error 'stream-error "peek-char: reading characters from standard input is not supported"))
-    (let ((chars (string-input-stream-chars s))
-          (end (string-input-stream-end s)))
+    (let ((chars (%sis-chars s))
+          (end (%sis-end s)))
       (loop
-        (let ((pos (string-input-stream-position s)))
+        (let ((pos (%sis-position s)))
           (when (>= pos end) (return (%end-of-file "peek-char" s eof-error-p eof-value)))
           (let ((c (aref chars pos)))
             (if (cond ((null peek-type) t)
                       ((eq peek-type t) (not (%whitespace-char-p c)))
                       (t (eql c peek-type)))
                 (return c)
-                (setf (string-input-stream-position s) (+ pos 1)))))))))
+                (setf (%sis-position s) (+ pos 1)))))))))
 
 (defvar *%read-stdin-line* read-line "The builtin that reads a line of standard input.")
 
@@ -135,13 +136,13 @@ EOF-ERROR-P is nil; (read-line) with no argument returns nil at the end of stand
           (cond (line (values line nil))
                 ((and stream eof-error-p) (%end-of-file "read-line" stream t nil))
                 (t (values eof-value t))))
-        (let* ((chars (string-input-stream-chars s))
-               (start (string-input-stream-position s))
-               (end (string-input-stream-end s)))
+        (let* ((chars (%sis-chars s))
+               (start (%sis-position s))
+               (end (%sis-end s)))
           (if (>= start end)
               (values (%end-of-file "read-line" s eof-error-p eof-value) t)
               (let ((newline (position #\Newline chars :start start :end end)))
-                (setf (string-input-stream-position s) (if newline (+ newline 1) end))
+                (setf (%sis-position s) (if newline (+ newline 1) end))
                 (values (coerce (subseq chars start (or newline end)) 'string)
                         (null newline))))))))
 
@@ -149,7 +150,7 @@ EOF-ERROR-P is nil; (read-line) with no argument returns nil at the end of stand
   "(listen [STREAM]) is true when a character can be read from STREAM now.
   (with-input-from-string (s \"a\") (list (listen s) (read-char s) (listen s)))  ; => (t #\\a nil)"
   (let ((s (%input-stream "listen" stream)))
-    (and s (< (string-input-stream-position s) (string-input-stream-end s)))))
+    (and s (< (%sis-position s) (%sis-end s)))))
 
 (defun read (&optional stream (eof-error-p t) eof-value recursive-p)
   "(read [STREAM [EOF-ERROR-P [EOF-VALUE]]]) reads the next form from the string input stream
@@ -159,11 +160,11 @@ STREAM. At the end, an end-of-file error, or EOF-VALUE when EOF-ERROR-P is nil.
   (let ((s (%input-stream "read" stream)))
     (unless s (error 'stream-error "read: reading forms from standard input is not supported"))
     (peek-char t s nil nil)
-    (let ((start (string-input-stream-position s))
-          (end (string-input-stream-end s)))
+    (let ((start (%sis-position s))
+          (end (%sis-end s)))
       (if (>= start end)
           (%end-of-file "read" s eof-error-p eof-value)
           (multiple-value-bind (form used)
-              (read-from-string (coerce (subseq (string-input-stream-chars s) start end) 'string))
-            (setf (string-input-stream-position s) (+ start used))
+              (read-from-string (coerce (subseq (%sis-chars s) start end) 'string))
+            (setf (%sis-position s) (+ start used))
             form)))))

@@ -423,8 +423,21 @@ void Interp::error_at(Span span, std::string_view type, std::string message) {
 void Interp::type_error(std::string_view fn, int arg, std::string_view expected, Value got) {
   std::string shown = repr(got);
   if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
-  error("type-error", std::string(fn) + ": argument " + std::to_string(arg) + " must be " +
-                          std::string(expected) + ", got " + shown + " (" + type_name(got) + ")");
+  std::string message = std::string(fn) + ": argument " + std::to_string(arg) + " must be " + std::string(expected) +
+                        ", got " + shown + " (" + type_name(got) + ")";
+  // A condition with the slots type-error-datum and type-error-expected-type read: the value
+  // and what was expected, as the builtin describes it ("a list").
+  StackMark mark(*this);
+  push(got);
+  auto* cond = heap.make<Condition>(ObjKind::Condition);
+  Value c = Value::object(cond);
+  push(c);
+  cond->type = sym("type-error");
+  cond->message = make_string(std::move(message));
+  Value expected_text = make_string(std::string(expected));
+  push(expected_text);
+  as_condition(c)->slots = list({sym("datum"), got, sym("expected-type"), expected_text});
+  throw condition_error(*this, c);
 }
 
 void Interp::circular_list_error(std::string_view fn, int arg, Value list) {
