@@ -96,7 +96,9 @@ each sizes joined by x and optionally :DTYPE (f32 by default); \"scalar\" is a 0
                               (mapcar (lambda (d)
                                         (let ((n (parse-integer d :junk-allowed t)))
                                           (unless (and n (> n 0) (equal (format nil "~a" n) d))
-                                            (error 'value-error "compile: bad size ~s in the shape ~s (sizes are positive integers joined by x, e.g. 4x784)" d spec))
+                                            (error 'value-error "compile: bad size ~s in the shape ~s ~
+                                                                 (sizes are positive integers joined by x, e.g. 4x784)"
+                                                   d spec))
                                           n))
                                       (string-split dims "x")))))
               (zeros shape :dtype dtype)))
@@ -151,7 +153,8 @@ PREFIX.h. Exits with 1 when compiling fails, 2 on bad arguments."
                       (getf r :weights))
               (exit 0))))
       (error (e)
-        (format t "tlisp compile: ~a~%" (condition-message e))
+        (let ((m (condition-message e)))
+          (format t "tlisp compile: ~a~%" (if (eql 0 (search "compile: " m)) (subseq m 9) m)))
         (exit 1)))))
 
 (provide 'aot)

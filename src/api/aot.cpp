@@ -87,7 +87,7 @@ Value compile_function(Interp& in, Args a) {
   jit->before_write = nullptr;
   if (tr.uncaptured != nullptr) {
     in.error("program-error",
-             "compile: " + in.repr(fn) + " " + tr.uncaptured + " while traced; a compiled program cannot");
+             "compile: " + name + ": it " + tr.uncaptured + " while traced; a compiled program cannot");
   }
   runtime::AotRequest req;
   req.name = name;

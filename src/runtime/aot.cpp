@@ -164,7 +164,8 @@ class Builder {
       const JitDevice::PlanKernel& k = plan.kernels[i];
       const JitDevice::Chosen code = device_.chosen(k, b);
       if (!code.compiled->kernel) {
-        refuse(r_, "it runs the external kernel " + code.compiled->entry +
+        const std::string& entry = code.compiled->entry;  // "extern NAME"
+        refuse(r_, "it runs the external kernel " + entry.substr(entry.find(' ') + 1) +
                        " (a backend's own code, such as BLAS sgemm); compiled programs contain generated kernels only: "
                        "turn its optimizer rule off, e.g. (optimizer-disable 'blas)");
       }
