@@ -11,8 +11,9 @@
 ;;; every entry and a search box. What (describe 'name) prints comes from the same definitions.
 ;;; Examples run in the current folder: one that writes a file writes it under /tmp.
 
-(defvar manual:*modules* '(nn optim data plot hf conformance manual "models/gpt2" "models/llama")
-  "The modules whose definitions the manual covers besides those loaded at start-up.")
+(defvar manual:*modules* '(nn optim data plot hf conformance manual aot "models/gpt2" "models/llama")
+  "The modules whose definitions the manual covers besides those loaded at start-up.
+  (and (member 'nn manual:*modules*) t)  ; => t")
 
 (defvar manual:*pages*
   '(("language" "The language" ("lisp/" "src/eval/" "src/reader/") "Special forms aside, the Lisp itself: definitions, control, lists, sequences, strings, numbers, conditions, structures, output.")
@@ -28,9 +29,24 @@
     ("data" "data: datasets and batches" ("stdlib/data.lisp") "(require 'data): Fashion-MNIST, batching, progress bars.")
     ("models" "Language models and text" ("stdlib/hf.lisp" "stdlib/models/" "stdlib/tokenizers" "src/text/")
      "JSON, tokenizers, Hugging Face checkpoints, GPT-2 and Llama.")
-    ("tools" "Tools" ("stdlib/plot.lisp" "stdlib/conformance.lisp" "stdlib/manual.lisp") "Plots, backend conformance reports, this manual."))
+    ("tools" "Tools" ("stdlib/plot.lisp" "stdlib/conformance.lisp" "stdlib/manual.lisp" "stdlib/aot.lisp")
+     "Plots, backend conformance reports, compiling ahead of time (tlisp compile), this manual."))
   "The pages: (FILE TITLE SOURCE-PREFIXES BLURB). An entry goes on the first page one of whose
-prefixes starts its source file; entries with none go on the language page.")
+prefixes starts its source file; entries with none go on the language page.
+  (mapcar #'first (subseq manual:*pages* 0 3))  ; => (\"language\" \"tensors\" \"devices\")")
+
+(defvar manual:*guides*
+  '(("embedding" "Embedding: C, C++ and Python" "embedding.md")
+    ("aot" "Compiling ahead of time" "aot.md"))
+  "Guide pages made from the Markdown files in docs/: (FILE TITLE MARKDOWN). Their code blocks
+are shown, not run (the tests of docs/ run them).
+  (mapcar #'first manual:*guides*)  ; => (\"embedding\" \"aot\")")
+
+(defvar manual:*docs-dir*
+  (let* ((here (or *load-file* "")) (slash (position #\/ here :from-end t)))
+    (concat (if slash (subseq here 0 (+ slash 1)) "") "../docs/"))
+  "Where the guides' Markdown files are: docs/ beside the stdlib/ this file was loaded from.
+  (stringp manual:*docs-dir*)  ; => t")
 
 (defun manual:%anchor (name)
   "An anchor for NAME made of letters, digits and dashes only (other characters as _XX)."
@@ -93,7 +109,8 @@ indented further, joined."
               (push (append (list :name name :page (manual:%page-of (getf d :file))) d) entries))))))
     (sort entries (lambda (a b) (string< (getf a :name) (getf b :name))))))
 
-(defvar manual:*failures* nil "The examples that failed in the last manual:write: (NAME FORM WHY).")
+(defvar manual:*failures* nil "The examples that failed in the last manual:write: (NAME FORM WHY).
+  (listp manual:*failures*)  ; => t")
 
 (defun manual:%run-example (name form-text expected)
   "Runs one example; returns (PRINTED OK). A failure is recorded in manual:*failures*."
@@ -164,10 +181,91 @@ stay words) linked to that entry."
                 (xml-escape (getf e :file)) (getf e :line)))
       (format out "</div>~%"))))
 
+;;; Markdown, as much of it as docs/ uses: headings, paragraphs, lists, fenced code, tables,
+;;; inline code, emphasis and links (to the other guides, to the web; other links become text).
+
+(defun manual:%md-inline (text)
+  "TEXT (one paragraph of Markdown) as HTML: `code`, **bold**, [label](target)."
+  (with-output-to-string (out)
+    (let ((i 0) (n (length text)))
+      (loop while (< i n)
+            do (let* ((c (char text i)))
+                 (cond ((and (char= c #\`) (position #\` text :start (+ i 1)))
+                        (let ((j (position #\` text :start (+ i 1))))
+                          (format out "<code>~a</code>" (xml-escape (subseq text (+ i 1) j)))
+                          (setq i (+ j 1))))
+                       ((and (char= c #\*) (< (+ i 1) n) (char= (char text (+ i 1)) #\*)
+                             (search "**" text :start2 (+ i 2)))
+                        (let ((j (search "**" text :start2 (+ i 2))))
+                          (format out "<strong>~a</strong>" (manual:%md-inline (subseq text (+ i 2) j)))
+                          (setq i (+ j 2))))
+                       ((and (char= c #\[) (search "](" text :start2 i)
+                             (position #\) text :start (search "](" text :start2 i)))
+                        (let* ((mid (search "](" text :start2 i))
+                               (end (position #\) text :start mid))
+                               (label (subseq text (+ i 1) mid))
+                               (target (subseq text (+ mid 2) end))
+                               (guide (find-if (lambda (g) (search (third g) target)) manual:*guides*)))
+                          (cond ((or (eql 0 (search "http://" target)) (eql 0 (search "https://" target)))
+                                 (format out "<a href=\"~a\">~a</a>" (xml-escape target) (manual:%md-inline label)))
+                                (guide (format out "<a href=\"~a.html\">~a</a>" (first guide) (manual:%md-inline label)))
+                                (t (write-string (manual:%md-inline label) out)))
+                          (setq i (+ end 1))))
+                       (t (write-string (xml-escape (string c)) out) (incf i))))))))
+
+(defun manual:%markdown (text)
+  "TEXT, a Markdown document, as HTML (its first heading left out: the page has the title)."
+  (let ((lines (string-split text (string #\Newline))) (para nil) (items nil) (first-heading t))
+    (with-output-to-string (out)
+      (labels ((flush ()
+                 (when para
+                   (format out "<p>~a</p>~%" (manual:%md-inline (string-join (reverse para) " ")))
+                   (setq para nil))
+                 (when items
+                   (format out "<ul>~%~{<li>~a</li>~%~}</ul>~%" (mapcar #'manual:%md-inline (reverse items)))
+                   (setq items nil)))
+               (cells (line) (mapcar (lambda (c) (string-trim " " c))
+                                     (butlast (cdr (string-split line "|"))))))
+        (loop while lines
+              do (let* ((line (pop lines)) (trimmed (string-trim " " line)))
+                   (cond ((eql 0 (search "```" trimmed))
+                          (flush)
+                          (let ((code nil))
+                            (loop while (and lines (not (eql 0 (search "```" (string-trim " " (first lines))))))
+                                  do (push (pop lines) code))
+                            (pop lines)
+                            (format out "<pre>~a</pre>~%" (xml-escape (string-join (reverse code) (string #\Newline))))))
+                         ((eql 0 (search "#" trimmed))
+                          (flush)
+                          (let* ((level (or (position #\# trimmed :test-not #'char=) 1))
+                                 (title (string-trim " " (subseq trimmed level))))
+                            (if first-heading
+                                (setq first-heading nil)
+                                (format out "<h~a>~a</h~a>~%" (min 4 (+ level 0)) (manual:%md-inline title) (min 4 (+ level 0))))))
+                         ((eql 0 (search "|" trimmed))
+                          (flush)
+                          (let ((rows (list (cells trimmed))))
+                            (loop while (and lines (eql 0 (search "|" (string-trim " " (first lines)))))
+                                  do (let ((row (string-trim " " (pop lines))))
+                                       (unless (every (lambda (ch) (find ch "|-: ")) row) (push (cells row) rows))))
+                            (setq rows (reverse rows))
+                            (format out "<table>~%<tr>~{<th>~a</th>~}</tr>~%" (mapcar #'manual:%md-inline (first rows)))
+                            (dolist (r (rest rows)) (format out "<tr>~{<td>~a</td>~}</tr>~%" (mapcar #'manual:%md-inline r)))
+                            (format out "</table>~%")))
+                         ((or (eql 0 (search "- " trimmed)) (eql 0 (search "* " trimmed)))
+                          (when para (let ((items0 items)) (setq items nil) (flush) (setq items items0)))
+                          (push (subseq trimmed 2) items))
+                         ((string= trimmed "") (flush))
+                         ((and items (> (length line) 0) (char= (char line 0) #\Space))
+                          (setf (first items) (concat (first items) " " trimmed)))
+                         (t (when items (flush)) (push trimmed para)))))
+        (flush)))))
+
 (defvar manual:*style* "
 body { font-family: sans-serif; max-width: 60em; margin: 2em auto; padding: 0 1em; color: #222; line-height: 1.45; }
 nav a { margin-right: 1em; } h1 { font-size: 1.6em; } h3 { margin-bottom: .2em; font-size: 1.05em; }
 h3 a { color: inherit; text-decoration: none; } .kind { color: #777; font-weight: normal; font-size: .85em; }
+table { border-collapse: collapse; } td, th { border: 1px solid #ddd; padding: .2em .5em; text-align: left; vertical-align: top; }
 pre { background: #f5f5f5; padding: .5em .7em; overflow-x: auto; } pre.usage { background: #eef3fa; }
 .missing { color: #999; } .source { color: #777; font-size: .85em; }
 .result { color: #2a6f2a; } pre.failed .result { color: #b00; } .entry { border-top: 1px solid #e5e5e5; padding-top: .3em; }
@@ -178,6 +276,7 @@ pre { background: #f5f5f5; padding: .5em .7em; overflow-x: auto; } pre.usage { b
   (with-output-to-string (out)
     (format out "<nav><a href=\"index.html\">Index</a>")
     (dolist (p manual:*pages*) (format out "<a href=\"~a.html\">~a</a>" (first p) (xml-escape (second p))))
+    (dolist (g manual:*guides*) (format out "<a href=\"~a.html\">~a</a>" (first g) (xml-escape (second g))))
     (format out "</nav>~%")))
 
 (defun manual:%page (title body)
@@ -229,7 +328,8 @@ pre { background: #f5f5f5; padding: .5em .7em; overflow-x: auto; } pre.usage { b
   "(manual:write DIR &key quiet) Writes the HTML manual into the folder DIR (made when missing):
 index.html (every entry, a search box), one page per module, style.css and search.js. Runs
 every example (a doctest: each failure is listed, and in manual:*failures*). Returns a plist
-(:entries :documented :with-examples :examples :failures)."
+(:entries :documented :with-examples :examples :failures).
+  (fboundp 'manual:write)  ; => t"
   (dolist (m manual:*modules*) (require m))
   (ensure-directories-exist (concat dir "/"))
   (setq manual:*failures* nil)
@@ -248,6 +348,14 @@ every example (a doctest: each failure is listed, and in manual:*failures*). Ret
                          (when (getf e :doc) (incf documented)))
                        (write-string (manual:%entry-html e names) out)))))
         (write-file (format nil "~a/~a.html" dir (first p)) (manual:%page (second p) body))))
+    (dolist (g manual:*guides*)
+      (let ((file (concat manual:*docs-dir* (third g))))
+        (write-file (format nil "~a/~a.html" dir (first g))
+                    (manual:%page (second g)
+                                  (if (probe-file file)
+                                      (manual:%markdown (read-file file))
+                                      (format nil "<p>This guide is docs/~a in the source tree (not found here).</p>~%"
+                                              (third g)))))))
     (write-file (format nil "~a/style.css" dir) manual:*style*)
     (write-file (format nil "~a/search.js" dir)
                 (with-output-to-string (out)
@@ -291,6 +399,9 @@ window.addEventListener('load', () => {
                                 (dolist (p manual:*pages*)
                                   (format out "<li><a href=\"~a.html\">~a</a>: ~a</li>~%" (first p)
                                           (xml-escape (second p)) (xml-escape (fourth p))))
+                                (format out "</ul>~%<h2>Guides</h2>~%<ul>~%")
+                                (dolist (g manual:*guides*)
+                                  (format out "<li><a href=\"~a.html\">~a</a></li>~%" (first g) (xml-escape (second g))))
                                 (format out "</ul>~%<h2>Every entry</h2>~%<p>")
                                 (dolist (e entries)
                                   (format out "<a href=\"~a.html#~a\"><code>~a</code></a> " (getf e :page)
@@ -306,7 +417,8 @@ window.addEventListener('load', () => {
 
 (defun manual:main (args)
   "(manual:main ARGS) What tlisp doc runs: ARGS are DIR [--quiet]. Exits with 1 when an example
-fails, 2 on bad arguments."
+fails, 2 on bad arguments.
+  (fboundp 'manual:main)  ; => t"
   (let ((dir nil) (quiet nil))
     (dolist (a args)
       (cond ((equal a "--quiet") (setq quiet t))

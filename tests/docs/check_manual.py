@@ -90,6 +90,11 @@ def main():
     for needle in ('id="softmax"', 'id="matmul"', 'class="result"'):
         if needle not in tensors:
             fail("tensors.html as Chromium loads it lacks %s" % needle)
+    # The guides made from docs/*.md: the embedding API and tlisp compile.
+    for page, needle in (("embedding.html", "tl_error_message"), ("aot.html", "tlisp compile")):
+        text = dom(page)
+        if needle not in text or "<pre>" not in text:
+            fail("%s as Chromium loads it lacks %s or a code block (is docs/ beside stdlib/?)" % (page, needle))
     print("pages load in chromium")
 
 
