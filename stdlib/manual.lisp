@@ -3,9 +3,9 @@
 ;;;
 ;;;   tlisp doc build/manual            ; or (manual:write "build/manual")
 ;;;
-;;; Every global function, macro, builtin and documented variable (names starting with % are
-;;; internal and left out) gets an entry on its module's page: its usage, its docstring, where it
-;;; is defined, and its examples with the values they print. An example is a docstring line
+;;; Every global function, macro, builtin and documented variable (names starting with %, *%
+;;; or MODULE:% are internal and left out) gets an entry on its module's page: its usage, its
+;;; docstring, where it is defined, and its examples with the values they print. An example is a docstring line
 ;;; indented by two spaces that starts with "(": it is run (a doctest), and when it ends with
 ;;; "; => TEXT", its value must print as TEXT. The pages cross-link names, and index.html has
 ;;; every entry and a search box. What (describe 'name) prints comes from the same definitions.
@@ -103,7 +103,7 @@ indented further, joined."
   (let ((entries nil))
     (dolist (s (apropos-list ""))
       (let ((name (symbol-name s)))
-        (unless (or (eql 0 (search "%" name)) (search ":%" name))
+        (unless (or (eql 0 (search "%" name)) (search ":%" name) (eql 0 (search "*%" name)))
           (let ((d (%definition s)))
             (when (and d (or (not (eq (getf d :kind) 'variable)) (getf d :doc)))
               (push (append (list :name name :page (manual:%page-of (getf d :file))) d) entries))))))
@@ -118,7 +118,7 @@ indented further, joined."
   (when (getenv "TENSORLISP_MANUAL_TRACE") (format t "example of ~a: ~a~%" name form-text))
   (handler-case
       (let* ((form (read-from-string form-text))
-             (printed (let ((*print-length* 12) (*print-level* 4)) (prin1-to-string (eval form)))))
+             (printed (prin1-to-string (eval form))))
         (if (and expected (not (equal printed expected)))
             (progn (push (list name form-text (format nil "printed ~a, the docstring says ~a" printed expected))
                          manual:*failures*)

@@ -43,11 +43,11 @@ namespace tl::eval {
 
 // Symbols the analyzer and evaluator compare against, interned once per interpreter.
 struct WellKnown {
-  Symbol *t, *quote, *quasiquote, *unquote, *unquote_splicing, *function, *lambda,
-      *named_lambda, *if_, *progn, *let, *let_star, *setq, *and_, *or_, *while_, *block,
-      *return_from, *unwind_protect, *handler_case, *macrolet, *optional, *rest, *body, *key,
-      *allow_other_keys, *aux, *error, *condition, *declare, *argv, *load_file, *print_circle,
-      *multiple_value_call, *interrupt, *throw_condition, *symbol_macrolet, *setf;
+  Symbol *t, *quote, *quasiquote, *unquote, *unquote_splicing, *function, *lambda, *named_lambda, *if_, *progn, *let,
+      *let_star, *setq, *and_, *or_, *while_, *block, *return_from, *unwind_protect, *handler_case, *macrolet,
+      *optional, *rest, *body, *key, *allow_other_keys, *aux, *error, *condition, *declare, *argv, *load_file,
+      *print_circle, *print_length, *print_level, *multiple_value_call, *interrupt, *throw_condition, *symbol_macrolet,
+      *setf;
 };
 
 // One active function call, for backtraces.

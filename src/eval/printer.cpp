@@ -65,7 +65,11 @@ namespace {
 class Printer {
  public:
   Printer(Interp& in, std::string& out, bool readably)
-      : in_(in), out_(out), readably_(readably) {}
+      : in_(in),
+        out_(out),
+        readably_(readably),
+        length_(limit(in.S.print_length->value)),
+        level_(limit(in.S.print_level->value)) {}
   ~Printer() {
     for (Obj* o : visited_) o->marked &= kGcMark;
   }
@@ -84,6 +88,15 @@ class Printer {
   static constexpr std::uint8_t kOnPath = 4;  // an ancestor of the object being visited
 
   static bool is_container(Value v) { return is_cons(v) || is_kind(v, ObjKind::Vector); }
+
+  // *print-length* and *print-level*: a non-negative integer, or -1 for none (nil).
+  static std::int64_t limit(Value v) { return v.is_int() && v.i >= 0 ? v.i : -1; }
+  // Whether a list or vector at DEPTH is past *print-level* (printed as #).
+  bool too_deep(int depth) {
+    if (level_ < 0 || depth < level_) return false;
+    out_ += '#';
+    return true;
+  }
 
   // Walks the structure depth-first (without recursion: lists can be long) and records which
   // objects need a label: those reached again while still on the path from the root (cycles),
@@ -178,11 +191,21 @@ class Printer {
       }
     }
     out_ += '(';
+    if (length_ == 0) {
+      out_ += "...)";
+      return;
+    }
     value(head, depth + 1);
+    std::int64_t shown = 1;
     for (v = rest; is_cons(v); v = cdr(v)) {
       if (is_labelled(v)) break;  // the tail is shared: printed as . #n# or . #n=(...)
       poll();
       out_ += ' ';
+      if (length_ >= 0 && shown >= length_) {
+        out_ += "...)";
+        return;
+      }
+      ++shown;
       value(car(v), depth + 1);
     }
     if (!v.is_nil()) {
@@ -207,7 +230,7 @@ class Printer {
     poll();
     switch (v.o->kind) {
       case ObjKind::Cons:
-        if (!label(v.o)) list(v, depth);
+        if (!too_deep(depth) && !label(v.o)) list(v, depth);
         return;
       case ObjKind::Symbol: {
         Symbol* s = as_symbol(v);
@@ -217,12 +240,16 @@ class Printer {
       }
       case ObjKind::String: print_string(out_, as_string(v)->text, readably_); return;
       case ObjKind::Vector: {
-        if (label(v.o)) return;
+        if (too_deep(depth) || label(v.o)) return;
         out_ += "#(";
-        bool first = true;
+        std::int64_t shown = 0;
         for (const Value& item : as_vector(v)->items) {
-          if (!first) out_ += ' ';
-          first = false;
+          if (shown > 0) out_ += ' ';
+          if (length_ >= 0 && shown >= length_) {
+            out_ += "...";
+            break;
+          }
+          ++shown;
           value(item, depth + 1);
         }
         out_ += ')';
@@ -294,6 +321,7 @@ class Printer {
   std::unordered_map<Obj*, int> labels_;       // 0 until printed, then the label's number
   int next_label_ = 0;
   std::size_t count_ = 0;
+  std::int64_t length_, level_;  // *print-length* and *print-level*, -1 for none
 };
 
 }  // namespace
