@@ -519,10 +519,21 @@ void register_number_builtins(Interp& in) {
                                                 {"<", Prim::Lt},  {">", Prim::Gt},  {"<=", Prim::Le},
                                                 {">=", Prim::Ge}, {"=", Prim::NumEq}};
   for (const auto& [name, prim] : prims) as_native(in.intern(name)->value)->prim = prim;
-  in.set_global(in.intern("pi"), Value::real(3.14159265358979323846));
-  in.intern("pi")->sym_flags |= kSymConstant;
-  in.set_global(in.intern("most-positive-fixnum"), Value::integer(INT64_MAX));
-  in.set_global(in.intern("most-negative-fixnum"), Value::integer(INT64_MIN));
+  // The numeric constants, documented as defconstant documents them.
+  auto constant = [&](const char* name, Value value, const char* doc) {
+    Symbol* s = in.intern(name);
+    in.set_global(s, value);
+    s->sym_flags |= kSymConstant;
+    s->doc = in.make_string(doc);
+  };
+  constant("pi", Value::real(3.14159265358979323846),
+           "The ratio of a circle's circumference to its diameter, as a double.\n"
+           "  (/ (round (* pi 1000)) 1000.0)  ; => 3.142");
+  constant("most-positive-fixnum", Value::integer(INT64_MAX),
+           "The largest integer, 2^63 - 1: integers are 64-bit and arithmetic past it is an integer-overflow "
+           "error.\n  (= most-positive-fixnum (- (expt 2 62) 1 (- (expt 2 62))))  ; => t");
+  constant("most-negative-fixnum", Value::integer(INT64_MIN),
+           "The smallest integer, -2^63.\n  (= most-negative-fixnum (- -1 most-positive-fixnum))  ; => t");
 }
 
 }  // namespace tl::eval

@@ -3,9 +3,12 @@
 ;;; Lisp numbers are weak scalars that take the tensor's dtype. + - * / and the numeric
 ;;; builtins (exp, sqrt, max, ...) call the %tensor methods here when given a tensor.
 
-(defconstant +log2e+ 1.4426950408889634 "log2(e)")
-(defconstant +ln2+ 0.6931471805599453 "ln(2)")
-(defconstant +half-pi+ 1.5707963267948966 "pi/2")
+(defconstant +log2e+ 1.4426950408889634 "log2(e), the factor exp uses to become exp2.
+  (round (* 1000 +log2e+))  ; => 1443")
+(defconstant +ln2+ 0.6931471805599453 "ln(2), the factor log uses to become log2.
+  (round (* 1000 +ln2+))  ; => 693")
+(defconstant +half-pi+ 1.5707963267948966 "pi/2.
+  (= +half-pi+ (/ pi 2))  ; => t")
 
 (defun %args2 (fn a b &optional dt)
   (%elementwise-args fn (list a b) dt))
