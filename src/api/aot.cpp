@@ -30,6 +30,22 @@ void collect_tensors(Interp& in, Value v, std::vector<tensor::TensorObj*>& out) 
   }
 }
 
+// C and C++ keywords, which a parameter may not be called (an argument named `float`).
+bool c_keyword(const std::string& s) {
+  static const char* const kWords[] = {"auto",     "bool",     "break",    "case",     "char",    "class",     "const",
+                                       "continue", "default",  "delete",   "do",       "double",  "else",      "enum",
+                                       "extern",   "false",    "float",    "for",      "goto",    "if",        "inline",
+                                       "int",      "long",     "new",      "operator", "private", "protected", "public",
+                                       "register", "restrict", "return",   "short",    "signed",  "sizeof",    "static",
+                                       "struct",   "switch",   "template", "this",     "throw",   "true",      "try",
+                                       "typedef",  "typename", "union",    "unsigned", "using",   "virtual",   "void",
+                                       "volatile", "while",    "workspace"};
+  for (const char* w : kWords) {
+    if (s == w) return true;
+  }
+  return false;
+}
+
 bool c_identifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   for (char c : s) {
@@ -55,7 +71,9 @@ Value compile_function(Interp& in, Args a) {
   const std::string cpu = eval::arg_string(in, "compile", a, 5)->text;
   const std::string origin = eval::arg_string(in, "compile", a, 6)->text;
   const Value arg_names = eval::arg_list(in, "compile", a, 7);
-  if (!c_identifier(name)) in.error("value-error", "compile: the name \"" + name + "\" is not a C identifier");
+  if (!c_identifier(name) || c_keyword(name)) {
+    in.error("value-error", "compile: the name \"" + name + "\" is not a C identifier (or is a keyword)");
+  }
   std::shared_ptr<runtime::JitDevice> jit = current_jit(in);
   if (!jit || jit->gpu() || !jit->backend().host_memory()) {
     in.error("device-error",
@@ -98,8 +116,11 @@ Value compile_function(Interp& in, Args a) {
   for (Value v = arg_names; eval::is_cons(v) && i < tensors.size(); v = eval::cdr(v), ++i) {
     const std::string n = eval::is_string(eval::car(v)) ? eval::as_string(eval::car(v))->text : "";
     const tensor::Node* node = tensors[i]->node.get();
-    req.inputs.push_back({c_identifier(n) && n != "workspace" ? n : "in" + std::to_string(i), node->dtype,
-                          tensor::eval_shape(node->shape, node->bindings)});
+    // A name that could clash in C (a keyword, the workspace, an output's outN) becomes inN.
+    const bool usable = c_identifier(n) && !c_keyword(n) &&
+                        !(n.size() > 3 && n.starts_with("out") && std::isdigit(static_cast<unsigned char>(n[3])));
+    req.inputs.push_back(
+        {usable ? n : "in" + std::to_string(i), node->dtype, tensor::eval_shape(node->shape, node->bindings)});
   }
   for (; i < tensors.size(); ++i) {
     const tensor::Node* node = tensors[i]->node.get();
