@@ -5,10 +5,11 @@
 ;;;
 ;;; Every global function, macro, builtin and documented variable (names starting with %, *%
 ;;; or MODULE:% are internal and left out) gets an entry on its module's page: its usage, its
-;;; docstring, where it is defined, and its examples with the values they print. An example is a docstring line
-;;; indented by two spaces that starts with "(": it is run (a doctest), and when it ends with
-;;; "; => TEXT", its value must print as TEXT. The pages cross-link names, and index.html has
-;;; every entry and a search box. What (describe 'name) prints comes from the same definitions.
+;;; docstring, where it is defined, and its examples with the values they print. An example
+;;; is a docstring line indented by two spaces that starts with "(": it is run (a doctest), and
+;;; when it ends with "; => TEXT", its value must print as TEXT. The pages cross-link names,
+;;; and index.html has every entry and a search box. What (describe 'name) prints comes from
+;;; the same definitions.
 ;;; Examples run in the current folder: one that writes a file writes it under /tmp.
 
 (defvar manual:*modules* '(nn optim data plot hf conformance manual aot "models/gpt2" "models/llama")
