@@ -149,3 +149,15 @@ each other) and evaluates BODY.
   (princ (describe-string x))
   (terpri)
   nil)
+
+(defmacro define (target &rest body)
+  "(define (NAME ARG...) BODY...) or (define NAME VALUE) Scheme's definition at top level:
+a function, as defun makes it, or a global variable set to VALUE (not special: let binds it
+lexically, as Scheme does). Returns NAME.
+  (progn (define (doc-ex-square x) (* x x)) (doc-ex-square 4))  ; => 16
+  (progn (define doc-ex-answer 42) doc-ex-answer)  ; => 42"
+  (cond ((consp target) `(defun ,(car target) ,(cdr target) ,@body))
+        ((and (symbolp target) target (not (keywordp target)) (= (length body) 1))
+         `(progn (setq ,target ,(car body)) ',target))
+        (t (error 'program-error "define: expected (define (NAME ARG...) BODY...) or (define NAME VALUE), got ~s"
+                  (cons 'define (cons target body))))))

@@ -15,8 +15,9 @@ if(pos EQUAL -1)
   message(FATAL_ERROR "REPL error report missing or wrong:\n${err}")
 endif()
 
-execute_process(COMMAND ${TLISP} -e "(+ 1 2)" -e "(list 'a \"b\")" OUTPUT_VARIABLE out RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0 OR NOT out STREQUAL "3\n(a \"b\")\n")
+# Every value is printed, nil too (issue 25).
+execute_process(COMMAND ${TLISP} -e "(+ 1 2)" -e "(list 'a \"b\")" -e "(car nil)" OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT out STREQUAL "3\n(a \"b\")\nnil\n")
   message(FATAL_ERROR "tlisp -e printed:\n${out}(rc ${rc})")
 endif()
 

@@ -127,12 +127,10 @@ int run(Args& args) {
   Profile profile{*lisp, args.profile};
   try {
     for (const std::string& expr : args.exprs) {
-      tl::Value v = lisp->eval(expr, "<command line>");
-      if (!v.is_nil()) {
-        const std::string text = v.repr();  // all of it: a string may hold a NUL
-        std::fwrite(text.data(), 1, text.size(), stdout);
-        std::fputc('\n', stdout);
-      }
+      // Every value is printed, nil too, as the REPL prints it.
+      const std::string text = lisp->eval(expr, "<command line>").repr();  // all of it: a string may hold a NUL
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::fputc('\n', stdout);
     }
     if (!args.script.empty()) lisp->load(args.script);
   } catch (const tl::Error& e) {

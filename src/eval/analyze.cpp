@@ -271,6 +271,36 @@ Node* Analyzer::analyze_let(Value form, Span span, bool sequential) {
   if (!is_cons(cdr(form))) fail(span, std::string(what) + ": expected a list of bindings");
   Value bindings = nth(form, 1);
   Span bindings_span = span_of_cell(cdr(form), span);
+  if (!sequential && is_symbol(bindings) && !as_symbol(bindings)->is_keyword()) {
+    // Scheme's named let, (let NAME ((VAR INIT)...) BODY...): a local function NAME of the
+    // VARs, called with the INITs (evaluated outside it), as
+    // (funcall (labels ((NAME (VAR...) BODY...)) NAME) INIT...). Loops through NAME in tail
+    // position run in constant stack.
+    Value named = nth(form, 2);
+    if (!is_list(named) || is_circular(named)) {
+      fail(span_of_cell(nth_cell(form, 2), span),
+           "let: a named let is (let NAME ((VAR INIT)...) BODY...), got bindings " + in_.repr(named));
+    }
+    std::vector<Value> vars, inits;
+    for (Value b = named; is_cons(b); b = cdr(b)) {
+      Value binding = car(b);
+      if (is_symbol(binding)) {
+        vars.push_back(binding);
+        inits.push_back(nil());
+      } else if (is_cons(binding) && is_symbol(car(binding)) &&
+                 (cdr(binding).is_nil() || (is_cons(cdr(binding)) && cdr(cdr(binding)).is_nil()))) {
+        vars.push_back(car(binding));
+        inits.push_back(nth(binding, 1));
+      } else {
+        fail(span_of_cell(b, span), "let: a named let binding is VAR or (VAR INIT), got " + in_.repr(binding));
+      }
+    }
+    Value params = in_.list_from(vars.data(), vars.size());
+    Value definition = in_.cons(bindings, in_.cons(params, nth_cell(form, 3)));
+    Value labels = in_.list({in_.sym("labels"), in_.list({definition}), bindings});
+    Value call = in_.cons(in_.sym("funcall"), in_.cons(labels, in_.list_from(inits.data(), inits.size())));
+    return analyze(call, span);
+  }
   if (!is_list(bindings)) fail(bindings_span, std::string(what) + ": bindings must be a list, got " + in_.repr(bindings));
   if (bindings.is_nil()) return analyze_body(nth_cell(form, 2), span);  // no frame at all
   if (is_circular(bindings)) fail(bindings_span, std::string(what) + ": the bindings are a circular list");
