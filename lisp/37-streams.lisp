@@ -90,9 +90,12 @@ end, an end-of-file error, or EOF-VALUE when EOF-ERROR-P is nil.
   (with-input-from-string (s \"ab\")
     (let ((c (read-char s))) (unread-char c s) (list c (read-char s))))  ; => (#\\a #\\a)"
   (let ((s (%input-stream "unread-char" stream)))
-    (when (and s (> (%sis-position s) 0))
+    (when s
+      ;; As in Common Lisp, only the character just read can go back.
+      (unless (and (> (%sis-position s) 0)
+                   (eql char (aref (%sis-chars s) (- (%sis-position s) 1))))
+        (error 'stream-error "unread-char: ~s is not the last character read from the stream" char))
       (setf (%sis-position s) (- (%sis-position s) 1)))
-    char
     nil))
 
 (defun %whitespace-char-p (c)

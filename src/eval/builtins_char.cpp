@@ -182,7 +182,9 @@ void register_char_builtins(Interp& in) {
              [](Interp& in, Args a, N n) -> Value {
                std::int64_t w = arg_int(in, "digit-char", a, 0);
                std::int64_t radix = n == 2 ? arg_int(in, "digit-char", a, 1) : 10;
-               if (w < 0 || w >= radix || radix > 36) return nil();
+               if (radix < 2 || radix > 36)
+                 in.error("type-error", "digit-char: radix must be from 2 to 36, got " + std::to_string(radix));
+               if (w < 0 || w >= radix) return nil();
                return Value::character(static_cast<std::uint32_t>("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"[w]));
              });
   TL_BUILTIN(in, "char-name", 1, 1, "(char-name CHARACTER)",

@@ -631,6 +631,7 @@ void register_core_builtins(Interp& in) {
              "  (make-keyword 'test)  ; => :test",
              [](Interp& in, Args a, N) -> Value {
                if (is_symbol(a[0])) return Value::object(in.keyword(as_symbol(a[0])->name));
+               if (a[0].is_nil()) return Value::object(in.keyword("nil"));
                return Value::object(in.keyword(arg_string(in, "make-keyword", a, 0)->text));
              });
   TL_BUILTIN(in, "symbol-value", 1, 1, "(symbol-value SYMBOL)",

@@ -86,10 +86,13 @@ bool hash_remove(HashTable* h, Value key) {
 }
 
 void register_hash_builtins(Interp& in) {
-  TL_BUILTIN(in, "make-hash-table", 0, 2, "(make-hash-table &key :test)",
-             "A new empty hash table. :test is 'equal (default: strings and lists by contents), 'eql or 'eq.\n"
+  TL_BUILTIN(in, "make-hash-table", 0, -1, "(make-hash-table &key :test :size :rehash-size :rehash-threshold)",
+             "A new empty hash table. :test is 'equal (default: strings and lists by contents), 'eql or 'eq; "
+             ":size (a non-negative integer) and the rehash settings are accepted, as Common Lisp's are, "
+             "and the table grows by itself.\n"
              "  (let ((h (make-hash-table))) (setf (gethash '(1 2) h) 'pair) (gethash (list 1 2) h))  ; => pair\n"
-             "  (let ((h (make-hash-table :test 'eq))) (setf (gethash (list 1) h) 1) (gethash (list 1) h))  ; => nil",
+             "  (let ((h (make-hash-table :test 'eq))) (setf (gethash (list 1) h) 1) (gethash (list 1) h))  ; => nil\n"
+             "  (hash-table-count (make-hash-table :test #'eql :size 100))  ; => 0",
              [](Interp& in, Args a, N n) -> Value {
                HashTest test = HashTest::Equal;
                Value t = keyword_arg(a, 0, n, "test");
@@ -104,6 +107,18 @@ void register_hash_builtins(Interp& in) {
                  in.error("type-error", "make-hash-table: :test must be eq, eql or equal, got " + in.repr(t));
                }
                if (n % 2 != 0) in.error("program-error", "make-hash-table: keyword arguments must come in pairs");
+               for (N i = 0; i < n; i += 2) {
+                 const std::string key = is_symbol(a[i]) && as_symbol(a[i])->is_keyword() ? as_symbol(a[i])->name : "";
+                 if (key == "size" && !(a[i + 1].is_int() && a[i + 1].i >= 0)) {
+                   in.type_error("make-hash-table", static_cast<int>(i) + 2, "a non-negative integer (:size)",
+                                 a[i + 1]);
+                 }
+                 if (key != "test" && key != "size" && key != "rehash-size" && key != "rehash-threshold" &&
+                     key != "weakness" && key != "synchronized") {
+                   in.error("program-error", "make-hash-table: unknown keyword argument " + in.repr(a[i]) +
+                                                 " (known: :test :size :rehash-size :rehash-threshold)");
+                 }
+               }
                return in.make_hash(test);
              });
   TL_BUILTIN(in, "gethash", 2, 3, "(gethash KEY TABLE [DEFAULT])",

@@ -26,28 +26,48 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' |
 // string-trim and friends. The bag comes first, as in Common Lisp; with one argument the bag is
 // whitespace (the older form, kept: it cannot be mistaken for the new one).
 Value trim(Interp& in, const char* fn, Value* a, std::uint32_t n, bool left, bool right) {
-  std::string bag;
+  std::vector<std::uint32_t> bag;  // code points
   if (n == 2) {
     Value b = a[0];
     if (is_string(b)) {
-      bag = as_string(b)->text;
+      const std::string& text = as_string(b)->text;
+      for (std::size_t pos = 0; pos < text.size();) bag.push_back(next_utf8(text, pos));
     } else if (is_list(b) || is_kind(b, ObjKind::Vector)) {
       std::vector<Value> items = is_list(b) ? list_items(in, fn, b, 1) : as_vector(b)->items;
       for (Value c : items) {
-        if (c.is_char() && c.i < 0x80) bag += static_cast<char>(c.i);
-        else if (is_string(c) && as_string(c)->text.size() == 1) bag += as_string(c)->text;
-        else in.type_error(fn, 1, "a bag of ASCII characters", b);
+        if (c.is_char()) {
+          bag.push_back(static_cast<std::uint32_t>(c.i));
+        } else if (is_string(c) && utf8_length(as_string(c)->text) == 1) {
+          std::size_t pos = 0;
+          bag.push_back(next_utf8(as_string(c)->text, pos));
+        } else {
+          in.type_error(fn, 1, "a bag of characters", b);
+        }
       }
     } else {
       in.type_error(fn, 1, "a string or a sequence of characters", b);
     }
   }
   const std::string& s = arg_string(in, fn, a, n - 1)->text;
-  auto in_bag = [&](char c) { return n == 2 ? bag.find(c) != std::string::npos : is_space(c); };
-  std::size_t b = 0, e = s.size();
-  while (left && b < e && in_bag(s[b])) ++b;
-  while (right && e > b && in_bag(s[e - 1])) --e;
-  return in.make_string(s.substr(b, e - b));
+  auto in_bag = [&](std::uint32_t c) {
+    if (n == 2) return std::find(bag.begin(), bag.end(), c) != bag.end();
+    return c < 0x80 && is_space(static_cast<char>(c));
+  };
+  // By characters, not bytes: a bag of "é" must not cut an "è" in half.
+  std::vector<std::size_t> starts;  // each character's first byte, then the end
+  for (std::size_t pos = 0; pos < s.size();) {
+    starts.push_back(pos);
+    next_utf8(s, pos);
+  }
+  starts.push_back(s.size());
+  auto char_at = [&](std::size_t i) {
+    std::size_t pos = starts[i];
+    return next_utf8(s, pos);
+  };
+  std::size_t b = 0, e = starts.size() - 1;
+  while (left && b < e && in_bag(char_at(b))) ++b;
+  while (right && e > b && in_bag(char_at(e - 1))) --e;
+  return in.make_string(s.substr(starts[b], starts[e] - starts[b]));
 }
 
 // STRING (a string or a symbol's name) with each character's case mapped, by Unicode's simple
@@ -72,7 +92,7 @@ std::string map_case(Interp& in, const char* fn, Value v, bool upper) {
 enum class Order { Equal, NotEqual, Less, Greater, LessEqual, GreaterEqual };
 
 // string<, string-lessp and the rest: A and B are strings or symbols (their names). FOLD
-// compares ASCII letters ignoring case. Equal answers t or nil; the others the mismatch index.
+// compares letters ignoring case. Equal answers t or nil; the others the mismatch index.
 Value compare_strings(Interp& in, const char* fn, Value* args, bool fold, Order order) {
   auto text = [&](int i) -> const std::string& {
     if (is_symbol(args[i])) return as_symbol(args[i])->name;
@@ -80,16 +100,22 @@ Value compare_strings(Interp& in, const char* fn, Value* args, bool fold, Order 
   };
   const std::string& x = text(0);
   const std::string& y = text(1);
-  auto norm = [fold](char c) {
-    unsigned char u = static_cast<unsigned char>(c);
-    return fold && u >= 'A' && u <= 'Z' ? static_cast<unsigned char>(u - 'A' + 'a') : u;
+  // By characters (the mismatch index counts them), folding case by Unicode's simple mapping.
+  auto norm = [fold](std::uint32_t c) {
+    return fold ? static_cast<std::uint32_t>(u_tolower(static_cast<UChar32>(c))) : c;
   };
-  std::size_t i = 0;
-  while (i < x.size() && i < y.size() && norm(x[i]) == norm(y[i])) ++i;
+  std::size_t i = 0, px = 0, py = 0;
   int cmp = 0;  // the sign of x - y
-  if (i < x.size() && i < y.size()) cmp = norm(x[i]) < norm(y[i]) ? -1 : 1;
-  else if (i < x.size()) cmp = 1;
-  else if (i < y.size()) cmp = -1;
+  while (px < x.size() && py < y.size()) {
+    const std::uint32_t cx = norm(next_utf8(x, px)), cy = norm(next_utf8(y, py));
+    if (cx != cy) {
+      cmp = cx < cy ? -1 : 1;
+      break;
+    }
+    ++i;
+  }
+  if (cmp == 0 && px < x.size()) cmp = 1;
+  else if (cmp == 0 && py < y.size()) cmp = -1;
   bool holds = false;
   switch (order) {
     case Order::Equal: return in.boolean(cmp == 0);
@@ -157,7 +183,7 @@ void register_string_builtins(Interp& in) {
                  append_utf8(fill, static_cast<std::uint32_t>(a[init_arg].i));
                } else if (n >= 2) {
                  String* s = arg_string(in, "make-string", a, init_arg);
-                 if (s->text.size() != 1) {
+                 if (utf8_length(s->text) != 1) {
                    in.type_error("make-string", init_arg + 1, "a character", a[init_arg]);
                  }
                  fill = s->text;
@@ -287,8 +313,11 @@ void register_string_builtins(Interp& in) {
              "\n  (string-contains \"hello\" \"ll\")  ; => 2"
              "\n  (string-contains \"hello\" \"z\")  ; => nil",
              [](Interp& in, Args a, N) -> Value {
-               auto pos = arg_string(in, "string-contains", a, 0)->text.find(arg_string(in, "string-contains", a, 1)->text);
-               return pos == std::string::npos ? nil() : Value::integer(static_cast<std::int64_t>(pos));
+               const std::string& text = arg_string(in, "string-contains", a, 0)->text;
+               auto pos = text.find(arg_string(in, "string-contains", a, 1)->text);
+               if (pos == std::string::npos) return nil();
+               // A character index, as every string index is.
+               return Value::integer(static_cast<std::int64_t>(utf8_length(std::string_view(text).substr(0, pos))));
              });
   TL_BUILTIN(in, "string-prefix-p", 2, 2, "(string-prefix-p PREFIX STRING)",
              "True when STRING starts with PREFIX."
