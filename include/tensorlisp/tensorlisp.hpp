@@ -119,6 +119,10 @@ class Interpreter {
   // `first_line` (the number of the source's first line) are used in error locations.
   // Throws tl::Error.
   Value eval(std::string_view source, std::string_view file_name = "<eval>", int first_line = 1);
+  // As eval, calling `each` with the value of every form in turn, as it is computed (a REPL
+  // prints them all). An error stops at its form; the values before it were handed over.
+  Value eval_each(std::string_view source, std::string_view file_name, int first_line,
+                  const std::function<void(const Value&)>& each);
   // Loads a file (like Lisp `load`), returning the last value. Throws tl::Error.
   Value load(const std::string& path);
   // Calls the global function `name` with `args`. Throws tl::Error.

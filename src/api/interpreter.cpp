@@ -340,6 +340,16 @@ Value Interpreter::eval(std::string_view source, std::string_view file_name, int
   });
 }
 
+Value Interpreter::eval_each(std::string_view source, std::string_view file_name, int first_line,
+                             const std::function<void(const Value&)>& each) {
+  Entry entry(*impl_);
+  const std::function<void(eval::Value)> hand_over = [&](eval::Value v) { each(wrap(*impl_, v)); };
+  return guard_memory(*impl_, [&] {
+    return wrap(*impl_, impl_->eval_string(source, std::string(file_name),
+                                           static_cast<std::uint32_t>(first_line < 1 ? 1 : first_line), &hand_over));
+  });
+}
+
 Value Interpreter::load(const std::string& path) {
   Entry entry(*impl_);
   return guard_memory(*impl_, [&] { return wrap(*impl_, impl_->load_file(path)); });

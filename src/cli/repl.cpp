@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The REPL: multi-line input until a form is complete, line editing and history, results
-// printed, errors reported without losing the session.
+// The REPL: multi-line input until a form is complete, line editing, history and completion
+// of names, every value printed (and kept in $1 $2 $3), commands (:help), errors reported
+// without losing the session.
 #include "cli/repl.h"
 
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #ifdef TL_HAVE_LIBEDIT
 #include <editline/readline.h>
@@ -100,6 +102,105 @@ bool read_line(bool interactive, const char* prompt, std::string& line) {
   return true;
 }
 
+#ifdef TL_HAVE_LIBEDIT
+// Tab completion: names defined now (functions, variables, macros, module:names, keywords
+// typed with their colon) for the word at the cursor; inside a string, file names.
+Interpreter* g_completing = nullptr;
+std::vector<std::string> g_matches;
+
+char* next_match(const char*, int state) {
+  static std::size_t index = 0;
+  if (state == 0) index = 0;
+  return index < g_matches.size() ? strdup(g_matches[index++].c_str()) : nullptr;
+}
+
+char** complete_name(const char* text, int start, int) {
+  bool in_string = false;
+  for (int i = 0; i < start && rl_line_buffer[i] != '\0'; ++i) {
+    if (rl_line_buffer[i] == '\\') ++i;
+    else if (rl_line_buffer[i] == '"') in_string = !in_string;
+  }
+  // Inside a string libedit completes a file name, adding nothing after it (the string goes
+  // on); a name gets a space.
+  rl_completion_append_character = in_string ? '\0' : ' ';
+  if (in_string) return nullptr;
+  rl_attempted_completion_over = 1;
+  g_matches.clear();
+  const std::string prefix = text;
+  if (g_completing == nullptr || prefix.empty()) return nullptr;
+  try {
+    // The names containing the prefix, kept when they start with it (case-insensitively).
+    Value names = g_completing->eval("(mapcar #'symbol-name (apropos-list " + Value(std::string(prefix)).repr() + "))",
+                                     "<completion>");
+    for (const Value& name : names.as_list()) {
+      std::string n = name.as_string();
+      if (n.size() >= prefix.size() && strncasecmp(n.c_str(), prefix.c_str(), prefix.size()) == 0)
+        g_matches.push_back(n);
+    }
+  } catch (const Error&) {
+    return nullptr;
+  }
+  if (g_matches.empty()) return nullptr;
+  return rl_completion_matches(text, next_match);
+}
+#endif
+
+// The REPL's commands, typed at the prompt as the first word of an input: (NAME HELP).
+const char* const kCommands[][2] = {
+    {":help", "this list"},
+    {":describe NAME", "what NAME is: its usage, documentation and where it is defined"},
+    {":apropos TEXT", "the defined names containing TEXT"},
+    {":expand FORM", "FORM with its macros expanded once, pretty-printed"},
+    {":time FORM", "evaluates FORM and prints how long it took"},
+    {":load FILE", "loads a file of Lisp"},
+    {":bt", "the last error again, with its whole backtrace"},
+    {":quit", "leaves the REPL (as Ctrl-D does)"},
+};
+
+// Runs command LINE (":name args") when it is one; false when it is not (then it is Lisp, a
+// keyword for instance). Throws tl::Error from what it evaluates.
+bool run_command(Interpreter& lisp, const std::string& line, const std::string& last_error, bool& quit) {
+  std::size_t start = line.find_first_not_of(" \t");
+  if (start == std::string::npos || line[start] != ':') return false;
+  std::size_t end = line.find_first_of(" \t\n", start);
+  const std::string name = line.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  std::string arg = end == std::string::npos ? "" : line.substr(end);
+  arg.erase(0, arg.find_first_not_of(" \t\n"));
+  while (!arg.empty() && (arg.back() == '\n' || arg.back() == ' ')) arg.pop_back();
+  auto eval_print = [&](const std::string& code) {
+    Value v = lisp.eval(code, "<repl>");
+    std::fflush(stdout);
+    (void)v;
+  };
+  if (name == ":help" || name == ":h" || name == ":?") {
+    std::printf(
+        "Type a Lisp form to evaluate it; every value is printed and the last three kept in $1 $2 $3.\n"
+        "Tab completes names (file names inside a string); Ctrl-C stops an evaluation; Ctrl-D exits.\n"
+        "Commands:\n");
+    for (const auto& c : kCommands) std::printf("  %-16s %s\n", c[0], c[1]);
+  } else if (name == ":describe" || name == ":d") {
+    eval_print("(describe '" + arg + ")");
+  } else if (name == ":apropos" || name == ":a") {
+    eval_print("(apropos " + Value(std::string(arg)).repr() + ")");
+  } else if (name == ":expand") {
+    eval_print("(progn (pprint (macroexpand-1 '" + arg + ")) (terpri))");
+  } else if (name == ":time") {
+    Value v = lisp.eval("(time " + arg + ")", "<repl>");
+    std::printf("%s\n", v.repr().c_str());
+  } else if (name == ":load") {
+    const std::string file = !arg.empty() && arg.front() == '"' ? arg : Value(std::string(arg)).repr();
+    Value v = lisp.eval("(load " + file + ")", "<repl>");
+    std::printf("%s\n", v.repr().c_str());
+  } else if (name == ":bt") {
+    std::fprintf(stderr, "%s\n", last_error.empty() ? "no error yet" : last_error.c_str());
+  } else if (name == ":quit" || name == ":q") {
+    quit = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 bool is_blank(const std::string& s) {
   for (char c : s) {
     if (c != ' ' && c != '\t' && c != '\n' && c != '\r') return false;
@@ -116,13 +217,21 @@ int run_repl(Interpreter& lisp) {
   if (interactive) {
     rl_catch_signals = 0;
     rl_getc_function = getc_cancellable;
+    g_completing = &lisp;
+    rl_attempted_completion_function = complete_name;
+    // Names hold - * : + / < > ! ?, so only spaces, parentheses and quotes end a word.
+    static char word_breaks[] = " \t\n\"'`(),;";
+    rl_basic_word_break_characters = word_breaks;
     if (!history.empty()) read_history(history.c_str());
   }
 #endif
   if (interactive) {
-    std::printf("TensorLisp %s. (describe 'name) explains a function; Ctrl-D exits.\n", Interpreter::version());
+    std::printf("TensorLisp %s. :help lists the REPL's commands; (describe 'name) explains a function; Ctrl-D exits.\n",
+                Interpreter::version());
   }
+  for (const char* name : {"$1", "$2", "$3"}) lisp.set_global(name, Value());
   std::string buffer;
+  std::string last_error;  // what :bt prints
   int last_status = 0;
   int next_line = 1;  // inputs are numbered as the lines of one continuing text, <repl>
   for (;;) {
@@ -152,6 +261,23 @@ int run_repl(Interpreter& lisp) {
       continue;
     }
     try {
+      bool quit = false;
+      if (run_command(lisp, buffer, last_error, quit)) {
+        for (char c : buffer) next_line += c == '\n';
+        buffer.clear();
+        if (quit) break;
+        continue;
+      }
+    } catch (const Error& e) {
+      if (e.type() == "exit") return std::atoi(e.message().c_str());
+      report_error(e);
+      last_error = e.what();
+      for (char c : buffer) next_line += c == '\n';
+      buffer.clear();
+      last_status = 1;
+      continue;
+    }
+    try {
       if (lisp.check_complete(buffer, next_line) == Interpreter::ReadStatus::NeedsMore) continue;
     } catch (const Error& e) {
       report_error(e);
@@ -170,13 +296,19 @@ int run_repl(Interpreter& lisp) {
     try {
       int first = next_line;
       for (char c : buffer) next_line += c == '\n';
-      Value v = lisp.eval(buffer, "<repl>", first);
-      std::printf("%s\n", v.repr().c_str());
-      std::fflush(stdout);
+      // Every form's value is printed as it is computed, and kept: $1 the last, $2 and $3 before.
+      lisp.eval_each(buffer, "<repl>", first, [&](const Value& v) {
+        std::printf("%s\n", v.repr().c_str());
+        std::fflush(stdout);
+        lisp.set_global("$3", lisp.global("$2"));
+        lisp.set_global("$2", lisp.global("$1"));
+        lisp.set_global("$1", v);
+      });
       last_status = 0;
     } catch (const Error& e) {
       if (e.type() == "exit") return std::atoi(e.message().c_str());
       report_error(e);
+      last_error = e.what();
       last_status = 1;
     }
     buffer.clear();

@@ -627,7 +627,8 @@ bool Interp::handler_matches(Value type_sym, Value spec) {
 
 // --- evaluating texts and files ------------------------------------------------------------
 
-Value Interp::eval_string(std::string_view text, const std::string& name, std::uint32_t first_line) {
+Value Interp::eval_string(std::string_view text, const std::string& name, std::uint32_t first_line,
+                          const std::function<void(Value)>* each) {
   std::uint32_t file = sources.add(name, std::string(text), first_line);
   if (loading_library) sources.set_library(file);
   reader::Reader reader(*this, file, text);
@@ -659,6 +660,7 @@ Value Interp::eval_string(std::string_view text, const std::string& name, std::u
     current_form_span = span;
     *result_slot = eval_toplevel(form);
     --sp;
+    if (each != nullptr) (*each)(*result_slot);
   }
   return *result_slot;
 }

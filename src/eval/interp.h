@@ -4,8 +4,9 @@
 #pragma once
 
 #include <atomic>
-#include <random>
+#include <functional>
 #include <initializer_list>
+#include <random>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -177,7 +178,9 @@ class Interp {
   // Analyzes and runs one top-level form (top-level progns are processed form by form).
   Value eval_toplevel(Value form);
   // Reads and evaluates all forms of `text`, registered as source `name`.
-  Value eval_string(std::string_view text, const std::string& name, std::uint32_t first_line = 1);
+  // EACH (when given) is called with every form's value, in order (a REPL prints them all).
+  Value eval_string(std::string_view text, const std::string& name, std::uint32_t first_line = 1,
+                    const std::function<void(Value)>* each = nullptr);
   bool loading_library = false;  // texts evaluated now are library code (SourceMap::set_library)
   Value load_file(const std::string& path);
   // Calls any function value with arguments that are already rooted (e.g. on the stack).
