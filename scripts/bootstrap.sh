@@ -11,7 +11,8 @@ packages=(cmake ninja-build g++ catch2 libedit-dev pkg-config llvm-14-dev zlib1g
           python3  # tests/layering/check.py, tests/models/make_fixtures.py
           graphviz  # graph->svg runs its dot
           chromium  # tests/docs/check_manual.py loads the generated manual in headless Chromium
-          python3-dev python3-numpy pybind11-dev python3-pytest)  # the Python module (src/python/) and its tests
+          python3-dev python3-numpy pybind11-dev python3-pytest  # the Python module (src/python/) and its tests
+          lua5.4 guile-3.0)  # bench/lisp/run.sh: the Gabriel benchmarks beside CPython, Lua and Guile
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,42 @@
+-- SPDX-License-Identifier: Apache-2.0
+-- DIV-ITER (Gabriel): the same program as div-iter.lisp. A list is a chain of cons cells,
+-- each a table {car, cdr}; nil is the empty list and false Lisp's nil in a car.
+local function create_n(n)
+  local a = nil
+  for _ = 1, n do
+    a = {false, a}
+  end
+  return a
+end
+
+local function iterative_div2(l)
+  local a = nil
+  while l ~= nil do
+    a = {l[1], a}
+    l = l[2][2]
+  end
+  return a
+end
+
+local function length(l)
+  local n = 0
+  while l ~= nil do
+    n = n + 1
+    l = l[2]
+  end
+  return n
+end
+
+local function main(iterations)
+  local ll = create_n(200)
+  local sum = 0
+  for _ = 1, iterations do
+    sum = sum + length(iterative_div2(ll))
+    iterative_div2(ll)
+    iterative_div2(ll)
+    iterative_div2(ll)
+  end
+  print(sum)
+end
+
+main(15000)

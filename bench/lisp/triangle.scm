@@ -1,0 +1,58 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; TRIANGLE (Gabriel): the same program as triangle.lisp.
+(define board (make-vector 16 1))
+(define sequence (make-vector 14 0))
+(define a (list->vector '(1 2 4 3 5 6 1 3 6 2 5 4 11 12 13 7 8 4 4 7 11 8 12 13 6 10 15 9 14
+                          13 13 14 15 9 10 6 6)))
+(define b (list->vector '(2 4 7 5 8 9 3 6 10 5 9 8 12 13 14 8 9 5 2 4 7 5 8 9 3 6 10 5 9 8
+                          12 13 14 8 9 5 5)))
+(define c (list->vector '(4 7 11 8 12 13 6 10 15 9 14 13 13 14 15 9 10 6 1 2 4 3 5 6 1 3 6 2
+                          5 4 11 12 13 7 8 4 4)))
+(define answer '())
+(define final '())
+
+(define (last-position)
+  (let loop ((i 1))
+    (cond ((= i 16) 0)
+          ((eqv? 1 (vector-ref board i)) i)
+          (else (loop (+ i 1))))))
+
+(define (try-move i depth)
+  (cond ((= depth 14)
+         (let ((lp (last-position)))
+           (if (not (memv lp final))
+               (set! final (cons lp final))))
+         (set! answer (cons (cdr (vector->list sequence)) answer))
+         #t)
+        ((and (eqv? 1 (vector-ref board (vector-ref a i)))
+              (eqv? 1 (vector-ref board (vector-ref b i)))
+              (eqv? 0 (vector-ref board (vector-ref c i))))
+         (vector-set! board (vector-ref a i) 0)
+         (vector-set! board (vector-ref b i) 0)
+         (vector-set! board (vector-ref c i) 1)
+         (vector-set! sequence depth i)
+         (do ((j 0 (+ j 1))
+              (depth (+ depth 1)))
+             ((or (= j 36) (try-move j depth)) #f))
+         (vector-set! board (vector-ref a i) 1)
+         (vector-set! board (vector-ref b i) 1)
+         (vector-set! board (vector-ref c i) 0)
+         #f)
+        (else #f)))
+
+(define (gogogo i)
+  (set! answer '())
+  (set! final '())
+  (vector-fill! board 1)
+  (vector-set! board 5 0)
+  (try-move i 1)
+  (length answer))
+
+(define (main iterations)
+  (let loop ((k 0) (sum 0))
+    (if (< k iterations)
+        (loop (+ k 1) (+ sum (gogogo 22)))
+        (begin (display sum) (display " ") (display final) (display " ")
+               (display (car answer)) (newline)))))
+
+(main 1)
