@@ -95,10 +95,18 @@ start at INIT, BODY runs until END-TEST is true, then each VAR is set to STEP in
          ,@result))))
 
 (defmacro %psetq (&rest pairs)
-  (let ((temps (mapcar (lambda (p) (gensym "t")) (%pairs pairs))))
-    `(let ,(mapcar #'list temps (mapcar #'cadr (%pairs pairs)))
-       ,@(mapcar (lambda (p tmp) `(setq ,(car p) ,tmp)) (%pairs pairs) temps)
-       nil)))
+  ;; Every value but the last goes through a temporary; the last is computed after them and
+  ;; assigned at once, before the others are (so one pair, as most do loops step, is a setq).
+  (let* ((all (%pairs pairs))
+         (early (butlast all))
+         (last-pair (car (last all)))
+         (temps (mapcar (lambda (p) (gensym "t")) early)))
+    (cond ((null all) nil)
+          ((null early) `(progn (setq ,(car last-pair) ,(cadr last-pair)) nil))
+          (t `(let ,(mapcar #'list temps (mapcar #'cadr early))
+                (setq ,(car last-pair) ,(cadr last-pair))
+                ,@(mapcar (lambda (p tmp) `(setq ,(car p) ,tmp)) early temps)
+                nil)))))
 
 (defmacro psetq (&rest pairs)
   "(psetq VAR VALUE ...) assigns the VARs in parallel: every VALUE is computed first.

@@ -34,8 +34,13 @@ index into RESULT, up to the shortest of RESULT and the SEQUENCEs; returns RESUL
   "(concatenate RESULT-TYPE SEQUENCE...) is a new sequence of RESULT-TYPE with the elements of
 all the SEQUENCEs in order.
   (concatenate 'string \"ab\" \"cd\")  ; => \"abcd\""
-  (coerce (apply #'append (append (mapcar (lambda (s) (coerce s 'list)) sequences) (list nil)))
-          (%sequence-type result-type)))
+  (let ((type (%sequence-type result-type)))
+    (cond ((and (eq type 'string) (every #'stringp sequences))
+           (apply #'concat sequences))  ; strings joined as strings: no list of characters between
+          ((eq type 'list)
+           (apply #'append (append (mapcar (lambda (s) (if (listp s) s (coerce s 'list))) sequences) (list nil))))
+          (t (coerce (apply #'append (append (mapcar (lambda (s) (coerce s 'list)) sequences) (list nil)))
+                     type)))))
 
 (defun fill (sequence item &key (start 0) end)
   "(fill SEQUENCE ITEM &key :start :end) stores ITEM at every index of SEQUENCE from START below

@@ -35,6 +35,15 @@ bool Analyzer::lookup(Symbol* sym, std::uint32_t& depth, std::uint32_t& index,
 
 Node* Analyzer::analyze(Value form, Span span) {
   if (in_.stack_low()) fail(span, "form nested too deeply to compile");
+  // Outside a statement position no block around is left by a local return (clean_floor_).
+  const std::size_t saved_floor = clean_floor_;
+  if (!statement_next_) clean_floor_ = blocks_.size();
+  statement_next_ = false;
+  struct RestoreFloor {
+    std::size_t& floor;
+    std::size_t saved;
+    ~RestoreFloor() { floor = saved; }
+  } restore_floor{clean_floor_, saved_floor};
   switch (form.tag) {
     case Tag::Nil:
     case Tag::Int:
@@ -59,7 +68,7 @@ Node* Analyzer::analyze(Value form, Span span) {
 Node* Analyzer::analyze_symbol(Symbol* sym, Span span) {
   if (sym->is_keyword() || sym == in_.S.t) return constant(Value::object(sym), span);
   if (!local_macros_.empty()) {
-    if (const LocalMacro* m = find_local_macro(sym, true, false)) return analyze(m->value, span);
+    if (const LocalMacro* m = find_local_macro(sym, true, false)) return analyze_in_place(m->value, span);
   }
   std::uint32_t depth, index;
   if (!(sym->sym_flags & kSymSpecial) && lookup(sym, depth, index)) {
@@ -71,16 +80,18 @@ Node* Analyzer::analyze_symbol(Symbol* sym, Span span) {
   return make<GlobalNode>(NodeKind::Global, span, sym);
 }
 
-Node* Analyzer::analyze_body(Value forms, Span span) {
+Node* Analyzer::analyze_body(Value forms, Span span, bool statements) {
   if (is_cons(forms) && cdr(forms).is_nil()) {
+    statement_next_ = statements;
     return analyze(car(forms), span_of_cell(forms, span));
   }
-  return analyze_seq(NodeKind::Progn, forms, span);
+  return analyze_seq(NodeKind::Progn, forms, span, statements);
 }
 
-Node* Analyzer::analyze_seq(NodeKind kind, Value forms, Span span) {
+Node* Analyzer::analyze_seq(NodeKind kind, Value forms, Span span, bool statements) {
   auto* n = make<SeqNode>(kind, span);
   for (Value v = forms; is_cons(v); v = cdr(v)) {
+    statement_next_ = statements;
     n->body.push_back(analyze(car(v), span_of_cell(v, span)));
   }
   if (n->body.empty() && kind == NodeKind::Progn) return constant(nil(), span);
@@ -133,7 +144,7 @@ Node* Analyzer::analyze_list(Value form, Span span) {
         return analyze_lambda(nth(form, 2), nth_cell(form, 3), span, nth(form, 1));
       }
       if (s == S.if_) return analyze_if(form, span);
-      if (s == S.progn) return analyze_body(cdr(form), span);
+      if (s == S.progn) return analyze_body(cdr(form), span, true);
       if (s == S.let) return analyze_let(form, span, false);
       if (s == S.let_star) return analyze_let(form, span, true);
       if (s == S.setq) return analyze_setq(form, span);
@@ -158,7 +169,7 @@ Node* Analyzer::analyze_list(Value form, Span span) {
           in_.relocate_to_macro_call(e, span, s->name);
           throw;
         }
-        return analyze(expansion, span);
+        return analyze_in_place(expansion, span);
       }
     }
     if (!lexical || special) {
@@ -170,7 +181,7 @@ Node* Analyzer::analyze_list(Value form, Span span) {
           in_.relocate_to_macro_call(e, span, s->name);
           throw;
         }
-        return analyze(expansion, span);
+        return analyze_in_place(expansion, span);
       }
     }
   } else if (!is_cons(head)) {
@@ -225,9 +236,12 @@ Node* Analyzer::analyze_if(Value form, Span span) {
     fail(span, "if: expected (if TEST THEN [ELSE]), got " + std::to_string(n - 1) + " forms");
   }
   Node* test = analyze(nth(form, 1), span_of_cell(nth_cell(form, 1), span));
+  statement_next_ = true;
   Node* then = analyze(nth(form, 2), span_of_cell(nth_cell(form, 2), span));
+  statement_next_ = true;
   Node* otherwise = n == 4 ? analyze(nth(form, 3), span_of_cell(nth_cell(form, 3), span))
                            : constant(nil(), span);
+  statement_next_ = false;
   return make<IfNode>(span, test, then, otherwise);
 }
 
@@ -299,10 +313,10 @@ Node* Analyzer::analyze_let(Value form, Span span, bool sequential) {
     Value definition = in_.cons(bindings, in_.cons(params, nth_cell(form, 3)));
     Value labels = in_.list({in_.sym("labels"), in_.list({definition}), bindings});
     Value call = in_.cons(in_.sym("funcall"), in_.cons(labels, in_.list_from(inits.data(), inits.size())));
-    return analyze(call, span);
+    return analyze_in_place(call, span);
   }
   if (!is_list(bindings)) fail(bindings_span, std::string(what) + ": bindings must be a list, got " + in_.repr(bindings));
-  if (bindings.is_nil()) return analyze_body(nth_cell(form, 2), span);  // no frame at all
+  if (bindings.is_nil()) return analyze_body(nth_cell(form, 2), span, true);  // no frame at all
   if (is_circular(bindings)) fail(bindings_span, std::string(what) + ": the bindings are a circular list");
   if (sequential) {
     // (let* (a... *special* b...) body) is (let* (a... *special*) (let* (b...) body)), so the
@@ -356,7 +370,7 @@ Node* Analyzer::analyze_let(Value form, Span span, bool sequential) {
     }
   }
   scope_ = &inner;
-  Node* body = analyze_body(nth_cell(form, 2), span);
+  Node* body = analyze_body(nth_cell(form, 2), span, true);
   // Special variables are bound dynamically around the body, from their slots.
   for (auto it = specials.rbegin(); it != specials.rend(); ++it) {
     auto* ref = make<LocalNode>(NodeKind::Local, span, 0, it->second);
@@ -517,7 +531,7 @@ Node* Analyzer::analyze_lambda(Value params, Value body, Span span, Value name) 
     Value let_form = keep_alive(in_.cons(Value::object(S.let_star), in_.cons(aux_bindings, body)));
     body_node = analyze_let(let_form, span, true);
   } else {
-    body_node = analyze_body(body, span);
+    body_node = analyze_body(body, span, true);
   }
   if (block != nullptr) {
     bool used = blocks_.back().used;

@@ -20,7 +20,7 @@ Node* Analyzer::analyze_multiple_value_call(Value form, Span span) {
 Node* Analyzer::analyze_while(Value form, Span span) {
   if (list_length(form, span, "while") < 2) fail(span, "while: expected (while TEST BODY...)");
   Node* test = analyze(nth(form, 1), span_of_cell(cdr(form), span));
-  Node* body = analyze_body(nth_cell(form, 2), span);
+  Node* body = analyze_body(nth_cell(form, 2), span, true);
   return make<WhileNode>(span, test, body);
 }
 
@@ -35,7 +35,7 @@ Node* Analyzer::analyze_block(Value form, Span span) {
   bool top = scope_ == nullptr;
   if (top) scope_ = &own;
   blocks_.push_back(BlockRef{sym, block, false, scope_, lambda_depth_});
-  Node* body = analyze_body(nth_cell(form, 2), span);
+  Node* body = analyze_body(nth_cell(form, 2), span, true);
   bool used = blocks_.back().used;
   blocks_.pop_back();
   if (top) {
@@ -62,6 +62,8 @@ Node* Analyzer::analyze_return_from(Value form, Span span) {
       Node* value = n == 3 ? analyze(nth(form, 2), span_of_cell(nth_cell(form, 2), span)) : constant(nil(), span);
       auto it = blocks_.begin() + static_cast<std::ptrdiff_t>(index);
       auto* ret = make<ReturnFromNode>(span, it->node, value);
+      // Statement positions all the way from the block, in the same function: no unwinding.
+      ret->local = index >= clean_floor_ && lambda_depth_ == it->lambda_depth;
       if (lambda_depth_ > it->lambda_depth) {
         // Inside a closure: the block needs a tag slot in its frame, read from here.
         BlockNode* block = it->node;
@@ -117,7 +119,7 @@ Node* Analyzer::analyze_macrolet(Value form, Span span, bool symbol_macros) {
     }
   }
   local_macros_.insert(local_macros_.end(), added.begin(), added.end());
-  return analyze_body(nth_cell(form, 2), span);
+  return analyze_body(nth_cell(form, 2), span, true);
 }
 
 Node* Analyzer::analyze_unwind_protect(Value form, Span span) {

@@ -93,12 +93,20 @@ class Analyzer {
   Node* analyze_symbol(Symbol* sym, Span span);
   Node* analyze_list(Value form, Span span);
   Node* analyze_call(Value form, Span span);
-  Node* analyze_body(Value forms, Span span);  // progn of a list of forms
+  // A progn of a list of forms. STATEMENTS: the forms are in statement position, where a
+  // return-from may leave without unwinding (see clean_floor_).
+  Node* analyze_body(Value forms, Span span, bool statements = false);
   Node* analyze_if(Value form, Span span);
   Node* analyze_setq(Value form, Span span);
   Node* analyze_let(Value form, Span span, bool sequential);
   Node* analyze_lambda(Value params, Value body, Span span, Value name);
-  Node* analyze_seq(NodeKind kind, Value forms, Span span);
+  Node* analyze_seq(NodeKind kind, Value forms, Span span, bool statements = false);
+  // FORM analyzed in the position of the form it replaces (a macro's expansion): a statement
+  // position stays one.
+  Node* analyze_in_place(Value form, Span span) {
+    statement_next_ = true;
+    return analyze(form, span);
+  }
   Node* analyze_while(Value form, Span span);
   Node* analyze_block(Value form, Span span);
   Node* analyze_return_from(Value form, Span span);
@@ -137,6 +145,14 @@ class Analyzer {
   BindingCounts bound_;  // declared before any Scope that refers to it
   Scope* scope_ = nullptr;
   std::vector<BlockRef> blocks_;
+  // Local returns (ReturnFromNode::local): the blocks at index clean_floor_ and above are
+  // reached from the form being analyzed through statement positions only (the forms of a
+  // progn or of a block, let, let*, while or function body; the branches of an if) in the same
+  // function. A return-from to one of them sets the interpreter's pending return and comes
+  // back through those nodes, which stop at once, instead of throwing. Any other position (an
+  // argument, a test, a binding's value, unwind-protect, handler-case) raises the floor.
+  std::size_t clean_floor_ = 0;
+  bool statement_next_ = false;  // the next analyze call is for a statement position
   // Closures created so far. A scope whose analysis creates none has a frame that nothing can
   // capture, so the evaluator keeps it on the frame stack instead of the heap.
   std::size_t lambdas_ = 0;

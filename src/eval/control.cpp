@@ -34,7 +34,13 @@ Value Interp::run_block(BlockNode* n, Env* env) {
   char* saved_fsp = fsp;
   std::size_t saved_frames = frames.size();
   try {
-    return run(n->body, env);
+    Value v = run(n->body, env);
+    if (pending_block == n) {  // a local return to this block
+      pending_block = nullptr;
+      v = pending_value;
+      pending_value = nil();
+    }
+    return v;
   } catch (ReturnFromSignal& r) {
     if (r.block != n || (r.tag != 0 && r.tag != tag)) throw;
     sp = saved_sp;
@@ -44,7 +50,7 @@ Value Interp::run_block(BlockNode* n, Env* env) {
   }
 }
 
-void Interp::run_return_from(ReturnFromNode* n, Env* env) {
+Value Interp::run_return_from(ReturnFromNode* n, Env* env) {
   std::int64_t tag = 0;
   if (n->tag != nullptr) {
     tag = run(n->tag, env).i;
@@ -62,6 +68,11 @@ void Interp::run_return_from(ReturnFromNode* n, Env* env) {
   }
   mv_count = 1;  // the values are the value form's (an argument evaluated before left none)
   Value v = run(n->value, env);
+  if (n->local) {
+    pending_value = v;
+    pending_block = n->block;
+    return v;
+  }
   throw ReturnFromSignal{n->block, tag, v};
 }
 

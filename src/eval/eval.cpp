@@ -310,7 +310,10 @@ Value Interp::run(Node* node, Env* env) {
       case NodeKind::Progn: {
         auto* n = static_cast<SeqNode*>(node);
         std::size_t last = n->body.size() - 1;
-        for (std::size_t i = 0; i < last; ++i) run(n->body[i], env);
+        for (std::size_t i = 0; i < last; ++i) {
+          run(n->body[i], env);
+          if (pending_block != nullptr) return nil();  // a local return passing through
+        }
         mv_count = 1;
         node = n->body[last];
         continue;
@@ -353,7 +356,10 @@ Value Interp::run(Node* node, Env* env) {
           Value test;
           if (!fast_prim(n->test, env, t(), test)) test = run(n->test, env);
           if (!test.truthy()) break;
-          for (std::size_t i = 0; i < count; ++i) run(forms[i], env);
+          for (std::size_t i = 0; i < count; ++i) {
+            run(forms[i], env);
+            if (pending_block != nullptr) return nil();  // a local return leaving the loop
+          }
           check_interrupt();
           maybe_collect();
         }
@@ -392,7 +398,7 @@ Value Interp::run(Node* node, Env* env) {
       // The rarer forms live in control.cpp, keeping this loop's stack frame small.
       case NodeKind::DynBind: return run_dynamic_binding(static_cast<DynBindNode*>(node), env);
       case NodeKind::Block: return run_block(static_cast<BlockNode*>(node), env);
-      case NodeKind::ReturnFrom: run_return_from(static_cast<ReturnFromNode*>(node), env);
+      case NodeKind::ReturnFrom: return run_return_from(static_cast<ReturnFromNode*>(node), env);
       case NodeKind::UnwindProtect: return run_unwind_protect(static_cast<UnwindProtectNode*>(node), env);
       case NodeKind::MultipleValueCall:
         return run_multiple_value_call(static_cast<MultipleValueCallNode*>(node), env);

@@ -374,6 +374,7 @@ void Interp::collect() {
     for (const auto& [name, s] : symbols_) m.mark(s);
     for (const auto& [name, s] : keywords_) m.mark(s);
     for (const Value& v : permanent) m.mark(v);
+    m.mark(pending_value);
     for (const CallFrame& f : frames) m.mark(f.function);
     if (mv_count > 1) {
       for (const Value& v : mv_rest) m.mark(v);

@@ -221,7 +221,13 @@ class Interp {
   // The less frequent forms, out of run's way (control.cpp).
   Value run_dynamic_binding(DynBindNode* n, Env* env);
   Value run_block(BlockNode* n, Env* env);
-  [[noreturn]] void run_return_from(ReturnFromNode* n, Env* env);
+  // Throws ReturnFromSignal, or for a local return sets the pending return and returns.
+  Value run_return_from(ReturnFromNode* n, Env* env);
+  // A local return on its way to its block (ReturnFromNode::local): the nodes it passes
+  // through (progn, while, if, let) return at once while pending_block is set, and the block
+  // takes pending_value. No evaluation happens in between; the value is traced anyway.
+  const BlockNode* pending_block = nullptr;
+  Value pending_value;
   Value run_unwind_protect(UnwindProtectNode* n, Env* env);
   struct HandlerOutcome {
     Value value;                   // the body's value, or the condition for `clause`

@@ -166,6 +166,9 @@ struct ReturnFromNode : Node {
   const BlockNode* block;
   Node* value;
   Node* tag = nullptr;  // reads the block's tag when the return-from is inside a closure
+  // Reached from its block through statement positions only (Analyzer::clean_floor_): it
+  // sets Interp::pending_block and returns instead of throwing ReturnFromSignal.
+  bool local = false;
 };
 
 struct UnwindProtectNode : Node {
