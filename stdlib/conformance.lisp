@@ -12,10 +12,12 @@
 ;;; backend at a larger size.
 
 (defvar conformance:*dtypes* '(f64 f32 f16 bf16 i64 i32 i16 i8 u32 u8 bool)
-  "The dtypes a report covers, as columns.")
+  "The dtypes a report covers, as columns.
+  (subseq conformance:*dtypes* 0 4)  ; => (f64 f32 f16 bf16)")
 
 (defvar conformance:*tolerances* '((f64 . 1e-9) (f32 . 2e-4) (f16 . 2e-2) (bf16 . 4e-2))
-  "Relative tolerance per float dtype: |got - want| <= tol * (1 + |want|).")
+  "Relative tolerance per float dtype: |got - want| <= tol * (1 + |want|).
+  (cdr (assoc 'f16 conformance:*tolerances*))  ; => 0.02")
 
 (defvar conformance:*classes*
   '((:all f64 f32 f16 bf16 i64 i32 i16 i8 u32 u8 bool)
@@ -181,7 +183,8 @@
     ("batch-norm" :composite :float ((n m 2)) (batch-norm a :training t))
     ("layer-norm, rms-norm" :composite :float ((n m)) (list (layer-norm a) (rms-norm a)))
     ("group-norm, instance-norm" :composite :float ((2 4 5)) (list (group-norm a 2) (instance-norm a))))
-  "The conformance suite's cases.")
+  "The conformance suite's cases.
+  (rest (assoc \"recip\" conformance:*cases* :test #'equal))  ; => (:primitive :float (((n m) :pos)) (prim:recip a))")
 
 (defvar conformance:*state* 1)
 (defun conformance:%rnd (n)
@@ -379,8 +382,10 @@ the median of 5 runs after one to compile; nil when it is not timed or fails."
 RUNTIME (or uses a backend name: cpu, ref, ...), starts it with OPTIONS (e.g. \"sim=nvptx\"),
 and runs every case of conformance:*cases* (only those whose names contain ONLY, when given)
 for every dtype against the reference executor, forward and backward, and times each op.
-Writes the Markdown report to OUT (or returns it as a string when OUT is nil) and prints one
-line per op unless QUIET. Returns the number of failures."
+Writes the Markdown report to OUT (or, when OUT is nil, prints it unless QUIET) and prints one
+line per op unless QUIET. Returns the number of failures.
+  (list (conformance:report 'cpu :only \"recip\" :quiet t :out \"/tmp/tl-doc-conformance.md\")
+        (subseq (read-file \"/tmp/tl-doc-conformance.md\") 0 26))  ; => (0 \"# Backend conformance: cpu\")"
   (let* ((name (if (symbolp runtime) runtime (progn (load runtime) (conformance:%backend-name runtime))))
          (was (device))
          (cases (remove-if-not (lambda (c) (or (null only) (search only (first c)))) conformance:*cases*))
@@ -443,7 +448,8 @@ line per op unless QUIET. Returns the number of failures."
 (defun conformance:main (args)
   "(conformance:main ARGS) What tlisp test-backend runs: ARGS are its command-line words,
 RUNTIME.lisp (or a backend name) [-o REPORT.md] [--options \"k=v ...\"] [--only TEXT] [--quiet].
-Exits with 1 when a check fails, 2 on bad arguments."
+Exits with 1 when a check fails, 2 on bad arguments.
+  (fboundp 'conformance:main)  ; => t"
   (let ((runtime nil) (out nil) (options "") (only nil) (quiet nil))
     (loop while args
           do (let ((a (pop args)))

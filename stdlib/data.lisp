@@ -2,7 +2,10 @@
 ;;; data: datasets and batches. (require 'data)
 
 (defvar data:*fashion-mnist-dir* "/usr/share/datasets/fashion-mnist"
-  "Where Fashion-MNIST's IDX files are (Debian's dataset-fashion-mnist puts them here).")
+  "Where Fashion-MNIST's IDX files are (Debian's dataset-fashion-mnist puts them here).
+  (stringp data:*fashion-mnist-dir*)  ; => t
+  (let ((data:*fashion-mnist-dir* \"/tmp/tl-doc-no-such-dir\"))
+    (handler-case (data:load-fashion-mnist :limit 10) (file-error () :not-found)))  ; => :not-found")
 
 (defun data:%idx-file (dir base)
   (let ((gz (concat dir "/" base ".gz")) (plain (concat dir "/" base)))
@@ -16,7 +19,8 @@
 :test-x :test-y: images flattened to f32 rows of 784 values in [0, 1], labels as i32. LIMIT
 keeps only the first LIMIT examples of each split (for quick runs). With NORMALIZE, pixels
 are standardized with the training images' mean and standard deviation (0.286 and 0.353 on
-the full set)."
+the full set).
+  (handler-case (data:load-fashion-mnist :dir \"/tmp/tl-doc-no-such-dir\") (file-error () :not-found))  ; => :not-found"
   (flet ((images (base)
            (let* ((x (load-idx (data:%idx-file dir base)))
                   (x (if (and limit (< limit (first (shape x)))) (take-rows x (range limit)) x)))
@@ -34,7 +38,10 @@ the full set)."
 
 (defun data:shuffled (n seed)
   "(data:shuffled N SEED) A random permutation of 0 ... N-1 (Fisher-Yates), the same for the
-same SEED."
+same SEED. It seeds Lisp's random generator with SEED (random-seed), so what random returns
+next follows from SEED too.
+  (data:shuffled 5 0)  ; => (2 1 4 3 0)
+  (sort (data:shuffled 5 42) #'<)  ; => (0 1 2 3 4)"
   (random-seed seed)
   (let ((v (make-vector n 0)))
     (dotimes (i n) (setf (aref v i) i))
@@ -46,7 +53,9 @@ same SEED."
 
 (defun data:batch-indices (n size &key shuffle (seed 0))
   "(data:batch-indices N SIZE &key shuffle seed) Lists of row indices covering 0 ... N-1 in
-batches of SIZE (the last may be smaller), shuffled with SEED when SHUFFLE."
+batches of SIZE (the last may be smaller), shuffled with SEED when SHUFFLE.
+  (data:batch-indices 5 2)  ; => ((0 1) (2 3) (4))
+  (data:batch-indices 4 2 :shuffle t :seed 1)  ; => ((1 2) (3 0))"
   (let ((order (if shuffle (data:shuffled n seed) (range n))) (out nil))
     (loop
       (when (null order) (return))
@@ -67,7 +76,9 @@ bound to the rows of X and Y of each batch.
 (defun data:batches (dataset &key (size 128) shuffle (seed 0))
   "(data:batches DATASET &key (size 128) shuffle seed) DATASET's rows in batches, as a list of
 (XB . YB): DATASET is (X . Y), or a plist with :train-x and :train-y. Every batch is made
-now, a copy of the epoch's data; data:do-batches makes each batch only when it is reached."
+now, a copy of the epoch's data; data:do-batches makes each batch only when it is reached.
+  (mapcar (lambda (b) (shape (car b)))
+          (data:batches (cons (zeros '(5 3)) (zeros '(5))) :size 2))  ; => ((2 3) (2 3) (1 3))"
   (let ((x (if (consp dataset) (if (keywordp (car dataset)) (getf dataset :train-x) (car dataset))))
         (y (if (consp dataset) (if (keywordp (car dataset)) (getf dataset :train-y) (cdr dataset)))))
     (unless (and (tensorp x) (tensorp y) (equal (first (shape x)) (first (shape y))))
@@ -77,7 +88,9 @@ now, a copy of the epoch's data; data:do-batches makes each batch only when it i
 
 (defun data:progress-line (label done total start-seconds &optional (extra ""))
   "(data:progress-line LABEL DONE TOTAL START-SECONDS [EXTRA]) The text data:progress prints:
-LABEL, a bar of 30 columns, DONE/TOTAL, items per second since START-SECONDS, and EXTRA."
+LABEL, a bar of 30 columns, DONE/TOTAL, items per second since START-SECONDS, and EXTRA.
+  (let ((line (data:progress-line \"epoch 1\" 5 10 (/ (get-internal-real-time) 1e9))))
+    (subseq line 0 45))  ; => \"epoch 1 [===============               ] 5/10\""
   (let* ((width 30)
          (filled (floor (* width done) (max total 1)))
          (elapsed (max 1e-9 (- (/ (get-internal-real-time) 1e9) start-seconds)))
@@ -86,7 +99,10 @@ LABEL, a bar of 30 columns, DONE/TOTAL, items per second since START-SECONDS, an
 
 (defun data:progress (label done total start-seconds &optional (extra ""))
   "(data:progress LABEL DONE TOTAL START-SECONDS [EXTRA]) Prints a one-line progress bar with
-throughput (items per second), rewritten in place; a newline when DONE reaches TOTAL."
+throughput (items per second), rewritten in place; a newline when DONE reaches TOTAL.
+  (let ((text (with-output-to-string (*standard-output*)
+                (data:progress \"demo\" 3 3 (/ (get-internal-real-time) 1e9)))))
+    (subseq text 1 42))  ; => \"demo [==============================] 3/3\""
   (format t "~a~a" (code-char 13) (data:progress-line label done total start-seconds extra))
   (when (>= done total) (terpri)))
 

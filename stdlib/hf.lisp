@@ -8,24 +8,32 @@
 ;;; --- configs ---------------------------------------------------------------------------
 
 (defun hf:read-config (path)
-  "(hf:read-config PATH) The config.json at PATH as an equal hash table (string keys)."
+  "(hf:read-config PATH) The config.json at PATH as an equal hash table (string keys).
+  (progn (write-file \"/tmp/tl-doc-hf-config.json\" (json-write '((\"model_type\" . \"gpt2\") (\"n_layer\" . 12))))
+         (gethash \"n_layer\" (hf:read-config \"/tmp/tl-doc-hf-config.json\")))  ; => 12"
   (json-read-file path))
 
 (defun hf:config (config key &optional default)
   "(hf:config CONFIG KEY [DEFAULT]) The value of KEY (a string) in CONFIG (a hash table from
-hf:read-config, or a checkpoint), or DEFAULT when it is absent or null."
+hf:read-config, or a checkpoint), or DEFAULT when it is absent or null.
+  (let ((c (json-read (json-write '((\"n_embd\" . 768) (\"n_inner\" . :null))))))
+    (list (hf:config c \"n_embd\") (hf:config c \"n_inner\" 3072) (hf:config c \"n_head\")))  ; => (768 3072 nil)"
   (let* ((table (if (hash-table-p config) config (getf config :config)))
          (v (gethash key table :%absent)))
     (if (or (eq v :%absent) (eq v :null)) default v)))
 
 (defun hf:config-required (config key)
   "(hf:config-required CONFIG KEY) The value of KEY in CONFIG; an error naming the key and the
-config file when it is missing."
+config file when it is missing.
+  (let ((c (json-read (json-write '((\"model_type\" . \"gpt2\") (\"n_embd\" . 768))))))
+    (list (hf:config-required c \"n_embd\")
+          (handler-case (hf:config-required c \"n_head\") (file-error () :missing))))  ; => (768 :missing)"
   (let ((v (hf:config config key :%absent)))
     (when (eq v :%absent)
-      (error 'file-error "hf: ~a has no ~s, which a ~a model needs"
-             (if (hash-table-p config) "the config" (getf config :config-file)) key
-             (hf:config config "model_type" "this")))
+      (let ((type (hf:config config "model_type" nil)))
+        (error 'file-error "hf: ~a has no ~s, which ~a needs"
+               (if (hash-table-p config) "the config" (getf config :config-file)) key
+               (if type (format nil "a ~a model" type) "this model"))))
     v))
 
 ;;; --- checkpoints -----------------------------------------------------------------------
@@ -65,7 +73,16 @@ hf:tensor reads each tensor from its file when a model takes it, so tensors a mo
 use are never read. Tensors stored in another dtype are cast to DTYPE when taken (f32 by
 default; nil keeps each as stored: f32, f16 or bf16). Returns a plist (:dir :config
 :config-file :tensors :files :dtype), :tensors a hash table from names to (DTYPE SHAPE),
-:files from names to files."
+:files from names to files.
+  (let ((dir \"/tmp/tl-doc-hf-load-checkpoint/\"))
+    (ensure-directories-exist dir)
+    (write-file (concat dir \"config.json\") (json-write '((\"model_type\" . \"gpt2\") (\"n_embd\" . 3))))
+    (save-safetensors (list (cons \"wte.weight\" (ones '(2 3) :dtype 'f16)))
+                      (concat dir \"model.safetensors\"))
+    (let ((ck (hf:load-checkpoint dir)) (stored (hf:load-checkpoint dir :dtype nil)))
+      (list (hf:config ck \"n_embd\") (gethash \"wte.weight\" (getf ck :tensors))
+            (dtype (hf:tensor ck \"wte.weight\" '(2 3)))
+            (dtype (hf:tensor stored \"wte.weight\" '(2 3))))))  ; => (3 (f16 (2 3)) f32 f16)"
   (let ((gguf (hf:%gguf-file dir)))
     (if gguf
         (hf:load-gguf-checkpoint gguf :dtype dtype)
@@ -95,14 +112,28 @@ default; nil keeps each as stored: f32, f16 or bf16). Returns a plist (:dir :con
           :dtype dtype :used (make-hash-table :test 'equal))))
 
 (defun hf:tensor-names (checkpoint)
-  "(hf:tensor-names CHECKPOINT) The names of the tensors CHECKPOINT's files hold, sorted."
+  "(hf:tensor-names CHECKPOINT) The names of the tensors CHECKPOINT's files hold, sorted.
+  (let ((dir \"/tmp/tl-doc-hf-tensor-names/\"))
+    (ensure-directories-exist dir)
+    (write-file (concat dir \"config.json\") (json-write '((\"model_type\" . \"gpt2\"))))
+    (save-safetensors (list (cons \"wte.weight\" (zeros '(4 2))) (cons \"ln_f.bias\" (zeros '(2))))
+                      (concat dir \"model.safetensors\"))
+    (hf:tensor-names (hf:load-checkpoint dir)))  ; => (\"ln_f.bias\" \"wte.weight\")"
   (let ((names nil))
     (maphash (lambda (k v) (push k names)) (getf checkpoint :tensors))
     (sort names #'string<)))
 
 (defun hf:has-tensor (checkpoint name &key (prefixes '("")))
   "(hf:has-tensor CHECKPOINT NAME &key prefixes) The full name under which CHECKPOINT holds
-NAME, trying each of PREFIXES before it, or nil."
+NAME, trying each of PREFIXES before it, or nil.
+  (let ((dir \"/tmp/tl-doc-hf-has-tensor/\"))
+    (ensure-directories-exist dir)
+    (write-file (concat dir \"config.json\") (json-write '((\"model_type\" . \"gpt2\"))))
+    (save-safetensors (list (cons \"transformer.wte.weight\" (zeros '(4 2))))
+                      (concat dir \"model.safetensors\"))
+    (let ((ck (hf:load-checkpoint dir)))
+      (list (hf:has-tensor ck \"wte.weight\" :prefixes '(\"\" \"transformer.\"))
+            (hf:has-tensor ck \"wpe.weight\"))))  ; => (\"transformer.wte.weight\" nil)"
   (loop for p in prefixes
         for full = (concat p name)
         when (gethash full (getf checkpoint :tensors)) return full))
@@ -111,7 +142,16 @@ NAME, trying each of PREFIXES before it, or nil."
   "(hf:tensor CHECKPOINT NAME SHAPE &key (prefixes '(\"\"))) The tensor NAME of CHECKPOINT (the
 first of PREFIX+NAME it holds), checked to have SHAPE (what the config implies) and cast to
 the checkpoint's dtype. A missing tensor is a file-error naming it and the files searched;
-a tensor of another shape is a shape-error giving both shapes and its file."
+a tensor of another shape is a shape-error giving both shapes and its file.
+  (let ((dir \"/tmp/tl-doc-hf-tensor/\"))
+    (ensure-directories-exist dir)
+    (write-file (concat dir \"config.json\") (json-write '((\"model_type\" . \"gpt2\"))))
+    (save-safetensors (list (cons \"transformer.wte.weight\" (tensor '((1.0 2.0)))))
+                      (concat dir \"model.safetensors\"))
+    (let ((ck (hf:load-checkpoint dir)) (p '(\"\" \"transformer.\")))
+      (list (handler-case (hf:tensor ck \"wpe.weight\" '(1 2)) (file-error () :missing))
+            (handler-case (hf:tensor ck \"wte.weight\" '(2 2) :prefixes p) (shape-error () :bad-shape))
+            (to-list (hf:tensor ck \"wte.weight\" '(1 2) :prefixes p)))))  ; => (:missing :bad-shape ((1.0 2.0)))"
   (let* ((full (hf:has-tensor checkpoint name :prefixes prefixes))
          (files (getf checkpoint :files)))
     (unless full
@@ -149,7 +189,15 @@ a tensor of another shape is a shape-error giving both shapes and its file."
 
 (defun hf:unused-tensors (checkpoint)
   "(hf:unused-tensors CHECKPOINT) The names of CHECKPOINT's tensors that no hf:tensor call
-took, sorted (after a model is built: what it ignored)."
+took, sorted (after a model is built: what it ignored).
+  (let ((dir \"/tmp/tl-doc-hf-unused-tensors/\"))
+    (ensure-directories-exist dir)
+    (write-file (concat dir \"config.json\") (json-write '((\"model_type\" . \"gpt2\"))))
+    (save-safetensors (list (cons \"wte.weight\" (zeros '(4 2))) (cons \"lm_head.weight\" (zeros '(4 2))))
+                      (concat dir \"model.safetensors\"))
+    (let ((ck (hf:load-checkpoint dir)))
+      (hf:tensor ck \"wte.weight\" '(4 2))
+      (hf:unused-tensors ck)))  ; => (\"lm_head.weight\")"
   (remove-if (lambda (n) (gethash n (getf checkpoint :used))) (hf:tensor-names checkpoint)))
 
 ;;; --- GGUF files (llama.cpp's format) --------------------------------------------------------
@@ -206,7 +254,10 @@ took, sorted (after a model is built: what it ignored)."
 HF-NAME [TRANSFORM ...]) ...), the names after blk.N. and model.layers.N. (llama) or h.N.
 (gpt2) for a layer's tensors. :transpose: llama.cpp stores GPT-2's Conv1D weights (out in);
 :rope KEY: its converter permutes the rows of Llama's q and k projections (for KEY heads)
-for its rotary layout, undone here.")
+for its rotary layout, undone here.
+  (mapcar #'car hf:*gguf-names*)  ; => (\"llama\" \"gpt2\")
+  (let ((gpt2 (cdr (assoc \"gpt2\" hf:*gguf-names* :test #'equal))))
+    (assoc \"attn_qkv.weight\" gpt2 :test #'equal))  ; => (\"attn_qkv.weight\" \"attn.c_attn.weight\" :transpose)")
 
 (defun hf:%gguf-hf-name (arch name)
   ;; (HF-NAME . TRANSFORM) for llama.cpp's tensor NAME of architecture ARCH; NAME itself
@@ -301,7 +352,9 @@ llama.cpp's tensor names mapped to Hugging Face's (hf:*gguf-names*), with their 
 Hugging Face checkpoint has them. Only the header is read here (and rope_freqs.weight, Llama
 3.1's rope scaling as llama.cpp stores it, which becomes a rope_scaling of type
 freq_factors). F32, F16 and BF16 tensors are taken as stored (then cast to DTYPE, nil keeping
-them), Q8_0 and Q4_0 dequantized to f32."
+them), Q8_0 and Q4_0 dequantized to f32.
+  (progn (write-file \"/tmp/tl-doc-not.gguf\" \"not a GGUF file\")
+         (handler-case (hf:load-gguf-checkpoint \"/tmp/tl-doc-not.gguf\") (file-error () :not-gguf)))  ; => :not-gguf"
   (let* ((header (gguf-header path))
          (meta (getf header :metadata))
          (arch (cdr (assoc "general.architecture" meta :test #'equal)))
@@ -357,10 +410,23 @@ them), Q8_0 and Q4_0 dequantized to f32."
     ("llama" "models/llama" llama:from-checkpoint)
     ("mistral" "models/llama" llama:from-checkpoint))
   "The model families hf:load knows: (MODEL-TYPE MODULE CONSTRUCTOR), CONSTRUCTOR a function of
-a checkpoint defined by MODULE (a stdlib module, loaded on first use).")
+a checkpoint defined by MODULE (a stdlib module, loaded on first use).
+  (mapcar #'car hf:*model-types*)  ; => (\"gpt2\" \"llama\" \"mistral\")")
 
 (defun hf:from-checkpoint (checkpoint)
-  "(hf:from-checkpoint CHECKPOINT) The language model of CHECKPOINT's model_type."
+  "(hf:from-checkpoint CHECKPOINT) The language model of CHECKPOINT's model_type.
+  (let ((dir \"/tmp/tl-doc-hf-from-checkpoint/\"))
+    (ensure-directories-exist dir)
+    (write-file (concat dir \"config.json\")
+                (json-write '((\"model_type\" . \"llama\") (\"vocab_size\" . 4) (\"hidden_size\" . 4)
+                              (\"num_attention_heads\" . 1) (\"num_hidden_layers\" . 0))))
+    (save-safetensors (list (cons \"model.embed_tokens.weight\" (eye 4)) (cons \"model.norm.weight\" (ones '(4)))
+                            ;; lm_head: token i -> i + 1 (mod 4)
+                            (cons \"lm_head.weight\" (tensor '((0 0 0 1) (1 0 0 0) (0 1 0 0) (0 0 1 0)) :dtype 'f32)))
+                      (concat dir \"model.safetensors\"))
+    (let ((ck (hf:load-checkpoint dir)))
+      (list (hf:config ck \"model_type\")
+            (shape ((hf:from-checkpoint ck) (tensor '(0 1) :dtype 'i32))))))  ; => (\"llama\" (2 4))"
   (let* ((type (hf:config checkpoint "model_type"))
          (entry (assoc type hf:*model-types* :test #'equal)))
     (unless entry
@@ -376,11 +442,31 @@ model_type: gpt2, llama or mistral; or in a GGUF file (DIR ends in .gguf, or is 
 without config.json holding one .gguf file) of architecture gpt2 or llama, with Q8_0 and
 Q4_0 weights dequantized. Weights are cast to DTYPE (nil keeps them as stored).
 Call the model on a 1-d integer tensor of token ids to get logits (tokens vocab), as in
-(let ((m (hf:load \"gpt2\"))) (m (tensor '(464 3290) :dtype 'i32))) for a folder gpt2."
+(let ((m (hf:load \"gpt2\"))) (m (tensor '(464 3290) :dtype 'i32))) for a folder gpt2.
+  (let ((dir \"/tmp/tl-doc-hf-load/\"))
+    (ensure-directories-exist dir)
+    (write-file (concat dir \"config.json\")
+                (json-write '((\"model_type\" . \"llama\") (\"vocab_size\" . 4) (\"hidden_size\" . 4)
+                              (\"num_attention_heads\" . 1) (\"num_hidden_layers\" . 0))))
+    (save-safetensors (list (cons \"model.embed_tokens.weight\" (eye 4)) (cons \"model.norm.weight\" (ones '(4)))
+                            ;; lm_head: token i -> i + 1 (mod 4)
+                            (cons \"lm_head.weight\" (tensor '((0 0 0 1) (1 0 0 0) (0 1 0 0) (0 0 1 0)) :dtype 'f32)))
+                      (concat dir \"model.safetensors\"))
+    (to-list (argmax ((hf:load dir) (tensor '(0 1 2 3) :dtype 'i32)) :axis 1)))  ; => (1 2 3 0)"
   (hf:from-checkpoint (hf:load-checkpoint dir :dtype dtype)))
 
 (defun hf:model-config (model)
-  "(hf:model-config MODEL) The config (a hash table) MODEL was built from."
+  "(hf:model-config MODEL) The config (a hash table) MODEL was built from.
+  (let ((dir \"/tmp/tl-doc-hf-model-config/\"))
+    (ensure-directories-exist dir)
+    (write-file (concat dir \"config.json\")
+                (json-write '((\"model_type\" . \"llama\") (\"vocab_size\" . 4) (\"hidden_size\" . 4)
+                              (\"num_attention_heads\" . 1) (\"num_hidden_layers\" . 0))))
+    (save-safetensors (list (cons \"model.embed_tokens.weight\" (eye 4)) (cons \"model.norm.weight\" (ones '(4)))
+                            ;; lm_head: token i -> i + 1 (mod 4)
+                            (cons \"lm_head.weight\" (tensor '((0 0 0 1) (1 0 0 0) (0 1 0 0) (0 0 1 0)) :dtype 'f32)))
+                      (concat dir \"model.safetensors\"))
+    (hf:config (hf:model-config (hf:load dir)) \"vocab_size\"))  ; => 4"
   (cdr (assoc 'config (model-fields model))))
 
 ;;; --- pieces the families share -------------------------------------------------------------
@@ -388,25 +474,35 @@ Call the model on a 1-d integer tensor of token ids to get logits (tokens vocab)
 (defun hf:embed (table ids)
   "(hf:embed TABLE IDS) The rows of TABLE (vocab dim) at the integer token IDS (a 1-d tensor),
 or, when IDS is a dim (a decode step's one token), its row as a (1 dim) view: a symbolic
-slice, so one compiled step serves every token and reads one row."
+slice, so one compiled step serves every token and reads one row.
+  (to-list (hf:embed (tensor '((0.0 0.5) (1.0 1.5) (2.0 2.5))) (tensor '(2 0) :dtype 'i32)))  ; => ((2.0 2.5) (0.0 0.5))
+  (let ((id (dim 'doc-ex-id 1)))
+    (with-dims (id) (to-list (hf:embed (tensor '((0.0 0.5) (1.0 1.5) (2.0 2.5))) id))))  ; => ((1.0 1.5))"
   (if (dim-p ids)
       (unsqueeze (slice table ids) :axis 0)
       (index-select table ids)))
 
 (defun hf:token-count (ids)
-  "(hf:token-count IDS) The number of tokens IDS holds: a 1-d tensor's length, 1 for a dim."
+  "(hf:token-count IDS) The number of tokens IDS holds: a 1-d tensor's length, 1 for a dim.
+  (hf:token-count (tensor '(464 3290 318) :dtype 'i32))  ; => 3
+  (hf:token-count (dim 'doc-ex-token 464))  ; => 1"
   (if (dim-p ids) 1 (first (shape ids))))
 
 (defun hf:call-with-dims (values thunk)
   "(hf:call-with-dims VALUES THUNK) Calls THUNK with every dim among VALUES bound (with-dims),
-so a model's forward can take a token and a position that are symbolic."
+so a model's forward can take a token and a position that are symbolic.
+  (let ((n (dim 'doc-ex-n 2)))
+    (hf:call-with-dims (list n 5) (lambda () (to-list (slice (arange 5) (list 0 n))))))  ; => (0 1)"
   (cond ((null values) (funcall thunk))
         ((dim-p (car values))
          (let ((d (car values))) (with-dims (d) (hf:call-with-dims (cdr values) thunk))))
         (t (hf:call-with-dims (cdr values) thunk))))
 
 (defun hf:linear (x weight &optional bias)
-  "(hf:linear X WEIGHT [BIAS]) x W^T + b with WEIGHT stored (out in), as torch.nn.Linear."
+  "(hf:linear X WEIGHT [BIAS]) x W^T + b with WEIGHT stored (out in), as torch.nn.Linear.
+  (let ((x (tensor '((1.0 2.0)))) (w (tensor '((1.0 0.0) (0.0 1.0) (1.0 1.0)))))
+    (list (to-list (hf:linear x w (tensor '(0.5 0.5 0.5))))
+          (to-list (hf:linear x w))))  ; => (((1.5 2.5 3.5)) ((1.0 2.0 3.0)))"
   (let ((y (matmul x (transpose weight))))
     (if bias (add y bias) y)))
 
@@ -416,7 +512,9 @@ last QUERIES of KEYS positions (KEYS may be symbolic): a boolean (QUERIES KEYS) 
 where the query at position i may read the key at position j, that is i - WINDOW < j <= i
 (Hugging Face Mistral's sliding_window). Built from each key's distance to the last position
 (a flipped index), so a symbolic KEYS needs no value: one compiled decode step serves every
-position."
+position.
+  (to-list (hf:window-mask 3 3 2))  ; => ((t nil nil) (t t nil) (nil t t))
+  (to-list (hf:window-mask 1 4 2))  ; => ((nil nil t t))"
   ;; query row r is at position KEYS - QUERIES + r; with e = KEYS-1-j (the flipped key index),
   ;; i - j = e - (QUERIES-1-r), and the key is visible when 0 <= i - j < WINDOW
   (let* ((shape (list queries keys))
@@ -433,7 +531,13 @@ tensors, receives K and V at START (in place) and the queries attend over its fi
 START+T positions; START may be symbolic (a dim bound by the caller's with-dims), so one
 compiled decode step serves every position. WINDOW, an integer, limits each query to the
 WINDOW latest positions, its own included (Mistral's sliding window; hf:window-mask).
-Returns (heads T hd)."
+Returns (heads T hd).
+  (to-list (hf:attention (ones '(1 2 2)) (ones '(1 2 2))
+                         (tensor '(((1.0 2.0) (3.0 5.0))))))  ; => (((1.0 2.0) (2.0 3.5)))
+  (shape (hf:attention (randn '(4 3 8)) (randn '(2 3 8)) (randn '(2 3 8))))  ; => (4 3 8)
+  (let ((cache (cons (realize (zeros '(1 4 2))) (realize (zeros '(1 4 2))))))
+    (hf:attention (ones '(1 2 2)) (ones '(1 2 2)) (tensor '(((1.0 2.0) (3.0 5.0)))) :cache cache :start 1)
+    (to-list (cdr cache)))  ; => (((0.0 0.0) (1.0 2.0) (3.0 5.0) (0.0 0.0)))"
   (let* ((heads (first (shape q))) (tokens (second (shape q))) (hd (third (shape q)))
          (kv-heads (first (shape k)))
          (group (/ heads kv-heads)))
@@ -457,12 +561,15 @@ Returns (heads T hd)."
       (reshape o heads tokens hd))))
 
 (defun hf:split-heads (x heads)
-  "(hf:split-heads X HEADS) X (T HEADS*hd) as (HEADS T hd)."
+  "(hf:split-heads X HEADS) X (T HEADS*hd) as (HEADS T hd).
+  (to-list (hf:split-heads (tensor '((1 2 3 4) (5 6 7 8))) 2))  ; => (((1 2) (5 6)) ((3 4) (7 8)))
+  (shape (hf:split-heads (zeros '(5 12)) 3))  ; => (3 5 4)"
   (let ((s (shape x)))
     (permute (reshape x (first s) heads (/ (second s) heads)) 1 0 2)))
 
 (defun hf:merge-heads (x)
-  "(hf:merge-heads X) X (heads T hd) as (T heads*hd)."
+  "(hf:merge-heads X) X (heads T hd) as (T heads*hd).
+  (to-list (hf:merge-heads (tensor '(((1 2) (5 6)) ((3 4) (7 8))))))  ; => ((1 2 3 4) (5 6 7 8))"
   (let ((s (shape x)))
     (reshape (permute x 1 0 2) (second s) (* (first s) (third s)))))
 
@@ -470,7 +577,22 @@ Returns (heads T hd)."
 
 (defun hf:make-cache (model length)
   "(hf:make-cache MODEL LENGTH) An empty KV cache for MODEL holding LENGTH positions: one cons
-(K . V) of zero (kv-heads LENGTH head-dim) tensors per layer, in MODEL's dtype."
+(K . V) of zero (kv-heads LENGTH head-dim) tensors per layer, in MODEL's dtype.
+  (let ((dir \"/tmp/tl-doc-hf-make-cache/\"))
+    (ensure-directories-exist dir)
+    (write-file (concat dir \"config.json\")
+                (json-write '((\"model_type\" . \"llama\") (\"vocab_size\" . 4) (\"hidden_size\" . 4)
+                              (\"num_attention_heads\" . 1) (\"num_hidden_layers\" . 1) (\"intermediate_size\" . 4))))
+    (save-safetensors
+     (list* (cons \"model.embed_tokens.weight\" (eye 4)) (cons \"model.norm.weight\" (ones '(4)))
+            (cons \"lm_head.weight\" (tensor '((0 0 0 1) (1 0 0 0) (0 1 0 0) (0 0 1 0)) :dtype 'f32))
+            (mapcar (lambda (n) (cons (format nil \"model.layers.0.~a.weight\" n)
+                                      (zeros (if (search \"norm\" n) '(4) '(4 4)))))
+                    '(\"input_layernorm\" \"post_attention_layernorm\" \"self_attn.q_proj\" \"self_attn.k_proj\"
+                      \"self_attn.v_proj\" \"self_attn.o_proj\" \"mlp.gate_proj\" \"mlp.up_proj\" \"mlp.down_proj\")))
+     (concat dir \"model.safetensors\"))
+    (let ((cache (hf:make-cache (hf:load dir) 8)))
+      (list (length cache) (shape (car (first cache))) (shape (cdr (first cache))))))  ; => (1 (1 8 4) (1 8 4))"
   (let ((layout (cdr (assoc 'cache-layout (model-fields model)))))
     (destructuring-bind (layers kv-heads head-dim dt) layout
       (loop repeat layers
@@ -478,14 +600,31 @@ Returns (heads T hd)."
                           (realize (zeros (list kv-heads length head-dim) :dtype dt)))))))
 
 (defun hf:cache-length (cache)
-  "(hf:cache-length CACHE) The number of positions CACHE holds."
+  "(hf:cache-length CACHE) The number of positions CACHE holds.
+  (hf:cache-length (list (cons (zeros '(2 16 4)) (zeros '(2 16 4)))))  ; => 16"
   (second (shape (car (first cache)))))
 
 (defun hf:decoder (model cache)
   "(hf:decoder MODEL CACHE) A decode step: a function of a token id and its position POS (two
 integers) that writes the token's keys and values into CACHE at POS and returns its logits
 (vocab). It is captured with jit with the token and the position as symbolic dims, so every
-token and position replays one compiled step."
+token and position replays one compiled step.
+  (let ((dir \"/tmp/tl-doc-hf-decoder/\"))
+    (ensure-directories-exist dir)
+    (write-file (concat dir \"config.json\")
+                (json-write '((\"model_type\" . \"llama\") (\"vocab_size\" . 4) (\"hidden_size\" . 4)
+                              (\"num_attention_heads\" . 1) (\"num_hidden_layers\" . 1) (\"intermediate_size\" . 4))))
+    (save-safetensors
+     (list* (cons \"model.embed_tokens.weight\" (eye 4)) (cons \"model.norm.weight\" (ones '(4)))
+            (cons \"lm_head.weight\" (tensor '((0 0 0 1) (1 0 0 0) (0 1 0 0) (0 0 1 0)) :dtype 'f32))
+            (mapcar (lambda (n) (cons (format nil \"model.layers.0.~a.weight\" n)
+                                      (zeros (if (search \"norm\" n) '(4) '(4 4)))))
+                    '(\"input_layernorm\" \"post_attention_layernorm\" \"self_attn.q_proj\" \"self_attn.k_proj\"
+                      \"self_attn.v_proj\" \"self_attn.o_proj\" \"mlp.gate_proj\" \"mlp.up_proj\" \"mlp.down_proj\")))
+     (concat dir \"model.safetensors\"))
+    (let* ((m (hf:load dir)) (step (hf:decoder m (hf:make-cache m 8))))
+      (list (item (argmax (funcall step 2 0))) (item (argmax (funcall step 3 1)))
+            (shape (funcall step 0 2)))))  ; => (3 0 (4))"
   (let ((step (jit (lambda (token pos) (slice (funcall model token cache pos) 0)))))
     (lambda (id pos)
       (funcall step (dim 'hf-token id) (dim 'hf-position pos)))))
@@ -524,7 +663,8 @@ token and position replays one compiled step."
 
 (defvar hf:*generate-stats* nil
   "What the last hf:generate did, a plist: :prefill-tokens :prefill-seconds :decode-tokens
-:decode-seconds.")
+:decode-seconds.
+  (listp hf:*generate-stats*)  ; => t")
 
 (defun hf:%seconds () (/ (get-internal-real-time) 1e9))
 
@@ -539,7 +679,18 @@ TEMPERATURE > 0, which samples from softmax(logits / TEMPERATURE) restricted to 
 most likely tokens and then to the fewest whose probability reaches TOP-P, with numbers
 drawn from SEED. Stops after a token in STOP (a list of ids). ON-TOKEN,
 when given, is called with each new id as soon as it is chosen (for streaming output).
-Timings go to hf:*generate-stats*."
+Timings go to hf:*generate-stats*.
+  (let ((dir \"/tmp/tl-doc-hf-generate/\"))
+    (ensure-directories-exist dir)
+    (write-file (concat dir \"config.json\")
+                (json-write '((\"model_type\" . \"llama\") (\"vocab_size\" . 4) (\"hidden_size\" . 4)
+                              (\"num_attention_heads\" . 1) (\"num_hidden_layers\" . 0))))
+    (save-safetensors (list (cons \"model.embed_tokens.weight\" (eye 4)) (cons \"model.norm.weight\" (ones '(4)))
+                            ;; lm_head: token i -> i + 1 (mod 4)
+                            (cons \"lm_head.weight\" (tensor '((0 0 0 1) (1 0 0 0) (0 1 0 0) (0 0 1 0)) :dtype 'f32)))
+                      (concat dir \"model.safetensors\"))
+    (let ((m (hf:load dir)))
+      (list (hf:generate m '(2) :max-new-tokens 6) (hf:generate m '(2 3) :stop '(1)))))  ; => ((3 0 1 2 3 0) (0 1))"
   (let* ((n (length ids))
          (limit (cdr (assoc 'max-positions (model-fields model))))
          (length (min (or cache-length (+ n max-new-tokens)) (or limit most-positive-fixnum))))

@@ -65,7 +65,8 @@ and bias initialized uniformly in +-1/sqrt(fan-in), as in PyTorch.
    (bias (when bias (nn:%param (uniform (list out) :low (- bound) :high bound))))
    (name (format nil "nn:conv1d (~a -> ~a, ~a)" in out kernel-size)))
   "(nn:conv1d IN OUT KERNEL-SIZE &key (stride 1) (padding 0) (dilation 1) (groups 1) (bias t))
-A 1-d convolution layer on (batch IN length) inputs, initialized as in PyTorch."
+A 1-d convolution layer on (batch IN length) inputs, initialized as in PyTorch.
+  (shape ((nn:conv1d 3 8 3 :padding 1) (zeros '(2 3 10))))  ; => (2 8 10)"
   (x)
   (nn:%check-channels name x 1 in)
   (conv1d x weight :bias bias :stride stride :padding padding :dilation dilation :groups groups))
@@ -80,7 +81,8 @@ A 1-d convolution layer on (batch IN length) inputs, initialized as in PyTorch."
    (name (format nil "nn:conv-transpose2d (~a -> ~a, ~a)" in out (nn:%kernel-text kernel))))
   "(nn:conv-transpose2d IN OUT KERNEL-SIZE &key (stride 1) (padding 0) (output-padding 0) (dilation 1)
 (groups 1) (bias t)) A transposed 2-d convolution layer, weight (IN OUT/groups kh kw),
-initialized as in PyTorch."
+initialized as in PyTorch.
+  (shape ((nn:conv-transpose2d 4 2 2 :stride 2) (zeros '(1 4 3 3))))  ; => (1 2 6 6)"
   (x)
   (nn:%check-channels name x 2 in)
   (conv-transpose2d x weight :bias bias :stride stride :padding padding :output-padding output-padding
@@ -94,7 +96,8 @@ initialized as in PyTorch."
 
 (defmodel nn:avg-pool2d (kernel-size &key stride (padding 0) (count-include-pad t))
   ()
-  "(nn:avg-pool2d KERNEL-SIZE &key stride (padding 0) (count-include-pad t)) Average pooling as a layer."
+  "(nn:avg-pool2d KERNEL-SIZE &key stride (padding 0) (count-include-pad t)) Average pooling as a layer.
+  (to-list ((nn:avg-pool2d 2) (reshape (arange 16.0) 1 1 4 4)))  ; => ((((2.5 4.5) (10.5 12.5))))"
   (x) (avg-pool2d x kernel-size :stride stride :padding padding :count-include-pad count-include-pad))
 
 (defmodel nn:flatten (&rest args)
@@ -118,7 +121,11 @@ initialized as in PyTorch."
   "(nn:batch-norm FEATURES &key (eps 1e-5) (momentum 0.1) (affine t)) Batch normalization of
 (batch FEATURES ...) inputs over every axis but the features'. In training mode it uses the
 batch's statistics and updates the running mean and (unbiased) variance with MOMENTUM; in
-evaluation mode it uses the running statistics. As PyTorch's BatchNorm1d/2d/3d."
+evaluation mode it uses the running statistics. As PyTorch's BatchNorm1d/2d/3d.
+  (shape ((nn:batch-norm 3) (randn '(4 3 5 5))))  ; => (4 3 5 5)
+  (let ((bn (nn:batch-norm 2)))
+    (funcall bn (tensor '((4.0 8.0) (6.0 12.0))))
+    (to-list (cdr (assoc \"running-mean\" (nn:state bn) :test #'equal))))  ; => (0.5 1.0)"
   (x)
   (unless (and (tensorp x) (>= (ndim x) 2) (dim= (second (shape x)) features))
     (error 'shape-error "~a: expected an input of shape (batch ~a ...), got ~s" name features
@@ -156,7 +163,9 @@ over the last axes (SHAPE, an integer or a list), with a learned scale and shift
   ((shp (nn:%norm-shape shape))
    (weight (when elementwise-affine (nn:%param (ones shp)))))
   "(nn:rms-norm SHAPE &key (eps 1e-6) (elementwise-affine t)) Root-mean-square normalization
-over the last axes: x / sqrt(mean(x^2) + EPS), times a learned scale."
+over the last axes: x / sqrt(mean(x^2) + EPS), times a learned scale.
+  (shape ((nn:rms-norm 4) (randn '(2 3 4))))  ; => (2 3 4)
+  (to-list ((nn:rms-norm 2 :eps 0.0) (tensor '((2.0 -2.0)))))  ; => ((1.0 -1.0))"
   (x)
   (nn:%check-trailing "nn:rms-norm" x shp)
   (rms-norm x :axis (loop for a from (- (ndim x) (length shp)) below (ndim x) collect a)
@@ -169,7 +178,8 @@ over the last axes: x / sqrt(mean(x^2) + EPS), times a learned scale."
             (error 'shape-error "nn:group-norm: ~a groups must divide ~a channels" groups channels))))
   "(nn:group-norm GROUPS CHANNELS &key (eps 1e-5) (affine t)) Group normalization of
 (batch CHANNELS ...) inputs: each group of CHANNELS/GROUPS channels is normalized over its
-channels and spatial axes, then scaled and shifted per channel."
+channels and spatial axes, then scaled and shifted per channel.
+  (shape ((nn:group-norm 2 4) (randn '(2 4 3 3))))  ; => (2 4 3 3)"
   (x)
   (unless (and (tensorp x) (>= (ndim x) 2) (dim= (second (shape x)) channels))
     (error 'shape-error "nn:group-norm (~a groups, ~a channels): expected an input of shape (batch ~a ...), got ~s"
@@ -238,7 +248,8 @@ and scales the rest by 1/(1-P); in evaluation mode, the identity.
    (name (format nil "nn:rnn-cell (~a -> ~a)" in hidden)))
   "(nn:rnn-cell IN HIDDEN &key (bias t) (nonlinearity :tanh)) An Elman RNN cell:
 h' = act(x W_ih + b_ih + h W_hh + b_hh), act tanh or :relu. Called with X (batch IN) and an
-optional H (batch HIDDEN), zeros by default; returns h'."
+optional H (batch HIDDEN), zeros by default; returns h'.
+  (shape ((nn:rnn-cell 3 5) (zeros '(2 3))))  ; => (2 5)"
   (x &optional h)
   (nn:%cell-input name x in)
   (let* ((h (nn:%hidden-or-zeros h x hidden))
@@ -251,7 +262,8 @@ optional H (batch HIDDEN), zeros by default; returns h'."
    (name (format nil "nn:gru-cell (~a -> ~a)" in hidden)))
   "(nn:gru-cell IN HIDDEN &key (bias t)) A gated recurrent unit cell, gates (r z n) as in
 PyTorch: r = sig(..), z = sig(..), n = tanh(x W_in + b_in + r (h W_hn + b_hn)),
-h' = (1 - z) n + z h. Called with X and an optional H; returns h'."
+h' = (1 - z) n + z h. Called with X and an optional H; returns h'.
+  (shape ((nn:gru-cell 3 5) (zeros '(2 3))))  ; => (2 5)"
   (x &optional h)
   (nn:%cell-input name x in)
   (let* ((h (nn:%hidden-or-zeros h x hidden))
@@ -268,7 +280,8 @@ h' = (1 - z) n + z h. Called with X and an optional H; returns h'."
    (name (format nil "nn:lstm-cell (~a -> ~a)" in hidden)))
   "(nn:lstm-cell IN HIDDEN &key (bias t)) A long short-term memory cell, gates (i f g o) as in
 PyTorch: c' = f c + i g, h' = o tanh(c'). Called with X and an optional STATE, a list (H C)
-(zeros by default); returns the list (h' c')."
+(zeros by default); returns the list (h' c').
+  (mapcar #'shape ((nn:lstm-cell 3 5) (zeros '(2 3))))  ; => ((2 5) (2 5))"
   (x &optional state)
   (nn:%cell-input name x in)
   (let* ((h (nn:%hidden-or-zeros (first state) x hidden))
@@ -367,7 +380,8 @@ BIDIRECTIONAL, else 1: each layer then also runs a second cell (in the field
 reverse-cells) from the last step to the first, its output at each step is the forward and
 backward h joined on the feature axis, the layers above the first take 2*HIDDEN inputs,
 and H0 and H_N hold layer 0 forward, layer 0 backward, layer 1 forward, ... DROPOUT
-applies to the outputs of every layer but the last in training mode."
+applies to the outputs of every layer but the last in training mode.
+  (let ((r ((nn:rnn 3 5) (zeros '(7 2 3))))) (list (shape (car r)) (shape (cdr r))))  ; => ((7 2 5) (1 2 5))"
   (x &optional h0)
   (nn:%run-recurrent self cells reverse-cells x h0 batch-first nil dropout))
 
@@ -377,7 +391,9 @@ applies to the outputs of every layer but the last in training mode."
    (reverse-cells (when bidirectional (nn:%recurrent-cells make in hidden num-layers t))))
   "(nn:gru IN HIDDEN &key (num-layers 1) (bias t) batch-first (dropout 0) bidirectional) A GRU
 over whole sequences, NUM-LAYERS nn:gru-cells stacked, as PyTorch's GRU: called and
-returning as nn:rnn (BIDIRECTIONAL too)."
+returning as nn:rnn (BIDIRECTIONAL too).
+  (let ((r ((nn:gru 3 5 :bidirectional t) (zeros '(7 2 3)))))
+    (list (shape (car r)) (shape (cdr r))))  ; => ((7 2 10) (2 2 5))"
   (x &optional h0)
   (nn:%run-recurrent self cells reverse-cells x h0 batch-first nil dropout))
 
@@ -388,7 +404,9 @@ returning as nn:rnn (BIDIRECTIONAL too)."
   "(nn:lstm IN HIDDEN &key (num-layers 1) (bias t) batch-first (dropout 0) bidirectional) An
 LSTM over whole sequences, NUM-LAYERS nn:lstm-cells stacked, as PyTorch's LSTM. Called with
 X as nn:rnn and an optional STATE, a list (H0 C0) of (num-layers*D batch HIDDEN) tensors;
-returns (OUTPUT . (H_N C_N)), OUTPUT (seq batch D*HIDDEN). BIDIRECTIONAL as for nn:rnn."
+returns (OUTPUT . (H_N C_N)), OUTPUT (seq batch D*HIDDEN). BIDIRECTIONAL as for nn:rnn.
+  (let ((r ((nn:lstm 3 5 :num-layers 2) (zeros '(7 2 3)))))
+    (list (shape (car r)) (mapcar #'shape (cdr r))))  ; => ((7 2 5) ((2 2 5) (2 2 5)))"
   (x &optional state)
   (nn:%run-recurrent self cells reverse-cells x state batch-first t dropout))
 
@@ -397,7 +415,10 @@ returns (OUTPUT . (H_N C_N)), OUTPUT (seq batch D*HIDDEN). BIDIRECTIONAL as for 
 (defun nn:attention (q k v &key causal mask)
   "(nn:attention Q K V &key causal mask) Scaled dot-product attention over the last two axes:
 softmax(Q K^T / sqrt(d) + MASK) V. CAUSAL hides later positions; MASK is a boolean tensor
-(true where attention is allowed) or an additive float tensor, broadcast to the scores."
+(true where attention is allowed) or an additive float tensor, broadcast to the scores.
+  (shape (nn:attention (randn '(2 5 8)) (randn '(2 7 8)) (randn '(2 7 4))))  ; => (2 5 4)
+  (let ((v (tensor '((1.0 2.0) (3.0 4.0)))))
+    (to-list (nn:attention (zeros '(2 2)) (randn '(2 2)) v :causal t)))  ; => ((1.0 2.0) (2.0 3.0))"
   (let* ((d (car (last (shape q))))
          (scores (mul (matmul q (transpose k)) (/ 1.0 (sqrt d))))
          (lq (nth (- (ndim scores) 2) (shape scores))) (lk (car (last (shape scores)))))
@@ -420,7 +441,8 @@ softmax(Q K^T / sqrt(d) + MASK) V. CAUSAL hides later positions; MASK is a boole
 MultiheadAttention (batch first, projections initialized alike). Called with QUERY
 (batch lq EMBED) and optional KEY and VALUE (batch lk EMBED; default QUERY, i.e. self-
 attention), and :causal t or :mask (see nn:attention, per head or broadcast), which may
-follow QUERY alone: (m x :causal t); returns (batch lq EMBED)."
+follow QUERY alone: (m x :causal t); returns (batch lq EMBED).
+  (shape ((nn:multihead-attention 8 2) (zeros '(2 5 8)) :causal t))  ; => (2 5 8)"
   (query &rest args)
   ;; KEY and VALUE are optional and :causal and :mask keywords may follow the query alone
   ;; (&optional before &key would bind (m x :causal t)'s :causal to KEY; issue 19).
@@ -520,14 +542,16 @@ shape (batch d...)).
 (defun nn:nll (log-probs targets &key weight ignore-index (reduction :mean))
   "(nn:nll LOG-PROBS TARGETS &key weight ignore-index (reduction :mean)) The negative
 log-likelihood of integer class TARGETS (batch d...) under LOG-PROBS (batch C d...), as
-PyTorch's NLLLoss (WEIGHT, IGNORE-INDEX and REDUCTION as in nn:cross-entropy)."
+PyTorch's NLLLoss (WEIGHT, IGNORE-INDEX and REDUCTION as in nn:cross-entropy).
+  (item (nn:nll (tensor '((-1.0 -2.0) (-3.0 -0.5))) (tensor '(0 1))))  ; => 0.75"
   (let ((x (nn:%classes-last 'nn:nll log-probs targets)))
     (nn:%class-loss 'nn:nll x targets weight ignore-index 0.0 reduction)))
 
 (defun nn:smooth-l1-loss (prediction target &key (beta 1.0) (reduction :mean))
   "(nn:smooth-l1-loss PREDICTION TARGET &key (beta 1) (reduction :mean)) As PyTorch's
 SmoothL1Loss: with d = PREDICTION - TARGET, 0.5 d^2 / BETA where |d| < BETA, else
-|d| - 0.5 BETA (BETA 0 gives the L1 loss)."
+|d| - 0.5 BETA (BETA 0 gives the L1 loss).
+  (item (nn:smooth-l1-loss (tensor '(0.0 0.0)) (tensor '(0.5 3.0)) :beta 2.0))  ; => 1.03125"
   (nn:%check-same-shape 'nn:smooth-l1-loss prediction target)
   (let* ((d (sub prediction target)) (a (abs d)))
     (nn:%reduce-loss 'nn:smooth-l1-loss
@@ -537,7 +561,8 @@ SmoothL1Loss: with d = PREDICTION - TARGET, 0.5 d^2 / BETA where |d| < BETA, els
 (defun nn:huber-loss (prediction target &key (delta 1.0) (reduction :mean))
   "(nn:huber-loss PREDICTION TARGET &key (delta 1) (reduction :mean)) As PyTorch's HuberLoss:
 with d = PREDICTION - TARGET, 0.5 d^2 where |d| < DELTA, else DELTA (|d| - 0.5 DELTA);
-DELTA times the smooth L1 loss with beta DELTA."
+DELTA times the smooth L1 loss with beta DELTA.
+  (item (nn:huber-loss (tensor '(0.0 0.0)) (tensor '(0.5 3.0))))  ; => 1.3125"
   (nn:%check-same-shape 'nn:huber-loss prediction target)
   (let* ((d (sub prediction target)) (a (abs d)))
     (nn:%reduce-loss 'nn:huber-loss
@@ -561,7 +586,8 @@ DELTA times the smooth L1 loss with beta DELTA."
 (defun nn:binary-cross-entropy (probs targets &key weight (reduction :mean))
   "(nn:binary-cross-entropy PROBS TARGETS &key weight (reduction :mean)) The binary
 cross-entropy of probabilities PROBS against TARGETS in [0, 1], each log clamped at -100 as
-PyTorch's BCELoss does; WEIGHT scales each element."
+PyTorch's BCELoss does; WEIGHT scales each element.
+  (format nil \"~,4f\" (item (nn:binary-cross-entropy (tensor '(0.5 0.5)) (tensor '(1.0 0.0)))))  ; => \"0.6931\""
   (nn:%check-same-shape 'nn:binary-cross-entropy probs targets)
   ;; The gradient is PyTorch's, (p - t) / max(p (1 - p), 1e-12): finite at p = 0 and 1,
   ;; where differentiating the clamped logs gives 0 * inf = NaN (issue 19).
@@ -581,7 +607,9 @@ PyTorch's BCELoss does; WEIGHT scales each element."
 (defun nn:binary-cross-entropy-with-logits (logits targets &key (reduction :mean))
   "(nn:binary-cross-entropy-with-logits LOGITS TARGETS &key (reduction :mean)) Binary
 cross-entropy of sigmoid(LOGITS) against TARGETS, computed stably:
-max(x, 0) - x t + log1p(exp(-|x|))."
+max(x, 0) - x t + log1p(exp(-|x|)).
+  (let ((loss (nn:binary-cross-entropy-with-logits (tensor '(0.0 0.0)) (tensor '(1.0 0.0)))))
+    (format nil \"~,4f\" (item loss)))  ; => \"0.6931\""
   (nn:%check-same-shape 'nn:binary-cross-entropy-with-logits logits targets)
   (nn:%reduce-loss 'nn:binary-cross-entropy-with-logits
                    (let ((x (%float-tensor logits)))
@@ -595,7 +623,8 @@ max(x, 0) - x t + log1p(exp(-|x|))."
 divergence of TARGETS (probabilities, or log-probabilities with :log-target t) from the
 distribution whose log-probabilities are LOG-PROBS, pointwise t (log t - x) (0 where t = 0),
 as PyTorch's KLDivLoss. REDUCTION is :mean (over elements), :batchmean (sum / batch size),
-:sum or :none."
+:sum or :none.
+  (item (nn:kl-div (log (tensor '(0.5 0.5))) (tensor '(0.5 0.5))))  ; => 0.0"
   (nn:%check-same-shape 'nn:kl-div log-probs targets)
   (let ((l (if log-target
                (mul (exp targets) (sub targets log-probs))
@@ -609,7 +638,9 @@ as PyTorch's KLDivLoss. REDUCTION is :mean (over elements), :batchmean (sum / ba
 (defun nn:accuracy (model x y &key (batch-size 1000))
   "(nn:accuracy MODEL X Y &key (batch-size 1000)) The fraction of the rows of X whose largest
 output of MODEL is at the class in Y, computed in evaluation mode and batches of BATCH-SIZE;
-MODEL's mode is restored."
+MODEL's mode is restored.
+  (let ((x (tensor '((1.0 0.0) (0.0 1.0) (3.0 2.0) (0.0 5.0)))))
+    (nn:accuracy (nn:sequential) x (tensor '(0 1 1 1))))  ; => 0.75"
   (let ((was (training-p model)) (right 0))
     (eval! model)
     (unwind-protect
@@ -622,7 +653,9 @@ MODEL's mode is restored."
 
 (defun nn:check-loss (loss step &optional (what "the loss"))
   "(nn:check-loss LOSS STEP [WHAT]) LOSS as a number; an arithmetic-error naming STEP when it
-is NaN or infinite, so a diverging run stops where it diverged."
+is NaN or infinite, so a diverging run stops where it diverged.
+  (nn:check-loss (tensor 0.25) 1)  ; => 0.25
+  (handler-case (nn:check-loss (/ 0.0 0.0) 7) (arithmetic-error () :diverged))  ; => :diverged"
   (let ((l (if (tensorp loss) (item loss) loss)))
     (when (or (/= l l) (= l inf) (= l (- inf)))
       (error 'arithmetic-error "~a became ~a at step ~a" what l step))
@@ -640,7 +673,11 @@ progress bar (loss, rows per second) and after each epoch its time and, given TE
 TEST-Y, the test accuracy; a NaN loss stops it with the step number. Saves MODEL and OPT to
 the CHECKPOINT file at the end when given. With PLOT, a file name such as \"train.svg\", draws
 the loss curve there (and the test accuracy in train-accuracy.svg) after each epoch, with
-plot:history. Returns the last epoch's test accuracy (or nil)."
+plot:history. Returns the last epoch's test accuracy (or nil).
+  (let* ((x (randn '(16 4))) (y (cast (gt (sum x :axis 1) 0) 'i32)) (m (nn:linear 4 2))
+         (before (item (nn:cross-entropy (funcall m x) y))))
+    (with-output-to-string (*standard-output*) (nn:fit m (optim:sgd (parameters m) :lr 0.5) x y :batch-size 8))
+    (< (item (nn:cross-entropy (funcall m x) y)) before))  ; => t"
   (let* ((train-step (jit (lambda (xb yb)
                             (let ((l (funcall loss (funcall model xb) yb)))
                               (optim:zero-grad! opt)
@@ -675,18 +712,29 @@ plot:history. Returns the last epoch's test accuracy (or nil)."
 
 (defun nn:state (model)
   "(nn:state MODEL) MODEL's named tensors: its parameters and its buffers (tensors it keeps
-without gradients, such as batch-norm's running statistics), as an alist of dotted names."
+without gradients, such as batch-norm's running statistics), as an alist of dotted names.
+  (mapcar #'car (nn:state (nn:batch-norm 2)))  ; => (\"weight\" \"bias\" \"running-mean\" \"running-var\")"
   (named-tensors model))
 
 (defun nn:save (model file &key optimizer)
   "(nn:save MODEL FILE &key optimizer) Saves MODEL's parameters and buffers, and OPTIMIZER's
-state when given, to the safetensors FILE."
+state when given, to the safetensors FILE.
+  (let ((m (nn:linear 2 3)) (file \"/tmp/tl-doc-nn-save.safetensors\"))
+    (nn:save m file :optimizer (optim:sgd (parameters m)))
+    (mapcar #'car (load-safetensors file)))  ; => (\"weight\" \"bias\" \"optim.step\" \"optim.lr\")"
   (save-safetensors (append (nn:state model) (when optimizer (optim:state optimizer model)))
                     file))
 
 (defun nn:load (model file &key optimizer)
   "(nn:load MODEL FILE &key optimizer) Loads MODEL's parameters and buffers (and OPTIMIZER's
-state) from FILE, saved by nn:save. Names or shapes that do not match are reported together."
+state) from FILE, saved by nn:save. Names or shapes that do not match are reported together.
+  (let ((a (nn:linear 2 3)) (b (nn:linear 2 3)))
+    (nn:save a \"/tmp/tl-doc-nn-load.safetensors\")
+    (nn:load b \"/tmp/tl-doc-nn-load.safetensors\")
+    (equal (mapcar (lambda (p) (to-list (cdr p))) (nn:state a))
+           (mapcar (lambda (p) (to-list (cdr p))) (nn:state b))))  ; => t
+  (handler-case (nn:load (nn:linear 2 4) \"/tmp/tl-doc-nn-load.safetensors\")
+    (file-error () :mismatch))  ; => :mismatch"
   (let* ((saved (load-safetensors file))
          (problems nil)
          (wanted (append (nn:state model)

@@ -9,7 +9,8 @@
 ;;; per-parameter state tensors and its update function, which step! calls.
 
 (defvar optim:*kinds* (make-hash-table :test 'eq)
-  "The optimizer kinds by name: plists (:slots SLOTS :update UPDATE), made by optim:define.")
+  "The optimizer kinds by name: plists (:slots SLOTS :update UPDATE), made by optim:define.
+  (getf (gethash 'adam optim:*kinds*) :slots)  ; => (\"exp-avg\" \"exp-avg-sq\")")
 
 (defun optim:define (kind &key slots update)
   "(optim:define KIND &key slots update) Defines an optimizer kind, the symbol KIND. SLOTS
@@ -20,7 +21,15 @@ parameter, and checkpoints save it as optim.PARAM.SLOT. UPDATE is a function
 its state tensors, returning the list (NEW-P NEW-STATE...): step! assigns P, then each
 state tensor, in place. Read settings with (optim:get OPT :key), the learning rate and
 step count (1 on the first step) as tensors of P's dtype with (optim:lr-of OPT P) and
-(optim:step-of OPT P). Make an optimizer with (optim:make KIND PARAMS :lr LR :key VALUE ...)."
+(optim:step-of OPT P). Make an optimizer with (optim:make KIND PARAMS :lr LR :key VALUE ...).
+  (optim:define 'doc-ex-heavy-ball :slots '(\"velocity\")
+    :update (lambda (opt p g state)
+              (let ((v (add (mul (first state) (optim:get opt :beta)) g)))
+                (list (sub p (mul v (optim:lr-of opt p))) v))))  ; => doc-ex-heavy-ball
+  (let* ((w (requires-grad! (tensor '(1.0 -2.0))))
+         (opt (optim:make 'doc-ex-heavy-ball (list w) :lr 0.25 :beta 0.5)))
+    (dotimes (i 2) (optim:zero-grad! opt) (step! opt (backward (sum w))))
+    (to-list w))  ; => (0.375 -2.625)"
   (unless (functionp update)
     (error 'type-error "optim:define: ~s needs an :update function, got ~s" kind update))
   (puthash kind (list :slots slots :update update) optim:*kinds*)
@@ -28,7 +37,13 @@ step count (1 on the first step) as tensors of P's dtype with (optim:lr-of OPT P
 
 (defun optim:make (kind params &rest settings)
   "(optim:make KIND PARAMS &key lr ...) An optimizer of KIND (see optim:define) for PARAMS (a
-list of tensors), with the given settings (LR is required)."
+list of tensors), with the given settings (LR is required).
+  (let* ((w (requires-grad! (tensor '(1.0 -2.0))))
+         (opt (optim:make 'lion (list w) :lr 0.5 :betas '(0.9 0.99) :weight-decay 0.0)))
+    (step! opt (backward (sum (mul w w))))
+    (to-list w))  ; => (0.5 -1.5)
+  (handler-case (optim:make 'doc-ex-no-such-kind (list (zeros '(2))) :lr 0.1)
+    (type-error () :unknown-kind))  ; => :unknown-kind"
   (unless (gethash kind optim:*kinds*)
     (error 'type-error "optim:make: no optimizer kind ~s (define it with optim:define)" kind))
   (unless (numberp (getf settings :lr))
@@ -36,15 +51,26 @@ list of tensors), with the given settings (LR is required)."
   (optim:%make kind params (loop for (k v) on settings by #'cddr collect (cons k v))))
 
 (defun optim:get (opt key)
-  "(optim:get OPT KEY) The setting KEY of optimizer OPT."
-  (gethash key opt))
+  "(optim:get OPT KEY) The setting KEY of optimizer OPT; an error naming the setting when OPT
+has none (an optimizer made with optim:make gets only the settings given to it).
+  (optim:get (optim:sgd (list (zeros '(2))) :lr 0.1 :momentum 0.9) :momentum)  ; => 0.9"
+  (multiple-value-bind (value found) (gethash key opt)
+    (unless found
+      (error 'value-error "optim: the ~(~a~) optimizer has no setting ~s: give it when making it, e.g. (optim:make '~(~a~) params ~s VALUE)"
+             (gethash :kind opt) key (gethash :kind opt) key))
+    value))
 
 (defun optim:lr-of (opt p)
-  "(optim:lr-of OPT P) OPT's learning rate as a 0-d tensor of P's dtype (read at each step)."
+  "(optim:lr-of OPT P) OPT's learning rate as a 0-d tensor of P's dtype (read at each step).
+  (let ((opt (optim:sgd (list (zeros '(2))) :lr 0.5)))
+    (list (item (optim:lr-of opt (zeros '(2)))) (dtype (optim:lr-of opt (zeros '(2) :dtype 'f64)))))  ; => (0.5 f64)"
   (optim:%scalar opt :lr p))
 
 (defun optim:step-of (opt p)
-  "(optim:step-of OPT P) OPT's step count (1 on the first step) as a 0-d tensor of P's dtype."
+  "(optim:step-of OPT P) OPT's step count (1 on the first step) as a 0-d tensor of P's dtype.
+  (let* ((w (requires-grad! (tensor '(1.0)))) (opt (optim:sgd (list w))))
+    (dotimes (i 2) (step! opt (backward (sum w))))
+    (item (optim:step-of opt w)))  ; => 2.0"
   (optim:%scalar opt :step p))
 
 (defun optim:%make (kind params settings)
@@ -79,7 +105,10 @@ gradient descent, with PyTorch's momentum and Nesterov updates and L2 weight dec
 
 (defun optim:adamw (params &key (lr 0.001) (betas '(0.9 0.999)) (eps 1e-8) (weight-decay 0.01))
   "(optim:adamw PARAMS &key (lr 0.001) (betas '(0.9 0.999)) (eps 1e-8) (weight-decay 0.01))
-Adam with decoupled weight decay (Loshchilov and Hutter): p <- p - lr wd p."
+Adam with decoupled weight decay (Loshchilov and Hutter): p <- p - lr wd p.
+  (let* ((w (requires-grad! (tensor '(1.0 -2.0)))) (opt (optim:adamw (list w) :lr 0.5 :weight-decay 0.1)))
+    (step! opt (backward (sum (mul w w))))
+    (mapcar (lambda (v) (format nil \"~,3f\" v)) (to-list w)))  ; => (\"0.450\" \"-1.400\")"
   (optim:%make 'adam params (list (cons :lr lr) (cons :betas betas) (cons :eps eps)
                                   (cons :weight-decay weight-decay) (cons :decoupled t))))
 
@@ -87,7 +116,10 @@ Adam with decoupled weight decay (Loshchilov and Hutter): p <- p - lr wd p."
   "(optim:rmsprop PARAMS &key (lr 0.01) (alpha 0.99) (eps 1e-8) (weight-decay 0) (momentum 0)
 centered) RMSprop as PyTorch's: v <- alpha v + (1 - alpha) g^2, p <- p - lr g / (sqrt(v) + eps)
 (v less the squared mean gradient when CENTERED; through a momentum buffer when MOMENTUM > 0),
-with L2 weight decay added to the gradient."
+with L2 weight decay added to the gradient.
+  (let* ((w (requires-grad! (tensor '(1.0 -2.0)))) (opt (optim:rmsprop (list w) :lr 0.25 :alpha 0.75)))
+    (step! opt (backward (sum (mul w w))))
+    (to-list w))  ; => (0.5 -1.5)"
   (optim:make 'rmsprop params :lr lr :alpha alpha :eps eps :weight-decay weight-decay
               :momentum momentum :centered centered))
 
@@ -95,21 +127,36 @@ with L2 weight decay added to the gradient."
   "(optim:adagrad PARAMS &key (lr 0.01) (lr-decay 0) (weight-decay 0) (initial-accumulator-value 0)
 (eps 1e-10)) Adagrad as PyTorch's: s <- s + g^2, p <- p - lr' g / (sqrt(s) + eps), with
 lr' = lr / (1 + (step - 1) lr-decay), s starting at INITIAL-ACCUMULATOR-VALUE and L2 weight
-decay added to the gradient."
+decay added to the gradient.
+  (let* ((w (requires-grad! (tensor '(1.0 -2.0)))) (opt (optim:adagrad (list w) :lr 0.5)))
+    (step! opt (backward (sum (mul w w))))
+    (to-list w))  ; => (0.5 -1.5)"
   (optim:make 'adagrad params :lr lr :lr-decay lr-decay :weight-decay weight-decay
               :initial-accumulator-value initial-accumulator-value :eps eps))
 
 (defun optim:lion (params &key (lr 1e-4) (betas '(0.9 0.99)) (weight-decay 0.0))
   "(optim:lion PARAMS &key (lr 1e-4) (betas '(0.9 0.99)) (weight-decay 0)) Lion (Chen et al.
-2023): p <- p (1 - lr wd) - lr sign(b1 m + (1 - b1) g), then m <- b2 m + (1 - b2) g."
+2023): p <- p (1 - lr wd) - lr sign(b1 m + (1 - b1) g), then m <- b2 m + (1 - b2) g.
+  (let* ((w (requires-grad! (tensor '(1.0 -2.0)))) (opt (optim:lion (list w) :lr 0.5)))
+    (step! opt (backward (sum (mul w w))))
+    (to-list w))  ; => (0.5 -1.5)"
   (optim:make 'lion params :lr lr :betas betas :weight-decay weight-decay))
 
-(defun optim:lr (opt) "(optim:lr OPT) The learning rate, a number." (item (gethash :lr opt)))
+(defun optim:lr (opt)
+  "(optim:lr OPT) The learning rate, a number.
+  (optim:lr (optim:sgd (list (zeros '(2))) :lr 0.5))  ; => 0.5"
+  (item (gethash :lr opt)))
 (defun optim:set-lr! (opt lr)
-  "(optim:set-lr! OPT LR) Sets the learning rate (in place: captured steps see it)."
+  "(optim:set-lr! OPT LR) Sets the learning rate (in place: captured steps see it).
+  (let ((opt (optim:sgd (list (zeros '(2))) :lr 0.5))) (optim:set-lr! opt 0.25) (optim:lr opt))  ; => 0.25"
   (no-grad (realize (prim:assign (gethash :lr opt) (tensor (float lr) :dtype 'f32))))
   lr)
-(defun optim:steps (opt) "(optim:steps OPT) How many steps OPT has taken." (round (item (gethash :step opt))))
+(defun optim:steps (opt)
+  "(optim:steps OPT) How many steps OPT has taken.
+  (let* ((w (requires-grad! (tensor '(1.0)))) (opt (optim:sgd (list w))))
+    (dotimes (i 3) (step! opt (backward (sum w))))
+    (optim:steps opt))  ; => 3"
+  (round (item (gethash :step opt))))
 
 (defun optim:%state (opt p n)
   ;; P's N state tensors (zeros like P), made on first use.
@@ -123,27 +170,27 @@ decay added to the gradient."
 
 (defun optim:%decayed (opt p g)
   ;; G with L2 weight decay added, realized now: the update must not read P after it changes.
-  (let ((wd (gethash :weight-decay opt)))
+  (let ((wd (optim:get opt :weight-decay)))
     (if (> wd 0) (realize (add g (mul p wd))) g)))
 
 (optim:define 'sgd
-  :slots (lambda (opt) (if (> (gethash :momentum opt) 0) '("momentum") nil))
+  :slots (lambda (opt) (if (> (optim:get opt :momentum) 0) '("momentum") nil))
   :update (lambda (opt p g state)
-            (let* ((lr (optim:lr-of opt p)) (mu (gethash :momentum opt))
+            (let* ((lr (optim:lr-of opt p)) (mu (optim:get opt :momentum))
                    (g (optim:%decayed opt p g)))
               (if (> mu 0)
                   ;; The buffer starts as the first gradient (step 1), then mu buf + g.
                   (let* ((buf (first state))
                          (new-buf (where (equals (gethash :step opt) 1.0) g (add (mul buf mu) g)))
-                         (update (if (gethash :nesterov opt) (add g (mul new-buf mu)) new-buf)))
+                         (update (if (optim:get opt :nesterov) (add g (mul new-buf mu)) new-buf)))
                     (list (sub p (mul update lr)) new-buf))
                   (list (sub p (mul g lr)))))))
 
 (optim:define 'adam
   :slots '("exp-avg" "exp-avg-sq")
   :update (lambda (opt p g state)
-            (let* ((lr (optim:lr-of opt p)) (b1 (first (gethash :betas opt))) (b2 (second (gethash :betas opt)))
-                   (eps (gethash :eps opt)) (wd (gethash :weight-decay opt)) (decoupled (gethash :decoupled opt))
+            (let* ((lr (optim:lr-of opt p)) (b1 (first (optim:get opt :betas))) (b2 (second (optim:get opt :betas)))
+                   (eps (optim:get opt :eps)) (wd (optim:get opt :weight-decay)) (decoupled (optim:get opt :decoupled))
                    (k (optim:step-of opt p))
                    (g (if decoupled g (optim:%decayed opt p g)))
                    (m (first state)) (v (second state))
@@ -157,11 +204,11 @@ decay added to the gradient."
 
 (optim:define 'rmsprop
   :slots (lambda (opt) (append '("square-avg")
-                               (when (> (gethash :momentum opt) 0) '("momentum"))
-                               (when (gethash :centered opt) '("grad-avg"))))
+                               (when (> (optim:get opt :momentum) 0) '("momentum"))
+                               (when (optim:get opt :centered) '("grad-avg"))))
   :update (lambda (opt p g state)
-            (let* ((lr (optim:lr-of opt p)) (alpha (gethash :alpha opt)) (eps (gethash :eps opt))
-                   (mu (gethash :momentum opt)) (centered (gethash :centered opt))
+            (let* ((lr (optim:lr-of opt p)) (alpha (optim:get opt :alpha)) (eps (optim:get opt :eps))
+                   (mu (optim:get opt :momentum)) (centered (optim:get opt :centered))
                    (g (optim:%decayed opt p g))
                    (v (pop state))
                    (buf (when (> mu 0) (pop state)))
@@ -179,17 +226,17 @@ decay added to the gradient."
   :update (lambda (opt p g state)
             (let* ((lr (optim:lr-of opt p)) (k (optim:step-of opt p))
                    (g (optim:%decayed opt p g))
-                   (clr (div lr (add (mul (sub k 1) (gethash :lr-decay opt)) 1)))
+                   (clr (div lr (add (mul (sub k 1) (optim:get opt :lr-decay)) 1)))
                    ;; The state holds the sum of squares from 0; the initial value is added here.
                    (new-s (add (first state) (square g)))
-                   (std (add (sqrt (add new-s (gethash :initial-accumulator-value opt))) (gethash :eps opt))))
+                   (std (add (sqrt (add new-s (optim:get opt :initial-accumulator-value))) (optim:get opt :eps))))
               (list (sub p (mul (div g std) clr)) new-s))))
 
 (optim:define 'lion
   :slots '("exp-avg")
   :update (lambda (opt p g state)
-            (let* ((lr (optim:lr-of opt p)) (b1 (first (gethash :betas opt))) (b2 (second (gethash :betas opt)))
-                   (wd (gethash :weight-decay opt)) (m (first state))
+            (let* ((lr (optim:lr-of opt p)) (b1 (first (optim:get opt :betas))) (b2 (second (optim:get opt :betas)))
+                   (wd (optim:get opt :weight-decay)) (m (first state))
                    (p0 (if (> wd 0) (mul p (sub 1 (mul lr wd))) p)))
               (list (sub p0 (mul (sign (add (mul m b1) (mul g (- 1 b1)))) lr))
                     (add (mul m b2) (mul g (- 1 b2)))))))
@@ -207,7 +254,10 @@ decay added to the gradient."
 (defun step! (opt &optional loss)
   "(step! OPT [LOSS]) Updates OPT's parameters from their gradients (after backward), in
 place; LOSS is returned (so (step! opt (backward loss)) reads well). Parameters without a
-gradient are left alone. On a learning-rate schedule, advances it by one step instead."
+gradient are left alone. On a learning-rate schedule, advances it by one step instead.
+  (let* ((w (requires-grad! (tensor '(1.0 2.0)))) (opt (optim:sgd (list w) :lr 0.5)))
+    (step! opt (backward (sum w)))
+    (to-list w))  ; => (0.5 1.5)"
   (if (eq (gethash :kind opt) 'schedule)
       (optim:%schedule-step opt)
       (progn
@@ -271,12 +321,16 @@ and still replay.
 
 (defun optim:step-lr (opt step-size &key (gamma 0.1))
   "(optim:step-lr OPT STEP-SIZE &key (gamma 0.1)) A schedule multiplying OPT's learning rate
-by GAMMA every STEP-SIZE calls of step! on it (PyTorch's StepLR)."
+by GAMMA every STEP-SIZE calls of step! on it (PyTorch's StepLR).
+  (let* ((opt (optim:sgd (list (zeros '(1))) :lr 1.0)) (s (optim:step-lr opt 2 :gamma 0.5)))
+    (loop repeat 5 collect (progn (step! s) (optim:lr opt))))  ; => (1.0 0.5 0.5 0.25 0.25)"
   (optim:%schedule opt (lambda (k) (expt gamma (floor k step-size)))))
 
 (defun optim:cosine-lr (opt t-max &key (eta-min 0.0))
   "(optim:cosine-lr OPT T-MAX &key (eta-min 0)) A schedule annealing OPT's learning rate from
-its value to ETA-MIN along half a cosine over T-MAX steps (PyTorch's CosineAnnealingLR)."
+its value to ETA-MIN along half a cosine over T-MAX steps (PyTorch's CosineAnnealingLR).
+  (let* ((opt (optim:sgd (list (zeros '(1))) :lr 1.0)) (s (optim:cosine-lr opt 3)))
+    (loop repeat 4 collect (progn (step! s) (round (* 100 (optim:lr opt))))))  ; => (75 25 0 0)"
   (let ((base (optim:lr opt)))
     (optim:%schedule opt (lambda (k)
                            (let ((k (min k t-max)))
@@ -287,7 +341,8 @@ its value to ETA-MIN along half a cosine over T-MAX steps (PyTorch's CosineAnnea
 factor at STEP (0 first) of a linear warm-up followed by a cosine decay, as nanoGPT's: it rises
 from 1/WARMUP-STEPS to 1 over WARMUP-STEPS steps, then falls along half a cosine to MIN-FACTOR
 at TOTAL-STEPS and stays there. Multiply by the base rate: (optim:set-lr! opt (* 1e-3 f)), or
-use the schedule optim:warmup-cosine-lr."
+use the schedule optim:warmup-cosine-lr.
+  (mapcar (lambda (k) (optim:warmup-cosine k 4 10)) '(0 3 7 10 20))  ; => (0.25 1.0 0.55 0.1 0.1)"
   (cond ((< step warmup-steps) (/ (+ step 1) (float warmup-steps)))
         ((>= step total-steps) (float min-factor))
         (t (let ((progress (/ (- step warmup-steps) (float (max 1 (- total-steps warmup-steps))))))
@@ -296,7 +351,9 @@ use the schedule optim:warmup-cosine-lr."
 (defun optim:warmup-cosine-lr (opt warmup-steps total-steps &key (min-factor 0.1))
   "(optim:warmup-cosine-lr OPT WARMUP-STEPS TOTAL-STEPS &key (min-factor 0.1)) A schedule setting
 OPT's learning rate to its value times (optim:warmup-cosine K WARMUP-STEPS TOTAL-STEPS) after
-K calls of step! on it: linear warm-up, then half a cosine down to MIN-FACTOR times the value."
+K calls of step! on it: linear warm-up, then half a cosine down to MIN-FACTOR times the value.
+  (let* ((opt (optim:sgd (list (zeros '(1))) :lr 1.0)) (s (optim:warmup-cosine-lr opt 4 10)))
+    (cons (optim:lr opt) (loop repeat 3 collect (progn (step! s) (optim:lr opt)))))  ; => (0.25 0.5 0.75 1.0)"
   (optim:%schedule opt (lambda (k)
                          (optim:warmup-cosine k warmup-steps total-steps :min-factor min-factor))))
 
@@ -304,7 +361,10 @@ K calls of step! on it: linear warm-up, then half a cosine down to MIN-FACTOR ti
   "(optim:warmup-lr OPT WARMUP-STEPS &key (start-factor 0) then) A schedule raising OPT's
 learning rate linearly from START-FACTOR times its value to its value over WARMUP-STEPS,
 then following THEN, a function of the steps since warm-up ending that gives the factor
-(for example (lambda (k) (expt 0.5 (floor k 1000))))."
+(for example (lambda (k) (expt 0.5 (floor k 1000))))).
+  (let* ((opt (optim:sgd (list (zeros '(1))) :lr 1.0))
+         (s (optim:warmup-lr opt 4 :then (lambda (k) (expt 0.5 k)))))
+    (cons (optim:lr opt) (loop repeat 5 collect (progn (step! s) (optim:lr opt)))))  ; => (0.0 0.25 0.5 0.75 1.0 0.5)"
   (optim:%schedule opt (lambda (k)
                          (if (< k warmup-steps)
                              (+ start-factor (* (- 1 start-factor) (/ k (float warmup-steps))))
@@ -319,7 +379,9 @@ then following THEN, a function of the steps since warm-up ending that gives the
 
 (defun optim:state (opt model)
   "(optim:state OPT MODEL) OPT's state (its step count and per-parameter moments, named after
-MODEL's parameters) as an alist for a checkpoint; nn:save and nn:load use it."
+MODEL's parameters) as an alist for a checkpoint; nn:save and nn:load use it.
+  (let* ((m (nn:linear 2 1 :bias nil)) (opt (optim:sgd (parameters m) :momentum 0.9)))
+    (mapcar #'car (optim:state opt m)))  ; => (\"optim.step\" \"optim.lr\" \"optim.weight.momentum\")"
   (let ((slots (optim:%slots opt)) (out nil))
     (dolist (np (named-parameters model))
       (when (member (cdr np) (gethash :params opt) :test #'eq)
@@ -333,7 +395,10 @@ MODEL's parameters) as an alist for a checkpoint; nn:save and nn:load use it."
   opt)
 
 (defun optim:zero-grad! (opt)
-  "(optim:zero-grad! OPT) Clears the gradients of OPT's parameters."
+  "(optim:zero-grad! OPT) Clears the gradients of OPT's parameters.
+  (let* ((w (requires-grad! (tensor '(1.0)))) (opt (optim:sgd (list w))))
+    (backward (sum (mul w 3.0)))
+    (list (to-list (grad w)) (progn (optim:zero-grad! opt) (grad w))))  ; => ((3.0) nil)"
   (zero-grad! (gethash :params opt)))
 
 (provide 'optim)

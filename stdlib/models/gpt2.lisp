@@ -36,7 +36,18 @@
    (mlp-proj-bias (gpt2:%tensor ck (concat p "mlp.c_proj.bias") (list d))))
   "(gpt2:block CHECKPOINT LAYER) Transformer block LAYER of a GPT-2 checkpoint. Called with X
 (T n_embd) and optionally a layer's KV cache and the position START of X's first token:
-  x + attn(ln_1(x)), then + mlp(ln_2(x)), mlp = c_proj(gelu_tanh(c_fc(x))); returns (T n_embd)."
+  x + attn(ln_1(x)), then + mlp(ln_2(x)), mlp = c_proj(gelu_tanh(c_fc(x))); returns (T n_embd).
+  (let ((dir \"/tmp/tl-doc-gpt2-block/\"))
+    (ensure-directories-exist dir)
+    (write-file (concat dir \"config.json\")
+                (json-write '((\"model_type\" . \"gpt2\") (\"n_embd\" . 2) (\"n_head\" . 1))))
+    (save-safetensors  ; all zero: the block adds nothing to its residual stream
+     (mapcar (lambda (e) (cons (concat \"h.0.\" (car e)) (zeros (cdr e))))
+             '((\"ln_1.weight\" 2) (\"ln_1.bias\" 2) (\"attn.c_attn.weight\" 2 6) (\"attn.c_attn.bias\" 6)
+               (\"attn.c_proj.weight\" 2 2) (\"attn.c_proj.bias\" 2) (\"ln_2.weight\" 2) (\"ln_2.bias\" 2)
+               (\"mlp.c_fc.weight\" 2 8) (\"mlp.c_fc.bias\" 8) (\"mlp.c_proj.weight\" 8 2) (\"mlp.c_proj.bias\" 2)))
+     (concat dir \"model.safetensors\"))
+    (to-list ((gpt2:block (hf:load-checkpoint dir) 0) (tensor '((1.0 2.0) (3.0 4.0))))))  ; => ((1.0 2.0) (3.0 4.0))"
   (x &optional cache (start 0))
   (let* ((h (gpt2:%layer-norm x ln-1-weight ln-1-bias eps))
          (qkv (chunk (gpt2:%conv1d h attn-weight attn-bias) 3 :axis -1))
@@ -66,7 +77,17 @@
 Called with IDS (a 1-d integer tensor of T token ids, or one id as a dim) and optionally a KV
 cache (from hf:make-cache) and the position START of the first id (an integer, or a dim for a
 decode step), returns the logits (T vocab_size), or with LAST-ONLY those of the last token
-(1 vocab_size), all a prefill needs; lm_head is the token embedding wte."
+(1 vocab_size), all a prefill needs; lm_head is the token embedding wte.
+  (let ((dir \"/tmp/tl-doc-gpt2/\"))  ; a GPT-2 with no blocks, random weights
+    (ensure-directories-exist dir)
+    (write-file (concat dir \"config.json\")
+                (json-write '((\"model_type\" . \"gpt2\") (\"vocab_size\" . 5) (\"n_positions\" . 8) (\"n_embd\" . 4)
+                              (\"n_head\" . 1) (\"n_layer\" . 0))))
+    (save-safetensors (list (cons \"wte.weight\" (randn '(5 4))) (cons \"wpe.weight\" (randn '(8 4)))
+                            (cons \"ln_f.weight\" (ones '(4))) (cons \"ln_f.bias\" (zeros '(4))))
+                      (concat dir \"model.safetensors\"))
+    (let ((m (gpt2:from-checkpoint (hf:load-checkpoint dir))) (ids (tensor '(1 2 3) :dtype 'i32)))
+      (list (shape (m ids)) (shape (m ids nil 0 t)))))  ; => ((3 5) (1 5))"
   (ids &optional cache (start 0) last-only)
   (flet ((run ()
            (let* ((tokens (hf:token-count ids))

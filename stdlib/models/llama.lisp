@@ -11,7 +11,10 @@
 below HEAD-DIM/2, a list, adjusted by SCALING, a config's rope_scaling (a hash table or nil):
 rope_type \"linear\" divides them by factor; \"llama3\" (Llama 3.1 and later) divides the
 low frequencies by factor, keeps the high ones and blends between, as Hugging Face does;
-\"freq_factors\" (from a GGUF file's rope_freqs.weight) divides each by its own factor."
+\"freq_factors\" (from a GGUF file's rope_freqs.weight) divides each by its own factor.
+  (llama:inv-freq 4 10000.0)  ; => (1.0 0.01)
+  (let ((scaling (json-read (json-write '((\"rope_type\" . \"linear\") (\"factor\" . 2.0))))))
+    (llama:inv-freq 4 10000.0 scaling))  ; => (0.5 0.005)"
   (let* ((base (loop for i below (/ head-dim 2)
                      collect (/ 1.0 (expt (float theta) (/ (* 2.0 i) head-dim)))))
          (type (and scaling (or (hf:config scaling "rope_type") (hf:config scaling "type") "default")))
@@ -44,7 +47,10 @@ low frequencies by factor, keeps the high ones and blends between, as Hugging Fa
 (defun llama:rope-tables (positions head-dim theta &optional scaling)
   "(llama:rope-tables POSITIONS HEAD-DIM THETA [SCALING]) The rotary cosines and sines for
 positions 0..POSITIONS-1, a cons of two (POSITIONS HEAD-DIM) f32 tensors: angle p * f_i for the
-frequencies of llama:inv-freq, repeated for the second half (as Hugging Face lays them out)."
+frequencies of llama:inv-freq, repeated for the second half (as Hugging Face lays them out).
+  (let ((rope (llama:rope-tables 3 4 10000.0)))
+    (list (shape (car rope)) (to-list (slice (car rope) 0))
+          (to-list (slice (cdr rope) 0))))  ; => ((3 4) (1.0 1.0 1.0 1.0) (0.0 0.0 0.0 0.0))"
   (let* ((inv-freq (tensor (llama:inv-freq head-dim theta scaling) :dtype 'f32))
          (angles (mul (unsqueeze (arange positions :dtype 'f32) :axis 1) inv-freq))
          (angles (cat (list angles angles) :axis 1)))
@@ -52,7 +58,10 @@ frequencies of llama:inv-freq, repeated for the second half (as Hugging Face lay
 
 (defun llama:rotate (x cos sin)
   "(llama:rotate X COS SIN) Rotary embedding of X (heads T hd) with COS and SIN (T hd):
-x cos + rotate_half(x) sin, rotate_half(x) = (-x2, x1) for the halves x1, x2 of the last axis."
+x cos + rotate_half(x) sin, rotate_half(x) = (-x2, x1) for the halves x1, x2 of the last axis.
+  (to-list (llama:rotate (tensor '(((1.0 2.0)))) (zeros '(1 2)) (ones '(1 2))))  ; => (((-2.0 1.0)))
+  (let ((rope (llama:rope-tables 1 2 10000.0)))  ; position 0: no rotation
+    (to-list (llama:rotate (tensor '(((1.0 2.0)))) (car rope) (cdr rope))))  ; => (((1.0 2.0)))"
   (let* ((halves (chunk x 2 :axis -1))
          (rotated (cat (list (neg (second halves)) (first halves)) :axis -1)))
     (add (mul x cos) (mul rotated sin))))
@@ -86,7 +95,20 @@ attention limited to the WINDOW latest positions when given (Mistral). Called wi
 (T hidden), the rotary COS and SIN for X's positions (T head_dim), and optionally the
 layer's KV cache and the position START of X's first token:
   x + o_proj(attention(rope(q_proj(h)), rope(k_proj(h)), v_proj(h))), h = rms_norm(x),
-  then + down_proj(silu(gate_proj(h)) * up_proj(h)), h = rms_norm(x)."
+  then + down_proj(silu(gate_proj(h)) * up_proj(h)), h = rms_norm(x).
+  (let ((dir \"/tmp/tl-doc-llama-block/\"))
+    (ensure-directories-exist dir)
+    (write-file (concat dir \"config.json\")
+                (json-write '((\"model_type\" . \"llama\") (\"hidden_size\" . 2) (\"num_attention_heads\" . 1)
+                              (\"intermediate_size\" . 2))))
+    (save-safetensors  ; all zero: the layer adds nothing to its residual stream
+     (mapcar (lambda (n) (cons (format nil \"model.layers.0.~a.weight\" n)
+                               (zeros (if (search \"norm\" n) '(2) '(2 2)))))
+             '(\"input_layernorm\" \"post_attention_layernorm\" \"self_attn.q_proj\" \"self_attn.k_proj\"
+               \"self_attn.v_proj\" \"self_attn.o_proj\" \"mlp.gate_proj\" \"mlp.up_proj\" \"mlp.down_proj\"))
+     (concat dir \"model.safetensors\"))
+    (let ((rope (llama:rope-tables 2 2 10000.0)) (layer (llama:block (hf:load-checkpoint dir) 0)))
+      (to-list (funcall layer (tensor '((1.0 2.0) (3.0 4.0))) (car rope) (cdr rope)))))  ; => ((1.0 2.0) (3.0 4.0))"
   (x cos sin &optional cache (start 0))
   (let* ((h (llama:%rms-norm x input-norm eps))
          (q (llama:rotate (hf:split-heads (hf:linear h q-weight q-bias) heads) cos sin))
@@ -133,7 +155,18 @@ KV cache (from hf:make-cache) and the position START of the first id (an integer
 step), returns the logits (T vocab_size), or with LAST-ONLY those of the last token
 (1 vocab_size). lm_head is the token embedding when
 tie_word_embeddings is true. A mistral config's sliding_window limits each token's attention
-to that many latest positions."
+to that many latest positions.
+  (let ((dir \"/tmp/tl-doc-llama/\"))
+    (ensure-directories-exist dir)
+    (write-file (concat dir \"config.json\")
+                (json-write '((\"model_type\" . \"llama\") (\"vocab_size\" . 4) (\"hidden_size\" . 4)
+                              (\"num_attention_heads\" . 1) (\"num_hidden_layers\" . 0))))
+    (save-safetensors (list (cons \"model.embed_tokens.weight\" (eye 4)) (cons \"model.norm.weight\" (ones '(4)))
+                            ;; lm_head: token i -> i + 1 (mod 4)
+                            (cons \"lm_head.weight\" (tensor '((0 0 0 1) (1 0 0 0) (0 1 0 0) (0 0 1 0)) :dtype 'f32)))
+                      (concat dir \"model.safetensors\"))
+    (let ((m (llama:from-checkpoint (hf:load-checkpoint dir))) (ids (tensor '(0 1 2) :dtype 'i32)))
+      (list (to-list (argmax (m ids) :axis 1)) (shape (m ids nil 0 t)))))  ; => ((1 2 3) (1 4))"
   (ids &optional cache (start 0) last-only)
   (let* ((tokens (hf:token-count ids))
          (needed (if cache (hf:cache-length cache) tokens)))
