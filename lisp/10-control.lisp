@@ -94,6 +94,18 @@ start at INIT, BODY runs until END-TEST is true, then each VAR is set to STEP in
                  nil))
          ,@result))))
 
+(defmacro do* (bindings end-clause &body body)
+  "(do* ((VAR INIT [STEP])...) (END-TEST RESULT...) BODY...) is do with the VARs bound and
+stepped in sequence: each INIT and STEP sees the VARs before it already updated.
+  (do* ((i 0 (+ i 1)) (sq 0 (* i i))) ((= i 4) sq))  ; => 16"
+  (let ((steps (remove-if-not (lambda (b) (and (consp b) (cddr b))) bindings)))
+    `(block nil
+       (let* ,(mapcar (lambda (b) (if (consp b) (list (car b) (cadr b)) b)) bindings)
+         (while (,#'not ,(car end-clause))
+           ,@body
+           ,@(mapcar (lambda (b) `(setq ,(car b) ,(caddr b))) steps))
+         ,@(cdr end-clause)))))
+
 (defmacro %psetq (&rest pairs)
   ;; Every value but the last goes through a temporary; the last is computed after them and
   ;; assigned at once, before the others are (so one pair, as most do loops step, is a setq).

@@ -96,3 +96,86 @@ there are no digits.
         (error 'parse-error "parse-integer: ~s is not an integer~a" (subseq string start end)
                (if (null value) "" (format nil " (junk at index ~d)" i)))))
     (values (and value (* sign value)) i)))
+
+;;; Arrays: one-dimensional ones, which are vectors (and strings of characters).
+
+(defun make-array (dimensions &key (initial-element nil) (initial-contents nil contents-p) element-type
+                                   fill-pointer adjustable displaced-to)
+  "(make-array DIMENSIONS &key initial-element initial-contents element-type fill-pointer
+adjustable) A new one-dimensional array: a vector of DIMENSIONS (a size, or a list of one)
+elements, each INITIAL-ELEMENT (nil by default), or the elements of the sequence
+INITIAL-CONTENTS; with ELEMENT-TYPE character, a string. FILL-POINTER (t or a size, the
+elements in use) and ADJUSTABLE are accepted: every vector grows with vector-push-extend.
+Arrays of several dimensions are not there yet: a vector of vectors serves.
+  (make-array 3 :initial-element 0)  ; => #(0 0 0)
+  (make-array '(2) :initial-contents '(a b))  ; => #(a b)
+  (make-array 0 :fill-pointer 0 :adjustable t)  ; => #()
+  (make-array 3 :element-type 'character :initial-element #\\x)  ; => \"xxx\""
+  (declare (ignore adjustable))
+  (let ((size (cond ((integerp dimensions) dimensions)
+                    ((and (consp dimensions) (null (cdr dimensions)) (integerp (car dimensions))) (car dimensions))
+                    ((consp dimensions)
+                     (error 'type-error "make-array: arrays of ~a dimensions ~s are not supported yet (only ~
+                                         vectors: use a vector of vectors)" (length dimensions) dimensions))
+                    (t (error 'type-error "make-array: DIMENSIONS must be a size or a list of sizes, got ~s"
+                              dimensions)))))
+    (when displaced-to (error 'type-error "make-array: :displaced-to is not supported"))
+    (when (and contents-p (/= (length initial-contents) size))
+      (error 'shape-error "make-array: ~a initial contents for ~a elements" (length initial-contents) size))
+    (let ((v (cond ((member element-type '(character base-char standard-char))
+                    (if contents-p (coerce initial-contents 'string)
+                        (make-string size :initial-element (or initial-element #\Space))))
+                   (contents-p (coerce initial-contents 'vector))
+                   (t (make-vector size initial-element)))))
+      ;; A fill pointer below the size: the vector holds only the elements in use.
+      (if (and (integerp fill-pointer) (< fill-pointer size) (vectorp v))
+          (subseq v 0 fill-pointer)
+          v))))
+
+(defun vector-push-extend (value vector &optional extension)
+  "(vector-push-extend VALUE VECTOR [EXTENSION]) Appends VALUE to VECTOR, which grows; returns
+its index.
+  (let ((v (make-array 0 :fill-pointer 0 :adjustable t))) (vector-push-extend 'a v) (vector-push-extend 'b v) v)  ; => #(a b)"
+  (declare (ignore extension))
+  (vector-push value vector))
+
+(defun svref (vector index)
+  "(svref VECTOR INDEX) Element INDEX of VECTOR, as aref; setf-able.
+  (svref (vector 'a 'b) 1)  ; => b"
+  (aref vector index))
+(defsetf svref (vector index) (value) `(setf (aref ,vector ,index) ,value))
+
+(defun fill-pointer (vector)
+  "(fill-pointer VECTOR) How many elements VECTOR holds: its length (vectors grow as they are
+pushed to).
+  (fill-pointer (vector 1 2 3))  ; => 3"
+  (unless (or (vectorp vector) (stringp vector))
+    (error 'type-error "fill-pointer: argument 1 must be a vector, got ~s" vector))
+  (length vector))
+
+(defun array-dimensions (array)
+  "(array-dimensions ARRAY) The list of ARRAY's dimensions: one, its length.
+  (array-dimensions (make-array 4))  ; => (4)"
+  (unless (or (vectorp array) (stringp array))
+    (error 'type-error "array-dimensions: argument 1 must be an array, got ~s" array))
+  (list (length array)))
+
+(defun array-dimension (array axis)
+  "(array-dimension ARRAY AXIS) The size of ARRAY along AXIS (0 for a vector).
+  (array-dimension (make-array 4) 0)  ; => 4"
+  (nth axis (array-dimensions array)))
+
+(defun array-rank (array)
+  "(array-rank ARRAY) How many dimensions ARRAY has: 1 for a vector or a string.
+  (array-rank (vector 1 2))  ; => 1"
+  (length (array-dimensions array)))
+
+(defun array-total-size (array)
+  "(array-total-size ARRAY) How many elements ARRAY has.
+  (array-total-size (make-array 5))  ; => 5"
+  (apply #'* (array-dimensions array)))
+
+(defun arrayp (x)
+  "(arrayp X) True when X is an array: a vector or a string.
+  (arrayp (vector 1))  ; => t"
+  (or (vectorp x) (stringp x)))

@@ -126,11 +126,21 @@ constructor make-NAME taking each slot as a keyword, the accessors NAME-SLOT (se
           (%struct-typep value (car info))
           (funcall builtin-matches value type)))))
 
+(defun %in-bounds-p (x low high)
+  ;; X within LOW and HIGH of a type specifier: * none, (N) exclusive, N inclusive.
+  (and (cond ((eq low '*) t) ((consp low) (> x (car low))) (t (>= x low)))
+       (cond ((eq high '*) t) ((consp high) (< x (car high))) (t (<= x high)))))
+
 (defun typep (object type)
   "(typep OBJECT TYPE) is true when OBJECT is of TYPE: a type-of name, a structure name, t,
 nil, atom, number, real, integer, float, list, cons, null, symbol, keyword, string, vector,
-sequence, function, hash-table, or (or TYPE...), (and TYPE...), (not TYPE), (member X...).
-  (typep 3 'integer)  ; => t"
+sequence, function, hash-table, fixnum, bit, array, or (or TYPE...), (and TYPE...), (not TYPE),
+(member X...), (eql X), (satisfies FN), (integer LOW HIGH) and the same of float, real and
+number (* for no bound, (N) for an exclusive one), (mod N), (unsigned-byte N),
+(signed-byte N), (vector TYPE SIZE), (simple-vector SIZE), (string SIZE).
+  (typep 3 'integer)  ; => t
+  (typep 5 '(integer 0 10))  ; => t
+  (typep 11 '(integer 0 10))  ; => nil"
   (cond ((eq type t) t)
         ((null type) nil)
         ((consp type)
@@ -139,6 +149,23 @@ sequence, function, hash-table, or (or TYPE...), (and TYPE...), (not TYPE), (mem
            (and (every (lambda (ty) (typep object ty)) (cdr type)))
            (not (not (typep object (cadr type))))
            ((member eql) (and (member object (cdr type)) t))
+           (satisfies (and (funcall (cadr type) object) t))
+           ((integer float real rational number)
+            ;; (integer LOW HIGH): * or omitted for no bound, (N) for an exclusive one.
+            (and (typep object (car type))
+                 (%in-bounds-p object (if (cdr type) (cadr type) '*) (if (cddr type) (caddr type) '*))))
+           (mod (and (integerp object) (<= 0 object) (< object (cadr type))))
+           (unsigned-byte (and (integerp object) (<= 0 object)
+                               (or (null (cdr type)) (eq (cadr type) '*) (< object (expt 2 (min 62 (cadr type)))))))
+           (signed-byte (and (integerp object)
+                             (or (null (cdr type)) (eq (cadr type) '*) (>= (cadr type) 64)
+                                 (let ((half (expt 2 (- (cadr type) 1)))) (and (<= (- half) object) (< object half))))))
+           ((vector simple-vector array simple-array)
+            (and (typep object (car type))
+                 (let ((size (if (eq (car type) 'simple-vector) (cadr type) (caddr type))))
+                   (or (null size) (eq size '*) (equal size '(*)) (eql size (length object))
+                       (and (consp size) (eql (car size) (length object)))))))
+           (string (and (stringp object) (or (null (cdr type)) (eq (cadr type) '*) (eql (cadr type) (length object)))))
            (otherwise (error 'type-error "typep: unknown type specifier ~s" type))))
         (t (case type
              (atom (atom object))
@@ -149,6 +176,11 @@ sequence, function, hash-table, or (or TYPE...), (and TYPE...), (not TYPE), (mem
              (symbol (symbolp object))
              (string (stringp object))
              (vector (or (vectorp object) (stringp object)))
+             ((array simple-array) (or (vectorp object) (stringp object)))
+             (simple-vector (vectorp object))
+             (fixnum (integerp object))  ; integers are 64-bit: every integer is a fixnum
+             (bit (or (eql object 0) (eql object 1)))
+             (rational (integerp object))
              (hash-table (hash-table-p object))
              (boolean (or (null object) (eq object t)))
              (otherwise (%type-matches-p object type))))))

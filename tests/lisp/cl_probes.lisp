@@ -94,3 +94,19 @@
 (show "prog, go and return" (probe-f13))
 (show "the value of return goes to its own block"
       (block a (list (block b (return-from b 1)) (block c (dotimes (i 3) (return-from c i))))))
+
+;; Arrays (one dimension), do*, typep's compound specifiers.
+(show "make-array" (list (make-array 3 :initial-element 0) (make-array '(2) :initial-contents '(a b))))
+(show "make-array of characters" (make-array 3 :element-type 'character :initial-element #\x))
+(show "vector-push-extend and the rest"
+      (let ((v (make-array 0 :fill-pointer 0 :adjustable t)))
+        (vector-push-extend 1 v) (vector-push-extend 2 v)
+        (list v (fill-pointer v) (svref v 1) (array-dimensions v) (array-rank v) (array-total-size v))))
+(show "setf svref" (let ((v (vector 1 2))) (setf (svref v 0) 'x) v))
+(show "make-array of two dimensions" (fails (make-array '(2 3))))
+(show "do*" (do* ((i 0 (+ i 1)) (sq 0 (* i i))) ((= i 4) sq)))
+(show "typep ranges" (list (typep 5 '(integer 0 10)) (typep 11 '(integer 0 10)) (typep 0 '(integer (0) *))
+                           (typep 2.5 '(float 0.0 3.0)) (typep 7 '(mod 8)) (typep 8 '(mod 8))))
+(show "typep bytes and the rest" (list (typep 255 '(unsigned-byte 8)) (typep 256 '(unsigned-byte 8))
+                                       (typep -128 '(signed-byte 8)) (typep 3 'fixnum) (typep 1 'bit)
+                                       (typep 4 '(satisfies evenp)) (typep #(1 2) '(vector t 2))))
