@@ -122,7 +122,9 @@ each sizes joined by x and optionally :DTYPE (f32 by default); \"scalar\" is a 0
   "(aot:main ARGS) What tlisp compile runs: ARGS are FILE.lisp --entry NAME --shapes SHAPES
 [-o PREFIX] [--name C-NAME] [--weights data|arguments] [--cpu CPU]. Loads FILE, compiles the
 function NAME for arguments of SHAPES (see aot:parse-shapes) and writes PREFIX.o and
-PREFIX.h. Exits with 1 when compiling fails, 2 on bad arguments."
+PREFIX.h. Exits with 1 when compiling fails, 2 on bad arguments (so it is shown, not run, here:
+tlisp compile --help prints the usage).
+  (fboundp 'aot:main)  ; => t"
   (let ((file nil) (entry nil) (shapes nil) (out nil) (name nil) (weights "data") (cpu "native"))
     (loop while args
           do (let ((a (pop args)))

@@ -5,7 +5,8 @@
 ;;;               :title "cross-entropy" :x-label "epoch" :y-label "loss")
 
 (defvar plot:*colors* '("#1f77b4" "#d62728" "#2ca02c" "#ff7f0e" "#9467bd" "#8c564b" "#e377c2" "#17becf")
-  "The colors of successive series, as SVG colors.")
+  "The colors of successive series, as SVG colors.
+  (first plot:*colors*)  ; => \"#1f77b4\"")
 
 (defun plot:%finite-p (v)
   (and (numberp v) (= v v) (< (abs v) 1e300)))
@@ -129,7 +130,8 @@ out of the line.
   "(plot:history FILE HISTORY &key title) Draws a training history, a plist as nn:fit's
 :history keeps it (:loss, a list of (step loss); :test-accuracy, a list of (epoch percent)),
 into the SVG file FILE: the loss curve, and the accuracy curve in a second file FILE with
--accuracy before its extension when there is one. Returns the files written."
+-accuracy before its extension when there is one. Returns the files written.
+  (plot:history \"/tmp/tl-doc-history.svg\" '(:loss ((1 2.0) (2 1.0)) :test-accuracy ((1 80.0) (2 90.0))))  ; => (\"/tmp/tl-doc-history.svg\" \"/tmp/tl-doc-history-accuracy.svg\")"
   (let ((written (list (plot:lines file (list (list "training loss" (getf history :loss)))
                                    :title title :x-label "step" :y-label "loss"))))
     (when (getf history :test-accuracy)
