@@ -210,14 +210,16 @@ Node* Analyzer::analyze_call(Value form, Span span) {
   } else if (call->fn->kind == NodeKind::Const) {
     fn_value = static_cast<ConstNode*>(call->fn)->value;
   }
-  if (call->args.size() == 2 && is_kind(fn_value, ObjKind::Native) && as_native(fn_value)->prim != Prim::None) {
+  const Native* native = is_kind(fn_value, ObjKind::Native) ? as_native(fn_value) : nullptr;
+  if (native != nullptr && native->prim != Prim::None && call->args.size() == (native->prim_unary ? 1u : 2u)) {
     {
       auto* prim = make<PrimCallNode>(span);
       prim->symbol = fn_symbol;
       prim->builtin = fn_value.o;
-      prim->op = as_native(fn_value)->prim;
+      prim->op = native->prim;
+      prim->unary = native->prim_unary;
       prim->a = call->args[0];
-      prim->b = call->args[1];
+      prim->b = native->prim_unary ? constant(Value::integer(1), span) : call->args[1];
       auto is_leaf = [](const Node* n) {
         return n->kind == NodeKind::Const || n->kind == NodeKind::Local || n->kind == NodeKind::Global;
       };

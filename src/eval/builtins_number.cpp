@@ -519,6 +519,16 @@ void register_number_builtins(Interp& in) {
                                                 {"<", Prim::Lt},  {">", Prim::Gt},  {"<=", Prim::Le},
                                                 {">=", Prim::Ge}, {"=", Prim::NumEq}};
   for (const auto& [name, prim] : prims) as_native(in.intern(name)->value)->prim = prim;
+  // One-argument builtins inlined the same way ((1- n) in a recursion, (not x) in a test).
+  const std::pair<const char*, Prim> unary[] = {{"1+", Prim::Add},
+                                                {"1-", Prim::Sub},
+                                                {"not", Prim::Not},
+                                                {"null", Prim::Not}};
+  for (const auto& [name, prim] : unary) {
+    Native* native = as_native(in.intern(name)->value);
+    native->prim = prim;
+    native->prim_unary = true;
+  }
   // The numeric constants, documented as defconstant documents them.
   auto constant = [&](const char* name, Value value, const char* doc) {
     Symbol* s = in.intern(name);

@@ -169,6 +169,10 @@ TL_HOT_INLINE bool leaf_value(const Node* node, Env* env, Value& out) {
 // Computes a two-argument arithmetic builtin on two numbers inline. False when the result needs
 // the general path (not numbers, or an overflow, which the builtin reports as an error).
 TL_HOT_INLINE bool prim2(Prim prim, Value a, Value b, Value t, Value& out) {
+  if (prim == Prim::Not) {
+    out = a.is_nil() ? t : nil();
+    return true;
+  }
   if (a.is_int() && b.is_int()) {
     std::int64_t r;
     switch (prim) {
@@ -180,6 +184,7 @@ TL_HOT_INLINE bool prim2(Prim prim, Value a, Value b, Value t, Value& out) {
       case Prim::Le: out = a.i <= b.i ? t : nil(); return true;
       case Prim::Ge: out = a.i >= b.i ? t : nil(); return true;
       case Prim::NumEq: out = a.i == b.i ? t : nil(); return true;
+      case Prim::Not:
       case Prim::None: return false;
     }
   }
@@ -195,6 +200,7 @@ TL_HOT_INLINE bool prim2(Prim prim, Value a, Value b, Value t, Value& out) {
     case Prim::Le: out = x <= y ? t : nil(); return true;
     case Prim::Ge: out = x >= y ? t : nil(); return true;
     case Prim::NumEq: out = x == y ? t : nil(); return true;
+    case Prim::Not:
     case Prim::None: return false;
   }
   return false;
@@ -438,7 +444,7 @@ Value Interp::run(Node* node, Env* env) {
         mv_count = 1;
         if (prim2(n->op, a, b, t(), r)) return r;
         call_site = n->span;
-        return call_native(*this, static_cast<Native*>(n->builtin), sp - 2, 2);
+        return call_native(*this, static_cast<Native*>(n->builtin), sp - 2, n->unary ? 1 : 2);
       }
       case NodeKind::Call: {
         auto* n = static_cast<CallNode*>(node);

@@ -118,6 +118,7 @@ struct PrimCallNode : Node {
   Node* a = nullptr;
   Node* b = nullptr;
   bool leaves = false;  // a and b are constants or variables
+  bool unary = false;   // the builtin takes a alone (b is the constant 1: Native::prim_unary)
   CallNode* call = nullptr;
 };
 

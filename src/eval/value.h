@@ -155,11 +155,16 @@ using NativeFn = Value (*)(Interp&, Value* args, std::uint32_t nargs);
 using HostFn = std::function<Value(Interp&, Value* args, std::uint32_t nargs)>;
 
 // Builtins the evaluator computes inline for two integer or float arguments.
-enum class Prim : std::uint8_t { None, Add, Sub, Mul, Lt, Gt, Le, Ge, NumEq };
+// Builtins the evaluator computes inline when their arguments allow (eval.cpp prim2): the
+// arithmetic and comparisons of two numbers, and Not of one value.
+enum class Prim : std::uint8_t { None, Add, Sub, Mul, Lt, Gt, Le, Ge, NumEq, Not };
 
 struct Native : Obj {
   std::string name;
   Prim prim = Prim::None;
+  // The builtin takes one argument, inlined as PRIM of it and 1: (1+ x) as (+ x 1), (1- x) as
+  // (- x 1); Not ignores the 1.
+  bool prim_unary = false;
   std::int32_t min_args = 0;
   std::int32_t max_args = -1;  // -1: any number
   NativeFn fn = nullptr;
