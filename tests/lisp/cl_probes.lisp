@@ -110,3 +110,9 @@
 (show "typep bytes and the rest" (list (typep 255 '(unsigned-byte 8)) (typep 256 '(unsigned-byte 8))
                                        (typep -128 '(signed-byte 8)) (typep 3 'fixnum) (typep 1 'bit)
                                        (typep 4 '(satisfies evenp)) (typep #(1 2) '(vector t 2))))
+
+;; 1+, 1-, not and null inline, with the builtin's answers where the inline path cannot go.
+(show "1+ 1- not null" (list (1+ 1) (1- 1.5) (not nil) (not 0) (null nil) (null '(1))))
+(show "1+ past the largest integer" (fails (1+ most-positive-fixnum)))
+(show "1- of a string" (fails (1- "a")))
+(show "not shadowed locally" (flet ((not (x) (list 'mine x))) (not nil)))
