@@ -515,9 +515,9 @@ void register_number_builtins(Interp& in) {
                return nil();
              });
   // The evaluator computes these inline when both arguments are numbers (eval.cpp, fast_prim).
-  const std::pair<const char*, Prim> prims[] = {{"+", Prim::Add}, {"-", Prim::Sub}, {"*", Prim::Mul},
-                                                {"<", Prim::Lt},  {">", Prim::Gt},  {"<=", Prim::Le},
-                                                {">=", Prim::Ge}, {"=", Prim::NumEq}};
+  const std::pair<const char*, Prim> prims[] = {{"+", Prim::Add}, {"-", Prim::Sub},   {"*", Prim::Mul},
+                                                {"<", Prim::Lt},  {">", Prim::Gt},    {"<=", Prim::Le},
+                                                {">=", Prim::Ge}, {"=", Prim::NumEq}, {"eq", Prim::Eq}};
   for (const auto& [name, prim] : prims) as_native(in.intern(name)->value)->prim = prim;
   // One-argument builtins inlined the same way ((1- n) in a recursion, (not x) in a test).
   const std::pair<const char*, Prim> unary[] = {{"1+", Prim::Add},

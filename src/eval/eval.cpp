@@ -169,9 +169,30 @@ TL_HOT_INLINE bool leaf_value(const Node* node, Env* env, Value& out) {
 // Computes a two-argument arithmetic builtin on two numbers inline. False when the result needs
 // the general path (not numbers, or an overflow, which the builtin reports as an error).
 TL_HOT_INLINE bool prim2(Prim prim, Value a, Value b, Value t, Value& out) {
-  if (prim == Prim::Not) {
-    out = a.is_nil() ? t : nil();
-    return true;
+  switch (prim) {
+    case Prim::Not: out = a.is_nil() ? t : nil(); return true;
+    case Prim::Eq: out = a.same(b) ? t : nil(); return true;
+    case Prim::Car:
+    case Prim::Cdr:
+      if (a.is_nil()) {
+        out = nil();
+        return true;
+      }
+      if (!is_cons(a)) return false;  // the builtin's type error
+      out = prim == Prim::Car ? car(a) : cdr(a);
+      return true;
+    case Prim::Cadr:
+    case Prim::Cddr: {
+      Value rest = a.is_nil() ? nil() : is_cons(a) ? cdr(a) : Value::integer(0);
+      if (rest.is_nil()) {
+        out = nil();
+        return true;
+      }
+      if (!is_cons(rest)) return false;  // the builtin's type error
+      out = prim == Prim::Cadr ? car(rest) : cdr(rest);
+      return true;
+    }
+    default: break;
   }
   if (a.is_int() && b.is_int()) {
     std::int64_t r;
@@ -185,6 +206,11 @@ TL_HOT_INLINE bool prim2(Prim prim, Value a, Value b, Value t, Value& out) {
       case Prim::Ge: out = a.i >= b.i ? t : nil(); return true;
       case Prim::NumEq: out = a.i == b.i ? t : nil(); return true;
       case Prim::Not:
+      case Prim::Car:
+      case Prim::Cdr:
+      case Prim::Cadr:
+      case Prim::Cddr:
+      case Prim::Eq:
       case Prim::None: return false;
     }
   }
@@ -201,6 +227,11 @@ TL_HOT_INLINE bool prim2(Prim prim, Value a, Value b, Value t, Value& out) {
     case Prim::Ge: out = x >= y ? t : nil(); return true;
     case Prim::NumEq: out = x == y ? t : nil(); return true;
     case Prim::Not:
+    case Prim::Car:
+    case Prim::Cdr:
+    case Prim::Cadr:
+    case Prim::Cddr:
+    case Prim::Eq:
     case Prim::None: return false;
   }
   return false;

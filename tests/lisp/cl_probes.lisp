@@ -116,3 +116,8 @@
 (show "1+ past the largest integer" (fails (1+ most-positive-fixnum)))
 (show "1- of a string" (fails (1- "a")))
 (show "not shadowed locally" (flet ((not (x) (list 'mine x))) (not nil)))
+(show "car cdr cadr cddr eq inline"
+      (list (car '(1 2)) (cdr '(1 2)) (cadr '(1 2 3)) (cddr '(1 2 3)) (car nil) (cddr '(1))
+            (eq 'a 'a) (eq (list 1) (list 1))))
+(show "cadr of a dotted pair" (fails (cadr '(1 . 2))))
+(show "cdr of a number" (fails (cdr 5)))
