@@ -214,29 +214,32 @@ void Interp::init_symbols() {
   S.declare = intern("declare");
   S.argv = intern("*argv*");
   S.load_file = intern("*load-file*");
-  S.print_circle = intern("*print-circle*");
-  S.print_circle->bound = true;
-  S.print_circle->sym_flags |= kSymSpecial;
-  S.print_circle->doc = make_string(
-      "*print-circle* When true, the printer labels every object it reaches more than once: "
-      "(let ((x (list 1))) (list x x)) prints as (#1=(1) #1#). When false (the default) only "
-      "the objects a cycle comes back to are labelled, so circular structure still prints, as "
-      "#1=(1 2 . #1#), and printing never loops forever.\n"
-      "  (let ((*print-circle* t) (x (list 1))) (prin1-to-string (list x x)))  ; => \"(#1=(1) #1#)\"");
-  S.print_length = intern("*print-length*");
-  S.print_length->bound = true;
-  S.print_length->sym_flags |= kSymSpecial;
-  S.print_length->doc = make_string(
-      "How many elements of a list or vector the printer shows before \"...\", or nil (the default) "
-      "for all of them.\n"
-      "  (let ((*print-length* 3)) (prin1-to-string '(1 2 3 4 5)))  ; => \"(1 2 3 ...)\"");
-  S.print_level = intern("*print-level*");
-  S.print_level->bound = true;
-  S.print_level->sym_flags |= kSymSpecial;
-  S.print_level->doc = make_string(
-      "How deeply nested lists and vectors the printer shows: one nested deeper prints as #; nil (the "
-      "default) for any depth.\n"
-      "  (let ((*print-level* 2)) (prin1-to-string '(1 (2 (3 (4))))))  ; => \"(1 (2 #))\"");
+  // The printer's settings: special variables, nil (off) to start with.
+  auto printer_setting = [&](const char* name, const char* doc) {
+    Symbol* sym = intern(name);
+    sym->bound = true;
+    sym->sym_flags |= kSymSpecial;
+    sym->doc = make_string(doc);
+    return sym;
+  };
+  S.print_circle =
+      printer_setting("*print-circle*",
+                      "When true, the printer labels every object it reaches more than once: (let ((x (list 1))) (list "
+                      "x x)) "
+                      "prints as (#1=(1) #1#). When false (the default) only the objects a cycle comes back to are "
+                      "labelled, "
+                      "so circular structure still prints, as #1=(1 2 . #1#), and printing never loops forever.\n"
+                      "  (let ((*print-circle* t) (x (list 1))) (prin1-to-string (list x x)))  ; => \"(#1=(1) #1#)\"");
+  S.print_length = printer_setting("*print-length*",
+                                   "How many elements of a list or vector the printer shows before \"...\", or nil "
+                                   "(the default) for all "
+                                   "of them.\n"
+                                   "  (let ((*print-length* 3)) (prin1-to-string '(1 2 3 4 5)))  ; => \"(1 2 3 ...)\"");
+  S.print_level = printer_setting("*print-level*",
+                                  "How deeply nested lists and vectors the printer shows: one nested deeper prints as "
+                                  "#; nil (the default) "
+                                  "for any depth.\n"
+                                  "  (let ((*print-level* 2)) (prin1-to-string '(1 (2 (3 (4))))))  ; => \"(1 (2 #))\"");
   // The built-in condition types: (type parent); a type with several parents has a row each.
   static const char* const kConditions[][2] = {
       {"serious-condition", "condition"},
