@@ -572,6 +572,11 @@ void register_list_builtins(Interp& in) {
              "\n  (sort (vector 3 1 2) #'<)  ; => #(1 2 3)",
              [](Interp& in, Args a, N n) -> Value {
                arg_function(in, "sort", a, 1);
+               if (n == 3 ||
+                   (n == 4 && !(is_symbol(a[2]) && as_symbol(a[2])->is_keyword() && as_symbol(a[2])->name == "key"))) {
+                 in.error("program-error",
+                          "sort: after the predicate only :key FUNCTION may come, got " + in.repr(a[2]));
+               }
                Value key = keyword_arg(a, 2, n, "key");
                bool is_vec = is_kind(a[0], ObjKind::Vector);
                if (!is_vec && !is_list(a[0])) in.type_error("sort", 1, "a list or vector", a[0]);

@@ -121,3 +121,4 @@
             (eq 'a 'a) (eq (list 1) (list 1))))
 (show "cadr of a dotted pair" (fails (cadr '(1 . 2))))
 (show "cdr of a number" (fails (cdr 5)))
+(show "sort with a lone :key" (fails (sort (list 3 1 2) #'< :key)))
