@@ -167,10 +167,9 @@ bool run_command(Interpreter& lisp, const std::string& line, const std::string& 
   std::string arg = end == std::string::npos ? "" : line.substr(end);
   arg.erase(0, arg.find_first_not_of(" \t\n"));
   while (!arg.empty() && (arg.back() == '\n' || arg.back() == ' ')) arg.pop_back();
-  auto eval_print = [&](const std::string& code) {
-    Value v = lisp.eval(code, "<repl>");
+  auto eval_print = [&](const std::string& code) {  // for what the code prints itself
+    lisp.eval(code, "<repl>");
     std::fflush(stdout);
-    (void)v;
   };
   if (name == ":help" || name == ":h" || name == ":?") {
     std::printf(

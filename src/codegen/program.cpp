@@ -82,7 +82,7 @@ class Driver {
     std::size_t most = 1;
     for (const Program::Op& op : p_.ops) most = std::max(most, op.buffers.size());
     pointers_ = b_.CreateAlloca(i8p, b_.getInt64(most), "buffers");
-    workspace(entry);
+    workspace(entry);  // continues in a block of its own when it may allocate
     llvm::PHINode* code = nullptr;
     {
       llvm::IRBuilder<> at_done(done_);
@@ -149,7 +149,7 @@ class Driver {
   }
 
   // The workspace: the caller's, or allocated here when it passed null (and freed at the end).
-  void workspace(llvm::BasicBlock*& at) {
+  void workspace(llvm::BasicBlock* entry) {
     llvm::Value* given = fn_->getArg(static_cast<unsigned>(p_.params));
     if (p_.workspace_bytes == 0) {
       workspace_ = given;
@@ -169,10 +169,9 @@ class Driver {
     b_.CreateRet(b_.getInt32(-1));  // nothing to free
     b_.SetInsertPoint(ready);
     llvm::PHINode* ws = b_.CreatePHI(i8p, 2, "workspace");
-    ws->addIncoming(given, at);
+    ws->addIncoming(given, entry);
     ws->addIncoming(mem, alloc);
     workspace_ = ws;
-    at = ready;
   }
 
   llvm::Value* ref(const ProgramRef& r) {

@@ -174,22 +174,20 @@ TL_HOT_INLINE bool prim2(Prim prim, Value a, Value b, Value t, Value& out) {
     case Prim::Eq: out = a.same(b) ? t : nil(); return true;
     case Prim::Car:
     case Prim::Cdr:
-      if (a.is_nil()) {
-        out = nil();
-        return true;
-      }
-      if (!is_cons(a)) return false;  // the builtin's type error
-      out = prim == Prim::Car ? car(a) : cdr(a);
-      return true;
     case Prim::Cadr:
     case Prim::Cddr: {
-      Value rest = a.is_nil() ? nil() : is_cons(a) ? cdr(a) : Value::integer(0);
-      if (rest.is_nil()) {
+      // cadr and cddr take the cdr first; then car or cdr of a list, nil of nil.
+      Value list = a;
+      if (prim == Prim::Cadr || prim == Prim::Cddr) {
+        if (is_cons(list)) list = cdr(list);
+        else if (!list.is_nil()) return false;  // the builtin's type error
+      }
+      if (list.is_nil()) {
         out = nil();
         return true;
       }
-      if (!is_cons(rest)) return false;  // the builtin's type error
-      out = prim == Prim::Cadr ? car(rest) : cdr(rest);
+      if (!is_cons(list)) return false;
+      out = prim == Prim::Car || prim == Prim::Cadr ? car(list) : cdr(list);
       return true;
     }
     default: break;
