@@ -92,7 +92,7 @@ class Builder {
   }
 
   // Captured data: a global of the program, or a weight parameter.
-  ProgramRef data(const std::shared_ptr<Buffer>& b, bool written) {
+  ProgramRef data(const std::shared_ptr<Buffer>& b) {
     auto it = data_of_.find(b.get());
     if (it == data_of_.end()) {
       auto old = r_.before.find(b.get());
@@ -113,7 +113,6 @@ class Builder {
                  .first;
       }
     }
-    if (written) mark_written(it->second);
     return it->second;
   }
 
@@ -135,7 +134,7 @@ class Builder {
         refuse(r_,
                "it draws random numbers (rand, randn, dropout in training mode) while traced; a compiled program has "
                "no random generator: draw them outside and pass them as arguments");
-      case Capture::Slot::Data: return data(s.data, false);
+      case Capture::Slot::Data: return data(s.data);
     }
     refuse(r_, "a buffer of unknown origin");
   }
@@ -148,7 +147,7 @@ class Builder {
     std::unordered_map<int, ProgramRef> values;
     std::unordered_map<int, std::int64_t> bytes;  // of the values kernels compute
     for (std::size_t i = 0; i < plan.leaves.size(); ++i) values[plan.leaves[i]] = resolve(st.leaves[i]);
-    for (const auto& [pos, buffer] : plan.constants) values[pos] = data(buffer, false);
+    for (const auto& [pos, buffer] : plan.constants) values[pos] = data(buffer);
     // Each slot of the buffer plan gets workspace when a kernel first computes into it.
     std::vector<std::int64_t> slot_offset(plan.buffers.slots.size(), -1);
     auto slot_ref = [&](int slot) {
