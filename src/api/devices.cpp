@@ -42,6 +42,7 @@ namespace {
 //   TENSORLISP_DUMP_AFTER=PASS         print each kernel's loop IR after lowering pass PASS, or
 //                                      after every pass for "all" (tlisp --dump-after=PASS)
 //   TENSORLISP_CROSS_TARGETS=T1,T2 and TENSORLISP_CROSS_DIR   also compile every kernel for T1, T2
+//   TENSORLISP_CPU=x86-64-v3           compile CPU kernels for this LLVM CPU, not this machine's
 //   CUDA_HOME, CUDA_PATH               CUDA toolkits to look for libdevice in, before the usual places
 //   TENSORLISP_LD_LLD                  the ld.lld that links AMDGPU code objects (else found on PATH)
 runtime::JitSettings jit_settings_from_environment() {
@@ -74,6 +75,7 @@ runtime::JitSettings jit_settings_from_environment() {
   cache_size("TENSORLISP_PLAN_CACHE", s.plan_cache_size);
   cache_size("TENSORLISP_KERNEL_CACHE", s.kernel_cache_size);
   s.dump_after = env("TENSORLISP_DUMP_AFTER");
+  s.cpu = env("TENSORLISP_CPU");
   s.cross_targets = split(env("TENSORLISP_CROSS_TARGETS"), ',');
   s.cross_dir = env("TENSORLISP_CROSS_DIR");
   s.toolchain.cuda_dirs = {env("CUDA_HOME"), env("CUDA_PATH")};

@@ -60,7 +60,9 @@ const char* kUsage =
     "  TENSORLISP_DEBUG       1: kernels and times per realize, 2: also loop IR, 3: also LLVM IR\n"
     "  TENSORLISP_DUMP_AFTER  as --dump-after\n"
     "  TENSORLISP_PROFILE     as --profile\n"
-    "  TENSORLISP_THREADS     CPU threads (default: all cores)\n";
+    "  TENSORLISP_THREADS     CPU threads (default: all cores)\n"
+    "  TENSORLISP_CPU         compile CPU kernels for this LLVM CPU (x86-64-v3: an AVX2\n"
+    "                         machine's code and rounding) instead of this machine's\n";
 
 struct Args {
   std::string device;

@@ -4,6 +4,8 @@
 // without losing the session.
 #include "cli/repl.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,11 +27,19 @@ namespace {
 // Set while the REPL waits for input, so Ctrl-C cancels the line instead of an evaluation.
 volatile sig_atomic_t g_at_prompt = 0;
 volatile sig_atomic_t g_line_cancelled = 0;
+// A Ctrl-C at the prompt also writes a byte here, which wakes the key reader wherever the
+// signal came (a signal between two reads interrupts no read).
+int g_cancel_pipe[2] = {-1, -1};
 }  // namespace
 
 void on_interrupt_signal(Interpreter* lisp) {
   if (g_at_prompt) {
     g_line_cancelled = 1;
+    if (g_cancel_pipe[1] >= 0) {
+      const int saved = errno;
+      [[maybe_unused]] ssize_t n = write(g_cancel_pipe[1], "c", 1);
+      errno = saved;
+    }
   } else if (lisp != nullptr) {
     lisp->interrupt();
   }
@@ -61,14 +71,23 @@ namespace {
 // Reads one character for libedit; a Ctrl-C while waiting ends the line as cancelled.
 int getc_cancellable(FILE*) {
   for (;;) {
+    if (g_line_cancelled) {
+      char drain[16];
+      while (g_cancel_pipe[0] >= 0 && read(g_cancel_pipe[0], drain, sizeof drain) > 0) {
+      }
+      return '\n';
+    }
+    pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {g_cancel_pipe[0], POLLIN, 0}};
+    if (poll(fds, g_cancel_pipe[0] >= 0 ? 2 : 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      return EOF;
+    }
+    if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;  // the pipe: see above
     unsigned char c;
     ssize_t n = read(STDIN_FILENO, &c, 1);
     if (n == 1) return c;
     if (n == 0) return EOF;
-    if (errno == EINTR) {
-      if (g_line_cancelled) return '\n';
-      continue;
-    }
+    if (errno == EINTR || errno == EAGAIN) continue;
     return EOF;
   }
 }
@@ -215,6 +234,8 @@ int run_repl(Interpreter& lisp) {
 #ifdef TL_HAVE_LIBEDIT
   if (interactive) {
     rl_catch_signals = 0;
+    if (g_cancel_pipe[0] < 0 && pipe2(g_cancel_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+      g_cancel_pipe[0] = g_cancel_pipe[1] = -1;
     rl_getc_function = getc_cancellable;
     g_completing = &lisp;
     rl_attempted_completion_function = complete_name;

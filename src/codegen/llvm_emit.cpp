@@ -7,6 +7,9 @@
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/SubtargetFeature.h>
+#include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -92,10 +95,25 @@ std::string emitter_build(const char* target_stamp) {
   return latest;
 }
 
-std::unique_ptr<llvm::TargetMachine> host_target_machine() {
+std::unique_ptr<llvm::TargetMachine> host_target_machine(const std::string& cpu) {
   init_llvm();
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb) throw std::runtime_error("LLVM has no target for this host: " + llvm::toString(jtmb.takeError()));
+  // Another CPU than this one (TENSORLISP_CPU=x86-64-v3: an AVX2 machine's kernels and
+  // results, reproduced on an AVX-512 one).
+  if (!cpu.empty() && cpu != "native") {
+    std::string error;
+    const llvm::Target* t = llvm::TargetRegistry::lookupTarget(jtmb->getTargetTriple().str(), error);
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(
+        t == nullptr ? nullptr : t->createMCSubtargetInfo(jtmb->getTargetTriple().str(), "", ""));
+    if (!sti || !sti->isCPUStringValid(cpu)) {
+      throw std::runtime_error(
+          "unknown CPU \"" + cpu + "\" for " + jtmb->getTargetTriple().str() +
+          " (try native, x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or a name such as skylake-avx512)");
+    }
+    jtmb->setCPU(cpu);
+    jtmb->getFeatures() = llvm::SubtargetFeatures();
+  }
   jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
   auto tm = jtmb->createTargetMachine();
   if (!tm) throw std::runtime_error("cannot create an LLVM target machine: " + llvm::toString(tm.takeError()));
@@ -107,10 +125,12 @@ std::unique_ptr<Codegen> make_codegen(const std::string& target, const Toolchain
   const auto colon = target.find(':');
   const std::string kind = target.substr(0, colon);
   const std::string arch = colon == std::string::npos ? "" : target.substr(colon + 1);
+  if (kind == "host") return std::make_unique<CpuCodegen>(arch);
   if (kind == "nvptx") return std::make_unique<PtxCodegen>(arch.empty() ? "sm_80" : arch, toolchain.libdevice);
   if (kind == "amdgcn") return std::make_unique<AmdgpuCodegen>(arch.empty() ? "gfx90a" : arch, toolchain.link_code_object);
   if (kind == "sim") return std::make_unique<SimCodegen>(arch.empty() ? "nvptx" : arch);
-  throw std::runtime_error("no code generator for target \"" + target + "\" (known: host, nvptx:sm_XX, amdgcn:gfxNNN, sim:nvptx, sim:amdgcn)");
+  throw std::runtime_error("no code generator for target \"" + target +
+                           "\" (known: host, host:CPU, nvptx:sm_XX, amdgcn:gfxNNN, sim:nvptx, sim:amdgcn)");
 }
 
 }  // namespace tl::codegen

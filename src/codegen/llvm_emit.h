@@ -57,15 +57,15 @@ struct Toolchain {
 std::string emitter_build(const char* target_stamp);
 
 // The code generator for a backend's target (tl_device_info::target): "" or "host",
-// "nvptx:sm_XX", "amdgcn:gfxNNN", "sim:nvptx" or "sim:amdgcn". Throws std::runtime_error for an unknown target or one
-// LLVM was built without.
+// "host:CPU" (an LLVM CPU name), "nvptx:sm_XX", "amdgcn:gfxNNN", "sim:nvptx" or "sim:amdgcn". Throws std::runtime_error
+// for an unknown target or one LLVM was built without.
 std::unique_ptr<Codegen> make_codegen(const std::string& target, const Toolchain& toolchain);
 
 class CpuCodegen : public Codegen {
  public:
-  // Targets the host CPU with all its vector extensions. Throws std::runtime_error when LLVM
-  // has no target for the host.
-  CpuCodegen();
+  // Targets the host CPU with all its vector extensions, or the LLVM CPU named CPU (see
+  // host_target_machine). Throws std::runtime_error when LLVM has no target for the host.
+  explicit CpuCodegen(const std::string& cpu = "");
   ~CpuCodegen() override;
   CpuCodegen(const CpuCodegen&) = delete;
   CpuCodegen& operator=(const CpuCodegen&) = delete;

@@ -93,9 +93,10 @@ std::unique_ptr<llvm::Module> emit_cpu_kernel(llvm::LLVMContext& ctx, llvm::Targ
 
 // --- the compile steps every target shares (llvm_emit.cpp) --------------------------------
 
-// A target machine for the host CPU with all its vector extensions. Throws std::runtime_error
-// when LLVM has no target for the host.
-std::unique_ptr<llvm::TargetMachine> host_target_machine();
+// A target machine for the host CPU with all its vector extensions, or for the LLVM CPU named
+// CPU ("x86-64-v3", "skylake-avx512"; "" or "native": this one). Throws std::runtime_error
+// when LLVM has no target for the host or does not know CPU.
+std::unique_ptr<llvm::TargetMachine> host_target_machine(const std::string& cpu = "");
 
 // Optimizes m with the O3 pipeline for tm's target, tuned by pto, keeps its IR in the output
 // when asked, and emits it as `type` (an object file or assembly text).

@@ -3,6 +3,8 @@
 // entry point, no threads of their own (the backend splits the parallel loop), math inline
 // where libm would be a scalar call; and CpuCodegen, which compiles them to object files.
 #include <llvm/IR/Module.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/Target/TargetMachine.h>
 
 #include <stdexcept>
 
@@ -17,6 +19,13 @@ namespace tl::codegen {
 namespace {
 
 using llvm::Value;
+
+// Whether TM's CPU has AVX-512, from its features or, for a CPU named without features
+// (TENSORLISP_CPU, tlisp compile --cpu), from the CPU's own.
+bool has_avx512(const llvm::TargetMachine& tm) {
+  const llvm::MCSubtargetInfo* sti = tm.getMCSubtargetInfo();
+  return sti != nullptr && sti->checkFeatures("+avx512f");
+}
 
 class CpuTarget : public EmitTarget {
  public:
@@ -70,9 +79,9 @@ struct CpuCodegen::Impl {
   bool avx512 = false;  // use 512-bit vectors (LLVM prefers 256 bits by default)
 };
 
-CpuCodegen::CpuCodegen() : impl_(std::make_unique<Impl>()) {
-  impl_->tm = host_target_machine();
-  impl_->avx512 = impl_->tm->getTargetFeatureString().contains("+avx512f");
+CpuCodegen::CpuCodegen(const std::string& cpu) : impl_(std::make_unique<Impl>()) {
+  impl_->tm = host_target_machine(cpu);
+  impl_->avx512 = has_avx512(*impl_->tm);
   impl_->id = impl_->tm->getTargetTriple().str() + "/" + impl_->tm->getTargetCPU().str() + "/" +
               impl_->tm->getTargetFeatureString().str() + "/llvm" + LLVM_VERSION_STRING +
               // The emitter's build: code from an older emitter in the disk cache is stale.
@@ -96,7 +105,7 @@ llvm::PipelineTuningOptions cpu_pipeline_options() {
 
 std::unique_ptr<llvm::Module> emit_cpu_kernel(llvm::LLVMContext& ctx, llvm::TargetMachine& tm, const Kernel& k,
                                               const std::string& entry) {
-  const CpuTarget target(tm.getTargetFeatureString().contains("+avx512f"));
+  const CpuTarget target(has_avx512(tm));
   return emit_module(ctx, tm, k, entry, target);
 }
 

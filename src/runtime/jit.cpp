@@ -28,7 +28,9 @@ using tensor::Node;
 JitDevice::JitDevice(std::shared_ptr<Backend> backend, JitSettings settings, DeviceSpec spec)
     : debug(settings.debug), backend_(std::move(backend)), spec_(std::move(spec)), plans_(settings.plan_cache_size) {
   try {
-    codegen_ = make_codegen(backend_->info().target, settings.toolchain);
+    std::string target = backend_->info().target;
+    if (!settings.cpu.empty() && (target.empty() || target == "host")) target = "host:" + settings.cpu;
+    codegen_ = make_codegen(target, settings.toolchain);
   } catch (const std::runtime_error& e) {
     throw ConditionError("device-error", "backend " + backend_->name() + ": " + e.what());
   }

@@ -62,6 +62,9 @@ struct JitSettings {
   // How many compiled kernels the device keeps besides those its plans run, the most recently
   // used (TENSORLISP_KERNEL_CACHE; (jit-kernel-cache N) changes it).
   std::size_t kernel_cache_size = 4096;
+  // The LLVM CPU a host-target backend compiles for instead of this machine's ("x86-64-v3";
+  // TENSORLISP_CPU): another machine's kernels and rounding, reproduced here.
+  std::string cpu = {};
 };
 
 class JitDevice {

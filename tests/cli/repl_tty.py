@@ -9,6 +9,7 @@ import pty
 import select
 import sys
 import tempfile
+import termios
 import time
 
 tlisp = sys.argv[1]
@@ -29,9 +30,7 @@ def read_until(text, timeout=20.0):
     while text not in seen:
         left = deadline - time.time()
         if left <= 0:
-            print("FAILED: waited for %r; the terminal showed:\n%s" % (text, seen[-2000:]))
-            os.kill(pid, 9)
-            sys.exit(1)
+            fail("waited for %r" % text)
         ready, _, _ = select.select([fd], [], [], left)
         if ready:
             try:
@@ -43,13 +42,26 @@ def read_until(text, timeout=20.0):
 
 
 def send(keys):
+    """Types KEYS once the line editor reads keys one by one (the terminal out of line mode:
+    keys typed before that are the kernel's line discipline's, as typeahead)."""
+    deadline = time.time() + 20.0
+    while termios.tcgetattr(fd)[3] & termios.ICANON:
+        if time.time() > deadline:
+            fail("the terminal never left line mode")
+        time.sleep(0.01)
     os.write(fd, keys.encode())
+
+
+def fail(why):
+    print("FAILED: %s; the terminal showed:\n%s" % (why, seen[-2000:]), flush=True)
+    os.kill(pid, 9)
+    sys.exit(1)
 
 
 def check(name, keys, expect):
     send(keys)
     read_until(expect)
-    print("%s: ok" % name)
+    print("%s: ok" % name, flush=True)
 
 
 read_until("tl> ")
@@ -80,7 +92,18 @@ read_until("tl> ")
 check("Ctrl-C at the prompt drops the line", "(+ 2 2)\r", "4")
 read_until("tl> ")
 send("\x04")  # Ctrl-D
-_, status = os.waitpid(pid, 0)
+deadline = time.time() + 20.0
+while True:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    if time.time() > deadline:
+        fail("Ctrl-D did not end the REPL")
+    try:
+        if select.select([fd], [], [], 0.05)[0]:
+            seen += os.read(fd, 4096).decode("utf-8", "replace")
+    except OSError:
+        time.sleep(0.05)
 if os.WEXITSTATUS(status) != 0:
     print("FAILED: Ctrl-D exited with %d" % os.WEXITSTATUS(status))
     sys.exit(1)
