@@ -12,7 +12,7 @@
 ;;; the same definitions.
 ;;; Examples run in the current folder: one that writes a file writes it under /tmp.
 
-(defvar manual:*modules* '(nn optim data plot hf tokenizers conformance manual aot "models/gpt2" "models/llama")
+(defvar manual:*modules* '(nn optim data plot hf tokenizers conformance manual aot linalg "models/gpt2" "models/llama")
   "The modules whose definitions the manual covers besides those loaded at start-up.
   (and (member 'nn manual:*modules*) t)  ; => t")
 

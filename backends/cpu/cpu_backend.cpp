@@ -3,11 +3,11 @@
 // thread pool, buffers are host memory (so the runtime passes its own pointers).
 // (Over 800 lines: the pool, the in-kernel cancellation by signal and the ORC linking share
 // the backend's state; the pool goes to a file of its own when a second host backend needs it.)
+#include <dlfcn.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <ucontext.h>
@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../src/support/lapack.h"
 #include "../common/plugin_util.h"
 #include "tensorlisp/backend.h"
 
@@ -214,6 +215,7 @@ struct Kernel {
   KernelFn fn = nullptr;
   ExternFn ext = nullptr;
   llvm::orc::JITDylib* dylib = nullptr;  // a compiled kernel's own library (its code)
+  std::string lapack = {};               // a linear-algebra kernel of LAPACK's (support/lapack.h), by name
 };
 
 // --- external kernels ------------------------------------------------------------------------
@@ -340,6 +342,29 @@ std::string extern_sgemm(const Context& ctx, void* const* buffers, std::size_t b
     }
   }
   return {};
+}
+
+// A linear-algebra kernel NAME (support/lapack.h): f32 or f64 sources, the output first.
+std::string extern_lapack(const Context& ctx, const std::string& name, void* const* buffers, std::size_t buffer_count,
+                          const int64_t* vars, std::size_t var_count, bool& cancelled, bool& input_error) {
+  std::vector<ExternBuffer> b = extern_buffers(buffer_count, vars, var_count);
+  if (b.size() != buffer_count || b.size() < 2)
+    return name + ": the launch describes " + std::to_string(b.size()) + " buffers";
+  std::vector<tl::lapack::Operand> srcs;
+  std::vector<std::vector<int64_t>> shapes;
+  for (std::size_t i = 1; i < b.size(); ++i) {
+    if (b[i].dtype != TL_DTYPE_F32 && b[i].dtype != TL_DTYPE_F64) return name + ": the operands must be f32 or f64";
+    srcs.push_back({b[i].dtype == TL_DTYPE_F64, b[i].shape, buffers[i]});
+    shapes.push_back(b[i].shape);
+  }
+  std::string why;
+  const std::vector<int64_t> want = tl::lapack::output_shape(name, shapes, why);
+  if (!why.empty()) return why;
+  if (want != b[0].shape || b[0].dtype != b[1].dtype) {
+    return name + ": the output must be " + shape_text(want) + " of the operands' type, got " + shape_text(b[0].shape);
+  }
+  return tl::lapack::run(
+      name, buffers[0], srcs, [&ctx] { return ctx.cancel_requested(); }, cancelled, input_error);
 }
 
 // --- the SIMT simulator ----------------------------------------------------------------------
@@ -741,7 +766,19 @@ void* cpu_find_extern(void*, const char* name, char* err, std::size_t err_size) 
     k->ext = extern_sgemm;
     return k;
   }
-  set_error(err, err_size, std::string("no external kernel named \"") + name + "\" (the cpu backend has: sgemm)");
+  if (tl::lapack::is_kernel(name)) {
+    if (std::string why = tl::lapack::available(); !why.empty()) {
+      set_error(err, err_size, why);
+      return nullptr;
+    }
+    auto* k = new Kernel;
+    k->lapack = name;
+    return k;
+  }
+  std::string known = "sgemm";
+  for (const std::string& n : tl::lapack::kernel_names()) known += ", " + n;
+  set_error(err, err_size,
+            std::string("no external kernel named \"") + name + "\" (the cpu backend has: " + known + ")");
   return nullptr;
 }
 
@@ -791,16 +828,19 @@ int cpu_launch(void* c, void* k, void* const* buffers, std::size_t buffer_count,
     set_error(err, err_size, why);
     return 1;
   }
-  if (ExternFn ext = static_cast<Kernel*>(k)->ext) {
-    bool cancelled = false;
-    std::string why = ext(*ctx, buffers, buffer_count, vars, var_count, cancelled);
+  if (static_cast<Kernel*>(k)->ext != nullptr || !static_cast<Kernel*>(k)->lapack.empty()) {
+    bool cancelled = false, input_error = false;
+    const Kernel& kernel = *static_cast<Kernel*>(k);
+    std::string why = kernel.ext != nullptr ? kernel.ext(*ctx, buffers, buffer_count, vars, var_count, cancelled)
+                                            : extern_lapack(*ctx, kernel.lapack, buffers, buffer_count, vars, var_count,
+                                                            cancelled, input_error);
     if (cancelled) {
       set_error(err, err_size, "cpu: cancelled");
       return TL_STATUS_CANCELLED;
     }
     if (why.empty()) return 0;
     set_error(err, err_size, why);
-    return 1;
+    return input_error ? TL_STATUS_VALUE_ERROR : 1;
   }
   KernelFn fn = static_cast<Kernel*>(k)->fn;
   const std::int64_t count = launch->count;

@@ -26,6 +26,12 @@ extern "C" {
  * said so: not a failure, but its outputs are partly written and must not be used. */
 #define TL_STATUS_CANCELLED 2
 
+/* What launch returns when an external kernel found its input unfit for it (a singular matrix
+ * for a solve, one that is not positive definite for a Cholesky factorization): the message
+ * in err names the operation and the reason, and the host signals a value-error with it
+ * rather than a device-error. */
+#define TL_STATUS_VALUE_ERROR 3
+
 typedef struct tl_device_info {
   char name[128];          /* e.g. "AMD EPYC 9R45 (2 threads)" or "NVIDIA H100" */
   uint64_t memory_bytes;   /* device memory (host memory for the CPU) */

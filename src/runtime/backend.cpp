@@ -139,6 +139,7 @@ void Backend::launch(void* kernel, const std::vector<void*>& buffers, const std:
   const int status = api_->launch(ctx_, kernel, buffers.data(), buffers.size(), vars.data(), vars.size(), &launch,
                                   err_, sizeof err_);
   if (status == TL_STATUS_CANCELLED && cancel_stop_) cancel_stop_();
+  if (status == TL_STATUS_VALUE_ERROR) throw ConditionError("value-error", err_);
   if (status != 0) fail(status == TL_STATUS_CANCELLED ? "launch cancelled" : "launch failed");
 }
 

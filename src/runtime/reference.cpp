@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "runtime/elements.h"
+#include "support/lapack.h"
 #include "tensor/semantics.h"
 
 namespace tl::runtime {
@@ -221,6 +222,31 @@ class Executor {
     return out;
   }
 
+  // An external kernel: the linear-algebra ones (LAPACK's, as the CPU backend runs them).
+  std::shared_ptr<Buffer> external(const Node* n, const std::vector<std::int64_t>& shape) {
+    if (!lapack::is_kernel(n->name)) {
+      std::string known;
+      for (const std::string& k : lapack::kernel_names()) known += (known.empty() ? "" : ", ") + k;
+      fail("device-error",
+           "extern: the reference executor has no kernel named \"" + n->name + "\" (it has: " + known + ")");
+    }
+    std::vector<std::shared_ptr<Buffer>> keep;
+    std::vector<lapack::Operand> srcs;
+    for (const auto& s : n->src) {
+      if (s->dtype != DType::F32 && s->dtype != DType::F64) {
+        fail("type-error", n->name + ": the operands must be f32 or f64, got " + std::string(dtype_name(s->dtype)));
+      }
+      keep.push_back(materialize(s.get()));
+      srcs.push_back({s->dtype == DType::F64, concrete(s->shape), keep.back()->data()});
+    }
+    auto out = allocate_buffer(n->dtype, shape);
+    bool stopped = false, input_error = false;
+    if (std::string why = lapack::run(n->name, out->data(), srcs, {}, stopped, input_error); !why.empty()) {
+      fail(input_error ? "value-error" : "device-error", why);
+    }
+    return out;
+  }
+
   std::shared_ptr<Buffer> compute(const Node* n) {
     if (auto c = n->cached()) return c;
     auto shape = concrete(n->shape);
@@ -241,8 +267,7 @@ class Executor {
         writes_.emplace_back(n->src[0].get(), value);
         return value;
       }
-      case Op::Extern:
-        fail("device-error", "extern: the reference executor has no kernel named \"" + n->name + "\"");
+      case Op::Extern: return external(n, shape);
       case Op::Reduce: return reduce(n, shape);
       case Op::Gather: return gather(n, shape);
       case Op::ScatterAdd: return scatter_add(n, shape);
