@@ -277,6 +277,10 @@ PARENT also catch it. Signal it with (error 'NAME \"message\" ARGS...).
      (,#'error 'type-error "~s must be of type ~a, got ~s (~a)" ',place ',type ,place
                (,#'type-of ,place))))
 
+(defconstant internal-time-units-per-second 1000000000
+  "The units of get-internal-real-time in a second: it counts nanoseconds.
+  (> (/ (get-internal-real-time) internal-time-units-per-second) 0)  ; => t")
+
 (defmacro time (form)
   "(time FORM) evaluates FORM, prints how long it took, and returns its value.
   (time (+ 1 2))  ; => 3"

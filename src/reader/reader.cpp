@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 
 namespace tl::reader {
 
@@ -56,6 +57,8 @@ bool parse_number(std::string_view tok, Value& out, bool& overflow) {
     return true;
   }
   // A float: digits [. digits] [e [sign] digits], with at least one digit before or after '.'.
+  // Common Lisp's other exponent markers (d, f, s, l: double, single, short, long) read as e:
+  // every float here is a double.
   bool has_digits = i > digits_start;
   bool is_float = false;
   if (i < tok.size() && tok[i] == '.') {
@@ -66,8 +69,10 @@ bool parse_number(std::string_view tok, Value& out, bool& overflow) {
     has_digits = has_digits || i > frac;
   }
   if (!has_digits) return false;
-  if (i < tok.size() && (tok[i] == 'e' || tok[i] == 'E')) {
+  std::size_t marker = std::string_view::npos;
+  if (i < tok.size() && std::strchr("eEdDfFsSlL", tok[i]) != nullptr) {
     is_float = true;
+    marker = i;
     ++i;
     if (i < tok.size() && (tok[i] == '+' || tok[i] == '-')) ++i;
     size_t exp = i;
@@ -76,6 +81,7 @@ bool parse_number(std::string_view tok, Value& out, bool& overflow) {
   }
   if (i != tok.size() || !is_float) return false;
   std::string copy(tok);
+  if (marker != std::string_view::npos) copy[marker] = 'e';
   errno = 0;
   double d = std::strtod(copy.c_str(), nullptr);
   out = Value::real(d);

@@ -5,3 +5,7 @@
 (show "gcd" (list (gcd) (gcd 12) (gcd -12) (gcd 12 18) (gcd -12 18 8) (gcd 0 5)))
 (show "lcm" (list (lcm) (lcm 4 6) (lcm 4 -6 10) (lcm 0 5) (lcm 7)))
 (show "gcd error" (handler-case (gcd 1.5 2) (type-error (e) (condition-message e))))
+;; Exponent markers (d, f, s, l read as e: floats are doubles) and the clock's units.
+(show "exponent markers" (list 1.5d0 2d-3 -1.0f2 3s1 4L0 1.0e1))
+(show "exponent errors" (handler-case (read-from-string "1d") (error (e) (condition-message e))))
+(show "internal-time-units-per-second" internal-time-units-per-second)
