@@ -2,12 +2,13 @@
 // The S-expression reader: lists, dotted pairs, vectors, strings, numbers, symbols,
 // keywords, quote forms and comments, each cons recording the span of its element.
 #include "reader/reader.h"
-#include "eval/utf8.h"
 
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+
+#include "eval/utf8.h"
 
 namespace tl::reader {
 
