@@ -40,8 +40,8 @@ both initialized uniformly in +-1/sqrt(IN) as in PyTorch.
 (defun nn:%check-channels (layer x rank channels)
   ;; X must be (batch CHANNELS spatial...) with RANK spatial axes.
   (unless (and (tensorp x) (= (ndim x) (+ rank 2)) (dim= (second (shape x)) channels))
-    (error 'shape-error "~a: expected an input of shape (batch ~a~a), got ~s" layer channels
-           (if (= rank 1) " length" " height width") (if (tensorp x) (shape x) x))))
+    (error 'shape-error "~a: expected an input of shape (batch ~a ~a), got ~s" layer channels
+           (%spatial-names rank) (if (tensorp x) (shape x) x))))
 
 (defmodel nn:conv2d (in out kernel-size &key (stride 1) (padding 0) (dilation 1) (groups 1) (bias t))
   ((kernel (%tuple 'nn:conv2d "kernel-size" kernel-size 2))
@@ -87,6 +87,91 @@ initialized as in PyTorch.
   (nn:%check-channels name x 2 in)
   (conv-transpose2d x weight :bias bias :stride stride :padding padding :output-padding output-padding
                     :dilation dilation :groups groups))
+
+(defmodel nn:conv3d (in out kernel-size &key (stride 1) (padding 0) (dilation 1) (groups 1) (bias t))
+  ((kernel (%tuple 'nn:conv3d "kernel-size" kernel-size 3))
+   (fan-in (* (/ in groups) (apply #'* kernel)))
+   (bound (/ 1.0 (sqrt fan-in)))
+   (weight (nn:%param (uniform (append (list out (/ in groups)) kernel) :low (- bound) :high bound)))
+   (bias (when bias (nn:%param (uniform (list out) :low (- bound) :high bound))))
+   (name (format nil "nn:conv3d (~a -> ~a, ~a)" in out (nn:%kernel-text kernel))))
+  "(nn:conv3d IN OUT KERNEL-SIZE &key (stride 1) (padding 0) (dilation 1) (groups 1) (bias t))
+A 3-d convolution layer on (batch IN depth height width) inputs, weight (OUT IN/groups kd kh
+kw), initialized as in PyTorch.
+  (shape ((nn:conv3d 2 4 3 :padding 1) (zeros '(1 2 4 5 6))))  ; => (1 4 4 5 6)"
+  (x)
+  (nn:%check-channels name x 3 in)
+  (conv3d x weight :bias bias :stride stride :padding padding :dilation dilation :groups groups))
+
+(defun nn:%conv-transpose-layer (fn n in out kernel-size groups bias)
+  ;; The weight and bias of a transposed convolution layer, initialized as PyTorch's.
+  (let* ((kernel (%tuple fn "kernel-size" kernel-size n))
+         (bound (/ 1.0 (sqrt (* (/ out groups) (apply #'* kernel))))))
+    (list (nn:%param (uniform (append (list in (/ out groups)) kernel) :low (- bound) :high bound))
+          (when bias (nn:%param (uniform (list out) :low (- bound) :high bound)))
+          (format nil "~a (~a -> ~a, ~a)" fn in out (nn:%kernel-text kernel)))))
+
+(defmodel nn:conv-transpose1d (in out kernel-size &key (stride 1) (padding 0) (output-padding 0)
+                                  (dilation 1) (groups 1) (bias t))
+  ((parts (nn:%conv-transpose-layer 'nn:conv-transpose1d 1 in out kernel-size groups bias))
+   (weight (first parts))
+   (bias (second parts)))
+  "(nn:conv-transpose1d IN OUT KERNEL-SIZE &key (stride 1) (padding 0) (output-padding 0) (dilation 1)
+(groups 1) (bias t)) A transposed 1-d convolution layer, weight (IN OUT/groups k).
+  (shape ((nn:conv-transpose1d 4 2 2 :stride 2) (zeros '(1 4 3))))  ; => (1 2 6)"
+  (x)
+  (nn:%check-channels (third parts) x 1 in)
+  (conv-transpose1d x weight :bias bias :stride stride :padding padding :output-padding output-padding
+                    :dilation dilation :groups groups))
+
+(defmodel nn:conv-transpose3d (in out kernel-size &key (stride 1) (padding 0) (output-padding 0)
+                                  (dilation 1) (groups 1) (bias t))
+  ((parts (nn:%conv-transpose-layer 'nn:conv-transpose3d 3 in out kernel-size groups bias))
+   (weight (first parts))
+   (bias (second parts)))
+  "(nn:conv-transpose3d IN OUT KERNEL-SIZE &key (stride 1) (padding 0) (output-padding 0) (dilation 1)
+(groups 1) (bias t)) A transposed 3-d convolution layer, weight (IN OUT/groups kd kh kw).
+  (shape ((nn:conv-transpose3d 4 2 2 :stride 2) (zeros '(1 4 2 3 3))))  ; => (1 2 4 6 6)"
+  (x)
+  (nn:%check-channels (third parts) x 3 in)
+  (conv-transpose3d x weight :bias bias :stride stride :padding padding :output-padding output-padding
+                    :dilation dilation :groups groups))
+
+(defmodel nn:max-pool1d (kernel-size &key stride (padding 0) (dilation 1))
+  ()
+  "(nn:max-pool1d KERNEL-SIZE &key stride (padding 0) (dilation 1)) 1-d max pooling as a layer.
+  (shape ((nn:max-pool1d 2) (zeros '(1 3 8))))  ; => (1 3 4)"
+  (x) (max-pool1d x kernel-size :stride stride :padding padding :dilation dilation))
+
+(defmodel nn:max-pool3d (kernel-size &key stride (padding 0) (dilation 1))
+  ()
+  "(nn:max-pool3d KERNEL-SIZE &key stride (padding 0) (dilation 1)) 3-d max pooling as a layer.
+  (shape ((nn:max-pool3d 2) (zeros '(1 1 4 4 4))))  ; => (1 1 2 2 2)"
+  (x) (max-pool3d x kernel-size :stride stride :padding padding :dilation dilation))
+
+(defmodel nn:avg-pool1d (kernel-size &key stride (padding 0) (count-include-pad t))
+  ()
+  "(nn:avg-pool1d KERNEL-SIZE &key stride (padding 0) (count-include-pad t)) 1-d average pooling as a layer.
+  (to-list ((nn:avg-pool1d 2) (tensor '(((1.0 3.0 5.0 7.0))))))  ; => (((2.0 6.0)))"
+  (x) (avg-pool1d x kernel-size :stride stride :padding padding :count-include-pad count-include-pad))
+
+(defmodel nn:avg-pool3d (kernel-size &key stride (padding 0) (count-include-pad t))
+  ()
+  "(nn:avg-pool3d KERNEL-SIZE &key stride (padding 0) (count-include-pad t)) 3-d average pooling as a layer.
+  (shape ((nn:avg-pool3d 2) (zeros '(1 1 4 4 4))))  ; => (1 1 2 2 2)"
+  (x) (avg-pool3d x kernel-size :stride stride :padding padding :count-include-pad count-include-pad))
+
+(defmodel nn:adaptive-avg-pool2d (size)
+  ()
+  "(nn:adaptive-avg-pool2d SIZE) Adaptive average pooling to SIZE (an integer or (h w)) as a layer.
+  (shape ((nn:adaptive-avg-pool2d 7) (zeros '(2 3 10 9))))  ; => (2 3 7 7)"
+  (x) (adaptive-avg-pool2d x size))
+
+(defmodel nn:adaptive-max-pool2d (size)
+  ()
+  "(nn:adaptive-max-pool2d SIZE) Adaptive max pooling to SIZE (an integer or (h w)) as a layer.
+  (shape ((nn:adaptive-max-pool2d '(2 3)) (zeros '(1 3 10 9))))  ; => (1 3 2 3)"
+  (x) (adaptive-max-pool2d x size))
 
 (defmodel nn:max-pool2d (kernel-size &key stride (padding 0) (dilation 1))
   ()

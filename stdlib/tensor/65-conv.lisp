@@ -128,6 +128,9 @@ whose index arithmetic folds back to a linear form."
         (t (error 'type-error "~a: padding must be an integer, ~a integers or ~a (before after) pairs, got ~s"
                   fn n n padding))))
 
+(defun %spatial-names (n)
+  (nth (- n 1) '("length" "height width" "depth height width")))
+
 (defun %conv (fn n x w bias stride padding dilation groups)
   ;; The N-d convolution (cross-correlation, as in PyTorch) of X (batch channels spatial...)
   ;; with W (out-channels channels/groups kernel...).
@@ -135,10 +138,10 @@ whose index arithmetic folds back to a linear form."
          (w (%as-tensor w (tensor-dtype x))))
     (unless (= (ndim x) (+ n 2))
       (error 'shape-error "~a: expected an input of shape (batch channels ~a), got ~s" fn
-             (if (= n 1) "length" "height width") (tensor-shape x)))
+             (%spatial-names n) (tensor-shape x)))
     (unless (= (ndim w) (+ n 2))
       (error 'shape-error "~a: expected a weight of shape (out-channels in-channels/groups ~a), got ~s" fn
-             (if (= n 1) "k" "kh kw") (tensor-shape w)))
+             (nth (- n 1) '("k" "kh kw" "kd kh kw")) (tensor-shape w)))
     (let* ((xs (tensor-shape x)) (ws (tensor-shape w))
            (batch (first xs)) (c (second xs)) (oc (first ws)) (cg (second ws))
            (kernel (subseq ws 2))
@@ -197,38 +200,43 @@ take an integer or one per spatial axis; PADDING may also be (before after) pair
   (shape (conv2d (zeros '(1 3 8 8)) (zeros '(4 3 3 3)) :padding 1))  ; => (1 4 8 8)"
   (%conv 'conv2d 2 x w bias stride padding dilation groups))
 
-(defcomposite conv-transpose2d (x w &key bias (stride 1) (padding 0) (output-padding 0) (dilation 1) (groups 1))
-  "(conv-transpose2d X W &key bias (stride 1) (padding 0) (output-padding 0) (dilation 1) (groups 1))
-The transposed 2-d convolution (the gradient of conv2d with respect to its input, as PyTorch's
-ConvTranspose2d) of X (batch channels height width) with W (channels out-channels/groups kh
-kw): the output is (H - 1) * stride - 2 * padding + dilation * (k - 1) + output-padding + 1
-per spatial axis.
-  (to-list (conv-transpose2d (tensor '((((1.0 2.0))))) (tensor '((((1.0 10.0)))))
-                             :stride 2))  ; => ((((1.0 10.0 2.0 20.0))))
-  (shape (conv-transpose2d (zeros '(1 4 5 5)) (zeros '(4 2 2 2)) :stride 2))  ; => (1 2 10 10)"
+(defcomposite conv3d (x w &key bias (stride 1) (padding 0) (dilation 1) (groups 1))
+  "(conv3d X W &key bias (stride 1) (padding 0) (dilation 1) (groups 1)) The 3-d convolution
+(cross-correlation, as PyTorch's) of X (batch channels depth height width) with W
+(out-channels channels/groups kd kh kw), plus BIAS (out-channels) when given; the keywords
+as conv2d's.
+  (to-list (conv3d (ones '(1 1 2 2 2)) (ones '(1 1 2 2 2))))  ; => (((((8.0)))))
+  (shape (conv3d (zeros '(2 3 4 8 8)) (zeros '(5 3 3 3 3)) :padding 1 :stride '(1 2 2)))  ; => (2 5 4 4 4)"
+  (%conv 'conv3d 3 x w bias stride padding dilation groups))
+
+(defun %conv-transpose (fn n x w bias stride padding output-padding dilation groups)
+  ;; The transposed N-d convolution of X (batch channels spatial...) with W (channels
+  ;; out-channels/groups kernel...).
   (let* ((x (%float-tensor x))
          (w (%as-tensor w (tensor-dtype x))))
-    (unless (and (= (ndim x) 4) (= (ndim w) 4))
-      (error 'shape-error "conv-transpose2d: expected an input (batch channels h w) and a weight (channels out/groups kh kw), got ~s and ~s"
-             (tensor-shape x) (tensor-shape w)))
+    (unless (and (= (ndim x) (+ n 2)) (= (ndim w) (+ n 2)))
+      (error 'shape-error "~a: expected an input (batch channels ~a) and a weight (channels out/groups ~a), got ~s and ~s"
+             fn (%spatial-names n) (nth (- n 1) '("k" "kh kw" "kd kh kw")) (tensor-shape x) (tensor-shape w)))
     (let* ((xs (tensor-shape x)) (ws (tensor-shape w))
-           (batch (first xs)) (c (second xs)) (ogp (second ws))
+           (c (second xs)) (ogp (second ws))
            (kernel (subseq ws 2))
-           (stride (%tuple 'conv-transpose2d "stride" stride 2))
-           (dilation (%tuple 'conv-transpose2d "dilation" dilation 2))
-           (padding (%tuple 'conv-transpose2d "padding" padding 2))
-           (opad (%tuple 'conv-transpose2d "output-padding" output-padding 2)))
+           (stride (%tuple fn "stride" stride n))
+           (dilation (%tuple fn "dilation" dilation n))
+           (padding (%tuple fn "padding" padding n))
+           (opad (%tuple fn "output-padding" output-padding n)))
       (unless (and (integerp groups) (> groups 0) (= (first ws) c) (= (mod c groups) 0))
-        (error 'shape-error "conv-transpose2d: input of shape ~s and weight of shape ~s with ~a groups do not match" xs ws groups))
+        (error 'shape-error "~a: input of shape ~s and weight of shape ~s with ~a groups do not match" fn xs ws groups))
+      (when (some (lambda (v) (<= v 0)) (append stride dilation))
+        (error 'shape-error "~a: stride and dilation must be positive, got ~s and ~s" fn stride dilation))
       (loop for p in padding for k in kernel for d in dilation for op in opad for s in stride
             do (when (> p (* d (- k 1)))
-                 (error 'shape-error "conv-transpose2d: padding ~a is larger than dilation * (kernel - 1) = ~a" p (* d (- k 1))))
+                 (error 'shape-error "~a: padding ~a is larger than dilation * (kernel - 1) = ~a" fn p (* d (- k 1))))
                (when (>= op (max s d))
-                 (error 'shape-error "conv-transpose2d: output-padding ~a must be smaller than the stride or the dilation" op)))
+                 (error 'shape-error "~a: output-padding ~a must be smaller than the stride or the dilation" fn op)))
       ;; Spread X's elements STRIDE apart (zeros between), pad by dilation * (k - 1) - padding,
       ;; and correlate with the flipped kernel, channels swapped per group.
       (let* ((spread x))
-        (loop for j from 0 below 2 for s in stride
+        (loop for j from 0 below n for s in stride
               do (when (> s 1)
                    (let* ((axis (+ 2 j)) (len (nth axis (tensor-shape spread)))
                           (shp (tensor-shape spread))
@@ -239,22 +247,53 @@ per spatial axis.
         (let* ((pads (loop for k in kernel for d in dilation for p in padding for op in opad
                            collect (list (- (* d (- k 1)) p) (+ (- (* d (- k 1)) p) op))))
                (cg (/ c groups))
-               ;; (c og kh kw) -> (groups cg og kh kw) -> (groups og cg kh kw) -> (oc cg kh kw), flipped
-               (wt (prim:reshape w (list groups cg ogp (first kernel) (second kernel))))
-               (wt (prim:permute wt '(0 2 1 3 4)))
-               (wt (prim:reshape wt (list (* groups ogp) cg (first kernel) (second kernel))))
-               (wt (prim:flip wt '(2 3))))
-          (%conv 'conv-transpose2d 2 spread wt bias 1 pads dilation groups))))))
+               (spatial (loop for j from 0 below n collect (+ 3 j)))
+               ;; (c og k...) -> (groups cg og k...) -> (groups og cg k...) -> (oc cg k...), flipped
+               (wt (prim:reshape w (append (list groups cg ogp) kernel)))
+               (wt (prim:permute wt (append '(0 2 1) spatial)))
+               (wt (prim:reshape wt (append (list (* groups ogp) cg) kernel)))
+               (wt (prim:flip wt (mapcar #'1- spatial))))
+          (%conv fn n spread wt bias 1 pads dilation groups))))))
 
-(defun %pool (fn x kernel stride padding dilation pad-value)
-  (let* ((x (%as-tensor x))
-         (n (- (ndim x) 2)))
-    (unless (= n 2)
-      (error 'shape-error "~a: expected an input of shape (batch channels height width), got ~s" fn (tensor-shape x)))
-    (let* ((kernel (%tuple fn "kernel size" kernel 2))
-           (stride (if stride (%tuple fn "stride" stride 2) kernel))
-           (dilation (%tuple fn "dilation" dilation 2))
-           (pads (%spatial-pads fn padding 2)))
+(defcomposite conv-transpose1d (x w &key bias (stride 1) (padding 0) (output-padding 0) (dilation 1) (groups 1))
+  "(conv-transpose1d X W &key bias (stride 1) (padding 0) (output-padding 0) (dilation 1) (groups 1))
+The transposed 1-d convolution (PyTorch's ConvTranspose1d) of X (batch channels length) with W
+(channels out-channels/groups k); the output length is (L - 1) * stride - 2 * padding +
+dilation * (k - 1) + output-padding + 1.
+  (to-list (conv-transpose1d (tensor '(((1.0 2.0)))) (tensor '(((1.0 10.0)))) :stride 2))  ; => (((1.0 10.0 2.0 20.0)))"
+  (%conv-transpose 'conv-transpose1d 1 x w bias stride padding output-padding dilation groups))
+
+(defcomposite conv-transpose2d (x w &key bias (stride 1) (padding 0) (output-padding 0) (dilation 1) (groups 1))
+  "(conv-transpose2d X W &key bias (stride 1) (padding 0) (output-padding 0) (dilation 1) (groups 1))
+The transposed 2-d convolution (the gradient of conv2d with respect to its input, as PyTorch's
+ConvTranspose2d) of X (batch channels height width) with W (channels out-channels/groups kh
+kw): the output is (H - 1) * stride - 2 * padding + dilation * (k - 1) + output-padding + 1
+per spatial axis.
+  (to-list (conv-transpose2d (tensor '((((1.0 2.0))))) (tensor '((((1.0 10.0)))))
+                             :stride 2))  ; => ((((1.0 10.0 2.0 20.0))))
+  (shape (conv-transpose2d (zeros '(1 4 5 5)) (zeros '(4 2 2 2)) :stride 2))  ; => (1 2 10 10)"
+  (%conv-transpose 'conv-transpose2d 2 x w bias stride padding output-padding dilation groups))
+
+(defcomposite conv-transpose3d (x w &key bias (stride 1) (padding 0) (output-padding 0) (dilation 1) (groups 1))
+  "(conv-transpose3d X W &key bias (stride 1) (padding 0) (output-padding 0) (dilation 1) (groups 1))
+The transposed 3-d convolution (PyTorch's ConvTranspose3d) of X (batch channels depth height
+width) with W (channels out-channels/groups kd kh kw); sizes as conv-transpose2d's.
+  (shape (conv-transpose3d (zeros '(1 4 2 3 3)) (zeros '(4 2 2 2 2)) :stride 2))  ; => (1 2 4 6 6)"
+  (%conv-transpose 'conv-transpose3d 3 x w bias stride padding output-padding dilation groups))
+
+(defun %pool (fn n x kernel stride padding dilation pad-value)
+  ;; The windows of X (batch channels spatial...), N spatial axes, as (WINDOWS KERNEL PADS).
+  (let* ((x (%as-tensor x)))
+    (unless (= (ndim x) (+ n 2))
+      (error 'shape-error "~a: expected an input of shape (batch channels ~a), got ~s" fn (%spatial-names n)
+             (tensor-shape x)))
+    (let* ((kernel (%tuple fn "kernel size" kernel n))
+           (stride (if stride (%tuple fn "stride" stride n) kernel))
+           (dilation (%tuple fn "dilation" dilation n))
+           (pads (%spatial-pads fn padding n)))
+      (when (some (lambda (v) (<= v 0)) (append kernel stride dilation))
+        (error 'shape-error "~a: kernel size, stride and dilation must be positive, got ~s, ~s and ~s" fn kernel
+               stride dilation))
       (loop for p in pads for k in kernel
             do (when (> (max (first p) (second p)) (floor k 2))
                  (error 'shape-error "~a: padding ~s must be at most half the kernel size ~s" fn pads kernel)))
@@ -264,18 +303,53 @@ per spatial axis.
         (list (%windows fn padded kernel stride dilation) kernel pads)))))
 
 (defun %pool-reduce (reduce win)
-  ;; REDUCE over the window axes of WIN (batch c oh ow kh kw), computed channels-last: the
-  ;; result is stored (batch oh ow c), as a convolution's output is, and viewed as NCHW.
-  (prim:permute (funcall reduce (prim:permute win '(0 2 3 1 4 5)) :axis '(4 5)) '(0 3 1 2)))
+  ;; REDUCE over the window axes of WIN (batch c out... k...), computed channels-last: the
+  ;; result is stored (batch out... c), as a convolution's output is, and viewed as NCHW.
+  (let* ((n (/ (- (ndim win) 2) 2))
+         (outs (loop for j from 0 below n collect (+ 2 j)))
+         (ks (loop for j from 0 below n collect (+ 2 n j))))
+    (prim:permute (funcall reduce (prim:permute win (append '(0) outs '(1) ks))
+                           :axis (loop for j from 0 below n collect (+ 2 n j)))
+                  (append '(0) (list (+ n 1)) (loop for j from 0 below n collect (+ 1 j))))))
+
+(defun %max-pool (fn n x kernel-size stride padding dilation)
+  (let ((win (%pool fn n x kernel-size stride padding dilation
+                    (if (dtype-float-p (dtype x)) (- inf) -2147483648))))
+    (%pool-reduce #'amax (first win))))
+
+(defun %avg-pool (fn n x kernel-size stride padding count-include-pad)
+  (destructuring-bind (win kernel pads) (%pool fn n (%float-tensor x) kernel-size stride padding 1 0)
+    (let ((s (%pool-reduce #'sum win)))
+      (if (or count-include-pad (every (lambda (p) (equal p '(0 0))) pads))
+          (div s (apply #'* kernel))
+          (let ((ones (%pool fn n (prim:const 1 (dtype s) (append '(1 1) (nthcdr 2 (shape x))))
+                             kernel-size stride padding 1 0)))
+            (div s (%pool-reduce #'sum (first ones))))))))
+
+(defcomposite max-pool1d (x kernel-size &key stride (padding 0) (dilation 1))
+  "(max-pool1d X KERNEL-SIZE &key stride (padding 0) (dilation 1)) The largest element of each
+window of X (batch channels length); as max-pool2d.
+  (to-list (max-pool1d (tensor '(((1.0 5.0 2.0 0.0 3.0)))) 2))  ; => (((5.0 2.0)))"
+  (%max-pool 'max-pool1d 1 x kernel-size stride padding dilation))
 
 (defcomposite max-pool2d (x kernel-size &key stride (padding 0) (dilation 1))
   "(max-pool2d X KERNEL-SIZE &key stride (padding 0) (dilation 1)) The largest element of each
 KERNEL-SIZE window of X (batch channels height width); STRIDE defaults to KERNEL-SIZE and
 padding counts as -inf.
   (shape (max-pool2d (zeros '(1 3 8 8)) 2))  ; => (1 3 4 4)"
-  (let ((win (%pool 'max-pool2d x kernel-size stride padding dilation
-                    (if (dtype-float-p (dtype x)) (- inf) -2147483648))))
-    (%pool-reduce #'amax (first win))))
+  (%max-pool 'max-pool2d 2 x kernel-size stride padding dilation))
+
+(defcomposite max-pool3d (x kernel-size &key stride (padding 0) (dilation 1))
+  "(max-pool3d X KERNEL-SIZE &key stride (padding 0) (dilation 1)) The largest element of each
+window of X (batch channels depth height width); as max-pool2d.
+  (shape (max-pool3d (zeros '(1 2 4 6 6)) '(2 3 3)))  ; => (1 2 2 2 2)"
+  (%max-pool 'max-pool3d 3 x kernel-size stride padding dilation))
+
+(defcomposite avg-pool1d (x kernel-size &key stride (padding 0) (count-include-pad t))
+  "(avg-pool1d X KERNEL-SIZE &key stride (padding 0) (count-include-pad t)) The mean of each
+window of X (batch channels length); as avg-pool2d.
+  (to-list (avg-pool1d (tensor '(((1.0 3.0 2.0 6.0)))) 2))  ; => (((2.0 4.0)))"
+  (%avg-pool 'avg-pool1d 1 x kernel-size stride padding count-include-pad))
 
 (defcomposite avg-pool2d (x kernel-size &key stride (padding 0) (count-include-pad t))
   "(avg-pool2d X KERNEL-SIZE &key stride (padding 0) (count-include-pad t)) The mean of each
@@ -285,22 +359,76 @@ Padding is zeros; with :count-include-pad nil a window's mean counts only X's el
   (to-list (avg-pool2d (tensor '((((2.0 4.0))))) '(1 3) :stride 1 :padding '(0 1)))  ; => ((((2.0 2.0))))
   (to-list (avg-pool2d (tensor '((((2.0 4.0))))) '(1 3) :stride 1 :padding '(0 1)
                        :count-include-pad nil))  ; => ((((3.0 3.0))))"
-  (destructuring-bind (win kernel pads) (%pool 'avg-pool2d (%float-tensor x) kernel-size stride padding 1 0)
-    (let ((s (%pool-reduce #'sum win)))
-      (if (or count-include-pad (every (lambda (p) (equal p '(0 0))) pads))
-          (div s (apply #'* kernel))
-          (let ((ones (%pool 'avg-pool2d (prim:const 1 (dtype s) (list 1 1 (nth 2 (shape x)) (nth 3 (shape x))))
-                             kernel-size stride padding 1 0)))
-            (div s (%pool-reduce #'sum (first ones))))))))
+  (%avg-pool 'avg-pool2d 2 x kernel-size stride padding count-include-pad))
+
+(defcomposite avg-pool3d (x kernel-size &key stride (padding 0) (count-include-pad t))
+  "(avg-pool3d X KERNEL-SIZE &key stride (padding 0) (count-include-pad t)) The mean of each
+window of X (batch channels depth height width); as avg-pool2d.
+  (to-list (avg-pool3d (reshape (arange 8 :dtype 'f32) '(1 1 2 2 2)) 2))  ; => (((((3.5)))))"
+  (%avg-pool 'avg-pool3d 3 x kernel-size stride padding count-include-pad))
+
+(defun %adaptive-axis (x axis out reduce)
+  ;; X's AXIS (length L) reduced to OUT elements as PyTorch's adaptive pools do: element i is
+  ;; REDUCE (#'mean or #'amax) over [floor(i L / OUT), ceil((i + 1) L / OUT)).
+  (let ((l (nth axis (shape x))))
+    (cond ((= l out) x)
+          ((= (mod l out) 0)  ; equal windows: split the axis and reduce the inner part
+           (let ((shp (shape x)))
+             (funcall reduce (reshape x (append (subseq shp 0 axis) (list out (/ l out)) (nthcdr (+ axis 1) shp)))
+                      :axis (+ axis 1))))
+          (t (cat (loop for i from 0 below out
+                           collect (let ((start (floor (* i l) out)) (end (ceiling (* (+ i 1) l) out)))
+                                     (funcall reduce (%shrink-axis x axis start end) :axis axis :keepdim t)))
+                     :axis axis)))))
+
+(defun %adaptive-pool (fn n x size reduce)
+  (let* ((x (if (eq reduce #'mean) (%float-tensor x) (%as-tensor x)))
+         (size (%tuple fn "output size" size n)))
+    (unless (= (ndim x) (+ n 2))
+      (error 'shape-error "~a: expected an input of shape (batch channels ~a), got ~s" fn (%spatial-names n)
+             (tensor-shape x)))
+    (when (some (lambda (v) (<= v 0)) size)
+      (error 'shape-error "~a: the output size must be positive, got ~s" fn size))
+    (loop for j from 0 below n
+          do (when (= (nth (+ 2 j) (shape x)) 0)
+               (error 'shape-error "~a: the input ~s has an empty spatial axis" fn (shape x)))
+             (setq x (%adaptive-axis x (+ 2 j) (nth j size) reduce)))
+    x))
+
+(defcomposite adaptive-avg-pool1d (x size)
+  "(adaptive-avg-pool1d X SIZE) X (batch channels length) averaged down to SIZE elements, the
+windows as PyTorch's (SIZE need not divide the length).
+  (to-list (adaptive-avg-pool1d (tensor '(((1.0 2.0 3.0 4.0 5.0)))) 2))  ; => (((2.0 4.0)))"
+  (%adaptive-pool 'adaptive-avg-pool1d 1 x size #'mean))
 
 (defcomposite adaptive-avg-pool2d (x size)
   "(adaptive-avg-pool2d X SIZE) X (batch channels height width) averaged down to SIZE (an
-integer or (h w)), which must divide the height and width.
+integer or (h w)): window i of an axis of length L covers [floor(i L / SIZE), ceil((i + 1) L
+/ SIZE)), as in PyTorch, so SIZE need not divide the input.
   (to-list (adaptive-avg-pool2d (tensor '((((1.0 3.0) (5.0 7.0))))) 1))  ; => ((((4.0))))
-  (shape (adaptive-avg-pool2d (zeros '(2 3 8 6)) '(4 3)))  ; => (2 3 4 3)"
-  (let* ((tx (%float-tensor x))
-         (size (%tuple 'adaptive-avg-pool2d "size" size 2))
-         (h (nth 2 (shape tx))) (w (nth 3 (shape tx))))
-    (unless (and (= (mod h (first size)) 0) (= (mod w (second size)) 0))
-      (error 'shape-error "adaptive-avg-pool2d: output size ~s must divide the input's ~s" size (list h w)))
-    (avg-pool2d tx (list (/ h (first size)) (/ w (second size))))))
+  (shape (adaptive-avg-pool2d (zeros '(2 3 8 6)) '(4 3)))  ; => (2 3 4 3)
+  (shape (adaptive-avg-pool2d (zeros '(1 1 10 9)) 7))  ; => (1 1 7 7)"
+  (%adaptive-pool 'adaptive-avg-pool2d 2 x size #'mean))
+
+(defcomposite adaptive-avg-pool3d (x size)
+  "(adaptive-avg-pool3d X SIZE) X (batch channels depth height width) averaged down to SIZE,
+as adaptive-avg-pool2d.
+  (shape (adaptive-avg-pool3d (zeros '(1 2 5 6 7)) '(2 3 4)))  ; => (1 2 2 3 4)"
+  (%adaptive-pool 'adaptive-avg-pool3d 3 x size #'mean))
+
+(defcomposite adaptive-max-pool1d (x size)
+  "(adaptive-max-pool1d X SIZE) The largest element of each of SIZE windows of X (batch
+channels length), the windows as adaptive-avg-pool1d's.
+  (to-list (adaptive-max-pool1d (tensor '(((1.0 5.0 2.0 0.0 3.0)))) 2))  ; => (((5.0 3.0)))"
+  (%adaptive-pool 'adaptive-max-pool1d 1 x size #'amax))
+
+(defcomposite adaptive-max-pool2d (x size)
+  "(adaptive-max-pool2d X SIZE) The largest element of each window of X (batch channels height
+width) for an output of SIZE, the windows as adaptive-avg-pool2d's.
+  (to-list (adaptive-max-pool2d (tensor '((((1.0 3.0) (5.0 7.0))))) 1))  ; => ((((7.0))))"
+  (%adaptive-pool 'adaptive-max-pool2d 2 x size #'amax))
+
+(defcomposite adaptive-max-pool3d (x size)
+  "(adaptive-max-pool3d X SIZE) As adaptive-max-pool2d, for X (batch channels depth height width).
+  (shape (adaptive-max-pool3d (zeros '(1 2 5 6 7)) 2))  ; => (1 2 2 2 2)"
+  (%adaptive-pool 'adaptive-max-pool3d 3 x size #'amax))

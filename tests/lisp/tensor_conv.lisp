@@ -139,4 +139,30 @@
     (is (grad-check (lambda (x) (max-pool2d x 3 :stride 1 :padding 1)) (randn '(1 1 4 4))))
     (is (grad-check (lambda (x) (avg-pool2d x 2 :stride 1 :padding 1 :count-include-pad nil)) (randn '(1 2 4 3))))))
 
+(deftest three-d-one-d-and-adaptive
+  ;; conv3d of a (1 1 2 2 2) block of ones with a 2x2x2 kernel of ones: one window, 8.
+  (is (equal (tl (conv3d (ones '(1 1 2 2 2)) (ones '(1 1 2 2 2)))) '(((((8.0)))))))
+  ;; A 3-d kernel of extent 1 along depth is conv2d on each depth slice.
+  (let* ((x (randn '(1 2 3 5 5))) (w (randn '(4 2 1 3 3)))
+         (y (conv3d x w :padding '(0 1 1))))
+    (is (allclose (slice y t t 1) (conv2d (slice x t t 1) (reshape w '(4 2 3 3)) :padding 1) :atol 1e-5)))
+  ;; conv-transpose1d is conv1d's gradient with respect to its input.
+  (let* ((x (randn '(1 3 6) :dtype 'f64)) (w (randn '(2 3 3) :dtype 'f64)) (g (randn '(1 2 2) :dtype 'f64))
+         (gx (first (second (funcall (value-and-grad (lambda (x) (sum (mul (conv1d x w :stride 2) g)))) x)))))
+    (is (allclose gx (conv-transpose1d g w :stride 2 :output-padding 1) :atol 1e-12)))
+  (is (equal (tl (max-pool1d (tensor '(((1.0 5.0 2.0 0.0 3.0)))) 2)) '(((5.0 2.0)))))
+  (is (equal (shape (avg-pool3d (zeros '(1 1 4 4 4)) 2)) '(1 1 2 2 2)))
+  ;; Adaptive windows of uneven sizes: [0, 3), [2, 5) of five elements (PyTorch's).
+  (is (allclose (adaptive-avg-pool1d (tensor '(((1.0 2.0 3.0 4.0 9.0)))) 2) '(((2.0 5.333333)))))
+  (is (allclose (adaptive-max-pool1d (tensor '(((1.0 9.0 2.0 0.0 3.0)))) 3) '(((9.0 9.0 3.0)))))
+  (is (equal (shape (adaptive-avg-pool2d (zeros '(1 1 10 9)) 7)) '(1 1 7 7)))
+  (is-error shape-error (conv3d (zeros '(1 2 3 3)) (zeros '(1 2 1 1 1))))
+  (is-error shape-error (adaptive-avg-pool1d (zeros '(1 1 4)) 0))
+  (is (grad-check (lambda (x w) (conv3d x w :stride 2 :padding 1)) (randn '(1 2 3 4 3)) (randn '(2 2 2 2 2))))
+  (is (grad-check (lambda (x w) (conv-transpose3d x w :stride '(1 2 1))) (randn '(1 2 2 2 2)) (randn '(2 1 2 2 2))))
+  (is (grad-check (lambda (x) (max-pool1d x 3 :stride 2 :padding 1)) (randn '(1 2 7))))
+  (is (grad-check (lambda (x) (avg-pool3d x 2 :stride 1)) (randn '(1 1 3 3 3))))
+  (is (grad-check (lambda (x) (adaptive-avg-pool2d x '(3 2))) (randn '(1 2 5 5))))
+  (is (grad-check (lambda (x) (adaptive-max-pool1d x 3)) (randn '(1 2 7)))))
+
 (run-tests)
