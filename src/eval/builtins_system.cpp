@@ -106,7 +106,8 @@ void register_system_builtins(Interp& in) {
                return in.load_file(path);
              });
   TL_BUILTIN(in, "require", 1, 1, "(require 'NAME)",
-             "Loads NAME.lisp once, searching the requiring file's folder, TENSORLISP_PATH, lisp/ and stdlib/."
+             "Loads NAME.lisp once, searching the requiring file's folder, TENSORLISP_PATH, lisp/ and stdlib/ "
+             "(a file being loaded, such as a script named NAME.lisp, is passed over)."
              "\n  (progn (provide 'doc-ex-require) (require 'doc-ex-require))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                std::string name = module_name(in, a[0]);

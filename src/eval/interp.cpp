@@ -710,7 +710,12 @@ std::string Interp::find_module(const std::string& name) const {
   for (const auto& d : dirs) {
     fs::path p = fs::path(d) / (name + ".lisp");
     std::error_code ec;
-    if (fs::is_regular_file(p, ec)) return p.string();
+    if (!fs::is_regular_file(p, ec)) continue;
+    // A file being loaded is not the module it asks for: a script named linalg.lisp that
+    // says (require 'linalg) means the library's, not itself.
+    bool loading = false;
+    for (const auto& f : load_stack) loading = loading || fs::equivalent(p, f, ec);
+    if (!loading) return p.string();
   }
   return "";
 }

@@ -36,3 +36,7 @@
         (file-error (e) (condition-message e))))
 (show "bad module name"
       (handler-case (require 42) (type-error (e) (condition-message e))))
+
+;; A script named like a module (modules/optim.lisp) that requires it gets the library's.
+(load "modules/optim.lisp")
+(show "a script named optim.lisp requires the library's optim" *script-named-optim*)
