@@ -23,6 +23,7 @@ struct Fns {
   void (*getrf)(const int* m, const int* n, T* a, const int* lda, int* ipiv, int* info) = nullptr;
   void (*getrs)(const char* trans, const int* n, const int* nrhs, const T* a, const int* lda, const int* ipiv, T* b,
                 const int* ldb, int* info, std::size_t) = nullptr;
+  void (*getri)(const int* n, T* a, const int* lda, const int* ipiv, T* work, const int* lwork, int* info) = nullptr;
   void (*potrf)(const char* uplo, const int* n, T* a, const int* lda, int* info, std::size_t) = nullptr;
   void (*geqrf)(const int* m, const int* n, T* a, const int* lda, T* tau, T* work, const int* lwork,
                 int* info) = nullptr;
@@ -58,11 +59,12 @@ const Library& library() {
     for (const char* name : {"libopenblas.so.0", "liblapack.so.3"}) {
       void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
       if (h == nullptr) continue;
-      bool ok = find(h, "sgetrf_", lib.s.getrf) && find(h, "sgetrs_", lib.s.getrs) && find(h, "spotrf_", lib.s.potrf) &&
-                find(h, "sgeqrf_", lib.s.geqrf) && find(h, "sorgqr_", lib.s.orgqr) && find(h, "ssyevd_", lib.s.syevd) &&
-                find(h, "sgesdd_", lib.s.gesdd) && find(h, "dgetrf_", lib.d.getrf) && find(h, "dgetrs_", lib.d.getrs) &&
-                find(h, "dpotrf_", lib.d.potrf) && find(h, "dgeqrf_", lib.d.geqrf) && find(h, "dorgqr_", lib.d.orgqr) &&
-                find(h, "dsyevd_", lib.d.syevd) && find(h, "dgesdd_", lib.d.gesdd);
+      bool ok = find(h, "sgetrf_", lib.s.getrf) && find(h, "sgetrs_", lib.s.getrs) && find(h, "sgetri_", lib.s.getri) &&
+                find(h, "spotrf_", lib.s.potrf) && find(h, "sgeqrf_", lib.s.geqrf) && find(h, "sorgqr_", lib.s.orgqr) &&
+                find(h, "ssyevd_", lib.s.syevd) && find(h, "sgesdd_", lib.s.gesdd) && find(h, "dgetrf_", lib.d.getrf) &&
+                find(h, "dgetrs_", lib.d.getrs) && find(h, "dgetri_", lib.d.getri) && find(h, "dpotrf_", lib.d.potrf) &&
+                find(h, "dgeqrf_", lib.d.geqrf) && find(h, "dorgqr_", lib.d.orgqr) && find(h, "dsyevd_", lib.d.syevd) &&
+                find(h, "dgesdd_", lib.d.gesdd);
       if (ok) break;
       lib.s = {};
       lib.d = {};
@@ -131,9 +133,10 @@ std::string run_one(const std::string& name, const Dims& d, T* out, const std::v
   const std::int64_t m = d.m, n = d.n;
   int info = 0;
   if (name == "linalg-solve" || name == "linalg-inv" || name == "linalg-lu-det") {
+    // The row-major A read as column-major is M = A^T: det(M) = det(A), M^-1 read back
+    // row-major is A^-1, and A X = B is M^T X = B. No transposing copy of A.
     const int in = as_int(n), ld = std::max(1, in);
-    std::vector<T> a(static_cast<std::size_t>(n * n));
-    to_columns(srcs[0] + b * n * n, n, n, a.data());
+    std::vector<T> a(srcs[0] + b * n * n, srcs[0] + (b + 1) * n * n);
     std::vector<int> piv(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)));
     if (n > 0) f.getrf(&in, &in, a.data(), &ld, piv.data(), &info);
     if (info < 0) return user_name(name) + ": LAPACK getrf rejected argument " + std::to_string(-info);
@@ -156,18 +159,25 @@ std::string run_one(const std::string& name, const Dims& d, T* out, const std::v
       return {};
     }
     if (info > 0) {
-      return kInputError + user_name(name) + ": the matrix is singular (U[" + std::to_string(info - 1) + "][" +
-             std::to_string(info - 1) + "] of its LU factorization is zero)" + where;
+      return kInputError + user_name(name) + ": the matrix is singular (its LU factorization has a zero pivot)" + where;
     }
-    const std::int64_t k = name == "linalg-inv" ? n : d.k;
-    std::vector<T> x(static_cast<std::size_t>(n * k));
     if (name == "linalg-inv") {
-      for (std::int64_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i * n + i)] = 1;
-    } else {
-      to_columns(srcs[1] + b * n * k, n, k, x.data());
+      if (n == 0) return {};
+      const int query = -1;
+      T w = 0;
+      f.getri(&in, a.data(), &ld, piv.data(), &w, &query, &info);
+      int lwork = work_size(w);
+      std::vector<T> work(static_cast<std::size_t>(lwork));
+      f.getri(&in, a.data(), &ld, piv.data(), work.data(), &lwork, &info);
+      if (info != 0) return user_name(name) + ": LAPACK getri failed (info " + std::to_string(info) + ")" + where;
+      std::copy(a.begin(), a.end(), out + b * n * n);
+      return {};
     }
+    const std::int64_t k = d.k;
+    std::vector<T> x(static_cast<std::size_t>(n * k));
+    to_columns(srcs[1] + b * n * k, n, k, x.data());
     const int ik = as_int(k);
-    if (n > 0 && k > 0) f.getrs("N", &in, &ik, a.data(), &ld, piv.data(), x.data(), &ld, &info, 1);
+    if (n > 0 && k > 0) f.getrs("T", &in, &ik, a.data(), &ld, piv.data(), x.data(), &ld, &info, 1);
     if (info != 0) return user_name(name) + ": LAPACK getrs failed (info " + std::to_string(info) + ")" + where;
     to_rows(x.data(), n, n, k, out + b * n * k);
     return {};
@@ -240,23 +250,20 @@ std::string run_one(const std::string& name, const Dims& d, T* out, const std::v
     for (std::int64_t i = 0; i < vrows * n; ++i) vh[i] = i % (n + 1) == 0 ? T(1) : T(0);
     return {};
   }
-  const int im = as_int(m), in = as_int(n), ld = std::max(1, im), ldu = std::max(1, im),
-            ldvt = std::max(1, as_int(vrows)), query = -1;
-  std::vector<T> a(static_cast<std::size_t>(m * n)), uc(static_cast<std::size_t>(m * ucols)),
-      vt(static_cast<std::size_t>(vrows * n));
+  // The row-major A read as column-major is M = A^T (N x M). With M = Um S VTm, A = VTm^T S
+  // Um^T: Um (N x ucols of M) read back row-major is VH, VTm (vrows of M x M) is U. LAPACK
+  // writes them straight into the output, no transposing copy.
+  const int im = as_int(m), in = as_int(n), ld = std::max(1, in), ldvt = std::max(1, as_int(ucols)), query = -1;
+  std::vector<T> a(srcs[0] + b * m * n, srcs[0] + (b + 1) * m * n);
   std::vector<int> iwork(static_cast<std::size_t>(8 * k));
-  to_columns(srcs[0] + b * m * n, m, n, a.data());
   const char* job = full ? "A" : "S";
   T w = 0;
-  f.gesdd(job, &im, &in, a.data(), &ld, s, uc.data(), &ldu, vt.data(), &ldvt, &w, &query, iwork.data(), &info, 1);
+  f.gesdd(job, &in, &im, a.data(), &ld, s, vh, &ld, u, &ldvt, &w, &query, iwork.data(), &info, 1);
   int lwork = work_size(w);
   std::vector<T> work(static_cast<std::size_t>(lwork));
-  f.gesdd(job, &im, &in, a.data(), &ld, s, uc.data(), &ldu, vt.data(), &ldvt, work.data(), &lwork, iwork.data(), &info,
-          1);
+  f.gesdd(job, &in, &im, a.data(), &ld, s, vh, &ld, u, &ldvt, work.data(), &lwork, iwork.data(), &info, 1);
   if (info < 0) return user_name(name) + ": LAPACK gesdd rejected argument " + std::to_string(-info);
   if (info > 0) return kInputError + user_name("linalg-svd") + ": the SVD algorithm did not converge" + where;
-  to_rows(uc.data(), m, m, ucols, u);
-  to_rows(vt.data(), vrows, vrows, n, vh);
   return {};
 }
 
