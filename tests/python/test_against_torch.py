@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tensorlisp
+from tensorlisp import Symbol
 
 torch = pytest.importorskip("torch")
 
@@ -131,3 +132,19 @@ def test_adaptive_pools_of_any_size(tl):
     x3 = rng.standard_normal((1, 2, 5, 6, 7))
     check(tl, "(lambda (x) (adaptive-avg-pool3d x '(2 4 3)))", lambda x: F.adaptive_avg_pool3d(x, (2, 4, 3)), x3)
     check(tl, "(lambda (x) (adaptive-max-pool3d x 3))", lambda x: F.adaptive_max_pool3d(x, 3), x3)
+
+
+def test_sparse_matmul_and_coalesce(tl):
+    tl.eval("(require 'sparse)")
+    idx = np.stack([rng.integers(0, 6, 15), rng.integers(0, 5, 15)])
+    vals = rng.standard_normal(15)
+    d = rng.standard_normal((5, 3))
+    tl.eval("(defvar *idx* nil)")
+    tl.call("set", Symbol("*idx*"), tl.tensor(idx))
+    check(tl, "(lambda (v d) (sparse:matmul (sparse:coo *idx* v '(6 5)) d))",
+          lambda v, d: torch.sparse.mm(torch.sparse_coo_tensor(torch.tensor(idx), v, (6, 5)), d), vals, d)
+    got = tl.eval("(sparse:coalesce (sparse:coo *idx* (tensor '(%s) :dtype 'f64) '(6 5)))"
+                  % " ".join(repr(float(v)) for v in vals))
+    ref = torch.sparse_coo_tensor(torch.tensor(idx), torch.tensor(vals), (6, 5)).coalesce()
+    np.testing.assert_array_equal(np.asarray(tl.call("sparse:indices", got)), ref.indices().numpy())
+    np.testing.assert_allclose(np.asarray(tl.call("sparse:values", got)), ref.values().numpy(), rtol=1e-12)
