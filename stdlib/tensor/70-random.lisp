@@ -218,3 +218,121 @@ order that sorts N random 63-bit keys (a tie, about one in 2^63/N^2, keeps index
              (keys (prim:add (prim:mul (prim:cast hi 'i64) (prim:const 4294967296 'i64 shp))
                              (prim:cast lo 'i64))))
         (prim:cast (argsort keys) dtype))))
+
+;;; Exponential, gamma, beta and Poisson samples. A parameter is a number or a tensor (the
+;;; samples take the parameters' broadcast shape, or SHP when given); samples are in the
+;;; parameters' float dtype (f32 for numbers). Rejection samplers draw a fixed number of
+;;; proposals per element at once and keep the first accepted one, so one kernel serves a
+;;; whole tensor; every proposal failing is rarer than 1e-20.
+
+(defun %sampler-setup (fn params shp dtype)
+  ;; (SHAPE DTYPE PARAMS-AS-TENSORS) for a sampler FN.
+  (let* ((tensors (remove-if-not #'tensorp params))
+         (dt (or dtype (let ((f (find-if (lambda (x) (dtype-float-p (tensor-dtype x))) tensors)))
+                         (if f (tensor-dtype f) 'f32))))
+         (shape (or shp (if tensors (apply #'broadcast-shapes (mapcar #'tensor-shape tensors)) nil))))
+    (%float-dtype-arg fn dt)
+    (when (and shp tensors (not (equal (apply #'broadcast-shapes shp (mapcar #'tensor-shape tensors)) shp)))
+      (error 'shape-error "~a: parameters of shapes ~s do not broadcast to :shp ~s" fn (mapcar #'tensor-shape tensors) shp))
+    (list shape dt (mapcar (lambda (p) (broadcast-to (cast (%as-tensor p) dt) shape)) params))))
+
+(defun %check-positive (fn name p)
+  (when (if (tensorp p) (item (any (le p 0.0))) (<= p 0))
+    (error 'value-error "~a: ~a must be positive, got ~a" fn name (if (tensorp p) "a tensor with a value <= 0" p))))
+
+(defcomposite rand-exponential (rate &key shp dtype)
+  "(rand-exponential RATE &key shp dtype) Exponential samples with rate RATE (mean 1/RATE),
+as torch.distributions.Exponential: -log(U) / RATE. Gradients reach RATE (a reparameterized
+sample).
+  (let ((e (rand-exponential 2.0 :shp '(20000))))
+    (list (item (ge (amin e) 0.0)) (< (abs (- (item (mean e)) 0.5)) 0.02)))  ; => (t t)"
+  (%check-positive 'rand-exponential "rate" rate)
+  (destructuring-bind (shape dt params) (%sampler-setup 'rand-exponential (list rate) shp dtype)
+    ;; 1 - U is in (0, 1], so its log is finite.
+    (div (neg (log (sub 1.0 (rand shape :dtype dt)))) (first params))))
+
+(defun %standard-gamma (alpha shape dt)
+  ;; Gamma(ALPHA, 1) samples (ALPHA a tensor of SHAPE): Marsaglia and Tsang's method with 16
+  ;; proposals per element, ALPHA < 1 boosted to ALPHA + 1 and scaled by U^(1/ALPHA).
+  (let* ((rounds 16)
+         (boost (lt alpha 1.0))
+         (a1 (where boost (add alpha 1.0) alpha))
+         (d (sub a1 (/ 1.0 3.0)))
+         (c (reciprocal (sqrt (mul d 9.0))))
+         (x (randn (cons rounds shape) :dtype dt))
+         (u (rand (cons rounds shape) :dtype dt))
+         (v (let ((b (add (mul c x) 1.0))) (mul b (mul b b))))
+         (accept (logical-and (gt v 0.0)
+                              (lt (log u) (add (mul (mul x x) 0.5) (mul d (add (sub 1.0 v) (log (maximum v 1e-30))))))))
+         (first-accepted (argmax (cast accept 'i32) :axis 0 :keepdim t))
+         (g (mul d (squeeze (gather v first-accepted :axis 0) 0)))
+         (g (where boost (mul g (pow (rand shape :dtype dt) (reciprocal alpha))) g)))
+    (maximum g (if (eq dt 'f64) 2.2250738585072014e-308 1.1754944e-38))))
+
+(defcomposite rand-gamma (alpha &key (rate 1.0) shp dtype)
+  "(rand-gamma ALPHA &key (rate 1) shp dtype) Gamma samples with shape ALPHA and rate RATE
+(mean ALPHA/RATE), as torch.distributions.Gamma. Gradients reach RATE, not ALPHA.
+  (let ((g (rand-gamma 3.0 :rate 2.0 :shp '(20000))))
+    (list (item (gt (amin g) 0.0)) (< (abs (- (item (mean g)) 1.5)) 0.05)))  ; => (t t)"
+  (%check-positive 'rand-gamma "alpha" alpha)
+  (%check-positive 'rand-gamma "rate" rate)
+  (destructuring-bind (shape dt params) (%sampler-setup 'rand-gamma (list alpha rate) shp dtype)
+    (div (%standard-gamma (detach (first params)) shape dt) (second params))))
+
+(defcomposite rand-beta (a b &key shp dtype)
+  "(rand-beta A B &key shp dtype) Beta(A, B) samples in (0, 1) (mean A/(A+B)), as
+torch.distributions.Beta: X / (X + Y) of gamma samples X ~ Gamma(A), Y ~ Gamma(B).
+  (let ((x (rand-beta 2.0 6.0 :shp '(20000))))
+    (list (item (gt (amin x) 0.0)) (item (lt (amax x) 1.0)) (< (abs (- (item (mean x)) 0.25)) 0.01)))  ; => (t t t)"
+  (%check-positive 'rand-beta "a" a)
+  (%check-positive 'rand-beta "b" b)
+  (destructuring-bind (shape dt params) (%sampler-setup 'rand-beta (list a b) shp dtype)
+    (let ((x (%standard-gamma (detach (first params)) shape dt))
+          (y (%standard-gamma (detach (second params)) shape dt)))
+      (div x (add x y)))))
+
+(defcomposite rand-poisson (rate &key shp dtype)
+  "(rand-poisson RATE &key shp dtype) Poisson samples with mean RATE (RATE >= 0), as
+torch.poisson, in RATE's float dtype. Rates below 10 invert the distribution function (one
+uniform draw against 48 cumulative probabilities); larger ones use Hormann's transformed
+rejection (PTRS), 24 proposals each.
+  (let ((k (rand-poisson 4.0 :shp '(20000))))
+    (list (tensor-equal k (floor k)) (< (abs (- (item (mean k)) 4.0)) 0.1)))  ; => (t t)
+  (to-list (rand-poisson (tensor '(0.0 0.0))))  ; => (0.0 0.0)"
+  (when (if (tensorp rate) (item (any (lt rate 0.0))) (< rate 0))
+    (error 'value-error "rand-poisson: the rate must be >= 0, got ~a" (if (tensorp rate) "a negative value" rate)))
+  (destructuring-bind (shape dt params) (%sampler-setup 'rand-poisson (list rate) shp dtype)
+    (let* ((lam (detach (first params)))
+           ;; Small rates: inversion, the number of cumulative probabilities P(K <= j) below
+           ;; one uniform draw, for j < 48 (P(K >= 48 | LAM < 10) < 1e-17), in f64.
+           (small (let* ((l64 (cast (minimum lam 10.0) 'f64))
+                         (u (rand shape :dtype 'f64))
+                         (p (exp (neg l64)))
+                         (cdf p)
+                         (count (cast (gt u cdf) dt)))
+                    (loop for j from 1 below 48
+                          do (setq p (mul p (div l64 (float j))))
+                             (setq cdf (add cdf p))
+                             (setq count (add count (cast (gt u cdf) dt))))
+                    count))
+           ;; Large rates: PTRS.
+           (l (maximum lam 10.0))
+           (rounds 24)
+           (slam (sqrt l))
+           (loglam (log l))
+           (b (add (mul slam 2.53) 0.931))
+           (a (add (mul b 0.02483) -0.059))
+           (invalpha (add (div 1.1328 (sub b 3.4)) 1.1239))
+           (vr (sub 0.9277 (div 3.6224 (sub b 2.0))))
+           (u (sub (rand (cons rounds shape) :dtype dt) 0.5))
+           (v (rand (cons rounds shape) :dtype dt))
+           (us (sub 0.5 (abs u)))
+           (k (floor (add (mul (add (div (mul a 2.0) us) b) u) (add l 0.43))))
+           (quick (logical-and (ge us 0.07) (le v vr)))
+           (reject (logical-or (lt k 0.0) (logical-and (lt us 0.013) (gt v us))))
+           (ok (le (sub (add (log v) (log invalpha)) (log (add (div a (mul us us)) b)))
+                   (sub (sub (mul k loglam) l) (lgamma (add (maximum k 0.0) 1.0)))))
+           (accept (logical-or quick (logical-and (logical-not reject) ok)))
+           (first-accepted (argmax (cast accept 'i32) :axis 0 :keepdim t))
+           (large (squeeze (gather k first-accepted :axis 0) 0)))
+      (where (lt lam 10.0) small large))))
