@@ -12,6 +12,7 @@ packages=(cmake ninja-build g++ catch2 libedit-dev pkg-config llvm-14-dev zlib1g
           graphviz  # graph->svg runs its dot
           chromium  # tests/docs/check_manual.py loads the generated manual in headless Chromium
           python3-dev python3-numpy pybind11-dev python3-pytest  # the Python module (src/python/) and its tests
+          python3-torch  # the PyTorch references: tests/python/test_against_torch.py, tests/models, bench/
           lua5.4 guile-3.0)  # bench/lisp/run.sh: the Gabriel benchmarks beside CPython, Lua and Guile
 missing=()
 for p in "${packages[@]}"; do
