@@ -95,8 +95,13 @@ error.
       (list (neg (matmul yt (matmul g yt)))))))
 
 (defun linalg:%lu-det (a)
-  ;; (... 3): sign, log|det|, det of each matrix.
-  (linalg:%extern "linalg-lu-det" a '(3)))
+  ;; (... 3): the sign, log|det| and det of each matrix, from one LU factorization. The
+  ;; gradient of log|det| is A^-T, of det det(A) A^-T (the sign has none).
+  (with-custom-grad ((va a))
+    (linalg:%extern "linalg-lu-det" va '(3))
+    (g y)
+    (let ((coefficient (add (linalg:%last-range g 1 2) (mul (linalg:%last-range g 2 3) (linalg:%last-range y 2 3)))))
+      (list (mul (unsqueeze coefficient -1) (linalg:%mt (linalg:inv va)))))))
 
 (defun linalg:det (a)
   "(linalg:det A) The determinant of each square matrix of A (... N N), from its LU
@@ -105,10 +110,7 @@ unstable near singular matrices).
   (item (linalg:det (tensor '((2.0 1.0) (0.0 3.0)))))  ; => 6.0
   (item (linalg:det (tensor '((0.0 1.0) (1.0 0.0)))))  ; => -1.0"
   (linalg:%check "linalg:det" a :square t)
-  (with-custom-grad ((va a))
-    (squeeze (linalg:%last-range (linalg:%lu-det va) 2 3) -1)
-    (g y)
-    (list (mul (unsqueeze (unsqueeze (mul g y) -1) -1) (linalg:%mt (linalg:inv va))))))
+  (squeeze (linalg:%last-range (linalg:%lu-det a) 2 3) -1))
 
 (defun linalg:slogdet (a)
   "(linalg:slogdet A) (SIGN LOGABSDET): the sign of each determinant (-1, 0 or 1) and the
@@ -116,12 +118,8 @@ logarithm of its absolute value, which neither overflows nor underflows where th
 would. A singular matrix gives sign 0 and -inf. LOGABSDET's gradient is A^-T.
   (mapcar #'item (linalg:slogdet (tensor '((-2.0 0.0) (0.0 3.0)) :dtype 'f64)))  ; => (-1.0 1.791759469228055)"
   (linalg:%check "linalg:slogdet" a :square t)
-  (let* ((sign (squeeze (linalg:%last-range (linalg:%lu-det (detach a)) 0 1) -1))
-         (logabs (with-custom-grad ((va a))
-                   (squeeze (linalg:%last-range (linalg:%lu-det va) 1 2) -1)
-                   (g)
-                   (list (mul (unsqueeze (unsqueeze g -1) -1) (linalg:%mt (linalg:inv va)))))))
-    (list sign logabs)))
+  (let ((p (linalg:%lu-det a)))
+    (list (detach (squeeze (linalg:%last-range p 0 1) -1)) (squeeze (linalg:%last-range p 1 2) -1))))
 
 (defun linalg:cholesky (a &key upper)
   "(linalg:cholesky A &key upper) The lower-triangular L with A = L L^T for each symmetric
