@@ -43,12 +43,20 @@ both initialized uniformly in +-1/sqrt(IN) as in PyTorch.
     (error 'shape-error "~a: expected an input of shape (batch ~a ~a), got ~s" layer channels
            (%spatial-names rank) (if (tensorp x) (shape x) x))))
 
+(defun nn:%uniform-param (shape bound)
+  ;; A parameter of SHAPE drawn uniformly from [-BOUND, BOUND), as PyTorch initializes
+  ;; convolutions and linear layers.
+  (nn:%param (uniform shape :low (- bound) :high bound)))
+
+(defun nn:%conv-bound (channels groups kernel)
+  ;; 1/sqrt(fan-in) for a convolution whose kernel reads CHANNELS/GROUPS channels.
+  (/ 1.0 (sqrt (* (/ channels groups) (apply #'* kernel)))))
+
 (defmodel nn:conv2d (in out kernel-size &key (stride 1) (padding 0) (dilation 1) (groups 1) (bias t))
   ((kernel (%tuple 'nn:conv2d "kernel-size" kernel-size 2))
-   (fan-in (* (/ in groups) (apply #'* kernel)))
-   (bound (/ 1.0 (sqrt fan-in)))
-   (weight (nn:%param (uniform (append (list out (/ in groups)) kernel) :low (- bound) :high bound)))
-   (bias (when bias (nn:%param (uniform (list out) :low (- bound) :high bound))))
+   (bound (nn:%conv-bound in groups kernel))
+   (weight (nn:%uniform-param (append (list out (/ in groups)) kernel) bound))
+   (bias (when bias (nn:%uniform-param (list out) bound)))
    (name (format nil "nn:conv2d (~a -> ~a, ~a)" in out (nn:%kernel-text kernel))))
   "(nn:conv2d IN OUT KERNEL-SIZE &key (stride 1) (padding 0) (dilation 1) (groups 1) (bias t))
 A 2-d convolution layer on (batch IN height width) inputs, with weight (OUT IN/groups kh kw)
@@ -59,11 +67,11 @@ and bias initialized uniformly in +-1/sqrt(fan-in), as in PyTorch.
   (conv2d x weight :bias bias :stride stride :padding padding :dilation dilation :groups groups))
 
 (defmodel nn:conv1d (in out kernel-size &key (stride 1) (padding 0) (dilation 1) (groups 1) (bias t))
-  ((fan-in (* (/ in groups) kernel-size))
-   (bound (/ 1.0 (sqrt fan-in)))
-   (weight (nn:%param (uniform (list out (/ in groups) kernel-size) :low (- bound) :high bound)))
-   (bias (when bias (nn:%param (uniform (list out) :low (- bound) :high bound))))
-   (name (format nil "nn:conv1d (~a -> ~a, ~a)" in out kernel-size)))
+  ((kernel (%tuple 'nn:conv1d "kernel-size" kernel-size 1))
+   (bound (nn:%conv-bound in groups kernel))
+   (weight (nn:%uniform-param (append (list out (/ in groups)) kernel) bound))
+   (bias (when bias (nn:%uniform-param (list out) bound)))
+   (name (format nil "nn:conv1d (~a -> ~a, ~a)" in out (nn:%kernel-text kernel))))
   "(nn:conv1d IN OUT KERNEL-SIZE &key (stride 1) (padding 0) (dilation 1) (groups 1) (bias t))
 A 1-d convolution layer on (batch IN length) inputs, initialized as in PyTorch.
   (shape ((nn:conv1d 3 8 3 :padding 1) (zeros '(2 3 10))))  ; => (2 8 10)"
@@ -74,10 +82,9 @@ A 1-d convolution layer on (batch IN length) inputs, initialized as in PyTorch.
 (defmodel nn:conv-transpose2d (in out kernel-size &key (stride 1) (padding 0) (output-padding 0)
                                   (dilation 1) (groups 1) (bias t))
   ((kernel (%tuple 'nn:conv-transpose2d "kernel-size" kernel-size 2))
-   (fan-in (* (/ out groups) (apply #'* kernel)))
-   (bound (/ 1.0 (sqrt fan-in)))
-   (weight (nn:%param (uniform (append (list in (/ out groups)) kernel) :low (- bound) :high bound)))
-   (bias (when bias (nn:%param (uniform (list out) :low (- bound) :high bound))))
+   (bound (nn:%conv-bound out groups kernel))
+   (weight (nn:%uniform-param (append (list in (/ out groups)) kernel) bound))
+   (bias (when bias (nn:%uniform-param (list out) bound)))
    (name (format nil "nn:conv-transpose2d (~a -> ~a, ~a)" in out (nn:%kernel-text kernel))))
   "(nn:conv-transpose2d IN OUT KERNEL-SIZE &key (stride 1) (padding 0) (output-padding 0) (dilation 1)
 (groups 1) (bias t)) A transposed 2-d convolution layer, weight (IN OUT/groups kh kw),
@@ -90,10 +97,9 @@ initialized as in PyTorch.
 
 (defmodel nn:conv3d (in out kernel-size &key (stride 1) (padding 0) (dilation 1) (groups 1) (bias t))
   ((kernel (%tuple 'nn:conv3d "kernel-size" kernel-size 3))
-   (fan-in (* (/ in groups) (apply #'* kernel)))
-   (bound (/ 1.0 (sqrt fan-in)))
-   (weight (nn:%param (uniform (append (list out (/ in groups)) kernel) :low (- bound) :high bound)))
-   (bias (when bias (nn:%param (uniform (list out) :low (- bound) :high bound))))
+   (bound (nn:%conv-bound in groups kernel))
+   (weight (nn:%uniform-param (append (list out (/ in groups)) kernel) bound))
+   (bias (when bias (nn:%uniform-param (list out) bound)))
    (name (format nil "nn:conv3d (~a -> ~a, ~a)" in out (nn:%kernel-text kernel))))
   "(nn:conv3d IN OUT KERNEL-SIZE &key (stride 1) (padding 0) (dilation 1) (groups 1) (bias t))
 A 3-d convolution layer on (batch IN depth height width) inputs, weight (OUT IN/groups kd kh
@@ -103,37 +109,34 @@ kw), initialized as in PyTorch.
   (nn:%check-channels name x 3 in)
   (conv3d x weight :bias bias :stride stride :padding padding :dilation dilation :groups groups))
 
-(defun nn:%conv-transpose-layer (fn n in out kernel-size groups bias)
-  ;; The weight and bias of a transposed convolution layer, initialized as PyTorch's.
-  (let* ((kernel (%tuple fn "kernel-size" kernel-size n))
-         (bound (/ 1.0 (sqrt (* (/ out groups) (apply #'* kernel))))))
-    (list (nn:%param (uniform (append (list in (/ out groups)) kernel) :low (- bound) :high bound))
-          (when bias (nn:%param (uniform (list out) :low (- bound) :high bound)))
-          (format nil "~a (~a -> ~a, ~a)" fn in out (nn:%kernel-text kernel)))))
-
 (defmodel nn:conv-transpose1d (in out kernel-size &key (stride 1) (padding 0) (output-padding 0)
                                   (dilation 1) (groups 1) (bias t))
-  ((parts (nn:%conv-transpose-layer 'nn:conv-transpose1d 1 in out kernel-size groups bias))
-   (weight (first parts))
-   (bias (second parts)))
+  ((kernel (%tuple 'nn:conv-transpose1d "kernel-size" kernel-size 1))
+   (bound (nn:%conv-bound out groups kernel))
+   (weight (nn:%uniform-param (append (list in (/ out groups)) kernel) bound))
+   (bias (when bias (nn:%uniform-param (list out) bound)))
+   (name (format nil "nn:conv-transpose1d (~a -> ~a, ~a)" in out (nn:%kernel-text kernel))))
   "(nn:conv-transpose1d IN OUT KERNEL-SIZE &key (stride 1) (padding 0) (output-padding 0) (dilation 1)
 (groups 1) (bias t)) A transposed 1-d convolution layer, weight (IN OUT/groups k).
-  (shape ((nn:conv-transpose1d 4 2 2 :stride 2) (zeros '(1 4 3))))  ; => (1 2 6)"
+  (shape ((nn:conv-transpose1d 4 2 2 :stride 2) (zeros '(1 4 3))))  ; => (1 2 6)
+  (mapcar #'car (named-parameters (nn:conv-transpose1d 4 2 2)))  ; => (\"weight\" \"bias\")"
   (x)
-  (nn:%check-channels (third parts) x 1 in)
+  (nn:%check-channels name x 1 in)
   (conv-transpose1d x weight :bias bias :stride stride :padding padding :output-padding output-padding
                     :dilation dilation :groups groups))
 
 (defmodel nn:conv-transpose3d (in out kernel-size &key (stride 1) (padding 0) (output-padding 0)
                                   (dilation 1) (groups 1) (bias t))
-  ((parts (nn:%conv-transpose-layer 'nn:conv-transpose3d 3 in out kernel-size groups bias))
-   (weight (first parts))
-   (bias (second parts)))
+  ((kernel (%tuple 'nn:conv-transpose3d "kernel-size" kernel-size 3))
+   (bound (nn:%conv-bound out groups kernel))
+   (weight (nn:%uniform-param (append (list in (/ out groups)) kernel) bound))
+   (bias (when bias (nn:%uniform-param (list out) bound)))
+   (name (format nil "nn:conv-transpose3d (~a -> ~a, ~a)" in out (nn:%kernel-text kernel))))
   "(nn:conv-transpose3d IN OUT KERNEL-SIZE &key (stride 1) (padding 0) (output-padding 0) (dilation 1)
 (groups 1) (bias t)) A transposed 3-d convolution layer, weight (IN OUT/groups kd kh kw).
   (shape ((nn:conv-transpose3d 4 2 2 :stride 2) (zeros '(1 4 2 3 3))))  ; => (1 2 4 6 6)"
   (x)
-  (nn:%check-channels (third parts) x 3 in)
+  (nn:%check-channels name x 3 in)
   (conv-transpose3d x weight :bias bias :stride stride :padding padding :output-padding output-padding
                     :dilation dilation :groups groups))
 
