@@ -309,4 +309,67 @@ singular value), 1 and -1 (the largest and smallest column sum of absolute value
                  (t (error 'value-error "linalg:matrix-norm: ord must be fro, nuc, 2, -2, 1, -1, inf or -inf, got ~s" ord)))))
     (if keepdim (unsqueeze (unsqueeze v -1) -1) v)))
 
+(defun linalg:vector-norm (x &key (ord 2) axis keepdim)
+  "(linalg:vector-norm X &key (ord 2) axis keepdim) The ORD-norm of X's elements (all of them,
+or along AXIS, an axis or a list): (sum |x|^ORD)^(1/ORD) for a positive number ORD, the
+largest |x| for 'inf, the smallest for '-inf, the count of nonzeros for 0, as
+torch.linalg.vector_norm.
+  (item (linalg:vector-norm (tensor '(3.0 -4.0))))  ; => 5.0
+  (item (linalg:vector-norm (tensor '(3.0 -4.0)) :ord 1))  ; => 7.0
+  (to-list (linalg:vector-norm (tensor '((3.0 4.0) (-1.0 0.0))) :ord 'inf :axis 1))  ; => (4.0 1.0)"
+  (unless (tensorp x) (error 'type-error "linalg:vector-norm: expected a tensor, got ~s" x))
+  (let ((a (abs (%float-tensor x))))
+    (cond ((eq ord 'inf) (amax a :axis axis :keepdim keepdim))
+          ((eq ord '-inf) (amin a :axis axis :keepdim keepdim))
+          ((and (numberp ord) (= ord 0)) (sum (cast (ne a 0.0) (dtype a)) :axis axis :keepdim keepdim))
+          ((and (numberp ord) (= ord 1)) (sum a :axis axis :keepdim keepdim))
+          ((and (numberp ord) (= ord 2)) (sqrt (sum (mul a a) :axis axis :keepdim keepdim)))
+          ((and (numberp ord) (> ord 0))
+           (pow (sum (pow a (float ord)) :axis axis :keepdim keepdim) (/ 1.0 ord)))
+          (t (error 'value-error "linalg:vector-norm: ord must be a positive number, 0, inf or -inf, got ~s" ord)))))
+
+(defun linalg:matrix-rank (a &key rtol)
+  "(linalg:matrix-rank A &key rtol) The rank of each matrix of A (... M N), as i64: how many
+singular values exceed RTOL times the largest (RTOL defaults to max(M, N) times the dtype's
+epsilon, as in PyTorch).
+  (item (linalg:matrix-rank (tensor '((1.0 2.0) (2.0 4.0)))))  ; => 1
+  (item (linalg:matrix-rank (eye 3)))  ; => 3"
+  (linalg:%check "linalg:matrix-rank" a)
+  (let* ((s (linalg:svdvals (detach a)))
+         (eps (if (eq (dtype a) 'f64) 2.220446049250313e-16 1.1920929e-07))
+         (tol (mul (amax s :axis -1 :keepdim t) (or rtol (* (max (linalg:%rows a) (linalg:%cols a)) eps)))))
+    (sum (cast (gt s tol) 'i64) :axis -1)))
+
+(defun linalg:cond (a &key (ord 2))
+  "(linalg:cond A &key (ord 2)) The condition number of each matrix of A: for ORD 2 (and -2)
+the ratio of the largest singular value to the smallest (and its inverse), for the other
+matrix norms |A| |A^-1| (square invertible A), as torch.linalg.cond.
+  (item (linalg:cond (tensor '((2.0 0.0) (0.0 0.5)))))  ; => 4.0
+  (item (linalg:cond (tensor '((2.0 0.0) (0.0 0.5))) :ord 1))  ; => 4.0"
+  (linalg:%check "linalg:cond" a)
+  (if (member ord '(2 -2))
+      (let* ((s (linalg:svdvals a))
+             (ratio (div (amax s :axis -1) (amin s :axis -1))))
+        (if (eql ord 2) ratio (reciprocal ratio)))
+      (mul (linalg:matrix-norm a :ord ord) (linalg:matrix-norm (linalg:inv a) :ord ord))))
+
+(defun linalg:matrix-power (a n)
+  "(linalg:matrix-power A N) A multiplied by itself N times for each square matrix of A (N an
+integer: 0 gives the identity, a negative N the power of the inverse), by repeated squaring.
+  (to-list (linalg:matrix-power (tensor '((1.0 1.0) (0.0 1.0))) 3))  ; => ((1.0 3.0) (0.0 1.0))
+  (allclose (linalg:matrix-power (tensor '((2.0 0.0) (0.0 4.0))) -2) '((0.25 0.0) (0.0 0.0625)))  ; => t"
+  (linalg:%check "linalg:matrix-power" a :square t)
+  (unless (integerp n) (error 'type-error "linalg:matrix-power: N must be an integer, got ~s" n))
+  (let ((base (if (< n 0) (linalg:inv a) a))
+        (k (abs n))
+        (result nil))
+    (if (= k 0)
+        (add (zeros-like a) (eye (linalg:%rows a) :dtype (dtype a)))
+        (progn
+          (loop while (> k 0)
+                do (when (oddp k) (setq result (if result (matmul result base) base)))
+                   (setq k (floor k 2))
+                   (when (> k 0) (setq base (matmul base base))))
+          result))))
+
 (provide 'linalg)

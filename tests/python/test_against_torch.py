@@ -148,3 +148,14 @@ def test_sparse_matmul_and_coalesce(tl):
     ref = torch.sparse_coo_tensor(torch.tensor(idx), torch.tensor(vals), (6, 5)).coalesce()
     np.testing.assert_array_equal(np.asarray(tl.call("sparse:indices", got)), ref.indices().numpy())
     np.testing.assert_allclose(np.asarray(tl.call("sparse:values", got)), ref.values().numpy(), rtol=1e-12)
+
+
+def test_norms_rank_condition_powers(tl):
+    a = rng.standard_normal((3, 4))
+    check(tl, "(lambda (a) (linalg:vector-norm a :ord 3 :axis 1))",
+          lambda a: torch.linalg.vector_norm(a, ord=3, dim=1), a)
+    s = spd(4)
+    check(tl, "(lambda (a) (linalg:cond a))", torch.linalg.cond, s)
+    check(tl, "(lambda (a) (linalg:matrix-power a -2))", lambda a: torch.linalg.matrix_power(a, -2), s)
+    low = rng.standard_normal((5, 2)) @ rng.standard_normal((2, 4))
+    assert tl.fn.item(tl.call("linalg:matrix-rank", tl.tensor(low))) == int(torch.linalg.matrix_rank(torch.tensor(low)))
