@@ -74,6 +74,17 @@ outside SHAPE are an index-error.
              (setq stride (* stride (nth axis shp))))
     flat))
 
+(defun sparse:%indices-of (positions shp)
+  ;; The (RANK NNZ) i64 index tensor of POSITIONS, a list of row-major flat positions in SHP.
+  (if (null positions)
+      (zeros (list (length shp) 0) :dtype 'i64)
+      (let ((coordinates (mapcar (lambda (p)
+                                   (let ((rest p) (out nil))
+                                     (dolist (d (reverse shp)) (push (mod rest d) out) (setq rest (floor rest d)))
+                                     out))
+                                 positions)))
+        (tensor (apply #'mapcar #'list coordinates) :dtype 'i64))))
+
 (defun sparse:to-dense (s)
   "(sparse:to-dense S) S as a dense tensor (repeated positions summed). Its gradient reaches S's
 values (as the dense gradient at their positions).
@@ -91,16 +102,9 @@ read: it is computed here). Gradients of the values reach X at those positions.
     (list (to-list (sparse:indices s)) (to-list (sparse:values s))))  ; => (((0 1) (1 0)) (2.0 3.0))"
   (let* ((shp (shape x))
          (flat (to-list (reshape (ne x 0) (list (numel x)))))
-         (positions (loop for v in flat for i from 0 when v collect i))
-         (cols (mapcar (lambda (p)
-                         (let ((rest p) (out nil))
-                           (dolist (d (reverse shp)) (push (mod rest d) out) (setq rest (floor rest d)))
-                           out))
-                       positions))
-         (indices (if cols (apply #'mapcar #'list cols) (make-list (length shp) :initial-element nil)))
-         (pos (tensor positions :dtype 'i64)))
-    (sparse:coo (if positions (tensor indices :dtype 'i64) (zeros (list (length shp) 0) :dtype 'i64))
-                (index-select (reshape x (list (numel x))) pos)
+         (positions (loop for v in flat for i from 0 when v collect i)))
+    (sparse:coo (sparse:%indices-of positions shp)
+                (index-select (reshape x (list (numel x))) (tensor positions :dtype 'i64))
                 shp)))
 
 (defun sparse:coalesce (s)
@@ -117,16 +121,8 @@ the values.
     (loop for u in unique for i from 0 do (setf (gethash u slot) i))
     (let* ((inverse (tensor (mapcar (lambda (f) (gethash f slot)) flat) :dtype 'i64))
            (vals (sparse:%coo-values s))
-           (summed (scatter-add (zeros (list (length unique)) :dtype (dtype vals)) inverse vals))
-           (cols (mapcar (lambda (p)
-                           (let ((rest p) (out nil))
-                             (dolist (d (reverse shp)) (push (mod rest d) out) (setq rest (floor rest d)))
-                             out))
-                         unique)))
-      (sparse:%make-coo (if unique
-                            (tensor (apply #'mapcar #'list cols) :dtype 'i64)
-                            (zeros (list (length shp) 0) :dtype 'i64))
-                        summed shp))))
+           (summed (scatter-add (zeros (list (length unique)) :dtype (dtype vals)) inverse vals)))
+      (sparse:%make-coo (sparse:%indices-of unique shp) summed shp))))
 
 (defun sparse:transpose (s)
   "(sparse:transpose S) The transpose of the sparse matrix S (its two index rows swapped).
