@@ -370,6 +370,30 @@ Value Reader::read_dispatch(Span start) {
     }
     fail(span, "unknown character name '#\\" + std::string(token) + "'");
   }
+  if (int radix = c == 'x' || c == 'X' ? 16 : c == 'b' || c == 'B' ? 2 : c == 'o' || c == 'O' ? 8 : 0) {
+    // #xFF, #b-101, #o17: an integer in base 16, 2 or 8, as Common Lisp reads them.
+    advance();
+    advance();
+    const std::size_t begin = pos_;
+    while (!at_end() && !is_delimiter(peek())) advance();
+    std::string_view digits = text_.substr(begin, pos_ - begin);
+    Span span{start.file, start.line, start.col, static_cast<std::uint32_t>(digits.size() + 2)};
+    const bool negative = !digits.empty() && digits[0] == '-';
+    if (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) digits.remove_prefix(1);
+    std::uint64_t magnitude = 0;
+    auto res = std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, radix);
+    if (digits.empty() || res.ptr != digits.data() + digits.size() ||
+        (res.ec != std::errc() && res.ec != std::errc::result_out_of_range)) {
+      fail(span, "'#" + std::string(1, c) + "' needs base-" + std::to_string(radix) + " digits, got '" +
+                     std::string(digits) + "'");
+    }
+    const std::uint64_t limit = negative ? std::uint64_t{1} << 63 : (std::uint64_t{1} << 63) - 1;
+    if (res.ec == std::errc::result_out_of_range || magnitude > limit) {
+      fail(span,
+           "integer #" + std::string(1, c) + (negative ? "-" : "") + std::string(digits) + " does not fit in 64 bits");
+    }
+    return Value::integer(negative ? static_cast<std::int64_t>(0 - magnitude) : static_cast<std::int64_t>(magnitude));
+  }
   if (pos_ + 1 >= text_.size()) throw Incomplete{start, "'#' at the end of the input"};
   if (c == '\0') {
     fail(Span{start.file, start.line, start.col + 1, 1}, "NUL character (byte 0) in the source text");
