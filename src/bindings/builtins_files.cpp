@@ -190,6 +190,10 @@ void save_safetensors(Interp& in, const io::FileCtx& ctx, Value tensors, Value m
                std::string(fn) + ": the value for " + io::json_quoted(name) + " must be a tensor, got " + in.repr(v));
     }
     names.insert(name);
+    if (tensor::DType t = as_tensor(v)->node->dtype; tensor::is_quantized(t)) {
+      in.error("dtype-error", std::string(fn) + ": " + io::json_quoted(name) + " is a " + std::string(dtype_name(t)) +
+                                  " tensor, which safetensors cannot hold: dequantize it first, e.g. (cast x 'f32)");
+    }
     data.emplace_back(std::move(name), realize_for_save(in, as_tensor(v)));
   }
   io::write_safetensors(ctx, data, fields);
@@ -346,7 +350,7 @@ Value gguf_header(Interp& in, const io::FileCtx& ctx) {
 }
 
 // The tensors of the file, or only those named by `names` (in that order) when given.
-Value load_gguf(Interp& in, const io::FileCtx& ctx, const std::vector<std::string>* names) {
+Value load_gguf(Interp& in, const io::FileCtx& ctx, const std::vector<std::string>* names, bool quantized) {
   io::GgufReader file(ctx);
   std::vector<const io::GgufTensorInfo*> chosen;
   if (names == nullptr) {
@@ -356,7 +360,7 @@ Value load_gguf(Interp& in, const io::FileCtx& ctx, const std::vector<std::strin
   }
   auto name_of = [&](std::size_t i) { return chosen[i]->name; };
   return make_alist(in, chosen.size(), name_of,
-                    [&](std::size_t i) { return make_loaded_tensor(in, file.read(*chosen[i])); });
+                    [&](std::size_t i) { return make_loaded_tensor(in, file.read(*chosen[i], quantized)); });
 }
 
 // The :names argument of a loader, a list of strings, checked.
@@ -393,12 +397,14 @@ void register_gguf_builtins(Interp& in) {
              "  ; => (:version 3 :alignment 32 :metadata ((\"general.name\" . \"tiny\")) :tensors ((\"w\" f32 (2) "
              "\"F32\")))",
              [](Interp& in, Args a, N) -> Value { return gguf_header(in, file_ctx(in, "gguf-header", a, 0)); });
-  TL_BUILTIN(in, "load-gguf", 1, 3, "(load-gguf PATH &key names)",
+  TL_BUILTIN(in, "load-gguf", 1, 5, "(load-gguf PATH &key names quantized)",
              "The tensors of the GGUF file PATH as an alist ((name . tensor) ...), in file order, "
              "each of the row-major shape gguf-header gives: F32, F16, BF16, F64 and the integer "
-             "types as stored, Q8_0 and Q4_0 dequantized to f32; another type is a dtype-error "
-             "naming the tensor and the type. With :names, a list of tensor names, only those are "
-             "read, in that order; a name the file does not hold is a file-error naming it."
+             "types as stored, Q8_0 and Q4_0 dequantized to f32 (with :quantized t kept as they "
+             "are, q8_0 and q4_0 tensors, which matmul reads without dequantizing them whole); "
+             "another type is a dtype-error naming the tensor and the type. With :names, a list of "
+             "tensor names, only those are read, in that order; a name the file does not hold is "
+             "a file-error naming it."
              "\n  (let* ((u32 (lambda (n) (list n 0 0 0)))"
              "\n         (u64 (lambda (n) (list n 0 0 0 0 0 0 0)))"
              "\n         (bytes (append (map 'list #'char-code \"GGUF\") (funcall u32 3) (funcall u64 1) (funcall u64 "
@@ -411,14 +417,15 @@ void register_gguf_builtins(Interp& in) {
              "  ; => ((\"w\" 2.0 3.0))",
              [](Interp& in, Args a, N n) -> Value {
                io::FileCtx ctx = file_ctx(in, "load-gguf", a, 0);
-               bool has_names = false;
+               bool has_names = false, has_quantized = false;
                Value names = eval::keyword_arg(a, 1, n, "names", &has_names);
-               if (n > 1 && !has_names) {
-                 in.error("program-error", "load-gguf: expected :names after PATH, got " + in.repr(a[1]));
+               const bool quantized = eval::keyword_arg(a, 1, n, "quantized", &has_quantized).truthy();
+               if (n % 2 == 0 || (n - 1) / 2 != static_cast<N>(has_names) + static_cast<N>(has_quantized)) {
+                 in.error("program-error", "load-gguf: expected :names or :quantized after PATH, got " + in.repr(a[1]));
                }
-               if (!has_names) return load_gguf(in, ctx, nullptr);
+               if (!has_names) return load_gguf(in, ctx, nullptr, quantized);
                std::vector<std::string> wanted = names_arg(in, "load-gguf", names);
-               return load_gguf(in, ctx, &wanted);
+               return load_gguf(in, ctx, &wanted, quantized);
              });
   TL_BUILTIN(in, "gguf-files", 1, 1, "(gguf-files DIR)",
              "The paths of the .gguf files in the directory DIR, sorted; nil when it has none or "

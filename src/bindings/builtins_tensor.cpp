@@ -12,6 +12,7 @@
 #include "eval/builtins.h"
 #include "runtime/elements.h"
 #include "support/host_memory.h"
+#include "tensor/quant.h"
 
 namespace tl::tensor {
 
@@ -24,7 +25,7 @@ namespace {
 
 Value element_value(Interp& in, const Buffer& b, std::int64_t k) {
   if (b.dtype == DType::Bool) return in.boolean(runtime::load_int(b, k) != 0);
-  if (is_float(b.dtype)) return Value::real(runtime::load_float(b, k));
+  if (runtime::reads_float(b.dtype)) return Value::real(runtime::load_float(b, k));
   return Value::integer(runtime::load_int(b, k));
 }
 
@@ -442,9 +443,10 @@ void register_tensor_builtins(Interp& in) {
                  if (!eval::is_list(a[1]))
                    in.type_error("take-rows", 2, "a list of integers or an integer tensor", a[1]);
                }
-               std::size_t row = dtype_size(b.dtype);
-               for (std::size_t i = 1; i < shape.size(); ++i) row *= static_cast<std::size_t>(shape[i]);
-               auto out = std::make_shared<Buffer>(b.dtype, idx.size() * (row / dtype_size(b.dtype)));
+               std::size_t row_elems = 1;  // a quantized tensor's rows are whole blocks
+               for (std::size_t i = 1; i < shape.size(); ++i) row_elems *= static_cast<std::size_t>(shape[i]);
+               const std::size_t row = storage_bytes(b.dtype, row_elems);
+               auto out = std::make_shared<Buffer>(b.dtype, idx.size() * row_elems);
                for (std::size_t i = 0; i < idx.size(); ++i) {
                  std::int64_t r = idx[i] < 0 ? idx[i] + shape[0] : idx[i];
                  if (r < 0 || r >= shape[0]) {
@@ -459,6 +461,46 @@ void register_tensor_builtins(Interp& in) {
                for (std::size_t i = 1; i < shape.size(); ++i) s.push_back(Dim(shape[i]));
                in.heap.account_external(out->size_bytes());
                return make_tensor(in, graph_at_call(in).make_buffer(std::move(out), s));
+             });
+  TL_BUILTIN(in, "%readable", 1, 1, "(%readable X)",
+             "X, or when X is a quantized tensor X cast to f32 (a lazy cast, computed where it is "
+             "read): what a composite's required arguments are bound to.",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_tensor(a[0]) || !is_quantized(as_tensor(a[0])->node->dtype)) return a[0];
+               return make_tensor(in, graph_at_call(in).make_cast(as_tensor(a[0])->node, DType::F32));
+             });
+  TL_BUILTIN(in, "%quantize", 2, 2, "(%quantize X FORMAT)",
+             "X, an f32 tensor whose last axis is a multiple of 32, quantized into the block format "
+             "FORMAT (q8_0 or q4_0) on the host; quantize is the Lisp entry.",
+             [](Interp& in, Args a, N) -> Value {
+               TensorObj* t = tensor_arg(in, "quantize", a, 0);
+               const DType q = dtype_from_lisp(in, "quantize", a[1]);
+               if (!is_quantized(q)) {
+                 in.error("dtype-error", "quantize: FORMAT must be q8_0 or q4_0, got " + std::string(dtype_name(q)));
+               }
+               if (t->node->dtype != DType::F32) {
+                 in.error("dtype-error",
+                          "quantize: X must be f32 here, got " + std::string(dtype_name(t->node->dtype)));
+               }
+               auto shape = concrete_shape(t);
+               if (shape.empty() || shape.back() % 32 != 0) {
+                 in.error("shape-error", "quantize: " + std::string(dtype_name(q)) +
+                                             " packs blocks of 32 along the last axis, "
+                                             "which must be a multiple of 32; X has shape " +
+                                             shape_str(t->node->shape));
+               }
+               const Buffer& b = realize(in, t);
+               auto out = std::make_shared<Buffer>(q, b.count());
+               const std::int64_t bad = quantize_blocks(q, static_cast<const float*>(b.data()), b.count(),
+                                                        static_cast<std::uint8_t*>(out->data()));
+               if (bad >= 0) {
+                 in.error("value-error", "quantize: X has the non-finite value " +
+                                             std::to_string(runtime::load_float(b, bad)) + " at flat index " +
+                                             std::to_string(bad) + ", which " + std::string(dtype_name(q)) +
+                                             " cannot hold");
+               }
+               in.heap.account_external(out->size_bytes());
+               return make_tensor(in, graph_at_call(in).make_buffer(std::move(out), t->node->shape));
              });
   TL_BUILTIN(in, "%tensor-from-list", 2, 2, "(%tensor-from-list DATA DTYPE)",
              "A tensor of the numbers in nested list DATA; DTYPE nil infers f32, i32 (i64 when "

@@ -62,7 +62,7 @@ struct Formatter {
 
   void choose_style() {
     if (buf.dtype == DType::Bool) style = Style::Bool;
-    else if (!is_float(buf.dtype)) style = Style::Int;
+    else if (!runtime::reads_float(buf.dtype)) style = Style::Int;
     else {
       bool integral = true;
       double max_abs = 0, min_abs = INFINITY;

@@ -416,7 +416,9 @@ class Emitter {
       case DType::F32: return b_.getFloatTy();
       case DType::F16:
       case DType::BF16: return b_.getInt16Ty();
-      case DType::Bool: return b_.getInt8Ty();
+      case DType::Bool:
+      case DType::Q8_0:
+      case DType::Q4_0: return b_.getInt8Ty();  // a quantized buffer: bytes, read through load_as
       default: return b_.getIntNTy(static_cast<unsigned>(tensor::dtype_size(t) * 8));
     }
   }
@@ -636,7 +638,10 @@ class Emitter {
       case EOp::Load: {
         const BufferParam& bp = k_.buffers[static_cast<std::size_t>(e.arg)];
         Value* base = buffers_[static_cast<std::size_t>(e.arg)];
-        Type* st = storage_type(bp.dtype);
+        Type* st = storage_type(e.dtype);
+        // A load_as reads a quantized buffer's bytes as an array of its dtype.
+        if (e.dtype != bp.dtype)
+          base = b_.CreateBitCast(base, llvm::PointerType::get(st, base->getType()->getPointerAddressSpace()));
         Value* p = b_.CreateInBoundsGEP(st, base, value(e.src[0]));
         llvm::LoadInst* load = b_.CreateLoad(st, p);
         // An input is never written while the kernel runs (the executors never pass a kernel's

@@ -426,7 +426,11 @@ ExprId Kernel::dim(const tensor::Dim& d) {
 }
 
 ExprId Kernel::load(std::int32_t buffer, ExprId index) {
-  Expr e{EOp::Load, buffers[static_cast<std::size_t>(buffer)].dtype};
+  return load_as(buffer, index, buffers[static_cast<std::size_t>(buffer)].dtype);
+}
+
+ExprId Kernel::load_as(std::int32_t buffer, ExprId index, DType t) {
+  Expr e{EOp::Load, t};
   e.arg = buffer;
   e.src[0] = index;
   return intern(e);
@@ -614,6 +618,11 @@ ExprId Kernel::loop_var(std::int32_t loop) const {
 
 // --- printing --------------------------------------------------------------------------------
 
+std::string Kernel::load_suffix(const Expr& e) const {
+  const DType stored = buffers[static_cast<std::size_t>(e.arg)].dtype;
+  return e.dtype == stored ? "" : ":" + std::string(tensor::dtype_name(e.dtype));
+}
+
 std::string Kernel::expr_str(ExprId id) const {
   const Expr& e = expr(id);
   if (e.op == EOp::Const) {
@@ -628,7 +637,7 @@ std::string Kernel::expr_str(ExprId id) const {
   if (e.op == EOp::LoopVar) return "i" + std::to_string(e.arg);
   if (e.op == EOp::SymVar) return vars[static_cast<std::size_t>(e.arg)];
   if (e.op == EOp::AccRead) return "acc" + std::to_string(e.arg);
-  if (e.op == EOp::Load) return "b" + std::to_string(e.arg) + "[" + expr_str(e.src[0]) + "]";
+  if (e.op == EOp::Load) return "b" + std::to_string(e.arg) + load_suffix(e) + "[" + expr_str(e.src[0]) + "]";
   std::string s = std::string(eop_name(e.op));
   if (e.op == EOp::Cast || e.op == EOp::Bitcast) s += ":" + std::string(tensor::dtype_name(e.dtype));
   s += "(";
@@ -654,7 +663,7 @@ std::string Kernel::str() const {
     n = next++;
     std::string rhs;
     if (e.op == EOp::Load) {
-      rhs = "load b" + std::to_string(e.arg) + "[" + args + "]";
+      rhs = "load" + load_suffix(e) + " b" + std::to_string(e.arg) + "[" + args + "]";
     } else {
       rhs = std::string(eop_name(e.op)) + ":" + std::string(tensor::dtype_name(e.dtype)) + "(" + args + ")";
     }

@@ -27,11 +27,12 @@ enum class EOp : std::uint8_t {
   Const,    // ival (integers, bool) or fval (floats) in dtype
   LoopVar,  // arg: loop id; i64
   SymVar,   // arg: slot in Kernel::vars; i64
-  Load,     // src[0]: element index (i64); arg: buffer slot; dtype: the buffer's
+  Load,     // src[0]: element index (i64); arg: buffer slot; dtype: the buffer's (or, from a
+            // quantized buffer, the type its bytes are read as: Kernel::load_as)
   AccRead,  // arg: accumulator id
-  // The elementwise primitives of ops.def (unary, binary, ternary), in its order, with the
-  // semantics of tensor/semantics.h. Operands of f16 and bf16 compute in f32 and round to
-  // their dtype after each op.
+// The elementwise primitives of ops.def (unary, binary, ternary), in its order, with the
+// semantics of tensor/semantics.h. Operands of f16 and bf16 compute in f32 and round to
+// their dtype after each op.
 #define OP(e, name, arity, group, work, dtypes, doc) TL_IF_ELEMENTWISE_##group(e, )
 #include "tensor/ops.def"
 #undef OP
@@ -122,6 +123,10 @@ class Kernel {
   ExprId sym_var(const std::string& name);
   ExprId dim(const tensor::Dim& d);  // a Dim as an i64 expression over sym vars
   ExprId load(std::int32_t buffer, ExprId index);
+  // A load of dtype T from a buffer of a quantized dtype (its bytes read as an array of T:
+  // INDEX counts T's elements from the buffer's start), printed "load:T". Lowering builds a
+  // quantized element's value from such loads of its block's scale and packed values.
+  ExprId load_as(std::int32_t buffer, ExprId index, DType t);
   ExprId acc_read(std::int32_t acc, DType t);
   ExprId unary(EOp op, ExprId a, DType result);  // Cast and Bitcast use `result`
   ExprId binary(EOp op, ExprId a, ExprId b);
@@ -163,6 +168,8 @@ class Kernel {
   }
 
   std::string expr_str(ExprId id) const;
+  // ":T" for a load_as of T, "" for a plain load.
+  std::string load_suffix(const Expr& e) const;
   std::string str() const;  // the whole kernel, as text (also its cache identity)
 
  private:

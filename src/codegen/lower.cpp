@@ -37,6 +37,12 @@ class Lowerer {
  public:
   Lowerer(const schedule::ScheduledKernel& sk, const std::unordered_set<const Node*>& materialized, const Lowering& how)
       : sk_(sk), out_(sk.out), materialized_(materialized), how_(how), gpu_(how.target == Target::Gpu) {
+    if (tensor::is_quantized(out_->dtype)) {
+      // The graph dequantizes a quantized tensor wherever it is computed with (Graph::dequantized).
+      throw ConditionError("dtype-error",
+                           "realize: a view of a " + std::string(tensor::dtype_name(out_->dtype)) +
+                               " tensor cannot be computed into its blocks; dequantize it first, e.g. (cast x 'f32)");
+    }
     k_.buffers.push_back(BufferParam{out_->dtype, true});
   }
 
@@ -137,6 +143,12 @@ class Lowerer {
     // reuses nothing and its loads jump between rows (a batch sum of a (16 128 512) gradient
     // ran at 2 GB/s in 96 scalar accumulators; interchanged, it streams).
     std::optional<Tile> tile = sum_of_products() ? tile_plan(red) : std::nullopt;
+    // Quantized weights read along the reduce (a matrix-vector product of a decode step): the
+    // reduce in blocks, unless enough rows share each weight for a packed tile, whose packing
+    // dequantizes a panel once for all of them.
+    if (!(tile && tile->packs)) {
+      if (auto blocks = block_split()) return *blocks;
+    }
     if (tile && interchange && tile->rows < kTileRows) {
       // Fewer rows than a full tile's make short multiply-add chains (2 rows x 2 vectors: 4):
       // accumulating in the output row, streaming the right operand, is faster (4 x 768 @
@@ -159,6 +171,46 @@ class Lowerer {
       return {Opt::partial(reduce_loops_[0])};
     }
     return {};
+  }
+
+  // For a reduce that reads a quantized buffer: its innermost loop split at the block size
+  // (32), and for q4_0 the block's loop split in halves (its low and high nibbles), when that
+  // leaves no division or remainder along the innermost loop: each block's scale is then read
+  // once and its values form a contiguous run that the loop vectorizer loads whole. None when
+  // the quantized axis is not the innermost reduce (or its extent not a multiple of 32).
+  std::optional<Opts> block_split() const {
+    if (reduce_loops_.empty()) return std::nullopt;
+    bool q4 = false, any = false;
+    for (const Node* n : inputs_) {
+      if (!tensor::is_quantized(n->dtype)) continue;
+      any = true;
+      q4 = q4 || n->dtype == DType::Q4_0;
+    }
+    auto extent = k_.as_const(reduce_extents_.back());
+    if (!any || !extent || *extent % 32 != 0) return std::nullopt;
+    const std::int32_t loop = reduce_loops_.back();
+    Opts opts = {Opt::split(loop, 32)};
+    Kernel trial = k_;
+    split_loop(trial, loop, 32);
+    std::int32_t inner = trial.loop_count() - 1;
+    if (q4) {
+      // The halves unrolled: in each, which nibble is read is a constant.
+      opts.push_back(Opt::split(inner, 16));
+      split_loop(trial, inner, 16);
+      opts.push_back(Opt::upcast(trial.loop_count() - 2));
+      upcast_loop(trial, trial.loop_count() - 2);
+      inner = trial.loop_count() - 1;
+    }
+    bool divides = false;
+    passes::each_stmt(trial.body, [&](const Stmt& s) {
+      trial.visit({s.value, s.index, s.mask, s.extent}, [&](ExprId id, const Expr& e) {
+        if ((e.op == EOp::Idiv || e.op == EOp::Mod) && e.dtype == DType::I64 && passes::uses_loop(trial, id, inner))
+          divides = true;
+        return !divides;
+      });
+    });
+    if (divides) return std::nullopt;
+    return opts;
   }
 
   // (lanes L F) for the innermost loop L of a float max of at least F iterations, F filling
@@ -925,6 +977,33 @@ class Lowerer {
     return flat;
   }
 
+  // Element I of a quantized buffer as an f32 (tensor/dtype.h gives the layouts): its block's
+  // f16 scale times its packed value, read by load_as at byte offsets that the index
+  // arithmetic keeps linear in the loops (a reduce split at the block size, as choose_opts
+  // splits one, reads a block's scale once and its values as a contiguous run).
+  ExprId dequantized(std::int32_t buffer, ExprId i, DType t) {
+    auto c = [&](std::int64_t v) { return k_.constant_int(v); };
+    const auto block_bytes = static_cast<std::int64_t>(tensor::dtype_size(t));
+    const ExprId block = k_.binary(EOp::Idiv, i, c(32));
+    const ExprId j = k_.binary(EOp::Mod, i, c(32));
+    const ExprId scale =
+        k_.unary(EOp::Cast, k_.load_as(buffer, k_.binary(EOp::Mul, block, c(block_bytes / 2)), DType::F16), DType::F32);
+    const ExprId values = k_.binary(EOp::Add, k_.binary(EOp::Mul, block, c(block_bytes)), c(2));
+    ExprId q;
+    if (t == DType::Q8_0) {
+      q = k_.unary(EOp::Cast, k_.load_as(buffer, k_.binary(EOp::Add, values, j), DType::I8), DType::F32);
+    } else {
+      const ExprId byte =
+          k_.unary(EOp::Cast, k_.load_as(buffer, k_.binary(EOp::Add, values, k_.binary(EOp::Mod, j, c(16))), DType::U8),
+                   DType::I32);
+      const ExprId low = k_.binary(EOp::And, byte, k_.constant_int(15, DType::I32));
+      const ExprId high = k_.binary(EOp::Idiv, byte, k_.constant_int(16, DType::I32));
+      const ExprId u = k_.where(k_.binary(EOp::Cmplt, j, c(16)), low, high);
+      q = k_.unary(EOp::Cast, k_.binary(EOp::Add, u, k_.constant_int(-8, DType::I32)), DType::F32);
+    }
+    return k_.binary(EOp::Mul, q, scale);
+  }
+
   std::int32_t slot(const Node* n) {
     auto [it, fresh] = slots_.try_emplace(n, static_cast<std::int32_t>(k_.buffers.size()));
     if (fresh) {
@@ -948,7 +1027,10 @@ class Lowerer {
   ExprId compute(const Node* n, const std::vector<ExprId>& idx) {
     if (n == fused_reduce_) return fused_value_;
     if (auto it = row_accs_.find(n); it != row_accs_.end()) return it->second;
-    if (n != out_ && materialized_.count(n)) return k_.load(slot(n), linear_index(idx, n->shape));
+    if (n != out_ && materialized_.count(n)) {
+      if (tensor::is_quantized(n->dtype)) return dequantized(slot(n), linear_index(idx, n->shape), n->dtype);
+      return k_.load(slot(n), linear_index(idx, n->shape));
+    }
     const auto& src = n->src;
     auto arg = [&](std::size_t i) { return value(src[i].get(), idx); };
     switch (n->op) {

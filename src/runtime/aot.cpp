@@ -31,6 +31,8 @@ const char* c_type(DType dtype) {
     case DType::BF16: return "uint16_t";
     case DType::F32: return "float";
     case DType::F64: return "double";
+    case DType::Q8_0:
+    case DType::Q4_0: return "uint8_t";  // blocks of bytes
   }
   return "uint8_t";
 }

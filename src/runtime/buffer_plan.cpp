@@ -63,7 +63,7 @@ bool BufferPlan::reused_after(int s, std::size_t kernel) const {
 std::size_t BufferPlan::peak_bytes(const tensor::Bindings& b, bool shared) const {
   auto bytes = [&](int s) {
     const Slot& slot = slots[static_cast<std::size_t>(s)];
-    return static_cast<std::size_t>(slot.elements.eval(b)) * tensor::dtype_size(slot.dtype);
+    return tensor::storage_bytes(slot.dtype, static_cast<std::size_t>(slot.elements.eval(b)));
   };
   std::vector<char> open(slots.size(), 0);
   std::size_t live = 0, peak = 0;

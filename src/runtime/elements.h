@@ -11,10 +11,27 @@
 
 namespace tl::runtime {
 
+// Whether a buffer's elements read as floats (load_float): float and quantized dtypes.
+inline bool reads_float(tensor::DType t) { return tensor::is_float(t) || tensor::is_quantized(t); }
+
+// Element i of blocks of a quantized dtype (tensor/dtype.h gives the layouts).
+inline double load_quantized(const std::uint8_t* p, tensor::DType t, std::int64_t i) {
+  const std::uint8_t* block = p + (i / 32) * static_cast<std::int64_t>(tensor::dtype_size(t));
+  const auto j = static_cast<int>(i % 32);
+  std::uint16_t h;
+  std::memcpy(&h, block, 2);
+  const double d = tensor::half_to_float(h);
+  if (t == tensor::DType::Q8_0) return d * static_cast<std::int8_t>(block[2 + j]);
+  const int byte = block[2 + j % 16];
+  return d * ((j < 16 ? byte & 15 : byte >> 4) - 8);
+}
+
 inline double load_float(const tensor::Buffer& b, std::int64_t i) {
   using tensor::DType;
   const auto* p = static_cast<const std::uint8_t*>(b.data());
   switch (b.dtype) {
+    case DType::Q8_0:
+    case DType::Q4_0: return load_quantized(p, b.dtype, i);
     case DType::F32: {
       float f;
       std::memcpy(&f, p + i * 4, 4);

@@ -310,12 +310,13 @@ class Executor {
       return out;
     }
     // Where's operands have the dtype of its second source; every other op's, of its first.
-    const DType operand = n->src[n->op == Op::Where ? 1 : 0]->dtype;
+    DType operand = n->src[n->op == Op::Where ? 1 : 0]->dtype;
+    if (tensor::is_quantized(operand)) operand = DType::F32;  // read as f32 (load_float)
     std::vector<tensor::Scalar> x(n->src.size());
     do {
       for (std::size_t i = 0; i < in.size(); ++i) {
         const std::int64_t at = in[i].at(idx.data());
-        if (is_float(in[i].buf->dtype)) x[i] = {0, at < 0 ? 0.0 : load_float(*in[i].buf, at)};
+        if (reads_float(in[i].buf->dtype)) x[i] = {0, at < 0 ? 0.0 : load_float(*in[i].buf, at)};
         else x[i] = {at < 0 ? 0 : load_int(*in[i].buf, at), 0};
       }
       const tensor::Scalar v = tensor::evaluate(n->op, operand, n->dtype, x);

@@ -262,12 +262,12 @@ ScheduledKernel describe(const Schedule& s, const Node* out) {
     case KernelKind::Extern: k.iteration = out->shape; break;
   }
   std::unordered_set<const Node*> read;
-  k.bytes = tensor::shape_numel(out->shape) * tensor::Dim(static_cast<std::int64_t>(tensor::dtype_size(out->dtype)));
+  k.bytes = tensor::shape_bytes(out->shape, out->dtype);
   for (const Node* n : region(s, out)) {
     if (n != out && s.materialized.count(n)) {
       if (read.insert(n).second) {
         k.reads.push_back(n);
-        k.bytes = k.bytes + tensor::shape_numel(n->shape) * tensor::Dim(static_cast<std::int64_t>(tensor::dtype_size(n->dtype)));
+        k.bytes = k.bytes + tensor::shape_bytes(n->shape, n->dtype);
       }
       continue;
     }

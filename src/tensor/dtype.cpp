@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 
 namespace tl::tensor {
 
@@ -45,7 +46,17 @@ std::optional<DType> dtype_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::size_t storage_bytes(DType t, std::size_t count) {
+  const std::size_t block = dtype_block(t);
+  const std::size_t blocks = count / block + (count % block != 0 ? 1 : 0);
+  std::size_t bytes = 0;
+  if (__builtin_mul_overflow(blocks, dtype_size(t), &bytes)) throw std::length_error("buffer of more than 2^64 bytes");
+  return bytes;
+}
+
 DType promote(DType a, DType b) {
+  if (is_quantized(a)) a = DType::F32;
+  if (is_quantized(b)) b = DType::F32;
   if (a == b) return a;
   if (a == DType::Bool) return b;
   if (b == DType::Bool) return a;

@@ -9,19 +9,24 @@
 
 namespace tl::tensor {
 
-// X(enumerator, lisp name, bytes, category) in promotion order within each category.
-#define TL_DTYPES(X)           \
-  X(Bool, "bool", 1, Bool)     \
-  X(U8, "u8", 1, Unsigned)     \
-  X(I8, "i8", 1, Signed)       \
-  X(I16, "i16", 2, Signed)     \
-  X(U32, "u32", 4, Unsigned)   \
-  X(I32, "i32", 4, Signed)     \
-  X(I64, "i64", 8, Signed)     \
-  X(F16, "f16", 2, Float)      \
-  X(BF16, "bf16", 2, Float)    \
-  X(F32, "f32", 4, Float)      \
-  X(F64, "f64", 8, Float)
+// X(enumerator, lisp name, bytes, category) in promotion order within each category. The
+// quantized block formats come last: their bytes are a block's (dtype_block elements: an f16
+// scale and the packed values, GGUF's layout), and they hold weights to be read, never
+// computed into (see is_quantized).
+#define TL_DTYPES(X)         \
+  X(Bool, "bool", 1, Bool)   \
+  X(U8, "u8", 1, Unsigned)   \
+  X(I8, "i8", 1, Signed)     \
+  X(I16, "i16", 2, Signed)   \
+  X(U32, "u32", 4, Unsigned) \
+  X(I32, "i32", 4, Signed)   \
+  X(I64, "i64", 8, Signed)   \
+  X(F16, "f16", 2, Float)    \
+  X(BF16, "bf16", 2, Float)  \
+  X(F32, "f32", 4, Float)    \
+  X(F64, "f64", 8, Float)    \
+  X(Q8_0, "q8_0", 34, Quant) \
+  X(Q4_0, "q4_0", 18, Quant)
 
 enum class DType : std::uint8_t {
 #define TL_X(e, name, bytes, cat) e,
@@ -29,15 +34,31 @@ enum class DType : std::uint8_t {
 #undef TL_X
 };
 
-enum class DCat : std::uint8_t { Bool, Unsigned, Signed, Float };
+enum class DCat : std::uint8_t { Bool, Unsigned, Signed, Float, Quant };
 
 constexpr DType kDefaultFloat = DType::F32;
 constexpr DType kDefaultInt = DType::I32;
 
 std::string_view dtype_name(DType t);
 std::optional<DType> dtype_from_name(std::string_view name);
+// Bytes of one element (of a quantized dtype: of one block of dtype_block(t) elements).
 std::size_t dtype_size(DType t);
 DCat dtype_category(DType t);
+// Quantized block formats (GGUF's, in its layout), per block of 32 elements along the last axis:
+//   q8_0: f16 scale d, then 32 int8 q; element j = d * q[j]
+//   q4_0: f16 scale d, then 16 bytes; byte j holds element j in its low 4 bits and element
+//         j + 16 in its high 4 bits, each as u + 8 for u in [-8, 7]; element = d * u
+// A quantized tensor is data to read: views, gather and cast to a float type (dequantizing
+// where the value is read, inside the kernel that uses it) take one; nothing computes into
+// one except `quantize` (on the host).
+inline bool is_quantized(DType t) { return dtype_category(t) == DCat::Quant; }
+// Elements per block: 32 for the quantized formats, 1 for every other dtype.
+inline std::size_t dtype_block(DType t) { return is_quantized(t) ? 32 : 1; }
+// Bytes of COUNT elements of dtype t (for a quantized dtype COUNT is a multiple of its block:
+// whole blocks; a partial last block counts whole). Throws std::length_error past size_t.
+std::size_t storage_bytes(DType t, std::size_t count);
+// Elements in BYTES of storage of dtype t.
+inline std::size_t storage_count(DType t, std::size_t bytes) { return bytes / dtype_size(t) * dtype_block(t); }
 inline bool is_float(DType t) { return dtype_category(t) == DCat::Float; }
 inline bool is_int(DType t) {
   return dtype_category(t) == DCat::Signed || dtype_category(t) == DCat::Unsigned;
@@ -52,7 +73,8 @@ int dtype_bits(DType t);
 //  - unsigned with signed: the smallest signed type holding both (u8+i8 -> i16,
 //    u32+i32 -> i64, u32+i64 -> i64);
 //  - integer with float: the float type (as PyTorch and JAX do, not NumPy's widening);
-//  - f16 with bf16: f32; otherwise the wider float.
+//  - f16 with bf16: f32; otherwise the wider float;
+//  - a quantized type counts as f32 (what it dequantizes to).
 DType promote(DType a, DType b);
 
 // The type of a tensor combined with a Lisp number (a "weak" scalar that never widens the

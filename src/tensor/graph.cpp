@@ -204,7 +204,7 @@ std::optional<std::int64_t> checked_shape_bytes(DType t, const std::vector<std::
   for (std::int64_t d : shape) {
     if (d != 0 && __builtin_mul_overflow(bytes, d, &bytes)) return std::nullopt;
   }
-  return bytes;
+  return bytes / static_cast<std::int64_t>(dtype_block(t));  // a quantized type's size is a block's
 }
 
 std::shared_ptr<Buffer> allocate_buffer(DType t, const std::vector<std::int64_t>& shape) {
@@ -368,10 +368,13 @@ void check_operand_dtype(Op op, DType t) {
 }
 }  // namespace
 
-NodeRef Graph::make_unary(Op op, const NodeRef& x) {
+NodeRef Graph::dequantized(const NodeRef& x) { return is_quantized(x->dtype) ? make_cast(x, DType::F32) : x; }
+
+NodeRef Graph::make_unary(Op op, const NodeRef& x_in) {
   if (op_info(op).group != OpGroup::Unary || op == Op::Cast || op == Op::Bitcast) {
     fail("internal-error", std::string("make_unary: ") + op_name(op) + " is not a unary op");
   }
+  const NodeRef x = dequantized(x_in);
   check_operand_dtype(op, x->dtype);
   Node n = proto(op, x->dtype, x->shape);
   n.src = {x};
@@ -379,6 +382,14 @@ NodeRef Graph::make_unary(Op op, const NodeRef& x) {
 }
 
 NodeRef Graph::make_cast(const NodeRef& x, DType t, bool bitcast) {
+  if (is_quantized(t) && t != x->dtype) {
+    fail("dtype-error", std::string(bitcast ? "bitcast" : "cast") + ": nothing computes into " +
+                            std::string(dtype_name(t)) + "; quantize a float tensor instead, e.g. (quantize x '" +
+                            std::string(dtype_name(t)) + ")");
+  }
+  if (bitcast && is_quantized(x->dtype)) {
+    fail("dtype-error", "bitcast: a " + std::string(dtype_name(x->dtype)) + " tensor's elements are not whole bytes");
+  }
   if (bitcast && dtype_size(t) != dtype_size(x->dtype)) {
     fail("dtype-error", "bitcast: " + std::string(dtype_name(x->dtype)) + " and " + std::string(dtype_name(t)) +
                             " differ in size");
@@ -389,7 +400,8 @@ NodeRef Graph::make_cast(const NodeRef& x, DType t, bool bitcast) {
   return intern(std::move(n));
 }
 
-NodeRef Graph::make_binary(Op op, const NodeRef& a, const NodeRef& b) {
+NodeRef Graph::make_binary(Op op, const NodeRef& a_in, const NodeRef& b_in) {
+  const NodeRef a = dequantized(a_in), b = dequantized(b_in);
   const char* name = op_name(op);
   if (a->shape != b->shape) {
     fail("shape-error", std::string(name) + ": shapes differ, " + shape_str(a->shape) + " and " + shape_str(b->shape));
@@ -406,7 +418,8 @@ NodeRef Graph::make_binary(Op op, const NodeRef& a, const NodeRef& b) {
   return intern(std::move(n));
 }
 
-NodeRef Graph::make_where(const NodeRef& c, const NodeRef& a, const NodeRef& b) {
+NodeRef Graph::make_where(const NodeRef& c, const NodeRef& a_in, const NodeRef& b_in) {
+  const NodeRef a = dequantized(a_in), b = dequantized(b_in);
   if (c->dtype != DType::Bool) fail("dtype-error", "where: the condition must be bool, got " + std::string(dtype_name(c->dtype)));
   if (a->shape != b->shape || c->shape != a->shape) {
     fail("shape-error", "where: shapes differ, " + shape_str(c->shape) + ", " + shape_str(a->shape) + " and " +
@@ -423,7 +436,8 @@ NodeRef Graph::make_where(const NodeRef& c, const NodeRef& a, const NodeRef& b) 
 
 // --- reduce ----------------------------------------------------------------------------------
 
-NodeRef Graph::make_reduce(ReduceKind k, const NodeRef& x, std::vector<std::int64_t> axes) {
+NodeRef Graph::make_reduce(ReduceKind k, const NodeRef& x_in, std::vector<std::int64_t> axes) {
+  const NodeRef x = dequantized(x_in);
   const auto rank = static_cast<std::int64_t>(x->shape.size());
   for (auto& a : axes) {
     if (a < 0) a += rank;
@@ -584,7 +598,8 @@ void check_index(const char* op, const NodeRef& x, const NodeRef& index, std::in
 }
 }  // namespace
 
-NodeRef Graph::make_gather(const NodeRef& x, const NodeRef& index, std::int64_t axis) {
+NodeRef Graph::make_gather(const NodeRef& x_in, const NodeRef& index, std::int64_t axis) {
+  const NodeRef x = dequantized(x_in);  // an embedding table's rows, dequantized where read
   check_index("gather", x, index, axis);
   Node n = proto(Op::Gather, x->dtype, index->shape);
   n.src = {x, index};
@@ -592,7 +607,8 @@ NodeRef Graph::make_gather(const NodeRef& x, const NodeRef& index, std::int64_t 
   return intern(std::move(n));
 }
 
-NodeRef Graph::make_scatter_add(const NodeRef& x, const NodeRef& index, const NodeRef& src, std::int64_t axis) {
+NodeRef Graph::make_scatter_add(const NodeRef& x_in, const NodeRef& index, const NodeRef& src_in, std::int64_t axis) {
+  const NodeRef x = dequantized(x_in), src = dequantized(src_in);
   check_index("scatter-add", x, index, axis);
   if (src->shape != index->shape) {
     fail("shape-error", "scatter-add: the values have shape " + shape_str(src->shape) + " but the index " +
@@ -611,13 +627,20 @@ NodeRef Graph::make_scatter_add(const NodeRef& x, const NodeRef& index, const No
 // --- memory and escape -----------------------------------------------------------------------
 
 NodeRef Graph::make_copy(const NodeRef& x) {
+  if (is_quantized(x->dtype) && x->op != Op::Buffer) {
+    fail("dtype-error", "copy: a view of a " + std::string(dtype_name(x->dtype)) +
+                            " tensor cannot be made contiguous in its blocks; dequantize it first, e.g. (cast x 'f32)");
+  }
   Node n = proto(Op::Copy, x->dtype, x->shape);
   n.src = {x};
   return intern(std::move(n));
 }
 
-NodeRef Graph::make_assign(const NodeRef& target, const NodeRef& value) {
+NodeRef Graph::make_assign(const NodeRef& target, const NodeRef& value_in) {
   if (target->op != Op::Buffer) fail("type-error", "assign: the target must be a realized tensor");
+  if (is_quantized(target->dtype))
+    fail("dtype-error", "assign: cannot write into a " + std::string(dtype_name(target->dtype)) + " tensor");
+  const NodeRef value = dequantized(value_in);
   if (target->shape != value->shape || target->dtype != value->dtype) {
     fail("shape-error", "assign: target is " + shape_str(target->shape) + " " + std::string(dtype_name(target->dtype)) +
                             ", value is " + shape_str(value->shape) + " " + std::string(dtype_name(value->dtype)));
@@ -627,8 +650,11 @@ NodeRef Graph::make_assign(const NodeRef& target, const NodeRef& value) {
   return intern(std::move(n));
 }
 
-NodeRef Graph::make_assign_view(const NodeRef& target, const NodeRef& view, const NodeRef& value) {
+NodeRef Graph::make_assign_view(const NodeRef& target, const NodeRef& view, const NodeRef& value_in) {
   if (target->op != Op::Buffer) fail("type-error", "assign: the target must be a realized tensor");
+  if (is_quantized(target->dtype))
+    fail("dtype-error", "assign: cannot write into a " + std::string(dtype_name(target->dtype)) + " tensor");
+  const NodeRef value = dequantized(value_in);
   if (view->shape != value->shape || view->dtype != value->dtype || view->dtype != target->dtype) {
     fail("shape-error", "assign: target view is " + shape_str(view->shape) + " " + std::string(dtype_name(view->dtype)) +
                             ", value is " + shape_str(value->shape) + " " + std::string(dtype_name(value->dtype)));
@@ -756,6 +782,7 @@ void Graph::retire_readers(const std::unordered_set<const Buffer*>& written,
 }
 
 NodeRef Graph::make_extern(const std::string& name, std::vector<NodeRef> srcs, DType t, const Shape& shape) {
+  for (NodeRef& s : srcs) s = dequantized(s);
   Node n = proto(Op::Extern, t, shape);
   n.src = std::move(srcs);
   n.name = name;

@@ -100,20 +100,14 @@ struct Buffer {
   Buffer(DType t, std::size_t count) : dtype(t), size_(checked_bytes(t, count)), bytes_(size_) {}
   // Data that is on the device only, so far.
   Buffer(DType t, std::size_t count, std::shared_ptr<DeviceCopy> on_device)
-      : dtype(t), device(std::move(on_device)), size_(count * dtype_size(t)), host_stale_(true) {}
+      : dtype(t), device(std::move(on_device)), size_(storage_bytes(t, count)), host_stale_(true) {}
   // Data in memory the buffer does not own: `keep` holds it alive while the buffer uses it
   // (a mapping of a file, a host's array). Nothing writes it: a kernel that updates the buffer
   // in place copies the data into memory of the buffer's own first (PlanMemory::pointer_to_write).
   Buffer(DType t, std::size_t count, std::shared_ptr<void> keep, void* data)
-      : dtype(t), size_(count * dtype_size(t)), outside_(static_cast<std::uint8_t*>(data)), keep_(std::move(keep)) {}
-  std::size_t count() const { return size_ / dtype_size(dtype); }
-  static std::size_t checked_bytes(DType t, std::size_t count) {
-    std::size_t bytes = 0;
-    if (__builtin_mul_overflow(count, dtype_size(t), &bytes)) {
-      throw std::length_error("buffer of more than 2^64 bytes");
-    }
-    return bytes;
-  }
+      : dtype(t), size_(storage_bytes(t, count)), outside_(static_cast<std::uint8_t*>(data)), keep_(std::move(keep)) {}
+  std::size_t count() const { return storage_count(dtype, size_); }
+  static std::size_t checked_bytes(DType t, std::size_t count) { return storage_bytes(t, count); }
   std::size_t size_bytes() const { return size_; }
   // The host bytes, downloaded from the device first when only the device has the data (and
   // copied into memory of the buffer's own when it is outside memory: data() avoids that).
@@ -292,6 +286,9 @@ class Graph {
   // such as the arguments of a traced function.
   NodeRef make_buffer(std::shared_ptr<Buffer> b, const Shape& shape, Bindings bindings = {}, std::string tag = {});
   NodeRef make_iota(const Shape& shape, int axis, DType t);
+  // X, or when it is quantized X cast to f32: every op but the views and cast reads a
+  // quantized tensor so (the cast fuses into the kernel that reads it: no f32 copy is made).
+  NodeRef dequantized(const NodeRef& x);
   NodeRef make_unary(Op op, const NodeRef& x);
   NodeRef make_cast(const NodeRef& x, DType t, bool bitcast = false);
   NodeRef make_binary(Op op, const NodeRef& a, const NodeRef& b);
@@ -371,5 +368,14 @@ ViewStack view_of(const Node* n, const Node** base);
 // A printed form of the graph: (add (buffer#3 f32 (2 3)) (const 1.0 f32 (2 3))).
 // Shared subgraphs print once per occurrence; depth-limited.
 std::string node_str(const Node* n, int max_depth = 12);
+
+// Bytes of a tensor of this shape and dtype, stored contiguously (for reports: a quantized
+// tensor's symbolic size counts its elements at a block's bytes).
+inline Dim shape_bytes(const Shape& s, DType t) {
+  const Dim n = shape_numel(s);
+  if (is_quantized(t) && n.is_const())
+    return Dim(static_cast<std::int64_t>(storage_bytes(t, static_cast<std::size_t>(n.value()))));
+  return n * Dim(static_cast<std::int64_t>(dtype_size(t)));
+}
 
 }  // namespace tl::tensor

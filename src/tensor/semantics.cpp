@@ -42,6 +42,8 @@ std::uint64_t bits_of(Scalar a, DType t) {
       const int bits = static_cast<int>(dtype_size(t)) * 8;
       return bits == 64 ? u(a.i) : u(a.i) & ((std::uint64_t{1} << bits) - 1);
     }
+    case DType::Q8_0:
+    case DType::Q4_0: break;  // no scalar of a block format (bitcast refuses them)
   }
   return 0;
 }
@@ -68,6 +70,8 @@ Scalar from_bits(std::uint64_t b, DType t) {
     case DType::U32:
     case DType::I32:
     case DType::I64: return int_of(static_cast<std::int64_t>(b), t);
+    case DType::Q8_0:
+    case DType::Q4_0: break;
   }
   return Scalar{};
 }

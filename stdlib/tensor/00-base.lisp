@@ -8,13 +8,20 @@
 (defmacro defcomposite (name params &rest body)
   "(defcomposite NAME (PARAM...) [DOC] BODY...)
 Defines NAME as a tensor function written over primitives (a composite), like defun.
-Composites are what the JIT traces and fuses; (composite-p 'NAME) is true for them.
+Composites are what the JIT traces and fuses; (composite-p 'NAME) is true for them. A
+quantized tensor (quantize) passed as a required or optional argument arrives cast to f32.
   (progn (defcomposite doc-ex-double (x) (add x x)) (composite-p 'doc-ex-double))  ; => t
   (to-list (doc-ex-double (tensor '(1.5 2.0))))  ; => (3.0 4.0)"
-  `(progn
-     (defun ,name ,params ,@body)
-     (puthash ',name t *composites*)
-     ',name))
+  (let* ((positional (loop for p in params
+                           until (member p '(&key &rest &body &aux))
+                           unless (eq p '&optional) collect (if (consp p) (car p) p)))
+         (doc (and (stringp (car body)) (cdr body) (list (car body))))
+         (forms (if doc (cdr body) body)))
+    `(progn
+       (defun ,name ,params ,@doc
+         (let ,(mapcar (lambda (p) (list p (list '%readable p))) positional) ,@forms))
+       (puthash ',name t *composites*)
+       ',name)))
 
 (defun composite-p (name)
   "(composite-p NAME) True when NAME was defined with defcomposite.
@@ -64,7 +71,7 @@ The dtype is inferred (f32 if any element is a float, else i32, i64 for integers
   "DT when it names a dtype; a dtype-error naming FN otherwise."
   (if (dtypep dt)
       dt
-      (error 'dtype-error "~a: unknown dtype ~s (expected one of f32 f64 f16 bf16 i8 i16 i32 i64 u8 u32 bool)"
+      (error 'dtype-error "~a: unknown dtype ~s (expected one of f32 f64 f16 bf16 i8 i16 i32 i64 u8 u32 bool q8_0 q4_0)"
              fn dt)))
 
 (defun %float-dtype-arg (fn dt)

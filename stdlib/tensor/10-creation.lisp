@@ -83,3 +83,32 @@ An integer DTYPE truncates the values toward zero.
     (when (or (remove :dtype (remove-if-not #'keywordp args)) (oddp (length args)))
       (error 'type-error "eye: expected N [M] &key dtype, got ~s" (cons n args)))
     (prim:cast (prim:cmpeq (prim:iota shp 0 'i32) (prim:iota shp 1 'i32)) dtype)))
+
+;;; Quantized weights: the block formats q8_0 and q4_0 (GGUF's).
+
+(defun quantize (x format)
+  "(quantize X FORMAT) X's values in the block format FORMAT, q8_0 or q4_0 (GGUF's, as
+llama.cpp writes them): per block of 32 elements along the last axis (whose size must be a
+multiple of 32) one f16 scale d and the values as 8-bit integers (q8_0: x = d * q, d =
+max|x| / 127) or 4-bit ones (q4_0: x = d * (u - 8), d = -m / 8 for m the value of largest
+magnitude): 34 or 18 bytes a block, where f32 takes 128. The result has dtype FORMAT and X's
+shape. Every operation reads it as f32 (a view, a matmul, a gather of rows), each element
+dequantized inside the kernel that reads it: a matmul with a quantized weight never makes an f32
+copy of the weight, and one with a single row (a decode step) reads each block's scale once and
+its packed values as one run. Nothing computes into a quantized tensor, and it has no gradient.
+Quantizing runs on the host, once, as a weight is loaded; a non-finite value is a value-error.
+load-gguf :quantized t reads Q8_0 and Q4_0 tensors as they are stored.
+  (dtype (quantize (ones '(2 32)) 'q8_0))  ; => q8_0
+  (item (sum (quantize (full '(1 32) 127.0) 'q8_0)))  ; => 4064.0
+  (item (sum (quantize (full '(1 32) -8.0) 'q4_0)))  ; => -256.0"
+  (%quantize (%as-tensor x 'f32) (%dtype-arg 'quantize format)))
+
+(defun dequantize (x &optional (dtype 'f32))
+  "(dequantize X [DTYPE]) A quantized tensor X's values as a float tensor of DTYPE (f32): a cast,
+computed where it is used (any op reads a quantized tensor so already; this makes the values a
+tensor of their own). Another X is cast to DTYPE.
+  (to-list (dequantize (quantize (tensor '((-8.0 1.0 2.0 3.0 4.0 5.0 6.0 7.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0
+                                           0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0)))
+                                 'q4_0)))
+  ; => ((-8.0 1.0 2.0 3.0 4.0 5.0 6.0 7.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0))"
+  (prim:cast x (%dtype-arg 'dequantize dtype)))

@@ -44,7 +44,7 @@ ExprId apply(Kernel& k, ExprId e, Subst& s) {
     if (auto it = s.accs.find(x.arg); it != s.accs.end()) out = k.acc_read(it->second, x.dtype);
   } else if (x.op == EOp::Load) {
     const ExprId i = apply(k, x.src[0], s);
-    if (i != x.src[0]) out = k.load(x.arg, i);
+    if (i != x.src[0]) out = k.load_as(x.arg, i, x.dtype);
   } else if (x.op != EOp::Const && x.op != EOp::SymVar) {
     // Arithmetic: rebuilt through the builders when a source changed.
     ExprId a[3] = {-1, -1, -1};

@@ -43,10 +43,12 @@ InFile::InFile(const FileCtx& ctx) : ctx_(ctx) {
 
 std::shared_ptr<Buffer> InFile::map(std::uint64_t offset, DType t, std::size_t count) {
   constexpr std::size_t kMinBytes = std::size_t{1} << 20;  // smaller tensors are read
-  const std::size_t elem = dtype_size(t);
+  // A quantized block starts with its f16 scale: 2-byte alignment.
+  const std::size_t elem = is_quantized(t) ? 2 : dtype_size(t);
   std::size_t n = 0;
-  if (!kHostIsLittleEndian || t == DType::Bool || __builtin_mul_overflow(count, elem, &n) || n < kMinBytes ||
-      offset % elem != 0 || offset > size_ || n > size_ - offset) {
+  if (is_quantized(t)) n = storage_bytes(t, count);
+  if (!kHostIsLittleEndian || t == DType::Bool || (!is_quantized(t) && __builtin_mul_overflow(count, elem, &n)) ||
+      n < kMinBytes || offset % elem != 0 || offset > size_ || n > size_ - offset) {
     return nullptr;
   }
   const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));

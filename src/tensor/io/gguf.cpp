@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // GGUF files (llama.cpp's format): a checked parser for the header (metadata and tensor
-// table) and the readers of tensor data, with Q8_0 and Q4_0 blocks dequantized to f32.
+// table) and the readers of tensor data, with Q8_0 and Q4_0 blocks dequantized to f32 or kept
+// as q8_0 and q4_0 tensors.
 #include "tensor/io/gguf.h"
 
 #include <unordered_map>
 #include <unordered_set>
+
+#include "tensor/quant.h"
 
 namespace tl::tensor::io {
 
@@ -306,29 +309,6 @@ class HeaderParser {
   std::vector<std::uint8_t> window_;
 };
 
-float f16_at(const std::uint8_t* p) { return half_to_float(static_cast<std::uint16_t>(p[0] | (p[1] << 8))); }
-
-// Q8_0: per 32 elements an f16 scale d and 32 signed bytes q; x = d * q.
-void dequantize_q8_0(const std::uint8_t* blocks, std::size_t n_blocks, float* out) {
-  for (std::size_t b = 0; b < n_blocks; ++b, blocks += 34, out += 32) {
-    const float d = f16_at(blocks);
-    for (int j = 0; j < 32; ++j) out[j] = d * static_cast<float>(static_cast<std::int8_t>(blocks[2 + j]));
-  }
-}
-
-// Q4_0: per 32 elements an f16 scale d and 16 bytes; byte j holds element j in its low
-// nibble and element j + 16 in its high one, each q in 0..15; x = d * (q - 8).
-void dequantize_q4_0(const std::uint8_t* blocks, std::size_t n_blocks, float* out) {
-  for (std::size_t b = 0; b < n_blocks; ++b, blocks += 18, out += 32) {
-    const float d = f16_at(blocks);
-    for (int j = 0; j < 16; ++j) {
-      const std::uint8_t q = blocks[2 + j];
-      out[j] = d * static_cast<float>((q & 0x0f) - 8);
-      out[j + 16] = d * static_cast<float>((q >> 4) - 8);
-    }
-  }
-}
-
 }  // namespace
 
 std::string gguf_type_name(std::uint32_t type) {
@@ -366,7 +346,7 @@ std::vector<const GgufTensorInfo*> GgufReader::find(const std::vector<std::strin
   return chosen;
 }
 
-Array GgufReader::read(const GgufTensorInfo& t) {
+Array GgufReader::read(const GgufTensorInfo& t, bool quantized) {
   const std::optional<DType> dtype = gguf_load_dtype(t.type);
   if (!dtype) {
     ctx_.fail_dtype("has tensor " + json_quoted(t.name) + " of type " + gguf_type_name(t.type) +
@@ -374,6 +354,15 @@ Array GgufReader::read(const GgufTensorInfo& t) {
   }
   const std::uint64_t start = header_.data_start + t.offset;
   const TypeInfo& info = *type_info(t.type);
+  if (quantized && (t.type == kQ8_0 || t.type == kQ4_0)) {
+    // The blocks as they are: a q8_0 or q4_0 tensor (the last axis holds whole blocks).
+    const DType q = t.type == kQ8_0 ? DType::Q8_0 : DType::Q4_0;
+    const std::size_t count = t.bytes / info.block_bytes * info.block;
+    if (auto mapped = file_.map(start, q, count)) return Array{std::move(mapped), t.shape};
+    auto buf = std::make_shared<Buffer>(q, count);
+    file_.read(start, buf->data(), buf->size_bytes());
+    return Array{std::move(buf), t.shape};
+  }
   if (info.block == 1) {
     if (auto mapped = file_.map(start, *dtype, t.bytes / info.block_bytes)) return Array{std::move(mapped), t.shape};
     auto buf = std::make_shared<Buffer>(*dtype, t.bytes / info.block_bytes);
@@ -392,11 +381,7 @@ Array GgufReader::read(const GgufTensorInfo& t) {
     raw.resize(count * info.block_bytes);
     file_.read(start + static_cast<std::uint64_t>(b) * info.block_bytes, raw.data(), raw.size());
     float* dst = out + b * info.block;
-    if (t.type == kQ8_0) {
-      dequantize_q8_0(raw.data(), count, dst);
-    } else {
-      dequantize_q4_0(raw.data(), count, dst);
-    }
+    dequantize_blocks(t.type == kQ8_0 ? DType::Q8_0 : DType::Q4_0, raw.data(), count * info.block, dst);
   }
   return Array{std::move(buf), t.shape};
 }

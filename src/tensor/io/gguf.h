@@ -78,7 +78,9 @@ class GgufReader {
   // file-error naming it.
   std::vector<const GgufTensorInfo*> find(const std::vector<std::string>& names) const;
   // The data of one of this file's tensors, in gguf_load_dtype of its type.
-  Array read(const GgufTensorInfo& t);
+  // QUANTIZED: Q8_0 and Q4_0 data stays in its blocks, a q8_0 or q4_0 tensor, instead of
+  // being dequantized to f32.
+  Array read(const GgufTensorInfo& t, bool quantized = false);
 
  private:
   const FileCtx& ctx_;

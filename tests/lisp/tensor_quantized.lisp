@@ -1,0 +1,165 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Issue 27, quantized weights: the q8_0 and q4_0 block formats. Blocks written by hand from
+;;; GGUF's definition and read back (load-gguf :quantized t), quantize against a Lisp
+;;; transcription of the reference quantizer, matmuls and gathers that read the blocks inside
+;;; their kernels against the same products of the dequantized weights, gradients through them,
+;;; and the errors. Runs on cpu, ref, the device-memory cpu and the simulated GPU.
+
+(manual-seed 27)
+(defun tl (x) (to-list x))
+
+;;; --- blocks by hand --------------------------------------------------------------------------
+
+(defun le-bytes (n count)
+  ;; N as COUNT little-endian bytes.
+  (loop for i below count collect (logand (ash n (* -8 i)) 255)))
+
+(defun gguf-bytes (name ggml-type dims data)
+  ;; A GGUF version 3 file holding one tensor NAME of ggml type GGML-TYPE, dimensions DIMS
+  ;; (fastest first, as the file stores them) and DATA, a list of bytes.
+  (let* ((head (append (map 'list #'char-code "GGUF") (le-bytes 3 4) (le-bytes 1 8) (le-bytes 0 8)
+                       (le-bytes (length name) 8) (map 'list #'char-code name)
+                       (le-bytes (length dims) 4) (loop for d in dims append (le-bytes d 8))
+                       (le-bytes ggml-type 4) (le-bytes 0 8)))
+         (pad (mod (- (length head)) 32)))
+    (append head (make-list pad :initial-element 0) data)))
+
+(defun write-bytes (path bytes)
+  (write-file path (apply #'byte-string bytes))
+  path)
+
+;; q8_0, two blocks: d = 0.5 (f16 0x3800) with q_j = j - 16; d = -2 (f16 0xc000) with
+;; q_j = 3j - 50. Element j of a block is d * q_j.
+(defvar *q8-data*
+  (append '(#x00 #x38) (loop for j below 32 collect (mod (- j 16) 256))
+          '(#x00 #xc0) (loop for j below 32 collect (mod (- (* 3 j) 50) 256))))
+(defvar *q8-values*
+  (list (loop for j below 32 collect (* 0.5 (- j 16)))
+        (loop for j below 32 collect (* -2.0 (- (* 3 j) 50)))))
+
+;; q4_0, one block: d = 0.25 (f16 0x3400); byte j holds u_j = j in its low nibble and
+;; u_{j+16} = 15 - j in its high one; element = d * (u - 8).
+(defvar *q4-data* (append '(#x00 #x34) (loop for j below 16 collect (logior j (ash (- 15 j) 4)))))
+(defvar *q4-values*
+  (list (append (loop for j below 16 collect (* 0.25 (- j 8)))
+                (loop for j below 16 collect (* 0.25 (- 7 j))))))
+
+(deftest blocks-by-hand
+  (let ((q8 (write-bytes "/tmp/tl-test-q8.gguf" (gguf-bytes "w" 8 '(32 2) *q8-data*)))
+        (q4 (write-bytes "/tmp/tl-test-q4.gguf" (gguf-bytes "w" 2 '(32 1) *q4-data*))))
+    (let ((w (cdr (assoc "w" (load-gguf q8 :quantized t) :test #'equal))))
+      (is (eq (dtype w) 'q8_0))
+      (is (equal (shape w) '(2 32)))
+      (is (equal (tl w) *q8-values*))
+      (is (equal (tl (dequantize w)) *q8-values*)))
+    ;; Without :quantized the same values arrive as f32.
+    (let ((w (cdr (assoc "w" (load-gguf q8) :test #'equal))))
+      (is (eq (dtype w) 'f32))
+      (is (equal (tl w) *q8-values*)))
+    (let ((w (cdr (assoc "w" (load-gguf q4 :quantized t :names '("w")) :test #'equal))))
+      (is (eq (dtype w) 'q4_0))
+      (is (equal (tl w) *q4-values*))
+      (is (equal (tl (sum w :axis 1)) (list (reduce #'+ (first *q4-values*))))))
+    (is-error program-error (load-gguf q4 :quantised t))))
+
+;;; --- quantize against the reference definition ------------------------------------------------
+
+(defun f16 (x) (item (cast (cast (tensor x :dtype 'f32) 'f16) 'f32)))
+
+(defun round-half-away (x) (if (minusp x) (- (floor (+ (- x) 0.5))) (floor (+ x 0.5))))
+
+(defun q8-block (xs)
+  ;; The values of the q8_0 block of the 32 floats XS, as the reference quantizer makes it.
+  (let* ((amax (reduce #'max (mapcar #'abs xs))) (d (/ amax 127.0)) (id (if (zerop d) 0.0 (/ 1.0 d))))
+    (mapcar (lambda (x) (* (f16 d) (round-half-away (* x id)))) xs)))
+
+(defun q4-block (xs)
+  (let* ((m (reduce (lambda (a b) (if (> (abs b) (abs a)) b a)) xs :initial-value 0.0))
+         (d (/ m -8.0)) (id (if (zerop d) 0.0 (/ 1.0 d))))
+    (mapcar (lambda (x) (* (f16 d) (- (min 15 (truncate (+ (* x id) 8.5))) 8))) xs)))
+
+(defun blocks-of (row) (loop for i from 0 below (length row) by 32 collect (subseq row i (+ i 32))))
+
+(defun max-abs-difference (a b)
+  (reduce #'max (mapcar (lambda (x y) (abs (- x y))) (apply #'append a) (apply #'append b))))
+
+(deftest quantize-matches-the-reference
+  (let* ((x (randn '(3 64)))
+         (rows (tl x)))
+    ;; The quantizer computes in f32, this transcription in f64: equal up to f32 rounding.
+    (is (< (max-abs-difference (tl (quantize x 'q8_0))
+                               (mapcar (lambda (r) (apply #'append (mapcar #'q8-block (blocks-of r)))) rows))
+           1e-6))
+    (is (< (max-abs-difference (tl (quantize x 'q4_0))
+                               (mapcar (lambda (r) (apply #'append (mapcar #'q4-block (blocks-of r)))) rows))
+           1e-6)))
+  ;; Exact cases: d = 1 in both formats; an all-zero block.
+  (is (equal (tl (quantize (full '(1 32) 127.0) 'q8_0)) (list (make-list 32 :initial-element 127.0))))
+  (is (equal (tl (quantize (full '(1 32) -8.0) 'q4_0)) (list (make-list 32 :initial-element -8.0))))
+  (is (every #'zerop (tl (quantize (zeros '(32)) 'q4_0))))  ; -0.0: the scale is 0 / -8
+  ;; The error bound: q8_0, half a step of the block's scale (plus the scale's f16 rounding);
+  ;; q4_0, a whole step (the value of largest magnitude maps to -8, its opposite clips at 7).
+  (let* ((x (randn '(8 256))) (amax (item (max (abs x)))))
+    (is (< (item (max (abs (- (quantize x 'q8_0) x)))) (+ (/ amax 254) (* amax 1e-3))))
+    (is (< (item (max (abs (- (quantize x 'q4_0) x)))) (+ (/ amax 8) (* amax 1e-3)))))
+  ;; Integer and f64 inputs are quantized from their f32 values.
+  (is (equal (tl (quantize (full '(32) 127 :dtype 'i32) 'q8_0)) (make-list 32 :initial-element 127.0)))
+  (is (eq (dtype (quantize (ones '(32) :dtype 'f64) 'q4_0)) 'q4_0)))
+
+;;; --- computing with quantized tensors ----------------------------------------------------------
+
+(defun close-p (a b &optional (tol 1e-4))
+  (< (item (max (abs (- a b)))) tol))
+
+(deftest matmul-reads-blocks
+  ;; The product with the blocks read inside the kernel against the product with the weights
+  ;; dequantized into a tensor of their own first: a decode step's vector, a few rows, enough
+  ;; rows for a packed tile, a batch.
+  (dolist (fmt '(q8_0 q4_0))
+    (dolist (mnk '((1 64 96) (5 32 64) (70 48 128) (1 8 32)))
+      (destructuring-bind (m n k) mnk
+        (let* ((w (quantize (randn (list n k)) fmt))
+               (dense (realize (dequantize w)))
+               (x (randn (list m k))))
+          (is (close-p (matmul x (transpose w)) (matmul x (transpose dense))) (format nil "~a ~a" fmt mnk))
+          (is (eq (dtype (matmul x (transpose w))) 'f32))))))
+  (let* ((w (quantize (randn '(2 16 64)) 'q8_0)) (x (randn '(2 3 64))))
+    (is (close-p (matmul x (transpose w 1 2)) (matmul x (transpose (realize (dequantize w)) 1 2)))))
+  ;; As the right operand untransposed (blocks across the reduce: read element by element).
+  (let* ((w (quantize (randn '(64 32)) 'q4_0)) (x (randn '(3 64))))
+    (is (close-p (matmul x w) (matmul x (realize (dequantize w)))))))
+
+(deftest elementwise-and-gather
+  (let* ((w (quantize (randn '(10 64)) 'q4_0)) (d (realize (dequantize w))))
+    (is (close-p (add w 1.0) (add d 1.0)))
+    (is (close-p (relu w) (relu d)))
+    (is (eq (dtype (mul w (ones '(10 64) :dtype 'f64))) 'f64))
+    (is (close-p (sum w :axis 0) (sum d :axis 0)))
+    ;; Rows of an embedding table, dequantized where they are gathered.
+    (is (close-p (index-select w (tensor '(3 0 9 3))) (index-select d (tensor '(3 0 9 3)))))
+    (is (equal (shape (transpose w)) '(64 10)))
+    (is (close-p (reshape w '(20 32)) (reshape d '(20 32))))))
+
+(deftest gradients-through-quantized-weights
+  ;; d/dx of sum((x W^T)^2) with W quantized, against the same with W dequantized.
+  (let* ((w (quantize (randn '(16 64)) 'q8_0))
+         (d (realize (dequantize w)))
+         (x (randn '(4 64))))
+    (flet ((grad-of (weights)
+             (let ((x (requires-grad! (realize (mul x 1.0)))))
+               (backward (sum (square (matmul x (transpose weights)))))
+               (grad x))))
+      (is (close-p (grad-of w) (grad-of d) 1e-3)))))
+
+(deftest quantized-errors
+  (is-error shape-error (quantize (ones '(2 33)) 'q8_0))
+  (is-error shape-error (quantize (tensor 1.0) 'q8_0))
+  (is-error dtype-error (quantize (ones '(32)) 'f16))
+  (is-error dtype-error (quantize (ones '(32)) 'q9_9))
+  (is-error value-error (quantize (div (ones '(32)) (zeros '(32))) 'q8_0))
+  (is-error dtype-error (cast (ones '(32)) 'q8_0))
+  (is-error dtype-error (save-safetensors (list (cons "w" (quantize (ones '(32)) 'q8_0))) "/tmp/tl-test-q.safetensors"))
+  (is-error dtype-error (save-npy (quantize (ones '(32)) 'q8_0) "/tmp/tl-test-q.npy"))
+  (is-error dtype-error (requires-grad! (quantize (ones '(32)) 'q8_0))))
+
+(run-tests)
