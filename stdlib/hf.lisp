@@ -64,16 +64,18 @@ config file when it is missing.
           (t (error 'file-error "hf: ~a has neither model.safetensors nor model.safetensors.index.json"
                     dir)))))
 
-(defun hf:load-checkpoint (dir &key (dtype 'f32))
-  "(hf:load-checkpoint DIR &key (dtype 'f32)) The checkpoint in the Hugging Face folder DIR:
+(defun hf:load-checkpoint (dir &key (dtype 'f32) quantize)
+  "(hf:load-checkpoint DIR &key (dtype 'f32) quantize) The checkpoint in the Hugging Face folder DIR:
 its config.json and the headers of model.safetensors, or of every shard named by
 model.safetensors.index.json. DIR may also be a GGUF file (llama.cpp's format), or a folder
 without config.json that holds one: see hf:load-gguf-checkpoint. No tensor data is read here:
 hf:tensor reads each tensor from its file when a model takes it, so tensors a model does not
 use are never read. Tensors stored in another dtype are cast to DTYPE when taken (f32 by
-default; nil keeps each as stored: f32, f16 or bf16). Returns a plist (:dir :config
-:config-file :tensors :files :dtype), :tensors a hash table from names to (DTYPE SHAPE),
-:files from names to files.
+default; nil keeps each as stored: f32, f16 or bf16). With QUANTIZE, q8_0 or q4_0, the
+matrices a model multiplies by (hf:weight) are quantized as they are taken, those of a GGUF
+file already in Q8_0 or Q4_0 kept as stored; :stored keeps a GGUF file's quantized matrices
+and quantizes nothing else. Returns a plist (:dir :config :config-file :tensors :files :dtype
+:quantize), :tensors a hash table from names to (DTYPE SHAPE), :files from names to files.
   (let ((dir \"/tmp/tl-doc-hf-load-checkpoint/\"))
     (ensure-directories-exist dir)
     (write-file (concat dir \"config.json\") (json-write '((\"model_type\" . \"gpt2\") (\"n_embd\" . 3))))
@@ -83,10 +85,13 @@ default; nil keeps each as stored: f32, f16 or bf16). Returns a plist (:dir :con
       (list (hf:config ck \"n_embd\") (gethash \"wte.weight\" (getf ck :tensors))
             (dtype (hf:tensor ck \"wte.weight\" '(2 3)))
             (dtype (hf:tensor stored \"wte.weight\" '(2 3))))))  ; => (3 (f16 (2 3)) f32 f16)"
+  (unless (member quantize '(nil q8_0 q4_0 :stored))
+    (error 'dtype-error "hf:load-checkpoint: :quantize must be q8_0, q4_0, :stored or nil, got ~s" quantize))
   (let ((gguf (hf:%gguf-file dir)))
-    (if gguf
-        (hf:load-gguf-checkpoint gguf :dtype dtype)
-        (hf:%load-safetensors-checkpoint dir dtype))))
+    (append (if gguf
+                (hf:load-gguf-checkpoint gguf :dtype dtype)
+                (hf:%load-safetensors-checkpoint dir dtype))
+            (list :quantize quantize))))
 
 (defun hf:%load-safetensors-checkpoint (dir dtype)
   (let* ((config-file (hf:%path dir "config.json"))
@@ -138,7 +143,7 @@ NAME, trying each of PREFIXES before it, or nil.
         for full = (concat p name)
         when (gethash full (getf checkpoint :tensors)) return full))
 
-(defun hf:tensor (checkpoint name shape &key (prefixes '("")))
+(defun hf:tensor (checkpoint name shape &key (prefixes '("")) %quantized)
   "(hf:tensor CHECKPOINT NAME SHAPE &key (prefixes '(\"\"))) The tensor NAME of CHECKPOINT (the
 first of PREFIX+NAME it holds), checked to have SHAPE (what the config implies) and cast to
 the checkpoint's dtype. A missing tensor is a file-error naming it and the files searched;
@@ -183,9 +188,36 @@ a tensor of another shape is a shape-error giving both shapes and its file.
                    full file found (getf checkpoint :config-file) shape)))
       (setf (gethash full (getf checkpoint :used)) t)
       (let ((x (if (getf checkpoint :gguf)
-                   (hf:%gguf-tensor checkpoint full)
+                   (hf:%gguf-tensor checkpoint full %quantized)
                    (cdr (first (load-safetensors file :names (list full)))))))
-        (if (and want (not (eq (dtype x) want))) (realize (cast x want)) x)))))
+        (if (and want (not (eq (dtype x) want)) (not (dtype-quantized-p (dtype x))))
+            (realize (cast x want))
+            x)))))
+
+(defun hf:weight (checkpoint name shape &key (prefixes '("")) (layout :out-in))
+  "(hf:weight CHECKPOINT NAME SHAPE &key (prefixes '(\"\")) (layout :out-in)) A matrix a model
+multiplies by, taken as hf:tensor takes it, and quantized when the checkpoint says so (its
+:quantize, from hf:load-checkpoint): blocks of 32 along the axis the product sums over, the
+input features. LAYOUT says which that is: :out-in (an nn.Linear weight, used as x W^T, also an
+embedding table) or :in-out (GPT-2's Conv1D, used as x W), which comes back as a transposed
+view of its quantized (out in) form, so that x W still reads the blocks in order. A matrix
+whose input features are not a multiple of 32 stays unquantized.
+  (let ((dir \"/tmp/tl-doc-hf-weight/\"))
+    (ensure-directories-exist dir)
+    (write-file (concat dir \"config.json\") (json-write '((\"model_type\" . \"gpt2\"))))
+    (save-safetensors (list (cons \"w\" (randn '(64 32))) (cons \"v\" (randn '(2 3))))
+                      (concat dir \"model.safetensors\"))
+    (let ((ck (hf:load-checkpoint dir :quantize 'q8_0)))
+      (list (dtype (hf:weight ck \"w\" '(64 32))) (shape (hf:weight ck \"w\" '(64 32) :layout :in-out))
+            (dtype (hf:weight ck \"v\" '(2 3))))))  ; => (q8_0 (64 32) f32)"
+  (let* ((format (getf checkpoint :quantize))
+         (x (hf:tensor checkpoint name shape :prefixes prefixes :%quantized (and format t)))
+         (in (if (eq layout :in-out) (first shape) (second shape))))
+    (cond ((not (member layout '(:out-in :in-out)))
+           (error 'type-error "hf:weight: LAYOUT must be :out-in or :in-out, got ~s" layout))
+          ((or (dtype-quantized-p (dtype x)) (member format '(nil :stored)) (/= (mod in 32) 0)) x)
+          ((eq layout :in-out) (transpose (quantize (transpose x) format)))
+          (t (quantize x format)))))
 
 (defun hf:unused-tensors (checkpoint)
   "(hf:unused-tensors CHECKPOINT) The names of CHECKPOINT's tensors that no hf:tensor call
@@ -387,19 +419,27 @@ them), Q8_0 and Q4_0 dequantized to f32.
   (let* ((s (shape w))
          (rows (first s))
          (half (/ rows heads 2)))
+    (when (dtype-quantized-p (dtype w))
+      ;; Whole rows of blocks, moved as bytes: row h*hd + a*half + b is row h*hd + 2b + a.
+      (return-from hf:%unpermute-rope
+        (funcall *take-rows-copy* w (loop for h below heads
+                                          append (loop for a below 2
+                                                       append (loop for b below half
+                                                                    collect (+ (* h 2 half) (* 2 b) a)))))))
     (realize (contiguous
               (reshape (apply #'permute (apply #'reshape w heads half 2 (rest s))
                               0 2 1 (loop for i from 3 below (+ 3 (length (rest s))) collect i))
                        s)))))
 
-(defun hf:%gguf-tensor (checkpoint name)
+(defun hf:%gguf-tensor (checkpoint name &optional quantized)
   ;; The tensor NAME (a Hugging Face name) of the GGUF CHECKPOINT, read and put in Hugging
-  ;; Face's layout.
+  ;; Face's layout; with QUANTIZED, Q8_0 and Q4_0 data stays in its blocks (transposed as a
+  ;; view, its rows reordered whole).
   (destructuring-bind (source &optional transform key) (gethash name (getf checkpoint :gguf))
     (let* ((file (gethash name (getf checkpoint :files)))
-           (x (cdr (first (load-gguf file :names (list source))))))
+           (x (cdr (first (load-gguf file :names (list source) :quantized quantized)))))
       (case transform
-        (:transpose (realize (contiguous (transpose x))))
+        (:transpose (if (dtype-quantized-p (dtype x)) (transpose x) (realize (contiguous (transpose x)))))
         (:rope (hf:%unpermute-rope x (hf:config checkpoint key)))
         (t x)))))
 
@@ -435,12 +475,14 @@ a checkpoint defined by MODULE (a stdlib module, loaded on first use).
     (require (second entry))
     (funcall (third entry) checkpoint)))
 
-(defun hf:load (dir &key (dtype 'f32))
+(defun hf:load (dir &key (dtype 'f32) quantize)
   "(hf:load DIR &key (dtype 'f32)) The language model in the Hugging Face folder DIR
 (config.json and model.safetensors, or a sharded model.safetensors.index.json), by its
 model_type: gpt2, llama or mistral; or in a GGUF file (DIR ends in .gguf, or is a folder
 without config.json holding one .gguf file) of architecture gpt2 or llama, with Q8_0 and
-Q4_0 weights dequantized. Weights are cast to DTYPE (nil keeps them as stored).
+Q4_0 weights dequantized. Weights are cast to DTYPE (nil keeps them as stored); with QUANTIZE
+(q8_0, q4_0 or :stored, see hf:load-checkpoint) the matrices stay or become quantized, and
+every matmul reads their blocks without making an f32 copy.
 Call the model on a 1-d integer tensor of token ids to get logits (tokens vocab), as in
 (let ((m (hf:load \"gpt2\"))) (m (tensor '(464 3290) :dtype 'i32))) for a folder gpt2.
   (let ((dir \"/tmp/tl-doc-hf-load/\"))
@@ -453,7 +495,7 @@ Call the model on a 1-d integer tensor of token ids to get logits (tokens vocab)
                             (cons \"lm_head.weight\" (tensor '((0 0 0 1) (1 0 0 0) (0 1 0 0) (0 0 1 0)) :dtype 'f32)))
                       (concat dir \"model.safetensors\"))
     (to-list (argmax ((hf:load dir) (tensor '(0 1 2 3) :dtype 'i32)) :axis 1)))  ; => (1 2 3 0)"
-  (hf:from-checkpoint (hf:load-checkpoint dir :dtype dtype)))
+  (hf:from-checkpoint (hf:load-checkpoint dir :dtype dtype :quantize quantize)))
 
 (defun hf:model-config (model)
   "(hf:model-config MODEL) The config (a hash table) MODEL was built from.

@@ -603,8 +603,15 @@ void register_tensor_builtins(Interp& in) {
              [](Interp& in, Args a, N) -> Value {
                return in.boolean(is_float(dtype_from_lisp(in, "dtype-float-p", a[0])));
              });
+  TL_BUILTIN(in, "dtype-quantized-p", 1, 1, "(dtype-quantized-p DTYPE)",
+             "True for the quantized block formats q8_0 and q4_0 (see quantize)."
+             "\n  (dtype-quantized-p 'q4_0)  ; => t"
+             "\n  (dtype-quantized-p 'f32)  ; => nil",
+             [](Interp& in, Args a, N) -> Value {
+               return in.boolean(is_quantized(dtype_from_lisp(in, "dtype-quantized-p", a[0])));
+             });
   TL_BUILTIN(in, "dtype-size", 1, 1, "(dtype-size DTYPE)",
-             "Bytes per element of DTYPE."
+             "Bytes per element of DTYPE (of a quantized format, per block of 32 elements)."
              "\n  (dtype-size 'f16)  ; => 2"
              "\n  (dtype-size 'bool)  ; => 1",
              [](Interp& in, Args a, N) -> Value {

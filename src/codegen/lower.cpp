@@ -173,44 +173,35 @@ class Lowerer {
     return {};
   }
 
-  // For a reduce that reads a quantized buffer: its innermost loop split at the block size
-  // (32), and for q4_0 the block's loop split in halves (its low and high nibbles), when that
-  // leaves no division or remainder along the innermost loop: each block's scale is then read
-  // once and its values form a contiguous run that the loop vectorizer loads whole. None when
-  // the quantized axis is not the innermost reduce (or its extent not a multiple of 32).
+  // For a reduce that reads a quantized buffer along its innermost loop: (lanes L 32), one
+  // lane per element of a block, when the lanes' copies of the body then index the blocks
+  // without division (the innermost extent a multiple of 32, the quantized axis innermost):
+  // each block's scale is read once for its 32 copies, which read its packed values at
+  // consecutive bytes, and the 32 running sums (vector registers) are combined once per
+  // output. (A loop split at the block size ran 3x slower: its inner loop of 32 vectorized,
+  // but combined its vector sum into one number every block; 2304 x 768 q8_0, one AVX-512
+  // thread: 445 us split, 144 us in lanes, f32 137 us.)
   std::optional<Opts> block_split() const {
     if (reduce_loops_.empty()) return std::nullopt;
-    bool q4 = false, any = false;
-    for (const Node* n : inputs_) {
-      if (!tensor::is_quantized(n->dtype)) continue;
-      any = true;
-      q4 = q4 || n->dtype == DType::Q4_0;
-    }
+    bool any = false;
+    for (const Node* n : inputs_) any = any || tensor::is_quantized(n->dtype);
     auto extent = k_.as_const(reduce_extents_.back());
     if (!any || !extent || *extent % 32 != 0) return std::nullopt;
     const std::int32_t loop = reduce_loops_.back();
-    Opts opts = {Opt::split(loop, 32)};
     Kernel trial = k_;
-    split_loop(trial, loop, 32);
-    std::int32_t inner = trial.loop_count() - 1;
-    if (q4) {
-      // The halves unrolled: in each, which nibble is read is a constant.
-      opts.push_back(Opt::split(inner, 16));
-      split_loop(trial, inner, 16);
-      opts.push_back(Opt::upcast(trial.loop_count() - 2));
-      upcast_loop(trial, trial.loop_count() - 2);
-      inner = trial.loop_count() - 1;
-    }
+    reduce_lanes(trial, loop, 32);
     bool divides = false;
-    passes::each_stmt(trial.body, [&](const Stmt& s) {
-      trial.visit({s.value, s.index, s.mask, s.extent}, [&](ExprId id, const Expr& e) {
-        if ((e.op == EOp::Idiv || e.op == EOp::Mod) && e.dtype == DType::I64 && passes::uses_loop(trial, id, inner))
-          divides = true;
-        return !divides;
+    passes::each_stmt(trial.body, [&](const Stmt& l) {
+      if (l.kind != Stmt::Kind::Loop || !l.lanes) return;
+      passes::each_stmt(l.body, [&](const Stmt& s) {
+        trial.visit({s.value, s.index, s.mask, s.extent}, [&](ExprId id, const Expr& e) {
+          if ((e.op == EOp::Idiv || e.op == EOp::Mod) && e.dtype == DType::I64 && passes::uses_loop(trial, id, l.var)) divides = true;
+          return !divides;
+        });
       });
     });
     if (divides) return std::nullopt;
-    return opts;
+    return Opts{Opt::lanes(loop, 32)};
   }
 
   // (lanes L F) for the innermost loop L of a float max of at least F iterations, F filling

@@ -16,6 +16,11 @@
   ;; Tensor NAME of checkpoint CK; the Hugging Face names may start with "transformer.".
   (hf:tensor ck name shape :prefixes '("" "transformer.")))
 
+(defun gpt2:%weight (ck name shape &optional (layout :in-out))
+  ;; A matrix of CK that the model multiplies by (Conv1D weights are stored (in out)),
+  ;; quantized when CK asks for it.
+  (hf:weight ck name shape :prefixes '("" "transformer.") :layout layout))
+
 (defmodel gpt2:block (ck layer)
   ((d (hf:config-required ck "n_embd"))
    (heads (hf:config-required ck "n_head"))
@@ -24,15 +29,15 @@
    (p (format nil "h.~a." layer))
    (ln-1-weight (gpt2:%tensor ck (concat p "ln_1.weight") (list d)))
    (ln-1-bias (gpt2:%tensor ck (concat p "ln_1.bias") (list d)))
-   (attn-weight (gpt2:%tensor ck (concat p "attn.c_attn.weight") (list d (* 3 d))))
+   (attn-weight (gpt2:%weight ck (concat p "attn.c_attn.weight") (list d (* 3 d))))
    (attn-bias (gpt2:%tensor ck (concat p "attn.c_attn.bias") (list (* 3 d))))
-   (attn-proj-weight (gpt2:%tensor ck (concat p "attn.c_proj.weight") (list d d)))
+   (attn-proj-weight (gpt2:%weight ck (concat p "attn.c_proj.weight") (list d d)))
    (attn-proj-bias (gpt2:%tensor ck (concat p "attn.c_proj.bias") (list d)))
    (ln-2-weight (gpt2:%tensor ck (concat p "ln_2.weight") (list d)))
    (ln-2-bias (gpt2:%tensor ck (concat p "ln_2.bias") (list d)))
-   (fc-weight (gpt2:%tensor ck (concat p "mlp.c_fc.weight") (list d inner)))
+   (fc-weight (gpt2:%weight ck (concat p "mlp.c_fc.weight") (list d inner)))
    (fc-bias (gpt2:%tensor ck (concat p "mlp.c_fc.bias") (list inner)))
-   (mlp-proj-weight (gpt2:%tensor ck (concat p "mlp.c_proj.weight") (list inner d)))
+   (mlp-proj-weight (gpt2:%weight ck (concat p "mlp.c_proj.weight") (list inner d)))
    (mlp-proj-bias (gpt2:%tensor ck (concat p "mlp.c_proj.bias") (list d))))
   "(gpt2:block CHECKPOINT LAYER) Transformer block LAYER of a GPT-2 checkpoint. Called with X
 (T n_embd) and optionally a layer's KV cache and the position START of X's first token:
@@ -66,13 +71,13 @@
    (positions (hf:config ck "n_positions" 1024))
    (eps (hf:config ck "layer_norm_epsilon" 1e-5))
    (layers (hf:config-required ck "n_layer"))
-   (wte (gpt2:%tensor ck "wte.weight" (list vocab d)))
+   (wte (gpt2:%weight ck "wte.weight" (list vocab d) :out-in))
    (wpe (gpt2:%tensor ck "wpe.weight" (list positions d)))
    (blocks (loop for i below layers collect (gpt2:block ck i)))
    (ln-f-weight (gpt2:%tensor ck "ln_f.weight" (list d)))
    (ln-f-bias (gpt2:%tensor ck "ln_f.bias" (list d)))
    (max-positions positions)
-   (cache-layout (list layers heads (/ d heads) (dtype wte))))
+   (cache-layout (list layers heads (/ d heads) (if (dtype-quantized-p (dtype wte)) 'f32 (dtype wte)))))
   "(gpt2:from-checkpoint CHECKPOINT) A GPT-2 language model from an hf:load-checkpoint.
 Called with IDS (a 1-d integer tensor of T token ids, or one id as a dim) and optionally a KV
 cache (from hf:make-cache) and the position START of the first id (an integer, or a dim for a

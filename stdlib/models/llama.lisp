@@ -79,17 +79,17 @@ x cos + rotate_half(x) sin, rotate_half(x) = (-x2, x1) for the halves x1, x2 of 
    (bias (hf:config ck "attention_bias" nil))
    (p (format nil "model.layers.~a." layer))
    (input-norm (hf:tensor ck (concat p "input_layernorm.weight") (list d)))
-   (q-weight (hf:tensor ck (concat p "self_attn.q_proj.weight") (list (* heads hd) d)))
-   (k-weight (hf:tensor ck (concat p "self_attn.k_proj.weight") (list (* kv-heads hd) d)))
-   (v-weight (hf:tensor ck (concat p "self_attn.v_proj.weight") (list (* kv-heads hd) d)))
+   (q-weight (hf:weight ck (concat p "self_attn.q_proj.weight") (list (* heads hd) d)))
+   (k-weight (hf:weight ck (concat p "self_attn.k_proj.weight") (list (* kv-heads hd) d)))
+   (v-weight (hf:weight ck (concat p "self_attn.v_proj.weight") (list (* kv-heads hd) d)))
    (q-bias (when (eq bias t) (hf:tensor ck (concat p "self_attn.q_proj.bias") (list (* heads hd)))))
    (k-bias (when (eq bias t) (hf:tensor ck (concat p "self_attn.k_proj.bias") (list (* kv-heads hd)))))
    (v-bias (when (eq bias t) (hf:tensor ck (concat p "self_attn.v_proj.bias") (list (* kv-heads hd)))))
-   (o-weight (hf:tensor ck (concat p "self_attn.o_proj.weight") (list d (* heads hd))))
+   (o-weight (hf:weight ck (concat p "self_attn.o_proj.weight") (list d (* heads hd))))
    (post-norm (hf:tensor ck (concat p "post_attention_layernorm.weight") (list d)))
-   (gate-weight (hf:tensor ck (concat p "mlp.gate_proj.weight") (list inner d)))
-   (up-weight (hf:tensor ck (concat p "mlp.up_proj.weight") (list inner d)))
-   (down-weight (hf:tensor ck (concat p "mlp.down_proj.weight") (list d inner))))
+   (gate-weight (hf:weight ck (concat p "mlp.gate_proj.weight") (list inner d)))
+   (up-weight (hf:weight ck (concat p "mlp.up_proj.weight") (list inner d)))
+   (down-weight (hf:weight ck (concat p "mlp.down_proj.weight") (list d inner))))
   "(llama:block CHECKPOINT LAYER [WINDOW]) Decoder layer LAYER of a Llama checkpoint, its
 attention limited to the WINDOW latest positions when given (Mistral). Called with X
 (T hidden), the rotary COS and SIN for X's positions (T head_dim), and optionally the
@@ -137,7 +137,8 @@ layer's KV cache and the position START of X's first token:
                    "llama: ~a has ~a attention heads, ~a key/value heads and head_dim ~a (~a)"
                    (getf ck :config-file) heads kv-heads hd
                    "key/value heads must divide heads, head_dim must be even")))
-   (embed (hf:tensor ck "model.embed_tokens.weight" (list vocab d)))
+   (embed (hf:weight ck "model.embed_tokens.weight" (list vocab d)))
+   (compute-dtype (if (dtype-quantized-p (dtype embed)) 'f32 (dtype embed)))  ; a quantized one reads as f32
    ;; Mistral's sliding_window (Hugging Face's Llama ignores the key): each query reads the
    ;; WINDOW latest positions. Rotary positions have no hard limit, so neither has generation.
    (window (let ((w (hf:config ck "sliding_window")))
@@ -145,10 +146,10 @@ layer's KV cache and the position START of X's first token:
    (blocks (loop for i below layers collect (llama:block ck i window)))
    (norm (hf:tensor ck "model.norm.weight" (list d)))
    (tied (eq (hf:config ck "tie_word_embeddings" nil) t))
-   (lm-head (if tied embed (hf:tensor ck "lm_head.weight" (list vocab d))))
+   (lm-head (if tied embed (hf:weight ck "lm_head.weight" (list vocab d))))
    (rope nil)
    (max-positions nil)
-   (cache-layout (list layers kv-heads hd (dtype embed))))
+   (cache-layout (list layers kv-heads hd compute-dtype)))
   "(llama:from-checkpoint CHECKPOINT) A Llama language model from an hf:load-checkpoint.
 Called with IDS (a 1-d integer tensor of T token ids, or one id as a dim) and optionally a
 KV cache (from hf:make-cache) and the position START of the first id (an integer, or a dim for a decode
@@ -175,8 +176,8 @@ to that many latest positions.
       (setq rope (llama:rope-tables needed hd theta scaling)))
     (flet ((run ()
              (let* ((at (list start (dim+ start tokens)))
-                    (cos (cast (slice (car rope) at) (dtype embed)))
-                    (sin (cast (slice (cdr rope) at) (dtype embed)))
+                    (cos (cast (slice (car rope) at) compute-dtype))
+                    (sin (cast (slice (cdr rope) at) compute-dtype))
                     (x (hf:embed embed ids)))
                ;; With a cache, each block's input is realized first: the cache writes inside
                ;; a block realize, and would otherwise recompute every block before it.

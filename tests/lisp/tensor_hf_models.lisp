@@ -139,4 +139,38 @@
       ;; LAST-ONLY: just the last token's logits, as a prefill needs
       (is (<= (item (amax (abs (sub (model (tensor '(1 5 200 17) :dtype 'i32) nil 0 t) b)))) 1e-5)))))
 
+;;; Quantized weights (issue 27): a GGUF file's Q8_0 and Q4_0 matrices kept in their blocks
+;;; (:quantize :stored) give the reference's logits on the dequantized weights, as dequantizing
+;;; on load does, the kernels reading the blocks; f32 checkpoints quantized on load give logits
+;;; near the f32 reference's (q8_0: within 0.1 and the same greedy continuation; q4_0, four bits
+;;; a weight on a random-weight model, within 1).
+
+(defun reads-blocks-p (logits format)
+  ;; Whether a kernel of LOGITS (not yet realized) reads a buffer of the quantized FORMAT
+  ;; (true on ref, which has no kernels).
+  (or (eq (device) 'ref) (and (search (format nil ":~a" format) (kernels->text logits)) t)))
+
+(deftest gguf-quantized-kept
+  (let* ((ck (hf:load-checkpoint "../models/gguf/tiny-gpt2-q8_0.gguf" :quantize :stored))
+         (m (hf:from-checkpoint ck)))
+    (is (eq (dtype (hf:weight ck "wte.weight" '(256 32))) 'q8_0))
+    (is (reads-blocks-p (m (tensor '(1 2 3) :dtype 'i32)) 'q8_0))
+    (check-model m "gpt2-gguf-q8_0"))
+  (let ((m (hf:load "../models/tiny-llama-q4_0-gguf" :quantize :stored)))
+    (is (reads-blocks-p (m (tensor '(1 2 3) :dtype 'i32)) 'q4_0))
+    (check-model m "llama-gguf-q4_0")))
+
+(deftest quantize-on-load
+  (dolist (model '(("../models/tiny-gpt2" "gpt2") ("../models/tiny-llama" "llama")))
+    (destructuring-bind (dir name) model
+      (let* ((prompt (expected name "prompt"))
+             (greedy (expected name "greedy"))
+             (q8 (hf:load dir :quantize 'q8_0))
+             (q4 (hf:load dir :quantize 'q4_0)))
+        (is (reads-blocks-p (q8 (tensor prompt :dtype 'i32)) 'q8_0))
+        (is (< (max-diff (q8 (tensor prompt :dtype 'i32)) name) 0.1))
+        (is (equal (hf:generate q8 prompt :max-new-tokens (length greedy)) greedy))
+        (is (< (max-diff (q4 (tensor prompt :dtype 'i32)) name) 1.0))))
+    (is-error dtype-error (hf:load "../models/tiny-gpt2" :quantize 'q5_0))))
+
 (run-tests)
