@@ -7,6 +7,11 @@
 #    ms/token with the KV cache through hf:generate (gpt2.lisp) against a plain PyTorch GPT-2
 #    with a KV cache (torch_ref.py), prefill of PREFILL tokens (tokens/s), the first greedy ids
 #    of both (they should agree), and each process's peak resident memory;
+#  - the same model's weights quantized on load (issue 27: q8_0 and q4_0, hf:load :quantize):
+#    decode ms/token and its ratio to f32's (the target: q8_0 at most 0.6x, q4_0 at most 0.4x:
+#    decode reads every weight once a token, so fewer bytes should take less time), and whether
+#    the greedy ids agree with f32's; then quant_gemv.lisp, the matrix-vector products alone
+#    against the memory bandwidth;
 #  - training tokens/s of examples/char-gpt.lisp against the same model in PyTorch
 #    (char_gpt_torch.py), CHAR_STEPS steps after warm-up.
 #   bench/llm/run.sh [BUILD_DIR]      (PREFILL=512 DECODE=32 CHAR_STEPS=50 THREADS="1 2")
@@ -43,6 +48,7 @@ echo "writing a GPT-2 124M-shaped random checkpoint to $tmp/gpt2"
 "$python" "$here/make_gpt2.py" "$tmp/gpt2"
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 row "" threads tlisp torch ratio
+declare -A f32_dec f32_greedy
 for threads in $threads_list; do
   ours=$(TENSORLISP_THREADS=$threads "$tlisp" "$here/gpt2.lisp" --model "$tmp/gpt2" --prefill "$prefill" \
            --decode "$decode" 2>&1)
@@ -63,6 +69,24 @@ for threads in $threads_list; do
   row "gpt2-124m prefill $prefill tokens/s" "$threads" "$o_pre" "$t_pre" "$(ratio "$o_pre" "$t_pre")"
   row "gpt2-124m peak RSS MiB" "$threads" "$o_rss" "$t_rss" "$(ratio "$t_rss" "$o_rss")"
   row "gpt2-124m greedy ids agree" "$threads" "$same" "" ""
+  f32_dec[$threads]="$o_dec"
+  f32_greedy[$threads]="$(field '.*greedy: \(.*\)' "$ours")"
+done
+row "" threads tlisp "vs f32" "ids agree"
+for threads in $threads_list; do
+  for fmt in q8_0 q4_0; do
+    ours=$(TENSORLISP_THREADS=$threads "$tlisp" "$here/gpt2.lisp" --model "$tmp/gpt2" --prefill 16 \
+             --decode "$decode" --quantize "$fmt" 2>&1)
+    q_dec=$(field '.*decode [0-9]* tokens: \([0-9.]*\) ms\/token.*' "$ours")
+    [ -n "$q_dec" ] || printf 'tlisp:\n%s\n' "$ours" >&2
+    agree=no
+    [ "$(field '.*greedy: \(.*\)' "$ours")" = "${f32_greedy[$threads]}" ] && agree=yes
+    row "gpt2-124m $fmt decode ms/token" "$threads" "$q_dec" "$(ratio "$q_dec" "${f32_dec[$threads]}")" "$agree"
+  done
+done
+for threads in $threads_list; do
+  echo "== quantized matrix-vector products, $threads thread(s) (bench/llm/quant_gemv.lisp)"
+  TENSORLISP_THREADS=$threads "$tlisp" "$here/quant_gemv.lisp"
 done
 for threads in $threads_list; do
   ours=$(TENSORLISP_THREADS=$threads "$tlisp" "$root/examples/char-gpt.lisp" --steps "$char_steps" \
