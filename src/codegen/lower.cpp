@@ -195,7 +195,8 @@ class Lowerer {
       if (l.kind != Stmt::Kind::Loop || !l.lanes) return;
       passes::each_stmt(l.body, [&](const Stmt& s) {
         trial.visit({s.value, s.index, s.mask, s.extent}, [&](ExprId id, const Expr& e) {
-          if ((e.op == EOp::Idiv || e.op == EOp::Mod) && e.dtype == DType::I64 && passes::uses_loop(trial, id, l.var)) divides = true;
+          if ((e.op == EOp::Idiv || e.op == EOp::Mod) && e.dtype == DType::I64 && passes::uses_loop(trial, id, l.var))
+            divides = true;
           return !divides;
         });
       });
