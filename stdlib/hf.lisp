@@ -443,6 +443,125 @@ them), Q8_0 and Q4_0 dequantized to f32.
         (:rope (hf:%unpermute-rope x (hf:config checkpoint key)))
         (t x)))))
 
+;;; --- writing GGUF files ----------------------------------------------------------------------
+
+(defvar hf:*gguf-matrices*
+  '("token_embd.weight" "output.weight" "attn_qkv.weight" "attn_output.weight" "ffn_up.weight"
+    "ffn_down.weight" "attn_q.weight" "attn_k.weight" "attn_v.weight" "ffn_gate.weight")
+  "llama.cpp's names (after blk.N.) of the matrices hf:save-gguf stores in its TYPE: what a model
+multiplies by, and the token embedding; norms, biases and position embeddings stay f32.
+  (length hf:*gguf-matrices*)  ; => 10")
+
+(defun hf:%gguf-metadata (checkpoint arch type)
+  ;; The GGUF metadata of CHECKPOINT's config, the keys hf:%gguf-config reads back.
+  (labels ((cfg (key &optional default) (hf:config checkpoint key default))
+           (req (key) (hf:config-required checkpoint key))
+           (key (name) (concat arch "." name)))
+    (append
+     (list (cons "general.architecture" arch)
+           (cons "general.file_type" (cons :u32 (case type (f32 0) (f16 1) (q4_0 2) (q8_0 7)))))
+     (if (equal arch "gpt2")
+         (let ((d (req "n_embd")))
+           (list (cons (key "embedding_length") (cons :u32 d))
+                 (cons (key "attention.head_count") (cons :u32 (req "n_head")))
+                 (cons (key "block_count") (cons :u32 (req "n_layer")))
+                 (cons (key "context_length") (cons :u32 (cfg "n_positions" 1024)))
+                 (cons (key "feed_forward_length") (cons :u32 (or (cfg "n_inner") (* 4 d))))
+                 (cons (key "attention.layer_norm_epsilon") (cons :f32 (cfg "layer_norm_epsilon" 1e-5)))))
+         (let* ((d (req "hidden_size")) (heads (req "num_attention_heads"))
+                (scaling (cfg "rope_scaling"))
+                (type (and scaling (or (hf:config scaling "rope_type") (hf:config scaling "type") "default"))))
+           (append
+            (list (cons (key "embedding_length") (cons :u32 d))
+                  (cons (key "attention.head_count") (cons :u32 heads))
+                  (cons (key "attention.head_count_kv") (cons :u32 (cfg "num_key_value_heads" heads)))
+                  (cons (key "attention.key_length") (cons :u32 (cfg "head_dim" (/ d heads))))
+                  (cons (key "block_count") (cons :u32 (req "num_hidden_layers")))
+                  (cons (key "feed_forward_length") (cons :u32 (req "intermediate_size")))
+                  (cons (key "attention.layer_norm_rms_epsilon") (cons :f32 (cfg "rms_norm_eps" 1e-6)))
+                  (cons (key "rope.freq_base") (cons :f32 (cfg "rope_theta" 10000.0))))
+            (when (cfg "max_position_embeddings")
+              (list (cons (key "context_length") (cons :u32 (cfg "max_position_embeddings")))))
+            (when (equal type "linear")
+              (list (cons (key "rope.scaling.type") "linear")
+                    (cons (key "rope.scaling.factor") (cons :f32 (hf:config scaling "factor")))))))))))
+
+(defun hf:%rope-permute (w heads)
+  ;; W's rows (HEADS*hd ...) in llama.cpp's rotary order: its row h*hd + 2b + a is Hugging
+  ;; Face's row h*hd + a*hd/2 + b (what hf:%unpermute-rope undoes).
+  (let ((half (/ (first (shape w)) heads 2)))
+    (funcall *take-rows-copy* (realize (contiguous w))
+             (loop for h below heads
+                   append (loop for b below half
+                                append (loop for a below 2 collect (+ (* h 2 half) (* a half) b)))))))
+
+(defun hf:save-gguf (checkpoint path &key (type 'f32))
+  "(hf:save-gguf CHECKPOINT PATH &key (type 'f32)) Writes the GPT-2 or Llama CHECKPOINT (from
+hf:load-checkpoint) to PATH as a GGUF file in llama.cpp's layout: its tensor names
+(hf:*gguf-names*), GPT-2's Conv1D weights stored (out in), Llama's q and k rows in its rotary
+order, the config as its metadata (llama.embedding_length, ...), a Llama 3 rope scaling as
+rope_freqs.weight. The matrices (hf:*gguf-matrices*) are stored as TYPE: f32, f16, or q8_0 or
+q4_0 quantized (one whose rows are not a multiple of 32 stays f32); everything else f32. Reading
+the file back (hf:load, with :quantize :stored to keep the blocks) gives the same model. No
+tokenizer is written: keep the folder's tokenizer.json next to the file (generate.lisp and
+tok:load look there); llama.cpp itself also needs tokenizer metadata this does not write.
+Tensors without a llama.cpp name (GPT-2's attn.bias, a causal mask) are left out. Returns PATH.
+  (let ((dir \"/tmp/tl-doc-hf-save-gguf/\"))
+    (ensure-directories-exist dir)
+    (write-file (concat dir \"config.json\")
+                (json-write '((\"model_type\" . \"llama\") (\"vocab_size\" . 4) (\"hidden_size\" . 32)
+                              (\"intermediate_size\" . 32) (\"num_attention_heads\" . 1) (\"num_hidden_layers\" . 0))))
+    (save-safetensors (list (cons \"model.embed_tokens.weight\" (randn '(4 32))) (cons \"model.norm.weight\" (ones '(32)))
+                            (cons \"lm_head.weight\" (randn '(4 32))))
+                      (concat dir \"model.safetensors\"))
+    (hf:save-gguf (hf:load-checkpoint dir) (concat dir \"model-q8_0.gguf\") :type 'q8_0)
+    (mapcar #'fourth (getf (gguf-header (concat dir \"model-q8_0.gguf\")) :tensors)))  ; => (\"Q8_0\" \"Q8_0\" \"F32\")"
+  (let* ((model-type (hf:config checkpoint "model_type"))
+         (arch (cond ((equal model-type "gpt2") "gpt2")
+                     ((member model-type '("llama" "mistral") :test #'equal) "llama")
+                     (t (error 'file-error "hf:save-gguf: ~a has model_type ~s; supported: gpt2, llama, mistral"
+                               (getf checkpoint :config-file) model-type))))
+         (table (cdr (assoc arch hf:*gguf-names* :test #'equal)))
+         (scaling (hf:config checkpoint "rope_scaling"))
+         (rope-type (and scaling (or (hf:config scaling "rope_type") (hf:config scaling "type") "default")))
+         (tensors nil))
+    (unless (member type '(f32 f16 q8_0 q4_0))
+      (error 'dtype-error "hf:save-gguf: TYPE must be f32, f16, q8_0 or q4_0, got ~s" type))
+    (when (and (equal model-type "mistral") (hf:config checkpoint "sliding_window"))
+      (error 'file-error "hf:save-gguf: ~a's sliding_window has no GGUF key that hf:load reads"
+             (getf checkpoint :config-file)))
+    (dolist (name (hf:tensor-names checkpoint))
+      (let* ((hf-name (if (string-prefix-p "transformer." name) (subseq name 12) name))
+             (gguf-name (let ((checkpoint (list :config (getf checkpoint :config))))
+                          (hf:%gguf-source-name checkpoint hf-name)))
+             (local (let ((dot (and (string-prefix-p "blk." gguf-name) (position #\. gguf-name :start 4))))
+                      (if dot (subseq gguf-name (+ dot 1)) gguf-name)))
+             (entry (assoc local table :test #'equal))
+             (shape (second (gethash name (getf checkpoint :tensors)))))
+        ;; A tensor without a llama.cpp name (GPT-2's attn.bias, its causal mask) is no weight.
+        (when entry
+         (let* ((x (cast (hf:tensor checkpoint name shape) 'f32))
+               (x (case (third entry)
+                    (:transpose (realize (contiguous (transpose x))))
+                    (:rope (hf:%rope-permute x (hf:config-required checkpoint (fourth entry))))
+                    (t x)))
+               (matrix (and (member local hf:*gguf-matrices* :test #'equal) (= (length (shape x)) 2)))
+               (x (cond ((not matrix) x)
+                        ((eq type 'f16) (cast x 'f16))
+                        ((and (member type '(q8_0 q4_0)) (= 0 (mod (second (shape x)) 32))) (quantize x type))
+                        (t x))))
+          (push (cons gguf-name x) tensors)))))
+    (when (and rope-type (not (member rope-type '("default" "linear") :test #'equal)))
+      ;; Llama 3's (or a GGUF file's) per-frequency scaling, as llama.cpp stores it: a divisor each.
+      (let* ((hd (hf:config checkpoint "head_dim" (/ (hf:config-required checkpoint "hidden_size")
+                                                    (hf:config-required checkpoint "num_attention_heads"))))
+             (theta (hf:config checkpoint "rope_theta" 10000.0)))
+        (require "models/llama")
+        (push (cons "rope_freqs.weight"
+                    (tensor (mapcar #'/ (llama:inv-freq hd theta) (llama:inv-freq hd theta scaling)) :dtype 'f32))
+              tensors)))
+    (save-gguf (reverse tensors) path :metadata (hf:%gguf-metadata checkpoint arch type))))
+
 ;;; --- model families ----------------------------------------------------------------------
 
 (defvar hf:*model-types*

@@ -48,6 +48,7 @@ io::Array realize_for_save(Interp& in, TensorObj* t) {
   read_back(in, t);
   io::Array d{t->node->buffer, eval_shape(t->node->shape, t->node->bindings)};
   auto bytes = io::data_bytes(d.shape, dtype_size(d.buffer->dtype));
+  if (bytes && tensor::is_quantized(d.buffer->dtype)) *bytes /= tensor::dtype_block(d.buffer->dtype);  // whole blocks
   if (!bytes || *bytes != d.buffer->size_bytes()) {
     throw tl::Error(ErrorKind::Internal, "eval", "internal-error",
                     "a realized buffer of " + std::to_string(d.buffer->size_bytes()) +
@@ -363,6 +364,124 @@ Value load_gguf(Interp& in, const io::FileCtx& ctx, const std::vector<std::strin
                     [&](std::size_t i) { return make_loaded_tensor(in, file.read(*chosen[i], quantized)); });
 }
 
+// A metadata value of save-gguf from Lisp: a string, an integer (u32 when it fits, else i64),
+// a float (f32), t or :false (bool), a list of one kind of those (an array: integers as i32
+// when all fit, else i64), or a typed value (:TYPE . VALUE) or array (:TYPE VALUE...), TYPE
+// one of u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool string.
+io::GgufValue gguf_value_from_lisp(Interp& in, const std::string& key, Value v, int depth = 0) {
+  using T = io::GgufValueType;
+  const char* fn = "save-gguf";
+  auto bad = [&]() -> io::GgufValue {
+    in.error("type-error", std::string(fn) + ": the value of metadata " + io::json_quoted(key) +
+                               " must be a string, integer, float, t, :false, a list of one kind of those, or "
+                               "(:TYPE . VALUE), got " +
+                               in.repr(v));
+  };
+  static const std::pair<const char*, T> kTypes[] = {{"u8", T::U8},   {"i8", T::I8},     {"u16", T::U16},
+                                                     {"i16", T::I16}, {"u32", T::U32},   {"i32", T::I32},
+                                                     {"u64", T::U64}, {"i64", T::I64},   {"f32", T::F32},
+                                                     {"f64", T::F64}, {"bool", T::Bool}, {"string", T::String}};
+  io::GgufValue out;
+  auto add = [&](T t, Value x) {
+    if (t == T::String) {
+      if (!eval::is_string(x)) bad();
+      out.texts.push_back(eval::as_string(x)->text);
+    } else if (t == T::F32 || t == T::F64) {
+      if (!x.is_int() && !x.is_float()) bad();
+      out.reals.push_back(x.is_int() ? static_cast<double>(x.i) : x.f);
+    } else if (t == T::Bool) {
+      out.ints.push_back(x.truthy() && !(eval::is_symbol(x) && eval::as_symbol(x)->name == "false") ? 1 : 0);
+    } else {
+      if (!x.is_int()) bad();
+      out.ints.push_back(x.i);
+    }
+  };
+  auto kind_of = [&](Value x) -> std::optional<T> {
+    if (eval::is_string(x)) return T::String;
+    if (x.is_float()) return T::F32;
+    if (x.is_int()) return x.i >= 0 && x.i <= 0xffffffffLL ? T::U32 : T::I64;
+    if ((eval::is_symbol(x) && eval::as_symbol(x) == in.S.t) ||
+        (eval::is_symbol(x) && eval::as_symbol(x)->is_keyword() && eval::as_symbol(x)->name == "false")) {
+      return T::Bool;
+    }
+    return std::nullopt;
+  };
+  if (eval::is_cons(v) && eval::is_symbol(eval::car(v)) && eval::as_symbol(eval::car(v))->is_keyword()) {
+    const std::string& name = eval::as_symbol(eval::car(v))->name;
+    const auto* it = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& p) { return name == p.first; });
+    if (it == std::end(kTypes)) bad();
+    out.type = it->second;
+    Value rest = eval::cdr(v);
+    if (!eval::is_list(rest)) {
+      add(out.type, rest);
+      return out;
+    }
+    out.is_array = true;
+    for (Value x : eval::list_items(in, fn, rest, 2)) add(out.type, x);
+    return out;
+  }
+  if (auto k = kind_of(v)) {
+    out.type = *k;
+    add(*k, v);
+    return out;
+  }
+  if (!eval::is_cons(v) || depth > 4) bad();
+  out.is_array = true;
+  std::vector<Value> items = eval::list_items(in, fn, v, 2);
+  if (eval::is_cons(items[0])) {
+    out.type = T::Array;
+    for (Value x : items) {
+      out.items.push_back(gguf_value_from_lisp(in, key, x, depth + 1));
+      if (!out.items.back().is_array) bad();
+    }
+    return out;
+  }
+  auto first = kind_of(items[0]);
+  if (!first) bad();
+  out.type = *first;
+  for (Value x : items) {
+    auto k = kind_of(x);
+    if (!k) bad();
+    if (*k == T::I64 || (*k == T::U32 && out.type == T::I64)) {
+      out.type = T::I64;
+    } else if (*k != out.type && !(*k == T::U32 && out.type == T::U32)) {
+      bad();
+    }
+  }
+  if (out.type == T::U32) {
+    // An array of integers: i32 when all fit (as llama.cpp writes token types), else i64.
+    const bool fits = std::all_of(items.begin(), items.end(), [](Value x) { return x.i <= 0x7fffffff; });
+    out.type = fits ? T::I32 : T::I64;
+  }
+  for (Value x : items) add(out.type, x);
+  return out;
+}
+
+void save_gguf(Interp& in, const io::FileCtx& ctx, Value tensors, Value metadata) {
+  const char* fn = ctx.fn;
+  std::vector<std::pair<std::string, io::GgufValue>> meta;
+  std::unordered_set<std::string> keys;
+  for (auto [k, v] : pairs_of(in, fn, metadata, 4, "an alist or hash table")) {
+    std::string key = name_text(in, fn, k, "a metadata key");
+    if (!keys.insert(key).second)
+      in.error("value-error", std::string(fn) + ": the metadata key " + io::json_quoted(key) + " is given twice");
+    meta.emplace_back(key, gguf_value_from_lisp(in, key, v));
+  }
+  std::unordered_set<std::string> names;
+  std::vector<std::pair<std::string, io::Array>> data;
+  for (auto [k, v] : pairs_of(in, fn, tensors, 1, "an alist ((name . tensor) ...) or a hash table")) {
+    std::string name = name_text(in, fn, k, "a tensor name");
+    if (!is_tensor(v)) {
+      in.error("type-error",
+               std::string(fn) + ": the value for " + io::json_quoted(name) + " must be a tensor, got " + in.repr(v));
+    }
+    if (!names.insert(name).second)
+      in.error("value-error", std::string(fn) + ": the tensor " + io::json_quoted(name) + " is given twice");
+    data.emplace_back(std::move(name), realize_for_save(in, as_tensor(v)));
+  }
+  io::write_gguf(ctx, meta, data);
+}
+
 // The :names argument of a loader, a list of strings, checked.
 std::vector<std::string> names_arg(Interp& in, const char* fn, Value names) {
   std::vector<std::string> wanted;
@@ -426,6 +545,32 @@ void register_gguf_builtins(Interp& in) {
                if (!has_names) return load_gguf(in, ctx, nullptr, quantized);
                std::vector<std::string> wanted = names_arg(in, "load-gguf", names);
                return load_gguf(in, ctx, &wanted, quantized);
+             });
+  TL_BUILTIN(in, "save-gguf", 2, 4, "(save-gguf TENSORS PATH &key metadata)",
+             "Writes TENSORS, an alist ((name . tensor) ...) or a hash table from names to tensors, "
+             "to PATH as a GGUF file (version 3, llama.cpp's format), in that order, realizing them: "
+             "f32, f16, bf16, f64, the signed integers, and q8_0 and q4_0 blocks as they are (see "
+             "quantize). :metadata, an alist or hash table from keys to values, is stored first: a "
+             "string, an integer (u32 when it fits, else i64), a float (f32), t or :false, a list of "
+             "one kind of those (integers as i32 when all fit), or a typed (:TYPE . VALUE) or "
+             "(:TYPE VALUE...), TYPE one of :u8 :i8 :u16 :i16 :u32 :i32 :u64 :i64 :f32 :f64 :bool "
+             ":string. Returns PATH."
+             "\n  (let ((path \"/tmp/tl-doc-save-gguf.gguf\"))"
+             "\n    (save-gguf (list (cons \"w\" (quantize (ones '(2 32)) 'q8_0))) path"
+             "\n               :metadata '((\"general.architecture\" . \"gpt2\") (\"gpt2.block_count\" . (:u32 . 12))))"
+             "\n    (let ((h (gguf-header path)))"
+             "\n      (list (getf h :metadata) (getf h :tensors))))"
+             "  ; => (((\"general.architecture\" . \"gpt2\") (\"gpt2.block_count\" . 12)) ((\"w\" f32 (2 32) "
+             "\"Q8_0\")))",
+             [](Interp& in, Args a, N n) -> Value {
+               io::FileCtx ctx = file_ctx(in, "save-gguf", a, 1);
+               bool has_metadata = false;
+               Value metadata = eval::keyword_arg(a, 2, n, "metadata", &has_metadata);
+               if (n > 2 && !has_metadata) {
+                 in.error("program-error", "save-gguf: expected :metadata after PATH, got " + in.repr(a[2]));
+               }
+               save_gguf(in, ctx, a[0], metadata);
+               return a[1];
              });
   TL_BUILTIN(in, "gguf-files", 1, 1, "(gguf-files DIR)",
              "The paths of the .gguf files in the directory DIR, sorted; nil when it has none or "

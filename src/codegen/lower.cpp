@@ -147,7 +147,7 @@ class Lowerer {
     // reduce in blocks, unless enough rows share each weight for a packed tile, whose packing
     // dequantizes a panel once for all of them.
     if (!(tile && tile->packs)) {
-      if (auto blocks = block_split()) return *blocks;
+      if (auto blocks = block_lanes()) return *blocks;
     }
     if (tile && interchange && tile->rows < kTileRows) {
       // Fewer rows than a full tile's make short multiply-add chains (2 rows x 2 vectors: 4):
@@ -181,7 +181,7 @@ class Lowerer {
   // output. (A loop split at the block size ran 3x slower: its inner loop of 32 vectorized,
   // but combined its vector sum into one number every block; 2304 x 768 q8_0, one AVX-512
   // thread: 445 us split, 144 us in lanes, f32 137 us.)
-  std::optional<Opts> block_split() const {
+  std::optional<Opts> block_lanes() const {
     if (reduce_loops_.empty()) return std::nullopt;
     bool any = false;
     for (const Node* n : inputs_) any = any || tensor::is_quantized(n->dtype);

@@ -231,6 +231,17 @@ void register_system_builtins(Interp& in) {
                std::error_code ec;
                return in.boolean(std::filesystem::exists(arg_string(in, "probe-file", a, 0)->text, ec));
              });
+  TL_BUILTIN(in, "file-size", 1, 1, "(file-size PATH)",
+             "The size of the file PATH in bytes; a file-error when it does not exist or is a directory."
+             "\n  (progn (write-file \"/tmp/tl-doc-file-size.txt\" \"four\")"
+             "\n         (file-size \"/tmp/tl-doc-file-size.txt\"))  ; => 4",
+             [](Interp& in, Args a, N) -> Value {
+               const std::string& path = arg_string(in, "file-size", a, 0)->text;
+               std::error_code ec;
+               const auto size = std::filesystem::file_size(path, ec);
+               if (ec) in.error("file-error", "file-size: \"" + path + "\": " + ec.message());
+               return Value::integer(static_cast<std::int64_t>(size));
+             });
   TL_BUILTIN(in, "delete-file", 1, 1, "(delete-file PATH)",
              "Deletes the file PATH and returns t; a file-error when it does not exist or cannot be deleted."
              "\n  (progn (write-file \"/tmp/tl-doc-delete-file.txt\" \"x\")"

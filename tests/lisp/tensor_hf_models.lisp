@@ -173,4 +173,29 @@
         (is (< (max-diff (q4 (tensor prompt :dtype 'i32)) name) 1.0))))
     (is-error dtype-error (hf:load "../models/tiny-gpt2" :quantize 'q5_0))))
 
+(deftest save-gguf-round-trip
+  ;; Each model written in llama.cpp's layout (Conv1D weights transposed, q/k rows in its rotary
+  ;; order, the config as metadata) and read back gives the model it was written from: bit for
+  ;; bit for f32 and for q8_0/q4_0 blocks (against quantizing on load), and the Llama 3 rope
+  ;; scaling through rope_freqs.weight within f32 rounding of its factors.
+  (dolist (model '(("../models/tiny-gpt2" "gpt2") ("../models/tiny-llama" "llama")))
+    (destructuring-bind (dir name) model
+      (dolist (type '(f32 q8_0 q4_0))
+        (let* ((path (format nil "/tmp/tl-test-save-~a-~a.gguf" name type))
+               (prompt (tensor (expected name "prompt") :dtype 'i32)))
+          (hf:save-gguf (hf:load-checkpoint dir) path :type type)
+          (is (equal (fourth (find "blk.0.ffn_up.weight" (getf (gguf-header path) :tensors) :key #'first :test #'equal))
+                     (string-upcase (symbol-name type))))
+          (let ((back (hf:load path :quantize :stored))
+                (direct (if (eq type 'f32) (hf:load dir) (hf:load dir :quantize type))))
+            (is (= (same-logits back direct) 0) (format nil "~a ~a" name type)))))))
+  (let ((ck (hf:load-checkpoint "../models/tiny-llama")))
+    (setf (gethash "rope_scaling" (getf ck :config))
+          (json-read "{\"rope_type\": \"llama3\", \"factor\": 8.0, \"low_freq_factor\": 1.0,
+                       \"high_freq_factor\": 4.0, \"original_max_position_embeddings\": 16}"))
+    (hf:save-gguf ck "/tmp/tl-test-save-llama3.gguf")
+    (check-model (hf:load "/tmp/tl-test-save-llama3.gguf") "llama-rope-llama3"))
+  (is-error file-error (hf:save-gguf (mistral-checkpoint) "/tmp/tl-test-save-mistral.gguf"))
+  (is-error dtype-error (hf:save-gguf (hf:load-checkpoint "../models/tiny-gpt2") "/tmp/tl-test-x.gguf" :type 'q5_0)))
+
 (run-tests)

@@ -162,4 +162,34 @@
   (is-error dtype-error (save-npy (quantize (ones '(32)) 'q8_0) "/tmp/tl-test-q.npy"))
   (is-error dtype-error (requires-grad! (quantize (ones '(32)) 'q8_0))))
 
+(deftest save-gguf-round-trip
+  ;; Tensors of every dtype GGUF holds, blocks kept, and metadata of every kind, read back.
+  (let* ((path "/tmp/tl-test-save.gguf")
+         (q (quantize (randn '(3 64)) 'q4_0))
+         (tensors (list (cons "q8" (quantize (randn '(2 32)) 'q8_0)) (cons "q4" q)
+                        (cons "f" (tensor '((1.5 2.5 3.5)))) (cons "d" (tensor '(1.0 2.0) :dtype 'f64))
+                        (cons "h" (tensor '(0.5) :dtype 'f16)) (cons "i" (tensor '(-1 2) :dtype 'i64))
+                        (cons "s" (tensor 7 :dtype 'i32)))))
+    (save-gguf tensors path
+               :metadata '(("general.architecture" . "test") ("count" . (:u32 . 12)) ("eps" . 0.5)
+                           ("yes" . t) ("no" . :false) ("words" "a" "b") ("ints" 1 -2 3)
+                           ("big" . 10000000000) ("typed" :f64 1.0 2.0) ("nested" ("x" "y") ("z"))))
+    (let ((h (gguf-header path)))
+      (is (equal (getf h :metadata)
+                 '(("general.architecture" . "test") ("count" . 12) ("eps" . 0.5) ("yes" . t) ("no")
+                   ("words" "a" "b") ("ints" 1 -2 3) ("big" . 10000000000) ("typed" 1.0 2.0)
+                   ("nested" ("x" "y") ("z")))))
+      (is (equal (mapcar #'fourth (getf h :tensors)) '("Q8_0" "Q4_0" "F32" "F64" "F16" "I64" "I32"))))
+    (let ((back (load-gguf path :quantized t)))
+      (is (equal (mapcar (lambda (e) (dtype (cdr e))) back) '(q8_0 q4_0 f32 f64 f16 i64 i32)))
+      (is (equal (shape (cdr (assoc "s" back :test #'equal))) '(1)))  ; a 0-d tensor: one dimension
+      (loop for (name . x) in tensors
+            unless (equal name "s")
+              do (is (equal (tl (cdr (assoc name back :test #'equal))) (tl x)) name))))
+  (is-error dtype-error (save-gguf (list (cons "b" (tensor '(t nil)))) "/tmp/tl-test-x.gguf"))
+  (is-error type-error (save-gguf nil "/tmp/tl-test-x.gguf" :metadata '(("k" . #(1)))))
+  (is-error type-error (save-gguf nil "/tmp/tl-test-x.gguf" :metadata '(("k" 1 "a"))))
+  (is-error value-error (save-gguf (list (cons "a" (ones 2)) (cons "a" (ones 2))) "/tmp/tl-test-x.gguf"))
+  (is-error program-error (save-gguf nil "/tmp/tl-test-x.gguf" :meta nil)))
+
 (run-tests)

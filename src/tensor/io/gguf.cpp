@@ -4,6 +4,8 @@
 // as q8_0 and q4_0 tensors.
 #include "tensor/io/gguf.h"
 
+#include <algorithm>
+#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -344,6 +346,103 @@ std::vector<const GgufTensorInfo*> GgufReader::find(const std::vector<std::strin
     chosen.push_back(it->second);
   }
   return chosen;
+}
+
+namespace {
+
+// The ggml type a dtype is written as, or nullopt.
+std::optional<std::uint32_t> gguf_type_of(DType t) {
+  switch (t) {
+    case DType::F32: return 0;
+    case DType::F16: return 1;
+    case DType::Q4_0: return kQ4_0;
+    case DType::Q8_0: return kQ8_0;
+    case DType::I8: return 24;
+    case DType::I16: return 25;
+    case DType::I32: return 26;
+    case DType::I64: return 27;
+    case DType::F64: return 28;
+    case DType::BF16: return 30;
+    case DType::Bool:
+    case DType::U8:
+    case DType::U32: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string gguf_string(const std::string& s) { return le_bytes(s.size(), 8) + s; }
+
+// One value's bytes after its type (an array: its element type and count, then the elements).
+std::string gguf_value_bytes(const GgufValue& v) {
+  using T = GgufValueType;
+  std::string out;
+  const std::size_t count = v.type == T::String                    ? v.texts.size()
+                            : v.type == T::Array                   ? v.items.size()
+                            : v.type == T::F32 || v.type == T::F64 ? v.reals.size()
+                                                                   : v.ints.size();
+  if (v.is_array) out += le_bytes(static_cast<std::uint32_t>(v.type), 4) + le_bytes(count, 8);
+  for (std::size_t i = 0; i < count; ++i) {
+    switch (v.type) {
+      case T::String: out += gguf_string(v.texts[i]); break;
+      case T::Array: out += gguf_value_bytes(v.items[i]); break;  // an array: its type, count, elements
+      case T::F32: {
+        const float f = static_cast<float>(v.reals[i]);
+        std::uint32_t bits;
+        std::memcpy(&bits, &f, 4);
+        out += le_bytes(bits, 4);
+        break;
+      }
+      case T::F64: {
+        std::uint64_t bits;
+        std::memcpy(&bits, &v.reals[i], 8);
+        out += le_bytes(bits, 8);
+        break;
+      }
+      default: out += le_bytes(static_cast<std::uint64_t>(v.ints[i]), static_cast<int>(scalar_bytes(v.type))); break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void write_gguf(const FileCtx& ctx, const std::vector<std::pair<std::string, GgufValue>>& metadata,
+                const std::vector<std::pair<std::string, Array>>& tensors) {
+  std::string head = le_bytes(kMagic, 4) + le_bytes(3, 4) + le_bytes(tensors.size(), 8) + le_bytes(metadata.size(), 8);
+  for (const auto& [key, v] : metadata) {
+    head += gguf_string(key) + le_bytes(static_cast<std::uint32_t>(v.is_array ? GgufValueType::Array : v.type), 4);
+    head += gguf_value_bytes(v);
+  }
+  std::uint64_t offset = 0;
+  std::vector<std::uint64_t> offsets;
+  for (const auto& [name, array] : tensors) {
+    const std::optional<std::uint32_t> type = gguf_type_of(array.buffer->dtype);
+    if (!type) {
+      ctx.fail_dtype("cannot hold tensor " + json_quoted(name) + " of dtype " +
+                     std::string(dtype_name(array.buffer->dtype)) +
+                     ": GGUF has no such type; cast it first, e.g. (cast x 'i32)");
+    }
+    if (array.shape.size() > kMaxDims) {
+      ctx.fail("cannot hold tensor " + json_quoted(name) + " of " + std::to_string(array.shape.size()) +
+               " dimensions: GGUF's tensors have at most 4");
+    }
+    head += gguf_string(name) + le_bytes(std::max<std::size_t>(array.shape.size(), 1), 4);
+    if (array.shape.empty()) head += le_bytes(1, 8);
+    for (auto d = array.shape.rbegin(); d != array.shape.rend(); ++d)
+      head += le_bytes(static_cast<std::uint64_t>(*d), 8);
+    head += le_bytes(*type, 4) + le_bytes(offset, 8);
+    offsets.push_back(offset);
+    offset += (array.buffer->size_bytes() + kDefaultAlignment - 1) / kDefaultAlignment * kDefaultAlignment;
+  }
+  head.append((kDefaultAlignment - head.size() % kDefaultAlignment) % kDefaultAlignment, '\0');
+  OutFile out(ctx);
+  out.write(head);
+  for (const auto& [name, array] : tensors) {
+    write_little_endian(out, *array.buffer);
+    const std::size_t pad = (kDefaultAlignment - array.buffer->size_bytes() % kDefaultAlignment) % kDefaultAlignment;
+    out.write(std::string(pad, '\0'));
+  }
+  out.close();
 }
 
 Array GgufReader::read(const GgufTensorInfo& t, bool quantized) {

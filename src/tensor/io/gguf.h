@@ -88,4 +88,12 @@ class GgufReader {
   GgufHeader header_;
 };
 
+// Writes a GGUF version 3 file: METADATA in order (each value as GgufValue holds it; a scalar
+// is an array of one with is_array false), then TENSORS, each row-major with its dimensions
+// stored fastest first, its data aligned to 32 bytes. Dtypes f32, f16, bf16, f64, i8, i16,
+// i32, i64, q8_0 and q4_0 are written as the ggml types of those names; another (bool, u8,
+// u32) is a dtype-error naming the tensor.
+void write_gguf(const FileCtx& ctx, const std::vector<std::pair<std::string, GgufValue>>& metadata,
+                const std::vector<std::pair<std::string, Array>>& tensors);
+
 }  // namespace tl::tensor::io
