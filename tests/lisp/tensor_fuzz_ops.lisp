@@ -2,15 +2,20 @@
 ;;; The op fuzzer (issue 19): random graphs of primitive ops over every dtype (f64, f32, f16,
 ;;; bf16, i64, i32, i16, i8, u32, u8, bool) and every op group (unary, binary, where, reduce,
 ;;; movement, cast, copy, gather and scatter-add), realized on the current device and on the reference executor; and
-;;; random smooth f64 graphs whose gradients are checked against finite differences. A
+;;; random smooth f64 graphs whose gradients are checked against finite differences; and value
+;;; graphs again whose float leaves are read from quantized blocks (q8_0 or q4_0, through a
+;;; shrink and a reshape of the blocks: views of quantized data, dequantized where read). A
 ;;; disagreement is shrunk to a smallest graph that still fz-disagrees and printed as Lisp.
-;;;   build/tlisp tests/lisp/tensor_fuzz_ops.lisp [--graphs N] [--grad-graphs N] [--seed S]
+;;;   build/tlisp tests/lisp/tensor_fuzz_ops.lisp [--graphs N] [--grad-graphs N]
+;;;                                               [--quantized-graphs N] [--seed S]
 ;;; ctest runs it on every device (cpu, devmem, the simulated GPUs) with the defaults.
 
 (load "data/grad_check.lisp")
 
 (defvar *graphs* (command-line-option "--graphs" 300))
 (defvar *grad-graphs* (command-line-option "--grad-graphs" 40))
+(defvar *quantized-graphs* (command-line-option "--quantized-graphs" 60))
+(defvar *quantized-leaves* nil "True while float leaves are read from quantized blocks.")
 (defvar *seed* (command-line-option "--seed" 19))
 (defvar *device* (device))
 
@@ -185,8 +190,21 @@
 
 ;;; --- evaluating a form on a device -----------------------------------------------------------
 
-(defun fz-leaf-tensors ()
-  (mapcar (lambda (l) (reshape (tensor (third l) :dtype (first l)) (second l))) *leaves*))
+(defun fz-leaf-tensor (leaf)
+  ;; A leaf (DTYPE SHAPE DATA) as a tensor; with *quantized-leaves* a float leaf's data is
+  ;; quantized (q8_0 for an even count, q4_0 for an odd one) in one row of whole blocks,
+  ;; shrunk to its count, reshaped and cast: the reference and the device read the same blocks.
+  (destructuring-bind (dt shp data) leaf
+    (if (and *quantized-leaves* (fz-float-p dt))
+        (let* ((n (length data))
+               (m (* 32 (max 1 (ceiling n 32))))
+               (blocks (quantize (prim:reshape (tensor (append data (make-list (- m n) :initial-element 0.0)) :dtype 'f32)
+                                               (list 1 m))
+                                 (if (evenp n) 'q8_0 'q4_0))))
+          (prim:cast (prim:reshape (prim:shrink blocks (list (list 0 1) (list 0 n))) shp) dt))
+        (reshape (tensor data :dtype dt) shp))))
+
+(defun fz-leaf-tensors () (mapcar #'fz-leaf-tensor *leaves*))
 
 (defun fz-substitute-leaves (form ts)
   (cond ((and (consp form) (eq (car form) 'leaf)) (nth (second form) ts))
@@ -313,7 +331,7 @@ device's result), or (:error MESSAGE)."
 
 ;;; --- value fuzzing ------------------------------------------------------------------------
 
-(defun fz-fuzz-values (n)
+(defun fz-fuzz-values (n &optional (what "value graphs"))
   (let ((failures 0) (ops nil))
     (dotimes (i n)
       (setq *leaves* nil)
@@ -328,13 +346,13 @@ device's result), or (:error MESSAGE)."
               (format t "graph ~a (~a): ~a and ref disagree~%  smallest: ~s~%  leaves: ~s~%  ref: ~s~%  ~a: ~s~%"
                       i dt *device* small *leaves* (first (fz-disagrees small dt)) *device* (second (fz-disagrees small dt))))))))
     (use-backend *device*)
-    (format t "value graphs: ~a of ~a agree with the reference executor~%" (- n failures) n)
+    (format t "~a: ~a of ~a agree with the reference executor~%" what (- n failures) n)
     (let ((missing (remove-if (lambda (op) (member op ops))
                               '(prim:const prim:iota prim:bitcast prim:neg prim:recip prim:sqrt prim:exp2 prim:log2 prim:sin prim:cast
                                 prim:add prim:mul prim:idiv prim:mod prim:max prim:cmplt prim:cmpeq prim:and
                                 prim:or prim:xor prim:where prim:reduce prim:reshape prim:permute prim:expand
                                 prim:pad prim:shrink prim:flip prim:copy prim:gather prim:scatter-add))))
-      (format t "ops not exercised: ~s~%" missing))))
+      (unless *quantized-leaves* (format t "ops not exercised: ~s~%" missing)))))
 
 ;;; --- gradient fuzzing: smooth f64 graphs against finite differences ---------------------
 
@@ -416,3 +434,5 @@ device's result), or (:error MESSAGE)."
 
 (fz-fuzz-values *graphs*)
 (fz-fuzz-gradients *grad-graphs*)
+(let ((*quantized-leaves* t))
+  (fz-fuzz-values *quantized-graphs* "value graphs over quantized leaves"))
