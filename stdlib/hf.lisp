@@ -216,7 +216,9 @@ whose input features are not a multiple of 32 stays unquantized.
     (cond ((not (member layout '(:out-in :in-out)))
            (error 'type-error "hf:weight: LAYOUT must be :out-in or :in-out, got ~s" layout))
           ((or (dtype-quantized-p (dtype x)) (member format '(nil :stored)) (/= (mod in 32) 0)) x)
-          ((eq layout :in-out) (transpose (quantize (transpose x) format)))
+          ;; prim:permute, not transpose: a composite reads its quantized argument as f32, and
+          ;; the weight stays a view of its blocks.
+          ((eq layout :in-out) (prim:permute (quantize (transpose x) format) '(1 0)))
           (t (quantize x format)))))
 
 (defun hf:unused-tensors (checkpoint)
@@ -439,7 +441,7 @@ them), Q8_0 and Q4_0 dequantized to f32.
     (let* ((file (gethash name (getf checkpoint :files)))
            (x (cdr (first (load-gguf file :names (list source) :quantized quantized)))))
       (case transform
-        (:transpose (if (dtype-quantized-p (dtype x)) (transpose x) (realize (contiguous (transpose x)))))
+        (:transpose (if (dtype-quantized-p (dtype x)) (prim:permute x '(1 0)) (realize (contiguous (transpose x)))))
         (:rope (hf:%unpermute-rope x (hf:config checkpoint key)))
         (t x)))))
 
@@ -543,7 +545,8 @@ Tensors without a llama.cpp name (GPT-2's attn.bias, a causal mask) are left out
          (let* ((x (cast (hf:tensor checkpoint name shape) 'f32))
                (x (case (third entry)
                     (:transpose (realize (contiguous (transpose x))))
-                    (:rope (hf:%rope-permute x (hf:config-required checkpoint (fourth entry))))
+                    (:rope (hf:%rope-permute x (hf:config checkpoint (fourth entry)
+                                                         (hf:config-required checkpoint "num_attention_heads"))))
                     (t x)))
                (matrix (and (member local hf:*gguf-matrices* :test #'equal) (= (length (shape x)) 2)))
                (x (cond ((not matrix) x)

@@ -13,16 +13,21 @@ namespace {
 
 tensor::DType to_internal(DType t) { return *tensor::dtype_from_name(dtype_name(t)); }
 
+[[noreturn]] void fail(const std::string& type, const std::string& message) {
+  throw Error(ErrorKind::User, eval::error_phase(type), type, message);
+}
+
 DType to_public(tensor::DType t) {
   for (DType d : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8, DType::I16, DType::I32,
                   DType::I64, DType::U8, DType::U32, DType::Bool}) {
     if (to_internal(d) == t) return d;
   }
+  if (tensor::is_quantized(t)) {
+    fail("dtype-error",
+         "tl::Tensor: a " + std::string(tensor::dtype_name(t)) +
+             " tensor's blocks have no element type of the API: dequantize it first, e.g. (cast x 'f32)");
+  }
   TL_UNREACHABLE("tl::Tensor: a dtype with no public name");
-}
-
-[[noreturn]] void fail(const std::string& type, const std::string& message) {
-  throw Error(ErrorKind::User, eval::error_phase(type), type, message);
 }
 
 std::string extents_str(const std::vector<std::int64_t>& shape) {

@@ -364,6 +364,22 @@ Value load_gguf(Interp& in, const io::FileCtx& ctx, const std::vector<std::strin
                     [&](std::size_t i) { return make_loaded_tensor(in, file.read(*chosen[i], quantized)); });
 }
 
+// Bytes of a scalar GGUF integer type.
+std::size_t scalar_bytes_of(io::GgufValueType t) {
+  using T = io::GgufValueType;
+  switch (t) {
+    case T::U8:
+    case T::I8:
+    case T::Bool: return 1;
+    case T::U16:
+    case T::I16: return 2;
+    case T::U32:
+    case T::I32:
+    case T::F32: return 4;
+    default: return 8;
+  }
+}
+
 // A metadata value of save-gguf from Lisp: a string, an integer (u32 when it fits, else i64),
 // a float (f32), t or :false (bool), a list of one kind of those (an array: integers as i32
 // when all fit, else i64), or a typed value (:TYPE . VALUE) or array (:TYPE VALUE...), TYPE
@@ -390,13 +406,29 @@ io::GgufValue gguf_value_from_lisp(Interp& in, const std::string& key, Value v, 
       if (!x.is_int() && !x.is_float()) bad();
       out.reals.push_back(x.is_int() ? static_cast<double>(x.i) : x.f);
     } else if (t == T::Bool) {
-      out.ints.push_back(x.truthy() && !(eval::is_symbol(x) && eval::as_symbol(x)->name == "false") ? 1 : 0);
+      const bool is_false =
+          x.is_nil() || (eval::is_symbol(x) && eval::as_symbol(x)->is_keyword() && eval::as_symbol(x)->name == "false");
+      if (!is_false && !(eval::is_symbol(x) && eval::as_symbol(x) == in.S.t)) bad();
+      out.ints.push_back(is_false ? 0 : 1);
     } else {
       if (!x.is_int()) bad();
+      // The integer types' ranges (a u64 holds the non-negative int64s).
+      const int bytes = static_cast<int>(scalar_bytes_of(t));
+      const bool is_signed = t == T::I8 || t == T::I16 || t == T::I32 || t == T::I64;
+      const std::int64_t lo = is_signed ? (bytes == 8 ? INT64_MIN : -(std::int64_t{1} << (8 * bytes - 1))) : 0;
+      const std::int64_t hi = bytes == 8  ? INT64_MAX
+                              : is_signed ? (std::int64_t{1} << (8 * bytes - 1)) - 1
+                                          : (std::int64_t{1} << (8 * bytes)) - 1;
+      if (x.i < lo || x.i > hi) {
+        in.error("value-error", std::string(fn) + ": metadata " + io::json_quoted(key) + " holds " +
+                                    std::to_string(x.i) + ", outside its type's range [" + std::to_string(lo) + ", " +
+                                    std::to_string(hi) + "]");
+      }
       out.ints.push_back(x.i);
     }
   };
   auto kind_of = [&](Value x) -> std::optional<T> {
+    if (x.is_nil()) return T::Bool;  // false (as gguf-header gives it)
     if (eval::is_string(x)) return T::String;
     if (x.is_float()) return T::F32;
     if (x.is_int()) return x.i >= 0 && x.i <= 0xffffffffLL ? T::U32 : T::I64;
@@ -406,13 +438,15 @@ io::GgufValue gguf_value_from_lisp(Interp& in, const std::string& key, Value v, 
     }
     return std::nullopt;
   };
+  const auto* typed = std::end(kTypes);
   if (eval::is_cons(v) && eval::is_symbol(eval::car(v)) && eval::as_symbol(eval::car(v))->is_keyword()) {
     const std::string& name = eval::as_symbol(eval::car(v))->name;
-    const auto* it = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& p) { return name == p.first; });
-    if (it == std::end(kTypes)) bad();
-    out.type = it->second;
+    typed = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& p) { return name == p.first; });
+  }
+  if (typed != std::end(kTypes)) {
+    out.type = typed->second;
     Value rest = eval::cdr(v);
-    if (!eval::is_list(rest)) {
+    if (!eval::is_list(rest) || (rest.is_nil() && out.type == T::Bool)) {
       add(out.type, rest);
       return out;
     }
@@ -463,6 +497,10 @@ void save_gguf(Interp& in, const io::FileCtx& ctx, Value tensors, Value metadata
   std::unordered_set<std::string> keys;
   for (auto [k, v] : pairs_of(in, fn, metadata, 4, "an alist or hash table")) {
     std::string key = name_text(in, fn, k, "a metadata key");
+    if (key == "general.alignment") {
+      in.error("value-error",
+               std::string(fn) + ": general.alignment is the writer's to set (it aligns the data to 32 bytes)");
+    }
     if (!keys.insert(key).second)
       in.error("value-error", std::string(fn) + ": the metadata key " + io::json_quoted(key) + " is given twice");
     meta.emplace_back(key, gguf_value_from_lisp(in, key, v));
@@ -551,10 +589,11 @@ void register_gguf_builtins(Interp& in) {
              "to PATH as a GGUF file (version 3, llama.cpp's format), in that order, realizing them: "
              "f32, f16, bf16, f64, the signed integers, and q8_0 and q4_0 blocks as they are (see "
              "quantize). :metadata, an alist or hash table from keys to values, is stored first: a "
-             "string, an integer (u32 when it fits, else i64), a float (f32), t or :false, a list of "
-             "one kind of those (integers as i32 when all fit), or a typed (:TYPE . VALUE) or "
-             "(:TYPE VALUE...), TYPE one of :u8 :i8 :u16 :i16 :u32 :i32 :u64 :i64 :f32 :f64 :bool "
-             ":string. Returns PATH."
+             "string, an integer (u32 when it fits, else i64), a float (f32), t or :false (or nil: "
+             "false, as gguf-header gives it), a list of one kind of those (integers as i32 when all "
+             "fit), or a typed (:TYPE . VALUE) or (:TYPE VALUE...), TYPE one of :u8 :i8 :u16 :i16 :u32 "
+             ":i32 :u64 :i64 :f32 :f64 :bool :string, its range checked. general.alignment is the "
+             "writer's (32). Returns PATH."
              "\n  (let ((path \"/tmp/tl-doc-save-gguf.gguf\"))"
              "\n    (save-gguf (list (cons \"w\" (quantize (ones '(2 32)) 'q8_0))) path"
              "\n               :metadata '((\"general.architecture\" . \"gpt2\") (\"gpt2.block_count\" . (:u32 . 12))))"

@@ -119,6 +119,11 @@ Value tensor_from_data(Interp& in, Value data, Value dtype_arg) {
   else if (g.big_int) t = DType::I64;
   else if (g.items.empty()) t = kDefaultFloat;
   else t = kDefaultInt;
+  if (is_quantized(t)) {
+    in.error("dtype-error", "tensor: " + std::string(dtype_name(t)) +
+                                " blocks are made by quantize, e.g. (quantize (tensor DATA) '" +
+                                std::string(dtype_name(t)) + ")");
+  }
   auto buf = std::make_shared<Buffer>(t, g.items.size());
   for (std::size_t k = 0; k < g.items.size(); ++k) {
     Value v = g.items[k];
@@ -178,6 +183,7 @@ DType result_dtype(Interp& in, const char* fn, const std::vector<Value>& args) {
   for (Value v : args) {
     if (is_tensor(v)) {
       DType vt = as_tensor(v)->node->dtype;
+      if (is_quantized(vt)) vt = DType::F32;  // read as f32 (Graph::dequantized)
       t = t ? promote(*t, vt) : vt;
     } else if (!v.is_number() && !v.same(in.t()) && !v.is_nil()) {
       in.error("type-error", std::string(fn) + ": expected a tensor or a number, got " + in.repr(v));
@@ -445,6 +451,11 @@ void register_tensor_builtins(Interp& in) {
                }
                std::size_t row_elems = 1;  // a quantized tensor's rows are whole blocks
                for (std::size_t i = 1; i < shape.size(); ++i) row_elems *= static_cast<std::size_t>(shape[i]);
+               if (is_quantized(b.dtype) && row_elems % dtype_block(b.dtype) != 0) {
+                 in.error("shape-error", "take-rows: the rows of a " + std::string(dtype_name(b.dtype)) +
+                                             " tensor of shape " + shape_str(t->node->shape) +
+                                             " are not whole blocks of 32; dequantize it first");
+               }
                const std::size_t row = storage_bytes(b.dtype, row_elems);
                auto out = std::make_shared<Buffer>(b.dtype, idx.size() * row_elems);
                for (std::size_t i = 0; i < idx.size(); ++i) {
@@ -494,10 +505,10 @@ void register_tensor_builtins(Interp& in) {
                const std::int64_t bad = quantize_blocks(q, static_cast<const float*>(b.data()), b.count(),
                                                         static_cast<std::uint8_t*>(out->data()));
                if (bad >= 0) {
-                 in.error("value-error", "quantize: X has the non-finite value " +
-                                             std::to_string(runtime::load_float(b, bad)) + " at flat index " +
-                                             std::to_string(bad) + ", which " + std::string(dtype_name(q)) +
-                                             " cannot hold");
+                 in.error("value-error",
+                          "quantize: X has the value " + std::to_string(runtime::load_float(b, bad)) +
+                              " at flat index " + std::to_string(bad) + ", which " + std::string(dtype_name(q)) +
+                              " cannot hold (its values must be finite, their block's f16 scale at most 65504)");
                }
                in.heap.account_external(out->size_bytes());
                return make_tensor(in, graph_at_call(in).make_buffer(std::move(out), t->node->shape));

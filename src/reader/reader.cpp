@@ -377,6 +377,7 @@ Value Reader::read_dispatch(Span start) {
     const std::size_t begin = pos_;
     while (!at_end() && !is_delimiter(peek())) advance();
     std::string_view digits = text_.substr(begin, pos_ - begin);
+    const std::string written(digits);  // for messages, sign included
     Span span{start.file, start.line, start.col, static_cast<std::uint32_t>(digits.size() + 2)};
     const bool negative = !digits.empty() && digits[0] == '-';
     if (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) digits.remove_prefix(1);
@@ -384,13 +385,11 @@ Value Reader::read_dispatch(Span start) {
     auto res = std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, radix);
     if (digits.empty() || res.ptr != digits.data() + digits.size() ||
         (res.ec != std::errc() && res.ec != std::errc::result_out_of_range)) {
-      fail(span, "'#" + std::string(1, c) + "' needs base-" + std::to_string(radix) + " digits, got '" +
-                     std::string(digits) + "'");
+      fail(span, "'#" + std::string(1, c) + "' needs base-" + std::to_string(radix) + " digits, got '" + written + "'");
     }
     const std::uint64_t limit = negative ? std::uint64_t{1} << 63 : (std::uint64_t{1} << 63) - 1;
     if (res.ec == std::errc::result_out_of_range || magnitude > limit) {
-      fail(span,
-           "integer #" + std::string(1, c) + (negative ? "-" : "") + std::string(digits) + " does not fit in 64 bits");
+      fail(span, "integer #" + std::string(1, c) + written + " does not fit in 64 bits");
     }
     return Value::integer(negative ? static_cast<std::int64_t>(0 - magnitude) : static_cast<std::int64_t>(magnitude));
   }

@@ -57,6 +57,16 @@ class Builder {
       : device_(device), capture_(capture), r_(request) {}
 
   AotProgram build() {
+    for (const auto* list : {&r_.inputs, &r_.outputs}) {
+      for (const AotTensor& t : *list) {
+        if (tensor::is_quantized(t.dtype)) {
+          refuse(r_, "its " + std::string(list == &r_.inputs ? "input " : "output ") + t.name + " is a " +
+                         std::string(tensor::dtype_name(t.dtype)) +
+                         " tensor: a compiled program's arguments and results are element arrays (quantized weights "
+                         "inside the program are fine)");
+        }
+      }
+    }
     Program& p = out_.program;
     p.name = r_.name;
     params_written_.assign(r_.inputs.size(), false);
@@ -100,6 +110,11 @@ class Builder {
       auto old = r_.before.find(b.get());
       const char* bytes = old != r_.before.end() ? old->second.data() : static_cast<const char*>(b->data());
       if (r_.weights_as_params) {
+        if (tensor::is_quantized(b->dtype)) {
+          refuse(r_, "a " + std::string(tensor::dtype_name(b->dtype)) +
+                         " weight cannot be a weight parameter (its blocks are no element array): compile without "
+                         "weights as parameters, or dequantize it");
+        }
         const int index = static_cast<int>(weight_params_.size());
         weight_params_.push_back(b);
         AotTensor t{"w" + std::to_string(index), b->dtype, {static_cast<std::int64_t>(b->count())}};

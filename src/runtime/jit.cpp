@@ -141,6 +141,16 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::realize_many(const std::vector<c
         check_graph(root, collect_bindings(root, extra));
         out[i] = root->buffer;
       } else if (std::find(todo.begin(), todo.end(), root) == todo.end()) {
+        // A quantized result that is not its data (a view of blocks) is refused before any
+        // kernel is made (the lowering refuses one too, for a view scheduled inside a graph).
+        if (tensor::is_quantized(root->dtype)) {
+          const Node* d = root;
+          while (d->op == tensor::Op::Copy) d = d->src[0].get();
+          if (d->op != tensor::Op::Buffer)
+            throw ConditionError("dtype-error", tensor::quantized_result_message(root->dtype));
+          out[i] = d->buffer;
+          continue;
+        }
         for (const auto& [k, v] : collect_bindings(root, extra)) b.emplace(k, v);
         todo.push_back(root);
       }

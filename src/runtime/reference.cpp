@@ -189,6 +189,14 @@ class Executor {
   }
 
   std::shared_ptr<Buffer> materialize(const Node* n) {
+    if (tensor::is_quantized(n->dtype)) {
+      // Blocks are never computed: a copy of the data is the data; a view is an error, as in
+      // the JIT (the graph dequantizes quantized operands of every op but the views).
+      const Node* d = n;
+      while (d->op == Op::Copy) d = d->src[0].get();
+      if (d->op == Op::Buffer) return d->buffer;
+      fail("dtype-error", quantized_result_message(n->dtype));
+    }
     auto shape = concrete(n->shape);
     auto out = allocate_buffer(n->dtype, shape);
     if (numel(shape) == 0) return out;

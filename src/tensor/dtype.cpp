@@ -79,6 +79,7 @@ DType promote(DType a, DType b) {
 }
 
 DType promote_with_scalar(DType t, bool scalar_is_float) {
+  if (is_quantized(t)) return DType::F32;
   if (scalar_is_float) return is_float(t) ? t : kDefaultFloat;
   return t == DType::Bool ? kDefaultInt : t;
 }

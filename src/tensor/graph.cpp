@@ -261,7 +261,19 @@ void check_shape(const char* op, const Shape& shape) {
 }
 }  // namespace
 
+namespace {
+// Nothing but quantize makes blocks: a constant or iota of a quantized dtype is an error.
+void refuse_quantized(const char* op, DType t) {
+  if (is_quantized(t)) {
+    fail("dtype-error", std::string(op) + ": nothing computes into " + std::string(dtype_name(t)) +
+                            " blocks; make a float tensor and quantize it, e.g. (quantize (ones '(2 32)) '" +
+                            std::string(dtype_name(t)) + ")");
+  }
+}
+}  // namespace
+
 NodeRef Graph::make_const_float(double v, DType t, const Shape& shape) {
+  refuse_quantized("const", t);
   if (!is_float(t)) {
     // A float outside int64 (nan, inf, 1e300) has no integer; casting it is undefined (issue 19).
     auto i = truncate_to_int(v, DType::I64);
@@ -281,6 +293,7 @@ NodeRef Graph::make_const_float(double v, DType t, const Shape& shape) {
 }
 
 NodeRef Graph::make_const_int(std::int64_t v, DType t, const Shape& shape) {
+  refuse_quantized("const", t);
   if (is_float(t)) return make_const_float(static_cast<double>(v), t, shape);
   check_shape("const", shape);
   Node n = proto(Op::Const, t, shape);
@@ -332,6 +345,7 @@ NodeRef Graph::with_grad(const NodeRef& b, bool grad) {
 }
 
 NodeRef Graph::make_iota(const Shape& shape, int axis, DType t) {
+  refuse_quantized("iota", t);
   if (axis < 0 || axis >= static_cast<int>(shape.size())) {
     fail("index-error", "iota: axis " + std::to_string(axis) + " out of range for shape " + shape_str(shape));
   }
@@ -520,7 +534,8 @@ NodeRef Graph::make_expand(const NodeRef& x, const Shape& shape) {
   return intern(std::move(n));
 }
 
-NodeRef Graph::make_pad(const NodeRef& x, std::vector<Range> pads) {
+NodeRef Graph::make_pad(const NodeRef& x_in, std::vector<Range> pads) {
+  const NodeRef x = dequantized(x_in);  // the new elements are zeros, which have no block
   if (pads.size() != x->shape.size()) {
     fail("shape-error", "pad: " + std::to_string(pads.size()) + " (before after) pairs for shape " + shape_str(x->shape));
   }

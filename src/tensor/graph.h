@@ -369,6 +369,14 @@ ViewStack view_of(const Node* n, const Node** base);
 // Shared subgraphs print once per occurrence; depth-limited.
 std::string node_str(const Node* n, int max_depth = 12);
 
+// The dtype-error text for a result of quantized dtype T that is not its own data (a view of
+// blocks, which would have to be computed into blocks): the executors' shared words.
+inline std::string quantized_result_message(DType t) {
+  const std::string name(dtype_name(t));
+  return "realize: a view of a " + name + " tensor would have to be computed into " + name +
+         " blocks, which only quantize makes; dequantize it first, e.g. (cast x 'f32)";
+}
+
 // Bytes of a tensor of this shape and dtype, stored contiguously (for reports: a quantized
 // tensor's symbolic size counts its elements at a block's bytes).
 inline Dim shape_bytes(const Shape& s, DType t) {

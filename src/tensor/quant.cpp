@@ -47,8 +47,10 @@ void quantize_q4_0(const float* x, std::uint8_t* block) {
 }  // namespace
 
 std::int64_t quantize_blocks(DType t, const float* x, std::size_t n, std::uint8_t* out) {
+  // A scale must fit f16 (at most 65504): |x| up to 127 or 8 times that.
+  const float limit = (t == DType::Q8_0 ? 127.0f : 8.0f) * 65504.0f;
   for (std::size_t i = 0; i < n; ++i) {
-    if (!std::isfinite(x[i])) return static_cast<std::int64_t>(i);
+    if (!std::isfinite(x[i]) || std::fabs(x[i]) > limit) return static_cast<std::int64_t>(i);
   }
   const std::size_t bytes = dtype_size(t);
   for (std::size_t b = 0; b < n / 32; ++b) {

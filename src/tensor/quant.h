@@ -14,7 +14,9 @@ namespace tl::tensor {
 //   q8_0: d = max|x| / 127, q = round(x / d) (0 when d is 0);
 //   q4_0: m = the value of largest magnitude, d = m / -8, u = min(15, trunc(x / d + 8.5)).
 // The scale is stored rounded to f16, the values computed with the unrounded one. Returns the
-// index of the first non-finite value, or -1 when all are finite (then OUT is complete).
+// index of the first value that cannot be held (non-finite, or of a magnitude whose scale
+// exceeds f16's range: above 127 * 65504 for q8_0, 8 * 65504 for q4_0), or -1 when there is
+// none (then OUT is complete).
 std::int64_t quantize_blocks(DType t, const float* x, std::size_t n, std::uint8_t* out);
 
 // The N values (a multiple of 32) of the blocks at BLOCKS, as floats.

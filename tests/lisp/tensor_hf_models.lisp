@@ -154,8 +154,13 @@
   (let* ((ck (hf:load-checkpoint "../models/gguf/tiny-gpt2-q8_0.gguf" :quantize :stored))
          (m (hf:from-checkpoint ck)))
     (is (eq (dtype (hf:weight ck "wte.weight" '(256 32))) 'q8_0))
+    ;; a Conv1D weight stays a (transposed) view of its blocks
+    (is (eq (dtype (hf:weight ck "h.0.attn.c_attn.weight" '(32 96) :layout :in-out)) 'q8_0))
     (is (reads-blocks-p (m (tensor '(1 2 3) :dtype 'i32)) 'q8_0))
     (check-model m "gpt2-gguf-q8_0"))
+  ;; blocks already in the file are kept whatever format is asked for
+  (let ((ck (hf:load-checkpoint "../models/gguf/tiny-gpt2-q8_0.gguf" :quantize 'q4_0)))
+    (is (eq (dtype (hf:weight ck "h.1.mlp.c_fc.weight" '(32 128) :layout :in-out)) 'q8_0)))
   (let ((m (hf:load "../models/tiny-llama-q4_0-gguf" :quantize :stored)))
     (is (reads-blocks-p (m (tensor '(1 2 3) :dtype 'i32)) 'q4_0))
     (check-model m "llama-gguf-q4_0")))

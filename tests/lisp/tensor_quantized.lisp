@@ -160,7 +160,31 @@
   (is-error dtype-error (cast (ones '(32)) 'q8_0))
   (is-error dtype-error (save-safetensors (list (cons "w" (quantize (ones '(32)) 'q8_0))) "/tmp/tl-test-q.safetensors"))
   (is-error dtype-error (save-npy (quantize (ones '(32)) 'q8_0) "/tmp/tl-test-q.npy"))
-  (is-error dtype-error (requires-grad! (quantize (ones '(32)) 'q8_0))))
+  (is-error dtype-error (requires-grad! (quantize (ones '(32)) 'q8_0)))
+  ;; A scale past f16's range (|x| > 127 * 65504 for q8_0).
+  (is-error value-error (quantize (full '(32) 1e7) 'q8_0))
+  ;; Nothing but quantize makes blocks.
+  (is-error dtype-error (tensor '(1.0 2.0) :dtype 'q8_0))
+  (is-error dtype-error (ones '(2 32) :dtype 'q4_0))
+  (is-error dtype-error (prim:iota '(32) 0 'q8_0))
+  ;; Rows of blocks are copied whole; a row that is not whole blocks is refused.
+  (is-error shape-error (take-rows (quantize (ones '(64)) 'q8_0) '(0 1)))
+  ;; A view of blocks realized as it is would have to be computed into blocks (every device).
+  (is-error dtype-error (to-list (prim:shrink (quantize (ones '(2 32)) 'q8_0) '((0 1) (0 32))))))
+
+(deftest quantized-views-and-promotion
+  (let* ((q (quantize (randn '(2 64)) 'q4_0)) (d (realize (dequantize q))))
+    ;; A scalar with a quantized tensor computes in f32.
+    (is (eq (result-dtype q 2) 'f32))
+    (is (eq (result-dtype q 2.5 (ones 1 :dtype 'f64)) 'f64))
+    ;; Views of the blocks, dequantized where read: a pad's new elements are zeros.
+    (is (equal (tl (prim:cast (prim:pad q '((1 0) (0 2))) 'f32)) (tl (prim:pad d '((1 0) (0 2))))))
+    (is (equal (tl (prim:cast (prim:permute q '(1 0)) 'f32)) (tl (prim:permute d '(1 0)))))
+    (is (equal (tl (prim:cast (prim:flip (prim:shrink q '((0 2) (3 40))) '(0 1)) 'f32))
+               (tl (prim:flip (prim:shrink d '((0 2) (3 40))) '(0 1)))))
+    (is (eq (dtype (prim:permute q '(1 0))) 'q4_0))
+    ;; Whole rows taken as bytes.
+    (is (equal (tl (take-rows q '(1 1 0))) (tl (take-rows d '(1 1 0)))))))
 
 (deftest save-gguf-round-trip
   ;; Tensors of every dtype GGUF holds, blocks kept, and metadata of every kind, read back.
@@ -190,6 +214,19 @@
   (is-error type-error (save-gguf nil "/tmp/tl-test-x.gguf" :metadata '(("k" . #(1)))))
   (is-error type-error (save-gguf nil "/tmp/tl-test-x.gguf" :metadata '(("k" 1 "a"))))
   (is-error value-error (save-gguf (list (cons "a" (ones 2)) (cons "a" (ones 2))) "/tmp/tl-test-x.gguf"))
-  (is-error program-error (save-gguf nil "/tmp/tl-test-x.gguf" :meta nil)))
+  (is-error program-error (save-gguf nil "/tmp/tl-test-x.gguf" :meta nil))
+  ;; Typed values are range-checked; bools are t, :false or nil; the writer owns the alignment.
+  (is-error value-error (save-gguf nil "/tmp/tl-test-x.gguf" :metadata '(("k" . (:u8 . 300)))))
+  (is-error value-error (save-gguf nil "/tmp/tl-test-x.gguf" :metadata '(("k" . (:u32 . -1)))))
+  (is-error type-error (save-gguf nil "/tmp/tl-test-x.gguf" :metadata '(("k" . (:bool . 0)))))
+  (is-error value-error (save-gguf nil "/tmp/tl-test-x.gguf" :metadata '(("general.alignment" . 64))))
+  (save-gguf nil "/tmp/tl-test-bools.gguf"
+             :metadata '(("a" . (:bool . nil)) ("b" :false t) ("c" . nil) ("d" . (:i8 . -128)) ("e" :u16 0 65535)))
+  (is (equal (getf (gguf-header "/tmp/tl-test-bools.gguf") :metadata)
+             '(("a") ("b" nil t) ("c") ("d" . -128) ("e" 0 65535))))
+  ;; gguf-header's metadata writes back as it reads.
+  (let ((meta (getf (gguf-header "/tmp/tl-test-bools.gguf") :metadata)))
+    (save-gguf nil "/tmp/tl-test-bools-2.gguf" :metadata meta)
+    (is (equal (getf (gguf-header "/tmp/tl-test-bools-2.gguf") :metadata) meta))))
 
 (run-tests)
