@@ -108,19 +108,27 @@ class Lowerer {
       } catch (const ConditionError&) {
         break;
       }
-      const std::int32_t merged = next.loop_count() - 1;
-      bool divides = false;
-      passes::each_stmt(next.body, [&](const Stmt& s) {
-        next.visit({s.value, s.index, s.mask, s.extent}, [&](ExprId id, const Expr& e) {
-          if ((e.op == EOp::Idiv || e.op == EOp::Mod) && passes::uses_loop(next, id, merged)) divides = true;
-          return !divides;
-        });
-      });
-      if (divides) break;
+      if (divides_along(next, next.body, next.loop_count() - 1, false)) break;
       out.push_back(Opt::merge(var));
       trial = std::move(next);
     }
     return out;
+  }
+
+  // Whether a division or remainder in the statements BODY of kernel K depends on loop LOOP
+  // (with INDEX_ONLY, of index arithmetic, i64, only: a q4_0 nibble's i32 division is data).
+  static bool divides_along(const Kernel& k, const std::vector<Stmt>& body, std::int32_t loop, bool index_only) {
+    bool divides = false;
+    passes::each_stmt(body, [&](const Stmt& s) {
+      k.visit({s.value, s.index, s.mask, s.extent}, [&](ExprId id, const Expr& e) {
+        if ((e.op == EOp::Idiv || e.op == EOp::Mod) && (!index_only || e.dtype == DType::I64) &&
+            passes::uses_loop(k, id, loop)) {
+          divides = true;
+        }
+        return !divides;
+      });
+    });
+    return divides;
   }
 
   void finish(Lowered& result, const Node* counted) {
@@ -175,6 +183,10 @@ class Lowerer {
     return {};
   }
 
+  bool reads_quantized() const {
+    return std::any_of(inputs_.begin(), inputs_.end(), [](const Node* n) { return tensor::is_quantized(n->dtype); });
+  }
+
   // For a reduce that reads a quantized buffer along its innermost loop: (lanes L 32), one
   // lane per element of a block, when the lanes' copies of the body then index the blocks
   // without division (the innermost extent a multiple of 32, the quantized axis innermost):
@@ -183,10 +195,6 @@ class Lowerer {
   // output. (A loop split at the block size ran 3x slower: its inner loop of 32 vectorized,
   // but combined its vector sum into one number every block; 2304 x 768 q8_0, one AVX-512
   // thread: 445 us split, 144 us in lanes, f32 137 us.)
-  bool reads_quantized() const {
-    return std::any_of(inputs_.begin(), inputs_.end(), [](const Node* n) { return tensor::is_quantized(n->dtype); });
-  }
-
   std::optional<Opts> block_lanes() const {
     if (reduce_loops_.empty() || !reads_quantized()) return std::nullopt;
     auto extent = k_.as_const(reduce_extents_.back());
@@ -196,14 +204,7 @@ class Lowerer {
     reduce_lanes(trial, loop, 32);
     bool divides = false;
     passes::each_stmt(trial.body, [&](const Stmt& l) {
-      if (l.kind != Stmt::Kind::Loop || !l.lanes) return;
-      passes::each_stmt(l.body, [&](const Stmt& s) {
-        trial.visit({s.value, s.index, s.mask, s.extent}, [&](ExprId id, const Expr& e) {
-          if ((e.op == EOp::Idiv || e.op == EOp::Mod) && e.dtype == DType::I64 && passes::uses_loop(trial, id, l.var))
-            divides = true;
-          return !divides;
-        });
-      });
+      if (l.kind == Stmt::Kind::Loop && l.lanes) divides = divides || divides_along(trial, l.body, l.var, true);
     });
     if (divides) return std::nullopt;
     return Opts{Opt::lanes(loop, 32)};
@@ -977,8 +978,8 @@ class Lowerer {
 
   // Element I of a quantized buffer as an f32 (tensor/dtype.h gives the layouts): its block's
   // f16 scale times its packed value, read by load_as at byte offsets that the index
-  // arithmetic keeps linear in the loops (a reduce split at the block size, as choose_opts
-  // splits one, reads a block's scale once and its values as a contiguous run).
+  // arithmetic keeps linear in the loops (in block_lanes' 32 copies of a reduce's body, the
+  // block index is the same in all and the values' byte offsets consecutive).
   ExprId dequantized(std::int32_t buffer, ExprId i, DType t) {
     auto c = [&](std::int64_t v) { return k_.constant_int(v); };
     const auto block_bytes = static_cast<std::int64_t>(tensor::dtype_size(t));
