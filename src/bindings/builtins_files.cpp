@@ -36,16 +36,31 @@ io::FileCtx file_ctx(Interp& in, const char* fn, Args a, int i) {
                      }};
 }
 
-// A tensor of data read from a file.
+// A tensor of data read from a file. Complex data (a buffer of dtype c64 or c128) becomes a
+// complex tensor over the same bytes, read as its f32 or f64 parts.
 Value make_loaded_tensor(Interp& in, io::Array array) {
   in.heap.account_external(array.buffer->size_bytes());
-  return make_tensor(
-      in, graph_at_call(in).make_buffer(std::move(array.buffer), Shape(array.shape.begin(), array.shape.end())));
+  Shape shape(array.shape.begin(), array.shape.end());
+  if (is_complex(array.buffer->dtype)) {
+    array.buffer->dtype = complex_part(array.buffer->dtype);  // the same bytes, twice the count
+    shape.push_back(Dim(2));
+    return make_complex_tensor(in, graph_at_call(in).make_buffer(std::move(array.buffer), shape));
+  }
+  return make_tensor(in, graph_at_call(in).make_buffer(std::move(array.buffer), shape));
 }
 
-// A tensor's contiguous data and concrete shape, for writing. Realizes the tensor.
+// A tensor's contiguous data and concrete shape, for writing. Realizes the tensor. A complex
+// tensor's data is its parts' bytes, seen as one c64 or c128 element per pair.
 io::Array realize_for_save(Interp& in, TensorObj* t) {
   read_back(in, t);
+  if (t->complex) {
+    const std::shared_ptr<Buffer>& parts = t->node->buffer;
+    auto shape = eval_shape(t->node->shape, t->node->bindings);
+    shape.pop_back();
+    auto alias = std::make_shared<Buffer>(complex_of(parts->dtype), parts->count() / 2, parts,
+                                          const_cast<void*>(std::as_const(*parts).data()));
+    return io::Array{std::move(alias), std::move(shape)};
+  }
   io::Array d{t->node->buffer, eval_shape(t->node->shape, t->node->bindings)};
   auto bytes = io::data_bytes(d.shape, dtype_size(d.buffer->dtype));
   if (bytes && tensor::is_quantized(d.buffer->dtype)) *bytes /= tensor::dtype_block(d.buffer->dtype);  // whole blocks
@@ -80,7 +95,7 @@ void register_npy_builtins(Interp& in) {
                if (!is_tensor(a[0])) in.type_error("save-npy", 1, "a tensor", a[0]);
                io::FileCtx ctx = file_ctx(in, "save-npy", a, 1);
                TensorObj* t = as_tensor(a[0]);
-               io::check_npy_dtype(ctx, t->node->dtype);  // before the work of realizing
+               io::check_npy_dtype(ctx, value_dtype(t));  // before the work of realizing
                io::write_npy(ctx, realize_for_save(in, t));
                return a[1];
              });
@@ -194,6 +209,11 @@ void save_safetensors(Interp& in, const io::FileCtx& ctx, Value tensors, Value m
     if (tensor::DType t = as_tensor(v)->node->dtype; tensor::is_quantized(t)) {
       in.error("dtype-error", std::string(fn) + ": " + io::json_quoted(name) + " is a " + std::string(dtype_name(t)) +
                                   " tensor, which safetensors cannot hold: dequantize it first, e.g. (cast x 'f32)");
+    }
+    if (value_dtype(as_tensor(v)) == DType::C128) {
+      in.error("dtype-error", std::string(fn) + ": " + io::json_quoted(name) +
+                                  " is a c128 tensor, which safetensors cannot hold (its complex type is C64): "
+                                  "save (view-as-real z) as f64, or cast it to c64");
     }
     data.emplace_back(std::move(name), realize_for_save(in, as_tensor(v)));
   }

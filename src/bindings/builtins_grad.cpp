@@ -42,10 +42,10 @@ void register_grad_builtins(Interp& in) {
              "  ; => (2.0 4.0)"
              "\n  (requires-grad-p (requires-grad! (requires-grad! (tensor '(1.0))) nil))  ; => nil",
              [](Interp& in, Args a, N n) -> Value {
-               TensorObj* t = tensor_arg(in, "requires-grad!", a, 0);
+               TensorObj* t = tensor_arg_any(in, "requires-grad!", a, 0);
                const bool on = n < 2 || a[1].truthy();
                if (on && !is_float(t->node->dtype)) {
-                 in.error("dtype-error", "requires-grad!: only float tensors have gradients, got " +
+                 in.error("dtype-error", "requires-grad!: only float and complex tensors have gradients, got " +
                                              std::string(dtype_name(t->node->dtype)));
                }
                realize(in, t);
@@ -61,15 +61,16 @@ void register_grad_builtins(Interp& in) {
              "X's value (realized) as a new leaf that requires a gradient, distinct from every other node "
              "(so its gradient starts empty).",
              [](Interp& in, Args a, N) -> Value {
-               TensorObj* t = tensor_arg(in, "%fresh-leaf", a, 0);
-               if (!is_float(t->node->dtype)) in.error("dtype-error", "value-and-grad: only float tensors have gradients");
+               TensorObj* t = tensor_arg_any(in, "%fresh-leaf", a, 0);
+               if (!is_float(t->node->dtype))
+                 in.error("dtype-error", "value-and-grad: only float tensors have gradients");
                const Buffer& b = realize(in, t);
                (void)b;
                static std::uint64_t counter = 0;
                const Node* n = t->node.get();
                NodeRef leaf = runtime(in).graph.make_buffer(n->buffer, n->shape, n->bindings,
                                                             "leaf " + std::to_string(++counter));
-               return make_tensor(in, runtime(in).graph.with_grad(leaf, true));
+               return make_tensor_like(in, runtime(in).graph.with_grad(leaf, true), t->complex);
              });
   TL_BUILTIN(in, "requires-grad-p", 1, 1, "(requires-grad-p X)",
              "True when gradients flow through tensor X: a leaf marked with requires-grad!, or a value "
@@ -78,7 +79,7 @@ void register_grad_builtins(Interp& in) {
              "\n    (list (requires-grad-p x) (requires-grad-p (* x 2)) (requires-grad-p (detach x))))  ; => (t t nil)"
              "\n  (requires-grad-p (tensor '(1.0)))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
-               return in.boolean(tensor_arg(in, "requires-grad-p", a, 0)->node->grad);
+               return in.boolean(tensor_arg_any(in, "requires-grad-p", a, 0)->node->grad);
              });
   TL_BUILTIN(in, "detach", 1, 1, "(detach X)",
              "Tensor X's value without its gradient history: backward does not go through it."
@@ -87,7 +88,8 @@ void register_grad_builtins(Interp& in) {
              "\n    (to-list (grad x)))  ; => (1.0 2.0)"
              "\n  (requires-grad-p (detach (requires-grad! (tensor '(1.0)))))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
-               return make_tensor(in, graph_at_call(in).make_detached(tensor_arg(in, "detach", a, 0)->node));
+               TensorObj* t = tensor_arg_any(in, "detach", a, 0);
+               return make_tensor_like(in, graph_at_call(in).make_detached(t->node), t->complex);
              });
   TL_BUILTIN(in, "%set-grad-enabled", 1, 1, "(%set-grad-enabled FLAG)",
              "Turns gradient tracking of new ops on or off; returns the previous setting. Use no-grad.",
@@ -108,22 +110,24 @@ void register_grad_builtins(Interp& in) {
              "  ; => (3.0 3.0)"
              "\n  (grad (tensor '(1.0 2.0)))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
-               const NodeRef& g = tensor_arg(in, "grad", a, 0)->node->grad_value;
-               return g ? make_tensor(in, g) : eval::nil();
+               // A complex leaf's gradient is complex: dL/dX + i dL/dY, the gradients of its parts.
+               TensorObj* t = tensor_arg_any(in, "grad", a, 0);
+               const NodeRef& g = t->node->grad_value;
+               return g ? make_tensor_like(in, g, t->complex) : eval::nil();
              });
   TL_BUILTIN(in, "%set-grad", 2, 2, "(%set-grad X G)", "Sets leaf X's accumulated gradient to G (nil clears it).",
              [](Interp& in, Args a, N) -> Value {
-               Node* leaf = tensor_arg(in, "%set-grad", a, 0)->node.get();
+               Node* leaf = tensor_arg_any(in, "%set-grad", a, 0)->node.get();
                // Detached: a gradient that led back to the leaf would be a reference cycle.
                if (a[1].is_nil()) leaf->grad_value = NodeRef();
-               else leaf->grad_value = runtime(in).graph.make_detached(tensor_arg(in, "%set-grad", a, 1)->node);
+               else leaf->grad_value = runtime(in).graph.make_detached(tensor_arg_any(in, "%set-grad", a, 1)->node);
                return a[1];
              });
   TL_BUILTIN(in, "%set-custom-grad", 2, 2, "(%set-custom-grad Y INPUTS)",
              "Marks Y's node as having a custom gradient with respect to the tensors INPUTS and returns its "
              "id, under which the Lisp side keeps the rule. Use with-custom-grad.",
              [](Interp& in, Args a, N) -> Value {
-               Node* y = const_cast<Node*>(tensor_arg(in, "%set-custom-grad", a, 0)->node.get());
+               Node* y = const_cast<Node*>(tensor_arg_any(in, "%set-custom-grad", a, 0)->node.get());
                std::vector<NodeRef> inputs;
                for (Value l = a[1]; !l.is_nil(); l = eval::cdr(l)) {
                  Value x = eval::car(l);
@@ -141,7 +145,7 @@ void register_grad_builtins(Interp& in) {
              "  ; => t"
              "\n  (custom-grad-p (* (requires-grad! (tensor '(1.0))) 3))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
-               return in.boolean(tensor_arg(in, "custom-grad-p", a, 0)->node->custom_grad);
+               return in.boolean(tensor_arg_any(in, "custom-grad-p", a, 0)->node->custom_grad);
              });
   TL_BUILTIN(in, "%dead-custom-grads", 0, 0, "(%dead-custom-grads)",
              "The ids of nodes with custom gradients that died since the last call.",
@@ -165,7 +169,7 @@ void register_grad_builtins(Interp& in) {
              [](Interp& in, Args a, N) -> Value {
                Interp::StackMark mark(in);
                Value* base = in.sp;
-               for (const Node* s : grad_sources(tensor_arg(in, "grad-sources", a, 0)->node.get())) {
+               for (const Node* s : grad_sources(tensor_arg_any(in, "grad-sources", a, 0)->node.get())) {
                  in.push(make_tensor(in, NodeRef(const_cast<Node*>(s))));
                }
                return in.list_from(base, static_cast<std::size_t>(in.sp - base));
@@ -175,7 +179,7 @@ void register_grad_builtins(Interp& in) {
              "\n  (let ((x (requires-grad! (tensor '(1.0 2.0)))))"
              "\n    (mapcar #'node-op (grad-order (prim:neg (prim:mul x x)))))  ; => (buffer mul neg)",
              [](Interp& in, Args a, N) -> Value {
-               const Node* root = tensor_arg(in, "grad-order", a, 0)->node.get();
+               const Node* root = tensor_arg_any(in, "grad-order", a, 0)->node.get();
                std::vector<const Node*> order;
                if (root->grad) {
                  std::unordered_set<const Node*> seen{root};
@@ -213,7 +217,7 @@ void register_grad_builtins(Interp& in) {
              "\n  (let ((x (requires-grad! (tensor '(1.0 2.0))))) (list (grad-leaf-p x) (grad-leaf-p (* x 2))))"
              "  ; => (t nil)",
              [](Interp& in, Args a, N) -> Value {
-               const Node* n = tensor_arg(in, "grad-leaf-p", a, 0)->node.get();
+               const Node* n = tensor_arg_any(in, "grad-leaf-p", a, 0)->node.get();
                return in.boolean(n->grad && n->op == Op::Buffer && !n->origin);
              });
 }

@@ -12,6 +12,7 @@
 #include "eval/builtins.h"
 #include "runtime/elements.h"
 #include "support/host_memory.h"
+#include "tensor/complex.h"
 #include "tensor/quant.h"
 
 namespace tl::tensor {
@@ -23,20 +24,28 @@ using N = std::uint32_t;
 
 namespace {
 
-Value element_value(Interp& in, const Buffer& b, std::int64_t k) {
+// Element k of buffer b; of a complex tensor's parts (complex), the pair (real . imaginary).
+Value element_value(Interp& in, const Buffer& b, std::int64_t k, bool complex = false) {
+  if (complex)
+    return in.cons(Value::real(runtime::load_float(b, 2 * k)), Value::real(runtime::load_float(b, 2 * k + 1)));
   if (b.dtype == DType::Bool) return in.boolean(runtime::load_int(b, k) != 0);
   if (runtime::reads_float(b.dtype)) return Value::real(runtime::load_float(b, k));
   return Value::integer(runtime::load_int(b, k));
 }
 
-// Concrete shape of a realized tensor.
-std::vector<std::int64_t> concrete_shape(TensorObj* t) { return eval_shape(t->node->shape, t->node->bindings); }
+// Concrete shape of a realized tensor (a complex one's, not its parts').
+std::vector<std::int64_t> concrete_shape(TensorObj* t) {
+  auto s = eval_shape(t->node->shape, t->node->bindings);
+  if (t->complex) s.pop_back();
+  return s;
+}
 
-Value to_list(Interp& in, const Buffer& b, const std::vector<std::int64_t>& shape, std::size_t axis, std::int64_t& k) {
-  if (axis == shape.size()) return element_value(in, b, k++);
+Value to_list(Interp& in, const Buffer& b, const std::vector<std::int64_t>& shape, std::size_t axis, std::int64_t& k,
+              bool complex) {
+  if (axis == shape.size()) return element_value(in, b, k++, complex);
   eval::Interp::StackMark mark(in);
   Value* base = in.sp;
-  for (std::int64_t i = 0; i < shape[axis]; ++i) in.push(to_list(in, b, shape, axis + 1, k));
+  for (std::int64_t i = 0; i < shape[axis]; ++i) in.push(to_list(in, b, shape, axis + 1, k, complex));
   return in.list_from(base, static_cast<std::size_t>(shape[axis]));
 }
 
@@ -44,10 +53,15 @@ Value to_list(Interp& in, const Buffer& b, const std::vector<std::int64_t>& shap
 struct Gathered {
   std::vector<Value> items;
   std::vector<std::int64_t> shape;
-  bool any_float = false, all_bool = true, big_int = false;
+  bool any_float = false, all_bool = true, big_int = false, any_complex = false;
 };
 
-bool is_sequence(Value v) { return eval::is_cons(v) || eval::is_kind(v, eval::ObjKind::Vector); }
+// A complex element written as the pair (real . imaginary) of two numbers.
+bool is_complex_pair(Value v) { return eval::is_cons(v) && eval::car(v).is_number() && eval::cdr(v).is_number(); }
+
+bool is_sequence(Value v) {
+  return (eval::is_cons(v) && !is_complex_pair(v)) || eval::is_kind(v, eval::ObjKind::Vector);
+}
 
 std::vector<Value> sequence_items(Interp& in, Value v) {
   if (eval::is_kind(v, eval::ObjKind::Vector)) return eval::as_vector(v)->items;
@@ -72,11 +86,19 @@ void gather(Interp& in, Value v, std::size_t depth, Gathered& g) {
     in.error("shape-error", "tensor: ragged nested list: " + in.repr(v) + " at depth " + std::to_string(depth) +
                                 " where a list of " + std::to_string(g.shape[depth]) + " was expected");
   }
+  if (is_complex_pair(v)) {
+    g.any_complex = true;
+    g.all_bool = false;
+    g.items.push_back(v);
+    return;
+  }
   if (v.is_float()) g.any_float = true;
   else if (v.is_int()) {
     if (v.i > INT32_MAX || v.i < INT32_MIN) g.big_int = true;
   } else if (!v.is_nil() && !v.same(in.t())) {
-    in.error("type-error", "tensor: elements must be numbers or booleans (t, nil), got " + in.repr(v));
+    in.error("type-error",
+             "tensor: elements must be numbers, booleans (t, nil) or complex pairs (real . imaginary), got " +
+                 in.repr(v));
   }
   if (v.is_int() || v.is_float()) g.all_bool = false;
   g.items.push_back(v);
@@ -114,6 +136,7 @@ Value tensor_from_data(Interp& in, Value data, Value dtype_arg) {
   }
   DType t;
   if (!dtype_arg.is_nil()) t = dtype_from_lisp(in, "tensor", dtype_arg);
+  else if (g.any_complex) t = DType::C64;
   else if (g.any_float) t = kDefaultFloat;
   else if (!g.items.empty() && g.all_bool) t = DType::Bool;
   else if (g.big_int) t = DType::I64;
@@ -123,6 +146,26 @@ Value tensor_from_data(Interp& in, Value data, Value dtype_arg) {
     in.error("dtype-error", "tensor: " + std::string(dtype_name(t)) +
                                 " blocks are made by quantize, e.g. (quantize (tensor DATA) '" +
                                 std::string(dtype_name(t)) + ")");
+  }
+  if (g.any_complex && !is_complex(t)) {
+    in.error("dtype-error", "tensor: a complex element (real . imaginary) needs a complex dtype (c64 or c128), not " +
+                                std::string(dtype_name(t)));
+  }
+  if (is_complex(t)) {
+    // The parts: (real, imaginary) per element; a number is real + 0i.
+    auto buf = std::make_shared<Buffer>(complex_part(t), 2 * g.items.size());
+    auto number = [](Value x) {
+      return x.is_float() ? x.f : x.is_int() ? static_cast<double>(x.i) : (x.is_nil() ? 0 : 1);
+    };
+    for (std::size_t k = 0; k < g.items.size(); ++k) {
+      Value v = g.items[k];
+      const bool pair = is_complex_pair(v);
+      runtime::store_float(*buf, static_cast<std::int64_t>(2 * k), number(pair ? eval::car(v) : v));
+      runtime::store_float(*buf, static_cast<std::int64_t>(2 * k + 1), pair ? number(eval::cdr(v)) : 0.0);
+    }
+    in.heap.account_external(buf->size_bytes());
+    Shape shape(g.shape.begin(), g.shape.end());
+    return make_complex_tensor(in, graph_at_call(in).make_buffer(std::move(buf), complex_parts::parts_shape(shape)));
   }
   auto buf = std::make_shared<Buffer>(t, g.items.size());
   for (std::size_t k = 0; k < g.items.size(); ++k) {
@@ -182,7 +225,7 @@ DType result_dtype(Interp& in, const char* fn, const std::vector<Value>& args) {
   std::optional<DType> t;
   for (Value v : args) {
     if (is_tensor(v)) {
-      DType vt = as_tensor(v)->node->dtype;
+      DType vt = value_dtype(as_tensor(v));
       if (is_quantized(vt)) vt = DType::F32;  // read as f32 (Graph::dequantized)
       t = t ? promote(*t, vt) : vt;
     } else if (!v.is_number() && !v.same(in.t()) && !v.is_nil()) {
@@ -198,15 +241,37 @@ DType result_dtype(Interp& in, const char* fn, const std::vector<Value>& args) {
   return t.value_or(kDefaultFloat);
 }
 
+// The result is complex (parts nodes) when the dtype is.
 std::vector<NodeRef> elementwise_args(Interp& in, const char* fn, const std::vector<Value>& args, std::optional<DType> dtype) {
   std::optional<DType> t = dtype ? *dtype : result_dtype(in, fn, args);
   std::vector<Shape> shapes;
   for (Value v : args) {
-    if (is_tensor(v)) shapes.push_back(as_tensor(v)->node->shape);
+    if (is_tensor(v)) shapes.push_back(value_shape(as_tensor(v)));
   }
   Shape shape = broadcast_shapes(in, fn, shapes);
   Graph& g = graph_at_call(in);
   std::vector<NodeRef> out;
+  if (is_complex(*t)) {
+    const DType part = complex_part(*t);
+    const Shape parts = complex_parts::parts_shape(shape);
+    for (Value v : args) {
+      if (!is_tensor(v)) {
+        out.push_back(complex_parts::from_real(g, scalar_node(g, v, part, shape)));
+      } else if (as_tensor(v)->complex) {
+        out.push_back(broadcast_node(g, g.make_cast(as_tensor(v)->node, part), parts));
+      } else {
+        out.push_back(broadcast_node(g, complex_parts::from_real(g, g.make_cast(as_tensor(v)->node, part)), parts));
+      }
+    }
+    return out;
+  }
+  for (Value v : args) {
+    if (is_tensor(v) && as_tensor(v)->complex) {
+      in.error("dtype-error", std::string(fn) + ": a " + std::string(dtype_name(value_dtype(as_tensor(v)))) +
+                                  " tensor cannot be computed as " + std::string(dtype_name(*t)) +
+                                  " (that would drop its imaginary part)");
+    }
+  }
   for (Value v : args) {
     if (is_tensor(v)) out.push_back(broadcast_node(g, g.make_cast(as_tensor(v)->node, *t), shape));
     else out.push_back(scalar_node(g, v, *t, shape));
@@ -214,10 +279,10 @@ std::vector<NodeRef> elementwise_args(Interp& in, const char* fn, const std::vec
   return out;
 }
 
-Value list_of_tensors(Interp& in, const std::vector<NodeRef>& nodes) {
+Value list_of_tensors(Interp& in, const std::vector<NodeRef>& nodes, bool complex = false) {
   eval::Interp::StackMark mark(in);
   Value* base = in.sp;
-  for (const auto& n : nodes) in.push(make_tensor(in, n));
+  for (const auto& n : nodes) in.push(make_tensor_like(in, n, complex));
   return in.list_from(base, nodes.size());
 }
 
@@ -286,27 +351,27 @@ void register_tensor_builtins(Interp& in) {
              "\n  (shape (zeros '(2 3)))  ; => (2 3)"
              "\n  (shape (tensor 5))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
-               return shape_to_lisp(in, tensor_arg(in, "shape", a, 0)->node->shape);
+               return shape_to_lisp(in, value_shape(tensor_arg_any(in, "shape", a, 0)));
              });
   TL_BUILTIN(in, "dtype", 1, 1, "(dtype X)",
              "The element type of tensor X, a symbol such as f32."
              "\n  (dtype (tensor '(1.5 2.5)))  ; => f32"
              "\n  (dtype (tensor '(1 2)))  ; => i32",
              [](Interp& in, Args a, N) -> Value {
-               return dtype_to_lisp(in, tensor_arg(in, "dtype", a, 0)->node->dtype);
+               return dtype_to_lisp(in, value_dtype(tensor_arg_any(in, "dtype", a, 0)));
              });
   TL_BUILTIN(in, "ndim", 1, 1, "(ndim X)",
              "The number of axes of tensor X."
              "\n  (ndim (zeros '(2 3 4)))  ; => 3",
              [](Interp& in, Args a, N) -> Value {
-               return Value::integer(static_cast<std::int64_t>(tensor_arg(in, "ndim", a, 0)->node->shape.size()));
+               return Value::integer(static_cast<std::int64_t>(value_shape(tensor_arg_any(in, "ndim", a, 0)).size()));
              });
   TL_BUILTIN(in, "numel", 1, 1, "(numel X)",
              "The number of elements of tensor X (an expression when symbolic)."
              "\n  (numel (zeros '(2 3 4)))  ; => 24"
              "\n  (numel (symbolic-shape (ones '(4 2)) '(n 2)))  ; => (* 2 n)",
              [](Interp& in, Args a, N) -> Value {
-               return dim_to_lisp(in, shape_numel(tensor_arg(in, "numel", a, 0)->node->shape));
+               return dim_to_lisp(in, shape_numel(value_shape(tensor_arg_any(in, "numel", a, 0))));
              });
   TL_BUILTIN(in, "%guard", 3, 3, "(%guard FLAG TYPE MESSAGE)",
              "Computes the one-element bool tensor FLAG and returns whether it is true. Inside a jit trace the "
@@ -332,7 +397,7 @@ void register_tensor_builtins(Interp& in) {
              "\n  (realizedp (realize (+ (tensor '(1 2)) 1)))  ; => t"
              "\n  (to-list (realize (+ (ones '(n 2)) 1) :bind '((n . 3))))  ; => ((2.0 2.0) (2.0 2.0) (2.0 2.0))",
              [](Interp& in, Args a, N n) -> Value {
-               TensorObj* t = tensor_arg(in, "realize", a, 0);
+               TensorObj* t = tensor_arg_any(in, "realize", a, 0);
                Bindings b = bindings_from_lisp(in, "realize", eval::keyword_arg(a, 1, n, "bind"));
                realize(in, t, b);
                return a[0];
@@ -376,39 +441,42 @@ void register_tensor_builtins(Interp& in) {
              "\n  (realizedp (tensor '(1 2)))  ; => t"
              "\n  (realizedp (+ (tensor '(1 2)) 1))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
-               return in.boolean(tensor_arg(in, "realizedp", a, 0)->node->op == Op::Buffer);
+               return in.boolean(tensor_arg_any(in, "realizedp", a, 0)->node->op == Op::Buffer);
              });
   TL_BUILTIN(in, "to-list", 1, 1, "(to-list X)",
-             "The elements of tensor X as nested lists (a number for a 0-d tensor)."
+             "The elements of tensor X as nested lists (a number for a 0-d tensor; a complex element "
+             "is the pair (real . imaginary))."
              "\n  (to-list (tensor '((1 2) (3 4))))  ; => ((1 2) (3 4))"
-             "\n  (to-list (tensor 7))  ; => 7",
+             "\n  (to-list (tensor 7))  ; => 7"
+             "\n  (to-list (tensor '((1 . 2) 3) :dtype 'c64))  ; => ((1.0 . 2.0) (3.0 . 0.0))",
              [](Interp& in, Args a, N) -> Value {
-               TensorObj* t = tensor_arg(in, "to-list", a, 0);
+               TensorObj* t = tensor_arg_any(in, "to-list", a, 0);
                const Buffer& b = read_back(in, t);
                std::int64_t k = 0;
-               return to_list(in, b, concrete_shape(t), 0, k);
+               return to_list(in, b, concrete_shape(t), 0, k, t->complex);
              });
   TL_BUILTIN(in, "item", 1, 1, "(item X)",
-             "The single element of tensor X as a number."
+             "The single element of tensor X as a number (of a complex tensor, the pair (real . imaginary))."
              "\n  (item (sum (tensor '(1 2 3))))  ; => 6"
              "\n  (item (tensor '((2.5))))  ; => 2.5",
              [](Interp& in, Args a, N) -> Value {
-               TensorObj* t = tensor_arg(in, "item", a, 0);
+               TensorObj* t = tensor_arg_any(in, "item", a, 0);
                const Buffer& b = read_back(in, t);
-               if (b.count() != 1) {
-                 in.error("shape-error", "item: tensor of shape " + shape_str(t->node->shape) + " has " + std::to_string(b.count()) +
-                                             " elements, not 1");
+               const std::size_t count = b.count() / (t->complex ? 2 : 1);
+               if (count != 1) {
+                 in.error("shape-error", "item: tensor of shape " + shape_str(value_shape(t)) + " has " +
+                                             std::to_string(count) + " elements, not 1");
                }
-               return element_value(in, b, 0);
+               return element_value(in, b, 0, t->complex);
              });
   TL_BUILTIN(in, "%tensor-aref", 1, -1, "(%tensor-aref X INDEX...)", "One element of tensor X (used by aref).",
              [](Interp& in, Args a, N n) -> Value {
-               TensorObj* t = tensor_arg(in, "aref", a, 0);
+               TensorObj* t = tensor_arg_any(in, "aref", a, 0);
                const Buffer& b = read_back(in, t);
                auto shape = concrete_shape(t);
                if (n - 1 != shape.size()) {
-                 in.error("index-error", "aref: tensor of shape " + shape_str(t->node->shape) + " needs " + std::to_string(shape.size()) +
-                                             " indices, got " + std::to_string(n - 1));
+                 in.error("index-error", "aref: tensor of shape " + shape_str(value_shape(t)) + " needs " +
+                                             std::to_string(shape.size()) + " indices, got " + std::to_string(n - 1));
                }
                std::int64_t k = 0;
                for (std::size_t i = 0; i < shape.size(); ++i) {
@@ -420,7 +488,7 @@ void register_tensor_builtins(Interp& in) {
                  }
                  k = k * shape[i] + ix;
                }
-               return element_value(in, b, k);
+               return element_value(in, b, k, t->complex);
              });
   TL_BUILTIN(in, "take-rows", 2, 2, "(take-rows X INDICES)",
              "The rows of X (along its first axis) at INDICES, a list of integers or an integer tensor, "
@@ -570,12 +638,17 @@ void register_tensor_builtins(Interp& in) {
                  auto args = elementwise_args(in, "broadcast-to", {a[0]}, std::nullopt);
                  return make_tensor(in, graph_at_call(in).make_expand(graph_at_call(in).make_reshape(args[0], Shape(shape.size(), Dim(1))), shape));
                }
-               const NodeRef& x = as_tensor(a[0])->node;
-               Shape target = broadcast_shapes(in, "broadcast-to", {x->shape, shape});
+               const TensorObj* x = as_tensor(a[0]);
+               Shape target = broadcast_shapes(in, "broadcast-to", {value_shape(x), shape});
                if (target != shape) {
-                 in.error("shape-error", "broadcast-to: cannot broadcast " + shape_str(x->shape) + " to " + shape_str(shape));
+                 in.error("shape-error",
+                          "broadcast-to: cannot broadcast " + shape_str(value_shape(x)) + " to " + shape_str(shape));
                }
-               return make_tensor(in, broadcast_node(graph_at_call(in), x, shape));
+               if (x->complex) {
+                 return make_complex_tensor(in, broadcast_node(graph_at_call(in), x->node,
+                                                               complex_parts::parts_shape(shape)));
+               }
+               return make_tensor(in, broadcast_node(graph_at_call(in), x->node, shape));
              });
   TL_BUILTIN(in, "%elementwise-args", 2, 3, "(%elementwise-args FN ARGS [DTYPE])",
              "ARGS (tensors and numbers) as tensors of one promoted dtype (or DTYPE) and one broadcast shape.",
@@ -584,7 +657,8 @@ void register_tensor_builtins(Interp& in) {
                std::vector<Value> args = eval::list_items(in, "%elementwise-args", a[1], 2);
                std::optional<DType> t;
                if (n == 3 && !a[2].is_nil()) t = dtype_from_lisp(in, fn.c_str(), a[2]);
-               return list_of_tensors(in, elementwise_args(in, fn.c_str(), args, t));
+               else t = result_dtype(in, fn.c_str(), args);
+               return list_of_tensors(in, elementwise_args(in, fn.c_str(), args, t), is_complex(*t));
              });
   TL_BUILTIN(in, "result-dtype", 1, -1, "(result-dtype X...)",
              "The dtype that tensors and numbers X combine to under the promotion rules."
@@ -620,6 +694,44 @@ void register_tensor_builtins(Interp& in) {
              "\n  (dtype-quantized-p 'f32)  ; => nil",
              [](Interp& in, Args a, N) -> Value {
                return in.boolean(is_quantized(dtype_from_lisp(in, "dtype-quantized-p", a[0])));
+             });
+  TL_BUILTIN(in, "dtype-complex-p", 1, 1, "(dtype-complex-p DTYPE)",
+             "True for the complex dtypes c64 (f32 parts) and c128 (f64 parts)."
+             "\n  (dtype-complex-p 'c64)  ; => t"
+             "\n  (dtype-complex-p 'f64)  ; => nil",
+             [](Interp& in, Args a, N) -> Value {
+               return in.boolean(is_complex(dtype_from_lisp(in, "dtype-complex-p", a[0])));
+             });
+  TL_BUILTIN(in, "view-as-real", 1, 1, "(view-as-real Z)",
+             "The parts of complex tensor Z as a real tensor (f32 for c64, f64 for c128) with one more axis, of "
+             "size 2: (real imaginary). A view: no copy, and gradients flow through it."
+             "\n  (to-list (view-as-real (tensor '((1 . 2) (3 . -4)))))  ; => ((1.0 2.0) (3.0 -4.0))"
+             "\n  (shape (view-as-real (zeros '(4 5) :dtype 'c128)))  ; => (4 5 2)",
+             [](Interp& in, Args a, N) -> Value {
+               TensorObj* z = tensor_arg_any(in, "view-as-real", a, 0);
+               if (!z->complex) {
+                 in.error("dtype-error", "view-as-real: Z must be complex (c64 or c128), got " +
+                                             std::string(dtype_name(value_dtype(z))));
+               }
+               return make_tensor(in, z->node);
+             });
+  TL_BUILTIN(in, "view-as-complex", 1, 1, "(view-as-complex X)",
+             "Real tensor X (f32 or f64) whose last axis has size 2 read as a complex tensor (c64 or c128) of "
+             "the other axes: element i is X[i, 0] + X[i, 1] j. A view: no copy."
+             "\n  (to-list (view-as-complex (tensor '((1.0 2.0) (3.0 -4.0)))))  ; => ((1.0 . 2.0) (3.0 . -4.0))"
+             "\n  (dtype (view-as-complex (zeros '(3 2) :dtype 'f64)))  ; => c128",
+             [](Interp& in, Args a, N) -> Value {
+               TensorObj* x = tensor_arg(in, "view-as-complex", a, 0);
+               const DType t = x->node->dtype;
+               if (t != DType::F32 && t != DType::F64) {
+                 in.error("dtype-error", "view-as-complex: X must be f32 or f64, got " + std::string(dtype_name(t)));
+               }
+               if (x->node->shape.empty() || x->node->shape.back() != Dim(2)) {
+                 in.error("shape-error",
+                          "view-as-complex: the last axis of X must have size 2 (real, imaginary); X has shape " +
+                              shape_str(x->node->shape));
+               }
+               return make_complex_tensor(in, graph_at_call(in).dequantized(x->node));
              });
   TL_BUILTIN(in, "dtype-size", 1, 1, "(dtype-size DTYPE)",
              "Bytes per element of DTYPE (of a quantized format, per block of 32 elements)."

@@ -18,17 +18,26 @@ struct Formatter {
   const Buffer& buf;
   std::vector<std::int64_t> shape, strides;
   bool elide = false;
+  bool complex = false;  // element k is the pair at 2k, 2k + 1
   enum class Style { Int, Bool, Integral, Fixed, Sci } style = Style::Fixed;
   int width = 1;
 
   std::string element(std::int64_t k) const {
-    char tmp[64];
     switch (style) {
       case Style::Bool: return runtime::load_int(buf, k) ? "t" : "nil";
       case Style::Int: return std::to_string(runtime::load_int(buf, k));
       default: break;
     }
-    double v = runtime::load_float(buf, k);
+    if (!complex) return number(runtime::load_float(buf, k));
+    // NumPy's form: 1.5000-2.0000j, the imaginary part's sign between the two.
+    const double re = runtime::load_float(buf, 2 * k), im = runtime::load_float(buf, 2 * k + 1);
+    std::string i = number(im);
+    const bool negative = i[0] == '-';
+    return number(re) + (negative ? "-" : "+") + (negative ? i.substr(1) : i) + "j";
+  }
+
+  std::string number(double v) const {
+    char tmp[64];
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
     if (style == Style::Integral) std::snprintf(tmp, sizeof tmp, "%.0f.", v);
@@ -67,11 +76,13 @@ struct Formatter {
       bool integral = true;
       double max_abs = 0, min_abs = INFINITY;
       scan(0, 0, [&](std::int64_t k) {
-        double v = runtime::load_float(buf, k);
-        if (!std::isfinite(v)) return;
-        if (v != std::trunc(v)) integral = false;
-        max_abs = std::max(max_abs, std::fabs(v));
-        if (v != 0) min_abs = std::min(min_abs, std::fabs(v));
+        for (int part = 0; part < (complex ? 2 : 1); ++part) {
+          double v = runtime::load_float(buf, complex ? 2 * k + part : k);
+          if (!std::isfinite(v)) continue;
+          if (v != std::trunc(v)) integral = false;
+          max_abs = std::max(max_abs, std::fabs(v));
+          if (v != 0) min_abs = std::min(min_abs, std::fabs(v));
+        }
       });
       if (max_abs >= 1e8 || (min_abs < 1e-4 && !integral)) style = Style::Sci;
       else style = integral ? Style::Integral : Style::Fixed;
@@ -112,8 +123,10 @@ struct Formatter {
 
 }  // namespace
 
-std::string format_buffer(const Buffer& b, const std::vector<std::int64_t>& shape, const std::string& indent) {
+std::string format_buffer(const Buffer& b, const std::vector<std::int64_t>& shape, const std::string& indent,
+                          bool complex) {
   Formatter f{b, shape, std::vector<std::int64_t>(shape.size())};
+  f.complex = complex;
   std::int64_t n = 1;
   for (std::size_t i = shape.size(); i-- > 0;) {
     f.strides[i] = n;

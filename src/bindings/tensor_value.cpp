@@ -54,9 +54,40 @@ Value make_tensor(Interp& in, NodeRef node) {
   return Value::object(t);
 }
 
-TensorObj* tensor_arg(Interp& in, const char* fn, Value* args, int i) {
+Value make_complex_tensor(Interp& in, NodeRef parts) {
+  TL_CHECK(is_float(parts->dtype) && !parts->shape.empty() && parts->shape.back() == Dim(2),
+           "complex parts are a float node whose last axis has size 2");
+  Value v = make_tensor(in, std::move(parts));
+  as_tensor(v)->complex = true;
+  return v;
+}
+
+Value make_tensor_like(Interp& in, NodeRef node, bool complex) {
+  return complex ? make_complex_tensor(in, std::move(node)) : make_tensor(in, std::move(node));
+}
+
+Shape value_shape(const TensorObj* t) {
+  Shape s = t->node->shape;
+  if (t->complex) s.pop_back();
+  return s;
+}
+
+DType value_dtype(const TensorObj* t) { return t->complex ? complex_of(t->node->dtype) : t->node->dtype; }
+
+void refuse_complex(Interp& in, const std::string& fn, DType t) {
+  in.error("dtype-error", fn + ": not defined for complex tensors (" + std::string(dtype_name(t)) +
+                              "); (view-as-real z), (real z) and (imag z) give real tensors of their parts");
+}
+
+TensorObj* tensor_arg_any(Interp& in, const char* fn, Value* args, int i) {
   if (!is_tensor(args[i])) in.type_error(fn, i + 1, "a tensor", args[i]);
   return as_tensor(args[i]);
+}
+
+TensorObj* tensor_arg(Interp& in, const char* fn, Value* args, int i) {
+  TensorObj* t = tensor_arg_any(in, fn, args, i);
+  if (t->complex) refuse_complex(in, fn, value_dtype(t));
+  return t;
 }
 
 const NodeRef& arg_tensor(Interp& in, const char* fn, Value* args, int i) { return tensor_arg(in, fn, args, i)->node; }
@@ -272,7 +303,7 @@ DType dtype_from_lisp(Interp& in, const char* fn, Value v) {
   else if (eval::is_string(v)) name = eval::as_string(v)->text;
   if (auto t = dtype_from_name(name)) return *t;
   in.error("dtype-error", std::string(fn) + ": unknown dtype " + in.repr(v) +
-                              " (expected one of f32 f64 f16 bf16 i8 i16 i32 i64 u8 u32 bool)");
+                              " (expected one of f32 f64 f16 bf16 i8 i16 i32 i64 u8 u32 bool c64 c128 q8_0 q4_0)");
 }
 
 Value dtype_to_lisp(Interp& in, DType t) { return in.sym(dtype_name(t)); }
@@ -291,13 +322,13 @@ std::vector<std::int64_t> ints_from_lisp(Interp& in, const char* fn, Value v) {
 // --- printing --------------------------------------------------------------------------------
 
 void TensorObj::print(std::string& out) const {
-  const Node* n = node.get();
-  std::string head = "#<tensor " + std::string(dtype_name(n->dtype)) + " " + shape_str(n->shape);
+  std::string head = "#<tensor " + std::string(dtype_name(value_dtype(this))) + " " + shape_str(value_shape(this));
   try {
     const Buffer& b = read_back(*rt->interp, const_cast<TensorObj*>(this));
     const Node* r = node.get();
     auto shape = eval_shape(r->shape, r->bindings);
-    std::string body = format_buffer(b, shape, " ");
+    if (complex) shape.pop_back();
+    std::string body = format_buffer(b, shape, " ", complex);
     bool multiline = body.find('\n') != std::string::npos;
     out += head + (multiline ? "\n " : " ") + body + ">";
   } catch (const std::exception& e) {

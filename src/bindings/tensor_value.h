@@ -54,9 +54,18 @@ std::shared_ptr<Buffer> rng_key(std::int64_t seed, std::uint64_t draw);
 struct TensorObj : eval::Foreign {
   std::shared_ptr<TensorRuntime> rt;  // declared first: outlives `node`
   NodeRef node;
+  // A complex tensor (c64, c128): `node` holds its parts, a real f32/f64 node of shape S + (2)
+  // with (real, imaginary) along the last axis (NumPy's complex storage); the tensor has shape
+  // S and dtype complex_of(node->dtype). The graph, autograd and every executor see the parts
+  // only, so a gradient is the parts' gradients: PyTorch's convention, dL/dx + i dL/dy.
+  bool complex = false;
   const char* type_name() const override { return "tensor"; }
   void print(std::string& out) const override;
 };
+
+// The shape and dtype the tensor has as a Lisp value (a complex tensor's, not its parts').
+Shape value_shape(const TensorObj* t);
+DType value_dtype(const TensorObj* t);
 
 // The runtime of an interpreter (created by install_tensor_runtime).
 TensorRuntime& runtime(eval::Interp& in);
@@ -68,10 +77,19 @@ Graph& graph_at_call(eval::Interp& in);
 bool is_tensor(eval::Value v);
 TensorObj* as_tensor(eval::Value v);
 eval::Value make_tensor(eval::Interp& in, NodeRef node);
-// Argument i as a tensor node; a type error naming fn otherwise.
+// A complex tensor whose parts are `parts` (a real f32/f64 node whose last axis has size 2).
+eval::Value make_complex_tensor(eval::Interp& in, NodeRef parts);
+// make_tensor or make_complex_tensor, as `complex` says.
+eval::Value make_tensor_like(eval::Interp& in, NodeRef node, bool complex);
+// Argument i as a tensor node; a type error naming fn otherwise, and a dtype-error for a
+// complex tensor (a function that takes complex tensors asks for tensor_arg_any).
 const NodeRef& arg_tensor(eval::Interp& in, const char* fn, eval::Value* args, int i);
 // The same, as the tensor object (to realize or replace its node).
 TensorObj* tensor_arg(eval::Interp& in, const char* fn, eval::Value* args, int i);
+// Argument i as a tensor object, complex or not.
+TensorObj* tensor_arg_any(eval::Interp& in, const char* fn, eval::Value* args, int i);
+// The dtype-error for a complex tensor given to fn, which does not take one.
+[[noreturn]] void refuse_complex(eval::Interp& in, const std::string& fn, DType t);
 
 // Realizes the tensor in place: its node becomes a buffer node holding the result, so the
 // graph that computed it can be freed.
@@ -105,8 +123,10 @@ eval::Value dtype_to_lisp(eval::Interp& in, DType t);
 // Integer list argument (axes, orders).
 std::vector<std::int64_t> ints_from_lisp(eval::Interp& in, const char* fn, eval::Value v);
 
-// NumPy-like text of a realized buffer of this shape (middle of large axes elided).
-std::string format_buffer(const Buffer& b, const std::vector<std::int64_t>& shape, const std::string& indent);
+// NumPy-like text of a realized buffer of this shape (middle of large axes elided); `complex`:
+// the buffer holds (real, imaginary) pairs, one per element of `shape`, printed as 1.5-2.j.
+std::string format_buffer(const Buffer& b, const std::vector<std::int64_t>& shape, const std::string& indent,
+                          bool complex = false);
 
 void register_tensor_builtins(eval::Interp& in);
 void register_prim_builtins(eval::Interp& in);

@@ -317,7 +317,7 @@ void register_rewrite_builtins(Interp& in) {
              "\n  (graph->text (prim:neg (prim:iota '(3) 0 'i32)))"
              "  ; => \"%1 = iota (0) i32 (3)   ; i32 (3)\\n%2 = neg %1   ; i32 (3)\\n\"",
              [](Interp& in, Args a, N) -> Value {
-               return in.make_string(graph_text(tensor::arg_tensor(in, "graph->text", a, 0).get()));
+               return in.make_string(graph_text(tensor::tensor_arg_any(in, "graph->text", a, 0)->node.get()));
              });
   TL_BUILTIN(in, "graph->dot", 2, 4, "(graph->dot X FILE &key (stage :graph))",
              "Writes tensor X's graph to FILE in Graphviz's dot language (render it with dot -Tsvg, or use "
@@ -382,7 +382,8 @@ void register_rewrite_builtins(Interp& in) {
              "The number of distinct nodes in tensor X's graph."
              "\n  (graph-size (let ((a (tensor '(1 2)))) (prim:add a a)))  ; => 2",
              [](Interp& in, Args a, N) -> Value {
-               return Value::integer(static_cast<std::int64_t>(graph_order(tensor::arg_tensor(in, "graph-size", a, 0).get()).size()));
+               return Value::integer(static_cast<std::int64_t>(
+                   graph_order(tensor::tensor_arg_any(in, "graph-size", a, 0)->node.get()).size()));
              });
   TL_BUILTIN(in, "unexpanded", 1, 1, "(unexpanded X)",
              "The tensor that X's graph node expands, or X when it is not an expand (for guards and "
@@ -401,7 +402,7 @@ void register_rewrite_builtins(Interp& in) {
              "  ; => (iota buffer)"
              "\n  (node-sources (tensor '(1 2)))  ; => nil",
              [](Interp& in, Args a, N) -> Value {
-               const Node* n = tensor::arg_tensor(in, "node-sources", a, 0).get();
+               const Node* n = tensor::tensor_arg_any(in, "node-sources", a, 0)->node.get();
                Interp::StackMark mark(in);
                Value* base = in.sp;
                if (!schedule::holds_data(n)) {
@@ -415,7 +416,7 @@ void register_rewrite_builtins(Interp& in) {
              "\n  (node-arg (prim:reduce :sum (tensor '((1 2) (3 4))) '(1)) 0)  ; => :sum"
              "\n  (node-arg (prim:reduce :sum (tensor '((1 2) (3 4))) '(1)) 1)  ; => (1)",
              [](Interp& in, Args a, N) -> Value {
-               const Node* n = tensor::arg_tensor(in, "node-arg", a, 0).get();
+               const Node* n = tensor::tensor_arg_any(in, "node-arg", a, 0)->node.get();
                return node_argument(in, n, static_cast<std::size_t>(eval::arg_int(in, "node-arg", a, 1)));
              });
   TL_BUILTIN(in, "graph-order", 1, 1, "(graph-order X)",
@@ -424,7 +425,8 @@ void register_rewrite_builtins(Interp& in) {
              "\n  (mapcar #'node-op (graph-order (prim:neg (prim:add (tensor '(1 2)) (tensor '(3 4))))))"
              "  ; => (buffer buffer add neg)",
              [](Interp& in, Args a, N) -> Value {
-               std::vector<const Node*> order = graph_order(tensor::arg_tensor(in, "graph-order", a, 0).get());
+               std::vector<const Node*> order =
+                   graph_order(tensor::tensor_arg_any(in, "graph-order", a, 0)->node.get());
                Interp::StackMark mark(in);
                Value* base = in.sp;
                for (const Node* n : order) in.push(tensor::make_tensor(in, NodeRef(const_cast<Node*>(n))));
@@ -434,14 +436,14 @@ void register_rewrite_builtins(Interp& in) {
              "A number identifying tensor X's graph node, in creation order (for ordering guards)."
              "\n  (let* ((a (tensor '(1 2))) (b (prim:neg a))) (< (node-id a) (node-id b)))  ; => t",
              [](Interp& in, Args a, N) -> Value {
-               return Value::integer(tensor::arg_tensor(in, "node-id", a, 0)->id);
+               return Value::integer(tensor::tensor_arg_any(in, "node-id", a, 0)->node->id);
              });
   TL_BUILTIN(in, "node-op", 1, 1, "(node-op X)",
              "The primitive op of tensor X's graph node, a symbol (buffer for data)."
              "\n  (node-op (prim:neg (tensor '(1 2))))  ; => neg"
              "\n  (node-op (tensor '(1 2)))  ; => buffer",
              [](Interp& in, Args a, N) -> Value {
-               return Value::object(in.intern(tensor::op_name(tensor::arg_tensor(in, "node-op", a, 0)->op)));
+               return Value::object(in.intern(tensor::op_name(tensor::tensor_arg_any(in, "node-op", a, 0)->node->op)));
              });
 }
 

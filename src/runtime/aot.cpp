@@ -33,6 +33,8 @@ const char* c_type(DType dtype) {
     case DType::F64: return "double";
     case DType::Q8_0:
     case DType::Q4_0: return "uint8_t";  // blocks of bytes
+    case DType::C64:
+    case DType::C128: break;  // never a node's dtype (tensor_value.h)
   }
   return "uint8_t";
 }

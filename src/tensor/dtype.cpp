@@ -43,6 +43,8 @@ std::optional<DType> dtype_from_name(std::string_view name) {
   if (name == "int64" || name == "long") return DType::I64;
   if (name == "uint8") return DType::U8;
   if (name == "uint32") return DType::U32;
+  if (name == "complex64" || name == "cfloat") return DType::C64;
+  if (name == "complex128" || name == "cdouble") return DType::C128;
   return std::nullopt;
 }
 
@@ -58,6 +60,10 @@ DType promote(DType a, DType b) {
   if (is_quantized(a)) a = DType::F32;
   if (is_quantized(b)) b = DType::F32;
   if (a == b) return a;
+  if (is_complex(a) || is_complex(b)) {
+    const DType pa = is_complex(a) ? complex_part(a) : a, pb = is_complex(b) ? complex_part(b) : b;
+    return complex_of(promote(pa, pb));
+  }
   if (a == DType::Bool) return b;
   if (b == DType::Bool) return a;
   DCat ca = dtype_category(a);
@@ -80,6 +86,7 @@ DType promote(DType a, DType b) {
 
 DType promote_with_scalar(DType t, bool scalar_is_float) {
   if (is_quantized(t)) return DType::F32;
+  if (is_complex(t)) return t;
   if (scalar_is_float) return is_float(t) ? t : kDefaultFloat;
   return t == DType::Bool ? kDefaultInt : t;
 }

@@ -10,9 +10,11 @@
 namespace tl::tensor {
 
 // X(enumerator, lisp name, bytes, category) in promotion order within each category. The
-// quantized block formats come last: their bytes are a block's (dtype_block elements: an f16
+// quantized block formats come next: their bytes are a block's (dtype_block elements: an f16
 // scale and the packed values, GGUF's layout), and they hold weights to be read, never
-// computed into (see is_quantized).
+// computed into (see is_quantized). The complex types come last: a complex tensor is a Lisp
+// value over a real node whose last axis holds (real, imaginary) (see is_complex); no graph
+// node has a complex dtype.
 #define TL_DTYPES(X)         \
   X(Bool, "bool", 1, Bool)   \
   X(U8, "u8", 1, Unsigned)   \
@@ -26,7 +28,9 @@ namespace tl::tensor {
   X(F32, "f32", 4, Float)    \
   X(F64, "f64", 8, Float)    \
   X(Q8_0, "q8_0", 34, Quant) \
-  X(Q4_0, "q4_0", 18, Quant)
+  X(Q4_0, "q4_0", 18, Quant) \
+  X(C64, "c64", 8, Complex)  \
+  X(C128, "c128", 16, Complex)
 
 enum class DType : std::uint8_t {
 #define TL_X(e, name, bytes, cat) e,
@@ -34,7 +38,7 @@ enum class DType : std::uint8_t {
 #undef TL_X
 };
 
-enum class DCat : std::uint8_t { Bool, Unsigned, Signed, Float, Quant };
+enum class DCat : std::uint8_t { Bool, Unsigned, Signed, Float, Quant, Complex };
 
 constexpr DType kDefaultFloat = DType::F32;
 constexpr DType kDefaultInt = DType::I32;
@@ -60,6 +64,18 @@ std::size_t storage_bytes(DType t, std::size_t count);
 // Elements in BYTES of storage of dtype t.
 inline std::size_t storage_count(DType t, std::size_t bytes) { return bytes / dtype_size(t) * dtype_block(t); }
 inline bool is_float(DType t) { return dtype_category(t) == DCat::Float; }
+// c64 and c128: pairs (real, imaginary) of f32 and f64. The graph computes with the real
+// parts: a complex tensor of shape S is a real node of shape S + (2), its storage exactly
+// NumPy's complex64/complex128 (interleaved); tensor_value.h keeps the distinction.
+inline bool is_complex(DType t) { return dtype_category(t) == DCat::Complex; }
+// The real type of a complex type's parts (c64: f32, c128: f64).
+inline DType complex_part(DType t) { return t == DType::C128 ? DType::F64 : DType::F32; }
+// The complex type whose parts are t: f64 gives c128, any other real type c64; a complex
+// type is itself.
+inline DType complex_of(DType t) {
+  if (is_complex(t)) return t;
+  return t == DType::F64 ? DType::C128 : DType::C64;
+}
 inline bool is_int(DType t) {
   return dtype_category(t) == DCat::Signed || dtype_category(t) == DCat::Unsigned;
 }
@@ -74,7 +90,9 @@ int dtype_bits(DType t);
 //    u32+i32 -> i64, u32+i64 -> i64);
 //  - integer with float: the float type (as PyTorch and JAX do, not NumPy's widening);
 //  - f16 with bf16: f32; otherwise the wider float;
-//  - a quantized type counts as f32 (what it dequantizes to).
+//  - a quantized type counts as f32 (what it dequantizes to);
+//  - complex with anything: complex, with parts of the promoted part types (c64 with f64 or
+//    c128: c128; c64 with an integer, bool or f16: c64), as PyTorch does.
 DType promote(DType a, DType b);
 
 // The type of a tensor combined with a Lisp number (a "weak" scalar that never widens the

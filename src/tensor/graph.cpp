@@ -157,6 +157,12 @@ bool Graph::Eq::operator()(const Node* a, const Node* b) const {
 }
 
 NodeRef Graph::intern(Node&& proto, bool keep_grad) {
+  if (is_complex(proto.dtype)) {
+    // Complex tensors reach the graph as their real parts (tensor_value.h); a node of a complex
+    // dtype is a bug in the caller.
+    fail("internal-error", std::string(op_name(proto.op)) + ": a graph node cannot have the complex dtype " +
+                               std::string(dtype_name(proto.dtype)));
+  }
   if (!keep_grad && !proto.src.empty()) {
     proto.grad = false;
     if (grad_enabled) {

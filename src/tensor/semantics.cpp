@@ -44,6 +44,8 @@ std::uint64_t bits_of(Scalar a, DType t) {
     }
     case DType::Q8_0:
     case DType::Q4_0: break;  // no scalar of a block format (bitcast refuses them)
+    case DType::C64:
+    case DType::C128: break;  // never a node's dtype
   }
   return 0;
 }
@@ -71,7 +73,9 @@ Scalar from_bits(std::uint64_t b, DType t) {
     case DType::I32:
     case DType::I64: return int_of(static_cast<std::int64_t>(b), t);
     case DType::Q8_0:
-    case DType::Q4_0: break;
+    case DType::Q4_0:
+    case DType::C64:
+    case DType::C128: break;
   }
   return Scalar{};
 }

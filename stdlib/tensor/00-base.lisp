@@ -59,9 +59,9 @@ The dtype is inferred (f32 if any element is a float, else i32, i64 for integers
         (t (%tensor-from-list x dt))))
 
 (defun %float-tensor (x)
-  "X as a tensor of a float dtype (integer and bool tensors become f32)."
+  "X as a tensor of a float dtype (integer and bool tensors become f32; a complex tensor stays)."
   (let ((tx (%as-tensor x)))
-    (if (dtype-float-p (tensor-dtype tx)) tx (prim:cast tx 'f32))))
+    (if (or (dtype-float-p (tensor-dtype tx)) (dtype-complex-p (tensor-dtype tx))) tx (prim:cast tx 'f32))))
 
 (defun %scalar-like (value x)
   "A tensor of X's dtype and shape filled with VALUE."
@@ -71,7 +71,7 @@ The dtype is inferred (f32 if any element is a float, else i32, i64 for integers
   "DT when it names a dtype; a dtype-error naming FN otherwise."
   (if (dtypep dt)
       dt
-      (error 'dtype-error "~a: unknown dtype ~s (expected one of f32 f64 f16 bf16 i8 i16 i32 i64 u8 u32 bool q8_0 q4_0)"
+      (error 'dtype-error "~a: unknown dtype ~s (expected one of f32 f64 f16 bf16 i8 i16 i32 i64 u8 u32 bool c64 c128 q8_0 q4_0)"
              fn dt)))
 
 (defun %float-dtype-arg (fn dt)
@@ -141,5 +141,10 @@ composite (as conv2d's windows and softmax use). BODY reaches FORWARD's value on
   ;; Registers RULE for Y's node (when gradients flow through it); rules of dead nodes go.
   (dolist (id (%dead-custom-grads)) (remhash id *custom-grads*))
   (when (requires-grad-p y)
-    (puthash (%set-custom-grad y inputs) rule *custom-grads*))
+    ;; Backward hands the rule the gradient of Y's node: the parts of a complex Y.
+    (puthash (%set-custom-grad y inputs)
+             (if (%complexp y)
+                 (lambda (g &optional yy) (funcall rule (view-as-complex g) (and yy (view-as-complex yy))))
+                 rule)
+             *custom-grads*))
   y)

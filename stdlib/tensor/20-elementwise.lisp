@@ -36,9 +36,10 @@
   "(div A B) A / B elementwise (true division: integers give f32). x/0 is inf or -inf,
 0/0 is NaN, as IEEE 754 says.
   (to-list (div (tensor '(1.0 3.0)) 2.0))  ; => (0.5 1.5)"
+  (if (or (%complexp a) (%complexp b)) (%complex-div a b)
   (let* ((dt (result-dtype a b))
          (xs (%args2 'div a b (if (dtype-float-p dt) dt 'f32))))
-    (prim:mul (first xs) (prim:recip (second xs)))))
+    (prim:mul (first xs) (prim:recip (second xs))))))
 
 (defcomposite neg (x)
   "(neg X) -X elementwise.
@@ -48,7 +49,7 @@
 (defcomposite reciprocal (x)
   "(reciprocal X) 1/X elementwise (as a float).
   (to-list (reciprocal (tensor '(2 4))))  ; => (0.5 0.25)"
-  (prim:recip (%float-tensor x)))
+  (if (%complexp x) (%complex-recip x) (prim:recip (%float-tensor x))))
 
 (defun %fold (f args)
   (let ((acc (car args)))
@@ -160,15 +161,18 @@
 (defcomposite isnan (x)
   "(isnan X) True where X is NaN.
   (to-list (isnan (div (tensor '(0.0 1.0)) 0.0)))  ; => (t nil)"
-  (let ((tx (%as-tensor x))) (if (dtype-float-p (tensor-dtype tx)) (ne tx tx) (%scalar-like nil (prim:cast tx 'bool)))))
+  (let ((tx (%as-tensor x)))
+    (cond ((%complexp tx) (logical-or (isnan (%part tx 0)) (isnan (%part tx 1))))
+          ((dtype-float-p (tensor-dtype tx)) (ne tx tx))
+          (t (%scalar-like nil (prim:cast tx 'bool))))))
 
 (defcomposite isinf (x)
   "(isinf X) True where X is +inf or -inf.
   (to-list (isinf (div (tensor '(1.0 -1.0 0.0)) 0.0)))  ; => (t t nil)"
   (let ((tx (%as-tensor x)))
-    (if (dtype-float-p (tensor-dtype tx))
-        (equals (abs tx) (%scalar-like +inf+ tx))
-        (%scalar-like nil (prim:cast tx 'bool)))))
+    (cond ((%complexp tx) (logical-or (isinf (%part tx 0)) (isinf (%part tx 1))))
+          ((dtype-float-p (tensor-dtype tx)) (equals (abs tx) (%scalar-like +inf+ tx)))
+          (t (%scalar-like nil (prim:cast tx 'bool))))))
 
 ;;; --- min, max, clip --------------------------------------------------------------------
 
@@ -204,9 +208,10 @@ PyTorch's clamp does; a tensor bound gets it where X is beyond it.
   ;; 2^(X log2 e), with the product in f64 for narrower floats: rounded to f32 it moves the
   ;; exponent by up to |X| 2^-24, 60 ulp of the result near X = 80 (issue 19).
   (let* ((f (%float-tensor x)) (dt (tensor-dtype f)))
-    (if (eq dt 'f64)
-        (prim:exp2 (prim:mul f (%scalar-like +log2e+ f)))
-        (prim:cast (prim:exp2 (prim:mul (prim:cast f 'f64) (prim:const +log2e+ 'f64 (tensor-shape f)))) dt))))
+    (cond ((%complexp f) (%complex-exp f))
+          ((eq dt 'f64)
+         (prim:exp2 (prim:mul f (%scalar-like +log2e+ f))))
+          (t (prim:cast (prim:exp2 (prim:mul (prim:cast f 'f64) (prim:const +log2e+ 'f64 (tensor-shape f)))) dt)))))
 
 (defcomposite exp2 (x)
   "(exp2 X) 2^X elementwise.
@@ -216,8 +221,9 @@ PyTorch's clamp does; a tensor bound gets it where X is beyond it.
 (defcomposite %tensor-log (x &optional base)
   "(log X [BASE]) Natural logarithm (or in BASE) elementwise: log 0 = -inf, log of a
 negative number is NaN."
-  (let* ((f (%float-tensor x)) (l (prim:mul (prim:log2 f) (%scalar-like +ln2+ f))))
-    (if base (div l (log (%as-tensor base (tensor-dtype f)))) l)))
+  (let* ((f (%float-tensor x))
+         (l (if (%complexp f) (%complex-log f) (prim:mul (prim:log2 f) (%scalar-like +ln2+ f)))))
+    (if base (div l (log (if (%complexp f) base (%as-tensor base (tensor-dtype f))))) l)))
 
 (defun %neg-abs (f)
   ;; -|F| as where(F < 0, F, -F): never positive, so exp of it never overflows, and its
@@ -276,13 +282,14 @@ negative number is NaN."
   (prim:log2 (%float-tensor x)))
 
 (defcomposite %tensor-sqrt (x)
-  "(sqrt X) Square root elementwise: NaN for negative X, as IEEE 754 says."
-  (prim:sqrt (%float-tensor x)))
+  "(sqrt X) Square root elementwise: NaN for negative X, as IEEE 754 says (the principal root
+for a complex X)."
+  (if (%complexp x) (%complex-sqrt x) (prim:sqrt (%float-tensor x))))
 
 (defcomposite rsqrt (x)
   "(rsqrt X) 1/sqrt(X) elementwise.
   (to-list (rsqrt (tensor '(4.0 16.0))))  ; => (0.5 0.25)"
-  (prim:recip (prim:sqrt (%float-tensor x))))
+  (if (%complexp x) (%complex-recip (%complex-sqrt x)) (prim:recip (prim:sqrt (%float-tensor x)))))
 
 (defcomposite square (x)
   "(square X) X*X elementwise.
@@ -300,7 +307,9 @@ negative number is NaN."
   "(pow X Y) X to the power Y elementwise. A negative X with an integral Y keeps its sign;
 with a fractional Y it gives NaN. 0^0 = 1.
   (to-list (pow (tensor '(2.0 3.0)) 2.0))  ; => (4.0 9.0)"
-  (cond ((and (integerp y) (>= y 0) (<= y 64)) (%ipow (%as-tensor x) y))
+  (cond ((and (%complexp x) (integerp y) (< y 0) (>= y -64)) (%complex-recip (%ipow x (- y))))
+        ((and (integerp y) (>= y 0) (<= y 64)) (%ipow (%as-tensor x) y))
+        ((or (%complexp x) (%complexp y)) (%complex-pow x y))
         ((and (integerp y) (< y 0) (>= y -64)) (prim:recip (%ipow (%float-tensor x) (- y))))
         ((and (floatp y) (= y 0.5)) (sqrt x))
         (t
@@ -322,7 +331,8 @@ with a fractional Y it gives NaN. 0^0 = 1.
 (defcomposite %tensor-abs (x)
   "(abs X) |X| elementwise."
   (let ((tx (%as-tensor x)))
-    (cond ((eq (tensor-dtype tx) 'bool) tx)
+    (cond ((%complexp tx) (%complex-abs tx))
+          ((eq (tensor-dtype tx) 'bool) tx)
           ;; + 0 makes max(0, -0) = -0 a +0; the max gives gradient 0 at 0, as sign(0).
           ((dtype-float-p (tensor-dtype tx)) (prim:add (prim:max tx (prim:neg tx)) (%scalar-like 0 tx)))
           (t (prim:where (prim:cmplt tx (%scalar-like 0 tx)) (prim:neg tx) tx)))))
@@ -330,10 +340,11 @@ with a fractional Y it gives NaN. 0^0 = 1.
 (defcomposite sign (x)
   "(sign X) -1, 0 or 1 by the sign of X (NaN stays NaN).
   (to-list (sign (tensor '(-3.0 0.0 2.0))))  ; => (-1.0 0.0 1.0)"
+  (if (%complexp x) (%complex-sign x)
   (let* ((tx (%as-tensor x)) (dt (tensor-dtype tx))
          (s (prim:add (prim:cast (prim:cmplt (%scalar-like 0 tx) tx) dt)
                       (prim:neg (prim:cast (prim:cmplt tx (%scalar-like 0 tx)) dt)))))
-    (if (dtype-float-p dt) (prim:where (prim:cmpeq tx tx) s tx) s)))
+    (if (dtype-float-p dt) (prim:where (prim:cmpeq tx tx) s tx) s))))
 
 (defun %int-limit (dt)
   ;; Floats at or beyond this magnitude are already integers.
@@ -425,13 +436,14 @@ tensors, a literal 0 divisor is a division-by-zero error and a 0 in a divisor te
 
 (defcomposite %tensor-sin (x)
   "(sin X) Sine of X radians elementwise."
-  (prim:sin (%float-tensor x)))
+  (if (%complexp x) (%complex-sin x) (prim:sin (%float-tensor x))))
 
 (defcomposite %tensor-cos (x)
   "(cos X) Cosine of X radians elementwise."
+  (if (%complexp x) (%complex-cos x)
   ;; sin(pi/2 - X), the difference in f64: in f32 it rounds by up to half an ulp of X, which
   ;; near a zero of cos is most of the result (4.5e-6 off below 4096; issue 19).
-  (%in-f64 (%float-tensor x) (lambda (f) (prim:sin (prim:add (%scalar-like +half-pi+ f) (prim:neg f))))))
+  (%in-f64 (%float-tensor x) (lambda (f) (prim:sin (prim:add (%scalar-like +half-pi+ f) (prim:neg f)))))))
 
 (defcomposite %tensor-tan (x)
   "(tan X) Tangent of X radians elementwise."

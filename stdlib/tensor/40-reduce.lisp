@@ -27,7 +27,9 @@
   ;; The dtype a sum or product accumulates in: DTYPE when given, else i64 for every integer
   ;; and bool tensor, as PyTorch does (a u8 sum stayed u8 and wrapped; issue 19).
   (cond (dtype (prim:cast tx dtype))
-        ((and (not (dtype-float-p (tensor-dtype tx))) (not (eq (tensor-dtype tx) 'i64))) (prim:cast tx 'i64))
+        ((and (not (dtype-float-p (tensor-dtype tx))) (not (dtype-complex-p (tensor-dtype tx)))
+              (not (eq (tensor-dtype tx) 'i64)))
+         (prim:cast tx 'i64))
         (t tx)))
 
 (defcomposite sum (x &key axis keepdim dtype)

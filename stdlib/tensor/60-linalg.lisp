@@ -8,6 +8,8 @@ that axis is dropped from the result; leading batch axes broadcast, as in NumPy.
   (let* ((ta (%as-tensor a)) (tb (%as-tensor b)))
     (when (or (= (ndim ta) 0) (= (ndim tb) 0))
       (error 'shape-error "matmul: operands must have at least 1 dimension, got ~s x ~s" (tensor-shape ta) (tensor-shape tb)))
+    (when (or (%complexp ta) (%complexp tb))
+      (return-from matmul (%complex-matmul ta tb)))
     (let* ((a2 (if (= (ndim ta) 1) (unsqueeze ta 0) ta))
            (b2 (if (= (ndim tb) 1) (unsqueeze tb 1) tb))
            (k1 (car (last (tensor-shape a2))))

@@ -8,7 +8,8 @@ Equal infinities match; NaNs match each other when EQUAL-NAN.
   (allclose (tensor '(1.0 2.0)) '(1.0 2.000001))  ; => t
   (allclose (tensor '(1.0 2.0)) '(1.0 2.1))  ; => nil
   (allclose (tensor '(1.0 2.0)) '(1.0 2.1) :atol 0.2)  ; => t"
-  (let* ((ta (%as-tensor a 'f64)) (tb (%as-tensor b 'f64)))
+  (let* ((dt (if (or (%complexp a) (%complexp b)) 'c128 'f64))
+         (ta (%as-tensor a dt)) (tb (%as-tensor b dt)))
     (handler-case (broadcast-shapes (tensor-shape ta) (tensor-shape tb))
       (shape-error () (return-from allclose nil)))
     (let* ((close (le (abs (sub ta tb)) (add atol (mul rtol (abs tb)))))

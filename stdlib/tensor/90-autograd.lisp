@@ -144,7 +144,10 @@ to backward (e.g. an optimizer's update).
       (let ((rule (if (custom-grad-p n) (gethash (node-id n) *custom-grads*) (gethash (node-op n) *grad-rules*))))
         (unless rule
           (error 'type-error "backward: no gradient through ~a (in ~a)" (node-op n) (graph->text n)))
-        (if (custom-grad-p n) (funcall rule g n) (apply rule g n (grad-sources n))))))
+        ;; A complex gradient (from a custom rule over complex tensors) joins the others as
+        ;; its parts, which are what the graph differentiates.
+        (mapcar (lambda (gs) (if (%complexp gs) (view-as-real gs) gs))
+                (if (custom-grad-p n) (funcall rule g n) (apply rule g n (grad-sources n)))))))
 
 (defun backward (loss &optional gradient)
   "(backward LOSS [GRADIENT]) Computes the gradient of LOSS (one element, else give GRADIENT,
@@ -158,10 +161,17 @@ depends on, and adds it to the leaf's (grad X). Returns LOSS.
   (unless (tensorp loss) (error 'type-error "backward: expected a tensor, got ~s" loss))
   (unless (requires-grad-p loss)
     (error 'type-error "backward: the loss does not depend on any tensor marked with requires-grad!"))
+  (when (and (%complexp loss) (null gradient))
+    (error 'dtype-error "backward: the loss is complex (~a); give its GRADIENT, or take a real function of it (abs, real)"
+           (dtype loss)))
+  ;; A complex loss Z's GRADIENT V stands for the real loss Re(sum(conj(V) Z)), whose
+  ;; gradient with respect to Z's parts is V's parts.
   (let ((g0 (cond (gradient
                    (unless (equal (shape gradient) (shape loss))
                      (error 'shape-error "backward: the gradient is ~s but the loss is ~s" (shape gradient) (shape loss)))
-                   (cast gradient (dtype loss)))
+                   (if (%complexp loss)
+                       (view-as-real (cast gradient (dtype loss)))
+                       (cast gradient (dtype loss))))
                   ((eql (numel loss) 1) (prim:const 1 (dtype loss) (shape loss)))
                   (t (error 'shape-error "backward: the loss has shape ~s; give the gradient for more than one element"
                             (shape loss)))))

@@ -3,7 +3,7 @@
 ;; expect: safetensors-unknown-dtype.lisp:15:1: dtype error: load-safetensors: "
 ;; expect: -fp8.safetensors" has tensor "layer.0.w" of dtype "F8_E4M3",
 ;; expect: which TensorLisp does not support
-;; expect: (supported: BOOL U8 I8 I16 U32 I32 I64 F16 BF16 F32 F64)
+;; expect: (supported: BOOL U8 I8 I16 U32 I32 I64 F16 BF16 F32 F64 C64)
 
 (defvar *path* (format nil "~a/tl-safetensors-~a-fp8.safetensors" (or (getenv "TMPDIR") "/tmp")
                        (get-internal-real-time)))

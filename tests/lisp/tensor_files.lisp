@@ -190,7 +190,7 @@ and é"))))
     (is-error file-error (write-and-load #'load-npy (string-replace good "False" "Flase")))
     (is-error file-error (write-and-load #'load-npy (string-replace good "'shape'" "'shope'")))
     (is-error dtype-error (write-and-load #'load-npy (string-replace good "<i2" "<u2")))
-    (is-error dtype-error (write-and-load #'load-npy (string-replace good "<i2" "<c8"))))
+    (is-error dtype-error (write-and-load #'load-npy (string-replace good "<i2" "<c32"))))
   ;; A shape whose byte count overflows is refused before anything is allocated.
   (is-error file-error
             (write-and-load #'load-npy

@@ -201,7 +201,8 @@ bool ByteStream::read_line(std::string& line) {
 // --- bytes and text ----------------------------------------------------------------------
 
 void swap_byte_order(Buffer& b) {
-  std::size_t size = dtype_size(b.dtype);
+  // Each number's bytes: a complex element's two parts separately.
+  std::size_t size = dtype_size(b.dtype) / (is_complex(b.dtype) ? 2 : 1);
   if (size == 1) return;
   for (std::size_t i = 0; i + size <= b.size_bytes(); i += size) {
     std::reverse(b.bytes().begin() + i, b.bytes().begin() + i + size);

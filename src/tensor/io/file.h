@@ -28,12 +28,14 @@ namespace tl::tensor::io {
 
 inline constexpr bool kHostIsLittleEndian = std::endian::native == std::endian::little;
 
-// The element dtypes (not the quantized block formats, which only GGUF files hold).
+// The element dtypes (not the quantized block formats, which only GGUF files hold). A complex
+// array's buffer has dtype c64 or c128 (interleaved real and imaginary parts).
 #define TL_IO_ELEMENT_Bool(e) DType::e,
 #define TL_IO_ELEMENT_Unsigned(e) DType::e,
 #define TL_IO_ELEMENT_Signed(e) DType::e,
 #define TL_IO_ELEMENT_Float(e) DType::e,
 #define TL_IO_ELEMENT_Quant(e)
+#define TL_IO_ELEMENT_Complex(e) DType::e,
 inline constexpr DType kAllDTypes[] = {
 #define TL_X(e, name, bytes, cat) TL_IO_ELEMENT_##cat(e)
     TL_DTYPES(TL_X)

@@ -357,6 +357,8 @@ std::optional<std::uint32_t> gguf_type_of(DType t) {
     case DType::F16: return 1;
     case DType::Q4_0: return kQ4_0;
     case DType::Q8_0: return kQ8_0;
+    case DType::C64:
+    case DType::C128: return std::nullopt;
     case DType::I8: return 24;
     case DType::I16: return 25;
     case DType::I32: return 26;

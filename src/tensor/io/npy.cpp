@@ -10,10 +10,10 @@ namespace {
 constexpr char kNpyMagic[] = "\x93NUMPY";
 constexpr std::size_t kNpyMagicSize = 6;
 
-// The NPY type code of a dtype ("f4", "u1"): its kind letter and size. bf16 has none ("").
+// The NPY type code of a dtype ("f4", "u1", "c8"): its kind letter and size. bf16 has none ("").
 std::string npy_code(DType t) {
   if (t == DType::BF16 || is_quantized(t)) return "";
-  constexpr char kKind[] = {'b', 'u', 'i', 'f'};  // by DCat
+  constexpr char kKind[] = {'b', 'u', 'i', 'f', '?', 'c'};  // by DCat
   return kKind[static_cast<int>(dtype_category(t))] + std::to_string(dtype_size(t));
 }
 
