@@ -25,6 +25,7 @@ void collect_tensors(Interp& in, Value v, std::vector<tensor::TensorObj*>& out) 
   for (; eval::is_cons(v); v = eval::cdr(v)) collect_tensors(in, eval::car(v), out);
   if (tensor::is_tensor(v)) {
     tensor::TensorObj* t = tensor::as_tensor(v);
+    if (t->complex) tensor::refuse_complex(in, "compile", tensor::value_dtype(t));
     tensor::realize(in, t);
     out.push_back(t);
   }

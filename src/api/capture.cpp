@@ -85,7 +85,7 @@ void key_of(Interp& in, CaptureObj& cap, Value v, std::string& key, CallTensors&
       TensorObj* t = tensor::as_tensor(v);
       tensor::realize(in, t);
       const Node* n = t->node.get();
-      key.append("T").append(tensor::dtype_name(n->dtype)).append(tensor::shape_str(n->shape));
+      key.append(t->complex ? "C" : "T").append(tensor::dtype_name(n->dtype)).append(tensor::shape_str(n->shape));
       for (const auto& [name, value] : n->bindings) key.append(name).append("=").append(std::to_string(value)).append(",");
       ct.values.push_back(v);
       ct.tensors.push_back(t);
@@ -190,7 +190,7 @@ Value output_value(Interp& in, const Output& o, const std::shared_ptr<Buffer>& b
     tensor::runtime(in).realized_bytes += buf->size_bytes();
     in.heap.account_external(buf->size_bytes());
   }
-  return tensor::make_tensor(in, tensor::runtime(in).graph.make_buffer(buf, o.shape, o.bindings));
+  return tensor::make_tensor_like(in, tensor::runtime(in).graph.make_buffer(buf, o.shape, o.bindings), o.complex);
 }
 
 struct RngLog : tensor::Tracer {
@@ -220,7 +220,7 @@ Traced trace_function(Interp& in, Value fn, const void* owner, const std::shared
     std::snprintf(tag, sizeof tag, "jit-argument %p %zu", owner, j);
     tensor::NodeRef node = rt.graph.make_buffer(n->buffer, n->shape, n->bindings, tag);
     tr.arg_of[node.get()] = j;
-    fresh.push_back(tensor::make_tensor(in, std::move(node)));
+    fresh.push_back(tensor::make_tensor_like(in, std::move(node), tensors[j]->complex));
     in.push(fresh.back());
   }
   std::size_t next = 0;
@@ -273,7 +273,7 @@ Traced trace_function(Interp& in, Value fn, const void* owner, const std::shared
     for (const auto& g : rng.guards) tr.guards.push_back(Traced::Guard{classify(nullptr, g.flag), g.type, g.message});
     for (TensorObj* t : tr.outs) {
       const Node* n = t->node.get();
-      tr.outputs.push_back(Traced::Output{classify(n, n->buffer), n->shape, n->bindings});
+      tr.outputs.push_back(Traced::Output{classify(n, n->buffer), n->shape, n->bindings, t->complex});
     }
     tr.capture->seal();
   }

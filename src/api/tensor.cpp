@@ -131,7 +131,12 @@ tensor::TensorObj* tensor_of(const Value& v, const std::shared_ptr<detail::RootC
   if (!cell || cell->interp == nullptr || !tensor::is_tensor(cell->value)) {
     fail("type-error", "tl::Tensor: expected a tensor, got " + v.type_name() + " " + v.repr());
   }
-  return tensor::as_tensor(cell->value);
+  tensor::TensorObj* t = tensor::as_tensor(cell->value);
+  if (t->complex) {
+    fail("dtype-error", "tl::Tensor: complex tensors (" + std::string(tensor::dtype_name(tensor::value_dtype(t))) +
+                            ") have no host type here; pass (view-as-real z), a real tensor of their parts");
+  }
+  return t;
 }
 
 }  // namespace

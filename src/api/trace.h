@@ -26,6 +26,7 @@ struct Traced {
     runtime::Capture::Slot slot;
     tensor::Shape shape;
     tensor::Bindings bindings;
+    bool complex = false;  // a complex tensor's parts (tensor_value.h)
   };
   std::vector<Output> outputs;
   struct Guard {

@@ -202,6 +202,22 @@
   (let ((z (requires-grad! (tensor '((1 . 1))))))
     (is-error dtype-error (backward (sum z)))))
 
+;;; --- jit --------------------------------------------------------------------------------------
+
+(deftest jit-capture
+  ;; A complex argument and complex results keep their type through a trace and its replays,
+  ;; and a real call of the same function is a different trace.
+  (let ((f (jit (lambda (z w) (list (mul z w) (sum z) (abs z))))))
+    (dotimes (i 3)
+      (let ((r (funcall f *a* *b*)))
+        (is (equal (tl (first r)) '((-2.0 . 1.0) (8.0 . 4.0))))
+        (is (equal (item (second r)) '(4.0 . 1.0)))
+        (is (allclose (third r) (tensor '(2.23606798 3.16227766)))))))
+  (let ((g (jit (lambda (x) (mul x 2.0)))))
+    (is (equal (tl (funcall g (tensor '(1.0 2.0)))) '(2.0 4.0)))
+    (is (equal (tl (funcall g (tensor '((1.0 . 2.0) (3.0 . 4.0))))) '((2.0 . 4.0) (6.0 . 8.0))))
+    (is (equal (tl (funcall g (tensor '(1.0 2.0)))) '(2.0 4.0)))))
+
 ;;; --- files -----------------------------------------------------------------------------------
 
 (deftest files
