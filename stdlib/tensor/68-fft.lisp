@@ -1,0 +1,364 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Discrete Fourier transforms of any length along any axis: fft, ifft, rfft, irfft, fft2,
+;;; ifft2, fftn, ifftn, with NumPy's and PyTorch's conventions (X_k = sum_j x_j e^(-2 pi i jk/n),
+;;; the norms "backward", "ortho" and "forward"), and the frequency helpers.
+;;;
+;;; How: a length n = n1 n2 splits into n1-point transforms (a matmul by the n1 x n1 DFT
+;;; matrix), a twiddle multiply and n2-point transforms, recursively (Cooley-Tukey's four
+;;; steps; n1 the largest factor up to 64); up to 64 points, or a prime length up to 128, is one
+;;; matmul by the DFT matrix; a longer prime length is a convolution by a chirp (Bluestein),
+;;; through a power-of-two transform. Every step is a matmul, a multiply or a view, so the
+;;; transforms fuse and run on every device, and their gradients are the primitives'. The DFT
+;;; and twiddle matrices are computed once per size and dtype (in f64) and kept.
+
+(defvar *%fft-tables* (make-hash-table :test 'equal)
+  "The DFT, twiddle and chirp tables computed so far, by (kind sizes sign dtype).
+  (hash-table-p *%fft-tables*)  ; => t")
+
+(defconstant +%fft-direct+ 64 "Lengths up to this are one DFT matmul.
+  (integerp +%fft-direct+)  ; => t")
+
+(defun %fft-table (key make)
+  ;; The realized complex tensor MAKE computes, kept under KEY.
+  ;; (no-grad is defined after this file.)
+  (or (gethash key *%fft-tables*)
+      (let ((was (%set-grad-enabled nil)))
+        (unwind-protect (setf (gethash key *%fft-tables*) (realize (funcall make)))
+          (%set-grad-enabled was)))))
+
+(defun %unit-roots (shp numer n sign dt)
+  ;; exp(SIGN 2 pi i NUMER / N) for NUMER an integer tensor of shape SHP holding values in
+  ;; [0, N), computed in f64 and cast to complex dtype DT. Quarter turns are exact (1, i, -1,
+  ;; -i), so a transform of integers gives integers where NumPy's does.
+  (let* ((angle (mul (cast numer 'f64) (/ (* sign 2 pi) n)))
+         (four (prim:mul numer (prim:const 4 'i64 shp)))
+         (quarter (equals (prim:mod four (prim:const n 'i64 shp)) 0))
+         (q (prim:mod (prim:idiv four (prim:const n 'i64 shp)) (prim:const 4 'i64 shp)))
+         (qc (where (equals q 0) 1.0 (where (equals q 2) -1.0 0.0)))
+         (qs (where (equals q 1) (float sign) (where (equals q 3) (float (- sign)) 0.0)))
+         (re (where quarter (cast qc 'f64) (cos angle)))
+         (im (where quarter (cast qs 'f64) (sin angle))))
+    (cast (complex re im) dt)))
+
+(defun %fft-omega (rows cols n sign dt)
+  ;; (ROWS COLS): element (r c) is exp(SIGN 2 pi i (r c mod N) / N).
+  (%fft-table (list 'omega rows cols n sign dt)
+              (lambda ()
+                (let ((shp (list rows cols)))
+                  (%unit-roots shp (prim:mod (prim:mul (prim:iota shp 0 'i64) (prim:iota shp 1 'i64))
+                                             (prim:const n 'i64 shp))
+                               n sign dt)))))
+
+(defun %dft-right (x sign)
+  ;; X (..., m) complex times the DFT matrix, as one real matmul of X's parts (..., 2m) by the
+  ;; (2m 2m) matrix of 2 x 2 blocks ((Wr Wi) (-Wi Wr)): (xr + i xi)(Wr + i Wi) without
+  ;; splitting X into its parts.
+  (let* ((shp (shape x)) (m (car (last shp))) (dt (dtype x))
+         (blocks (%fft-table (list 'blocks m sign dt)
+                             (lambda ()
+                               (let* ((w (%fft-omega m m m sign dt)) (wr (real w)) (wi (imag w))
+                                      ;; (j c' k c): row (j, c'), column (k, c)
+                                      (top (stack (list wr wi) :axis -1))          ; c' = real: (Wr Wi)
+                                      (bottom (stack (list (neg wi) wr) :axis -1)) ; c' = imaginary: (-Wi Wr)
+                                      (b4 (stack (list top bottom) :axis 1)))      ; (j c' k c)
+                                 (reshape b4 (list (* 2 m) (* 2 m)))))))
+         ;; The leading axes as rows of one 2-d product (a batched one is slower).
+         (flat (reshape (view-as-real x) (list (apply #'dim* (butlast shp)) (* 2 m)))))
+    (view-as-complex (reshape (matmul flat blocks) (append (butlast shp) (list m 2))))))
+
+(defun %dft-left (x sign)
+  ;; The DFT along X's next-to-last axis (X complex (... m n)): the (2m 2m) real matrix of
+  ;; 2 x 2 blocks ((Wr -Wi) (Wi Wr)) times X's parts arranged (... 2m n), one real matmul.
+  (let* ((shp (shape x)) (lead (butlast shp 2)) (m (nth (- (length shp) 2) shp)) (n (car (last shp)))
+         (dt (dtype x)) (k (length lead))
+         (blocks (%fft-table (list 'left-blocks m sign dt)
+                             (lambda ()
+                               (let* ((w (%fft-omega m m m sign dt)) (wr (real w)) (wi (imag w))
+                                      ;; (k c j c'): row (k, c), column (j, c')
+                                      (re-row (stack (list wr (neg wi)) :axis -1))
+                                      (im-row (stack (list wi wr) :axis -1)))
+                                 (reshape (stack (list re-row im-row) :axis 1) (list (* 2 m) (* 2 m)))))))
+         (p (prim:permute (view-as-real x) (append (range k) (list k (+ k 2) (+ k 1)))))   ; (... m 2 n)
+         (y (matmul blocks (reshape p (append lead (list (* 2 m) n))))))
+    (view-as-complex (prim:permute (reshape y (append lead (list m 2 n))) (append (range k) (list k (+ k 2) (+ k 1)))))))
+
+(defun %fft-factor (n)
+  ;; The largest factor of N from 2 to 64 (N above 64), or nil when N is prime.
+  (loop for d from (min 64 (floor n 2)) downto 2 when (= 0 (mod n d)) return d))
+
+(defun %fft-last (x sign)
+  ;; The unnormalized transform of complex X along its last axis, exp(SIGN 2 pi i jk/n).
+  (let* ((shp (shape x)) (n (car (last shp))) (dt (dtype x)))
+    (cond ((<= n 1) x)
+          ((<= n +%fft-direct+) (%dft-right x sign))
+          (t
+           (let ((n1 (%fft-factor n)))
+             (cond ((and (null n1) (<= n 128)) (%dft-right x sign))
+                   ((null n1) (%bluestein x sign))
+                   (t
+                    ;; j = n2 j1 + j2 and k = k1 + n1 k2: n1-point transforms over j1, the
+                    ;; twiddle exp(SIGN 2 pi i j2 k1 / n), n2-point transforms over j2.
+                    (let* ((n2 (/ n n1))
+                           (lead (butlast shp))
+                           (x3 (reshape x (append lead (list n1 n2))))
+                           (a (%dft-left x3 sign))
+                           (a (mul a (%fft-omega n1 n2 n sign dt)))
+                           (c (%fft-last a sign)))
+                      (reshape (transpose c) (append lead (list n)))))))))))
+
+(defun %pow2-at-least (m) (let ((p 1)) (loop while (< p m) do (setq p (* p 2))) p))
+
+(defun %bluestein (x sign)
+  ;; jk = (j^2 + k^2 - (k - j)^2) / 2, so with w_k = exp(SIGN pi i k^2 / n) the transform is
+  ;; w_k sum_j (x_j w_j) conj(w_(k-j)): a convolution, done by power-of-two transforms.
+  (let* ((shp (shape x)) (n (car (last shp))) (dt (dtype x))
+         (m (%pow2-at-least (- (* 2 n) 1)))
+         (w (%fft-table (list 'chirp n sign dt)
+                        (lambda ()
+                          (let ((k (prim:iota (list n) 0 'i64)))
+                            (%unit-roots (list n) (prim:mod (prim:mul k k) (prim:const (* 2 n) 'i64 (list n)))
+                                         (* 2 n) sign dt)))))
+         ;; conj(w) at 0 .. n-1 and, wrapped, at m-n+1 .. m-1; its transform, kept.
+         (bt (%fft-table (list 'chirp-spectrum n sign dt)
+                         (lambda ()
+                           (let* ((cw (conj w))
+                                  (b (add (pad cw (list (list 0 (- m n))))
+                                          (pad (flip (slice cw (list 1 n)) 0) (list (list (+ (- m n) 1) 0))))))
+                             (%fft-last b -1)))))
+         (a (pad (mul x w) (append (mapcar (lambda (d) '(0 0)) (butlast shp)) (list (list 0 (- m n))))))
+         (conv (div (%fft-last (mul (%fft-last a -1) bt) 1) m)))
+    (mul (%narrow-last conv 0 n) w)))
+
+(defun %narrow-last (x start end)
+  ;; X's last axis from START below END.
+  (prim:shrink x (append (mapcar (lambda (d) (list 0 d)) (butlast (shape x))) (list (list start end)))))
+
+(defun %fft-norm-scale (fn norm n inverse)
+  ;; The factor the transform of N points is multiplied by under NORM.
+  (let ((mode (cond ((null norm) 'backward)
+                    ((stringp norm) (intern (string-downcase norm)))
+                    ((symbolp norm) (intern (string-downcase (symbol-name norm))))
+                    (t norm))))
+    (cond ((eq mode 'backward) (if inverse (/ 1.0 n) nil))
+          ((eq mode 'forward) (if inverse nil (/ 1.0 n)))
+          ((eq mode 'ortho) (/ 1.0 (sqrt n)))
+          (t (error 'value-error "~a: norm must be backward, ortho or forward, got ~s" fn norm)))))
+
+(defun %fft-size (fn x axis n)
+  ;; X (complex) along AXIS trimmed or zero-padded to N points (when N is given).
+  (let* ((shp (shape x)) (size (nth axis shp)))
+    (cond ((null n) x)
+          ((not (and (integerp n) (> n 0)))
+           (error 'value-error "~a: the number of points must be a positive integer, got ~s" fn n))
+          ((< n size)
+           (prim:shrink x (loop for d in shp for i from 0 collect (if (= i axis) (list 0 n) (list 0 d)))))
+          ((> n size)
+           (prim:pad x (loop for d in shp for i from 0 collect (if (= i axis) (list 0 (- n size)) '(0 0)))))
+          (t x))))
+
+(defun %fft-axis (fn x n axis inverse norm)
+  ;; The transform of X along AXIS (complex; a real X is converted), N points.
+  (let* ((z (%as-complex x))
+         (_ (when (= (ndim z) 0) (error 'shape-error "~a: needs a tensor of at least one axis, got a 0-d tensor" fn)))
+         (ax (%axis fn axis (ndim z)))
+         (z (%fft-size fn z ax n))
+         (points (nth ax (shape z)))
+         (last-axis (- (ndim z) 1))
+         (moved (if (= ax last-axis) z (transpose z ax last-axis)))
+         (y (%fft-last moved (if inverse 1 -1)))
+         (y (if (= ax last-axis) y (transpose y ax last-axis)))
+         (scale (%fft-norm-scale fn norm points inverse)))
+    (declare (ignore _))
+    (if scale (mul y scale) y)))
+
+(defcomposite fft (x &key n (axis -1) norm)
+  "(fft X &key n (axis -1) norm) The discrete Fourier transform of X along AXIS: element k is
+sum_j x_j exp(-2 pi i jk/N), for any length N (X trimmed or zero-padded to N points when
+given). A real X is transformed as complex. NORM: nil or backward (no scaling), ortho
+(1/sqrt N) or forward (1/N), as numpy.fft and torch.fft. Differentiable.
+  (to-list (fft (tensor '(1.0 2.0 3.0 4.0))))  ; => ((10.0 . 0.0) (-2.0 . 2.0) (-2.0 . 0.0) (-2.0 . -2.0))
+  (shape (fft (zeros '(3 5)) :n 8 :axis 0))  ; => (8 5)"
+  (%fft-axis 'fft x n axis nil norm))
+
+(defcomposite ifft (x &key n (axis -1) norm)
+  "(ifft X &key n (axis -1) norm) The inverse transform of fft along AXIS: element k is
+(1/N) sum_j x_j exp(2 pi i jk/N) (NORM as fft's: backward scales the inverse).
+  (to-list (real (ifft (fft (tensor '(1.0 2.0 3.0))))))  ; => (1.0 2.0 3.0)"
+  (%fft-axis 'ifft x n axis t norm))
+
+(defun %to-last (x ax) (if (= ax (- (ndim x) 1)) x (transpose x ax (- (ndim x) 1))))
+
+(defun %half-twiddles (n dt)
+  ;; exp(-2 pi i k / N) for k = 0 .. N/2.
+  (%fft-table (list 'half n dt)
+              (lambda () (let ((shp (list (+ (floor n 2) 1))))
+                           (%unit-roots shp (prim:iota shp 0 'i64) n -1 dt)))))
+
+(defun %rfft-last (x)
+  ;; Real X (..., N), N even, transformed (unnormalized) through one N/2-point complex
+  ;; transform: z_j = x_2j + i x_2j+1 has Z = E + i O (E, O the transforms of the even and odd
+  ;; samples), and X_k = E_k + w_k O_k with E_k = (Z_k + conj Z_(h-k)) / 2 and
+  ;; O_k = (Z_k - conj Z_(h-k)) / 2i, for k = 0 .. h = N/2.
+  (let* ((shp (shape x)) (n (car (last shp))) (h (/ n 2)) (lead (butlast shp))
+         (z (view-as-complex (reshape x (append lead (list h 2)))))
+         (zz (%fft-last z -1))
+         (first (%narrow-last zz 0 1))
+         (ext (cat (list zz first) :axis -1))
+         (rev (conj (cat (list first (flip (%narrow-last zz 1 h) -1) first) :axis -1)))
+         (e (mul (add ext rev) 0.5))
+         (o (mul (sub ext rev) (tensor '((0.0 . -0.5)) :dtype (dtype zz)))))
+    (add e (mul o (%half-twiddles n (dtype zz))))))
+
+(defcomposite rfft (x &key n (axis -1) norm)
+  "(rfft X &key n (axis -1) norm) The transform of real X along AXIS, only the frequencies
+0 .. N/2 (the rest are their conjugates): N/2 + 1 complex values. An even N costs one
+N/2-point complex transform.
+  (to-list (rfft (tensor '(1.0 2.0 3.0 4.0))))  ; => ((10.0 . 0.0) (-2.0 . 2.0) (-2.0 . 0.0))"
+  (when (%complexp x) (error 'dtype-error "rfft: needs a real tensor, got ~a (use fft)" (dtype x)))
+  (let* ((tx (%float-tensor x))
+         (_ (when (= (ndim tx) 0) (error 'shape-error "rfft: needs a tensor of at least one axis, got a 0-d tensor")))
+         (tx (if (member (dtype tx) '(f32 f64)) tx (cast tx 'f32)))
+         (ax (%axis 'rfft axis (ndim tx)))
+         (points (or n (nth ax (shape tx)))))
+    (declare (ignore _))
+    (if (oddp points)
+        (let* ((y (%fft-axis 'rfft tx n ax nil norm)) (half (+ (floor points 2) 1)))
+          (prim:shrink y (loop for d in (shape y) for i from 0 collect (if (= i ax) (list 0 half) (list 0 d)))))
+        (let* ((sized (view-as-real (%fft-size 'rfft (%as-complex tx) ax n)))
+               (re (prim:reshape (prim:shrink sized (append (mapcar (lambda (d) (list 0 d)) (butlast (shape sized)))
+                                                            '((0 1))))
+                                 (butlast (shape sized))))
+               (y (%to-last (%rfft-last (%to-last re ax)) ax))
+               (scale (%fft-norm-scale 'rfft norm points nil)))
+          (if scale (mul y scale) y)))))
+
+(defun %irfft-last (x n)
+  ;; Complex X (..., N/2 + 1), N even, to the real signal (unnormalized: N/2 times the
+  ;; backward irfft): Z_k = E_k + i O_k with E_k = (X_k + conj X_(h-k)) / 2 and
+  ;; O_k = (X_k - conj X_(h-k)) conj(w_k) / 2 for k < h, then z = an h-point inverse
+  ;; transform, whose parts are the even and odd samples.
+  (let* ((h (/ n 2)) (lead (butlast (shape x))) (dt (dtype x))
+         (rev (conj (flip x -1)))
+         (e (mul (add x rev) 0.5))
+         (o (mul (mul (sub x rev) (conj (%half-twiddles n dt))) 0.5))
+         (zk (%narrow-last (add e (mul o (tensor '((0.0 . 1.0)) :dtype dt))) 0 h)))
+    (reshape (view-as-real (%fft-last zk 1)) (append lead (list n)))))
+
+(defcomposite irfft (x &key n (axis -1) norm)
+  "(irfft X &key n (axis -1) norm) The real signal of N points (by default 2 (M - 1), M the
+length of X along AXIS) whose rfft is X: the inverse of rfft. The imaginary parts of the
+frequencies 0 and N/2, which a real signal cannot have, are ignored.
+  (to-list (irfft (rfft (tensor '(1.0 2.0 3.0 4.0)))))  ; => (1.0 2.0 3.0 4.0)"
+  (let* ((z (%as-complex x))
+         (_ (when (= (ndim z) 0) (error 'shape-error "irfft: needs a tensor of at least one axis, got a 0-d tensor")))
+         (ax (%axis 'irfft axis (ndim z)))
+         (m (nth ax (shape z)))
+         (points (or n (* 2 (- m 1))))
+         (_ (unless (and (integerp points) (> points 0))
+              (error 'value-error "irfft: the output must have at least one point, got ~s (input of ~a along axis ~a)"
+                     points m axis)))
+         (half (%fft-size 'irfft z ax (+ (floor points 2) 1)))
+         (scale (%fft-norm-scale 'irfft norm points t)))
+    (declare (ignore _))
+    (if (and (evenp points) (> points 2))
+        (let* ((last (%to-last half ax))
+               (pd (%part-dtype (dtype z)))
+               ;; The imaginary parts of X_0 and X_(N/2) dropped: a real signal has none there.
+               (mask (pad (ones (list (- (floor points 2) 1)) :dtype pd) '((1 1))))
+               (y (%irfft-last (complex (real last) (mul (imag last) mask)) points)))
+          ;; Y is N/2 times the backward inverse, which is N times SCALE's.
+          (%to-last (mul y (* 2.0 (or scale 1.0))) ax))
+        ;; Odd N (or N <= 2): X_k for k > N/2 is conj(X_(N-k)), and the full inverse.
+        (let* ((rest (- points (+ (floor points 2) 1)))
+               (full (if (> rest 0)
+                         (cat (list half (conj (flip (prim:shrink half (loop for d in (shape half) for i from 0
+                                                                             collect (if (= i ax) (list 1 (+ rest 1)) (list 0 d))))
+                                                     ax)))
+                              :axis ax)
+                         half)))
+          (real (%fft-axis 'irfft full nil ax t norm))))))
+
+(defun %fft-axes (fn x axes s default)
+  ;; The axes (normalized) and their sizes (or nils) of an n-dimensional transform.
+  (let* ((nd (ndim x))
+         (axes (cond (axes (if (listp axes) axes (list axes)))
+                     (s (loop for i from (- nd (length s)) below nd collect i))
+                     (t default))))
+    (when (and s (/= (length s) (length axes)))
+      (error 'value-error "~a: ~a sizes for ~a axes" fn (length s) (length axes)))
+    (list (mapcar (lambda (a) (%axis fn a nd)) axes) (or s (mapcar (lambda (a) nil) axes)))))
+
+(defun %fftn (fn x s axes norm inverse default)
+  (let* ((z (%as-complex x))
+         (spec (%fft-axes fn z axes s (funcall default (ndim z)))))
+    (loop for ax in (first spec) for n in (second spec)
+          do (setq z (%fft-axis fn z n ax inverse norm)))
+    z))
+
+(defcomposite fft2 (x &key s (axes '(-2 -1)) norm)
+  "(fft2 X &key s (axes '(-2 -1)) norm) The 2-d transform: fft along each of AXES (sizes S).
+  (to-list (fft2 (tensor '((1.0 2.0) (3.0 4.0)))))  ; => (((10.0 . 0.0) (-2.0 . 0.0)) ((-4.0 . 0.0) (0.0 . 0.0)))"
+  (%fftn 'fft2 x s axes norm nil (lambda (nd) '(-2 -1))))
+
+(defcomposite ifft2 (x &key s (axes '(-2 -1)) norm)
+  "(ifft2 X &key s (axes '(-2 -1)) norm) The inverse of fft2.
+  (to-list (real (ifft2 (fft2 (tensor '((1.0 2.0) (3.0 4.0)))))))  ; => ((1.0 2.0) (3.0 4.0))"
+  (%fftn 'ifft2 x s axes norm t (lambda (nd) '(-2 -1))))
+
+(defcomposite fftn (x &key s axes norm)
+  "(fftn X &key s axes norm) The n-dimensional transform: fft along each of AXES (default all
+axes, or the last (length S) when S is given), to sizes S.
+  (shape (fftn (zeros '(2 3 4))))  ; => (2 3 4)"
+  (%fftn 'fftn x s axes norm nil (lambda (nd) (range nd))))
+
+(defcomposite ifftn (x &key s axes norm)
+  "(ifftn X &key s axes norm) The inverse of fftn.
+  (to-list (real (ifftn (fftn (tensor '((1.0 2.0) (3.0 4.0)))))))  ; => ((1.0 2.0) (3.0 4.0))"
+  (%fftn 'ifftn x s axes norm t (lambda (nd) (range nd))))
+
+(defun fftfreq (n &key (d 1.0) (dtype 'f32))
+  "(fftfreq N &key (d 1.0) (dtype 'f32)) The frequencies of fft's N outputs for samples D
+apart: 0, 1, ..., then the negative ones, over N D.
+  (to-list (fftfreq 4))  ; => (0.0 0.25 -0.5 -0.25)"
+  (let ((k (loop for i below n collect (if (< i (ceiling n 2)) i (- i n)))))
+    (tensor (mapcar (lambda (i) (/ (float i) (* n d))) k) :dtype dtype)))
+
+(defun rfftfreq (n &key (d 1.0) (dtype 'f32))
+  "(rfftfreq N &key (d 1.0) (dtype 'f32)) The frequencies of rfft's N/2 + 1 outputs.
+  (to-list (rfftfreq 4))  ; => (0.0 0.25 0.5)"
+  (tensor (loop for i from 0 to (floor n 2) collect (/ (float i) (* n d))) :dtype dtype))
+
+(defun %fft-roll (x axes forward)
+  (let ((r (%as-tensor x)))
+    (dolist (ax (if axes (if (listp axes) axes (list axes)) (range (ndim r))) r)
+      (let* ((a (%axis 'fftshift ax (ndim r))) (n (nth a (shape r)))
+             (k (if forward (floor n 2) (- n (floor n 2)))))
+        (setq r (roll r k :axis a))))))
+
+(defcomposite roll (x shift &key axis)
+  "(roll X SHIFT &key axis) X with its elements moved SHIFT places along AXIS, those that fall
+off the end coming back at the start (nil: X flattened, rolled and reshaped), as torch.roll.
+  (to-list (roll (tensor '(1 2 3 4 5)) 2))  ; => (4 5 1 2 3)
+  (to-list (roll (tensor '((1 2) (3 4))) -1 :axis 0))  ; => ((3 4) (1 2))"
+  (let ((tx (%as-tensor x)))
+    (if (null axis)
+        (reshape (roll (flatten tx) shift :axis 0) (shape tx))
+        (let* ((a (%axis 'roll axis (ndim tx))) (n (nth a (shape tx))))
+          (unless (integerp shift) (error 'type-error "roll: SHIFT must be an integer, got ~s" shift))
+          (if (or (= n 0) (= (mod shift n) 0))
+              tx
+              (let* ((k (mod shift n))
+                     (part (lambda (from to)
+                             (prim:shrink tx (loop for d in (shape tx) for i from 0
+                                                   collect (if (= i a) (list from to) (list 0 d)))))))
+                (cat (list (funcall part (- n k) n) (funcall part 0 (- n k))) :axis a)))))))
+
+(defun fftshift (x &key axes)
+  "(fftshift X &key axes) X with the zero frequency moved to the middle of AXES (default all).
+  (to-list (fftshift (tensor '(0 1 2 -2 -1))))  ; => (-2 -1 0 1 2)"
+  (%fft-roll x axes t))
+
+(defun ifftshift (x &key axes)
+  "(ifftshift X &key axes) The inverse of fftshift.
+  (to-list (ifftshift (tensor '(-2 -1 0 1 2))))  ; => (0 1 2 -2 -1)"
+  (%fft-roll x axes nil))
