@@ -362,3 +362,151 @@ off the end coming back at the start (nil: X flattened, rolled and reshaped), as
   "(ifftshift X &key axes) The inverse of fftshift.
   (to-list (ifftshift (tensor '(-2 -1 0 1 2))))  ; => (0 1 2 -2 -1)"
   (%fft-roll x axes nil))
+
+;;; --- windows and short-time transforms ---------------------------------------------------------
+
+(defun %window (fn n periodic dtype f)
+  ;; F(k, N') for k below N, N' = N when PERIODIC (the window of a periodic signal, as
+  ;; torch's default) else N - 1 (symmetric), as a tensor of DTYPE.
+  (unless (and (integerp n) (>= n 0)) (error 'value-error "~a: the length must be a non-negative integer, got ~s" fn n))
+  (let ((m (if periodic n (- n 1))))
+    (tensor (if (= n 1) '(1.0) (loop for k below n collect (funcall f k m))) :dtype dtype)))
+
+(defun hann-window (n &key (periodic t) (dtype 'f32))
+  "(hann-window N &key (periodic t) (dtype 'f32)) The Hann window of N points, 0.5 - 0.5
+cos(2 pi k / N) (N - 1 when not PERIODIC), as torch.hann_window.
+  (to-list (hann-window 4))  ; => (0.0 0.5 1.0 0.5)"
+  (%window 'hann-window n periodic dtype (lambda (k m) (- 0.5 (* 0.5 (cos (/ (* 2 pi k) m)))))))
+
+(defun hamming-window (n &key (periodic t) (dtype 'f32))
+  "(hamming-window N &key (periodic t) (dtype 'f32)) The Hamming window of N points, 0.54 -
+0.46 cos(2 pi k / N), as torch.hamming_window.
+  (mapcar (lambda (v) (/ (round (* v 100)) 100.0)) (to-list (hamming-window 4)))  ; => (0.08 0.54 1.0 0.54)"
+  (%window 'hamming-window n periodic dtype (lambda (k m) (- 0.54 (* 0.46 (cos (/ (* 2 pi k) m)))))))
+
+(defun blackman-window (n &key (periodic t) (dtype 'f32))
+  "(blackman-window N &key (periodic t) (dtype 'f32)) The Blackman window of N points, 0.42 -
+0.5 cos(2 pi k / N) + 0.08 cos(4 pi k / N), as torch.blackman_window.
+  (mapcar (lambda (v) (/ (round (* v 100)) 100.0)) (to-list (blackman-window 4)))  ; => (0.0 0.34 1.0 0.34)"
+  (%window 'blackman-window n periodic dtype
+           (lambda (k m) (+ (- 0.42 (* 0.5 (cos (/ (* 2 pi k) m)))) (* 0.08 (cos (/ (* 4 pi k) m)))))))
+
+(defun %stft-window (fn window win-length n-fft dt)
+  ;; The window of WIN-LENGTH points (ones when nil) centered in N-FFT points, of dtype DT.
+  (let* ((w (if window (cast window dt) (ones (list win-length) :dtype dt))))
+    (unless (and (= (ndim w) 1) (eql (first (shape w)) win-length))
+      (error 'shape-error "~a: the window must be 1-d of win-length ~a points, got shape ~s" fn win-length (shape w)))
+    (if (= win-length n-fft)
+        w
+        (let ((left (floor (- n-fft win-length) 2)))
+          (pad w (list (list left (- n-fft win-length left))))))))
+
+(defun %stft-sizes (fn n-fft hop-length win-length)
+  (unless (and (integerp n-fft) (> n-fft 0)) (error 'value-error "~a: n-fft must be a positive integer, got ~s" fn n-fft))
+  (let ((hop (or hop-length (floor n-fft 4))) (win (or win-length n-fft)))
+    (unless (and (integerp hop) (> hop 0)) (error 'value-error "~a: hop-length must be a positive integer, got ~s" fn hop))
+    (unless (and (integerp win) (< 0 win) (<= win n-fft))
+      (error 'value-error "~a: win-length must be from 1 to n-fft (~a), got ~s" fn n-fft win))
+    (list hop win)))
+
+(defun %frame-index (frames n-fft hop)
+  ;; (FRAMES N-FFT): element (t j) is t HOP + j.
+  (let* ((shp (list frames n-fft)) (dt (if (< (+ (* frames hop) n-fft) 2147483647) 'i32 'i64)))
+    (prim:add (prim:mul (prim:iota shp 0 dt) (prim:const hop dt shp)) (prim:iota shp 1 dt))))
+
+(defcomposite stft (x n-fft &key hop-length win-length window (center t) (pad-mode :reflect) normalized onesided)
+  "(stft X N-FFT &key hop-length win-length window (center t) (pad-mode :reflect) normalized
+onesided) The short-time Fourier transform of signal X (1-d, or 2-d: a batch of signals), as
+torch.stft with return_complex: frames of N-FFT samples HOP-LENGTH apart (default N-FFT/4),
+each multiplied by WINDOW (WIN-LENGTH points, default N-FFT, centered; default all ones) and
+transformed, giving (FREQUENCIES FRAMES) complex values, N-FFT/2 + 1 frequencies for a real X
+unless ONESIDED is :false (a complex X is always two-sided). CENTER pads N-FFT/2 samples on
+both sides first (PAD-MODE :reflect, :constant or :replicate); NORMALIZED scales by
+1/sqrt(N-FFT). Differentiable.
+  (shape (stft (zeros '(100)) 16 :hop-length 4 :window (hann-window 16)))  ; => (9 26)
+  (shape (stft (zeros '(2 64)) 8 :center nil))  ; => (2 5 29)"
+  (let* ((tx (%as-tensor x))
+         (sizes (%stft-sizes 'stft n-fft hop-length win-length))
+         (hop (first sizes)) (win (second sizes))
+         (one (= (ndim tx) 1)))
+    (unless (member (ndim tx) '(1 2))
+      (error 'shape-error "stft: X must be 1-d or 2-d (a batch of signals), got shape ~s" (shape tx)))
+    (let* ((sig (if one (unsqueeze tx 0) tx))
+           (complex-in (%complexp sig))
+           (sig (if complex-in sig (%float-tensor sig)))
+           (sig (if center
+                    (let ((p (floor n-fft 2)))
+                      (if complex-in
+                          (complex (pad (real sig) (list (list p p)) :mode pad-mode) (pad (imag sig) (list (list p p)) :mode pad-mode))
+                          (pad sig (list (list p p)) :mode pad-mode)))
+                    sig))
+           (len (second (shape sig)))
+           (_ (when (< len n-fft)
+                (error 'shape-error "stft: the signal has ~a samples~a, fewer than n-fft (~a)" len
+                       (if center " after padding" "") n-fft)))
+           (frames (+ 1 (floor (- len n-fft) hop)))
+           (batch (first (shape sig)))
+           (idx (prim:expand (prim:reshape (%frame-index frames n-fft hop) (list 1 (* frames n-fft)))
+                             (list batch (* frames n-fft))))
+           (framed (reshape (prim:gather sig idx 1) (list batch frames n-fft)))
+           (pd (if (member (dtype framed) '(f64 c128)) 'f64 'f32))
+           (w (%stft-window 'stft window win n-fft pd))
+           (windowed (mul framed w))
+           (two-sided (or complex-in (eq onesided :false)))
+           (spec (if two-sided (fft windowed) (rfft windowed)))
+           (spec (if normalized (mul spec (/ 1.0 (sqrt n-fft))) spec))
+           (spec (transpose spec)))
+      (declare (ignore _))
+      (if one (squeeze spec 0) spec))))
+
+(defcomposite istft (z n-fft &key hop-length win-length window (center t) normalized onesided length)
+  "(istft Z N-FFT &key hop-length win-length window (center t) normalized onesided length) The
+inverse of stft (as torch.istft): each frame of Z (FREQUENCIES FRAMES, or a batch of them)
+transformed back, multiplied by the window, overlapped and added, and divided by the summed
+squared window; CENTER removes the padding stft added, LENGTH trims or pads the signal to
+that many samples. A one-sided Z (N-FFT/2 + 1 frequencies, unless ONESIDED is :false) gives
+a real signal, a two-sided one a complex signal.
+  (let ((x (sin (mul (arange 64 :dtype 'f32) 0.3))))
+    (allclose (istft (stft x 16 :window (hann-window 16)) 16 :window (hann-window 16) :length 64) x :atol 1e-5))  ; => t"
+  (let* ((tz (%as-complex z))
+         (sizes (%stft-sizes 'istft n-fft hop-length win-length))
+         (hop (first sizes)) (win (second sizes))
+         (one (= (ndim tz) 2)))
+    (unless (member (ndim tz) '(2 3))
+      (error 'shape-error "istft: Z must be 2-d (frequencies frames) or 3-d (a batch), got shape ~s" (shape tz)))
+    (let* ((zb (if one (unsqueeze tz 0) tz))
+           (freqs (nth 1 (shape zb)))
+           (two-sided (eq onesided :false))
+           (_ (unless (= freqs (if two-sided n-fft (+ (floor n-fft 2) 1)))
+                (error 'shape-error "istft: Z has ~a frequencies; n-fft ~a needs ~a" freqs n-fft
+                       (if two-sided n-fft (+ (floor n-fft 2) 1)))))
+           (frames (nth 2 (shape zb)))
+           (batch (first (shape zb)))
+           (pd (%part-dtype (dtype zb)))
+           (spec (transpose zb))                                  ; (batch frames freqs)
+           (spec (if normalized (mul spec (sqrt n-fft)) spec))
+           (f (if two-sided (ifft spec) (irfft spec :n n-fft)))    ; (batch frames n-fft)
+           (w (%stft-window 'istft window win n-fft pd))
+           (f (mul f w))
+           (total (+ n-fft (* hop (- frames 1))))
+           (idx (prim:reshape (%frame-index frames n-fft hop) (list 1 (* frames n-fft))))
+           (flat (reshape f (list batch (* frames n-fft))))
+           (sum (prim:scatter-add (prim:const 0 (dtype flat) (list batch total))
+                                  (prim:expand idx (list batch (* frames n-fft))) flat 1))
+           ;; The squared window, overlapped: computed once here and checked.
+           (env (prim:scatter-add (prim:const 0 pd (list 1 total)) idx
+                                  (reshape (expand (unsqueeze (mul w w) 0) (list frames n-fft)) (list 1 (* frames n-fft))) 1))
+           (start (if center (floor n-fft 2) 0))
+           (end (if length (+ start length) (if center (- total (floor n-fft 2)) total)))
+           (stop (min end total))
+           (_ (when (< stop start) (error 'value-error "istft: ~a frames of hop ~a leave no samples" frames hop)))
+           (env-used (prim:shrink env (list '(0 1) (list start stop))))
+           ;; A check a jit trace records (%guard), not a read of the data.
+           (_ (unless (%guard (reshape (ge (amin env-used) 1e-11) '(1)) 'value-error
+                              (format nil "istft: the window's overlap-add is zero at some sample (the window, hop-length ~a and n-fft ~a do not cover the signal)" hop n-fft))
+                (error 'value-error "istft: the window's overlap-add is zero at some sample (the window, hop-length ~a and n-fft ~a do not cover the signal)"
+                       hop n-fft)))
+           (y (div (prim:shrink sum (list (list 0 batch) (list start stop))) env-used))
+           (y (if (> end stop) (pad y (list (list 0 (- end stop)))) y)))
+      (declare (ignore _))
+      (if one (squeeze y 0) y))))

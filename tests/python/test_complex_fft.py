@@ -125,3 +125,32 @@ def test_frequencies_and_shifts(tl):
     np.testing.assert_array_equal(np.asarray(tl.call("fftshift", tl.tensor(x))), torch.fft.fftshift(torch.tensor(x)).numpy())
     np.testing.assert_array_equal(np.asarray(tl.call("ifftshift", tl.tensor(x))),
                                   torch.fft.ifftshift(torch.tensor(x)).numpy())
+
+
+@pytest.mark.parametrize("n_fft,hop,win,center,kind", [(16, 4, 16, True, "hann"), (16, 5, 12, True, "hann"),
+                                                        (8, 2, 8, False, "hamming"), (15, 3, 15, True, "blackman")])
+def test_stft_istft(tl, n_fft, hop, win, center, kind):
+    x = rng.standard_normal((2, 90))
+    lisp_window = f"({kind}-window {win} :dtype 'f64)"
+    kw = f":hop-length {hop} :win-length {win} :window {lisp_window} :center {'t' if center else 'nil'}"
+    window = getattr(torch, f"{kind}_window")(win, dtype=torch.float64)
+    check(tl, f"(lambda (x) (view-as-real (stft x {n_fft} {kw})))",
+          lambda x: re(torch.stft(x, n_fft, hop_length=hop, win_length=win, window=window, center=center,
+                                  return_complex=True)), x)
+    check(tl, f"(lambda (x) (view-as-real (stft x {n_fft} {kw} :normalized t :onesided :false)))",
+          lambda x: re(torch.stft(x, n_fft, hop_length=hop, win_length=win, window=window, center=center,
+                                  normalized=True, onesided=False, return_complex=True)), x)
+    spec = torch.stft(torch.tensor(x), n_fft, hop_length=hop, win_length=win, window=window, center=center,
+                      return_complex=True)
+    s = torch.view_as_real(spec).numpy()
+    length = 90 if center else None
+    lisp_len = f":length {length}" if length else ""
+    check(tl, f"(lambda (s) (istft (view-as-complex s) {n_fft} {kw} {lisp_len}))",
+          lambda s: torch.istft(cx(s), n_fft, hop_length=hop, win_length=win, window=window, center=center,
+                                length=length), s)
+
+
+def test_istft_uncovered_window(tl):
+    # A Hann window without centering leaves the first sample uncovered: PyTorch raises, so do we.
+    with pytest.raises(tensorlisp.LispError, match="overlap-add is zero"):
+        tl.eval("(istft (stft (randn '(64)) 8 :window (hann-window 8) :center nil) 8 :window (hann-window 8) :center nil)")
