@@ -12,7 +12,7 @@
 ;;; the same definitions.
 ;;; Examples run in the current folder: one that writes a file writes it under /tmp.
 
-(defvar manual:*modules* '(nn optim data plot hf tokenizers conformance manual aot linalg sparse "models/gpt2" "models/llama")
+(defvar manual:*modules* '(nn optim data plot hf tokenizers conformance manual aot linalg sparse audio "models/gpt2" "models/llama")
   "The modules whose definitions the manual covers besides those loaded at start-up.
   (and (member 'nn manual:*modules*) t)  ; => t")
 
@@ -30,6 +30,8 @@
     ("data" "data: datasets and batches" ("stdlib/data.lisp") "(require 'data): Fashion-MNIST, batching, progress bars.")
     ("linalg" "linalg and sparse: linear algebra" ("stdlib/linalg.lisp" "stdlib/sparse.lisp" "src/support/lapack")
      "(require 'linalg): solve, inverses, determinants, Cholesky, QR, eigh, SVD and what is built on them; (require 'sparse): sparse COO tensors and sparse-dense products.")
+    ("audio" "audio: sound and spectrograms" ("stdlib/audio.lisp")
+     "(require 'audio): mel filter banks, spectrograms and decibels, over the core library's stft, istft, windows, load-wav and save-wav.")
     ("models" "Language models and text" ("stdlib/hf.lisp" "stdlib/models/" "stdlib/tokenizers" "src/text/")
      "JSON, tokenizers, Hugging Face checkpoints, GPT-2 and Llama.")
     ("tools" "Tools" ("stdlib/plot.lisp" "stdlib/conformance.lisp" "stdlib/manual.lisp" "stdlib/aot.lisp")

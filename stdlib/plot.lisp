@@ -143,3 +143,44 @@ into the SVG file FILE: the loss curve, and the accuracy curve in a second file 
     (reverse written)))
 
 (provide 'plot)
+
+(defvar plot:*colormaps*
+  '((viridis (0.267 0.005 0.329) (0.283 0.141 0.458) (0.254 0.265 0.530) (0.207 0.372 0.553) (0.164 0.471 0.558)
+             (0.128 0.567 0.551) (0.135 0.659 0.518) (0.267 0.749 0.441) (0.478 0.821 0.318) (0.741 0.873 0.150)
+             (0.993 0.906 0.144))
+    (magma (0.001 0.000 0.014) (0.078 0.054 0.211) (0.232 0.060 0.437) (0.390 0.100 0.502) (0.550 0.161 0.506)
+           (0.716 0.215 0.475) (0.868 0.288 0.409) (0.967 0.439 0.360) (0.994 0.624 0.427) (0.996 0.812 0.573)
+           (0.987 0.991 0.750))
+    (gray (0.0 0.0 0.0) (1.0 1.0 1.0)))
+  "Colormaps by name: RGB colors (0 to 1) evenly spaced from the lowest value to the highest,
+between which plot:image interpolates (viridis and magma at matplotlib's colors for 0, 0.1, ... 1).
+  (length (cdr (assoc 'viridis plot:*colormaps*)))  ; => 11")
+
+(defun plot:image (file values &key (colormap 'viridis) vmin vmax (origin :lower))
+  "(plot:image FILE VALUES &key (colormap 'viridis) vmin vmax (origin :lower)) Writes the 2-d
+tensor VALUES as a PNG image (one pixel per element), each value's color from COLORMAP (a name
+in plot:*colormaps*) between VMIN and VMAX (default: the smallest and largest finite values);
+ORIGIN :lower puts row 0 at the bottom (a spectrogram's low frequencies), :upper at the top.
+Returns FILE.
+  (plot:image \"/tmp/tl-doc-image.png\" (reshape (arange 12 :dtype 'f32) '(3 4)))  ; => \"/tmp/tl-doc-image.png\""
+  (let* ((v (cast (%as-tensor values) 'f32))
+         (colors (cdr (assoc colormap plot:*colormaps*))))
+    (unless colors
+      (error 'value-error "plot:image: unknown colormap ~s (known: ~{~a~^ ~})" colormap (mapcar #'car plot:*colormaps*)))
+    (unless (= (ndim v) 2) (error 'shape-error "plot:image: VALUES must be 2-d, got shape ~s" (shape v)))
+    (let* ((finite (logical-not (logical-or (isnan v) (isinf v))))
+           (lo (or vmin (item (amin (where finite v +inf+)))))
+           (hi (or vmax (item (amax (where finite v (- +inf+))))))
+           (span (if (> hi lo) (- hi lo) 1.0))
+           (k (length colors))
+           ;; Position along the colormap, 0 .. k-1: the lower color's index and the fraction past it.
+           (pos (mul (clip (div (sub (where finite v lo) lo) span) 0.0 1.0) (float (- k 1))))
+           (base (minimum (floor pos) (float (- k 2))))
+           (frac (sub pos base))
+           (table (tensor colors :dtype 'f32))
+           (idx (cast (reshape base (list (numel base))) 'i32))
+           (c0 (index-select table idx))
+           (c1 (index-select table (add idx 1)))
+           (f (reshape frac (list (numel frac) 1)))
+           (rgb (reshape (add c0 (mul (sub c1 c0) f)) (append (shape v) '(3)))))
+      (save-png (if (eq origin :lower) (flip rgb 0) rgb) file))))

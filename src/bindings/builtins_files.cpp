@@ -15,7 +15,9 @@
 #include "tensor/io/gguf.h"
 #include "tensor/io/idx.h"
 #include "tensor/io/npy.h"
+#include "tensor/io/png.h"
 #include "tensor/io/safetensors.h"
+#include "tensor/io/wav.h"
 
 namespace tl::tensor {
 
@@ -730,9 +732,53 @@ void register_csv_builtins(Interp& in) {
              });
 }
 
+// --- audio and images ----------------------------------------------------------------------
+
+void register_media_builtins(Interp& in) {
+  TL_BUILTIN(in, "load-wav", 1, 1, "(load-wav PATH)",
+             "The audio of the WAV file PATH as (SAMPLES SAMPLE-RATE): SAMPLES an f32 tensor (channels frames) "
+             "scaled to [-1, 1), as torchaudio.load. Reads PCM of 8, 16, 24 or 32 bits and floats of 32 or 64 "
+             "bits (WAVE_FORMAT_EXTENSIBLE too)."
+             "\n  (progn (save-wav (tensor '((0.0 0.5 -0.5))) \"/tmp/tl-doc-load-wav.wav\" :sample-rate 8000)"
+             "\n         (let ((w (load-wav \"/tmp/tl-doc-load-wav.wav\"))) (list (shape (first w)) (second w))))"
+             "  ; => ((1 3) 8000)",
+             [](Interp& in, Args a, N) -> Value {
+               io::WavAudio audio = io::read_wav(file_ctx(in, "load-wav", a, 0));
+               Interp::StackMark mark(in);
+               Value* base = in.sp;
+               in.push(make_loaded_tensor(in, std::move(audio.samples)));
+               in.push(Value::integer(audio.sample_rate));
+               return in.list_from(base, 2);
+             });
+  TL_BUILTIN(in, "%write-wav", 4, 4, "(%write-wav SAMPLES PATH SAMPLE-RATE ENCODING)",
+             "Writes SAMPLES, an f32 tensor (channels frames), as a WAV file (ENCODING pcm16 or f32); save-wav "
+             "is the Lisp entry.",
+             [](Interp& in, Args a, N) -> Value {
+               TensorObj* t = tensor_arg(in, "save-wav", a, 0);
+               io::FileCtx ctx = file_ctx(in, "save-wav", a, 1);
+               const std::int64_t rate = eval::arg_int(in, "save-wav", a, 2);
+               const std::string enc = eval::is_symbol(a[3]) ? eval::as_symbol(a[3])->name : "";
+               if (enc != "pcm16" && enc != "f32") {
+                 in.error("value-error", "save-wav: :encoding must be pcm16 or f32, got " + in.repr(a[3]));
+               }
+               io::write_wav(ctx, realize_for_save(in, t), rate,
+                             enc == "pcm16" ? io::WavEncoding::Pcm16 : io::WavEncoding::Float32);
+               return a[1];
+             });
+  TL_BUILTIN(in, "%write-png", 2, 2, "(%write-png PIXELS PATH)",
+             "Writes PIXELS, a u8 tensor (height width [channels]), as a PNG file; save-png is the Lisp entry.",
+             [](Interp& in, Args a, N) -> Value {
+               TensorObj* t = tensor_arg(in, "save-png", a, 0);
+               io::FileCtx ctx = file_ctx(in, "save-png", a, 1);
+               io::write_png(ctx, realize_for_save(in, t));
+               return a[1];
+             });
+}
+
 }  // namespace
 
 void register_file_builtins(Interp& in) {
+  register_media_builtins(in);
   register_npy_builtins(in);
   register_safetensors_builtins(in);
   register_gguf_builtins(in);
