@@ -10,6 +10,7 @@ packages=(cmake ninja-build g++ catch2 libedit-dev pkg-config llvm-14-dev zlib1g
           libicu-dev  # tokenizers: Unicode letter/number classes and pre-tokenizer regexes
           python3  # tests/layering/check.py, tests/models/make_fixtures.py
           graphviz  # graph->svg runs its dot
+          libfftw3-single3 libfftw3-double3  # fft, rfft ...: FFTW's kernels on the host (dlopen'ed, src/support/fftw.cpp)
           chromium  # tests/docs/check_manual.py loads the generated manual in headless Chromium
           python3-dev python3-numpy pybind11-dev python3-pytest  # the Python module (src/python/) and its tests
           python3-torch  # the PyTorch references: tests/python/test_against_torch.py, tests/models, bench/

@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../src/support/fftw.h"
 #include "../../src/support/lapack.h"
 #include "../common/plugin_util.h"
 #include "tensorlisp/backend.h"
@@ -216,6 +217,7 @@ struct Kernel {
   ExternFn ext = nullptr;
   llvm::orc::JITDylib* dylib = nullptr;  // a compiled kernel's own library (its code)
   std::string lapack = {};               // a linear-algebra kernel of LAPACK's (support/lapack.h), by name
+  std::string fftw = {};                 // a Fourier transform of FFTW's (support/fftw.h), by name
 };
 
 // --- external kernels ------------------------------------------------------------------------
@@ -365,6 +367,22 @@ std::string extern_lapack(const Context& ctx, const std::string& name, void* con
   }
   return tl::lapack::run(
       name, buffers[0], srcs, [&ctx] { return ctx.cancel_requested(); }, cancelled, input_error);
+}
+
+// A Fourier transform NAME (support/fftw.h): one f32 or f64 source, the output first.
+std::string extern_fftw(const std::string& name, void* const* buffers, std::size_t buffer_count, const int64_t* vars,
+                        std::size_t var_count) {
+  std::vector<ExternBuffer> b = extern_buffers(buffer_count, vars, var_count);
+  if (b.size() != buffer_count || b.size() != 2)
+    return name + ": the launch describes " + std::to_string(b.size()) + " buffers";
+  if (b[1].dtype != TL_DTYPE_F32 && b[1].dtype != TL_DTYPE_F64) return name + ": the operand must be f32 or f64";
+  std::string why;
+  const std::vector<int64_t> want = tl::fftw::output_shape(name, {b[1].shape}, why);
+  if (!why.empty()) return why;
+  if (want != b[0].shape || b[0].dtype != b[1].dtype) {
+    return name + ": the output must be " + shape_text(want) + " of the operand's type, got " + shape_text(b[0].shape);
+  }
+  return tl::fftw::run(name, buffers[0], {{b[1].dtype == TL_DTYPE_F64, b[1].shape, buffers[1]}});
 }
 
 // --- the SIMT simulator ----------------------------------------------------------------------
@@ -775,8 +793,18 @@ void* cpu_find_extern(void*, const char* name, char* err, std::size_t err_size) 
     k->lapack = name;
     return k;
   }
+  if (tl::fftw::is_kernel(name)) {
+    if (std::string why = tl::fftw::available(); !why.empty()) {
+      set_error(err, err_size, why);
+      return nullptr;
+    }
+    auto* k = new Kernel;
+    k->fftw = name;
+    return k;
+  }
   std::string known = "sgemm";
   for (const std::string& n : tl::lapack::kernel_names()) known += ", " + n;
+  for (const std::string& n : tl::fftw::kernel_names()) known += ", " + n;
   set_error(err, err_size,
             std::string("no external kernel named \"") + name + "\" (the cpu backend has: " + known + ")");
   return nullptr;
@@ -828,12 +856,14 @@ int cpu_launch(void* c, void* k, void* const* buffers, std::size_t buffer_count,
     set_error(err, err_size, why);
     return 1;
   }
-  if (static_cast<Kernel*>(k)->ext != nullptr || !static_cast<Kernel*>(k)->lapack.empty()) {
+  if (static_cast<Kernel*>(k)->ext != nullptr || !static_cast<Kernel*>(k)->lapack.empty() ||
+      !static_cast<Kernel*>(k)->fftw.empty()) {
     bool cancelled = false, input_error = false;
     const Kernel& kernel = *static_cast<Kernel*>(k);
-    std::string why = kernel.ext != nullptr ? kernel.ext(*ctx, buffers, buffer_count, vars, var_count, cancelled)
-                                            : extern_lapack(*ctx, kernel.lapack, buffers, buffer_count, vars, var_count,
-                                                            cancelled, input_error);
+    std::string why = kernel.ext != nullptr  ? kernel.ext(*ctx, buffers, buffer_count, vars, var_count, cancelled)
+                      : !kernel.fftw.empty() ? extern_fftw(kernel.fftw, buffers, buffer_count, vars, var_count)
+                                             : extern_lapack(*ctx, kernel.lapack, buffers, buffer_count, vars,
+                                                             var_count, cancelled, input_error);
     if (cancelled) {
       set_error(err, err_size, "cpu: cancelled");
       return TL_STATUS_CANCELLED;

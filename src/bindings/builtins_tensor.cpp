@@ -11,6 +11,7 @@
 #include "bindings/tensor_value.h"
 #include "eval/builtins.h"
 #include "runtime/elements.h"
+#include "support/fftw.h"
 #include "support/host_memory.h"
 #include "tensor/complex.h"
 #include "tensor/quant.h"
@@ -702,6 +703,10 @@ void register_tensor_builtins(Interp& in) {
              [](Interp& in, Args a, N) -> Value {
                return in.boolean(is_complex(dtype_from_lisp(in, "dtype-complex-p", a[0])));
              });
+  TL_BUILTIN(in, "%fftw-available-p", 0, 0, "(%fftw-available-p)",
+             "True when FFTW (libfftw3f and libfftw3) could be loaded: the Fourier transforms then run as its "
+             "external kernels on the host devices.",
+             [](Interp& in, Args, N) -> Value { return in.boolean(tl::fftw::available().empty()); });
   TL_BUILTIN(in, "view-as-real", 1, 1, "(view-as-real Z)",
              "The parts of complex tensor Z as a real tensor (f32 for c64, f64 for c128) with one more axis, of "
              "size 2: (real imaginary). A view: no copy, and gradients flow through it."

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "runtime/elements.h"
+#include "support/fftw.h"
 #include "support/lapack.h"
 #include "tensor/semantics.h"
 
@@ -230,11 +231,26 @@ class Executor {
     return out;
   }
 
-  // An external kernel: the linear-algebra ones (LAPACK's, as the CPU backend runs them).
+  // An external kernel: the linear-algebra ones (LAPACK's) and the Fourier transforms
+  // (FFTW's), as the CPU backend runs them.
   std::shared_ptr<Buffer> external(const Node* n, const std::vector<std::int64_t>& shape) {
+    if (fftw::is_kernel(n->name)) {
+      const Node* s = n->src.at(0).get();
+      if (s->dtype != DType::F32 && s->dtype != DType::F64) {
+        fail("type-error", n->name + ": the operand must be f32 or f64, got " + std::string(dtype_name(s->dtype)));
+      }
+      std::shared_ptr<Buffer> in = materialize(s);
+      auto out = allocate_buffer(n->dtype, shape);
+      if (std::string why = fftw::run(n->name, out->data(), {{s->dtype == DType::F64, concrete(s->shape), in->data()}});
+          !why.empty()) {
+        fail("device-error", why);
+      }
+      return out;
+    }
     if (!lapack::is_kernel(n->name)) {
       std::string known;
       for (const std::string& k : lapack::kernel_names()) known += (known.empty() ? "" : ", ") + k;
+      for (const std::string& k : fftw::kernel_names()) known += ", " + k;
       fail("device-error",
            "extern: the reference executor has no kernel named \"" + n->name + "\" (it has: " + known + ")");
     }

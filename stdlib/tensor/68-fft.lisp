@@ -18,10 +18,16 @@
 (defconstant +%fft-direct+ 64 "Lengths up to this are one DFT matmul.
   (integerp +%fft-direct+)  ; => t")
 
+(defvar *%fft-lazy-tables* nil
+  "True while an optimizer rule builds a generated transform: its tables are then graphs, not
+realized (a rule runs inside a realize).
+  *%fft-lazy-tables*  ; => nil")
+
 (defun %fft-table (key make)
-  ;; The realized complex tensor MAKE computes, kept under KEY.
-  ;; (no-grad is defined after this file.)
-  (or (gethash key *%fft-tables*)
+  ;; The realized complex tensor MAKE computes, kept under KEY (inside an optimizer rule, the
+  ;; graph MAKE builds: see *%fft-lazy-tables*). (no-grad is defined after this file.)
+  (or (and *%fft-lazy-tables* (funcall make))
+      (gethash key *%fft-tables*)
       (let ((was (%set-grad-enabled nil)))
         (unwind-protect (setf (gethash key *%fft-tables*) (realize (funcall make)))
           (%set-grad-enabled was)))))
@@ -165,7 +171,7 @@
          (points (nth ax (shape z)))
          (last-axis (- (ndim z) 1))
          (moved (if (= ax last-axis) z (transpose z ax last-axis)))
-         (y (%fft-last moved (if inverse 1 -1)))
+         (y (%fft-c2c moved (if inverse 1 -1)))
          (y (if (= ax last-axis) y (transpose y ax last-axis)))
          (scale (%fft-norm-scale fn norm points inverse)))
     (declare (ignore _))
@@ -209,29 +215,6 @@ given). A real X is transformed as complex. NORM: nil or backward (no scaling), 
          (o (mul (sub ext rev) (tensor '((0.0 . -0.5)) :dtype (dtype zz)))))
     (add e (mul o (%half-twiddles n (dtype zz))))))
 
-(defcomposite rfft (x &key n (axis -1) norm)
-  "(rfft X &key n (axis -1) norm) The transform of real X along AXIS, only the frequencies
-0 .. N/2 (the rest are their conjugates): N/2 + 1 complex values. An even N costs one
-N/2-point complex transform.
-  (to-list (rfft (tensor '(1.0 2.0 3.0 4.0))))  ; => ((10.0 . 0.0) (-2.0 . 2.0) (-2.0 . 0.0))"
-  (when (%complexp x) (error 'dtype-error "rfft: needs a real tensor, got ~a (use fft)" (dtype x)))
-  (let* ((tx (%float-tensor x))
-         (_ (when (= (ndim tx) 0) (error 'shape-error "rfft: needs a tensor of at least one axis, got a 0-d tensor")))
-         (tx (if (member (dtype tx) '(f32 f64)) tx (cast tx 'f32)))
-         (ax (%axis 'rfft axis (ndim tx)))
-         (points (or n (nth ax (shape tx)))))
-    (declare (ignore _))
-    (if (oddp points)
-        (let* ((y (%fft-axis 'rfft tx n ax nil norm)) (half (+ (floor points 2) 1)))
-          (prim:shrink y (loop for d in (shape y) for i from 0 collect (if (= i ax) (list 0 half) (list 0 d)))))
-        (let* ((sized (view-as-real (%fft-size 'rfft (%as-complex tx) ax n)))
-               (re (prim:reshape (prim:shrink sized (append (mapcar (lambda (d) (list 0 d)) (butlast (shape sized)))
-                                                            '((0 1))))
-                                 (butlast (shape sized))))
-               (y (%to-last (%rfft-last (%to-last re ax)) ax))
-               (scale (%fft-norm-scale 'rfft norm points nil)))
-          (if scale (mul y scale) y)))))
-
 (defun %irfft-last (x n)
   ;; Complex X (..., N/2 + 1), N even, to the real signal (unnormalized: N/2 times the
   ;; backward irfft): Z_k = E_k + i O_k with E_k = (X_k + conj X_(h-k)) / 2 and
@@ -243,6 +226,83 @@ N/2-point complex transform.
          (o (mul (mul (sub x rev) (conj (%half-twiddles n dt))) 0.5))
          (zk (%narrow-last (add e (mul o (tensor '((0.0 . 1.0)) :dtype dt))) 0 h)))
     (reshape (view-as-real (%fft-last zk 1)) (append lead (list n)))))
+
+;;; The transforms along the last axis, unnormalized, through FFTW's external kernels where it
+;;; is loaded (support/fftw.h: the host devices; on the GPUs the rules of
+;;; stdlib/optimizers/70-fft.lisp put the generated kernels in their place), else generated.
+;;; The kernels' gradients are transforms too (with-custom-grad).
+
+(defun %fftw-p () (and (%fftw-available-p) (not *%fft-lazy-tables*)))
+
+(defun %fft-kernel (name x out-shape)
+  (prim:extern name (list x) (dtype x) out-shape))
+
+(defun %fft-c2c (z sign)
+  ;; Complex Z (... n) transformed along its last axis with exp(SIGN 2 pi i jk/n).
+  (if (not (%fftw-p))
+      (%fft-last z sign)
+      (with-custom-grad ((v z))
+          (let ((parts (view-as-real v)))
+            (view-as-complex (%fft-kernel (if (< sign 0) "fft-c2c" "fft-c2c-inverse") parts (shape parts))))
+        (g) (list (%fft-c2c g (- sign))))))
+
+(defun %half-weights (n k-scale dt)
+  ;; (N/2 + 1) reals: 1 at the frequencies 0 and N/2 (N even), K-SCALE between.
+  (let* ((h (+ (floor n 2) 1)) (inner (- h (if (evenp n) 2 1))))
+    (pad (full (list inner) k-scale :dtype dt) (list (list 1 (- h 1 inner))) :value 1.0)))
+
+(defun %r2c-generated (x)
+  (let ((n (car (last (shape x)))))
+    (if (and (evenp n) (> n 2))
+        (%rfft-last x)
+        (%narrow-last (%fft-last (%as-complex x) -1) 0 (+ (floor n 2) 1)))))
+
+(defun %r2c (x)
+  ;; Real X (... n) to its frequencies 0 .. n/2, unnormalized. Gradient: Re(sum_k G_k
+  ;; exp(2 pi i jk/n)), the real inverse of G with its frequencies between 0 and n/2 halved.
+  (let ((n (car (last (shape x)))))
+    (if (not (%fftw-p))
+        (%r2c-generated x)
+        (with-custom-grad ((v x))
+            (view-as-complex (%fft-kernel "fft-r2c" v (append (butlast (shape v)) (list (+ (floor n 2) 1) 2))))
+          (g) (list (%c2r (mul g (%half-weights n 0.5 (%part-dtype (dtype g)))) n))))))
+
+(defun %c2r-generated (x n)
+  (if (and (evenp n) (> n 2))
+      (let* ((pd (%part-dtype (dtype x)))
+             ;; The imaginary parts of X_0 and X_(N/2) dropped: a real signal has none there.
+             (mask (pad (ones (list (- (floor n 2) 1)) :dtype pd) '((1 1)))))
+        (mul (%irfft-last (complex (real x) (mul (imag x) mask)) n) 2.0))
+      ;; X_k for k > N/2 is conj(X_(N-k)), and the full inverse.
+      (let* ((rest (- n (+ (floor n 2) 1)))
+             (full (if (> rest 0) (cat (list x (conj (flip (%narrow-last x 1 (+ rest 1)) -1))) :axis -1) x)))
+        (real (%fft-last full 1)))))
+
+(defun %c2r (x n)
+  ;; Complex X (... n/2 + 1) to the real signal of N points whose frequencies 0 .. n/2 it
+  ;; holds, unnormalized (N times irfft's backward norm). Gradient: the real transform of G
+  ;; with its frequencies between 0 and n/2 doubled.
+  (if (not (%fftw-p))
+      (%c2r-generated x n)
+      (with-custom-grad ((v x))
+          (%fft-kernel (if (evenp n) "fft-c2r-even" "fft-c2r-odd") (view-as-real v) (append (butlast (shape v)) (list n)))
+        (g) (list (mul (%r2c g) (%half-weights n 2.0 (dtype g)))))))
+
+(defcomposite rfft (x &key n (axis -1) norm)
+  "(rfft X &key n (axis -1) norm) The transform of real X along AXIS, only the frequencies
+0 .. N/2 (the rest are their conjugates): N/2 + 1 complex values.
+  (to-list (rfft (tensor '(1.0 2.0 3.0 4.0))))  ; => ((10.0 . 0.0) (-2.0 . 2.0) (-2.0 . 0.0))"
+  (when (%complexp x) (error 'dtype-error "rfft: needs a real tensor, got ~a (use fft)" (dtype x)))
+  (let* ((tx (%float-tensor x))
+         (_ (when (= (ndim tx) 0) (error 'shape-error "rfft: needs a tensor of at least one axis, got a 0-d tensor")))
+         (tx (if (member (dtype tx) '(f32 f64)) tx (cast tx 'f32)))
+         (ax (%axis 'rfft axis (ndim tx)))
+         (sized (%fft-size 'rfft tx ax n))
+         (points (nth ax (shape sized)))
+         (y (%to-last (%r2c (%to-last sized ax)) ax))
+         (scale (%fft-norm-scale 'rfft norm points nil)))
+    (declare (ignore _))
+    (if scale (mul y scale) y)))
 
 (defcomposite irfft (x &key n (axis -1) norm)
   "(irfft X &key n (axis -1) norm) The real signal of N points (by default 2 (M - 1), M the
@@ -258,25 +318,10 @@ frequencies 0 and N/2, which a real signal cannot have, are ignored.
               (error 'value-error "irfft: the output must have at least one point, got ~s (input of ~a along axis ~a)"
                      points m axis)))
          (half (%fft-size 'irfft z ax (+ (floor points 2) 1)))
+         (y (%to-last (%c2r (%to-last half ax) points) ax))
          (scale (%fft-norm-scale 'irfft norm points t)))
     (declare (ignore _))
-    (if (and (evenp points) (> points 2))
-        (let* ((last (%to-last half ax))
-               (pd (%part-dtype (dtype z)))
-               ;; The imaginary parts of X_0 and X_(N/2) dropped: a real signal has none there.
-               (mask (pad (ones (list (- (floor points 2) 1)) :dtype pd) '((1 1))))
-               (y (%irfft-last (complex (real last) (mul (imag last) mask)) points)))
-          ;; Y is N/2 times the backward inverse, which is N times SCALE's.
-          (%to-last (mul y (* 2.0 (or scale 1.0))) ax))
-        ;; Odd N (or N <= 2): X_k for k > N/2 is conj(X_(N-k)), and the full inverse.
-        (let* ((rest (- points (+ (floor points 2) 1)))
-               (full (if (> rest 0)
-                         (cat (list half (conj (flip (prim:shrink half (loop for d in (shape half) for i from 0
-                                                                             collect (if (= i ax) (list 1 (+ rest 1)) (list 0 d))))
-                                                     ax)))
-                              :axis ax)
-                         half)))
-          (real (%fft-axis 'irfft full nil ax t norm))))))
+    (if scale (mul y scale) y)))
 
 (defun %fft-axes (fn x axes s default)
   ;; The axes (normalized) and their sizes (or nils) of an n-dimensional transform.

@@ -19,10 +19,14 @@ GRADS = """
 """
 
 
-@pytest.fixture(scope="module")
-def tl():
+@pytest.fixture(scope="module", params=["fftw", "generated"])
+def tl(request):
+    """An interpreter on the CPU whose transforms run FFTW's kernels, or the generated ones
+    (the fft-generated optimizer rules, as the GPUs run them)."""
     with tensorlisp.Interpreter(device="cpu") as interp:
         interp.eval(GRADS)
+        if request.param == "generated":
+            interp.eval("(optimizer-enable 'fft-generated)")
         yield interp
 
 
