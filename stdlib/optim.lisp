@@ -159,9 +159,11 @@ decay added to the gradient.
   (round (item (gethash :step opt))))
 
 (defun optim:%state (opt p n)
-  ;; P's N state tensors (zeros like P), made on first use.
+  ;; P's N state tensors (zeros like P, or like its parts when complex), made on first use.
   (or (gethash p (gethash :state opt))
-      (puthash p (let ((s nil)) (dotimes (i n) (setq s (cons (realize (zeros-like p)) s))) s)
+      (puthash p (let ((like (if (complex-p p) (view-as-real p) p)) (s nil))
+                   (dotimes (i n) (setq s (cons (realize (zeros-like like)) s)))
+                   s)
                (gethash :state opt))))
 
 (defun optim:%scalar (opt key p)
@@ -243,11 +245,16 @@ decay added to the gradient.
 
 (defun optim:%update (opt p g)
   ;; One parameter's step: its kind's update, then P assigned, then its state (the new
-  ;; values were built from the old ones, so P goes first and the state after).
-  (let* ((slots (optim:%slots opt))
+  ;; values were built from the old ones, so P goes first and the state after). A complex
+  ;; parameter steps as its real parts (PyTorch's view_as_real): Adam's second moment is then
+  ;; the parts' squares, not a complex square.
+  (let* ((parts (complex-p p))
+         (rp (if parts (view-as-real p) p))
+         (rg (if parts (view-as-real g) g))
+         (slots (optim:%slots opt))
          (state (and slots (optim:%state opt p (length slots))))
-         (new (funcall (getf (gethash (gethash :kind opt) optim:*kinds*) :update) opt p g state)))
-    (realize (prim:assign p (car new)))
+         (new (funcall (getf (gethash (gethash :kind opt) optim:*kinds*) :update) opt rp rg state)))
+    (realize (prim:assign rp (car new)))
     (when state
       (realize-all (loop for s in state for v in (cdr new) collect (prim:assign s v))))))
 

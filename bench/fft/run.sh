@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Fourier-transform benchmarks: fft, rfft, stft ... on the CPU next to NumPy (pocketfft) and PyTorch (Debian's
 # python3-numpy and python3-torch), with the same threads, on the same sizes.
-#   bench/fft/run.sh [TLISP] [THREADS]
+#   bench/fft/run.sh [TLISP] [THREADS]     (FFT_GENERATED=1: the generated transforms, not FFTW's)
 # Each row: the benchmark, TensorLisp's best ms, then each reference's ms and the ratio
 # reference / TensorLisp (above 1: TensorLisp is faster).
 set -euo pipefail

@@ -237,6 +237,23 @@
     (is (equal (second (assoc "z" (safetensors-header "/tmp/tl-complex-test.safetensors") :test #'string=)) 'c64))
     (is-error dtype-error (save-safetensors (list (cons "z" (cast m 'c128))) "/tmp/tl-complex-test.safetensors"))))
 
+;;; --- optimizers ------------------------------------------------------------------------------
+
+(deftest optimizers-on-complex-parameters
+  ;; A complex parameter steps as its parts, as PyTorch's optimizers do: three steps of
+  ;; minimizing sum |z - c|^2 give torch.optim's values.
+  (require 'optim)
+  (let ((c (tensor '((0.5 . -1.0) (2.0 . 0.0)))))
+    (let* ((z (requires-grad! (tensor '((1.0 . 2.0) (-0.5 . 0.25)))))
+           (opt (optim:adam (list z) :lr 0.1)))
+      (dotimes (i 3) (optim:zero-grad! opt) (step! opt (backward (sum (square (abs (sub z c)))))))
+      (is (eq (dtype z) 'c64))
+      (is (pairs-close (tl z) '((0.7049 . 1.7004) (-0.2005 . -0.0302)) 1e-3)))
+    (let* ((z (requires-grad! (tensor '((1.0 . 2.0) (-0.5 . 0.25)))))
+           (opt (optim:sgd (list z) :lr 0.1 :momentum 0.9)))
+      (dotimes (i 3) (optim:zero-grad! opt) (step! opt (backward (sum (square (abs (sub z c)))))))
+      (is (pairs-close (tl z) '((0.5310 . -0.8140) (1.8450 . 0.0155)) 1e-3)))))
+
 ;;; --- errors ----------------------------------------------------------------------------------
 
 (deftest errors

@@ -4,10 +4,13 @@
 ;;; movement, cast, copy, gather and scatter-add), realized on the current device and on the reference executor; and
 ;;; random smooth f64 graphs whose gradients are checked against finite differences; and value
 ;;; graphs again whose float leaves are read from quantized blocks (q8_0 or q4_0, through a
-;;; shrink and a reshape of the blocks: views of quantized data, dequantized where read). A
-;;; disagreement is shrunk to a smallest graph that still fz-disagrees and printed as Lisp.
+;;; shrink and a reshape of the blocks: views of quantized data, dequantized where read); and
+;;; complex graphs (c64, c128), values against the reference and gradients against finite
+;;; differences. A disagreement is shrunk to a smallest graph that still fz-disagrees and
+;;; printed as Lisp (a complex one is printed whole).
 ;;;   build/tlisp tests/lisp/tensor_fuzz_ops.lisp [--graphs N] [--grad-graphs N]
-;;;                                               [--quantized-graphs N] [--seed S]
+;;;                                               [--quantized-graphs N] [--complex-graphs N]
+;;;                                               [--complex-grad-graphs N] [--seed S]
 ;;; ctest runs it on every device (cpu, devmem, the simulated GPUs) with the defaults.
 
 (load "data/grad_check.lisp")
@@ -79,7 +82,8 @@
               ((= choice 10) (fz-gen-indexed depth dt shp))
               (t (fz-gen-movement depth dt shp))))))
 
-(defun fz-sub (depth dt shp) (first (fz-gen (- depth 1) dt shp)))
+(defun fz-sub (depth dt shp)
+  (first (if (fz-complex-p dt) (fz-gen-complex (- depth 1) dt shp) (fz-gen (- depth 1) dt shp))))
 
 (defun fz-gen-unary (depth dt shp)
   (let ((ops (cond ((fz-float-p dt) '(prim:neg prim:recip prim:sqrt prim:exp2 prim:log2 prim:sin prim:copy))
@@ -432,7 +436,135 @@ device's result), or (:error MESSAGE)."
         ((consp form) (mapcar (lambda (f) (fz-replace-leaf f j var)) form))
         (t form)))
 
+;;; --- complex graphs (issue 27) ---------------------------------------------------------------
+;;; Random graphs over c64 and c128 leaves: the primitives that take complex tensors (add, mul,
+;;; neg, copy, where, reduce :sum, cmpeq, the movements, gather, scatter-add, casts) and the
+;;; complex composites (division, exp, sqrt, conj, polar, fft and ifft along an axis), on the
+;;; device against the reference executor; and smooth c128 graphs whose gradients (as their
+;;; parts) are checked against finite differences. The transforms run FFTW's kernels on the
+;;; CPU and the reference, the generated ones on the simulated GPUs.
+
+(defvar *complex-graphs* (command-line-option "--complex-graphs" 60))
+(defvar *complex-grad-graphs* (command-line-option "--complex-grad-graphs" 15))
+(defvar +complexes+ '(c64 c128))
+(defun fz-complex-p (dt) (member dt +complexes+))
+(defun fz-part-of (dt) (if (eq dt 'c128) 'f64 'f32))
+
+(defun fz-random-pair ()
+  (cons (fz-random-element 'f64) (fz-random-element 'f64)))
+
+(defun fz-new-complex-leaf (dt shp)
+  (let ((k (length *leaves*)))
+    (setq *leaves* (append *leaves* (list (list dt shp (loop repeat (fz-numel-of shp) collect (fz-random-pair))))))
+    (list 'leaf k)))
+
+(defun fz-gen-complex (depth dt shp)
+  ;; (FORM DTYPE SHAPE) of complex DT, as fz-gen.
+  (if (or (<= depth 0) (fz-chance 4))
+      (if (fz-chance 8)
+          (list (list 'prim:const (fz-random-element 'f64) (list 'quote dt) (list 'quote shp)) dt shp)
+          (list (fz-new-complex-leaf dt shp) dt shp))
+      (let ((k (fz-rnd 12))
+            (sub (lambda (s) (first (fz-gen-complex (- depth 1) dt s)))))
+        (cond ((= k 0)
+               (let ((f (fz-pick '(prim:neg prim:copy conj exp sqrt))))
+                 ;; exp of a scaled value: the graph's values grow by products
+                 (list (if (eq f 'exp) (list 'exp (list 'mul 0.125 (funcall sub shp))) (list f (funcall sub shp))) dt shp)))
+              ((<= k 2) (list (list (fz-pick '(prim:add prim:mul prim:mul div)) (funcall sub shp) (funcall sub shp)) dt shp))
+              ((= k 3) (list (list 'prim:where
+                                   (list 'prim:cmpeq (funcall sub shp) (funcall sub shp))
+                                   (funcall sub shp) (funcall sub shp))
+                             dt shp))
+              ((= k 4)
+               (let* ((axis (fz-rnd (+ (length shp) 1)))
+                      (wide (append (subseq shp 0 axis) (list (+ 1 (fz-rnd 4))) (subseq shp axis))))
+                 (list (list 'prim:reshape (list 'prim:reduce :sum (funcall sub wide) (list 'quote (list axis)))
+                             (list 'quote shp))
+                       dt shp)))
+              ((= k 5)
+               ;; from the other complex type, or from a real leaf, or polar of two
+               (let ((j (fz-rnd 3)))
+                 (cond ((= j 0)
+                        (list (list 'prim:cast (fz-new-complex-leaf (if (eq dt 'c64) 'c128 'c64) shp) (list 'quote dt)) dt shp))
+                       ((= j 1)
+                        (list (list 'prim:cast (fz-new-leaf (fz-pick '(f64 f32 i32 bool)) shp) (list 'quote dt)) dt shp))
+                       (t (list (list 'prim:cast (list 'polar (fz-new-leaf (fz-part-of dt) shp) (fz-new-leaf (fz-part-of dt) shp))
+                                      (list 'quote dt))
+                                dt shp)))))
+              ((and (= k 6) shp)
+               (list (list (fz-pick '(fft ifft)) (funcall sub shp) :axis (fz-rnd (length shp))) dt shp))
+              ((and (= k 7) shp)
+               (let* ((axis (fz-rnd (length shp))) (m (+ 1 (fz-rnd 4))) (other (fz-replace shp axis m)))
+                 (if (fz-chance 2)
+                     (list (list 'prim:gather (funcall sub other) (fz-index-form shp m) axis) dt shp)
+                     (list (list 'prim:scatter-add (funcall sub shp) (fz-index-form other (nth axis shp)) (funcall sub other) axis)
+                           dt shp))))
+              ;; the movements (fz-sub makes their sources complex)
+              (t (fz-gen-movement depth dt shp))))))
+
+(defun fz-agree-complex-p (a b dt)
+  ;; Flat lists of (re . im) pairs (or (:error ...)) within the part type's tolerance.
+  (cond ((or (eq (car a) :error) (eq (car b) :error)) (equal a b))
+        ((not (= (length a) (length b))) nil)
+        (t (let ((tol (fz-tolerance (fz-part-of dt))))
+             (every (lambda (x y)
+                      (flet ((close (u v) (or (and (/= u u) (/= v v)) (= u v) (<= (abs (- u v)) (* tol (+ 1 (abs v)))))))
+                        (and (close (car x) (car y)) (close (cdr x) (cdr y)))))
+                    a b)))))
+
+(defun fz-fuzz-complex (n)
+  (let ((failures 0))
+    (dotimes (i n)
+      (setq *leaves* nil)
+      (let* ((dt (fz-pick +complexes+))
+             (form (first (fz-gen-complex 4 dt (fz-random-shape))))
+             (want (fz-run-on 'ref form))
+             (got (fz-run-on *device* form)))
+        (unless (fz-agree-complex-p got want dt)
+          (setq failures (+ failures 1))
+          (format t "complex graph ~a (~a): ~a and ref disagree~%  form: ~s~%  leaves: ~s~%  ref: ~s~%  ~a: ~s~%"
+                  i dt *device* form *leaves* want *device* got))))
+    (use-backend *device*)
+    (format t "complex value graphs: ~a of ~a agree with the reference executor~%" (- n failures) n)))
+
+(defun fz-gen-complex-smooth (depth shp)
+  ;; A c128 graph of smooth functions (leaves as parts, made complex inside).
+  (if (or (<= depth 0) (fz-chance 4))
+      (list 'view-as-complex (fz-new-leaf 'f64 (append shp '(2))))
+      (let ((k (fz-rnd 9)) (a (fz-gen-complex-smooth (- depth 1) shp)))
+        (cond ((= k 0) (list 'add a (fz-gen-complex-smooth (- depth 1) shp)))
+              ((= k 1) (list 'mul a (fz-gen-complex-smooth (- depth 1) shp)))
+              ((= k 2) (list 'conj a))
+              ;; sin and exp of a scaled value: sin's cosh(imaginary part) grows as fast as exp
+              ((= k 3) (list 'sin (list 'mul 0.25 a)))
+              ;; a real part of at least 2: away from 0 and the branch cut, where they are singular
+              ((= k 4) (list (fz-pick '(reciprocal log sqrt))
+                             (list 'complex (list 'add 2.0 (list 'square (list 'real a))) (list 'imag a))))
+              ((= k 5) (list 'exp (list 'mul 0.25 a)))
+              ((and (= k 6) shp) (list (fz-pick '(fft ifft)) a :axis (fz-rnd (length shp))))
+              ((= k 7) (list 'complex (list 'abs (list 'add a 3.0)) (list 'real a)))
+              (t (list 'flip a (list 'quote (if shp (list 0) nil))))))))
+
+(defun fz-fuzz-complex-gradients (n)
+  (let ((failures 0))
+    (dotimes (i n)
+      (setq *leaves* nil)
+      (let* ((shp (let ((s (fz-random-shape nil))) (if s s '(2))))
+             (form (list 'view-as-real (fz-gen-complex-smooth 4 shp)))
+             (k (length *leaves*))
+             (vars (loop for j below k collect (intern (format nil "Z~a" j))))
+             (body (let ((f form)) (dotimes (j k f) (setq f (fz-replace-leaf f j (nth j vars))))))
+             (fn (eval (list 'lambda vars body)))
+             (ts (mapcar (lambda (l) (reshape (tensor (mapcar (lambda (v) (+ v 0.0371)) (third l)) :dtype 'f64) (second l)))
+                         *leaves*)))
+        (unless (apply #'grad-check fn ts)
+          (setq failures (+ failures 1))
+          (format t "complex gradient graph ~a disagrees with finite differences: ~s~%  leaves: ~s~%" i form *leaves*))))
+    (format t "complex gradient graphs: ~a of ~a agree with finite differences~%" (- n failures) n)))
+
 (fz-fuzz-values *graphs*)
 (fz-fuzz-gradients *grad-graphs*)
 (let ((*quantized-leaves* t))
   (fz-fuzz-values *quantized-graphs* "value graphs over quantized leaves"))
+(fz-fuzz-complex *complex-graphs*)
+(fz-fuzz-complex-gradients *complex-grad-graphs*)
