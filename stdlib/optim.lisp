@@ -297,8 +297,8 @@ and still replay.
                total)))))
 
 (defun optim:%grad-norm (grads)
-  ;; The joint L2 norm of GRADS, a 0-d f32 tensor (lazy).
-  (sqrt (%fold #'add (mapcar (lambda (g) (sum (square (cast g 'f32)))) grads))))
+  ;; The joint L2 norm of GRADS, a 0-d f32 tensor (lazy); a complex gradient counts its parts.
+  (sqrt (%fold #'add (mapcar (lambda (g) (sum (square (cast (if (complex-p g) (view-as-real g) g) 'f32)))) grads))))
 
 (defun optim:%clip-in-graph (grads max-norm)
   ;; Clipping with no host read: the norm is realized first (the assigns then read it, not

@@ -169,8 +169,9 @@ Returns FILE.
       (error 'value-error "plot:image: unknown colormap ~s (known: ~{~a~^ ~})" colormap (mapcar #'car plot:*colormaps*)))
     (unless (= (ndim v) 2) (error 'shape-error "plot:image: VALUES must be 2-d, got shape ~s" (shape v)))
     (let* ((finite (logical-not (logical-or (isnan v) (isinf v))))
-           (lo (or vmin (item (amin (where finite v +inf+)))))
-           (hi (or vmax (item (amax (where finite v (- +inf+))))))
+           ;; (No finite value at all: the range 0 .. 1; NaN and inf take the lowest color.)
+           (lo (or vmin (let ((m (item (amin (where finite v +inf+))))) (if (= m +inf+) 0.0 m))))
+           (hi (or vmax (let ((m (item (amax (where finite v (- +inf+)))))) (if (= m (- +inf+)) 1.0 m))))
            (span (if (> hi lo) (- hi lo) 1.0))
            (k (length colors))
            ;; Position along the colormap, 0 .. k-1: the lower color's index and the fraction past it.

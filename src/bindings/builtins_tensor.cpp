@@ -127,8 +127,8 @@ std::int64_t checked_int_element(Interp& in, Value v, DType t) {
 
 Value tensor_from_data(Interp& in, Value data, Value dtype_arg) {
   Gathered g;
-  if (!is_sequence(data) && !data.is_number() && !data.same(in.t()) && !data.is_nil()) {
-    in.type_error("tensor", 1, "a number or a nested list of numbers", data);
+  if (!is_sequence(data) && !data.is_number() && !data.same(in.t()) && !data.is_nil() && !is_complex_pair(data)) {
+    in.type_error("tensor", 1, "a number, a complex pair (real . imaginary) or a nested list of them", data);
   }
   if (data.is_nil()) {
     g.shape = {0};

@@ -239,6 +239,15 @@ class Executor {
       if (s->dtype != DType::F32 && s->dtype != DType::F64) {
         fail("type-error", n->name + ": the operand must be f32 or f64, got " + std::string(dtype_name(s->dtype)));
       }
+      // The node's declared type and shape must be the transform's: FFTW writes all of it.
+      std::string why;
+      const std::vector<std::int64_t> want = fftw::output_shape(n->name, {concrete(s->shape)}, why);
+      if (!why.empty()) fail("shape-error", why);
+      if (want != shape || n->dtype != s->dtype) {
+        fail("shape-error", n->name + ": the result must be " + std::string(dtype_name(s->dtype)) + " " +
+                                shape_str(Shape(want.begin(), want.end())) + ", the extern declares " +
+                                std::string(dtype_name(n->dtype)) + " " + shape_str(n->shape));
+      }
       std::shared_ptr<Buffer> in = materialize(s);
       auto out = allocate_buffer(n->dtype, shape);
       if (std::string why = fftw::run(n->name, out->data(), {{s->dtype == DType::F64, concrete(s->shape), in->data()}});

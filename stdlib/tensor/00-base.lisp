@@ -59,9 +59,20 @@ The dtype is inferred (f32 if any element is a float, else i32, i64 for integers
         (t (%tensor-from-list x dt))))
 
 (defun %float-tensor (x)
-  "X as a tensor of a float dtype (integer and bool tensors become f32; a complex tensor stays)."
+  "X as a tensor of a float dtype (integer and bool tensors become f32; a complex tensor is a
+dtype-error: a function that takes one asks for %inexact-tensor)."
+  (let ((tx (%as-tensor x)))
+    (if (dtype-float-p (tensor-dtype tx)) tx (prim:cast tx 'f32))))
+
+(defun %inexact-tensor (x)
+  "X as a tensor of a float or complex dtype (integer and bool tensors become f32)."
   (let ((tx (%as-tensor x)))
     (if (or (dtype-float-p (tensor-dtype tx)) (dtype-complex-p (tensor-dtype tx))) tx (prim:cast tx 'f32))))
+
+(defun %refuse-complex (fn x)
+  "A dtype-error naming FN when X is a complex tensor (for functions of ordered values)."
+  (when (and (tensorp x) (dtype-complex-p (dtype x)))
+    (error 'dtype-error "~a: not defined for complex tensors (~a); take (real z), (imag z) or (abs z)" fn (dtype x))))
 
 (defun %scalar-like (value x)
   "A tensor of X's dtype and shape filled with VALUE."

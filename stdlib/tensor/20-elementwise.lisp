@@ -207,7 +207,7 @@ PyTorch's clamp does; a tensor bound gets it where X is beyond it.
   "(exp X) e^X elementwise."
   ;; 2^(X log2 e), with the product in f64 for narrower floats: rounded to f32 it moves the
   ;; exponent by up to |X| 2^-24, 60 ulp of the result near X = 80 (issue 19).
-  (let* ((f (%float-tensor x)) (dt (tensor-dtype f)))
+  (let* ((f (%inexact-tensor x)) (dt (tensor-dtype f)))
     (cond ((%complexp f) (%complex-exp f))
           ((eq dt 'f64)
          (prim:exp2 (prim:mul f (%scalar-like +log2e+ f))))
@@ -221,7 +221,7 @@ PyTorch's clamp does; a tensor bound gets it where X is beyond it.
 (defcomposite %tensor-log (x &optional base)
   "(log X [BASE]) Natural logarithm (or in BASE) elementwise: log 0 = -inf, log of a
 negative number is NaN."
-  (let* ((f (%float-tensor x))
+  (let* ((f (%inexact-tensor x))
          (l (if (%complexp f) (%complex-log f) (prim:mul (prim:log2 f) (%scalar-like +ln2+ f)))))
     (if base (div l (log (if (%complexp f) base (%as-tensor base (tensor-dtype f))))) l)))
 
@@ -353,6 +353,7 @@ with a fractional Y it gives NaN. 0^0 = 1.
 (defcomposite trunc (x)
   "(trunc X) X rounded toward zero elementwise.
   (to-list (trunc (tensor '(1.7 -1.7))))  ; => (1.0 -1.0)"
+  (%refuse-complex 'trunc x)
   (let* ((tx (%as-tensor x)) (dt (tensor-dtype tx)))
     (if (not (dtype-float-p dt))
         tx
@@ -362,6 +363,7 @@ with a fractional Y it gives NaN. 0^0 = 1.
 (defcomposite %tensor-floor (x &optional divisor)
   "(floor X [DIVISOR]) The largest integer not above X (or X/DIVISOR) elementwise; for
 integer tensors with a divisor, floor division."
+  (%refuse-complex 'floor x)
   (if divisor
       (floor-divide x divisor)
       (let* ((tx (%as-tensor x)) (tr (trunc tx)))
@@ -372,6 +374,7 @@ integer tensors with a divisor, floor division."
 (defcomposite ceil (x)
   "(ceil X) The smallest integer not below X elementwise.
   (to-list (ceil (tensor '(1.2 -1.2 3.0))))  ; => (2.0 -1.0 3.0)"
+  (%refuse-complex 'ceil x)
   (let* ((tx (%as-tensor x)) (tr (trunc tx)))
     (if (dtype-float-p (tensor-dtype tx))
         (prim:add tr (prim:cast (prim:cmplt tr tx) (tensor-dtype tx)))
@@ -379,6 +382,7 @@ integer tensors with a divisor, floor division."
 
 (defcomposite %round-tensor (x)
   "(round X) X rounded to the nearest integer elementwise; halves go to the even one."
+  (%refuse-complex 'round x)
   (let ((tx (%as-tensor x)))
     (if (not (dtype-float-p (tensor-dtype tx)))
         tx
@@ -481,10 +485,17 @@ tensors, a literal 0 divisor is a division-by-zero error and a 0 in a divisor te
          (xs (%args2 'atan2 y x (if (dtype-float-p dt) dt 'f32)))
          (yy (first xs)) (xx (second xs))
          (base (atan (div yy xx)))
-         (neg-x (lt xx 0)))
-    (where (equals xx 0)
-           (mul (sign yy) +half-pi+)
-           (where neg-x (where (lt yy 0) (sub base pi) (add base pi)) base))))
+         (neg-x (lt xx 0))
+         ;; A -0 counts as negative, as C's atan2 (and PyTorch's) has it: atan2(-0, -1) = -pi,
+         ;; atan2(0, -0) = pi (the complex branch cut's lower side in angle and log).
+         (neg-y (logical-or (lt yy 0) (logical-and (equals yy 0) (lt (reciprocal yy) 0))))
+         (zero-x (equals xx 0))
+         (minus-zero-x (logical-and zero-x (lt (reciprocal xx) 0))))
+    (where zero-x
+           (where (logical-and (equals yy 0) minus-zero-x)
+                  (where neg-y (- pi) pi)
+                  (mul (sign yy) +half-pi+))
+           (where neg-x (where neg-y (sub base pi) (add base pi)) base))))
 
 (defcomposite %tensor-asin (x)
   "(asin X) Arc sine elementwise (NaN outside [-1, 1])."

@@ -153,12 +153,17 @@ Z >= 0 and pi where Z < 0 (NaN stays NaN), as PyTorch.
     (%from-parts (mul (cos x) (cosh y)) (neg (mul (sin x) (sinh y))))))
 
 (defun %complex-pow (x y)
-  ;; X^Y = exp(Y log X), with 0^Y = 0 (1 when Y = 0) for a real exponent's sake.
+  ;; X^Y = exp(Y log X); 0^Y as PyTorch: 1 for Y = 0, 0 when Re Y > 0, inf + nan i when
+  ;; Re Y < 0, nan + nan i otherwise.
   (let* ((xs (%args2 'pow x y)) (b (first xs)) (e (second xs))
          (zero-b (equals b 0))
          (safe (where zero-b 1 b))
-         (r (%complex-exp (mul e (%complex-log safe)))))
-    (where zero-b (where (equals e 0) 1 0) r)))
+         (r (%complex-exp (mul e (%complex-log safe))))
+         (re (%part e 0))
+         (at-zero (where (equals e 0) 1
+                         (where (gt re 0) 0
+                                (where (lt re 0) (complex +inf+ +nan+) (complex +nan+ +nan+))))))
+    (where zero-b (cast at-zero (dtype r)) r)))
 
 (defun %complex-sign (z)
   ;; Z / |Z| (0 at 0): PyTorch's sgn.

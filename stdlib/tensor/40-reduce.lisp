@@ -47,7 +47,7 @@ tensors multiply as i64 (as PyTorch's), unless DTYPE is given.
 (defcomposite mean (x &key axis keepdim)
   "(mean X &key axis keepdim) The mean of X's elements over AXIS (as a float).
   (item (mean (tensor '(1.0 2.0 3.0 4.0))))  ; => 2.5"
-  (let* ((tx (%float-tensor x))
+  (let* ((tx (%inexact-tensor x))
          (axes (%axes 'mean axis (ndim tx))))
     (%divide-by-count (sum tx :axis axes :keepdim keepdim) tx axes keepdim)))
 
@@ -114,13 +114,14 @@ in the flattened X when AXIS is nil. A NaN counts as the smallest.
 
 (defcomposite var (x &key axis keepdim (correction 1))
   "(var X &key axis keepdim (correction 1)) The variance over AXIS: the sum of squared
-deviations divided by N - CORRECTION (1: unbiased, as PyTorch defaults to).
+deviations divided by N - CORRECTION (1: unbiased, as PyTorch defaults to); of a complex X,
+of |deviations|^2 (a real result).
   (item (var (tensor '(1.0 2.0 3.0 4.0 5.0))))  ; => 2.5
   (item (var (tensor '(1.0 2.0 3.0 4.0)) :correction 0))  ; => 1.25"
-  (let* ((tx (%float-tensor x))
+  (let* ((tx (%inexact-tensor x))
          (axes (%axes 'var axis (ndim tx)))
          (d (sub tx (mean tx :axis axes :keepdim t)))
-         (s (sum (mul d d) :axis axes :keepdim keepdim)))
+         (s (sum (if (%complexp d) (add (square (real d)) (square (imag d))) (mul d d)) :axis axes :keepdim keepdim)))
     (%divide-by-count s tx axes keepdim correction)))
 
 (defcomposite std (x &key axis keepdim (correction 1))
@@ -254,9 +255,10 @@ Like cumsum, an N x N masked product per row: O(N^2) work for an axis of N.
 a list, or nil for all elements), as torch.linalg.vector_norm: P 2 is sqrt(sum |x|^2), 1 is
 sum |x|, inf max |x|, -inf min |x|, 0 the number of nonzero elements, any other number
 (sum |x|^P)^(1/P); :fro is 2 (the Frobenius norm when AXIS is a matrix's two axes). The
-result is a float. The 2-norm's gradient at a zero vector is 0, as PyTorch's.
+result is a float (of a complex X too: the norm of |X|). The 2-norm's gradient at a zero
+vector is 0, as PyTorch's.
   (item (norm (tensor '(3.0 4.0))))  ; => 5.0"
-  (let* ((f (%float-tensor x))
+  (let* ((f (if (%complexp x) (abs x) (%float-tensor x)))
          (axes (%axes 'norm axis (ndim f)))
          (r (cond ((or (eq p :fro) (eql p 2) (eql p 2.0)) (%norm-2 f axes))
                   ((eql p inf) (amax (abs f) :axis axes :keepdim t))

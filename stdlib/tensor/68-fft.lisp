@@ -150,9 +150,18 @@ realized (a rule runs inside a realize).
           ((eq mode 'ortho) (/ 1.0 (sqrt n)))
           (t (error 'value-error "~a: norm must be backward, ortho or forward, got ~s" fn norm)))))
 
+(defun %fft-points (fn points axis)
+  ;; POINTS, the length of a transform along AXIS: a positive integer, else an error.
+  (cond ((not (integerp points))
+         (error 'shape-error "~a: the length along axis ~a is symbolic (~a); a transform needs a concrete size"
+                fn axis points))
+        ((< points 1) (error 'value-error "~a: no points to transform along axis ~a" fn axis)))
+  points)
+
 (defun %fft-size (fn x axis n)
   ;; X (complex) along AXIS trimmed or zero-padded to N points (when N is given).
   (let* ((shp (shape x)) (size (nth axis shp)))
+    (when n (%fft-points fn size axis))
     (cond ((null n) x)
           ((not (and (integerp n) (> n 0)))
            (error 'value-error "~a: the number of points must be a positive integer, got ~s" fn n))
@@ -168,7 +177,7 @@ realized (a rule runs inside a realize).
          (_ (when (= (ndim z) 0) (error 'shape-error "~a: needs a tensor of at least one axis, got a 0-d tensor" fn)))
          (ax (%axis fn axis (ndim z)))
          (z (%fft-size fn z ax n))
-         (points (nth ax (shape z)))
+         (points (%fft-points fn (nth ax (shape z)) ax))
          (last-axis (- (ndim z) 1))
          (moved (if (= ax last-axis) z (transpose z ax last-axis)))
          (y (%fft-c2c moved (if inverse 1 -1)))
@@ -298,7 +307,7 @@ given). A real X is transformed as complex. NORM: nil or backward (no scaling), 
          (tx (if (member (dtype tx) '(f32 f64)) tx (cast tx 'f32)))
          (ax (%axis 'rfft axis (ndim tx)))
          (sized (%fft-size 'rfft tx ax n))
-         (points (nth ax (shape sized)))
+         (points (%fft-points 'rfft (nth ax (shape sized)) ax))
          (y (%to-last (%r2c (%to-last sized ax)) ax))
          (scale (%fft-norm-scale 'rfft norm points nil)))
     (declare (ignore _))
@@ -312,7 +321,7 @@ frequencies 0 and N/2, which a real signal cannot have, are ignored.
   (let* ((z (%as-complex x))
          (_ (when (= (ndim z) 0) (error 'shape-error "irfft: needs a tensor of at least one axis, got a 0-d tensor")))
          (ax (%axis 'irfft axis (ndim z)))
-         (m (nth ax (shape z)))
+         (m (%fft-points 'irfft (nth ax (shape z)) ax))
          (points (or n (* 2 (- m 1))))
          (_ (unless (and (integerp points) (> points 0))
               (error 'value-error "irfft: the output must have at least one point, got ~s (input of ~a along axis ~a)"
@@ -485,7 +494,7 @@ both sides first (PAD-MODE :reflect, :constant or :replicate); NORMALIZED scales
                           (complex (pad (real sig) (list (list p p)) :mode pad-mode) (pad (imag sig) (list (list p p)) :mode pad-mode))
                           (pad sig (list (list p p)) :mode pad-mode)))
                     sig))
-           (len (second (shape sig)))
+           (len (%fft-points 'stft (second (shape sig)) (- (ndim tx) 1)))
            (_ (when (< len n-fft)
                 (error 'shape-error "stft: the signal has ~a samples~a, fewer than n-fft (~a)" len
                        (if center " after padding" "") n-fft)))

@@ -219,7 +219,9 @@ elsewhere are not touched.
   (let ((r (funcall (value-and-grad (lambda (x n) (sum (pow x n)))) (tensor '(1.0 2.0)) 3)))
     (list (to-list (first (second r))) (second (second r))))  ; => ((3.0 12.0) nil)"
   (lambda (&rest args)
-    (let* ((leaves (mapcar (lambda (a) (if (and (tensorp a) (dtype-float-p (dtype a))) (%fresh-leaf a) a))
+    (let* ((leaves (mapcar (lambda (a) (if (and (tensorp a) (or (dtype-float-p (dtype a)) (dtype-complex-p (dtype a))))
+                                               (%fresh-leaf a)
+                                               a))
                            args))
            (value (apply f leaves)))
       (when (requires-grad-p value) (backward value))

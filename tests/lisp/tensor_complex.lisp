@@ -50,7 +50,9 @@
   (is (dtype-complex-p 'c128))
   (is (not (dtype-float-p 'c64)))
   (is (= (dtype-size 'c64) 8))
-  (is (= (dtype-size 'c128) 16)))
+  (is (= (dtype-size 'c128) 16))
+  (is (equal (item (tensor '(1 . 2))) '(1.0 . 2.0)))
+  (is (equal (shape (tensor '(1 . 2) :dtype 'c128)) nil)))
 
 (deftest printing
   (is (string= (prin1-to-string *a*) "#<tensor c64 (2) [1.+2.j 3.-1.j]>"))
@@ -114,7 +116,24 @@
   (is (equal (tl (abs (tensor (list (cons inf 1.0) (cons 0.0 0.0))))) (list inf 0.0)))
   (is (equal (tl (isnan (tensor (list (cons nan 0.0) '(1.0 . 2.0))))) '(t nil)))
   (is (equal (tl (isinf (tensor (list (cons 0.0 (- inf)) '(1.0 . 2.0))))) '(t nil)))
-  (is (pairs-close (tl (exp (tensor '((0 . 1)) :dtype 'c128))) (list (cons (cos 1.0) (sin 1.0))) 1e-12)))
+  (is (pairs-close (tl (exp (tensor '((0 . 1)) :dtype 'c128))) (list (cons (cos 1.0) (sin 1.0))) 1e-12))
+  ;; The branch cut's lower side: -1 - 0i has angle -pi and log -pi i, as NumPy and PyTorch.
+  (is (approx= (item (angle (tensor (list (cons -1.0 -0.0))))) (- pi) 1e-6))
+  (is (pairs-close (list (item (log (tensor (list (cons -1.0 -0.0)))))) (list (cons 0.0 (- pi))) 1e-6))
+  (is (equal (tl (atan2 (tensor '(-0.0 0.0 0.0)) (tensor '(-1.0 -0.0 0.0))))
+             (tl (tensor (list (- pi) pi 0.0)))))
+  ;; 0^y as PyTorch: 1, 0 for Re y > 0, inf + nan i for Re y < 0, nan + nan i on the axis.
+  (let ((p (tl (pow (zeros '(4) :dtype 'c64) (tensor '((0 . 0) (2.5 . 0) (-1.5 . 0) (0 . 1)))))))
+    (is (equal (subseq p 0 2) '((1.0 . 0.0) (0.0 . 0.0))))
+    (is (and (equal (car (third p)) inf) (/= (cdr (third p)) (cdr (third p)))))
+    (is (and (/= (car (fourth p)) (car (fourth p))) (/= (cdr (fourth p)) (cdr (fourth p))))))
+  ;; var, std and norm of complex values are real: of |x|.
+  (let ((v (tensor '((1 . 2) (3 . -4) (0 . 0.5)))))
+    (is (approx= (item (var v)) 12.083333 1e-5))
+    (is (eq (dtype (var v)) 'f32))
+    (is (approx= (item (std v :correction 0)) (sqrt (* (/ 2.0 3.0) 12.083333)) 1e-5))
+    (is (approx= (item (norm v)) 5.5 1e-6))
+    (is (approx= (item (norm v :p 1)) (+ (sqrt 5) 5 0.5) 1e-6))))
 
 ;;; --- shapes, reductions, matmul ------------------------------------------------------------
 
@@ -200,7 +219,10 @@
     (backward (mul z (tensor '((0 . 1) (1 . 0)))) (tensor '((1 . 0) (0 . 1))))
     (is (equal (tl (grad z)) '((0.0 . -1.0) (0.0 . 1.0)))))
   (let ((z (requires-grad! (tensor '((1 . 1))))))
-    (is-error dtype-error (backward (sum z)))))
+    (is-error dtype-error (backward (sum z))))
+  ;; value-and-grad makes complex arguments leaves too: d|z|/dz = z/|z|.
+  (let ((r (funcall (value-and-grad (lambda (z) (sum (abs z)))) (tensor '((3 . 4))))))
+    (is (pairs-close (tl (first (second r))) '((0.6 . 0.8)) 1e-6))))
 
 ;;; --- jit --------------------------------------------------------------------------------------
 
@@ -270,6 +292,12 @@
   (is-error shape-error (view-as-complex (tensor '(1.0 2.0 3.0))))
   (is-error dtype-error (view-as-real (tensor '(1.0))))
   (is-error dtype-error (relu *a*))
+  (is-error dtype-error (floor *a*))
+  (is-error dtype-error (round *a*))
+  (is-error dtype-error (trunc *a*))
+  (is-error dtype-error (ceil *a*))
+  (is-error dtype-error (erf *a*))
+  (is-error dtype-error (gelu *a*))
   (is-error dtype-error (take-rows (tensor '(((1 . 2)))) '(0)))
   (is-error dtype-error (save-gguf (list (cons "z" *a*)) "/tmp/tl-complex-test.gguf")))
 

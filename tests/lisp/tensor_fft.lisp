@@ -153,6 +153,10 @@
   (is-error shape-error (stft (zeros '(2 2 64)) 8))
   (is-error shape-error (stft (zeros '(64)) 8 :window (ones '(7))))
   (is-error value-error (istft (stft (zeros '(64)) 8 :window (hann-window 8) :center nil) 8 :window (hann-window 8) :center nil))
-  (is-error shape-error (istft (zeros '(4 3) :dtype 'c64) 8)))
+  (is-error shape-error (istft (zeros '(4 3) :dtype 'c64) 8))
+  (is-error value-error (fft (zeros '(4 0))))
+  (is-error value-error (rfft (zeros '(2 0))))
+  (is-error shape-error (fft (symbolic-shape (ones '(4 2)) '(n 2)) :axis 0))
+  (is-error shape-error (rfft (symbolic-shape (ones '(4 2)) '(n 2)) :axis 0 :n 8)))
 
 (run-tests)

@@ -94,6 +94,17 @@ def test_bad_wav(tl, tmp_path):
         tl.call("load-wav", str(path))
 
 
+def test_empty_data_chunk(tl, tmp_path):
+    # A data chunk of size 0 holds no samples, even with other chunks after it (as wave reads it).
+    fmt = struct.pack("<HHIIHH", 1, 1, 8000, 16000, 2, 16)
+    body = b"WAVE" + b"fmt " + struct.pack("<I", 16) + fmt + b"data" + struct.pack("<I", 0)
+    body += b"LIST" + struct.pack("<I", 8) + b"INFOabcd"
+    path = tmp_path / "empty.wav"
+    path.write_bytes(b"RIFF" + struct.pack("<I", len(body)) + body)
+    samples, rate = tl.call("load-wav", str(path))
+    assert rate == 8000 and np.asarray(samples).shape == (1, 0)
+
+
 def read_png(path):
     data = open(path, "rb").read()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"

@@ -422,7 +422,8 @@ void write_gguf(const FileCtx& ctx, const std::vector<std::pair<std::string, Ggu
     if (!type) {
       ctx.fail_dtype("cannot hold tensor " + json_quoted(name) + " of dtype " +
                      std::string(dtype_name(array.buffer->dtype)) +
-                     ": GGUF has no such type; cast it first, e.g. (cast x 'i32)");
+                     (is_complex(array.buffer->dtype) ? ": GGUF has no complex type; save (view-as-real z), its parts"
+                                                      : ": GGUF has no such type; cast it first, e.g. (cast x 'i32)"));
     }
     if (array.shape.size() > kMaxDims) {
       ctx.fail("cannot hold tensor " + json_quoted(name) + " of " + std::to_string(array.shape.size()) +

@@ -50,6 +50,7 @@ void write_png(const FileCtx& ctx, const Array& pixels) {
     ctx.fail("cannot be written: zlib failed to compress the pixels");
   }
   packed.resize(packed_size);
+  if (packed.size() > 0x7FFFFFFFu) ctx.fail("cannot be written: its compressed pixels exceed a PNG chunk's 2 GiB");
   const char color = channels == 1 ? 0 : channels == 3 ? 2 : 6;
   std::string header = be32(static_cast<std::uint64_t>(width)) + be32(static_cast<std::uint64_t>(height));
   header += std::string{8, color, 0, 0, 0};  // 8 bits, color type, deflate, no filter choice, no interlace

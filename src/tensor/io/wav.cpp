@@ -96,15 +96,14 @@ WavAudio read_wav(const FileCtx& ctx) {
       format = parse_format(ctx, file.read_string(body, static_cast<std::size_t>(size)));
     } else if (id == "data") {
       if (!format) ctx.fail("has its data chunk before its format chunk");
-      // A writer that did not know the length leaves the size 0 or 0xFFFFFFFF: the rest of
-      // the file is the data then, as other readers assume.
+      // A writer that did not know the length (a stream) leaves the size 0xFFFFFFFF: the rest
+      // of the file is the data then, as other readers assume. A size of 0 is no samples.
       std::uint64_t bytes = size;
-      if (size == 0 || size == 0xFFFFFFFFu || body + size > file.size()) {
-        if (size != 0 && size != 0xFFFFFFFFu) {
-          ctx.fail("is truncated: its data chunk declares " + std::to_string(size) + " bytes, the file holds " +
-                   std::to_string(file.size() - body));
-        }
+      if (size == 0xFFFFFFFFu) {
         bytes = file.size() - body;
+      } else if (body + size > file.size()) {
+        ctx.fail("is truncated: its data chunk declares " + std::to_string(size) + " bytes, the file holds " +
+                 std::to_string(file.size() - body));
       }
       const std::uint64_t frames = bytes / format->block_align;
       std::string raw = file.read_string(body, static_cast<std::size_t>(frames * format->block_align));
