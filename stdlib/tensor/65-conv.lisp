@@ -432,3 +432,90 @@ width) for an output of SIZE, the windows as adaptive-avg-pool2d's.
   "(adaptive-max-pool3d X SIZE) As adaptive-max-pool2d, for X (batch channels depth height width).
   (shape (adaptive-max-pool3d (zeros '(1 2 5 6 7)) 2))  ; => (1 2 2 2 2)"
   (%adaptive-pool 'adaptive-max-pool3d 3 x size #'amax))
+
+;;; --- fractional max pooling ----------------------------------------------------------------
+
+(defun %fractional-starts (u in out k)
+  ;; The window starts along an axis of IN elements for OUT windows of K, from the samples U
+  ;; (batch channels) in [0, 1), as PyTorch's fractional max pooling draws them: with
+  ;; alpha = (IN - K) / (OUT - 1), start i = floor((i + u) alpha) - floor(u alpha), the last
+  ;; IN - K. An i64 tensor (batch channels OUT).
+  (let* ((shp (append (shape u) (list out)))
+         (last (prim:const (- in k) 'i64 shp)))
+    (if (= out 1)
+        last
+        (let* ((alpha (/ (float (- in k)) (- out 1)))
+               (i (prim:iota shp (length (shape u)) 'f64))
+               (uu (prim:expand (prim:reshape (cast u 'f64) (append (shape u) '(1))) shp))
+               (s (sub (floor (mul (add i uu) alpha)) (floor (mul uu alpha))))
+               (is-last (equals (prim:iota shp (length (shape u)) 'i64) (- out 1))))
+          (where is-last last (cast s 'i64))))))
+
+(defun %fractional-max-pool (fn n x kernel-size output-size output-ratio samples)
+  (%refuse-complex fn x)
+  (let* ((x (%as-tensor x))
+         (kernel (%tuple fn "kernel size" kernel-size n)))
+    (unless (= (ndim x) (+ n 2))
+      (error 'shape-error "~a: expected an input of shape (batch channels ~a), got ~s" fn (%spatial-names n) (shape x)))
+    (when (and output-size output-ratio)
+      (error 'type-error "~a: give output-size or output-ratio, not both" fn))
+    (let* ((spatial (nthcdr 2 (shape x)))
+           (out (cond (output-size (%tuple fn "output size" output-size n))
+                      (output-ratio
+                       (let ((r (if (numberp output-ratio) (make-list n output-ratio) output-ratio)))
+                         (unless (and (listp r) (= (length r) n) (every (lambda (v) (and (numberp v) (< 0 v 1))) r))
+                           (error 'value-error "~a: output-ratio must be in (0, 1), got ~s" fn output-ratio))
+                         (mapcar (lambda (d v) (floor (* d v))) spatial r)))
+                      (t (error 'type-error "~a: give output-size or output-ratio" fn))))
+           (batch (first (shape x))) (channels (second (shape x)))
+           (u (if samples
+                  (%as-tensor samples)
+                  (rand (list batch channels n) :dtype (if (eq (dtype x) 'f64) 'f64 'f32)))))
+      (loop for d in spatial for o in out for k in kernel
+            do (when (or (< o 1) (< k 1) (> (+ o k -1) d))
+                 (error 'shape-error "~a: ~a windows of ~a do not fit an axis of ~a (output + kernel - 1 <= input)"
+                        fn o k d)))
+      (unless (equal (shape u) (list batch channels n))
+        (error 'shape-error "~a: the samples must be (batch channels ~a), got ~s" fn n (shape u)))
+      ;; Axis by axis: gather each window's rows (start + 0 .. k-1), then the maximum over the
+      ;; window axes. PyTorch's 2-d samples list width first, its 3-d ones depth first.
+      (let ((g x) (wide (copy-list (shape x))))
+        (dotimes (j n)
+          (let* ((axis (+ 2 j))
+                 (col (if (= n 2) (- 1 j) j))
+                 (ui (prim:reshape (prim:shrink u (list (list 0 batch) (list 0 channels) (list col (+ col 1))))
+                                   (list batch channels)))
+                 (o (nth j out)) (k (nth j kernel))
+                 (starts (%fractional-starts ui (nth j spatial) o k))                   ; (b c o)
+                 (idx (add (prim:reshape starts (list batch channels o 1))
+                           (prim:reshape (prim:iota (list k) 0 'i64) (list 1 1 1 k))))  ; (b c o k)
+                 (idx-shape (append (subseq wide 0 axis) (list (* o k)) (nthcdr (+ axis 1) wide)))
+                 ;; The same starts along every other spatial axis: 1s there, then expanded.
+                 (idx (prim:expand (prim:reshape idx (append (list batch channels) (make-list j :initial-element 1)
+                                                             (list (* o k)) (make-list (- n j 1) :initial-element 1)))
+                                   idx-shape)))
+            (setq g (prim:gather g idx axis))
+            (setq wide idx-shape)))
+        ;; (b c o1*k1 o2*k2 ...) -> (b c o1 k1 o2 k2 ...) -> the maximum over each k
+        (let* ((split (append (list batch channels) (loop for o in out for k in kernel append (list o k))))
+               (r (reshape g split)))
+          (amax r :axis (loop for j below n collect (+ 3 (* 2 j)))))))))
+
+(defcomposite fractional-max-pool2d (x kernel-size &key output-size output-ratio samples)
+  "(fractional-max-pool2d X KERNEL-SIZE &key output-size output-ratio samples) Max pooling of X
+(batch channels height width) over KERNEL-SIZE windows at pseudo-random, overlapping starts
+chosen so that the output has OUTPUT-SIZE (or OUTPUT-RATIO of the input) elements, as
+torch.nn.functional.fractional_max_pool2d (Graham's fractional max pooling). SAMPLES, uniform
+in [0, 1) of shape (batch channels 2) (width's, then height's), fix the starts; drawn with
+rand when not given. The gradient goes to each window's first maximum.
+  (shape (fractional-max-pool2d (zeros '(1 3 10 10)) 3 :output-size 5))  ; => (1 3 5 5)
+  (to-list (fractional-max-pool2d (reshape (arange 16 :dtype 'f32) '(1 1 4 4)) 2 :output-size 2
+                                  :samples (tensor '(((0.5 0.5))))))  ; => ((((5.0 7.0) (13.0 15.0))))"
+  (%fractional-max-pool 'fractional-max-pool2d 2 x kernel-size output-size output-ratio samples))
+
+(defcomposite fractional-max-pool3d (x kernel-size &key output-size output-ratio samples)
+  "(fractional-max-pool3d X KERNEL-SIZE &key output-size output-ratio samples) As
+fractional-max-pool2d, for X (batch channels depth height width); SAMPLES (batch channels 3)
+are depth's, height's and width's, as torch.nn.functional.fractional_max_pool3d.
+  (shape (fractional-max-pool3d (zeros '(2 1 8 8 8)) 2 :output-ratio 0.5))  ; => (2 1 4 4 4)"
+  (%fractional-max-pool 'fractional-max-pool3d 3 x kernel-size output-size output-ratio samples))

@@ -165,4 +165,26 @@
   (is (grad-check (lambda (x) (adaptive-avg-pool2d x '(3 2))) (randn '(1 2 5 5))))
   (is (grad-check (lambda (x) (adaptive-max-pool1d x 3)) (randn '(1 2 7)))))
 
+(deftest fractional-max-pooling
+  ;; Samples 0.5 on a 4x4 input, 2x2 windows, 2 outputs: alpha = (4 - 2) / 1 = 2, starts
+  ;; floor((0 + 0.5) 2) - floor(0.5 * 2) = 0 and the last, 4 - 2 = 2: the windows' maxima.
+  (let ((x (reshape (arange 16 :dtype 'f32) '(1 1 4 4))))
+    (is (equal (tl (fractional-max-pool2d x 2 :output-size 2 :samples (tensor '(((0.5 0.5))))))
+               '((((5.0 7.0) (13.0 15.0))))))
+    ;; 3 outputs from 4 with windows of 2: starts 0, 1, 2 whatever the sample (alpha = 1).
+    (is (equal (tl (fractional-max-pool2d x 2 :output-size 3 :samples (tensor '(((0.3 0.9))))))
+               '((((5.0 6.0 7.0) (9.0 10.0 11.0) (13.0 14.0 15.0)))))))
+  ;; Different samples per channel give different windows; the shapes follow output-ratio.
+  (is (equal (shape (fractional-max-pool2d (zeros '(2 3 10 9)) 3 :output-ratio 0.5)) '(2 3 5 4)))
+  (is (equal (shape (fractional-max-pool3d (zeros '(1 2 8 6 7)) '(2 2 3) :output-size '(4 3 5))) '(1 2 4 3 5)))
+  ;; Every output is one of the input's elements, and the largest of a window.
+  (let* ((x (randn '(2 2 9 9))) (y (fractional-max-pool2d x 3 :output-size 4)))
+    (is (<= (item (amax y)) (item (amax x))))
+    (is (>= (item (amin y)) (item (amin (max-pool2d x 3 :stride 1))))))
+  (is-error shape-error (fractional-max-pool2d (zeros '(1 1 4 4)) 3 :output-size 3))
+  (is-error type-error (fractional-max-pool2d (zeros '(1 1 4 4)) 2))
+  (is-error shape-error (fractional-max-pool2d (zeros '(1 1 4 4)) 2 :output-size 2 :samples (tensor '((0.5 0.5)))))
+  (is (grad-check (lambda (x) (fractional-max-pool2d x 2 :output-size '(3 4) :samples (tensor '(((0.2 0.7)) ((0.9 0.1))))))
+                  (randn '(2 1 5 6)))))
+
 (run-tests)

@@ -159,3 +159,31 @@ def test_norms_rank_condition_powers(tl):
     check(tl, "(lambda (a) (linalg:matrix-power a -2))", lambda a: torch.linalg.matrix_power(a, -2), s)
     low = rng.standard_normal((5, 2)) @ rng.standard_normal((2, 4))
     assert tl.fn.item(tl.call("linalg:matrix-rank", tl.tensor(low))) == int(torch.linalg.matrix_rank(torch.tensor(low)))
+
+
+def lisp_literal(a):
+    """A nested Lisp list of the numbers of array A."""
+    if np.ndim(a) == 0:
+        return repr(float(a))
+    return "(" + " ".join(lisp_literal(v) for v in a) + ")"
+
+
+@pytest.mark.parametrize("shape,kernel,out", [((2, 3, 11, 9), 3, (5, 4)), ((1, 2, 7, 7), (2, 3), (4, 5)),
+                                              ((2, 1, 6, 8), 2, (5, 7))])
+def test_fractional_max_pool2d(tl, shape, kernel, out):
+    # The pseudo-random window starts fixed by the same samples (width's, then height's).
+    x = rng.standard_normal(shape)
+    samples = rng.uniform(0, 1, (shape[0], shape[1], 2))
+    k = str(kernel) if isinstance(kernel, int) else f"'({kernel[0]} {kernel[1]})"
+    lisp = (f"(lambda (x) (fractional-max-pool2d x {k} :output-size '({out[0]} {out[1]})"
+            f" :samples (tensor '{lisp_literal(samples)} :dtype 'f64)))")
+    check(tl, lisp, lambda x: torch.nn.functional.fractional_max_pool2d(
+        x, kernel, output_size=out, _random_samples=torch.tensor(samples)), x)
+
+
+def test_fractional_max_pool3d(tl):
+    x = rng.standard_normal((2, 2, 7, 6, 8))
+    samples = rng.uniform(0, 1, (2, 2, 3))
+    check(tl, f"(lambda (x) (fractional-max-pool3d x 2 :output-size '(4 3 5) :samples (tensor '{lisp_literal(samples)} :dtype 'f64)))",
+          lambda x: torch.nn.functional.fractional_max_pool3d(x, 2, output_size=(4, 3, 5),
+                                                              _random_samples=torch.tensor(samples)), x)
