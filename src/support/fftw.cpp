@@ -120,9 +120,11 @@ bool dims_of(const std::string& name, const std::vector<std::vector<std::int64_t
   return true;
 }
 
-// Plans by (kind, n, batch, precision, the arrays' alignments): FFTW_ESTIMATE plans, made
-// once (the planner is not thread-safe: under a lock) and executed on any arrays of the same
-// alignment (FFTW's new-array execute).
+// Plans by (kind, n, rows, precision, the arrays' alignments): FFTW_ESTIMATE plans, made
+// once (the planner is not thread-safe: under a lock), executed on any arrays of the same
+// alignment (FFTW's new-array execute) and never destroyed (another thread may be executing
+// one). A batch runs in chunks of at most kChunkRows rows, so the plans stay few however many
+// batch sizes a program uses (a loop over signals of every length).
 struct Key {
   std::string kind;
   std::int64_t n, batch;
@@ -143,15 +145,40 @@ std::map<Key, void*>& plans() {
   return p;
 }
 
+constexpr std::int64_t kChunkRows = 64;
+
+template <class T>
+std::string run_rows(const std::string& name, int n, int batch, T* out, T* in);
+
 template <class T>
 std::string run_typed(const std::string& name, const Dims& d, T* out, T* in) {
+  const std::int64_t n = d.n, half = n / 2 + 1;
+  // Reals per row of the input and of the output.
+  const std::int64_t in_row = name == "fft-r2c"                                 ? n
+                              : name == "fft-c2r-even" || name == "fft-c2r-odd" ? 2 * half
+                                                                                : 2 * n;
+  const std::int64_t out_row = name == "fft-r2c"                                 ? 2 * half
+                               : name == "fft-c2r-even" || name == "fft-c2r-odd" ? n
+                                                                                 : 2 * n;
+  for (std::int64_t b = 0; b < d.batch; b += kChunkRows) {
+    const auto rows = static_cast<int>(std::min(kChunkRows, d.batch - b));
+    if (std::string why = run_rows<T>(name, static_cast<int>(n), rows, out + b * out_row, in + b * in_row);
+        !why.empty()) {
+      return why;
+    }
+  }
+  return {};
+}
+
+template <class T>
+std::string run_rows(const std::string& name, int n, int batch, T* out, T* in) {
   const Fns<T>& f = fns<T>();
-  const int n = static_cast<int>(d.n), batch = static_cast<int>(d.batch), half = n / 2 + 1;
+  const int half = n / 2 + 1;
   const int in_align = f.alignment_of(in), out_align = f.alignment_of(out);
   void* plan = nullptr;
   {
     std::lock_guard<std::mutex> lock(plan_mutex());
-    Key key{name, d.n, d.batch, std::is_same_v<T, double>, in_align, out_align};
+    Key key{name, n, batch, std::is_same_v<T, double>, in_align, out_align};
     auto it = plans().find(key);
     if (it != plans().end()) {
       plan = it->second;
