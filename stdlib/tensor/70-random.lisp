@@ -61,7 +61,11 @@ tensors.
   "(rand SHAPE &key (dtype 'f32)) Uniform random numbers in [0, 1) of a float DTYPE: multiples
 of 2^-23 for f32 (PyTorch's are of 2^-24), 2^-11 for f16, 2^-8 for bf16, and 2^-53 for f64.
   (let ((u (rand 1000))) (list (item (ge (amin u) 0.0)) (item (lt (amax u) 1.0))))  ; => (t t)
-  (tensor-dtype (rand '(2 3) :dtype 'f64))  ; => f64"
+  (tensor-dtype (rand '(2 3) :dtype 'f64))  ; => f64
+  (tensor-dtype (rand '(2) :dtype 'c64))  ; => c64"
+  (when (dtype-complex-p dtype)
+    ;; As torch.rand: the real and imaginary parts each uniform in [0, 1).
+    (return-from rand (let ((pd (%part-dtype dtype))) (complex (rand shp :dtype pd) (rand shp :dtype pd)))))
   (%float-dtype-arg 'rand dtype)
   (let ((shp (%shape-arg 'rand shp)))
     (if (eq dtype 'f64)
@@ -88,7 +92,12 @@ of 2^-23 for f32 (PyTorch's are of 2^-24), 2^-11 for f16, 2^-8 for bf16, and 2^-
   "(randn SHAPE &key (dtype 'f32)) Standard normal random numbers (Box-Muller; computed in f64
 for f64, else in f32).
   (shape (randn '(3 4)))  ; => (3 4)
-  (< (abs (item (mean (randn 10000)))) 0.05)  ; => t"
+  (< (abs (item (mean (randn 10000)))) 0.05)  ; => t
+  (< (abs (- (item (mean (square (abs (randn 10000 :dtype 'c64))))) 1.0)) 0.05)  ; => t"
+  (when (dtype-complex-p dtype)
+    ;; As torch.randn: a complex normal of variance 1, its parts each of variance 1/2.
+    (return-from randn (let ((pd (%part-dtype dtype)))
+                         (mul (complex (randn shp :dtype pd) (randn shp :dtype pd)) (sqrt 0.5)))))
   (%float-dtype-arg 'randn dtype)
   (let* ((shp (%shape-arg 'randn shp))
          (ft (if (eq dtype 'f64) 'f64 'f32))
@@ -133,14 +142,18 @@ probabilities), else 0; SHP gives the shape when P is a number.
     (cast (lt (rand s :dtype (if (dtype-float-p (tensor-dtype pt)) (tensor-dtype pt) 'f32)) pt) dtype)))
 
 (defcomposite rand-like (x)
-  "(rand-like X) Uniform random numbers in [0, 1) shaped like X (X's dtype if a float).
+  "(rand-like X) Uniform random numbers in [0, 1) shaped like X (X's dtype if a float or complex).
   (let ((r (rand-like (zeros '(2 3) :dtype 'f64)))) (list (tensor-shape r) (tensor-dtype r)))  ; => ((2 3) f64)"
-  (rand (tensor-shape x) :dtype (if (dtype-float-p (tensor-dtype x)) (tensor-dtype x) 'f32)))
+  (rand (tensor-shape x) :dtype (if (or (dtype-float-p (tensor-dtype x)) (dtype-complex-p (tensor-dtype x)))
+                                    (tensor-dtype x)
+                                    'f32)))
 
 (defcomposite randn-like (x)
-  "(randn-like X) Standard normal random numbers shaped like X (X's dtype if a float).
+  "(randn-like X) Standard normal random numbers shaped like X (X's dtype if a float or complex).
   (let ((r (randn-like (tensor '(1 2 3))))) (list (tensor-shape r) (tensor-dtype r)))  ; => ((3) f32)"
-  (randn (tensor-shape x) :dtype (if (dtype-float-p (tensor-dtype x)) (tensor-dtype x) 'f32)))
+  (randn (tensor-shape x) :dtype (if (or (dtype-float-p (tensor-dtype x)) (dtype-complex-p (tensor-dtype x)))
+                                     (tensor-dtype x)
+                                     'f32)))
 
 (defun %unit-f64 (shp)
   ;; Uniform f64 numbers in (0, 1) from 32 random bits: (bits + 1/2) / 2^32, never 0 or 1.

@@ -52,7 +52,16 @@
   (is (= (dtype-size 'c64) 8))
   (is (= (dtype-size 'c128) 16))
   (is (equal (item (tensor '(1 . 2))) '(1.0 . 2.0)))
-  (is (equal (shape (tensor '(1 . 2) :dtype 'c128)) nil)))
+  (is (equal (shape (tensor '(1 . 2) :dtype 'c128)) nil))
+  ;; Random complex numbers as torch.rand/randn: parts uniform in [0, 1); a complex normal of
+  ;; variance 1 (each part 1/2).
+  (let ((u (rand '(4000) :dtype 'c64)) (n (randn '(4000) :dtype 'c128)))
+    (is (eq (dtype u) 'c64))
+    (is (and (>= (item (amin (real u))) 0.0) (< (item (amax (imag u))) 1.0)))
+    (is (< (abs (- (item (mean (imag u))) 0.5)) 0.03))
+    (is (eq (dtype (randn-like n)) 'c128))
+    (is (< (abs (- (item (mean (square (abs n)))) 1.0)) 0.08))
+    (is (< (abs (- (item (mean (square (real n)))) 0.5)) 0.05))))
 
 (deftest printing
   (is (string= (prin1-to-string *a*) "#<tensor c64 (2) [1.+2.j 3.-1.j]>"))
