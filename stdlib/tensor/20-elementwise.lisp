@@ -507,11 +507,11 @@ tensors, a literal 0 divisor is a division-by-zero error and a 0 in a divisor te
 
 (defcomposite %tensor-sinh (x)
   "(sinh X) Hyperbolic sine elementwise."
-  (let ((f (%float-tensor x))) (mul 0.5 (sub (exp f) (exp (neg f))))))
+  (let ((f (%inexact-tensor x))) (mul 0.5 (sub (exp f) (exp (neg f))))))
 
 (defcomposite %tensor-cosh (x)
   "(cosh X) Hyperbolic cosine elementwise."
-  (let ((f (%float-tensor x))) (mul 0.5 (add (exp f) (exp (neg f))))))
+  (let ((f (%inexact-tensor x))) (mul 0.5 (add (exp f) (exp (neg f))))))
 
 (defcomposite %tensor-tanh (x)
   "(tanh X) Hyperbolic tangent elementwise."
@@ -519,12 +519,13 @@ tensors, a literal 0 divisor is a division-by-zero error and a 0 in a divisor te
   ;; 1 - 2/(1 + exp(2X)), nothing cancels for small X (issue 19).
   ;; Narrower floats: the same in f64, where 1 - exp(-2|X|) loses nothing an f32 result shows
   ;; for |X| >= 1e-3, and below that X (1 - X^2/3 + 2X^4/15): a third of the cost.
+  (if (%complexp x) (%complex-tanh x)
   (let ((f (%float-tensor x)))
     (if (eq (tensor-dtype f) 'f64)
         (let* ((m (expm1 (prim:mul (%neg-abs f) (%scalar-like 2 f))))
                (r (prim:mul (prim:neg m) (prim:recip (prim:add (%scalar-like 2 f) m)))))
           (prim:where (prim:cmplt f (%scalar-like 0 f)) (prim:neg r) r))
-        (%in-f64 f #'%tanh-narrow))))
+        (%in-f64 f #'%tanh-narrow)))))
 
 (defun %tanh-narrow (f)
   ;; F in f64, for a result rounded to f32 or narrower.

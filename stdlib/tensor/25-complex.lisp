@@ -152,6 +152,15 @@ Z >= 0 and pi where Z < 0 (NaN stays NaN), as PyTorch.
   (let ((x (%part z 0)) (y (%part z 1)))
     (%from-parts (mul (cos x) (cosh y)) (neg (mul (sin x) (sinh y))))))
 
+(defun %complex-tanh (z)
+  ;; tanh(x + iy) = (sinh 2x + i sin 2y) / (cosh 2x + cos 2y); beyond |x| = 20 it is sign(x)
+  ;; to double precision (where cosh 2x would overflow first).
+  (let* ((x (%part z 0)) (y (%part z 1))
+         (big (gt (abs x) 20.0))
+         (xs (mul (where big 0.0 x) 2.0))
+         (d (add (cosh xs) (cos (mul y 2.0)))))
+    (%from-parts (where big (sign x) (div (sinh xs) d)) (where big 0.0 (div (sin (mul y 2.0)) d)))))
+
 (defun %complex-pow (x y)
   ;; X^Y = exp(Y log X); 0^Y as PyTorch: 1 for Y = 0, 0 when Re Y > 0, inf + nan i when
   ;; Re Y < 0, nan + nan i otherwise.

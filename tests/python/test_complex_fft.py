@@ -67,7 +67,8 @@ def test_elementwise(tl):
     x = parts(3, 4)
     for name, fn in [("exp", torch.exp), ("log", torch.log), ("sqrt", torch.sqrt), ("abs", torch.abs),
                      ("angle", torch.angle), ("conj", lambda z: z.conj().resolve_conj()), ("sin", torch.sin),
-                     ("cos", torch.cos), ("reciprocal", torch.reciprocal), ("sign", torch.sgn),
+                     ("cos", torch.cos), ("sinh", torch.sinh), ("cosh", torch.cosh), ("tanh", torch.tanh),
+                     ("reciprocal", torch.reciprocal), ("sign", torch.sgn),
                      ("real", torch.real), ("imag", torch.imag), ("square", torch.square)]:
         unary(tl, name, fn, x)
     check(tl, "(lambda (a b) (view-as-real (div (view-as-complex a) (view-as-complex b))))",
