@@ -295,3 +295,30 @@ TEST_CASE("dtype: every bf16 survives bf16 -> float -> bf16", "[tensor][dtype]")
   INFO("first mismatch: 0x" << std::hex << first);
   CHECK(mismatches == 0);
 }
+
+TEST_CASE("dtype: the complex types promote as PyTorch's", "[tensor][dtype]") {
+  using tl::tensor::promote;
+  constexpr DType c64 = DType::C64, c128 = DType::C128;
+  CHECK(tl::tensor::dtype_name(c64) == "c64");
+  CHECK(tl::tensor::dtype_size(c128) == 16);
+  CHECK(tl::tensor::dtype_from_name("complex64") == c64);
+  CHECK(tl::tensor::dtype_from_name("cdouble") == c128);
+  CHECK(tl::tensor::is_complex(c64));
+  CHECK_FALSE(tl::tensor::is_float(c64));
+  CHECK_FALSE(tl::tensor::is_int(c128));
+  CHECK(tl::tensor::complex_part(c64) == DType::F32);
+  CHECK(tl::tensor::complex_part(c128) == DType::F64);
+  CHECK(tl::tensor::complex_of(DType::F64) == c128);
+  CHECK(tl::tensor::complex_of(DType::I64) == c64);
+  CHECK(tl::tensor::complex_of(DType::F16) == c64);
+  for (DType t : kAll) {
+    INFO(tl::tensor::dtype_name(t));
+    // c64 with f64 widens to c128; with anything narrower it stays c64; c128 stays.
+    CHECK(promote(c64, t) == (t == DType::F64 ? c128 : c64));
+    CHECK(promote(t, c64) == promote(c64, t));
+    CHECK(promote(c128, t) == c128);
+    CHECK(tl::tensor::promote_with_scalar(c64, true) == c64);
+  }
+  CHECK(promote(c64, c128) == c128);
+  CHECK(promote(DType::Q8_0, c64) == c64);
+}
