@@ -177,8 +177,10 @@
   ;; Different samples per channel give different windows; the shapes follow output-ratio.
   (is (equal (shape (fractional-max-pool2d (zeros '(2 3 10 9)) 3 :output-ratio 0.5)) '(2 3 5 4)))
   (is (equal (shape (fractional-max-pool3d (zeros '(1 2 8 6 7)) '(2 2 3) :output-size '(4 3 5))) '(1 2 4 3 5)))
-  ;; Every output is one of the input's elements, and the largest of a window.
-  (let* ((x (randn '(2 2 9 9))) (y (fractional-max-pool2d x 3 :output-size 4)))
+  ;; Every output is one of the input's elements, and the largest of a window. (X realized: a
+  ;; stride-1 max-pool2d with randn fused in is a kernel LLVM 14's NVPTX backend cannot select,
+  ;; which the GPU cross-compile check would report; see the session note.)
+  (let* ((x (realize (randn '(2 2 9 9)))) (y (fractional-max-pool2d x 3 :output-size 4)))
     (is (<= (item (amax y)) (item (amax x))))
     (is (>= (item (amin y)) (item (amin (max-pool2d x 3 :stride 1))))))
   (is-error shape-error (fractional-max-pool2d (zeros '(1 1 4 4)) 3 :output-size 3))
