@@ -28,6 +28,8 @@ struct Fns {
   void (*execute_dft_r2c)(Plan p, T* in, T* out) = nullptr;
   void (*execute_dft_c2r)(Plan p, T* in, T* out) = nullptr;
   int (*alignment_of)(T* p) = nullptr;
+  void (*destroy_plan)(Plan p) = nullptr;
+  void (*cleanup)() = nullptr;
 };
 
 constexpr unsigned kEstimate = 1U << 6, kPreserveInput = 1U << 4;
@@ -56,7 +58,8 @@ bool load(const char* file, const char* prefix, Fns<T>& f) {
             find(h, (p + "execute_dft").c_str(), f.execute_dft) &&
             find(h, (p + "execute_dft_r2c").c_str(), f.execute_dft_r2c) &&
             find(h, (p + "execute_dft_c2r").c_str(), f.execute_dft_c2r) &&
-            find(h, (p + "alignment_of").c_str(), f.alignment_of);
+            find(h, (p + "alignment_of").c_str(), f.alignment_of) &&
+            find(h, (p + "destroy_plan").c_str(), f.destroy_plan) && find(h, (p + "cleanup").c_str(), f.cleanup);
   if (!ok) {
     f = {};
     dlclose(h);
@@ -136,13 +139,26 @@ struct Key {
   }
 };
 
-std::mutex& plan_mutex() {
-  static std::mutex m;
-  return m;
-}
-std::map<Key, void*>& plans() {
-  static std::map<Key, void*> p;  // kept for the process: a few per size used
-  return p;
+// The plans, kept for the process (a few per size used). At exit they are destroyed and FFTW
+// frees what it holds (fftw_cleanup), so nothing it allocated outlives the program.
+struct PlanCache {
+  std::mutex mutex;
+  std::map<Key, void*> plans;
+  ~PlanCache() {
+    std::lock_guard<std::mutex> lock(mutex);
+    const Library& lib = library();
+    for (const auto& [key, plan] : plans) (key.f64 ? lib.d.destroy_plan : lib.s.destroy_plan)(plan);
+    plans.clear();
+    if (lib.error.empty()) {
+      lib.s.cleanup();
+      lib.d.cleanup();
+    }
+  }
+};
+
+PlanCache& plan_cache() {
+  static PlanCache cache;
+  return cache;
 }
 
 constexpr std::int64_t kChunkRows = 64;
@@ -177,10 +193,11 @@ std::string run_rows(const std::string& name, int n, int batch, T* out, T* in) {
   const int in_align = f.alignment_of(in), out_align = f.alignment_of(out);
   void* plan = nullptr;
   {
-    std::lock_guard<std::mutex> lock(plan_mutex());
+    PlanCache& cache = plan_cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
     Key key{name, n, batch, std::is_same_v<T, double>, in_align, out_align};
-    auto it = plans().find(key);
-    if (it != plans().end()) {
+    auto it = cache.plans.find(key);
+    if (it != cache.plans.end()) {
       plan = it->second;
     } else {
       if (name == "fft-c2c" || name == "fft-c2c-inverse") {
@@ -192,7 +209,7 @@ std::string run_rows(const std::string& name, int n, int batch, T* out, T* in) {
         plan = f.plan_many_dft_c2r(1, &n, batch, in, nullptr, 1, half, out, nullptr, 1, n, kEstimate | kPreserveInput);
       }
       if (plan == nullptr) return name + ": FFTW made no plan for " + std::to_string(n) + " points";
-      plans().emplace(key, plan);
+      cache.plans.emplace(key, plan);
     }
   }
   if (name == "fft-c2c" || name == "fft-c2c-inverse") f.execute_dft(plan, in, out);
