@@ -100,12 +100,6 @@ NodeRef parts_index(Interp& in, const char* fn, Graph& g, const NodeRef& index, 
   return g.make_expand(g.make_reshape(index, unit), complex_parts::parts_shape(index->shape));
 }
 
-// A movement op's arguments for a complex tensor's parts: the parts' last axis stays whole.
-std::vector<Range> with_parts_range(std::vector<Range> r, bool complex, Dim last) {
-  if (complex) r.emplace_back(Dim(0), last);
-  return r;
-}
-
 }  // namespace
 
 void register_prim_builtins(Interp& in) {
@@ -281,7 +275,8 @@ void register_prim_builtins(Interp& in) {
              "\n  (to-list (prim:shrink (tensor '((1 2 3) (4 5 6))) '((0 2) (1 3))))  ; => ((2 3) (5 6))",
              [](Interp& in, Args a, N) -> Value {
                TensorObj* x = tensor_arg_any(in, "prim:shrink", a, 0);
-               auto ranges = with_parts_range(ranges_from_lisp(in, "prim:shrink", a[1]), x->complex, Dim(2));
+               auto ranges = ranges_from_lisp(in, "prim:shrink", a[1]);
+               if (x->complex) ranges.emplace_back(Dim(0), Dim(2));  // both parts
                return make_tensor_like(in, graph_at_call(in).make_shrink(x->node, ranges), x->complex);
              });
   TL_BUILTIN(in, "prim:flip", 2, 2, "(prim:flip X AXES)",
