@@ -139,6 +139,9 @@ void store_in_read_order(Schedule& s, const std::vector<const Node*>& order, con
   }
   for (auto& k : s.kernels) {
     if (roots.count(k) || heads.count(k) || !costs_work(k)) continue;
+    // Not a kernel that runs a reduce inline (row reduces recomputed in it, recompute_in_rows):
+    // its loops are the reduce's, which a view of the output does not have.
+    if (reduce_of(s, k) != nullptr) continue;
     // Follow the chain of reshapes and permutes that is k's only reader.
     const Node* p = k;
     bool permuted = false;

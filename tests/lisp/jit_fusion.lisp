@@ -63,3 +63,16 @@
 (format t "the same values as one by one: ~a~%"
         (every #'identity (mapcar (lambda (a b) (allclose a b))
                                   outs (list (sum sm2 :axis 1) (amax sm2 :axis 1) (mean sm2)))))
+
+;; A kernel that recomputes row reduces inline (a normalization: x - mean over var) is not
+;; stored in the order a permuted view of it is read: its loops are the rows'. (This raised an
+;; internal error in lowering: "unexpected op reduce inside the kernel".)
+(defvar hn (realize (randn '(3 32))))
+(defvar normed (let* ((mu (mean hn :axis -1 :keepdim t)) (c (sub hn mu)) (v (mean (mul c c) :axis -1 :keepdim t)))
+                 (div c v)))
+(defvar rows (prim:permute (prim:reshape normed '(3 32 1)) '(0 2 1)))
+(defvar rmax (max rows :axis -1 :keepdim t))
+(defvar fused (realize (add (mul rows rmax) rmax)))
+(format t "a permuted view of row-normalized values, with its row max: ~a~%"
+        (allclose fused (let ((r (reshape (realize normed) '(3 1 32))))
+                          (add (mul r (max r :axis -1 :keepdim t)) (max r :axis -1 :keepdim t)))))
