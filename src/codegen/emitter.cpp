@@ -10,6 +10,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -386,15 +387,153 @@ class Emitter {
 
   // A lane run's vector update: its lanes' values, built into a vector, combined with it.
   void update_run(const LaneRun& run) {
-    Value* x = llvm::UndefValue::get(run_type(run));
-    for (std::size_t j = 0; j < run.stmts.size(); ++j)
-      x = b_.CreateInsertElement(x, value(run.stmts[j]->value), std::uint64_t{j});
+    std::vector<ExprId> values;
+    bool dot = false;
+    for (const Stmt* st : run.stmts) {
+      values.push_back(st->value);
+      k_.visit({st->value}, [&](ExprId, const Expr& x) {
+        dot = dot || x.op == EOp::Dot4;
+        return !dot;
+      });
+    }
+    Value* x = nullptr;
+    if (dot) {
+      // Integer dot products (the qdot pass) are vector instructions only when emitted as such.
+      x = lanes_vector(values);
+    } else {
+      x = llvm::UndefValue::get(run_type(run));
+      for (std::size_t j = 0; j < run.stmts.size(); ++j)
+        x = b_.CreateInsertElement(x, value(run.stmts[j]->value), std::uint64_t{j});
+    }
     Value* cur = b_.CreateLoad(run.alloca->getAllocatedType(), run.alloca);
     const unsigned saved = splat_;
     splat_ = static_cast<unsigned>(run.accs.size());
     Value* next = combine(run.reduce, run.dtype, cur, x);
     splat_ = saved;
     b_.CreateStore(next, run.alloca);
+  }
+
+  // The values of expressions `ids` as one vector, built op by op in vector instructions where
+  // the lanes compute alike: equal lanes are one value broadcast; loads of consecutive
+  // addresses one vector load; the same operation on every lane that operation on vectors of
+  // its operands (integer dot products: the target's vector instructions). Lanes that differ
+  // split in halves, each built so and joined; a lone lane is its scalar value.
+  Value* lanes_vector(const std::vector<ExprId>& ids) {
+    const std::size_t n = ids.size();
+    const Expr& e = k_.expr(ids[0]);
+    if (std::all_of(ids.begin(), ids.end(), [&](ExprId id) { return id == ids[0]; })) {
+      return b_.CreateVectorSplat(static_cast<unsigned>(n), value(ids[0]));
+    }
+    auto alike = [&](ExprId id) {
+      const Expr& x = k_.expr(id);
+      return x.op == e.op && x.dtype == e.dtype && x.arg == e.arg && x.ival == e.ival;
+    };
+    if (std::all_of(ids.begin(), ids.end(), alike)) {
+      if (Value* v = vector_op(ids)) return v;
+    }
+    if (n >= 2 && n % 2 == 0) {
+      std::vector<ExprId> lo(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n / 2));
+      std::vector<ExprId> hi(ids.begin() + static_cast<std::ptrdiff_t>(n / 2), ids.end());
+      Value* a = lanes_vector(lo);
+      Value* c = lanes_vector(hi);
+      std::vector<int> mask(n);
+      for (std::size_t i = 0; i < n; ++i) mask[i] = static_cast<int>(i);
+      return b_.CreateShuffleVector(a, c, mask);
+    }
+    Value* x = llvm::UndefValue::get(llvm::FixedVectorType::get(value(ids[0])->getType(), static_cast<unsigned>(n)));
+    for (std::size_t j = 0; j < n; ++j) x = b_.CreateInsertElement(x, value(ids[j]), std::uint64_t{j});
+    return x;
+  }
+
+  // lanes_vector of expressions with one operation: null when it has no vector form here.
+  Value* vector_op(const std::vector<ExprId>& ids) {
+    const std::size_t n = ids.size();
+    const Expr e = k_.expr(ids[0]);
+    // A commutative op's operands in the order of lane 0's (operands are interned in id order,
+    // so lanes alike may hold theirs in either order): swapped where that makes them alike.
+    const bool commutes =
+        e.op == EOp::Add || e.op == EOp::Mul || e.op == EOp::And || e.op == EOp::Or || e.op == EOp::Xor;
+    auto kind_of = [&](ExprId a, ExprId b) {
+      const Expr& x = k_.expr(a);
+      const Expr& y = k_.expr(b);
+      return x.op == y.op && x.dtype == y.dtype && x.arg == y.arg && x.ival == y.ival;
+    };
+    auto sources = [&](int i) {
+      std::vector<ExprId> s;
+      for (ExprId id : ids) {
+        const Expr& x = k_.expr(id);
+        const bool swap = commutes && i < 2 && !(kind_of(x.src[0], e.src[0]) && kind_of(x.src[1], e.src[1])) &&
+                          kind_of(x.src[1], e.src[0]) && kind_of(x.src[0], e.src[1]);
+        s.push_back(x.src[swap ? 1 - i : i]);
+      }
+      return s;
+    };
+    if (e.op == EOp::Load) {
+      // Consecutive elements (bytes for load_bytes, whose elements are 4 bytes apart).
+      const std::int64_t step = e.ival == 1 ? static_cast<std::int64_t>(tensor::dtype_size(e.dtype)) : 1;
+      for (std::size_t j = 1; j < n; ++j) {
+        auto d = k_.constant_difference(e.src[0], k_.expr(ids[j]).src[0]);
+        if (!d || *d != step * static_cast<std::int64_t>(j)) return nullptr;
+      }
+      const DType t = e.dtype;
+      const bool plain = t == DType::F32 || t == DType::F64 || t == DType::I32 || t == DType::U32 || t == DType::I8 ||
+                         t == DType::U8 || t == DType::I64;
+      if (!plain) return nullptr;
+      Type* st = storage_type(t);
+      auto* vt = llvm::FixedVectorType::get(st, static_cast<unsigned>(n));
+      Value* p = nullptr;
+      if (e.ival == 1) {
+        p = b_.CreateInBoundsGEP(b_.getInt8Ty(), byte_base(e.arg), value(e.src[0]));
+      } else {
+        Value* base = buffers_[static_cast<std::size_t>(e.arg)];
+        if (t != k_.buffers[static_cast<std::size_t>(e.arg)].dtype)
+          base = b_.CreateBitCast(base, llvm::PointerType::get(st, base->getType()->getPointerAddressSpace()));
+        p = b_.CreateInBoundsGEP(st, base, value(e.src[0]));
+      }
+      p = b_.CreateBitCast(p, llvm::PointerType::get(vt, p->getType()->getPointerAddressSpace()));
+      return b_.CreateAlignedLoad(vt, p, llvm::Align(e.ival == 1 ? 1 : tensor::dtype_size(t)));
+    }
+    if (e.op == EOp::Dot4) {
+      Value* a = lanes_vector(sources(0));
+      Value* s = lanes_vector(sources(1));
+      Value* c = lanes_vector(sources(2));
+      return target_.dot4(b_, c, a, s);
+    }
+    auto op = primitive_of(e.op);
+    const bool vectorizable = e.op == EOp::Add || e.op == EOp::Mul || e.op == EOp::Neg || e.op == EOp::And ||
+                              e.op == EOp::Or || e.op == EOp::Xor || e.op == EOp::Cast ||
+                              (e.op == EOp::Idiv && !is_signed_int(e.dtype));
+    if (!op || !vectorizable) return nullptr;
+    const int arity = tensor::op_info(*op).arity;
+    Value* x[3] = {};
+    for (int i = 0; i < arity; ++i) x[i] = lanes_vector(sources(i));
+    const DType operand = k_.expr(e.src[0]).dtype;
+    if (e.op == EOp::Cast && (operand == DType::F16 || operand == DType::BF16 || e.dtype == DType::F16 ||
+                              e.dtype == DType::BF16 || operand == DType::Bool || e.dtype == DType::Bool)) {
+      return nullptr;
+    }
+    const unsigned saved = splat_;
+    splat_ = static_cast<unsigned>(n);
+    Value* v = elementwise(*op, operand, e.dtype, std::span<Value* const>(x, static_cast<std::size_t>(arity)));
+    splat_ = saved;
+    return v;
+  }
+
+  // Buffer `slot` as bytes.
+  Value* byte_base(std::int32_t slot) {
+    Value* base = buffers_[static_cast<std::size_t>(slot)];
+    return b_.CreateBitCast(base, llvm::PointerType::get(b_.getInt8Ty(), base->getType()->getPointerAddressSpace()));
+  }
+
+  // A load_bytes: the value of type `t` at byte offset `byte` of the buffer, of any alignment.
+  Value* load_bytes(const Expr& e, Value* byte, Type* t) {
+    Value* p = b_.CreateInBoundsGEP(b_.getInt8Ty(), byte_base(e.arg), byte);
+    p = b_.CreateBitCast(p, llvm::PointerType::get(t, p->getType()->getPointerAddressSpace()));
+    llvm::LoadInst* load = b_.CreateAlignedLoad(t, p, llvm::Align(1));
+    const BufferParam& bp = k_.buffers[static_cast<std::size_t>(e.arg)];
+    if (!bp.output && bp.local_elems == 0)
+      load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx_, {}));
+    return load;
   }
 
   // --- types and conversions ---------------------------------------------------------------
@@ -473,12 +612,12 @@ class Emitter {
 
   Value* cast(Value* v, DType from, DType to) {
     if (from == to) return v;
-    Type* rt = compute_type(to);
+    Type* rt = like(v, compute_type(to));  // a vector's conversion is one of vectors
     if (is_fp(from)) {
       if (is_fp(to)) {
-        Value* w = v->getType() == rt ? v
-                   : rt->isDoubleTy()  ? b_.CreateFPExt(v, rt)
-                                       : b_.CreateFPTrunc(v, rt);
+        Value* w = v->getType() == rt                  ? v
+                   : rt->getScalarType()->isDoubleTy() ? b_.CreateFPExt(v, rt)
+                                                       : b_.CreateFPTrunc(v, rt);
         return round_to(to, w);
       }
       if (to == DType::Bool) return b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
@@ -490,7 +629,7 @@ class Emitter {
       // truncation keeps: they turned fptosi + trunc to i8 into an invalid `trunc <N x float>`
       // that aborted the process in instruction selection (the op fuzzer's seed 507). It costs
       // nothing: the conversion still vectorizes.
-      Value* i = b_.CreateFreeze(b_.CreateFPToSI(safe, b_.getInt64Ty()));
+      Value* i = b_.CreateFreeze(b_.CreateFPToSI(safe, like(v, b_.getInt64Ty())));
       return b_.CreateTrunc(i, rt);
     }
     const bool from_unsigned = !is_signed_int(from);  // unsigned types and bool
@@ -636,6 +775,7 @@ class Emitter {
         return b_.CreateLoad(a->getAllocatedType(), a);
       }
       case EOp::Load: {
+        if (e.ival == 1) return load_bytes(e, value(e.src[0]), compute_type(t));
         const BufferParam& bp = k_.buffers[static_cast<std::size_t>(e.arg)];
         Value* base = buffers_[static_cast<std::size_t>(e.arg)];
         Type* st = storage_type(e.dtype);
@@ -650,6 +790,7 @@ class Emitter {
         if (!bp.output && bp.local_elems == 0) load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx_, {}));
         return from_storage(t, load);
       }
+      case EOp::Dot4: return target_.dot4(b_, value(e.src[2]), value(e.src[0]), value(e.src[1]));
       case EOp::Min: {
         Value* a = value(e.src[0]);
         Value* b = value(e.src[1]);

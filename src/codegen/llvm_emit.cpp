@@ -95,6 +95,21 @@ std::string emitter_build(const char* target_stamp) {
   return latest;
 }
 
+llvm::Value* dot4_bytes(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* a, llvm::Value* s) {
+  llvm::Type* t = a->getType();
+  auto c = [&](std::uint64_t v) { return llvm::ConstantInt::get(t, v); };
+  for (unsigned byte = 0; byte < 4; ++byte) {
+    llvm::Value* u = b.CreateAnd(b.CreateLShr(a, c(8 * byte)), c(255));
+    llvm::Value* v = b.CreateAShr(b.CreateShl(s, c(24 - 8 * byte)), c(24));
+    acc = b.CreateAdd(acc, b.CreateMul(u, v));
+  }
+  return acc;
+}
+
+llvm::Value* EmitTarget::dot4(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* a, llvm::Value* s) const {
+  return dot4_bytes(b, acc, a, s);
+}
+
 std::unique_ptr<llvm::TargetMachine> host_target_machine(const std::string& cpu) {
   init_llvm();
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();

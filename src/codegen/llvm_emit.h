@@ -61,6 +61,10 @@ std::string emitter_build(const char* target_stamp);
 // for an unknown target or one LLVM was built without.
 std::unique_ptr<Codegen> make_codegen(const std::string& target, const Toolchain& toolchain);
 
+// Whether the LLVM CPU named CPU (empty: this machine's, as host_target_machine) has integer
+// dot-product instructions of bytes (AVX-512 VNNI or AVX-VNNI), which EOp::Dot4 uses.
+bool cpu_has_int8_dot(const std::string& cpu = "");
+
 class CpuCodegen : public Codegen {
  public:
   // Targets the host CPU with all its vector extensions, or the LLVM CPU named CPU (see

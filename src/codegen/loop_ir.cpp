@@ -63,6 +63,7 @@ const char* eop_name(EOp op) {
     case EOp::Load: return "load";
     case EOp::AccRead: return "acc";
     case EOp::Min: return "min";
+    case EOp::Dot4: return "dot4";
 #define OP(e, name, arity, group, work, dtypes, doc) TL_IF_ELEMENTWISE_##group(case EOp::e:)
 #include "tensor/ops.def"
 #undef OP
@@ -81,7 +82,8 @@ std::optional<tensor::Op> primitive_of(EOp op) {
     case EOp::SymVar:
     case EOp::Load:
     case EOp::AccRead:
-    case EOp::Min: break;
+    case EOp::Min:
+    case EOp::Dot4: break;
   }
   return std::nullopt;
 }
@@ -436,6 +438,22 @@ ExprId Kernel::load_as(std::int32_t buffer, ExprId index, DType t) {
   return intern(e);
 }
 
+ExprId Kernel::load_bytes(std::int32_t buffer, ExprId byte, DType t) {
+  Expr e{EOp::Load, t};
+  e.arg = buffer;
+  e.src[0] = byte;
+  e.ival = 1;
+  return intern(e);
+}
+
+ExprId Kernel::dot4(ExprId a, ExprId b, ExprId c) {
+  Expr e{EOp::Dot4, DType::I32};
+  e.src[0] = a;
+  e.src[1] = b;
+  e.src[2] = c;
+  return intern(e);
+}
+
 ExprId Kernel::acc_read(std::int32_t acc, DType t) {
   Expr e{EOp::AccRead, t};
   e.arg = acc;
@@ -620,6 +638,7 @@ ExprId Kernel::loop_var(std::int32_t loop) const {
 
 std::string Kernel::load_suffix(const Expr& e) const {
   const DType stored = buffers[static_cast<std::size_t>(e.arg)].dtype;
+  if (e.ival == 1) return ":" + std::string(tensor::dtype_name(e.dtype)) + "@byte";
   return e.dtype == stored ? "" : ":" + std::string(tensor::dtype_name(e.dtype));
 }
 

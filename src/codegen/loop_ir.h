@@ -28,7 +28,8 @@ enum class EOp : std::uint8_t {
   LoopVar,  // arg: loop id; i64
   SymVar,   // arg: slot in Kernel::vars; i64
   Load,     // src[0]: element index (i64); arg: buffer slot; dtype: the buffer's (or, from a
-            // quantized buffer, the type its bytes are read as: Kernel::load_as)
+            // quantized buffer, the type its bytes are read as: Kernel::load_as); ival 1: a
+            // load_bytes, src[0] a byte offset (any alignment)
   AccRead,  // arg: accumulator id
 // The elementwise primitives of ops.def (unary, binary, ternary), in its order, with the
 // semantics of tensor/semantics.h. Operands of f16 and bf16 compute in f32 and round to
@@ -37,6 +38,10 @@ enum class EOp : std::uint8_t {
 #include "tensor/ops.def"
 #undef OP
   Min,  // integer minimum: index arithmetic only (a pad's clamped index), not a primitive
+  // i32: src[2] + the sum over the four bytes t of src[0] (u32) as unsigned times byte t of
+  // src[1] (u32) as signed: one lane of x86's vpdpbusd, PTX's dp4a.u32.s32. Made by the qdot
+  // pass (integer dot products of quantized blocks), not a primitive.
+  Dot4,
 };
 
 const char* eop_name(EOp op);
@@ -127,6 +132,11 @@ class Kernel {
   // INDEX counts T's elements from the buffer's start), printed "load:T". Lowering builds a
   // quantized element's value from such loads of its block's scale and packed values.
   ExprId load_as(std::int32_t buffer, ExprId index, DType t);
+  // A load of dtype T (an integer type) from the bytes of `buffer` at byte offset BYTE (of any
+  // alignment: a word of packed values inside a quantized block), printed "load:T@byte".
+  ExprId load_bytes(std::int32_t buffer, ExprId byte, DType t);
+  // EOp::Dot4 of u32 words a and b, added to i32 c.
+  ExprId dot4(ExprId a, ExprId b, ExprId c);
   ExprId acc_read(std::int32_t acc, DType t);
   ExprId unary(EOp op, ExprId a, DType result);  // Cast and Bitcast use `result`
   ExprId binary(EOp op, ExprId a, ExprId b);

@@ -155,8 +155,11 @@ class Lowerer {
     // across their rows, element by element: a 16-token prefill of GPT-2 ran 2.6x slower than
     // f32's. 2304 x 768 q8_0 on one AVX-512 thread: 16 rows 1.9 ms in lanes, 2.2 ms packed;
     // 32 rows 3.9 ms in lanes, 2.4 ms packed.)
+    if (reads_quantized() && tile && tile->packs && tile->rows >= kQuantPackRows) return tile->opts;
+    if (reads_bytes()) {
+      if (auto dots = integer_dot_lanes()) return *dots;
+    }
     if (reads_quantized()) {
-      if (tile && tile->packs && tile->rows >= kQuantPackRows) return tile->opts;
       if (auto blocks = block_lanes()) return *blocks;
     }
     if (tile && interchange && tile->rows < kTileRows) {
@@ -181,6 +184,13 @@ class Lowerer {
       return {Opt::partial(reduce_loops_[0])};
     }
     return {};
+  }
+
+  // An input of bytes: int8 or uint8 values, or quantized blocks (what qdot multiplies).
+  bool reads_bytes() const {
+    return std::any_of(inputs_.begin(), inputs_.end(), [](const Node* n) {
+      return tensor::is_quantized(n->dtype) || n->dtype == DType::I8 || n->dtype == DType::U8;
+    });
   }
 
   bool reads_quantized() const {
@@ -208,6 +218,27 @@ class Lowerer {
     });
     if (divides) return std::nullopt;
     return Opts{Opt::lanes(loop, 32)};
+  }
+
+  // For a reduce of products of bytes (quantized weights times an activation quantized to int8
+  // values and a scale per block by the quantized-dot rules, or int8 tensors), (qdot L F): integer
+  // dot products of four bytes, F iterations per block: two 32-element blocks when the reduce
+  // has an even number (16 lanes: one 512-bit vector, two 256-bit ones), else one. None when
+  // the terms are not such products (the qdot pass says why).
+  std::optional<Opts> integer_dot_lanes() const {
+    if (reduce_loops_.empty()) return std::nullopt;
+    auto extent = k_.as_const(reduce_extents_.back());
+    for (std::int64_t w : {64, 32}) {
+      if (!extent || *extent % w != 0) continue;
+      Kernel trial = k_;
+      try {
+        integer_dots(trial, reduce_loops_.back(), w);
+      } catch (const ConditionError&) {
+        continue;
+      }
+      return Opts{Opt::qdot(reduce_loops_.back(), w)};
+    }
+    return std::nullopt;
   }
 
   // (lanes L F) for the innermost loop L of a float max of at least F iterations, F filling

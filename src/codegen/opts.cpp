@@ -23,6 +23,7 @@ constexpr OptSpec kSpecs[] = {{Opt::Kind::Interchange, "interchange"},
                               {Opt::Kind::Upcast, "upcast"},
                               {Opt::Kind::Partial, "partial"},
                               {Opt::Kind::Lanes, "lanes"},
+                              {Opt::Kind::Qdot, "qdot"},
                               {Opt::Kind::Hoist, "hoist"},
                               {Opt::Kind::Peel, "peel"},
                               {Opt::Kind::Merge, "merge"},
@@ -89,8 +90,9 @@ Opt read_opt(Reader& r) {
     if (name == s.name) kind = s.kind;
   }
   if (!kind) {
-    fail(r.text(), "unknown opt \"" + name +
-                       "\" (known: interchange, split, swap, pack, upcast, partial, lanes, hoist, peel, merge, group)");
+    fail(r.text(),
+         "unknown opt \"" + name +
+             "\" (known: interchange, split, swap, pack, upcast, partial, lanes, qdot, hoist, peel, merge, group)");
   }
   o.kind = *kind;
   switch (o.kind) {
@@ -104,6 +106,13 @@ Opt read_opt(Reader& r) {
       o.loop = loop_id(r, false);
       o.amount = r.integer();
       if (o.amount < 2) fail(r.text(), "lanes needs at least 2 lanes, not " + std::to_string(o.amount));
+      break;
+    case Opt::Kind::Qdot:
+      o.loop = loop_id(r, false);
+      o.amount = r.integer();
+      if (o.amount < 4 || o.amount % 4 != 0) {
+        fail(r.text(), "qdot needs a block of a multiple of 4 iterations, not " + std::to_string(o.amount));
+      }
       break;
     case Opt::Kind::Swap:
     case Opt::Kind::Upcast:
@@ -145,6 +154,7 @@ std::string opt_str(const Opt& o) {
     case Opt::Kind::Interchange: break;
     case Opt::Kind::Split:
     case Opt::Kind::Lanes:
+    case Opt::Kind::Qdot:
     case Opt::Kind::Hoist: s += " " + std::to_string(o.loop) + " " + std::to_string(o.amount); break;
     case Opt::Kind::Swap:
     case Opt::Kind::Upcast:

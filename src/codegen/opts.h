@@ -24,6 +24,10 @@
 //   (lanes L F)        the innermost reduce loop L adds into F accumulators per reduce, element
 //                      j of each block of F into lane j, the rest into lane 0; the lanes are
 //                      combined after L (independent chains that vectorize)
+//   (qdot L F)         a float sum over innermost loop L of products of two byte-sized integers and
+//                      a scale (quantized blocks: int8 activations times int8 or 4-bit codes) adds
+//                      F/4 lanes per block of F iterations, each lane one four-byte integer
+//                      dot product (vpdpbusd, dp4a) times the scale; combined after L
 //   (hoist L P)        reduce loop L moves out of its accumulators' scope to enclose the body
 //                      of loop P (P = -1: the kernel's): each iteration of L reads the partial
 //                      results back from the output and stores them again (a matmul's K blocks)
@@ -47,10 +51,23 @@
 namespace tl::codegen {
 
 struct Opt {
-  enum class Kind : std::uint8_t { Interchange, Split, Swap, Pack, Upcast, Partial, Lanes, Hoist, Peel, Merge, Group };
+  enum class Kind : std::uint8_t {
+    Interchange,
+    Split,
+    Swap,
+    Pack,
+    Upcast,
+    Partial,
+    Lanes,
+    Qdot,
+    Hoist,
+    Peel,
+    Merge,
+    Group
+  };
   Kind kind = Kind::Split;
   std::int32_t loop = -1;           // the loop it applies to (pack: -1 for the kernel's body)
-  std::int64_t amount = 0;          // split: the inner loop's extent; lanes: their number; hoist: P; group: G
+  std::int64_t amount = 0;          // split: the inner loop's extent; lanes: their number; qdot: F; hoist: P; group: G
   std::int32_t invariant = -1;      // pack: the loop along which the packed values do not change
   std::vector<std::int32_t> order;  // pack: the scratch's axes, outermost first
 
@@ -77,6 +94,11 @@ struct Opt {
   static Opt lanes(std::int32_t loop, std::int64_t n) {
     Opt o = make(Kind::Lanes, loop);
     o.amount = n;
+    return o;
+  }
+  static Opt qdot(std::int32_t loop, std::int64_t width) {
+    Opt o = make(Kind::Qdot, loop);
+    o.amount = width;
     return o;
   }
   static Opt hoist(std::int32_t loop, std::int32_t into) {

@@ -63,7 +63,14 @@ class EmitTarget {
 
   // fn of x (a float or double), as this target computes it.
   virtual llvm::Value* math(llvm::IRBuilder<>& b, MathFn fn, llvm::Value* x) const = 0;
+  // EOp::Dot4 (loop_ir.h) of i32 values or vectors of them: acc + the four products of a's bytes
+  // (unsigned) and s's (signed) in each lane. By default portable arithmetic (dot4_bytes);
+  // a target with integer dot-product instructions uses them.
+  virtual llvm::Value* dot4(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* a, llvm::Value* s) const;
 };
+
+// Dot4 by shifts, multiplies and adds: any target, scalars or vectors.
+llvm::Value* dot4_bytes(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* a, llvm::Value* s);
 
 // A special register read by intrinsic `id` (a thread or block index), as i64.
 inline llvm::Value* read_register(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id) {

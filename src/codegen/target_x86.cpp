@@ -2,10 +2,13 @@
 // The host CPU target (x86 and whatever else LLVM's ORC JIT detects): kernels with the CPU
 // entry point, no threads of their own (the backend splits the parallel loop), math inline
 // where libm would be a scalar call; and CpuCodegen, which compiles them to object files.
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/Module.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <map>
+#include <mutex>
 #include <stdexcept>
 
 #include "codegen/emitter.h"
@@ -27,9 +30,24 @@ bool has_avx512(const llvm::TargetMachine& tm) {
   return sti != nullptr && sti->checkFeatures("+avx512f");
 }
 
+// The integer dot-product instructions TM's CPU has: vpdpbusd on 512-bit vectors (AVX-512
+// VNNI), and on 256- and 128-bit ones (with AVX-512 VL, or AVX-VNNI's VEX form).
+struct DotInstructions {
+  bool zmm = false;
+  bool ymm = false;
+};
+DotInstructions dot_instructions(const llvm::TargetMachine& tm) {
+  const llvm::MCSubtargetInfo* sti = tm.getMCSubtargetInfo();
+  DotInstructions d;
+  if (sti == nullptr) return d;
+  d.zmm = sti->checkFeatures("+avx512vnni");
+  d.ymm = (d.zmm && sti->checkFeatures("+avx512vl")) || sti->checkFeatures("+avxvnni");
+  return d;
+}
+
 class CpuTarget : public EmitTarget {
  public:
-  explicit CpuTarget(bool prefer_512) : prefer_512_(prefer_512) {}
+  CpuTarget(bool prefer_512, DotInstructions dot) : prefer_512_(prefer_512), dot_(dot) {}
 
   bool runs_threads() const override { return false; }
   bool takes_kernel_params() const override { return false; }
@@ -47,11 +65,24 @@ class CpuTarget : public EmitTarget {
 
   Value* math(llvm::IRBuilder<>& b, MathFn fn, Value* x) const override { return host_math(b, fn, x); }
 
+  Value* dot4(llvm::IRBuilder<>& b, Value* acc, Value* a, Value* s) const override {
+    auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(a->getType());
+    const unsigned n = vt == nullptr ? 0 : vt->getNumElements();
+    llvm::Intrinsic::ID id = llvm::Intrinsic::not_intrinsic;
+    if (n == 16 && dot_.zmm) id = llvm::Intrinsic::x86_avx512_vpdpbusd_512;
+    if (n == 8 && dot_.ymm) id = llvm::Intrinsic::x86_avx512_vpdpbusd_256;
+    if (n == 4 && dot_.ymm) id = llvm::Intrinsic::x86_avx512_vpdpbusd_128;
+    if (id == llvm::Intrinsic::not_intrinsic) return dot4_bytes(b, acc, a, s);
+    llvm::Function* f = llvm::Intrinsic::getDeclaration(b.GetInsertBlock()->getModule(), id);
+    return b.CreateCall(f, {acc, a, s});
+  }
+
  private:
   // CPU kernels are not lowered for a GPU: the emitter never asks for threads.
   [[noreturn]] static void no_threads() { TL_UNREACHABLE("llvm emit: GPU threads asked of the host CPU target"); }
 
   bool prefer_512_;
+  DotInstructions dot_;
 };
 
 }  // namespace
@@ -79,6 +110,18 @@ struct CpuCodegen::Impl {
   bool avx512 = false;  // use 512-bit vectors (LLVM prefers 256 bits by default)
 };
 
+bool cpu_has_int8_dot(const std::string& cpu) {
+  static std::mutex mu;
+  static std::map<std::string, bool> known;
+  const std::lock_guard<std::mutex> lock(mu);
+  auto it = known.find(cpu);
+  if (it == known.end()) {
+    const DotInstructions d = dot_instructions(*host_target_machine(cpu));
+    it = known.emplace(cpu, d.zmm || d.ymm).first;
+  }
+  return it->second;
+}
+
 CpuCodegen::CpuCodegen(const std::string& cpu) : impl_(std::make_unique<Impl>()) {
   impl_->tm = host_target_machine(cpu);
   impl_->avx512 = has_avx512(*impl_->tm);
@@ -105,13 +148,13 @@ llvm::PipelineTuningOptions cpu_pipeline_options() {
 
 std::unique_ptr<llvm::Module> emit_cpu_kernel(llvm::LLVMContext& ctx, llvm::TargetMachine& tm, const Kernel& k,
                                               const std::string& entry) {
-  const CpuTarget target(has_avx512(tm));
+  const CpuTarget target(has_avx512(tm), dot_instructions(tm));
   return emit_module(ctx, tm, k, entry, target);
 }
 
 CompileOutput CpuCodegen::compile(const Kernel& k, const std::string& entry, bool want_ir) const {
   llvm::LLVMContext ctx;
-  const CpuTarget target(impl_->avx512);
+  const CpuTarget target(impl_->avx512, dot_instructions(*impl_->tm));
   std::unique_ptr<llvm::Module> m = emit_module(ctx, *impl_->tm, k, entry, target);
   return optimize_and_emit(*m, *impl_->tm, cpu_pipeline_options(), want_ir, llvm::CGFT_ObjectFile);
 }

@@ -44,7 +44,7 @@ ExprId apply(Kernel& k, ExprId e, Subst& s) {
     if (auto it = s.accs.find(x.arg); it != s.accs.end()) out = k.acc_read(it->second, x.dtype);
   } else if (x.op == EOp::Load) {
     const ExprId i = apply(k, x.src[0], s);
-    if (i != x.src[0]) out = k.load_as(x.arg, i, x.dtype);
+    if (i != x.src[0]) out = x.ival == 1 ? k.load_bytes(x.arg, i, x.dtype) : k.load_as(x.arg, i, x.dtype);
   } else if (x.op != EOp::Const && x.op != EOp::SymVar) {
     // Arithmetic: rebuilt through the builders when a source changed.
     ExprId a[3] = {-1, -1, -1};
@@ -55,6 +55,7 @@ ExprId apply(Kernel& k, ExprId e, Subst& s) {
     }
     if (changed) {
       if (x.op == EOp::Where) out = k.where(a[0], a[1], a[2]);
+      else if (x.op == EOp::Dot4) out = k.dot4(a[0], a[1], a[2]);
       else if (a[1] < 0) out = k.unary(x.op, a[0], x.dtype);
       else out = k.binary(x.op, a[0], a[1]);
     }

@@ -38,6 +38,7 @@ void swap_loop(Kernel& k, std::int32_t loop);                        // passes/s
 void upcast_loop(Kernel& k, std::int32_t loop);                      // passes/upcast.cpp
 void partial_sums(Kernel& k, std::int32_t loop);                     // passes/partial.cpp
 void reduce_lanes(Kernel& k, std::int32_t loop, std::int64_t lanes);  // passes/lanes.cpp
+void integer_dots(Kernel& k, std::int32_t loop, std::int64_t width);  // passes/qdot.cpp
 void hoist_loop(Kernel& k, std::int32_t loop, std::int32_t into);       // passes/hoist.cpp
 void peel_loop(Kernel& k, std::int32_t loop);                        // passes/peel.cpp
 void merge_loops(Kernel& k, std::int32_t loop);                      // passes/merge.cpp

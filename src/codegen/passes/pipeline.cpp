@@ -24,6 +24,9 @@ const std::vector<PassInfo>& lowering_passes() {
       {"lanes",
        "(lanes L F): the innermost reduce loop L adds into F accumulators, element j of each block of F into "
        "accumulator j, combined after it (passes/lanes.cpp)"},
+      {"qdot",
+       "(qdot L F): a float sum of scaled products of two byte-sized integers (quantized blocks) in lanes of "
+       "four-byte integer dot products, F iterations of L per block (passes/qdot.cpp)"},
       {"hoist",
        "(hoist L P): reduce loop L moves out to enclose loop P's body, the partial results stored to the output "
        "and read back between its iterations (passes/hoist.cpp)"},
@@ -50,6 +53,7 @@ void apply_opt(Kernel& k, const Opt& o) {
     case Opt::Kind::Upcast: upcast_loop(k, o.loop); return;
     case Opt::Kind::Partial: partial_sums(k, o.loop); return;
     case Opt::Kind::Lanes: reduce_lanes(k, o.loop, o.amount); return;
+    case Opt::Kind::Qdot: integer_dots(k, o.loop, o.amount); return;
     case Opt::Kind::Hoist: hoist_loop(k, o.loop, static_cast<std::int32_t>(o.amount)); return;
     case Opt::Kind::Peel: peel_loop(k, o.loop); return;
     case Opt::Kind::Merge: merge_loops(k, o.loop); return;

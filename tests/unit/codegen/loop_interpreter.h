@@ -63,7 +63,22 @@ class LoopInterpreter {
       case EOp::Const: return Scalar{x.ival, x.fval};
       case EOp::LoopVar: return Scalar{loops_.at(static_cast<std::size_t>(x.arg)), 0};
       case EOp::SymVar: return Scalar{vars_.at(static_cast<std::size_t>(x.arg)), 0};
-      case EOp::Load: return at(x.arg, eval(x.src[0]).i);
+      case EOp::Load: {
+        const std::int64_t i = eval(x.src[0]).i;
+        if (x.ival != 1) return at(x.arg, i);
+        // load_bytes: the buffer holds one byte per element; little-endian.
+        std::uint64_t word = 0;
+        for (std::int64_t b = 0; b < static_cast<std::int64_t>(tensor::dtype_size(x.dtype)); ++b)
+          word |= (static_cast<std::uint64_t>(at(x.arg, i + b).i) & 0xff) << (8 * b);
+        return Scalar{tensor::wrap_int(static_cast<std::int64_t>(word), x.dtype), 0};
+      }
+      case EOp::Dot4: {
+        const std::int64_t a = eval(x.src[0]).i, b = eval(x.src[1]).i;
+        std::int64_t sum = eval(x.src[2]).i;
+        for (int t = 0; t < 4; ++t)
+          sum += ((a >> (8 * t)) & 0xff) * static_cast<std::int8_t>(static_cast<std::uint8_t>((b >> (8 * t)) & 0xff));
+        return Scalar{tensor::wrap_int(sum, x.dtype), 0};
+      }
       case EOp::AccRead: return accs_.at(static_cast<std::size_t>(x.arg));
       case EOp::Min: return Scalar{std::min(eval(x.src[0]).i, eval(x.src[1]).i), 0};
       default: break;

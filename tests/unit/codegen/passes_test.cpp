@@ -234,10 +234,10 @@ TEST_CASE("opts print and read back; bad text is an optimizer-error", "[codegen]
     }
     return std::string("no error");
   };
-  CHECK(
-      error("(tile 0 4)") ==
-      "opts: unknown opt \"tile\" (known: interchange, split, swap, pack, upcast, partial, lanes, hoist, peel, merge, "
-      "group) in \"(tile 0 4)\"");
+  CHECK(error("(tile 0 4)") ==
+        "opts: unknown opt \"tile\" (known: interchange, split, swap, pack, upcast, partial, lanes, qdot, hoist, peel, "
+        "merge, "
+        "group) in \"(tile 0 4)\"");
   CHECK(error("(split 0 0)") == "opts: split needs a positive factor, not 0 in \"(split 0 0)\"");
   CHECK(error("(split 0)") == "opts: expected an integer at position 8 in \"(split 0)\"");
   CHECK(error("(upcast 1) (interchange)") == "opts: interchange must come first in \"(upcast 1) (interchange)\"");
@@ -548,4 +548,109 @@ TEST_CASE("a float max adds into lanes (lanes); a float sum over two loops, a pa
   how.opts = tl::codegen::parse_opts("(lanes 0 8)");
   CHECK_THROWS_WITH(tl::codegen::lower(s.items[0], s.materialized, how),
                     Catch::Contains("opt (lanes 0 8): loop i0 is the kernel's parallel loop"));
+}
+
+namespace {
+
+// A buffer of one-byte values: int8 from -128 to 127, or uint8 from 0 to 255.
+NodeRef byte_buffer(Graph& g, DType t, const tl::tensor::Shape& shape, std::mt19937& rng) {
+  std::int64_t n = 1;
+  for (const auto& d : shape) n *= d.value();
+  auto buf = std::make_shared<Buffer>(t, static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) static_cast<std::uint8_t*>(buf->data())[i] = static_cast<std::uint8_t>(rng());
+  return g.make_buffer(buf, shape);
+}
+
+// The inputs of a lowered kernel as the interpreter holds them.
+std::vector<std::vector<Scalar>> interpreter_inputs(const Lowered& l) {
+  std::vector<std::vector<Scalar>> in(l.kernel.buffers.size());
+  for (std::size_t i = 0; i < l.inputs.size(); ++i) {
+    const tl::tensor::Node* n = l.inputs[i];
+    const Buffer& b = *n->buffer;
+    auto& v = in[static_cast<std::size_t>(l.input_slots[i])];
+    for (std::size_t e = 0; e < b.count(); ++e) {
+      const char* p = static_cast<const char*>(b.data());
+      if (n->dtype == DType::F32) {
+        float f;
+        std::memcpy(&f, p + 4 * e, 4);
+        v.push_back(Scalar{0, f});
+      } else if (n->dtype == DType::I8) {
+        v.push_back(Scalar{static_cast<std::int8_t>(p[e]), 0});
+      } else {
+        v.push_back(Scalar{static_cast<std::uint8_t>(p[e]), 0});
+      }
+    }
+  }
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("a sum of scaled products of bytes runs as integer dot products (qdot)", "[codegen][passes]") {
+  std::mt19937 rng(11);
+  Graph g;
+  const std::int64_t k = 128, n = 3, blocks = k / 32;
+  // out[i][j] = sum over k of x[i][k] d[i][k/32] * w'[j][k] s[j][k/32], x int8 and w' either int8
+  // (two rows) or uint8 less 100 (one row: an offset, as a 4-bit block's codes are u - 8), built
+  // as the quantized-dot rule builds it, so that the schedule keeps the bytes in the kernel.
+  for (DType wt : {DType::I8, DType::U8}) {
+    const std::int64_t m = wt == DType::I8 ? 2 : 1;
+    NodeRef x = byte_buffer(g, DType::I8, {m, k}, rng);
+    NodeRef w = byte_buffer(g, wt, {n, k}, rng);
+    NodeRef d = random_buffer(g, DType::F32, {m, blocks}, rng);
+    NodeRef s = random_buffer(g, DType::F32, {n, blocks}, rng);
+    auto per_block = [&](const NodeRef& scale, std::int64_t rows) {
+      return g.make_reshape(g.make_expand(g.make_reshape(scale, {rows, blocks, 1}), {rows, blocks, 32}), {rows, k});
+    };
+    auto left = [&](const NodeRef& v) { return g.make_expand(g.make_reshape(v, {m, k, 1}), {m, k, n}); };
+    auto right = [&](const NodeRef& v) {
+      return g.make_expand(g.make_reshape(g.make_permute(v, {1, 0}), {1, k, n}), {m, k, n});
+    };
+    NodeRef wv = g.make_cast(w, DType::F32);
+    if (wt == DType::U8) {
+      wv = g.make_cast(g.make_binary(Op::Add, g.make_cast(w, DType::I32), g.make_const_int(-100, DType::I32, {n, k})),
+                       DType::F32);
+    }
+    NodeRef prod = g.make_binary(Op::Mul, left(g.make_cast(x, DType::F32)),
+                                 g.make_binary(Op::Mul, left(per_block(d, m)),
+                                               g.make_binary(Op::Mul, right(wv), right(per_block(s, n)))));
+    NodeRef y = g.make_reduce(ReduceKind::Sum, prod, {1});
+    tl::schedule::Schedule sch = tl::schedule::make_schedule(y.get());
+    REQUIRE(sch.items.size() == 1);
+    const Lowered chosen = tl::codegen::lower(sch.items[0], sch.materialized);
+    INFO(chosen.kernel.str());
+    CHECK(tl::codegen::opts_str(chosen.opts).rfind("(qdot ", 0) == 0);
+    CHECK(chosen.kernel.str().find("dot4:i32(") != std::string::npos);
+    CHECK(chosen.kernel.str().find("@byte") != std::string::npos);
+    Lowering how;
+    how.opts = Opts{};
+    const Lowered plain = tl::codegen::lower(sch.items[0], sch.materialized, how);
+    auto run_kernel = [&](const Lowered& l) {
+      std::vector<std::vector<Scalar>> buffers = interpreter_inputs(l);
+      buffers[0].assign(static_cast<std::size_t>(m * n), Scalar{});
+      tl::test::LoopInterpreter(l.kernel, buffers).run();
+      return buffers[0];
+    };
+    const std::vector<Scalar> want = run_kernel(plain), got = run_kernel(chosen);
+    REQUIRE(want.size() == got.size());
+    for (std::size_t i = 0; i < want.size(); ++i)
+      CHECK(std::abs(got[i].f - want[i].f) <= 1e-4 * (1 + std::abs(want[i].f)));
+    // 32 iterations per block replay too; 12 do not divide the reduce.
+    REQUIRE(!chosen.opts.empty());
+    const std::string red = std::to_string(chosen.opts[0].loop);
+    how.opts = tl::codegen::parse_opts("(qdot " + red + " 32)");
+    const std::vector<Scalar> narrow = run_kernel(tl::codegen::lower(sch.items[0], sch.materialized, how));
+    for (std::size_t i = 0; i < want.size(); ++i)
+      CHECK(std::abs(narrow[i].f - want[i].f) <= 1e-4 * (1 + std::abs(want[i].f)));
+    how.opts = tl::codegen::parse_opts("(qdot " + red + " 12)");
+    CHECK_THROWS_WITH(tl::codegen::lower(sch.items[0], sch.materialized, how),
+                      Catch::Contains("(qdot " + red + " 12)") && Catch::Contains("not a multiple of 12"));
+  }
+  // A sum whose terms are not products of two bytes: the opt names what is missing.
+  NodeRef f = random_buffer(g, DType::F32, {2, 64}, rng);
+  NodeRef fy = g.make_reduce(ReduceKind::Sum, g.make_binary(Op::Mul, f, f), {1});
+  tl::schedule::Schedule fs = tl::schedule::make_schedule(fy.get());
+  Lowering how;
+  how.opts = tl::codegen::parse_opts("(qdot 1 32)");
+  CHECK_THROWS_WITH(tl::codegen::lower(fs.items[0], fs.materialized, how), Catch::Contains("(qdot 1 32)"));
 }
