@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "bindings/tensor_value.h"
+#include "codegen/llvm_emit.h"
 #include "eval/builtins.h"
 #include "runtime/elements.h"
 #include "support/fftw.h"
@@ -707,6 +708,17 @@ void register_tensor_builtins(Interp& in) {
              "True when FFTW (libfftw3f and libfftw3) could be loaded: the Fourier transforms then run as its "
              "external kernels on the host devices.",
              [](Interp& in, Args, N) -> Value { return in.boolean(tl::fftw::available().empty()); });
+  TL_BUILTIN(in, "%cpu-int8-dot-p", 0, 0, "(%cpu-int8-dot-p)",
+             "True when the CPU the JIT compiles for (this one, or TENSORLISP_CPU) has integer dot products of "
+             "bytes (AVX-512 VNNI or AVX-VNNI): the quantized-dot rules then quantize a matmul's activation.",
+             [](Interp& in, Args, N) -> Value {
+               const char* cpu = std::getenv("TENSORLISP_CPU");
+               try {
+                 return in.boolean(tl::codegen::cpu_has_int8_dot(cpu == nullptr ? "" : cpu));
+               } catch (const std::exception&) {
+                 return in.boolean(false);  // an unknown CPU: the JIT reports it where it is used
+               }
+             });
   TL_BUILTIN(in, "view-as-real", 1, 1, "(view-as-real Z)",
              "The parts of complex tensor Z as a real tensor (f32 for c64, f64 for c128) with one more axis, of "
              "size 2: (real imaginary). A view: no copy, and gradients flow through it."

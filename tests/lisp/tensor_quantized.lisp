@@ -114,7 +114,11 @@
 (deftest matmul-reads-blocks
   ;; The product with the blocks read inside the kernel against the product with the weights
   ;; dequantized into a tensor of their own first: a decode step's vector, a few rows, enough
-  ;; rows for a packed tile, a batch.
+  ;; rows for a packed tile, a batch. (With the activation in f32: quantized-dot-activation
+  ;; below tests the rule that quantizes it.)
+  (with-optimizers-disabled (quantized-dot) (matmul-reads-blocks-f32)))
+
+(defun matmul-reads-blocks-f32 ()
   (dolist (fmt '(q8_0 q4_0))
     (dolist (mnk '((1 64 96) (5 32 64) (70 48 128) (1 8 32)))
       (destructuring-bind (m n k) mnk
@@ -129,6 +133,54 @@
   (let* ((w (quantize (randn '(64 32)) 'q4_0)) (x (randn '(3 64))))
     (is (close-p (matmul x w) (matmul x (realize (dequantize w)))))))
 
+(defun q8-activation-reference (x)
+  ;; X's rows quantized per block of 32 as the quantized-dot rule does (llama.cpp's Q8_0 with
+  ;; an f32 scale): d = amax / 127, values round(x / d), then read back as floats.
+  (let* ((s (shape x)) (k (car (last s)))
+         (xb (reshape x (append (butlast s) (list (/ k 32) 32))))
+         (d (div (max (abs xb) :axis -1 :keepdim t) 127.0))
+         (q (round (mul xb (where (= d 0.0) 0.0 (div 1.0 d))))))
+    (reshape (mul q d) s)))
+
+(deftest quantized-dot-activation
+  ;; Few rows times q8_0/q4_0 weights: where the CPU has integer dot products (AVX-512 VNNI,
+  ;; AVX-VNNI) the quantized-dot rule quantizes the activation per block of 32 and the kernel
+  ;; multiplies bytes (the qdot opt); the result is the quantized activation's product with
+  ;; the weights. Elsewhere (another device, another CPU, too many rows) the f32 product.
+  (dolist (fmt '(q8_0 q4_0))
+    (dolist (mnk '((1 96 768) (3 40 64) (16 8 32) (17 8 64)))
+      (destructuring-bind (m n k) mnk
+        (let* ((w (quantize (mul 0.1 (randn (list n k))) fmt))
+               (dense (realize (dequantize w)))
+               (x (realize (randn (list m k))))
+               ;; (The reference executor runs no rules.)
+               (fired (and (not (eq (device) 'ref))
+                           (member 'quantized-integer-dot (optimizers-fired (matmul x (transpose w))))))
+               (want (if fired (matmul (q8-activation-reference x) (transpose dense)) (matmul x (transpose dense)))))
+          (is (close-p (matmul x (transpose w)) want 1e-4) (format nil "~a ~a" fmt mnk))
+          ;; It fires only for few rows, and then the kernel multiplies bytes (qdot) ...
+          (is (or (not fired)
+                  (and (<= m *quantized-dot-rows*)
+                       (search "opts: (qdot " (kernels->text (matmul (realize (randn (list m k))) (transpose w))))))
+              (format nil "qdot for ~a ~a" fmt mnk))
+          ;; ... and always for few rows on the CPU JIT of a CPU with integer dot products.
+          (is (or fired (not (%cpu-int8-dot-p)) (> m *quantized-dot-rows*) (not (eq (device) 'cpu))
+                  (getenv "TENSORLISP_DEVICE_OPTIONS"))
+              (format nil "fired for ~a ~a" fmt mnk))))))
+  ;; Weights reduced across their blocks (x W, W untransposed) keep the f32 activation.
+  (let ((w (quantize (randn '(64 64)) 'q8_0)) (x (randn '(2 64))))
+    (is (not (member 'quantized-integer-dot (optimizers-fired (matmul x w)))))
+    (is (close-p (matmul x w) (matmul x (realize (dequantize w))))))
+  ;; Its error is the activation's rounding: within a percent of the f32 product's scale.
+  (let* ((w (quantize (mul 0.05 (randn '(256 512))) 'q8_0))
+         (x (randn '(1 512)))
+         (exact (with-optimizers-disabled (quantized-dot) (realize (matmul x (transpose w))))))
+    (is (< (item (max (abs (sub (matmul x (transpose w)) exact)))) (* 0.01 (item (max (abs exact)))))))
+  ;; A row of zeros quantizes to zeros (scale 0); NaN activations give NaN outputs.
+  (let ((w (quantize (randn '(4 64)) 'q4_0)))
+    (is (equal (to-list (matmul (zeros '(1 64)) (transpose w))) '((0.0 0.0 0.0 0.0))))
+    (is (equal (to-list (isnan (matmul (div (zeros '(1 64)) 0.0) (transpose w)))) '((t t t t))))))
+
 (deftest elementwise-and-gather
   (let* ((w (quantize (randn '(10 64)) 'q4_0)) (d (realize (dequantize w))))
     (is (close-p (add w 1.0) (add d 1.0)))
@@ -141,7 +193,11 @@
     (is (close-p (reshape w '(20 32)) (reshape d '(20 32))))))
 
 (deftest gradients-through-quantized-weights
-  ;; d/dx of sum((x W^T)^2) with W quantized, against the same with W dequantized.
+  ;; d/dx of sum((x W^T)^2) with W quantized, against the same with W dequantized (the
+  ;; activation in f32: quantized, the forward value differs by its rounding).
+  (with-optimizers-disabled (quantized-dot) (gradients-through-quantized-weights-f32)))
+
+(defun gradients-through-quantized-weights-f32 ()
   (let* ((w (quantize (randn '(16 64)) 'q8_0))
          (d (realize (dequantize w)))
          (x (randn '(4 64))))
