@@ -426,7 +426,9 @@ class Emitter {
     }
     auto alike = [&](ExprId id) {
       const Expr& x = k_.expr(id);
-      return x.op == e.op && x.dtype == e.dtype && x.arg == e.arg && x.ival == e.ival;
+      // (A cast's operands must be of one dtype too.)
+      return x.op == e.op && x.dtype == e.dtype && x.arg == e.arg && x.ival == e.ival &&
+             (x.op != EOp::Cast || k_.expr(x.src[0]).dtype == k_.expr(e.src[0]).dtype);
     };
     if (std::all_of(ids.begin(), ids.end(), alike)) {
       if (Value* v = vector_op(ids)) return v;
@@ -504,14 +506,14 @@ class Emitter {
                               e.op == EOp::Or || e.op == EOp::Xor || e.op == EOp::Cast ||
                               (e.op == EOp::Idiv && !is_signed_int(e.dtype));
     if (!op || !vectorizable) return nullptr;
-    const int arity = tensor::op_info(*op).arity;
-    Value* x[3] = {};
-    for (int i = 0; i < arity; ++i) x[i] = lanes_vector(sources(i));
     const DType operand = k_.expr(e.src[0]).dtype;
     if (e.op == EOp::Cast && (operand == DType::F16 || operand == DType::BF16 || e.dtype == DType::F16 ||
                               e.dtype == DType::BF16 || operand == DType::Bool || e.dtype == DType::Bool)) {
       return nullptr;
     }
+    const int arity = tensor::op_info(*op).arity;
+    Value* x[3] = {};
+    for (int i = 0; i < arity; ++i) x[i] = lanes_vector(sources(i));
     const unsigned saved = splat_;
     splat_ = static_cast<unsigned>(n);
     Value* v = elementwise(*op, operand, e.dtype, std::span<Value* const>(x, static_cast<std::size_t>(arity)));

@@ -155,8 +155,10 @@ class Lowerer {
     // across their rows, element by element: a 16-token prefill of GPT-2 ran 2.6x slower than
     // f32's. 2304 x 768 q8_0 on one AVX-512 thread: 16 rows 1.9 ms in lanes, 2.2 ms packed;
     // 32 rows 3.9 ms in lanes, 2.4 ms packed.)
-    if (reads_quantized() && tile && tile->packs && tile->rows >= kQuantPackRows) return tile->opts;
-    if (reads_bytes()) {
+    // Many rows take the packed tile (its packing converts each panel once for all of them).
+    const bool many_rows = tile && tile->packs && tile->rows >= kQuantPackRows;
+    if (reads_quantized() && many_rows) return tile->opts;
+    if (reads_bytes() && !many_rows) {
       if (auto dots = integer_dot_lanes()) return *dots;
     }
     if (reads_quantized()) {

@@ -27,7 +27,7 @@ among the axes of size above 1, when the reshape only adds or drops axes of size
   (let* ((out (shape x)) (in (shape (car (node-sources x))))
          (big (lambda (s) (remove-if (lambda (d) (eql d 1)) s)))
          (rank (count-if (lambda (d) (not (eql d 1))) (subseq out 0 axis))))
-    (when (equal (funcall big out) (funcall big in))
+    (when (and (not (eql (nth axis out) 1)) (equal (funcall big out) (funcall big in)))
       (let ((seen -1))
         (dotimes (i (length in))
           (unless (eql (nth i in) 1)

@@ -33,7 +33,22 @@ struct Bytes {
   ExprId word = -1;  // u32
   bool is_signed = false;
   std::int64_t offset = 0;
+  std::int64_t lo() const { return (is_signed ? -128 : 0) + offset; }
+  std::int64_t hi() const { return (is_signed ? 127 : 255) + offset; }
 };
+
+// Whether integer dtype t holds every value of [lo, hi] (so that arithmetic in t never wraps).
+bool holds(DType t, std::int64_t lo, std::int64_t hi) {
+  const int bits = static_cast<int>(tensor::dtype_size(t) * 8);
+  if (tensor::dtype_category(t) == tensor::DCat::Unsigned) {
+    return lo >= 0 && (bits >= 63 || hi < (std::int64_t{1} << bits));
+  }
+  if (bits >= 64) return true;
+  return lo >= -(std::int64_t{1} << (bits - 1)) && hi < (std::int64_t{1} << (bits - 1));
+}
+
+// The most an offset may move a byte's value: the terms it adds stay far from i32's limits.
+constexpr std::int64_t kMaxOffset = 1024;
 
 class QdotBuilder {
  public:
@@ -95,24 +110,24 @@ class QdotBuilder {
         return Bytes{k_.load_bytes(e.arg, e.src[0], DType::U32), e.dtype == DType::I8, 0};
       }
       case EOp::Cast: {
-        // A widening between integer types keeps the value.
+        // Between integer types, a cast that keeps every value the bytes can take.
         const DType from = k_.expr(e.src[0]).dtype;
         const bool ints =
             !tensor::is_float(from) && !tensor::is_float(e.dtype) && from != DType::Bool && e.dtype != DType::Bool;
-        if (!ints || tensor::dtype_size(e.dtype) < tensor::dtype_size(from)) return std::nullopt;
-        if (tensor::dtype_size(e.dtype) == tensor::dtype_size(from) &&
-            tensor::dtype_category(e.dtype) != tensor::dtype_category(from)) {
-          return std::nullopt;
-        }
-        return bytes(source(0));
+        if (!ints) return std::nullopt;
+        auto b = bytes(source(0));
+        if (!b || !holds(e.dtype, b->lo(), b->hi())) return std::nullopt;
+        return b;
       }
       case EOp::Add: {
+        // A constant added without wrapping in the add's dtype.
         std::vector<ExprId> var;
         auto c = split_const(var);
-        if (!c) return std::nullopt;
+        if (!c || *c < -kMaxOffset || *c > kMaxOffset) return std::nullopt;
         auto b = bytes(var);
-        if (!b) return std::nullopt;
+        if (!b || !holds(e.dtype, b->lo() + *c, b->hi() + *c)) return std::nullopt;
         b->offset += *c;
+        if (b->offset < -kMaxOffset || b->offset > kMaxOffset) return std::nullopt;
         return b;
       }
       case EOp::And: {
@@ -136,8 +151,29 @@ class QdotBuilder {
         b->word = k_.binary(EOp::And, shifted, k_.constant_int((255 / *c) * 0x01010101, DType::U32));
         return b;
       }
-      default: return std::nullopt;
+      case EOp::Const:
+      case EOp::LoopVar:
+      case EOp::SymVar:
+      case EOp::AccRead:
+      case EOp::Min:
+      case EOp::Dot4:
+      case EOp::Neg:
+      case EOp::Recip:
+      case EOp::Sqrt:
+      case EOp::Exp2:
+      case EOp::Log2:
+      case EOp::Sin:
+      case EOp::Bitcast:
+      case EOp::Mul:
+      case EOp::Mod:
+      case EOp::Max:
+      case EOp::Cmplt:
+      case EOp::Cmpeq:
+      case EOp::Or:
+      case EOp::Xor:
+      case EOp::Where: break;  // not a byte read the pass can put in a word
     }
+    return std::nullopt;
   }
 
   // The integer of a factor: the float conversion of an integer value.
@@ -193,17 +229,24 @@ class QdotBuilder {
   ExprId lane(const std::vector<ExprId>& terms, DType t) {
     std::vector<std::vector<ExprId>> fs;
     for (ExprId term : terms) fs.push_back(factors(term, t));
-    // Factors in all four copies: the scale.
+    // Factors in all four copies, as many times as each has them: the scale.
     std::vector<ExprId> common;
     for (ExprId f : fs[0]) {
-      bool all = true;
-      for (std::size_t c = 1; c < fs.size(); ++c) all = all && std::count(fs[c].begin(), fs[c].end(), f) > 0;
-      if (all && std::count(common.begin(), common.end(), f) == 0) common.push_back(f);
+      if (std::count(common.begin(), common.end(), f) > 0) continue;
+      auto times = std::count(fs[0].begin(), fs[0].end(), f);
+      for (std::size_t c = 1; c < fs.size(); ++c) times = std::min(times, std::count(fs[c].begin(), fs[c].end(), f));
+      for (std::ptrdiff_t t = 0; t < times; ++t) common.push_back(f);
     }
     std::vector<std::vector<ExprId>> rest(fs.size());
     for (std::size_t c = 0; c < fs.size(); ++c) {
+      std::vector<ExprId> left = common;  // each common factor taken as often as it is common
       for (ExprId f : fs[c]) {
-        if (std::count(common.begin(), common.end(), f) == 0) rest[c].push_back(f);
+        auto it = std::find(left.begin(), left.end(), f);
+        if (it != left.end()) {
+          left.erase(it);
+        } else {
+          rest[c].push_back(f);
+        }
       }
       if (rest[c].size() != 2) {
         passes::reject(opt_, "a term has " + std::to_string(rest[c].size()) +

@@ -646,6 +646,43 @@ TEST_CASE("a sum of scaled products of bytes runs as integer dot products (qdot)
     CHECK_THROWS_WITH(tl::codegen::lower(sch.items[0], sch.materialized, how),
                       Catch::Contains("(qdot " + red + " 12)") && Catch::Contains("not a multiple of 12"));
   }
+  // Terms the pass must compute exactly as written or leave alone: a u8 less 8 that wraps in
+  // u8, an int8 cast to u32 (wraps too), a scale that appears twice, an i8 plus 100 in i8.
+  // (One output, so that nothing is broadcast and the schedule keeps the terms inline.)
+  {
+    const std::int64_t n = 1;
+    NodeRef xu = byte_buffer(g, DType::U8, {1, k}, rng);
+    NodeRef xs = byte_buffer(g, DType::I8, {1, k}, rng);
+    NodeRef w = byte_buffer(g, DType::I8, {n, k}, rng);
+    NodeRef s = random_buffer(g, DType::F32, {1, k}, rng);
+    const std::vector<NodeRef> lefts = {
+        g.make_cast(g.make_binary(Op::Add, xu, g.make_const_int(248, DType::U8, {1, k})), DType::F32),
+        g.make_cast(g.make_cast(xs, DType::U32), DType::F32),
+        g.make_binary(Op::Mul, g.make_binary(Op::Mul, g.make_cast(xs, DType::F32), s), s),
+        g.make_cast(g.make_binary(Op::Add, xs, g.make_const_int(100, DType::I8, {1, k})), DType::F32),
+    };
+    for (const NodeRef& left : lefts) {
+      NodeRef a3 = g.make_expand(g.make_reshape(left, {1, k, 1}), {1, k, n});
+      NodeRef b3 = g.make_reshape(g.make_permute(g.make_cast(w, DType::F32), {1, 0}), {1, k, n});
+      NodeRef y = g.make_reduce(ReduceKind::Sum, g.make_binary(Op::Mul, a3, b3), {1});
+      tl::schedule::Schedule sch = tl::schedule::make_schedule(y.get());
+      REQUIRE(sch.items.size() == 1);
+      const Lowered chosen = tl::codegen::lower(sch.items[0], sch.materialized);
+      Lowering plain_how;
+      plain_how.opts = Opts{};
+      const Lowered plain = tl::codegen::lower(sch.items[0], sch.materialized, plain_how);
+      INFO(tl::codegen::opts_str(chosen.opts) << "\n" << chosen.kernel.str());
+      auto run_kernel = [&](const Lowered& l) {
+        std::vector<std::vector<Scalar>> buffers = interpreter_inputs(l);
+        buffers[0].assign(static_cast<std::size_t>(n), Scalar{});
+        tl::test::LoopInterpreter(l.kernel, buffers).run();
+        return buffers[0];
+      };
+      const std::vector<Scalar> want = run_kernel(plain), got = run_kernel(chosen);
+      for (std::size_t i = 0; i < want.size(); ++i)
+        CHECK(std::abs(got[i].f - want[i].f) <= 1e-4 * (1 + std::abs(want[i].f)));
+    }
+  }
   // A sum whose terms are not products of two bytes: the opt names what is missing.
   NodeRef f = random_buffer(g, DType::F32, {2, 64}, rng);
   NodeRef fy = g.make_reduce(ReduceKind::Sum, g.make_binary(Op::Mul, f, f), {1});
