@@ -320,6 +320,126 @@ ExprId Kernel::raw_binary(EOp op, ExprId a, ExprId b, DType t) {
   return intern(e);
 }
 
+// a / d and a mod d for a divisor d that is not a constant but a positive linear form over
+// symbolic dimensions (a KV cache's length L + 1, or 64 (L + 1)): when a = Q d + R with Q's
+// parts products of non-negative loop variables and multiples of d, and R's largest value
+// provably below d (R's terms are loop variables, or multiples of ones with constant ranges,
+// whose largest values sum to at most d - 1 for every value of the dimensions), a / d is Q
+// and a mod d is R. A flattened (head, position, column) index read back through a view of
+// symbolic size then needs no division (an attention's K^T at a decode step).
+std::optional<ExprId> Kernel::simplify_symbolic_div_mod(EOp op, ExprId a, ExprId d) {
+  const Linear ld = linear(d);
+  if (ld.terms.empty() || ld.c < 1) return std::nullopt;
+  for (auto [t, k] : ld.terms) {
+    if (k <= 0 || expr(t).op != EOp::SymVar) return std::nullopt;
+  }
+  // c when l is c times d's form (c >= 0), over d's own terms and the constant.
+  auto multiple = [&](const Linear& l) -> std::optional<std::int64_t> {
+    if (l.terms.size() != ld.terms.size()) return std::nullopt;
+    if (l.terms.empty() || l.terms[0].first != ld.terms[0].first || l.terms[0].second % ld.terms[0].second != 0) {
+      return std::nullopt;
+    }
+    const std::int64_t c = l.terms[0].second / ld.terms[0].second;
+    for (std::size_t i = 0; i < l.terms.size(); ++i) {
+      if (l.terms[i].first != ld.terms[i].first || l.terms[i].second != c * ld.terms[i].second) return std::nullopt;
+    }
+    if (l.c != c * ld.c || c < 0) return std::nullopt;
+    return c;
+  };
+  auto is_d_term = [&](ExprId t) {
+    return std::any_of(ld.terms.begin(), ld.terms.end(), [&](const auto& x) { return x.first == t; });
+  };
+  const Linear la = linear(a);
+  Linear q, r, sym;
+  sym.c = la.c;
+  Linear rmax;  // R's largest value, a form over the dimensions
+  for (auto [t, k] : la.terms) {
+    if (k <= 0) return std::nullopt;
+    const Expr e = expr(t);
+    bool taken = false;
+    if (e.op == EOp::Mul) {
+      for (int side = 0; side < 2 && !taken; ++side) {
+        auto c = multiple(linear(e.src[side]));
+        if (c && range(e.src[1 - side]).lo >= 0) {
+          q.terms.emplace_back(e.src[1 - side], k * *c);
+          taken = true;
+        }
+      }
+    }
+    if (taken) continue;
+    if (is_d_term(t)) {
+      sym.terms.emplace_back(t, k);
+      continue;
+    }
+    // A term of R: its largest value k * max(t).
+    const Range tr = range(t);
+    if (tr.lo < 0) return std::nullopt;
+    r.terms.emplace_back(t, k);
+    if (tr.hi) {
+      rmax.c += k * *tr.hi;
+    } else if (e.op == EOp::LoopVar) {
+      Linear ext = linear(loop_extents_[static_cast<std::size_t>(e.arg)]);
+      rmax.c += k * (ext.c - 1);
+      for (auto [x, kx] : ext.terms) rmax.terms.emplace_back(x, k * kx);
+    } else if (e.op == EOp::Mul) {
+      // X * v with v of constant range and X a non-negative form over the dimensions.
+      bool bounded = false;
+      for (int side = 0; side < 2 && !bounded; ++side) {
+        const Range vr = range(e.src[1 - side]);
+        const Linear x = linear(e.src[side]);
+        bool dims = x.c >= 0;
+        for (auto [xt, xk] : x.terms) dims = dims && xk >= 0 && expr(xt).op == EOp::SymVar;
+        if (vr.lo < 0 || !vr.hi || !dims) continue;
+        rmax.c += k * *vr.hi * x.c;
+        for (auto [xt, xk] : x.terms) rmax.terms.emplace_back(xt, k * *vr.hi * xk);
+        bounded = true;
+      }
+      if (!bounded) return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+  }
+  // The dimensions' own part: c d plus a constant left to R.
+  std::int64_t c = 0;
+  if (!sym.terms.empty()) {
+    Linear whole = sym;
+    whole.c = 0;
+    Linear scaled = ld;
+    scaled.c = 0;
+    if (whole.terms.size() != ld.terms.size() || whole.terms[0].second % ld.terms[0].second != 0) return std::nullopt;
+    c = whole.terms[0].second / ld.terms[0].second;
+    for (std::size_t i = 0; i < whole.terms.size(); ++i) {
+      if (whole.terms[i].first != ld.terms[i].first || whole.terms[i].second != c * ld.terms[i].second) {
+        return std::nullopt;
+      }
+    }
+  }
+  const std::int64_t rc = sym.c - c * ld.c;
+  if (rc < 0) return std::nullopt;
+  q.c = c;
+  r.c = rc;
+  rmax.c += rc;
+  // d - 1 - max(R) >= 0 for every value of the dimensions (each >= 0): every coefficient of
+  // the difference non-negative.
+  std::map<ExprId, std::int64_t> diff;
+  for (auto [x, k] : ld.terms) diff[x] += k;
+  for (auto [x, k] : rmax.terms) diff[x] -= k;
+  if (ld.c - 1 - rmax.c < 0) return std::nullopt;
+  for (auto [x, k] : diff) {
+    if (k < 0) return std::nullopt;
+  }
+  auto sorted = [](Linear l) {
+    std::map<ExprId, std::int64_t> m;
+    for (auto [x, k] : l.terms) m[x] += k;
+    l.terms.clear();
+    for (auto [x, k] : m) {
+      if (k != 0) l.terms.emplace_back(x, k);
+    }
+    return l;
+  };
+  return op == EOp::Idiv ? from_linear(sorted(q)) : from_linear(sorted(r));
+}
+
 ExprId Kernel::simplify_index_div_mod(EOp op, ExprId a, std::int64_t d) {
   Range ra = range(a);
   if (ra.lo >= 0 && ra.hi && *ra.hi < d) return op == EOp::Idiv ? constant_int(0) : a;
@@ -332,8 +452,34 @@ ExprId Kernel::simplify_index_div_mod(EOp op, ExprId a, std::int64_t d) {
   q.c = l.c / d;
   r.c = l.c % d;
   for (auto [t, k] : l.terms) {
+    // k X Y with k X's form a multiple of d (X a form over symbolic dimensions, 64 (L + 1) by
+    // 64): d times (k X / d) Y.
+    const Expr te = expr(t);
+    if (k % d != 0 && te.op == EOp::Mul) {
+      bool moved = false;
+      for (int side = 0; side < 2 && !moved; ++side) {
+        Linear x = linear(te.src[side]);
+        if (x.terms.empty()) continue;
+        bool divisible = (k * x.c) % d == 0;
+        for (auto [xt, xk] : x.terms) divisible = divisible && (k * xk) % d == 0;
+        if (!divisible) continue;
+        x.c = k * x.c / d;
+        for (auto& [xt, xk] : x.terms) xk = k * xk / d;
+        q.terms.emplace_back(binary(EOp::Mul, from_linear(x), te.src[1 - side]), 1);
+        moved = true;
+      }
+      if (moved) continue;
+    }
     if (k / d != 0) q.terms.emplace_back(t, k / d);
     if (k % d != 0) r.terms.emplace_back(t, k % d);
+  }
+  {
+    std::map<ExprId, std::int64_t> m;  // (a moved term can meet one already there)
+    for (auto [t, k] : q.terms) m[t] += k;
+    q.terms.clear();
+    for (auto [t, k] : m) {
+      if (k != 0) q.terms.emplace_back(t, k);
+    }
   }
   Range rr = linear_range(r);
   bool r_small = rr.lo >= 0 && rr.hi && *rr.hi < d;
@@ -559,6 +705,9 @@ ExprId Kernel::binary(EOp op, ExprId a, ExprId b) {
       if (cb && *cb > 0) {
         if (*cb == 1) return op == EOp::Idiv ? a : constant_int(0);
         return simplify_index_div_mod(op, a, *cb);
+      }
+      if (!cb) {
+        if (auto s = simplify_symbolic_div_mod(op, a, b)) return *s;
       }
     }
     if (op == EOp::Cmplt) {

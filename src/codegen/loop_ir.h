@@ -207,6 +207,7 @@ class Kernel {
   ExprId from_linear(const Linear& l);
   ExprId raw_binary(EOp op, ExprId a, ExprId b, DType t);
   ExprId simplify_index_div_mod(EOp op, ExprId a, std::int64_t d);
+  std::optional<ExprId> simplify_symbolic_div_mod(EOp op, ExprId a, ExprId d);
   Range linear_range(const Linear& l) const;
 };
 

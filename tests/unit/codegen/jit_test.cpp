@@ -114,6 +114,33 @@ TEST_CASE("loop ir: index arithmetic simplifies over known loop ranges", "[codeg
         k.binary(EOp::Mul, n, k.constant_int(2)));
 }
 
+TEST_CASE("loop ir: division by a symbolic size simplifies when the remainder is provably smaller", "[codegen]") {
+  // A (12 L+1 64) view flattened and read back (an attention's K^T at a decode step): with
+  // D = L + 1 and E = 64 D, flat = i6 + D i5 + E i3 for i6 < D, i5 < 64.
+  Kernel k;
+  const ExprId len = k.sym_var("L");
+  const ExprId d = k.binary(EOp::Add, len, k.constant_int(1));
+  const ExprId e = k.binary(EOp::Mul, d, k.constant_int(64));
+  auto [l3, i3] = k.make_loop(k.constant_int(12));
+  auto [l5, i5] = k.make_loop(k.constant_int(64));
+  auto [l6, i6] = k.make_loop(d);
+  const ExprId flat = k.binary(EOp::Add, i6, k.binary(EOp::Add, k.binary(EOp::Mul, d, i5), k.binary(EOp::Mul, e, i3)));
+  CHECK(k.binary(EOp::Mod, flat, d) == i6);
+  CHECK(k.binary(EOp::Idiv, flat, d) == k.binary(EOp::Add, i5, k.binary(EOp::Mul, i3, k.constant_int(64))));
+  CHECK(k.binary(EOp::Idiv, flat, e) == i3);
+  CHECK(k.binary(EOp::Mod, flat, e) == k.binary(EOp::Add, i6, k.binary(EOp::Mul, d, i5)));
+  // A multiple of the constant divisor hidden in a product: (64 (L + 1) i3 + 16 j) / 64.
+  auto [lj, j] = k.make_loop(k.constant_int(4));
+  const ExprId row = k.binary(EOp::Add, k.binary(EOp::Mul, e, i3), k.binary(EOp::Mul, j, k.constant_int(16)));
+  CHECK(k.binary(EOp::Mod, row, k.constant_int(64)) == k.binary(EOp::Mul, j, k.constant_int(16)));
+  CHECK(k.binary(EOp::Idiv, row, k.constant_int(64)) == k.binary(EOp::Mul, d, i3));
+  // Not when the remainder may reach the divisor: i5 < 64 is not below L + 1 for every L, and
+  // i6 + 1 may equal D.
+  CHECK(k.expr(k.binary(EOp::Idiv, k.binary(EOp::Add, i5, d), d)).op == EOp::Idiv);
+  CHECK(k.expr(k.binary(EOp::Mod, k.binary(EOp::Add, i6, k.constant_int(1)), d)).op == EOp::Mod);
+  CHECK(k.expr(k.binary(EOp::Idiv, flat, len)).op == EOp::Idiv);  // L may be 0
+}
+
 TEST_CASE("loop ir: integer folding wraps like the dtype", "[codegen]") {
   Kernel k;
   CHECK(k.as_const(k.binary(EOp::Add, k.constant_int(127, DType::I8), k.constant_int(1, DType::I8))) == -128);
