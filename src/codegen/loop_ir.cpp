@@ -343,7 +343,8 @@ std::optional<ExprId> Kernel::simplify_symbolic_div_mod(EOp op, ExprId a, ExprId
     for (std::size_t i = 0; i < l.terms.size(); ++i) {
       if (l.terms[i].first != ld.terms[i].first || l.terms[i].second != c * ld.terms[i].second) return std::nullopt;
     }
-    if (l.c != c * ld.c || c < 0) return std::nullopt;
+    auto cc = mul_checked(c, ld.c);
+    if (!cc || l.c != *cc || c < 0) return std::nullopt;
     return c;
   };
   auto is_d_term = [&](ExprId t) {
@@ -360,8 +361,9 @@ std::optional<ExprId> Kernel::simplify_symbolic_div_mod(EOp op, ExprId a, ExprId
     if (e.op == EOp::Mul) {
       for (int side = 0; side < 2 && !taken; ++side) {
         auto c = multiple(linear(e.src[side]));
-        if (c && range(e.src[1 - side]).lo >= 0) {
-          q.terms.emplace_back(e.src[1 - side], k * *c);
+        auto kc = c ? mul_checked(k, *c) : std::nullopt;
+        if (kc && range(e.src[1 - side]).lo >= 0) {
+          q.terms.emplace_back(e.src[1 - side], *kc);
           taken = true;
         }
       }
@@ -375,12 +377,26 @@ std::optional<ExprId> Kernel::simplify_symbolic_div_mod(EOp op, ExprId a, ExprId
     const Range tr = range(t);
     if (tr.lo < 0) return std::nullopt;
     r.terms.emplace_back(t, k);
+    // (Coefficients here are a kernel's sizes; any product that overflows gives up.)
+    bool ok = true;
+    auto add_max = [&](std::int64_t factor, const Linear& form) {
+      auto fc = mul_checked(factor, form.c);
+      ok = ok && fc.has_value();
+      if (ok) rmax.c += *fc;
+      for (auto [x, kx] : form.terms) {
+        auto fx = mul_checked(factor, kx);
+        ok = ok && fx.has_value();
+        if (ok) rmax.terms.emplace_back(x, *fx);
+      }
+    };
     if (tr.hi) {
-      rmax.c += k * *tr.hi;
+      Linear hi;
+      hi.c = *tr.hi;
+      add_max(k, hi);
     } else if (e.op == EOp::LoopVar) {
       Linear ext = linear(loop_extents_[static_cast<std::size_t>(e.arg)]);
-      rmax.c += k * (ext.c - 1);
-      for (auto [x, kx] : ext.terms) rmax.terms.emplace_back(x, k * kx);
+      ext.c -= 1;
+      add_max(k, ext);
     } else if (e.op == EOp::Mul) {
       // X * v with v of constant range and X a non-negative form over the dimensions.
       bool bounded = false;
@@ -390,14 +406,16 @@ std::optional<ExprId> Kernel::simplify_symbolic_div_mod(EOp op, ExprId a, ExprId
         bool dims = x.c >= 0;
         for (auto [xt, xk] : x.terms) dims = dims && xk >= 0 && expr(xt).op == EOp::SymVar;
         if (vr.lo < 0 || !vr.hi || !dims) continue;
-        rmax.c += k * *vr.hi * x.c;
-        for (auto [xt, xk] : x.terms) rmax.terms.emplace_back(xt, k * *vr.hi * xk);
+        auto f = mul_checked(k, *vr.hi);
+        if (!f) return std::nullopt;
+        add_max(*f, x);
         bounded = true;
       }
       if (!bounded) return std::nullopt;
     } else {
       return std::nullopt;
     }
+    if (!ok) return std::nullopt;
   }
   // The dimensions' own part: c d plus a constant left to R.
   std::int64_t c = 0;
@@ -414,7 +432,9 @@ std::optional<ExprId> Kernel::simplify_symbolic_div_mod(EOp op, ExprId a, ExprId
       }
     }
   }
-  const std::int64_t rc = sym.c - c * ld.c;
+  auto cd = mul_checked(c, ld.c);
+  if (!cd) return std::nullopt;
+  const std::int64_t rc = sym.c - *cd;
   if (rc < 0) return std::nullopt;
   q.c = c;
   r.c = rc;
@@ -460,11 +480,15 @@ ExprId Kernel::simplify_index_div_mod(EOp op, ExprId a, std::int64_t d) {
       for (int side = 0; side < 2 && !moved; ++side) {
         Linear x = linear(te.src[side]);
         if (x.terms.empty()) continue;
-        bool divisible = (k * x.c) % d == 0;
-        for (auto [xt, xk] : x.terms) divisible = divisible && (k * xk) % d == 0;
+        auto kc = mul_checked(k, x.c);
+        bool divisible = kc && *kc % d == 0;
+        for (auto& [xt, xk] : x.terms) {
+          auto kx = mul_checked(k, xk);
+          divisible = divisible && kx && *kx % d == 0;
+          if (divisible) xk = *kx / d;
+        }
         if (!divisible) continue;
-        x.c = k * x.c / d;
-        for (auto& [xt, xk] : x.terms) xk = k * xk / d;
+        x.c = *kc / d;
         q.terms.emplace_back(binary(EOp::Mul, from_linear(x), te.src[1 - side]), 1);
         moved = true;
       }
