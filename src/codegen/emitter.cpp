@@ -433,6 +433,7 @@ class Emitter {
     if (std::all_of(ids.begin(), ids.end(), alike)) {
       if (Value* v = vector_op(ids)) return v;
     }
+    if (Value* v = shifted_lanes(ids)) return v;
     if (n >= 2 && n % 2 == 0) {
       std::vector<ExprId> lo(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n / 2));
       std::vector<ExprId> hi(ids.begin() + static_cast<std::ptrdiff_t>(n / 2), ids.end());
@@ -445,6 +446,31 @@ class Emitter {
     Value* x = llvm::UndefValue::get(llvm::FixedVectorType::get(value(ids[0])->getType(), static_cast<unsigned>(n)));
     for (std::size_t j = 0; j < n; ++j) x = b_.CreateInsertElement(x, value(ids[j]), std::uint64_t{j});
     return x;
+  }
+
+  // Lanes of an unsigned integer type, some x / 2^s (a 4-bit block's high nibbles) and the
+  // rest plain x (its low ones): one vector shift by a vector of amounts (x / 1 for the plain
+  // lanes), so the words are loaded and masked once for both halves of the block. Null for
+  // other lanes.
+  Value* shifted_lanes(const std::vector<ExprId>& ids) {
+    const DType t = k_.expr(ids[0]).dtype;
+    if (t != DType::U32) return nullptr;
+    std::vector<ExprId> nums;
+    std::vector<llvm::Constant*> divisors;
+    bool any = false;
+    for (ExprId id : ids) {
+      const Expr& x = k_.expr(id);
+      if (x.dtype != t) return nullptr;
+      auto c = x.op == EOp::Idiv ? k_.as_const(x.src[1]) : std::nullopt;
+      if (x.op == EOp::Idiv && (!c || *c <= 0 || (*c & (*c - 1)) != 0)) return nullptr;
+      any = any || c.has_value();
+      nums.push_back(c ? x.src[0] : id);
+      divisors.push_back(llvm::ConstantInt::get(b_.getInt32Ty(), static_cast<std::uint64_t>(c ? *c : 1)));
+    }
+    if (!any || std::all_of(ids.begin(), ids.end(), [&](ExprId id) { return k_.expr(id).op == EOp::Idiv; })) {
+      return nullptr;
+    }
+    return b_.CreateUDiv(lanes_vector(nums), llvm::ConstantVector::get(divisors));
   }
 
   // lanes_vector of expressions with one operation: null when it has no vector form here.
@@ -460,13 +486,28 @@ class Emitter {
       const Expr& y = k_.expr(b);
       return x.op == y.op && x.dtype == y.dtype && x.arg == y.arg && x.ival == y.ival;
     };
+    // A constant operand goes second in every lane, lane 0's too.
+    auto is_const = [&](ExprId a) { return k_.expr(a).op == EOp::Const; };
+    auto ordered = [&](const Expr& x) {
+      std::pair<ExprId, ExprId> o{x.src[0], x.src[1]};
+      if (commutes && is_const(o.first) && !is_const(o.second)) std::swap(o.first, o.second);
+      return o;
+    };
+    const auto first = ordered(e);
     auto sources = [&](int i) {
       std::vector<ExprId> s;
       for (ExprId id : ids) {
         const Expr& x = k_.expr(id);
-        const bool swap = commutes && i < 2 && !(kind_of(x.src[0], e.src[0]) && kind_of(x.src[1], e.src[1])) &&
-                          kind_of(x.src[1], e.src[0]) && kind_of(x.src[0], e.src[1]);
-        s.push_back(x.src[swap ? 1 - i : i]);
+        if (i >= 2 || !commutes) {
+          s.push_back(x.src[i]);
+          continue;
+        }
+        auto o = ordered(x);
+        if (!(kind_of(o.first, first.first) && kind_of(o.second, first.second)) && kind_of(o.second, first.first) &&
+            kind_of(o.first, first.second)) {
+          std::swap(o.first, o.second);
+        }
+        s.push_back(i == 0 ? o.first : o.second);
       }
       return s;
     };
