@@ -381,8 +381,9 @@ std::optional<ExprId> Kernel::simplify_symbolic_div_mod(EOp op, ExprId a, ExprId
     bool ok = true;
     auto add_max = [&](std::int64_t factor, const Linear& form) {
       auto fc = mul_checked(factor, form.c);
-      ok = ok && fc.has_value();
-      if (ok) rmax.c += *fc;
+      auto sum = fc ? add_checked(rmax.c, *fc) : std::nullopt;
+      ok = ok && sum.has_value();
+      if (ok) rmax.c = *sum;
       for (auto [x, kx] : form.terms) {
         auto fx = mul_checked(factor, kx);
         ok = ok && fx.has_value();
@@ -438,13 +439,19 @@ std::optional<ExprId> Kernel::simplify_symbolic_div_mod(EOp op, ExprId a, ExprId
   if (rc < 0) return std::nullopt;
   q.c = c;
   r.c = rc;
-  rmax.c += rc;
+  auto total = add_checked(rmax.c, rc);
+  if (!total) return std::nullopt;
+  rmax.c = *total;
   // d - 1 - max(R) >= 0 for every value of the dimensions (each >= 0): every coefficient of
-  // the difference non-negative.
+  // the difference non-negative. (Every sum checked: a bound that wrapped would prove nothing.)
   std::map<ExprId, std::int64_t> diff;
   for (auto [x, k] : ld.terms) diff[x] += k;
-  for (auto [x, k] : rmax.terms) diff[x] -= k;
-  if (ld.c - 1 - rmax.c < 0) return std::nullopt;
+  for (auto [x, k] : rmax.terms) {
+    auto v = add_checked(diff[x], -k);
+    if (!v || k < 0) return std::nullopt;
+    diff[x] = *v;
+  }
+  if (ld.c - 1 < rmax.c) return std::nullopt;
   for (auto [x, k] : diff) {
     if (k < 0) return std::nullopt;
   }

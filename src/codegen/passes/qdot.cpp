@@ -16,8 +16,9 @@
 // four bytes loaded whole; after L the lanes are added into the sum, as by lanes.
 //
 // The integer sums are exact and the products in them are never rounded, so the result
-// differs from the plain nest's only by the order of the float additions and the one rounding
-// of S times the sum (each of the plain nest's terms rounds twice): as lanes regroup a sum.
+// differs from the plain nest's only by the order of the float additions and the rounding of S
+// times the sum (each of the plain nest's terms rounds twice; on the CPU the multiply and the
+// lane's add may fuse): as lanes regroup a sum.
 #include <algorithm>
 
 #include "codegen/passes/edit.h"

@@ -139,6 +139,12 @@ TEST_CASE("loop ir: division by a symbolic size simplifies when the remainder is
   CHECK(k.expr(k.binary(EOp::Idiv, k.binary(EOp::Add, i5, d), d)).op == EOp::Idiv);
   CHECK(k.expr(k.binary(EOp::Mod, k.binary(EOp::Add, i6, k.constant_int(1)), d)).op == EOp::Mod);
   CHECK(k.expr(k.binary(EOp::Idiv, flat, len)).op == EOp::Idiv);  // L may be 0
+  // Nor when the remainder's bound does not fit in 64 bits (it would wrap and prove anything).
+  auto [lb0, b0] = k.make_loop(k.constant_int((std::int64_t{1} << 61) + 1));
+  auto [lb1, b1] = k.make_loop(k.constant_int((std::int64_t{1} << 61) + 1));
+  const ExprId huge =
+      k.binary(EOp::Add, k.binary(EOp::Mul, b0, k.constant_int(3)), k.binary(EOp::Mul, b1, k.constant_int(3)));
+  CHECK(k.expr(k.binary(EOp::Idiv, huge, d)).op == EOp::Idiv);
 }
 
 TEST_CASE("loop ir: integer folding wraps like the dtype", "[codegen]") {
