@@ -397,21 +397,15 @@ class Emitter {
       });
     }
     Value* x = nullptr;
+    std::optional<llvm::IRBuilder<>::FastMathFlagGuard> guard;  // restores the flags on return
     if (dot) {
       // Integer dot products (the qdot pass) are vector instructions only when emitted as such.
       // The block's scale times its sum, added to the lane sums, may be one fused multiply-add.
-      llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
+      guard.emplace(b_);
       llvm::FastMathFlags fmf = b_.getFastMathFlags();
       fmf.setAllowContract(true);
       b_.setFastMathFlags(fmf);
       x = lanes_vector(values);
-      Value* cur = b_.CreateLoad(run.alloca->getAllocatedType(), run.alloca);
-      const unsigned saved = splat_;
-      splat_ = static_cast<unsigned>(run.accs.size());
-      Value* next = combine(run.reduce, run.dtype, cur, x);
-      splat_ = saved;
-      b_.CreateStore(next, run.alloca);
-      return;
     } else {
       x = llvm::UndefValue::get(run_type(run));
       for (std::size_t j = 0; j < run.stmts.size(); ++j)
