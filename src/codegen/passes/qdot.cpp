@@ -211,13 +211,10 @@ class QdotBuilder {
     const ExprId zero = k_.constant_int(0, DType::I32);
     auto scaled_sum = [&](std::int64_t o, ExprId word, bool word_signed) {
       const std::int64_t m = o < 0 ? -o : o;
-      const ExprId splat = k_.constant_int(m * 0x01010101, DType::U32);
+      const bool fits = m <= (word_signed ? 255 : 127);
+      const ExprId splat = k_.constant_int((fits ? m : 1) * 0x01010101, DType::U32);
       ExprId sum = word_signed ? k_.dot4(splat, word, zero) : k_.dot4(word, splat, zero);
-      if (m > (word_signed ? 255 : 127)) {
-        sum = k_.binary(EOp::Mul, k_.constant_int(m, DType::I32),
-                        word_signed ? k_.dot4(k_.constant_int(0x01010101, DType::U32), word, zero)
-                                    : k_.dot4(word, k_.constant_int(0x01010101, DType::U32), zero));
-      }
+      if (!fits) sum = k_.binary(EOp::Mul, k_.constant_int(m, DType::I32), sum);
       return o < 0 ? k_.unary(EOp::Neg, sum, DType::I32) : sum;
     };
     ExprId c = k_.constant_int(4 * a.offset * b.offset, DType::I32);
