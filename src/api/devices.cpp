@@ -43,8 +43,27 @@ namespace {
 //                                      after every pass for "all" (tlisp --dump-after=PASS)
 //   TENSORLISP_CROSS_TARGETS=T1,T2 and TENSORLISP_CROSS_DIR   also compile every kernel for T1, T2
 //   TENSORLISP_CPU=x86-64-v3           compile CPU kernels for this LLVM CPU, not this machine's
+//   TENSORLISP_ONLINE_SOFTMAX=MODE     auto, always or never: where the scheduler fuses attention's
+//                                      softmax and product (jit-online-softmax)
 //   CUDA_HOME, CUDA_PATH               CUDA toolkits to look for libdevice in, before the usual places
 //   TENSORLISP_LD_LLD                  the ld.lld that links AMDGPU code objects (else found on PATH)
+// An online-softmax mode by name (auto, always, never), or none.
+std::optional<schedule::Options::Online> online_mode(const std::string& name) {
+  if (name == "auto") return schedule::Options::Online::Auto;
+  if (name == "always") return schedule::Options::Online::Always;
+  if (name == "never") return schedule::Options::Online::Never;
+  return std::nullopt;
+}
+
+const char* online_mode_name(schedule::Options::Online m) {
+  switch (m) {
+    case schedule::Options::Online::Auto: return "auto";
+    case schedule::Options::Online::Always: return "always";
+    case schedule::Options::Online::Never: return "never";
+  }
+  return "auto";
+}
+
 runtime::JitSettings jit_settings_from_environment() {
   runtime::JitSettings s;
   auto env = [](const char* name) -> std::string {
@@ -76,6 +95,7 @@ runtime::JitSettings jit_settings_from_environment() {
   cache_size("TENSORLISP_KERNEL_CACHE", s.kernel_cache_size);
   s.dump_after = env("TENSORLISP_DUMP_AFTER");
   s.cpu = env("TENSORLISP_CPU");
+  if (auto m = online_mode(env("TENSORLISP_ONLINE_SOFTMAX"))) s.schedule.online_softmax = *m;
   s.cross_targets = split(env("TENSORLISP_CROSS_TARGETS"), ',');
   s.cross_dir = env("TENSORLISP_CROSS_DIR");
   s.toolchain.cuda_dirs = {env("CUDA_HOME"), env("CUDA_PATH")};
@@ -90,6 +110,8 @@ struct DeviceState : Interp::Extension {
   std::shared_ptr<runtime::Profiler> profiler = std::make_shared<runtime::Profiler>();
   double profile_started_us = 0;
   int profile_depth = 0;  // profile-starts not yet stopped: profiles nest, the outermost records
+  // How JIT devices made from now on schedule (jit-online-softmax); none: as the environment says.
+  std::optional<schedule::Options> schedule;
 };
 
 DeviceState& state(Interp& in) {
@@ -159,6 +181,7 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
                       [ip] { ip->raise_interrupt(); });
   auto jit = std::make_shared<runtime::JitDevice>(std::move(backend), jit_settings_from_environment(), std::move(spec));
   runtime::JitDevice* device = jit.get();
+  if (s.schedule) jit->set_schedule_options(*s.schedule);
   jit->profiler = s.profiler;
   // Buffers a realize keeps on intermediate nodes live until those nodes die, which the
   // collector decides: they count toward its next collection, as realized tensors do.
@@ -415,6 +438,29 @@ void register_device_builtins(Interp& in) {
              "\n  (let ((old (jit-kernel-cache))) (prog1 (jit-kernel-cache 64) (jit-kernel-cache old)))  ; => 64",
              [](Interp& in, Args a, N n) -> Value {
                return cache_capacity(in, "jit-kernel-cache", a, n, jit_of(in, "jit-kernel-cache").kernels());
+             });
+  TL_BUILTIN(in, "jit-online-softmax", 0, 1, "(jit-online-softmax [MODE])",
+             "Where the scheduler computes a softmax's weighted sum (attention: softmax(Q K^T) V) as one "
+             "online-softmax kernel, which keeps a running max and sum per row and never stores the weights or "
+             "the scores: :auto (where each row of values is read by few rows of weights, a decode step's), "
+             ":always (wherever the graph allows) or :never (three kernels: scores, softmax, product). Returns "
+             "the mode; sets it to MODE when given (for every JIT device made from then on too). Starts at "
+             ":auto, or TENSORLISP_ONLINE_SOFTMAX."
+             "\n  (let ((old (jit-online-softmax))) (prog1 (jit-online-softmax :always) (jit-online-softmax old)))"
+             "  ; => :always",
+             [](Interp& in, Args a, N n) -> Value {
+               DeviceState& s = state(in);
+               schedule::Options o =
+                   s.jit ? s.jit->schedule_options() : s.schedule.value_or(jit_settings_from_environment().schedule);
+               if (n == 1) {
+                 const bool kw = eval::is_symbol(a[0]) && eval::as_symbol(a[0])->is_keyword();
+                 auto m = kw ? online_mode(eval::as_symbol(a[0])->name) : std::nullopt;
+                 if (!m) in.type_error("jit-online-softmax", 1, ":auto, :always or :never", a[0]);
+                 o.online_softmax = *m;
+                 s.schedule = o;
+                 if (s.jit) s.jit->set_schedule_options(o);
+               }
+               return Value::object(in.keyword(online_mode_name(o.online_softmax)));
              });
   TL_BUILTIN(in, "kernel-count", 1, 1, "(kernel-count X)",
              "How many kernels realizing tensor X would run on a JIT device (0 when X is realized): what "

@@ -969,6 +969,12 @@ class Emitter {
           b_.CreateStore(combine(s.reduce, s.dtype, cur, value(s.value)), a);
           break;
         }
+        case Stmt::Kind::AccSet: {
+          // Never in a lane run or a register tile (those hold accumulators that only combine).
+          llvm::AllocaInst* a = accs_[static_cast<std::size_t>(s.acc)];
+          b_.CreateStore(value(s.value), a);
+          break;
+        }
       }
     }
   }

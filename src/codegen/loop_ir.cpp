@@ -910,6 +910,12 @@ std::string Kernel::str() const {
           out += pad + "acc" + std::to_string(s.acc) + " " + tensor::reduce_kind_name(s.reduce) + "= " + val + "\n";
           break;
         }
+        case Stmt::Kind::AccSet: {
+          std::string val = ref(s.value);
+          flush(pad);
+          out += pad + "acc" + std::to_string(s.acc) + " := " + val + "\n";
+          break;
+        }
         case Stmt::Kind::GroupCombine:
           flush(pad);
           out += pad + "acc" + std::to_string(s.acc) + " " + tensor::reduce_kind_name(s.reduce) + "= across group\n";

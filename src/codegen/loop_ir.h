@@ -62,7 +62,7 @@ struct Expr {
 };
 
 struct Stmt {
-  enum class Kind : std::uint8_t { Loop, Store, AccDef, AccUpdate, GroupCombine };
+  enum class Kind : std::uint8_t { Loop, Store, AccDef, AccUpdate, AccSet, GroupCombine };
   explicit Stmt(Kind k) : kind(k) {}
   Kind kind;
   // Loop: for var in [0, extent); `parallel` loops are split across threads (the outermost
@@ -85,9 +85,12 @@ struct Stmt {
   std::int32_t buffer = 0;
   ExprId index = -1;
   ExprId mask = -1;
-  // Store value; AccDef initial value; AccUpdate operand.
+  // Store value; AccDef initial value; AccUpdate operand; AccSet the accumulator's new value
+  // (any expression, its own reads included: an online softmax's rescaled running sum).
   ExprId value = -1;
-  // AccDef / AccUpdate / GroupCombine: accumulator id, its dtype, and how it combines.
+  // AccDef / AccUpdate / AccSet / GroupCombine: accumulator id, its dtype, and how it
+  // combines (AccSet: not at all, it replaces the value; passes that split or reorder a
+  // reduce's updates leave a kernel with an AccSet alone).
   // GroupCombine (kernels with thread groups): every thread of the group combines its part of
   // the accumulator with the others'; afterwards each holds the whole. All of the group's
   // threads reach it together (it is never inside a loop).

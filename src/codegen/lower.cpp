@@ -65,6 +65,12 @@ class Lowerer {
         finish(result, out_);
         return result;
       }
+      case KernelKind::OnlineSoftmax: {
+        Lowered result = build_online(sk_.online);
+        if (how_.opts) result.opts = *how_.opts;
+        finish(result, sk_.online.contraction->src[0].get());
+        return result;
+      }
       case KernelKind::Elementwise:
       case KernelKind::Reduce: break;
       case KernelKind::Extern: TL_UNREACHABLE("lower: an extern kernel is not lowered");
@@ -525,6 +531,176 @@ class Lowerer {
     return result;
   }
 
+  // An online softmax (schedule::OnlineSoftmax): out = sum over A of W' V', W the softmax
+  // E / sum(E), E = exp(X - max(X)), along A. Per row (the output's axes that are neither
+  // summed nor the values' own), one pass over A:
+  //   m = -inf; l = 0; out[row, :] = 0
+  //   for a in A:
+  //     x = X[row, a]                       (its own reduce inline: attention's q . k)
+  //     mn = max(m, x)                      (the running max, with x)
+  //     p = exp(x - mn)                     (0 while mn is -inf: every x so far is -inf)
+  //     c = exp(m - mn)                     (1 when the max stays)
+  //     l := l c + p
+  //     out[row, v] := out[row, v] c + p V'[row, a, v]   for each v of the value axes
+  //     m := mn
+  //   out[row, v] = out[row, v] / l
+  // which is the stored form's sum of (E / l) V' with the division taken out of the sum. The
+  // running values are f32 (f64 for f64): the output row accumulates in the output buffer.
+  Lowered build_online(const schedule::OnlineSoftmax& o) {
+    Lowered result;
+    const Node* r = o.contraction;
+    const tensor::Shape& full = r->src[0]->shape;
+    const tensor::Shape& shape = r->shape;
+    std::vector<bool> summed(full.size(), false);
+    for (auto a : r->axes) summed[static_cast<std::size_t>(a)] = true;
+    std::vector<bool> skip(full.size(), false);
+    for (std::size_t i = 0; i < full.size(); ++i) skip[i] = summed[i] || o.value_axes[i];
+    std::vector<Stmt>* body = &k_.body;
+    const std::vector<ExprId> row = open_loops(shape, skip, result, body);
+    const DType t = r->dtype;  // f32 or f64: the running output's dtype too
+    const DType mt = acc_dtype(o.max->dtype);
+    const ExprId neg_inf = k_.constant_float(-std::numeric_limits<double>::infinity(), mt);
+    const std::int32_t m = define_acc(body, mt, ReduceKind::Max, neg_inf);
+    const std::int32_t l = define_acc(body, t, ReduceKind::Sum, k_.constant_float(0, t));
+    // Loops over the value axes (a nest of its own, appended to INTO when done); FILL gets the
+    // innermost body and the index into the product's shape.
+    auto over_values = [&](std::vector<Stmt>* into, std::vector<ExprId> at, const auto& fill) {
+      std::vector<Stmt> loops;
+      loops.reserve(full.size());
+      for (std::size_t i = 0; i < full.size(); ++i) {
+        if (!o.value_axes[i] || full[i] == Dim(1)) continue;
+        auto [loop, var] = k_.make_loop(k_.dim(full[i]));
+        loops.push_back(std::move(loop));
+        at[i] = var;
+      }
+      std::vector<ExprId> out_at = at;
+      for (std::size_t i = 0; i < full.size(); ++i) {
+        if (summed[i]) out_at[i] = k_.constant_int(0);
+      }
+      std::vector<Stmt>* inner = loops.empty() ? into : &loops.back().body;
+      fill(inner, at, linear_index(out_at, shape));
+      nest_into(into, loops);
+    };
+    over_values(body, row, [&](std::vector<Stmt>* inner, const std::vector<ExprId>&, ExprId here) {
+      inner->push_back(store(here, k_.constant_float(0, t)));
+    });
+    std::vector<ExprId> at = row;
+    std::vector<Stmt> pass;  // the loops over A
+    pass.reserve(full.size());
+    Dim terms = 1;
+    for (std::size_t i = 0; i < full.size(); ++i) {
+      if (!summed[i] || full[i] == Dim(1)) continue;
+      auto [loop, var] = k_.make_loop(k_.dim(full[i]));
+      pass.push_back(std::move(loop));
+      at[i] = var;
+      terms = terms * full[i];
+    }
+    std::vector<Stmt>* step = pass.empty() ? body : &pass.back().body;
+    // The weights' index, below the operand's views.
+    std::vector<ExprId> widx = at;
+    for (const Node* n = o.weights_read; n != o.weights; n = n->src[0].get()) widx = source_index(n, widx);
+    emit_ = step;
+    const ExprId x = value(o.scores, widx);
+    const std::int32_t mn =
+        define_acc(step, mt, ReduceKind::Max, k_.binary(EOp::Max, k_.acc_read(m, mt), k_.unary(EOp::Cast, x, mt)));
+    const ExprId m_new = k_.acc_read(mn, mt), m_old = k_.acc_read(m, mt);
+    row_accs_[o.max] = k_.unary(EOp::Cast, m_new, o.max->dtype);
+    const ExprId e = value(o.exp, widx);
+    row_accs_.erase(o.max);
+    const ExprId one = k_.constant_float(1, t), zero_t = k_.constant_float(0, t);
+    const ExprId p = k_.where(k_.binary(EOp::Cmpeq, m_new, neg_inf), zero_t, k_.unary(EOp::Cast, e, t));
+    // exp(m - mn): E's expression with the score replaced by the old max.
+    const ExprId rescaled = substitute(e, x, k_.unary(EOp::Cast, m_old, o.scores->dtype));
+    const ExprId c = k_.where(k_.binary(EOp::Cmpeq, m_old, m_new), one, k_.unary(EOp::Cast, rescaled, t));
+    step->push_back(set_acc(l, t, k_.binary(EOp::Add, k_.binary(EOp::Mul, k_.acc_read(l, t), c), p)));
+    over_values(step, at, [&](std::vector<Stmt>* inner, const std::vector<ExprId>& vat, ExprId here) {
+      emit_ = inner;
+      const ExprId v = k_.unary(EOp::Cast, value(o.values, vat), t);
+      const ExprId cur = k_.load(0, here);
+      inner->push_back(store(here, k_.binary(EOp::Add, k_.binary(EOp::Mul, cur, c), k_.binary(EOp::Mul, p, v))));
+    });
+    emit_ = nullptr;
+    step->push_back(set_acc(m, mt, m_new));
+    nest_into(body, pass);
+    over_values(body, row, [&](std::vector<Stmt>* inner, const std::vector<ExprId>&, ExprId here) {
+      inner->push_back(store(here, k_.binary(EOp::Mul, k_.load(0, here), k_.unary(EOp::Recip, k_.acc_read(l, t), t))));
+    });
+    Dim values = 1;
+    for (std::size_t i = 0; i < full.size(); ++i) values = o.value_axes[i] ? values * full[i] : values;
+    result.work_per_iteration = result.work_per_iteration * terms * (values + Dim(16));
+    return result;
+  }
+
+  // Nests LOOPS (each in the one before) and appends the outermost to INTO.
+  static void nest_into(std::vector<Stmt>* into, std::vector<Stmt>& loops) {
+    for (std::size_t i = loops.size(); i-- > 1;) loops[i - 1].body.push_back(std::move(loops[i]));
+    if (!loops.empty()) into->push_back(std::move(loops[0]));
+    loops.clear();
+  }
+
+  // A reduce computed inside the kernel's statements (an online softmax's scores): an
+  // accumulator and loops over its reduced axes, appended to emit_ before the statement that
+  // reads it; its value is the accumulator's.
+  ExprId inline_reduce(const Node* n, const std::vector<ExprId>& idx) {
+    std::vector<Stmt>* into = emit_;
+    const Node* src = n->src[0].get();
+    const DType acc_t = acc_dtype(n->dtype);
+    const std::int32_t acc = define_acc(into, acc_t, n->reduce_kind, reduce_init(n->reduce_kind, n->dtype, acc_t));
+    std::vector<ExprId> sidx = idx;
+    std::vector<Stmt> loops;
+    loops.reserve(src->shape.size());
+    for (auto a : n->axes) {
+      const auto i = static_cast<std::size_t>(a);
+      if (src->shape[i] == Dim(1)) continue;
+      auto [loop, var] = k_.make_loop(k_.dim(src->shape[i]));
+      loops.push_back(std::move(loop));
+      sidx[i] = var;
+    }
+    std::vector<Stmt>* inner = loops.empty() ? into : &loops.back().body;
+    emit_ = inner;
+    const ExprId v = k_.unary(EOp::Cast, value(src, sidx), acc_t);
+    inner->push_back(update_acc(acc, acc_t, n->reduce_kind, v));
+    emit_ = into;
+    nest_into(into, loops);
+    return k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), n->dtype);
+  }
+
+  // Expression ROOT with expression FROM replaced by TO (rebuilt, so it simplifies again).
+  ExprId substitute(ExprId root, ExprId from, ExprId to) {
+    std::map<ExprId, ExprId> done;
+    std::function<ExprId(ExprId)> go = [&](ExprId id) -> ExprId {
+      if (id == from) return to;
+      if (auto it = done.find(id); it != done.end()) return it->second;
+      const Expr x = k_.expr(id);
+      ExprId out = id;
+      if (auto op = primitive_of(x.op)) {
+        const int n = tensor::op_info(*op).arity;
+        ExprId a[3] = {-1, -1, -1};
+        bool changed = false;
+        for (int i = 0; i < n; ++i) {
+          a[i] = go(x.src[i]);
+          changed = changed || a[i] != x.src[i];
+        }
+        if (changed) {
+          out = n == 1   ? k_.unary(x.op, a[0], x.dtype)
+                : n == 2 ? k_.binary(x.op, a[0], a[1])
+                         : k_.where(a[0], a[1], a[2]);
+        }
+      }
+      done.emplace(id, out);
+      return out;
+    };
+    return go(root);
+  }
+
+  static Stmt set_acc(std::int32_t acc, DType t, ExprId v) {
+    Stmt set{Stmt::Kind::AccSet};
+    set.acc = acc;
+    set.dtype = t;
+    set.value = v;
+    return set;
+  }
+
   // Arithmetic on data (not index math) reachable from the kernel's statements.
   int arithmetic_ops() const {
     std::vector<ExprId> stack;
@@ -759,6 +935,9 @@ class Lowerer {
   const Node* fused_reduce_ = nullptr;  // its value is the accumulator's, once lowered
   std::map<const Node*, ExprId> row_accs_;  // row-fused reduces: their accumulators
   ExprId fused_value_ = -1;
+  // Where a reduce met inside an expression is computed (inline_reduce): the statements being
+  // built, before the one that reads it. Null outside an online softmax's pass.
+  std::vector<Stmt>* emit_ = nullptr;
 
   // Nests a loop in *BODY for each axis of SHAPE not `skip`ped and longer than 1 (the first
   // one parallel), moving BODY into the innermost; sets RESULT's parallel extent and work per
@@ -1090,8 +1269,10 @@ class Lowerer {
       case Op::Pad:
       case Op::Shrink:
       case Op::Flip: return movement(n, idx);
-      case Op::Buffer:
       case Op::Reduce:
+        if (emit_ != nullptr) return inline_reduce(n, idx);
+        break;
+      case Op::Buffer:
       case Op::ScatterAdd:
       case Op::Extern: break;  // materialized or fused before: never computed inline
     }

@@ -24,6 +24,9 @@ void acc_uses(const Kernel& k, const std::vector<Stmt>& body, std::set<std::int3
   std::vector<ExprId> roots;
   each_stmt(body, [&](const Stmt& s) {
     if (s.kind == Stmt::Kind::AccUpdate) updated.insert(s.acc);
+    // A value set outright (an online softmax's running sums) depends on the order of the
+    // updates: counted as updated and read, which no split takes.
+    if (s.kind == Stmt::Kind::AccSet) updated.insert(s.acc), read.insert(s.acc);
     roots.push_back(s.value);
     roots.push_back(s.index);
     roots.push_back(s.extent);

@@ -37,6 +37,7 @@ JitDevice::JitDevice(std::shared_ptr<Backend> backend, JitSettings settings, Dev
   kernels_ = std::make_unique<KernelCache>(*backend_, *codegen_, std::move(settings.cache_dir), stats_, debug,
                                            settings.kernel_cache_size);
   tuner_ = std::make_unique<Tuner>(*backend_, stats_);
+  schedule_options_ = settings.schedule;
   lowering_ = codegen_->lowering();
   if (!settings.dump_after.empty()) {
     std::string known = "all";
@@ -244,12 +245,18 @@ JitDevice::PlanKernel JitDevice::extern_kernel(const Node* n, const std::functio
   return k;
 }
 
+void JitDevice::set_schedule_options(const schedule::Options& o) {
+  if (o.online_softmax == schedule_options_.online_softmax) return;
+  schedule_options_ = o;
+  plans_.clear();  // their schedules were made with the old options
+}
+
 std::size_t JitDevice::kernel_count(const Node* root) {
   if (schedule::holds_data(root)) return 0;
   tensor::NodeRef g(const_cast<Node*>(root));
   if (rewrite) g = rewrite(g, nullptr);
   if (schedule::holds_data(g.get())) return 1;  // a copy
-  return schedule::make_schedule(g.get()).kernels.size();
+  return schedule::make_schedule(g.get(), schedule_options_).kernels.size();
 }
 
 schedule::Schedule JitDevice::rewritten_schedule(const std::vector<const Node*>& roots,
@@ -262,7 +269,7 @@ schedule::Schedule JitDevice::rewritten_schedule(const std::vector<const Node*>&
     outputs.push_back(g.get());
     graphs.push_back(std::move(g));
   }
-  return schedule::make_schedule(outputs);
+  return schedule::make_schedule(outputs, schedule_options_);
 }
 
 std::string JitDevice::schedule_text(const std::vector<const Node*>& roots) {
@@ -360,7 +367,7 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
     outputs.push_back(graph.get());
     graphs.push_back(std::move(graph));
   }
-  schedule::Schedule s = schedule::make_schedule(outputs);
+  schedule::Schedule s = schedule::make_schedule(outputs, schedule_options_);
   Plan plan;
   // Nodes of the rewritten graph keep their position in the original one; new nodes get
   // positions past it, and new data among them goes into the plan as constants.

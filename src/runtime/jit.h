@@ -22,6 +22,7 @@
 #include "runtime/profiler.h"
 #include "runtime/toolchain.h"
 #include "runtime/tuner.h"
+#include "schedule/schedule.h"
 #include "tensor/graph.h"
 
 namespace tl::runtime {
@@ -65,6 +66,8 @@ struct JitSettings {
   // The LLVM CPU a host-target backend compiles for instead of this machine's ("x86-64-v3";
   // TENSORLISP_CPU): another machine's kernels and rounding, reproduced here.
   std::string cpu = {};
+  // How the scheduler fuses (TENSORLISP_ONLINE_SOFTMAX; (jit-online-softmax MODE) changes it).
+  schedule::Options schedule = {};
 };
 
 class JitDevice {
@@ -252,9 +255,13 @@ class JitDevice {
   // The compiled kernels kept besides those plans hold (JitSettings::kernel_cache_size).
   LruCache<KernelCache::Compiled>& kernels() { return kernels_->kept(); }
   const LruCache<Plan>& plans() const { return plans_; }
+  // How the scheduler fuses; setting other options drops the plans made with the old ones.
+  const schedule::Options& schedule_options() const { return schedule_options_; }
+  void set_schedule_options(const schedule::Options& o);
 
  private:
   LruCache<Plan> plans_;  // by graph structure
+  schedule::Options schedule_options_;
   JitStats stats_;
   std::unique_ptr<Tuner> tuner_;  // chosen variants and launch shapes, by kernel entry and iteration count
   // The tuner's choice for kernel k at this size (timing its candidates on the first run).

@@ -5,13 +5,16 @@
 #include "schedule/schedule.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 namespace tl::schedule {
 
+using tensor::DType;
 using tensor::Op;
 using tensor::OpGroup;
+using tensor::ReduceKind;
 
 namespace {
 
@@ -35,6 +38,9 @@ constexpr int kCostCap = 1 << 20;  // costs saturate here (a DAG's paths multipl
 constexpr int kMaxFusedDepth = 96;
 // The most row reduces of a kernel that recompute_in_rows makes.
 constexpr std::size_t kMaxRecomputeRows = 2;
+// The most rows of softmax weights that read each row of values for Options::Online::Auto to
+// take an online softmax (a query's heads sharing one key/value head, grouped-query attention).
+constexpr std::int64_t kOnlineMaxSharing = 8;
 
 // The nodes a kernel computes inline: from its output down to materialized nodes.
 std::vector<const Node*> region(const Schedule& s, const Node* out) {
@@ -238,6 +244,186 @@ void recompute_in_rows(Schedule& s, std::unordered_set<const Node*>& heads, std:
   }
 }
 
+// For each axis of TOP, a chain of reshapes, expands and permutes over BASE: the axis of BASE
+// it indexes, or -1 when it indexes none (an axis that an expand broadcasts, or one of size 1).
+// None when the chain holds another op, or a reshape that does more than add or drop axes of
+// size 1. With WINDOWS, shrinks, pads and flips too (each axis of the source indexes its own).
+std::optional<std::vector<int>> axis_origins(const Node* top, const Node* base, bool windows = false) {
+  std::vector<int> at(top->shape.size());  // top axis -> axis of the current node
+  for (std::size_t i = 0; i < at.size(); ++i) at[i] = top->shape[i] == tensor::Dim(1) ? -1 : static_cast<int>(i);
+  for (const Node* n = top; n != base; n = n->src[0].get()) {
+    if (holds_data(n) || n->src.empty()) return std::nullopt;
+    const Node* src = n->src[0].get();
+    std::vector<int> to(n->shape.size(), -1);  // axis of n -> axis of src
+    if (n->op == Op::Expand) {
+      for (std::size_t i = 0; i < to.size(); ++i) to[i] = src->shape[i] == n->shape[i] ? static_cast<int>(i) : -1;
+    } else if (n->op == Op::Permute) {
+      for (std::size_t i = 0; i < to.size(); ++i) to[i] = static_cast<int>(n->axes[i]);
+    } else if (windows && (n->op == Op::Shrink || n->op == Op::Pad || n->op == Op::Flip)) {
+      for (std::size_t i = 0; i < to.size(); ++i) to[i] = static_cast<int>(i);
+    } else if (n->op == Op::Reshape) {
+      std::size_t j = 0;
+      for (std::size_t i = 0; i < to.size(); ++i) {
+        if (n->shape[i] == tensor::Dim(1)) continue;
+        while (j < src->shape.size() && src->shape[j] == tensor::Dim(1)) ++j;
+        if (j == src->shape.size() || src->shape[j] != n->shape[i]) return std::nullopt;
+        to[i] = static_cast<int>(j++);
+      }
+      while (j < src->shape.size() && src->shape[j] == tensor::Dim(1)) ++j;
+      if (j != src->shape.size()) return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+    for (int& a : at) a = a < 0 ? -1 : to[static_cast<std::size_t>(a)];
+  }
+  return at;
+}
+
+// Below a chain of casts: the node they convert.
+const Node* uncast(const Node* n) {
+  while (n->op == Op::Cast && tensor::is_float(n->src[0]->dtype)) n = n->src[0].get();
+  return n;
+}
+
+// For E = exp(x - m) as the exp composite builds it (exp2 of the difference times log2(e),
+// computed in f64 for narrower floats and cast back): x and m (the max's expand), or nulls.
+std::pair<const Node*, const Node*> exp_of_difference(const Node* e) {
+  const Node* x = uncast(e);
+  if (x->op != Op::Exp2) return {nullptr, nullptr};
+  const Node* mul = x->src[0].get();
+  if (mul->op != Op::Mul) return {nullptr, nullptr};
+  for (int side = 0; side < 2; ++side) {
+    const Node* c = mul->src[static_cast<std::size_t>(side)].get();
+    const Node* d = uncast(mul->src[static_cast<std::size_t>(1 - side)].get());
+    if (c->op != Op::Const || !(c->fvalue > 0) || d->op != Op::Add) continue;
+    for (int s2 = 0; s2 < 2; ++s2) {
+      const Node* neg = d->src[static_cast<std::size_t>(1 - s2)].get();
+      if (neg->op == Op::Neg && neg->src[0]->op == Op::Expand)
+        return {d->src[static_cast<std::size_t>(s2)].get(), neg->src[0].get()};
+    }
+  }
+  return {nullptr, nullptr};
+}
+
+// Online softmax. A kernel computing R = sum over axes A of (mul W' V'), where W' reads (through
+// broadcasts, permutes and size-1 reshapes) the softmax W = E / sum_A(E), E = exp(X - max_A(X)),
+// row-fused as one Rows kernel that nothing else reads, becomes one OnlineSoftmax kernel: per
+// row, a single pass over A keeps the running max, the running sum of E and R's row, rescaling
+// both by exp(old max - new max) when the max grows. W is not stored, and neither is X when all
+// its readers are in the new kernel (attention's scores, whose matmul then runs inline per
+// element of A). Auto takes it where the weights are read by few rows of values each (a decode
+// step's single query against its keys), where storing them buys nothing; the register-tiled
+// matmuls of the three-kernel form are faster on many rows today.
+void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
+                         const std::unordered_map<const Node*, int>& uses,
+                         const std::unordered_map<const Node*, std::vector<const Node*>>& readers,
+                         const std::unordered_set<const Node*>& roots, const Options& options) {
+  if (options.online_softmax == Options::Online::Never) return;
+  auto used = [&](const Node* n) {
+    auto it = uses.find(n);
+    return it == uses.end() ? 0 : it->second;
+  };
+  for (const Node* head : std::vector<const Node*>(s.kernels)) {
+    // The contraction, or elementwise work on its result that took its kernel over (an
+    // epilogue: a cast, a bias), which becomes a kernel of its own reading the contraction's.
+    const Node* r = head->op == Op::Reduce ? head : kernel_rows(s, head).empty() ? kernel_reduce(s, head) : nullptr;
+    if (r == nullptr || r->op != Op::Reduce || r->reduce_kind != ReduceKind::Sum) continue;
+    if (r->dtype != DType::F32 && r->dtype != DType::F64) continue;
+    const Node* prod = r->src[0].get();
+    if (prod->op != Op::Mul || s.materialized.count(prod)) continue;
+    for (int side = 0; side < 2; ++side) {
+      const Node* wv = prod->src[static_cast<std::size_t>(side)].get();
+      const Node* w = data_source(wv);
+      if (!s.materialized.count(w) || holds_data(w) || roots.count(w) || used(w) != 1) continue;
+      const std::vector<const Node*> rows = kernel_rows(s, w);
+      if (rows.size() != 2 || rows[0]->reduce_kind != ReduceKind::Max || rows[1]->reduce_kind != ReduceKind::Sum)
+        continue;
+      const Node* mx = rows[0];
+      const Node* sm = rows[1];
+      if (mx->axes != sm->axes) continue;
+      // W = E * recip(expand(sum E)), E = exp(X - expand(max X)).
+      if (w->op != Op::Mul) continue;
+      const Node* e = nullptr;
+      for (int ws = 0; ws < 2; ++ws) {
+        const Node* rc = w->src[static_cast<std::size_t>(1 - ws)].get();
+        if (rc->op == Op::Recip && rc->src[0]->op == Op::Expand && rc->src[0]->src[0].get() == sm &&
+            w->src[static_cast<std::size_t>(ws)].get() == sm->src[0].get()) {
+          e = sm->src[0].get();
+        }
+      }
+      if (e == nullptr || e->dtype != w->dtype || w->dtype != r->dtype) continue;
+      auto [x, mexp] = exp_of_difference(e);
+      if (x == nullptr || mexp->src[0].get() != mx || mx->src[0].get() != x || x->dtype != e->dtype) continue;
+      // The softmax's axes are exactly the contraction's; the weights broadcast along the rest.
+      auto origins = axis_origins(wv, w);
+      if (!origins) continue;
+      const tensor::Shape& full = prod->shape;
+      std::vector<bool> value_axes(full.size(), false);
+      std::size_t matched = 0;
+      bool ok = true;
+      for (std::size_t i = 0; i < full.size() && ok; ++i) {
+        const bool summed = std::find(r->axes.begin(), r->axes.end(), static_cast<std::int64_t>(i)) != r->axes.end();
+        const int o = (*origins)[i];
+        const bool softmax_axis = o >= 0 && std::find(mx->axes.begin(), mx->axes.end(), o) != mx->axes.end();
+        if (full[i] == tensor::Dim(1)) continue;
+        if (summed != softmax_axis) ok = false;
+        if (summed) ++matched;
+        value_axes[i] = !summed && o < 0;
+      }
+      std::size_t softmax_len = 0;
+      for (auto a : mx->axes) softmax_len += w->shape[static_cast<std::size_t>(a)] == tensor::Dim(1) ? 0 : 1;
+      if (!ok || matched != softmax_len) continue;
+      // Auto: only where few rows of weights read each row of values (below).
+      if (options.online_softmax == Options::Online::Auto) {
+        const Node* v = prod->src[static_cast<std::size_t>(1 - side)].get();
+        auto vorigins = axis_origins(v, data_source(v), true);
+        if (!vorigins) continue;
+        tensor::Dim sharing = 1;  // rows (not summed, not value axes) along which the values are broadcast
+        for (std::size_t i = 0; i < full.size(); ++i) {
+          const bool summed = std::find(r->axes.begin(), r->axes.end(), static_cast<std::int64_t>(i)) != r->axes.end();
+          if (!summed && !value_axes[i] && (*vorigins)[i] < 0) sharing = sharing * full[i];
+        }
+        auto n = sharing.as_const();
+        if (!n || *n > kOnlineMaxSharing) continue;
+      }
+      s.materialized.erase(w);
+      s.kernels.erase(std::find(s.kernels.begin(), s.kernels.end(), w));
+      heads.erase(w);
+      if (head != r) {
+        s.materialized.insert(r);
+        s.kernels.push_back(r);  // in graph order later
+        heads.erase(head);
+        heads.insert(r);
+      }
+      // The scores too, and the work under them of their shape (a soft cap's tanh, shared by
+      // the max and the exponential), when the new kernel is all that reads them.
+      for (bool more = true; more;) {
+        more = false;
+        const std::vector<const Node*> fused = region(s, r);
+        const std::unordered_set<const Node*> in(fused.begin(), fused.end());
+        for (const Node* n : fused) {
+          if (n == r || !s.materialized.count(n) || holds_data(n) || roots.count(n)) continue;
+          // (Not a row kernel: its row reduces would run again for each element.)
+          if (tensor::shape_numel(n->shape) != tensor::shape_numel(w->shape) || !kernel_rows(s, n).empty()) continue;
+          auto it = readers.find(n);
+          if (it == readers.end() ||
+              !std::all_of(it->second.begin(), it->second.end(), [&](const Node* c) { return in.count(c) > 0; })) {
+            continue;
+          }
+          s.materialized.erase(n);
+          s.kernels.erase(std::find(s.kernels.begin(), s.kernels.end(), n));
+          heads.erase(n);
+          more = true;
+          break;
+        }
+      }
+      const Node* values = prod->src[static_cast<std::size_t>(1 - side)].get();
+      s.online[r] = OnlineSoftmax{r, w, mx, sm, e, x, wv, values, std::move(value_axes)};
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 ScheduledKernel describe(const Schedule& s, const Node* out) {
@@ -249,6 +435,11 @@ ScheduledKernel describe(const Schedule& s, const Node* out) {
     k.kind = KernelKind::ScatterAdd;
   } else if (out->op == Op::Assign && out->src.size() == 3) {
     k.kind = KernelKind::ViewAssign;
+  } else if (auto it = s.online.find(out); it != s.online.end()) {
+    k.kind = KernelKind::OnlineSoftmax;
+    k.reduce = out;
+    k.rows = {it->second.max, it->second.sum};
+    k.online = it->second;
   } else if (auto rows = kernel_rows(s, out); !rows.empty()) {
     k.kind = KernelKind::Rows;
     k.rows = std::move(rows);
@@ -257,7 +448,8 @@ ScheduledKernel describe(const Schedule& s, const Node* out) {
     k.reduce = r;
   }
   switch (k.kind) {
-    case KernelKind::Reduce: k.iteration = k.reduce->src[0]->shape; break;
+    case KernelKind::Reduce:
+    case KernelKind::OnlineSoftmax: k.iteration = k.reduce->src[0]->shape; break;
     case KernelKind::ScatterAdd: k.iteration = out->src[1]->shape; break;
     case KernelKind::ViewAssign: k.iteration = out->src[1]->shape; break;
     case KernelKind::Elementwise:
@@ -294,6 +486,7 @@ const char* kernel_kind_name(KernelKind k) {
     case KernelKind::ViewAssign: return "view-assign";
     case KernelKind::ScatterAdd: return "scatter-add";
     case KernelKind::Extern: return "extern";
+    case KernelKind::OnlineSoftmax: return "online-softmax";
   }
   return "?";
 }
@@ -309,9 +502,11 @@ bool tangled(const Node* top, const Node* base) {
 
 }  // namespace
 
-Schedule make_schedule(const Node* root) { return make_schedule(std::vector<const Node*>{root}); }
+Schedule make_schedule(const Node* root, const Options& options) {
+  return make_schedule(std::vector<const Node*>{root}, options);
+}
 
-Schedule make_schedule(const std::vector<const Node*>& outputs) {
+Schedule make_schedule(const std::vector<const Node*>& outputs, const Options& options) {
   Schedule s;
   std::unordered_set<const Node*> roots;
   for (const Node* root : outputs) {
@@ -332,6 +527,7 @@ Schedule make_schedule(const std::vector<const Node*>& outputs) {
   // consumer edges reach each data source (a movement chain counts for its consumer).
   std::vector<const Node*> order;
   std::unordered_map<const Node*, int> uses;
+  std::unordered_map<const Node*, std::vector<const Node*>> readers;  // the consumers counted in uses
   std::unordered_set<const Node*> viewed;  // read by some consumer through a movement op
   std::unordered_set<const Node*> reduced;  // read by a reduce (whose kernel is another)
   std::unordered_map<const Node*, bool> visited;
@@ -348,6 +544,7 @@ Schedule make_schedule(const std::vector<const Node*>& outputs) {
         if (!is_movement(n) || roots.count(n)) {
           const Node* d = data_source(c);
           ++uses[d];
+          readers[d].push_back(n);
           if (d != c) viewed.insert(d);
           if (n->op == Op::Reduce) reduced.insert(d);
           if (n->op == Op::Gather && next == 1) viewed.insert(d);  // read where the indices point
@@ -471,6 +668,7 @@ Schedule make_schedule(const std::vector<const Node*>& outputs) {
   }
   fuse_rows(s, heads, uses, roots);
   recompute_in_rows(s, heads, uses, roots, reduced);
+  fuse_online_softmax(s, heads, uses, readers, roots, options);
   store_in_read_order(s, order, heads, roots);
   // Kernels run in graph order (sources first): an operand materialized after the fact
   // (above) must run before every kernel that now reads it.
@@ -505,7 +703,10 @@ std::string schedule_str(const Schedule& s) {
     for (const Node* n : region(s, k.out)) {
       if (n != k.out && s.materialized.count(n)) continue;
       if (costs_work(n) || n->op == Op::Reduce) ++ops;
-      if (n != k.out && n->op == Op::Reduce && k.kind != KernelKind::Rows) fused.push_back(describe_node(n));
+      if (n != k.out && n->op == Op::Reduce && k.kind != KernelKind::Rows &&
+          std::find(k.rows.begin(), k.rows.end(), n) == k.rows.end()) {
+        fused.push_back(describe_node(n));
+      }
     }
     for (const Node* r : k.rows) fused.push_back(describe_node(r));  // in the order of their passes
     for (const Node* n : k.reads) reads.push_back(names.count(n) ? names.at(n) : "data");

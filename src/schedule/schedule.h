@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -25,8 +26,38 @@ enum class KernelKind : std::uint8_t {
   ViewAssign,   // an assign through a view: only the view's elements of its target, in place
   ScatterAdd,   // a copy of the first source, then each value added where its index points
   Extern,       // an external kernel (a BLAS call) on its sources' buffers
+  // A sum over some axes of softmax weights times values (attention's softmax(S) V), as one
+  // pass per row over those axes: a running max, a running sum of the exponentials and the
+  // output row, rescaled when the max grows (the online softmax of FlashAttention). The
+  // weights (and the scores under them) are never stored.
+  OnlineSoftmax,
 };
 const char* kernel_kind_name(KernelKind k);
+
+// What an OnlineSoftmax kernel computes: out = sum over the axes of `contraction` of
+// weights x values, where weights = exp(x - max(x)) / sum(exp(x - max(x))) along those axes.
+struct OnlineSoftmax {
+  const Node* contraction = nullptr;   // the reduce :sum of (mul WEIGHTS' VALUES'), the kernel's node
+  const Node* weights = nullptr;       // (mul EXP (recip (expand SUM))): the softmax
+  const Node* max = nullptr;           // (reduce :max X axes)
+  const Node* sum = nullptr;           // (reduce :sum EXP axes)
+  const Node* exp = nullptr;           // exp(x - max(x)) as the graph has it (exp2 of a scaled difference)
+  const Node* scores = nullptr;        // X
+  const Node* weights_read = nullptr;  // WEIGHTS': the operand of the product that reads WEIGHTS
+  const Node* values = nullptr;        // VALUES': the other operand
+  // The axes of the contraction's output along which the weights are broadcast (the values'
+  // own axes: attention's head dimension); the others are the rows.
+  std::vector<bool> value_axes;
+};
+
+// How the scheduler fuses. The default is what the JIT uses unless told otherwise.
+struct Options {
+  // OnlineSoftmax kernels: Auto takes them where they beat storing the weights (see
+  // schedule.cpp); Always wherever the shape of the graph allows; Never leaves attention as
+  // three kernels (scores, softmax, product).
+  enum class Online : std::uint8_t { Auto, Always, Never };
+  Online online_softmax = Online::Auto;
+};
 
 // One kernel of a schedule: what it computes, how, what it reads, and what it costs.
 struct ScheduledKernel {
@@ -34,6 +65,7 @@ struct ScheduledKernel {
   KernelKind kind = KernelKind::Elementwise;
   const Node* reduce = nullptr;   // Reduce: the reduce whose loops it runs (out, or under out's epilogue)
   std::vector<const Node*> rows;  // Rows: the fused reduces, in dependency order (inner first)
+  OnlineSoftmax online;           // OnlineSoftmax: what it computes
   std::vector<const Node*> reads;  // the materialized nodes it reads (inputs and kernels)
   tensor::Shape iteration;  // the elements its innermost statements run for
   int ops = 0;              // arithmetic ops per element of `iteration`, fused work included
@@ -55,12 +87,14 @@ struct Schedule {
   std::vector<const Node*> inputs;
   // kernels and inputs as a set: what a kernel reads from memory instead of inlining.
   std::unordered_set<const Node*> materialized;
+  // The OnlineSoftmax kernels, by node.
+  std::unordered_map<const Node*, OnlineSoftmax> online;
 };
 
 // Schedules the computation of `root`. Nodes that already hold data are inputs.
-Schedule make_schedule(const Node* root);
+Schedule make_schedule(const Node* root, const Options& options = {});
 // Schedules several roots at once: work they share is computed once.
-Schedule make_schedule(const std::vector<const Node*>& roots);
+Schedule make_schedule(const std::vector<const Node*>& roots, const Options& options = {});
 
 // The description of a kernel of S computing OUT (a node S materializes, or one more whose
 // sources it does: a copy made after scheduling).

@@ -82,7 +82,8 @@ void hoist_loop(Kernel& k, std::int32_t loop, std::int32_t into) {
   std::set<std::int32_t> updated, inner_defs;
   passes::each_stmt(l.body, [&](const Stmt& s) {
     if (s.kind == Stmt::Kind::AccDef) inner_defs.insert(s.acc);
-    if (s.kind == Stmt::Kind::AccUpdate || s.kind == Stmt::Kind::GroupCombine) updated.insert(s.acc);
+    if (s.kind == Stmt::Kind::AccUpdate || s.kind == Stmt::Kind::AccSet || s.kind == Stmt::Kind::GroupCombine)
+      updated.insert(s.acc);
   });
   for (std::int32_t a : inner_defs) updated.erase(a);
   if (updated.empty()) passes::reject(opt, "loop " + name + " updates no accumulator defined outside it");

@@ -22,7 +22,8 @@ void partial_sums(Kernel& k, std::int32_t loop) {
   bool not_sum = false;
   passes::each_stmt(p.stmt().body, [&](const Stmt& s) {
     if (s.kind == Stmt::Kind::AccDef) inside.insert(s.acc);
-    if ((s.kind == Stmt::Kind::AccUpdate || s.kind == Stmt::Kind::GroupCombine) && !inside.count(s.acc)) {
+    if ((s.kind == Stmt::Kind::AccUpdate || s.kind == Stmt::Kind::AccSet || s.kind == Stmt::Kind::GroupCombine) &&
+        !inside.count(s.acc)) {
       if (s.kind == Stmt::Kind::GroupCombine || s.reduce != ReduceKind::Sum || !tensor::is_float(s.dtype))
         not_sum = true;
       bool seen = false;

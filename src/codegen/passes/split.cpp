@@ -25,7 +25,8 @@ std::string repeat_hazard(const Kernel& k, const Stmt& l) {
   passes::each_stmt(l.body, [&](const Stmt& s) {
     if (!why.empty()) return;
     if (s.kind == Stmt::Kind::AccDef) defined.insert(s.acc);
-    if ((s.kind == Stmt::Kind::AccUpdate || s.kind == Stmt::Kind::GroupCombine) && !defined.count(s.acc)) {
+    if ((s.kind == Stmt::Kind::AccUpdate || s.kind == Stmt::Kind::AccSet || s.kind == Stmt::Kind::GroupCombine) &&
+        !defined.count(s.acc)) {
       why = "it adds to acc" + std::to_string(s.acc) + ", defined outside it";
     }
     if (s.kind == Stmt::Kind::Store && !passes::uses_loop(k, s.index, l.var)) {

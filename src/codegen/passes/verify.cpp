@@ -88,11 +88,13 @@ class Verifier {
           defined.push_back(s.acc);
           break;
         case Stmt::Kind::AccUpdate:
+        case Stmt::Kind::AccSet:
         case Stmt::Kind::GroupCombine: {
           auto it = accs_.find(s.acc);
           if (it == accs_.end()) fail("acc" + std::to_string(s.acc) + " is updated outside its scope");
           else if (it->second != s.dtype) fail("acc" + std::to_string(s.acc) + " is updated as another dtype");
           if (s.kind == Stmt::Kind::AccUpdate) check(s.value, "an accumulator update");
+          if (s.kind == Stmt::Kind::AccSet) check(s.value, "an accumulator's new value");
           break;
         }
       }

@@ -117,6 +117,7 @@ class LoopInterpreter {
           acc = tensor::evaluate(op, s.dtype, s.dtype, args);
           break;
         }
+        case Stmt::Kind::AccSet: accs_.at(static_cast<std::size_t>(s.acc)) = eval(s.value); break;
         case Stmt::Kind::GroupCombine: throw std::runtime_error("interpreter: thread groups are not supported");
       }
     }

@@ -1,0 +1,103 @@
+;;; SPDX-License-Identifier: Apache-2.0
+;;; Issue 24: attention written the plain way, softmax(Q K^T / sqrt(d) + ...) V, computed by
+;;; the scheduler's online-softmax kernel (one pass per row: running max, running sum and
+;;; output row, rescaled as the max grows; neither the scores nor the weights stored) wherever
+;;; the graph allows it ((jit-online-softmax :always)). Each variant a user writes by hand (an
+;;; additive bias, a sliding window built from index comparisons, soft-capped logits, grouped
+;;; query heads, f64, a decode step over a KV cache of symbolic length) is checked against the
+;;; same formula computed in f64 with the weights stored. The reference executor (ref) has no
+;;; scheduler and computes the formula as written: the checks are the same on every device.
+
+(require 'nn)
+(require 'hf)
+(load "data/grad_check.lisp")
+(manual-seed 24)
+(jit-online-softmax :always)
+
+(defun f64 (x) (cast x 'f64))
+
+;; softmax(SCORES) V in f64 with the weights realized (stored): the three-kernel form.
+(defun stored (scores v) (matmul (realize (softmax (f64 scores) :axis -1)) (f64 v)))
+
+(defun scaled-scores (q k)
+  (mul (matmul (f64 q) (transpose (f64 k))) (/ 1.0 (sqrt (car (last (shape q)))))))
+
+(defun close (a b &key (tol 1e-5)) (allclose (f64 a) b :rtol tol :atol tol))
+
+(defvar q (realize (randn '(2 3 5 8))))
+(defvar k (realize (randn '(2 3 7 8))))
+(defvar v (realize (randn '(2 3 7 6))))
+
+(deftest online-plain-and-causal
+  ;; nn:attention itself: 5 queries over 7 keys, values 6 wide (not the query width).
+  (is (close (nn:attention q k v) (stored (scaled-scores q k) v)))
+  (let ((kk (slice k t t '(0 5))) (vv (slice v t t '(0 5))))
+    (is (close (nn:attention q kk vv :causal t)
+               (stored (where (tril (ones '(5 5) :dtype 'bool)) (scaled-scores q kk) (- inf)) vv))))
+  ;; f64 throughout
+  (is (close (nn:attention (f64 q) (f64 k) (f64 v)) (stored (scaled-scores q k) v) :tol 1e-12)))
+
+(deftest online-variants
+  (let ((s (lambda (q k) (mul (matmul q (transpose k)) (/ 1.0 (sqrt 8.0))))))
+    ;; An additive bias (ALiBi-like), one per head, broadcast over the batch.
+    (let ((bias (realize (randn '(3 5 7)))))
+      (is (close (matmul (softmax (add (funcall s q k) bias) :axis -1) v)
+                 (stored (add (scaled-scores q k) (f64 bias)) v))))
+    ;; A sliding window from index comparisons: query i sees keys i-2..i+2 (never stored).
+    (let* ((i (reshape (arange 5) '(5 1))) (j (reshape (arange 7) '(1 7)))
+           (near (logical-and (ge (sub j i) -2) (le (sub j i) 2))))
+      (is (close (matmul (softmax (where near (funcall s q k) (- inf)) :axis -1) v)
+                 (stored (where near (scaled-scores q k) (- inf)) v))))
+    ;; Soft-capped logits, c tanh(x / c).
+    (is (close (matmul (softmax (mul (tanh (div (funcall s q k) 2.0)) 2.0) :axis -1) v)
+               (stored (mul (tanh (div (scaled-scores q k) 2.0)) 2.0) v)))
+    ;; Grouped-query heads: 2 query heads per key/value head, broadcast (repeat_kv without the copy).
+    (let ((qg (realize (randn '(2 2 5 8)))) (kg (realize (randn '(2 1 7 8)))) (vg (realize (randn '(2 1 7 6)))))
+      (is (close (nn:attention qg kg vg) (stored (scaled-scores qg kg) vg))))))
+
+(deftest online-edges
+  (let ((qq (realize (randn '(1 4 8)))) (kk (realize (randn '(1 6 8)))) (vv (realize (randn '(1 6 3)))))
+    ;; Rows whose first keys are all masked: the running max is -inf until a key is seen.
+    (let ((late (reshape (ge (arange 6) 3) '(1 6))))
+      (is (close (nn:attention qq kk vv :mask late)
+                 (stored (where late (scaled-scores qq kk) (- inf)) vv))))
+    ;; A row with every key masked is NaN, as the stored form's 0/0 (PyTorch's too).
+    (let* ((none (reshape (ge (arange 4) 1) '(1 4 1)))  ; row 0 sees no key
+           (o (to-list (nn:attention qq kk vv :mask (expand none '(1 4 6))))))
+      (is (every (lambda (x) (/= x x)) (first (first o))))
+      (is (notany (lambda (x) (/= x x)) (apply #'append (rest (first o))))))
+    ;; Large logits: the max grows by thousands from key to key without overflow.
+    (let ((big (mul (arange 6 :dtype 'f32) 1000.0)))
+      (is (close (matmul (softmax (add (scaled-scores qq kk) (reshape big '(1 1 6))) :axis -1) vv)
+                 (stored (add (scaled-scores qq kk) (reshape (f64 big) '(1 1 6))) vv))))
+    ;; A NaN key poisons every row that sees it, as in the stored form.
+    (let* ((bad (realize (where (reshape (equals (arange 6) 2) '(1 6 1)) (tensor nan) kk)))
+           (o (to-list (nn:attention qq bad vv))))
+      (is (every (lambda (x) (/= x x)) (apply #'append (first o)))))))
+
+(deftest online-decode
+  ;; One query a step against a KV cache written in place, its length a symbolic dimension
+  ;; (hf:attention, as GPT-2 and Llama decode): every step agrees with the whole prefix.
+  (let* ((ks (realize (randn '(2 6 8)))) (vs (realize (randn '(2 6 8)))) (qs (realize (randn '(4 6 8))))
+         (cache (cons (realize (zeros '(2 6 8))) (realize (zeros '(2 6 8)))))
+         (ok t))
+    (dotimes (p 6)
+      (let* ((pos (dim 'pos p))
+             (out (with-dims (pos)
+                    (realize (hf:attention (slice qs t (list p (+ p 1))) (slice ks t (list p (+ p 1)))
+                                           (slice vs t (list p (+ p 1))) :cache cache :start pos))))
+             ;; query heads 0 1 read key/value head 0, heads 2 3 head 1
+             (kp (reshape (slice ks t (list 0 (+ p 1))) (list 2 1 (+ p 1) 8)))
+             (vp (reshape (slice vs t (list 0 (+ p 1))) (list 2 1 (+ p 1) 8)))
+             (want (stored (scaled-scores (reshape (slice qs t (list p (+ p 1))) '(2 2 1 8)) kp) vp)))
+        (setq ok (and ok (close (reshape out '(2 2 1 8)) want)))))
+    (is ok)))
+
+(deftest online-gradients
+  ;; Backward reads the weights again, so training graphs keep them; the gradients are
+  ;; PyTorch's either way.
+  (is (grad-check (lambda (q k v) (nn:attention q k v :causal t))
+                  (randn '(1 3 4)) (randn '(1 3 4)) (randn '(1 3 2)))))
+
+(jit-online-softmax :auto)
+(run-tests)
