@@ -547,6 +547,9 @@ class Lowerer {
   // which is the stored form's sum of (E / l) V' with the division taken out of the sum. The
   // running values are f32 (f64 for f64): the output row accumulates in the output buffer.
   Lowered build_online(const schedule::OnlineSoftmax& o) {
+    if (!gpu_) {
+      if (auto blocked = build_online_blocked(o)) return std::move(*blocked);
+    }
     Lowered result;
     const Node* r = o.contraction;
     const tensor::Shape& full = r->src[0]->shape;
@@ -628,6 +631,242 @@ class Lowerer {
     Dim values = 1;
     for (std::size_t i = 0; i < full.size(); ++i) values = o.value_axes[i] ? values * full[i] : values;
     result.work_per_iteration = result.work_per_iteration * terms * (values + Dim(16));
+    return result;
+  }
+
+  // The CPU's online softmax, in blocks: R rows (queries) at a time against B = 16 terms of
+  // the sum (keys) at a time, so that each key and value row read serves R rows and the
+  // running max and sum rescale once per block. Per row block, per key block:
+  //   s[r][j] = X[row r, key j]               (its reduce inline: the q . k dot products)
+  //   mn[r] = max(m[r], max_j s[r][j]); c[r] = exp(m[r] - mn[r])
+  //   p[r][j] = exp(s[r][j] - mn[r]); l[r] = l[r] c[r] + sum_j p[r][j]; m[r] = mn[r]
+  //   out[row r, v] = out[row r, v] c[r] + sum_j p[r][j] V'[row r, key j, v]
+  // (s, p, m, l and c in scratch), then out / l. Its opts make register tiles of both products
+  // (the keys packed per head along the block, [block][d][16], so the 16 keys of a block are
+  // one vector; the values' 16-wide column blocks one vector each) and unroll the rows. None
+  // (the plain nest instead) unless the product is f32, the keys one axis a multiple of 16 long,
+  // the values one axis a multiple of 16 wide, all extents constant.
+  static constexpr std::int64_t kOnlineKeys = 16;
+  static constexpr std::int64_t kOnlineSpan = 64;
+  std::optional<Lowered> build_online_blocked(const schedule::OnlineSoftmax& o) {
+    const Node* r = o.contraction;
+    const tensor::Shape& full = r->src[0]->shape;
+    const tensor::Shape& shape = r->shape;
+    if (r->dtype != DType::F32 || o.max->dtype != DType::F32) return std::nullopt;
+    std::vector<bool> summed(full.size(), false);
+    for (auto a : r->axes) summed[static_cast<std::size_t>(a)] = true;
+    std::optional<std::size_t> kaxis, vaxis, qaxis;
+    for (std::size_t i = 0; i < full.size(); ++i) {
+      if (!full[i].as_const()) return std::nullopt;
+      if (full[i] == Dim(1)) continue;
+      if (summed[i]) {
+        if (kaxis) return std::nullopt;
+        kaxis = i;
+      } else if (o.value_axes[i]) {
+        if (vaxis) return std::nullopt;
+        vaxis = i;
+      } else {
+        qaxis = i;  // the innermost row axis
+      }
+    }
+    if (!kaxis || !vaxis) return std::nullopt;
+    const std::int64_t keys = *full[*kaxis].as_const(), width = *full[*vaxis].as_const();
+    if (keys % kOnlineKeys != 0 || width % 16 != 0) return std::nullopt;
+    const std::int64_t queries = qaxis ? *full[*qaxis].as_const() : 1;
+    const std::int64_t rows = queries % 4 == 0 ? 4 : queries % 2 == 0 ? 2 : 1;
+    // Row blocks go through the keys together, kOnlineSpan rows at a time (or as many as there
+    // are): a block of keys and values, read once into L1, serves all of them, where one row
+    // block alone would stream every head's keys and values from L2 or beyond per 4 rows (at
+    // L = 4096, 2 MiB a head).
+    std::int64_t span = rows;
+    while (span * 2 <= kOnlineSpan && queries % (span * 2) == 0) span *= 2;
+    Lowered result;
+    Opts opts;
+    auto c = [&](std::int64_t v) { return k_.constant_int(v); };
+    // The loops over the rows but the qaxis axis (the first parallel), then the row blocks.
+    std::vector<bool> skip(full.size(), false);
+    for (std::size_t i = 0; i < full.size(); ++i) skip[i] = summed[i] || o.value_axes[i] || (qaxis && i == *qaxis);
+    std::vector<Stmt>* body = &k_.body;
+    std::vector<ExprId> row = open_loops(shape, skip, result, body);
+    std::int32_t around = -1;  // the loop whose body packs the keys: the innermost row loop
+    for (const Stmt* st = k_.body.empty() ? nullptr : &k_.body.back(); st != nullptr && st->kind == Stmt::Kind::Loop;
+         st = st->body.empty() ? nullptr : &st->body.back()) {
+      around = st->var;
+    }
+    ExprId block = c(0);  // the span's index along the query axis
+    if (qaxis && queries > span) {
+      auto [loop, var] = k_.make_loop(c(queries / span));
+      if (result.parallel_extent == Dim(1) && around < 0) {
+        loop.parallel = true;
+        result.parallel_extent = queries / span;
+      } else {
+        result.work_per_iteration = result.work_per_iteration * Dim(queries / span);
+      }
+      body->push_back(std::move(loop));
+      body = &body->back().body;
+      block = var;
+    }
+    const std::int32_t block_loop = k_.expr(block).op == EOp::LoopVar ? k_.expr(block).arg : -1;
+    const DType t = DType::F32;
+    auto scratch = [&](std::int64_t n) {
+      k_.buffers.push_back(BufferParam{t, false, n});
+      return static_cast<std::int32_t>(k_.buffers.size() - 1);
+    };
+    const std::int32_t sb = scratch(rows * kOnlineKeys), pb = scratch(rows * kOnlineKeys);
+    const std::int32_t mb = scratch(span), lb = scratch(span), cb = scratch(span);
+    const ExprId neg_inf = k_.constant_float(-std::numeric_limits<double>::infinity(), t);
+    const ExprId zero_t = k_.constant_float(0, t), one = k_.constant_float(1, t);
+    // A loop over [0, N) as a statement to fill, and its variable.
+    auto loop_of = [&](std::int64_t n) { return k_.make_loop(c(n)); };
+    // Index of row RR of the span (in the product's shape), with the key and value axes at KEY_AT, VALUE_AT.
+    auto at = [&](ExprId rr, ExprId key_at, ExprId value_at) {
+      std::vector<ExprId> idx = row;
+      if (qaxis) idx[*qaxis] = k_.binary(EOp::Add, k_.binary(EOp::Mul, block, c(span)), rr);
+      idx[*kaxis] = key_at;
+      idx[*vaxis] = value_at;
+      return idx;
+    };
+    auto out_index = [&](ExprId rr, ExprId v) { return linear_index(at(rr, c(0), v), shape); };
+    auto put = [&](std::vector<Stmt>* into, std::int32_t buf, ExprId i, ExprId v) {
+      Stmt st = store(i, v);
+      st.buffer = buf;
+      into->push_back(st);
+    };
+    // Per row: running max -inf, sum 0, output row 0.
+    {
+      auto [rl, rv] = loop_of(span);
+      put(&rl.body, mb, rv, neg_inf);
+      put(&rl.body, lb, rv, zero_t);
+      auto [vl, vv] = loop_of(width);
+      put(&vl.body, 0, out_index(rv, vv), zero_t);
+      rl.body.push_back(std::move(vl));
+      body->push_back(std::move(rl));
+    }
+    auto [kl_outer, kv] = loop_of(keys / kOnlineKeys);
+    const std::int32_t key_loop = kl_outer.var;
+    // The row blocks of the span, inside each key block: row RV of block BV is span row BV R + RV.
+    auto [kl, bv] = loop_of(span / rows);
+    const std::int32_t span_loop = kl.var;
+    auto in_span = [&](ExprId rv) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, bv, c(rows)), rv); };
+    auto key_of = [&](ExprId j) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, kv, c(kOnlineKeys)), j); };
+    // The block's scores: s[r][j] = X (its reduce inline).
+    std::int32_t s_rows = -1, s_keys = -1;
+    std::vector<std::int32_t> inline_loops;  // the scores' reduce loops
+    {
+      auto [rl, rv] = loop_of(rows);
+      auto [jl, jv] = loop_of(kOnlineKeys);
+      s_rows = rl.var;
+      s_keys = jl.var;
+      std::vector<ExprId> widx = at(in_span(rv), key_of(jv), c(0));
+      for (const Node* n = o.weights_read; n != o.weights; n = n->src[0].get()) widx = source_index(n, widx);
+      emit_ = &jl.body;
+      const std::int32_t first_inline = k_.loop_count();
+      const ExprId x = k_.unary(EOp::Cast, value(o.scores, widx), t);
+      for (std::int32_t l = first_inline; l < k_.loop_count(); ++l) inline_loops.push_back(l);
+      emit_ = nullptr;
+      put(&jl.body, sb, k_.binary(EOp::Add, k_.binary(EOp::Mul, rv, c(kOnlineKeys)), jv), x);
+      rl.body.push_back(std::move(jl));
+      kl.body.push_back(std::move(rl));
+    }
+    // The block's max, exponentials and sum, per row.
+    std::int32_t max_keys = -1;
+    {
+      auto [rl, rv] = loop_of(rows);
+      const ExprId sr = in_span(rv);
+      const ExprId m_old = k_.load(mb, sr);
+      const std::int32_t bm = define_acc(&rl.body, t, ReduceKind::Max, neg_inf);
+      auto [jl, jv] = loop_of(kOnlineKeys);
+      max_keys = jl.var;
+      const ExprId s_at = k_.load(sb, k_.binary(EOp::Add, k_.binary(EOp::Mul, rv, c(kOnlineKeys)), jv));
+      jl.body.push_back(update_acc(bm, t, ReduceKind::Max, s_at));
+      rl.body.push_back(std::move(jl));
+      const std::int32_t mn = define_acc(&rl.body, t, ReduceKind::Max, k_.binary(EOp::Max, m_old, k_.acc_read(bm, t)));
+      const ExprId m_new = k_.acc_read(mn, t);
+      // E at (score s, max mn): the exponential as the graph has it, over a stand-in score.
+      auto exp_at = [&](ExprId score, std::vector<ExprId> widx) {
+        for (const Node* n = o.weights_read; n != o.weights; n = n->src[0].get()) widx = source_index(n, widx);
+        memo_.clear();
+        row_accs_[o.max] = k_.unary(EOp::Cast, m_new, o.max->dtype);
+        memo_[{o.scores, widx}] = k_.unary(EOp::Cast, score, o.scores->dtype);
+        const ExprId e = k_.unary(EOp::Cast, value(o.exp, widx), t);
+        row_accs_.erase(o.max);
+        memo_.clear();
+        return e;
+      };
+      const ExprId rescale = exp_at(m_old, at(sr, c(0), c(0)));
+      const ExprId cc = k_.where(k_.binary(EOp::Cmpeq, m_old, m_new), one, rescale);
+      const std::int32_t bs = define_acc(&rl.body, t, ReduceKind::Sum, zero_t);
+      auto [el, ev] = loop_of(kOnlineKeys);
+      const ExprId here = k_.binary(EOp::Add, k_.binary(EOp::Mul, rv, c(kOnlineKeys)), ev);
+      const ExprId p =
+          k_.where(k_.binary(EOp::Cmpeq, m_new, neg_inf), zero_t, exp_at(k_.load(sb, here), at(sr, key_of(ev), c(0))));
+      put(&el.body, pb, here, p);
+      el.body.push_back(update_acc(bs, t, ReduceKind::Sum, p));
+      rl.body.push_back(std::move(el));
+      put(&rl.body, lb, sr, k_.binary(EOp::Add, k_.binary(EOp::Mul, k_.load(lb, sr), cc), k_.acc_read(bs, t)));
+      put(&rl.body, cb, sr, cc);
+      put(&rl.body, mb, sr, m_new);
+      kl.body.push_back(std::move(rl));
+    }
+    // The block's product with the values: out[r][v] = out[r][v] c[r] + sum_j p[r][j] V'.
+    std::int32_t p_rows = -1, p_cols = -1, p_lanes = -1;
+    {
+      auto [rl, rv] = loop_of(rows);
+      auto [v0l, v0] = loop_of(width / 16);
+      auto [v1l, v1] = loop_of(16);
+      p_rows = rl.var;
+      p_cols = v0l.var;
+      p_lanes = v1l.var;
+      const ExprId vat = k_.binary(EOp::Add, k_.binary(EOp::Mul, v0, c(16)), v1);
+      const std::int32_t acc = define_acc(&v1l.body, t, ReduceKind::Sum, zero_t);
+      auto [jl, jv] = loop_of(kOnlineKeys);
+      emit_ = &jl.body;
+      const ExprId vv = k_.unary(EOp::Cast, value(o.values, at(in_span(rv), key_of(jv), vat)), t);
+      emit_ = nullptr;
+      const ExprId pw = k_.load(pb, k_.binary(EOp::Add, k_.binary(EOp::Mul, rv, c(kOnlineKeys)), jv));
+      jl.body.push_back(update_acc(acc, t, ReduceKind::Sum, k_.binary(EOp::Mul, pw, vv)));
+      v1l.body.push_back(std::move(jl));
+      const ExprId oi = out_index(in_span(rv), vat);
+      v1l.body.push_back(store(oi, k_.binary(EOp::Add, k_.binary(EOp::Mul, k_.load(0, oi), k_.load(cb, in_span(rv))),
+                                             k_.acc_read(acc, t))));
+      v0l.body.push_back(std::move(v1l));
+      rl.body.push_back(std::move(v0l));
+      kl.body.push_back(std::move(rl));
+    }
+    kl_outer.body.push_back(std::move(kl));
+    body->push_back(std::move(kl_outer));
+    // out / l.
+    {
+      auto [rl, rv] = loop_of(span);
+      auto [vl, vv] = loop_of(width);
+      const ExprId oi = out_index(rv, vv);
+      put(&vl.body, 0, oi, k_.binary(EOp::Mul, k_.load(0, oi), k_.unary(EOp::Recip, k_.load(lb, rv), t)));
+      rl.body.push_back(std::move(vl));
+      body->push_back(std::move(rl));
+    }
+    result.work_per_iteration = result.work_per_iteration * Dim(span) * Dim(keys) * Dim(width + 16);
+    // The keys of each head packed once for its row blocks; register tiles of both products.
+    if (!inline_loops.empty()) {
+      // [key block][reduce...][16 keys]: a block's keys side by side, one vector per term.
+      std::vector<std::int32_t> order{key_loop};
+      order.insert(order.end(), inline_loops.begin(), inline_loops.end());
+      order.push_back(s_keys);
+      Kernel trial = k_;
+      try {
+        const std::int32_t rows_loop = block_loop >= 0 ? block_loop : span_loop;
+        pack_reads(trial, around, rows_loop, order);
+        opts.push_back(Opt::pack(around, rows_loop, order));
+      } catch (const ConditionError&) {
+        // (too large to pack, say: the keys are read where they are)
+      }
+    }
+    opts.push_back(Opt::upcast(s_keys));
+    opts.push_back(Opt::upcast(s_rows));
+    opts.push_back(Opt::lanes(max_keys, kOnlineKeys));  // the block's max as one vector max
+    opts.push_back(Opt::upcast(p_lanes));
+    opts.push_back(Opt::upcast(p_cols));
+    opts.push_back(Opt::upcast(p_rows));
+    result.opts = std::move(opts);
     return result;
   }
 

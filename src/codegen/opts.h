@@ -16,7 +16,9 @@
 //   (pack L R V...)    at the start of loop L's body (L = -1: the kernel's), the values that
 //                      the reduce updates inside L read and that do not change along loop R are
 //                      copied into scratch memory laid out over the loops V... (outermost first;
-//                      all the loops inside L they depend on), and read from there
+//                      all the loops inside L they depend on), and read from there; with V...
+//                      given, values that depend on a loop inside L it does not list stay
+//                      where they are (an online softmax packs its keys, not its values)
 //   (upcast L)         loop L is unrolled: its body is repeated once per iteration, loops inside
 //                      it shared, accumulators defined inside it one per copy (register tiles)
 //   (partial L)        each iteration of loop L adds into partial sums of its own, each added

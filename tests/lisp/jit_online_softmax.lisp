@@ -16,8 +16,15 @@
 (format t "auto, 1 query: ~a kernel~%" (kernel-count (nn:attention (slice q t t '(0 1)) k v)))
 (format t "auto, 4 query heads per key head: ~a kernel~%"
         (kernel-count (nn:attention (input '(2 4 1 8)) (reshape k '(2 1 16 8)) (reshape v '(2 1 16 8)))))
+(let ((big (input '(1 12 4096 64))))
+  ;; 12 x 4096 x 4096 weights would take 768 MiB: auto takes the online kernel
+  (format t "auto, L = 4096: ~a kernel~%" (kernel-count (nn:attention big big big))))
 (jit-online-softmax :always)
 (format t "always: ~a kernel~%" (kernel-count (nn:attention q k v)))
+;; The CPU's blocked form (keys and values in multiples of 16): its opts pack the keys per
+;; head, unroll the register tiles of both products and take each block's max in lanes.
+(let ((text (kernels->text (nn:attention q (input '(1 2 32 8)) (input '(1 2 32 16))))))
+  (princ (subseq text 0 (1+ (position #\Newline text :start (1+ (position #\Newline text)))))))
 (princ (schedule->text (nn:attention q k v :causal t)))
 ;; An epilogue on the result (a cast) runs as a kernel of its own after the online one.
 (princ (schedule->text (cast (nn:attention q k v) 'f64)))

@@ -55,6 +55,32 @@
     (let ((qg (realize (randn '(2 2 5 8)))) (kg (realize (randn '(2 1 7 8)))) (vg (realize (randn '(2 1 7 6)))))
       (is (close (nn:attention qg kg vg) (stored (scaled-scores qg kg) vg))))))
 
+(deftest online-blocks
+  ;; Keys and values in multiples of 16 (the CPU's blocked kernel: 4 rows against 16 keys at a
+  ;; time, the rows' blocks going through the keys together); the others run row by row.
+  (let ((qb (realize (randn '(1 2 8 16)))) (kb (realize (randn '(1 2 48 16)))) (vb (realize (randn '(1 2 48 32))))
+        (s (lambda (q k) (mul (matmul q (transpose k)) 0.25))))
+    (is (close (nn:attention qb kb vb) (stored (scaled-scores qb kb) vb)))
+    ;; causal over the last 8 keys: the first 40 always seen
+    (let ((mask (reshape (ge (add (reshape (arange 8) '(8 1)) 40) (reshape (arange 48) '(1 48))) '(1 1 8 48))))
+      (is (close (nn:attention qb kb vb :mask mask) (stored (where mask (scaled-scores qb kb) (- inf)) vb))))
+    ;; a window that hides whole blocks of keys from some rows, and the first block from all
+    (let* ((i (reshape (arange 8) '(8 1))) (j (reshape (arange 48) '(1 48)))
+           (near (logical-and (ge j (add (mul i 4) 16)) (le j (add (mul i 4) 20)))))
+      (is (close (matmul (softmax (where near (funcall s qb kb) (- inf)) :axis -1) vb)
+                 (stored (where near (scaled-scores qb kb) (- inf)) vb))))
+    ;; bias and soft cap
+    (let ((bias (realize (randn '(2 8 48)))))
+      (is (close (matmul (softmax (add (mul (tanh (div (funcall s qb kb) 3.0)) 3.0) bias) :axis -1) vb)
+                 (stored (add (mul (tanh (div (scaled-scores qb kb) 3.0)) 3.0) (f64 bias)) vb))))
+    ;; 6 rows (blocks of 2), and rows whose max grows by thousands from block to block
+    (let ((q6 (realize (randn '(1 2 6 16)))) (big (reshape (mul (arange 48 :dtype 'f32) 100.0) '(1 1 1 48))))
+      (is (close (matmul (softmax (add (funcall s q6 kb) big) :axis -1) vb)
+                 (stored (add (scaled-scores q6 kb) (f64 big)) vb))))
+    ;; NaN in one key: every row sees it
+    (let ((bad (realize (where (reshape (equals (arange 48) 33) '(1 1 48 1)) (tensor nan) kb))))
+      (is (every (lambda (x) (/= x x)) (flatten (to-list (nn:attention qb bad vb))))))))
+
 (deftest online-edges
   (let ((qq (realize (randn '(1 4 8)))) (kk (realize (randn '(1 6 8)))) (vv (realize (randn '(1 6 3)))))
     ;; Rows whose first keys are all masked: the running max is -inf until a key is seen.

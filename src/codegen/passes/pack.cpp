@@ -6,9 +6,9 @@
 //
 // Packed are the largest subexpressions of the accumulator updates inside L that read memory
 // (not memory the kernel writes inside L), read no accumulator, and use loops inside L but not
-// R. Each gets a scratch buffer laid out over the loops inside L it uses, in the order V...
-// (outermost first; by default their nesting order), filled by a loop nest at the start of L's
-// body (L = -1: of the kernel's body).
+// R (and, with V... given, none inside L that V... does not list). Each gets a scratch buffer laid out over the loops
+// inside L it uses, in the order V... (outermost first; by default their nesting order), filled by a loop nest at the
+// start of L's body (L = -1: of the kernel's body).
 #include <algorithm>
 #include <functional>
 #include <set>
@@ -43,8 +43,11 @@ void pack_reads(Kernel& k, std::int32_t loop, std::int32_t invariant, const std:
   for (std::int32_t v : order) {
     if (!extent.count(v)) passes::reject(opt, "loop i" + std::to_string(v) + " is not inside " + where);
   }
-  // The values to pack, in the order first met.
+  // The values to pack, in the order first met; the first value left unpacked for a loop the
+  // layout does not list, and that loop.
   std::vector<ExprId> found;
+  ExprId unlisted = -1;
+  std::int32_t unlisted_loop = -1;
   std::unordered_map<ExprId, bool> visited;
   auto reads_written = [&](ExprId e) {
     bool hit = false;
@@ -63,14 +66,30 @@ void pack_reads(Kernel& k, std::int32_t loop, std::int32_t invariant, const std:
     bool inner = false;
     for (std::int32_t v : u.loops) inner = inner || extent.count(v) > 0;
     if (u.load && !u.acc && inner && !u.loops.count(invariant) && !reads_written(e)) {
-      found.push_back(e);
-      return;
+      // With a layout given, a value it cannot hold is not packed whole (its parts may be).
+      const bool fits = order.empty() || std::all_of(u.loops.begin(), u.loops.end(), [&](std::int32_t v) {
+                          return !extent.count(v) || std::find(order.begin(), order.end(), v) != order.end();
+                        });
+      if (fits) {
+        found.push_back(e);
+        return;
+      }
+      if (unlisted < 0) {
+        unlisted = e;
+        for (std::int32_t v : u.loops) {
+          if (extent.count(v) && std::find(order.begin(), order.end(), v) == order.end()) unlisted_loop = v;
+        }
+      }
     }
     for (ExprId s : x.src) search(s);
   };
   passes::each_stmt(*region, [&](const Stmt& s) {
     if (s.kind == Stmt::Kind::AccUpdate) search(s.value);
   });
+  if (found.empty() && unlisted >= 0) {
+    passes::reject(opt, "the packed value " + k.expr_str(unlisted) + " uses loop i" + std::to_string(unlisted_loop) +
+                            ", which the layout does not list");
+  }
   if (found.empty()) {
     passes::reject(opt, "no value that an accumulator update inside " + where + " reads stays the same along loop i" +
                             std::to_string(invariant));
