@@ -9,6 +9,7 @@
 #include "codegen/lower.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <map>
@@ -750,6 +751,8 @@ class Lowerer {
     auto in_span = [&](ExprId rv) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, bv, c(rows)), rv); };
     auto key_of = [&](ExprId j) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, kv, c(kOnlineKeys)), j); };
     // The block's scores: s[r][j] = X (its reduce inline).
+    std::vector<Stmt> block_body;  // per row block and key block
+    ExprId masked = -1;            // true where X is -inf for every row and key of the block
     std::int32_t s_rows = -1, s_keys = -1;
     std::vector<std::int32_t> inline_loops;  // the scores' reduce loops
     {
@@ -764,9 +767,10 @@ class Lowerer {
       const ExprId x = k_.unary(EOp::Cast, value(o.scores, widx), t);
       for (std::int32_t l = first_inline; l < k_.loop_count(); ++l) inline_loops.push_back(l);
       emit_ = nullptr;
+      masked = masked_everywhere(x, {{rv, rows}, {jv, kOnlineKeys}});
       put(&jl.body, sb, k_.binary(EOp::Add, k_.binary(EOp::Mul, rv, c(kOnlineKeys)), jv), x);
       rl.body.push_back(std::move(jl));
-      kl.body.push_back(std::move(rl));
+      block_body.push_back(std::move(rl));
     }
     // The block's max, exponentials and sum, per row.
     std::int32_t max_keys = -1;
@@ -806,7 +810,7 @@ class Lowerer {
       put(&rl.body, lb, sr, k_.binary(EOp::Add, k_.binary(EOp::Mul, k_.load(lb, sr), cc), k_.acc_read(bs, t)));
       put(&rl.body, cb, sr, cc);
       put(&rl.body, mb, sr, m_new);
-      kl.body.push_back(std::move(rl));
+      block_body.push_back(std::move(rl));
     }
     // The block's product with the values: out[r][v] = out[r][v] c[r] + sum_j p[r][j] V'.
     std::int32_t p_rows = -1, p_cols = -1, p_lanes = -1;
@@ -831,7 +835,17 @@ class Lowerer {
                                              k_.acc_read(acc, t))));
       v0l.body.push_back(std::move(v1l));
       rl.body.push_back(std::move(v0l));
-      kl.body.push_back(std::move(rl));
+      block_body.push_back(std::move(rl));
+    }
+    if (masked >= 0) {
+      // A block that the mask hides from every row of the row block (a causal mask's keys after
+      // the rows, a window's outside it) is skipped: it would add nothing (p = 0, c = 1).
+      auto [gate, unused] = k_.make_loop(k_.where(masked, c(0), c(1)));
+      (void)unused;
+      gate.body = std::move(block_body);
+      kl.body.push_back(std::move(gate));
+    } else {
+      for (Stmt& st : block_body) kl.body.push_back(std::move(st));
     }
     kl_outer.body.push_back(std::move(kl));
     body->push_back(std::move(kl_outer));
@@ -868,6 +882,151 @@ class Lowerer {
     opts.push_back(Opt::upcast(p_rows));
     result.opts = std::move(opts);
     return result;
+  }
+
+  // Masks built from index comparisons (causal, sliding windows: where(i - j < w, s, -inf)).
+  // An integer expression as a linear form over loop and symbolic variables, when it is one
+  // (sums, negations and constant multiples of them, through integer casts).
+  struct IntLinear {
+    std::map<ExprId, std::int64_t> terms;  // variable -> coefficient
+    std::int64_t c = 0;
+  };
+  std::optional<IntLinear> int_linear(ExprId e) const {
+    const Expr x = k_.expr(e);
+    if (tensor::is_float(x.dtype) || x.dtype == DType::Bool) return std::nullopt;
+    IntLinear out;
+    if (x.op == EOp::Const) {
+      out.c = x.ival;
+      return out;
+    }
+    if (x.op == EOp::LoopVar || x.op == EOp::SymVar) {
+      out.terms[e] = 1;
+      return out;
+    }
+    if (x.op == EOp::Cast) {
+      const DType from = k_.expr(x.src[0]).dtype;
+      if (tensor::is_float(from) || from == DType::Bool) return std::nullopt;
+      return int_linear(x.src[0]);
+    }
+    if (x.op == EOp::Neg) {
+      auto a = int_linear(x.src[0]);
+      if (!a) return std::nullopt;
+      for (auto& [v, k] : a->terms) k = -k;
+      a->c = -a->c;
+      return a;
+    }
+    if (x.op == EOp::Add) {
+      auto a = int_linear(x.src[0]), b = int_linear(x.src[1]);
+      if (!a || !b) return std::nullopt;
+      for (auto [v, k] : b->terms) a->terms[v] += k;
+      a->c += b->c;
+      return a;
+    }
+    if (x.op == EOp::Mul) {
+      for (int side = 0; side < 2; ++side) {
+        const Expr& f = k_.expr(x.src[side]);
+        if (f.op != EOp::Const) continue;
+        auto a = int_linear(x.src[1 - side]);
+        if (!a) return std::nullopt;
+        for (auto& [v, k] : a->terms) k *= f.ival;
+        a->c *= f.ival;
+        return a;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // The least (LEAST) or greatest value of linear form L as the loops of BOX (variable ->
+  // extent) run, the other variables as they are: an i64 expression.
+  ExprId linear_bound(const IntLinear& l, const std::map<ExprId, std::int64_t>& box, bool least) {
+    std::int64_t c = l.c;
+    ExprId out = -1;
+    for (auto [v, k] : l.terms) {
+      if (auto it = box.find(v); it != box.end()) {
+        const std::int64_t far = k * (it->second - 1);
+        c += least ? std::min<std::int64_t>(0, far) : std::max<std::int64_t>(0, far);
+        continue;
+      }
+      const ExprId term = k_.binary(EOp::Mul, k_.unary(EOp::Cast, v, DType::I64), k_.constant_int(k));
+      out = out < 0 ? term : k_.binary(EOp::Add, out, term);
+    }
+    const ExprId cc = k_.constant_int(c);
+    return out < 0 ? cc : k_.binary(EOp::Add, out, cc);
+  }
+
+  // Bool expressions saying that bool expression E is false (never) and true (always) for every
+  // point of BOX; -1 where that cannot be told.
+  std::pair<ExprId, ExprId> truth_over(ExprId e, const std::map<ExprId, std::int64_t>& box) {
+    const Expr x = k_.expr(e);
+    const ExprId no = -1;
+    auto neg = [&](ExprId b) { return k_.binary(EOp::Cmpeq, b, k_.constant_bool(false)); };
+    auto both = [&](ExprId a, ExprId b) { return a < 0 || b < 0 ? no : k_.binary(EOp::And, a, b); };
+    auto either = [&](ExprId a, ExprId b) { return a < 0 ? b : b < 0 ? a : k_.binary(EOp::Or, a, b); };
+    if (x.op == EOp::Const && x.dtype == DType::Bool) {
+      return {k_.constant_bool(x.ival == 0), k_.constant_bool(x.ival != 0)};
+    }
+    if (x.op == EOp::Cmplt || x.op == EOp::Cmpeq) {
+      auto a = int_linear(x.src[0]), b = int_linear(x.src[1]);
+      if (!a || !b) return {no, no};
+      for (auto [v, k] : b->terms) a->terms[v] -= k;
+      a->c -= b->c;
+      const ExprId lo = linear_bound(*a, box, true), hi = linear_bound(*a, box, false);
+      const ExprId zero = k_.constant_int(0);
+      if (x.op == EOp::Cmplt) return {neg(k_.binary(EOp::Cmplt, lo, zero)), k_.binary(EOp::Cmplt, hi, zero)};
+      return {k_.binary(EOp::Or, k_.binary(EOp::Cmplt, hi, zero), k_.binary(EOp::Cmplt, zero, lo)), no};
+    }
+    if (x.op == EOp::Xor) {
+      for (int side = 0; side < 2; ++side) {
+        const Expr& f = k_.expr(x.src[side]);
+        if (f.op != EOp::Const) continue;
+        auto [never, always] = truth_over(x.src[1 - side], box);
+        return f.ival != 0 ? std::pair{always, never} : std::pair{never, always};
+      }
+      return {no, no};
+    }
+    if (x.op == EOp::And || x.op == EOp::Or) {
+      auto [n0, a0] = truth_over(x.src[0], box);
+      auto [n1, a1] = truth_over(x.src[1], box);
+      if (x.op == EOp::And) return {either(n0, n1), both(a0, a1)};
+      return {both(n0, n1), either(a0, a1)};
+    }
+    if (x.op == EOp::Where && x.dtype == DType::Bool) {
+      auto [nc, ac] = truth_over(x.src[0], box);
+      auto [na, aa] = truth_over(x.src[1], box);
+      auto [nb, ab] = truth_over(x.src[2], box);
+      return {either(either(both(ac, na), both(nc, nb)), both(na, nb)),
+              either(either(both(ac, aa), both(nc, ab)), both(aa, ab))};
+    }
+    return {no, no};
+  }
+
+  // A bool expression true where float X (a score) is -inf at every point of BOX because a mask
+  // made it so (where(C, s, -inf) with C false everywhere, or where(C, -inf, s) with C true);
+  // -1 when no such mask is seen.
+  ExprId masked_everywhere(ExprId x, const std::map<ExprId, std::int64_t>& box) {
+    for (;;) {
+      const Expr e = k_.expr(x);
+      if (e.op != EOp::Cast || !tensor::is_float(k_.expr(e.src[0]).dtype)) break;
+      x = e.src[0];
+    }
+    const Expr e = k_.expr(x);
+    if (e.op != EOp::Where) return -1;
+    auto minus_inf = [&](ExprId id) {
+      const Expr& v = k_.expr(id);
+      return v.op == EOp::Const && tensor::is_float(v.dtype) && std::isinf(v.fval) && v.fval < 0;
+    };
+    auto [never, always] = truth_over(e.src[0], box);
+    ExprId here = -1;
+    if (minus_inf(e.src[2])) {
+      here = never;
+      const ExprId inner = masked_everywhere(e.src[1], box);
+      here = here < 0 ? inner : inner < 0 ? here : k_.binary(EOp::Or, here, inner);
+    } else if (minus_inf(e.src[1])) {
+      here = always;
+      const ExprId inner = masked_everywhere(e.src[2], box);
+      here = here < 0 ? inner : inner < 0 ? here : k_.binary(EOp::Or, here, inner);
+    }
+    return here;
   }
 
   // Nests LOOPS (each in the one before) and appends the outermost to INTO.

@@ -39,6 +39,7 @@ JitDevice::JitDevice(std::shared_ptr<Backend> backend, JitSettings settings, Dev
   tuner_ = std::make_unique<Tuner>(*backend_, stats_);
   schedule_options_ = settings.schedule;
   lowering_ = codegen_->lowering();
+  schedule_options_.host = lowering_.target != codegen::Target::Gpu;
   if (!settings.dump_after.empty()) {
     std::string known = "all";
     bool found = settings.dump_after == "all";
@@ -247,8 +248,8 @@ JitDevice::PlanKernel JitDevice::extern_kernel(const Node* n, const std::functio
 
 void JitDevice::set_schedule_options(const schedule::Options& o) {
   if (o.online_softmax == schedule_options_.online_softmax) return;
-  schedule_options_ = o;
-  plans_.clear();  // their schedules were made with the old options
+  schedule_options_.online_softmax = o.online_softmax;  // (host stays the device's)
+  plans_.clear();                                       // their schedules were made with the old options
 }
 
 std::size_t JitDevice::kernel_count(const Node* root) {

@@ -57,6 +57,9 @@ struct Options {
   // three kernels (scores, softmax, product).
   enum class Online : std::uint8_t { Auto, Always, Never };
   Online online_softmax = Online::Auto;
+  // Whether the kernels run on the CPU (Auto also takes masked attention there: its blocked
+  // kernel skips the key blocks a mask hides).
+  bool host = true;
 };
 
 // One kernel of a schedule: what it computes, how, what it reads, and what it costs.

@@ -77,6 +77,10 @@
     (let ((q6 (realize (randn '(1 2 6 16)))) (big (reshape (mul (arange 48 :dtype 'f32) 100.0) '(1 1 1 48))))
       (is (close (matmul (softmax (add (funcall s q6 kb) big) :axis -1) vb)
                  (stored (add (scaled-scores q6 kb) (f64 big)) vb))))
+    ;; causal over 32 keys: the row blocks skip the key blocks after them
+    (let ((q32 (realize (randn '(1 2 32 16)))) (k32 (slice kb t t '(0 32))) (v32 (slice vb t t '(0 32))))
+      (is (close (nn:attention q32 k32 v32 :causal t)
+                 (stored (where (tril (ones '(32 32) :dtype 'bool)) (scaled-scores q32 k32) (- inf)) v32))))
     ;; NaN in one key: every row sees it
     (let ((bad (realize (where (reshape (equals (arange 48) 33) '(1 1 48 1)) (tensor nan) kb))))
       (is (every (lambda (x) (/= x x)) (flatten (to-list (nn:attention qb bad vb))))))))
