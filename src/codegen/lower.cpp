@@ -635,8 +635,8 @@ class Lowerer {
     return result;
   }
 
-  // The CPU's online softmax, in blocks: R rows (queries) at a time against B = 16 terms of
-  // the sum (keys) at a time, so that each key and value row read serves R rows and the
+  // The CPU's online softmax, in blocks: R rows (queries) at a time against B = 32 or 16 terms
+  // of the sum (keys) at a time, so that each key and value row read serves R rows and the
   // running max and sum rescale once per block. Per row block, per key block:
   //   s[r][j] = X[row r, key j]               (its reduce inline: the q . k dot products)
   //   mn[r] = max(m[r], max_j s[r][j]); c[r] = exp(m[r] - mn[r])
@@ -648,7 +648,7 @@ class Lowerer {
   // (the plain nest instead) unless the product is f32, the keys one axis a multiple of 16 long,
   // the values one axis a multiple of 16 wide, all extents constant.
   static constexpr std::int64_t kOnlineKeys = 16;
-  static constexpr std::int64_t kOnlineSpan = 64;
+  static constexpr std::int64_t kOnlineSpan = 256;
   std::optional<Lowered> build_online_blocked(const schedule::OnlineSoftmax& o) {
     const Node* r = o.contraction;
     const tensor::Shape& full = r->src[0]->shape;
@@ -673,12 +673,16 @@ class Lowerer {
     if (!kaxis || !vaxis) return std::nullopt;
     const std::int64_t keys = *full[*kaxis].as_const(), width = *full[*vaxis].as_const();
     if (keys % kOnlineKeys != 0 || width % 16 != 0) return std::nullopt;
+    // 32 keys a block where they divide the keys (a third faster at L = 1024 than 16: the
+    // rescaling and the block's max come half as often), else 16.
+    const std::int64_t bk = keys % (2 * kOnlineKeys) == 0 ? 2 * kOnlineKeys : kOnlineKeys;
     const std::int64_t queries = qaxis ? *full[*qaxis].as_const() : 1;
     const std::int64_t rows = queries % 4 == 0 ? 4 : queries % 2 == 0 ? 2 : 1;
     // Row blocks go through the keys together, kOnlineSpan rows at a time (or as many as there
     // are): a block of keys and values, read once into L1, serves all of them, where one row
     // block alone would stream every head's keys and values from L2 or beyond per 4 rows (at
-    // L = 4096, 2 MiB a head).
+    // L = 4096, 2 MiB a head; one AVX-512 thread ran it in 1.34 s so, 0.8-1.0 s in spans of
+    // 64 to 1024 rows, within this machine's noise of each other).
     std::int64_t span = rows;
     while (span * 2 <= kOnlineSpan && queries % (span * 2) == 0) span *= 2;
     Lowered result;
@@ -713,7 +717,7 @@ class Lowerer {
       k_.buffers.push_back(BufferParam{t, false, n});
       return static_cast<std::int32_t>(k_.buffers.size() - 1);
     };
-    const std::int32_t sb = scratch(rows * kOnlineKeys), pb = scratch(rows * kOnlineKeys);
+    const std::int32_t sb = scratch(rows * bk), pb = scratch(rows * bk);
     const std::int32_t mb = scratch(span), lb = scratch(span), cb = scratch(span);
     const ExprId neg_inf = k_.constant_float(-std::numeric_limits<double>::infinity(), t);
     const ExprId zero_t = k_.constant_float(0, t), one = k_.constant_float(1, t);
@@ -743,13 +747,13 @@ class Lowerer {
       rl.body.push_back(std::move(vl));
       body->push_back(std::move(rl));
     }
-    auto [kl_outer, kv] = loop_of(keys / kOnlineKeys);
+    auto [kl_outer, kv] = loop_of(keys / bk);
     const std::int32_t key_loop = kl_outer.var;
     // The row blocks of the span, inside each key block: row RV of block BV is span row BV R + RV.
     auto [kl, bv] = loop_of(span / rows);
     const std::int32_t span_loop = kl.var;
     auto in_span = [&](ExprId rv) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, bv, c(rows)), rv); };
-    auto key_of = [&](ExprId j) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, kv, c(kOnlineKeys)), j); };
+    auto key_of = [&](ExprId j) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, kv, c(bk)), j); };
     // The block's scores: s[r][j] = X (its reduce inline).
     std::vector<Stmt> block_body;  // per row block and key block
     ExprId masked = -1;            // true where X is -inf for every row and key of the block
@@ -757,7 +761,7 @@ class Lowerer {
     std::vector<std::int32_t> inline_loops;  // the scores' reduce loops
     {
       auto [rl, rv] = loop_of(rows);
-      auto [jl, jv] = loop_of(kOnlineKeys);
+      auto [jl, jv] = loop_of(bk);
       s_rows = rl.var;
       s_keys = jl.var;
       std::vector<ExprId> widx = at(in_span(rv), key_of(jv), c(0));
@@ -767,8 +771,8 @@ class Lowerer {
       const ExprId x = k_.unary(EOp::Cast, value(o.scores, widx), t);
       for (std::int32_t l = first_inline; l < k_.loop_count(); ++l) inline_loops.push_back(l);
       emit_ = nullptr;
-      masked = masked_everywhere(x, {{rv, rows}, {jv, kOnlineKeys}});
-      put(&jl.body, sb, k_.binary(EOp::Add, k_.binary(EOp::Mul, rv, c(kOnlineKeys)), jv), x);
+      masked = masked_everywhere(x, {{rv, rows}, {jv, bk}});
+      put(&jl.body, sb, k_.binary(EOp::Add, k_.binary(EOp::Mul, rv, c(bk)), jv), x);
       rl.body.push_back(std::move(jl));
       block_body.push_back(std::move(rl));
     }
@@ -779,9 +783,9 @@ class Lowerer {
       const ExprId sr = in_span(rv);
       const ExprId m_old = k_.load(mb, sr);
       const std::int32_t bm = define_acc(&rl.body, t, ReduceKind::Max, neg_inf);
-      auto [jl, jv] = loop_of(kOnlineKeys);
+      auto [jl, jv] = loop_of(bk);
       max_keys = jl.var;
-      const ExprId s_at = k_.load(sb, k_.binary(EOp::Add, k_.binary(EOp::Mul, rv, c(kOnlineKeys)), jv));
+      const ExprId s_at = k_.load(sb, k_.binary(EOp::Add, k_.binary(EOp::Mul, rv, c(bk)), jv));
       jl.body.push_back(update_acc(bm, t, ReduceKind::Max, s_at));
       rl.body.push_back(std::move(jl));
       const std::int32_t mn = define_acc(&rl.body, t, ReduceKind::Max, k_.binary(EOp::Max, m_old, k_.acc_read(bm, t)));
@@ -800,8 +804,8 @@ class Lowerer {
       const ExprId rescale = exp_at(m_old, at(sr, c(0), c(0)));
       const ExprId cc = k_.where(k_.binary(EOp::Cmpeq, m_old, m_new), one, rescale);
       const std::int32_t bs = define_acc(&rl.body, t, ReduceKind::Sum, zero_t);
-      auto [el, ev] = loop_of(kOnlineKeys);
-      const ExprId here = k_.binary(EOp::Add, k_.binary(EOp::Mul, rv, c(kOnlineKeys)), ev);
+      auto [el, ev] = loop_of(bk);
+      const ExprId here = k_.binary(EOp::Add, k_.binary(EOp::Mul, rv, c(bk)), ev);
       const ExprId p =
           k_.where(k_.binary(EOp::Cmpeq, m_new, neg_inf), zero_t, exp_at(k_.load(sb, here), at(sr, key_of(ev), c(0))));
       put(&el.body, pb, here, p);
@@ -823,11 +827,11 @@ class Lowerer {
       p_lanes = v1l.var;
       const ExprId vat = k_.binary(EOp::Add, k_.binary(EOp::Mul, v0, c(16)), v1);
       const std::int32_t acc = define_acc(&v1l.body, t, ReduceKind::Sum, zero_t);
-      auto [jl, jv] = loop_of(kOnlineKeys);
+      auto [jl, jv] = loop_of(bk);
       emit_ = &jl.body;
       const ExprId vv = k_.unary(EOp::Cast, value(o.values, at(in_span(rv), key_of(jv), vat)), t);
       emit_ = nullptr;
-      const ExprId pw = k_.load(pb, k_.binary(EOp::Add, k_.binary(EOp::Mul, rv, c(kOnlineKeys)), jv));
+      const ExprId pw = k_.load(pb, k_.binary(EOp::Add, k_.binary(EOp::Mul, rv, c(bk)), jv));
       jl.body.push_back(update_acc(acc, t, ReduceKind::Sum, k_.binary(EOp::Mul, pw, vv)));
       v1l.body.push_back(std::move(jl));
       const ExprId oi = out_index(in_span(rv), vat);
@@ -876,7 +880,7 @@ class Lowerer {
     }
     opts.push_back(Opt::upcast(s_keys));
     opts.push_back(Opt::upcast(s_rows));
-    opts.push_back(Opt::lanes(max_keys, kOnlineKeys));  // the block's max as one vector max
+    opts.push_back(Opt::lanes(max_keys, bk));  // the block's max as one vector max
     opts.push_back(Opt::upcast(p_lanes));
     opts.push_back(Opt::upcast(p_cols));
     opts.push_back(Opt::upcast(p_rows));

@@ -57,8 +57,8 @@ struct Options {
   // three kernels (scores, softmax, product).
   enum class Online : std::uint8_t { Auto, Always, Never };
   Online online_softmax = Online::Auto;
-  // Whether the kernels run on the CPU (Auto also takes masked attention there: its blocked
-  // kernel skips the key blocks a mask hides).
+  // Whether the kernels run on the CPU (Auto also takes attention there where its blocked kernel
+  // applies: f32, keys and values in multiples of 16).
   bool host = true;
 };
 
