@@ -562,7 +562,65 @@ device's result), or (:error MESSAGE)."
           (format t "complex gradient graph ~a disagrees with finite differences: ~s~%  leaves: ~s~%" i form *leaves*))))
     (format t "complex gradient graphs: ~a of ~a agree with finite differences~%" (- n failures) n)))
 
+;;; --- attention-shaped graphs (issue 24) -------------------------------------------------------
+;;; softmax(Q K^T * scale + ...) V with random shapes (keys and widths in 16s now and then, which
+;;; the CPU runs in blocks), grouped-query broadcasts, an additive bias, masks built from index
+;;; comparisons (causal-like, windows, both ways round) or read from a boolean leaf, and soft
+;;; caps, computed with (jit-online-softmax :always) against the reference executor.
+
+(defvar *attention-graphs* (command-line-option "--attention-graphs" 40))
+
+(defun fz-index-mask (lq lk)
+  ;; A random comparison of the key index j against the query index i (both as columns and rows).
+  (let* ((i `(reshape (arange ,lq) '(,lq 1)))
+         (j `(reshape (arange ,lk) '(1 ,lk)))
+         (d `(sub ,j ,i))
+         (a (- (fz-rnd 9) 4)) (b (+ a (fz-rnd 8))))
+    (case (fz-rnd 4)
+      (0 `(le ,d ,a))
+      (1 `(logical-and (ge ,d ,a) (le ,d ,b)))
+      (2 `(lt ,j ,(fz-rnd (+ lk 1))))
+      (t `(logical-or (gt ,d ,b) (lt (add ,j ,i) ,(fz-rnd (+ lq lk))))))))
+
+(defun fz-gen-attention ()
+  ;; (FORM DTYPE SHAPE) of one attention-shaped graph.
+  (let* ((dt (if (fz-chance 4) 'f64 'f32))
+         (lq (fz-pick '(1 2 3 4 5 8 12)))
+         (lk (if (fz-chance 2) (fz-pick '(16 32 48 64)) (+ 1 (fz-rnd 7))))
+         (d (if (fz-chance 2) 16 (+ 1 (fz-rnd 4))))
+         (e (if (fz-chance 2) (fz-pick '(16 32)) (+ 1 (fz-rnd 3))))
+         (b (+ 1 (fz-rnd 2))) (h (+ 1 (fz-rnd 3)))
+         (gqa (fz-chance 3))
+         (qs (if gqa (list b h 2 lq d) (list b h lq d)))
+         (ks (if gqa (list b h 1 lk d) (list b h lk d)))
+         (vs (if gqa (list b h 1 lk e) (list b h lk e)))
+         (q (fz-new-leaf dt qs)) (k (fz-new-leaf dt ks)) (v (fz-new-leaf dt vs))
+         (s `(mul (matmul ,q (transpose ,k)) ,(fz-pick '(0.25 0.5 1.0 3.0)))))
+    (when (fz-chance 3) (setq s `(add ,s ,(fz-new-leaf dt (list lq lk)))))
+    (when (fz-chance 4) (setq s `(mul (tanh (div ,s 2.0)) 2.0)))
+    (case (fz-rnd 4)
+      (0 (setq s `(where ,(fz-index-mask lq lk) ,s (- inf))))
+      (1 (setq s `(where ,(fz-index-mask lq lk) (- inf) ,s)))
+      (2 (setq s `(where ,(fz-new-leaf 'bool (list lq lk)) ,s (- inf)))))
+    (list `(matmul (softmax ,s :axis -1) ,v) dt (butlast (if gqa (list b h 2 lq e) (list b h lq e)) 0))))
+
+(defun fz-fuzz-attention (n)
+  (let ((failures 0) (old (jit-online-softmax :always)))
+    (dotimes (i n)
+      (setq *leaves* nil)
+      (destructuring-bind (form dt shp) (fz-gen-attention)
+        (declare (ignore shp))
+        (let ((d (fz-disagrees form dt)))
+          (when d
+            (setq failures (+ failures 1))
+            (format t "attention graph ~a (~a): ~a and ref disagree~%  form: ~s~%  leaves: ~s~%  ref: ~s~%  ~a: ~s~%"
+                    i dt *device* form *leaves* (first d) *device* (second d))))))
+    (use-backend *device*)
+    (jit-online-softmax old)
+    (format t "attention graphs: ~a of ~a agree with the reference executor~%" (- n failures) n)))
+
 (fz-fuzz-values *graphs*)
+(fz-fuzz-attention *attention-graphs*)
 (fz-fuzz-gradients *grad-graphs*)
 (let ((*quantized-leaves* t))
   (fz-fuzz-values *quantized-graphs* "value graphs over quantized leaves"))
