@@ -320,7 +320,7 @@ std::pair<const Node*, const Node*> exp_of_difference(const Node* e) {
 // large (kOnlineMinBytes); and on the CPU where it runs in blocks (f32, keys and values in
 // multiples of 16): there it is as fast as the stored form's tiled matmuls or faster (L = 1024,
 // 12 heads of 64, one AVX-512 thread: 51 ms against 56), and skips what a mask hides (causal:
-// 27 ms; GPT-2's 512-token prefill ran 1.24 s against 1.53 s stored). Elsewhere (a GPU, other
+// 27 ms; GPT-2's 512-token prefill ran 1.27 s against 1.32 s stored). Elsewhere (a GPU, other
 // shapes) the row-by-row kernel is slower than the stored form's matmuls.
 void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
                          const std::unordered_map<const Node*, int>& uses,
