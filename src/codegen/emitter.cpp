@@ -237,8 +237,8 @@ class Emitter {
     for (const Stmt& st : stmts) {
       if (st.kind == Stmt::Kind::Loop) count_updates(st.body);
       if (st.kind == Stmt::Kind::AccDef) acc_init_[st.acc] = st.value;
-      if (st.kind != Stmt::Kind::AccUpdate) continue;
-      if (!updated_once_.insert(st.acc).second) updated_more_.insert(st.acc);
+      if (st.kind != Stmt::Kind::AccUpdate && st.kind != Stmt::Kind::AccSet) continue;
+      if (!updated_once_.insert(st.acc).second || st.kind == Stmt::Kind::AccSet) updated_more_.insert(st.acc);
     }
   }
 

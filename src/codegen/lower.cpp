@@ -890,12 +890,38 @@ class Lowerer {
 
   // Masks built from index comparisons (causal, sliding windows: where(i - j < w, s, -inf)).
   // An integer expression as a linear form over loop and symbolic variables, when it is one
-  // (sums, negations and constant multiples of them, through integer casts).
+  // and computes it exactly: sums, negations and constant multiples, through casts, in signed
+  // types whose range holds every value the form takes as the loops run (an unsigned
+  // difference wraps, a cast to i8 of 160 is -96: such masks are not analysed).
   struct IntLinear {
     std::map<ExprId, std::int64_t> terms;  // variable -> coefficient
     std::int64_t c = 0;
   };
   std::optional<IntLinear> int_linear(ExprId e) const {
+    auto l = int_linear_raw(e);
+    if (!l || !exact_in(*l, k_.expr(e).dtype)) return std::nullopt;
+    return l;
+  }
+  // Whether every value of L lies in signed integer type T (i64: index arithmetic, exact).
+  bool exact_in(const IntLinear& l, DType t) const {
+    if (tensor::dtype_category(t) != tensor::DCat::Signed) return false;
+    const int bits = tensor::dtype_bits(t);
+    if (bits >= 64) return true;
+    // Bounds from the loops' ranges (|values| stay far below 2^62 for shapes that fit memory).
+    __int128 lo = l.c, hi = l.c;
+    for (auto [v, k] : l.terms) {
+      const Expr& x = k_.expr(v);
+      if (x.op != EOp::LoopVar) return false;  // a symbolic size: unbounded here
+      const Range r = k_.range(v);
+      if (!r.hi) return false;
+      const __int128 a = static_cast<__int128>(k) * r.lo, b = static_cast<__int128>(k) * *r.hi;
+      lo += std::min(a, b);
+      hi += std::max(a, b);
+    }
+    const __int128 min = -(static_cast<__int128>(1) << (bits - 1)), max = (static_cast<__int128>(1) << (bits - 1)) - 1;
+    return lo >= min && hi <= max;
+  }
+  std::optional<IntLinear> int_linear_raw(ExprId e) const {
     const Expr x = k_.expr(e);
     if (tensor::is_float(x.dtype) || x.dtype == DType::Bool) return std::nullopt;
     IntLinear out;
@@ -910,7 +936,7 @@ class Lowerer {
     if (x.op == EOp::Cast) {
       const DType from = k_.expr(x.src[0]).dtype;
       if (tensor::is_float(from) || from == DType::Bool) return std::nullopt;
-      return int_linear(x.src[0]);
+      return int_linear(x.src[0]);  // exact in its own type, and checked in this one by the caller
     }
     if (x.op == EOp::Neg) {
       auto a = int_linear(x.src[0]);

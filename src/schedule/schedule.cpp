@@ -283,6 +283,14 @@ std::optional<std::vector<int>> axis_origins(const Node* top, const Node* base, 
   return at;
 }
 
+// Whether lowering can compute N inside another kernel (elementwise work, views, a reduce: not
+// a copy, an assign, a scatter-add or an external kernel, which write buffers of their own).
+bool inlinable(const Node* n) {
+  const OpGroup g = tensor::op_info(n->op).group;
+  return g == OpGroup::Unary || g == OpGroup::Binary || g == OpGroup::Ternary || g == OpGroup::Movement ||
+         n->op == Op::Reduce || n->op == Op::Const || n->op == Op::Iota || n->op == Op::Gather;
+}
+
 // Below a chain of casts: the node they convert.
 const Node* uncast(const Node* n) {
   while (n->op == Op::Cast && tensor::is_float(n->src[0]->dtype)) n = n->src[0].get();
@@ -332,6 +340,8 @@ void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
     return it == uses.end() ? 0 : it->second;
   };
   for (const Node* head : std::vector<const Node*>(s.kernels)) {
+    // (Not a kernel any more: an earlier online kernel took it in.)
+    if (!s.materialized.count(head) || s.online.count(head)) continue;
     // The contraction, or elementwise work on its result that took its kernel over (an
     // epilogue: a cast, a bias), which becomes a kernel of its own reading the contraction's.
     const Node* r = head->op == Op::Reduce ? head : kernel_rows(s, head).empty() ? kernel_reduce(s, head) : nullptr;
@@ -385,25 +395,28 @@ void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
       if (options.online_softmax == Options::Online::Auto) {
         const Node* v = prod->src[static_cast<std::size_t>(1 - side)].get();
         auto vorigins = axis_origins(v, data_source(v), true);
-        if (!vorigins) continue;
         tensor::Dim sharing = 1;  // rows (not summed, not value axes) along which the values are broadcast
-        for (std::size_t i = 0; i < full.size(); ++i) {
+        for (std::size_t i = 0; i < full.size() && vorigins; ++i) {
           const bool summed = std::find(r->axes.begin(), r->axes.end(), static_cast<std::int64_t>(i)) != r->axes.end();
           if (!summed && !value_axes[i] && (*vorigins)[i] < 0) sharing = sharing * full[i];
         }
-        auto n = sharing.as_const();
+        // (Values read through views no chain of broadcasts tells: not known to be few.)
+        auto n = vorigins ? sharing.as_const() : std::nullopt;
         auto bytes = tensor::shape_bytes(w->shape, w->dtype).as_const();
         const bool few = n && *n <= kOnlineMaxSharing;
         const bool large = bytes && *bytes >= kOnlineMinBytes;
-        // (On the CPU: where it lowers it in blocks, f32 with keys and values in 16s.)
-        tensor::Dim keys = 1, width = 1;
+        // (On the CPU: where it lowers it in blocks, f32 with one axis of keys and one of values,
+        // each a multiple of 16 long; build_online_blocked in codegen/lower.cpp.)
+        int key_axes = 0, value_count = 0;
+        bool sixteens = r->dtype == DType::F32;
         for (std::size_t i = 0; i < full.size(); ++i) {
-          if (std::find(r->axes.begin(), r->axes.end(), static_cast<std::int64_t>(i)) != r->axes.end())
-            keys = keys * full[i];
-          if (value_axes[i]) width = width * full[i];
+          const bool summed = std::find(r->axes.begin(), r->axes.end(), static_cast<std::int64_t>(i)) != r->axes.end();
+          if (full[i] == tensor::Dim(1) || !(summed || value_axes[i])) continue;
+          auto n = full[i].as_const();
+          sixteens = sixteens && n && *n % 16 == 0;
+          (summed ? key_axes : value_count) += 1;
         }
-        auto kc = keys.as_const(), wc = width.as_const();
-        const bool blocks = r->dtype == DType::F32 && kc && wc && *kc % 16 == 0 && *wc % 16 == 0;
+        const bool blocks = sixteens && key_axes == 1 && value_count == 1;
         if (!few && !large && !(options.host && blocks)) continue;
       }
       s.materialized.erase(w);
@@ -415,27 +428,29 @@ void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
         heads.erase(head);
         heads.insert(r);
       }
-      // The scores too, and the work under them of their shape (a soft cap's tanh, shared by
-      // the max and the exponential), when the new kernel is all that reads them.
-      for (bool more = true; more;) {
-        more = false;
-        const std::vector<const Node*> fused = region(s, r);
-        const std::unordered_set<const Node*> in(fused.begin(), fused.end());
-        for (const Node* n : fused) {
-          if (n == r || !s.materialized.count(n) || holds_data(n) || roots.count(n)) continue;
-          // (Not a row kernel: its row reduces would run again for each element.)
-          if (tensor::shape_numel(n->shape) != tensor::shape_numel(w->shape) || !kernel_rows(s, n).empty()) continue;
+      // The scores too, and the work under them down to their own reduce (the q . k products,
+      // never below it: the projections that make q and k stay kernels), when the new kernel is
+      // all that reads them: a soft cap's tanh, shared by the max and the exponential, say.
+      std::vector<const Node*> down{x};
+      std::unordered_set<const Node*> seen;
+      while (!down.empty()) {
+        const Node* n = down.back();
+        down.pop_back();
+        if (!seen.insert(n).second || holds_data(n)) continue;
+        if (s.materialized.count(n)) {
+          if (roots.count(n) || !inlinable(n) || !kernel_rows(s, n).empty()) continue;
+          const std::vector<const Node*> fused = region(s, r);
+          const std::unordered_set<const Node*> in(fused.begin(), fused.end());
           auto it = readers.find(n);
-          if (it == readers.end() ||
-              !std::all_of(it->second.begin(), it->second.end(), [&](const Node* c) { return in.count(c) > 0; })) {
-            continue;
-          }
+          // Every reader computed inside the new kernel (not another kernel, read there as a leaf).
+          auto inside = [&](const Node* c) { return c == r || (in.count(c) > 0 && !s.materialized.count(c)); };
+          if (it == readers.end() || !std::all_of(it->second.begin(), it->second.end(), inside)) continue;
           s.materialized.erase(n);
           s.kernels.erase(std::find(s.kernels.begin(), s.kernels.end(), n));
           heads.erase(n);
-          more = true;
-          break;
         }
+        if (n->op == Op::Reduce) continue;
+        for (const auto& src : n->src) down.push_back(src.get());
       }
       const Node* values = prod->src[static_cast<std::size_t>(1 - side)].get();
       s.online[r] = OnlineSoftmax{r, w, mx, sm, e, x, wv, values, std::move(value_axes)};

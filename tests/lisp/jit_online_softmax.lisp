@@ -20,6 +20,10 @@
   (format t "auto, keys and values in 16s: ~a kernel, causal ~a kernel~%"
           (kernel-count (nn:attention q16 q16 q16)) (kernel-count (nn:attention q16 q16 q16 :causal t))))
 (format t "auto, causal, values 8 wide: ~a kernels~%" (kernel-count (nn:attention q k v :causal t)))
+;; Projections whose size happens to equal the scores' (L = d) stay kernels of their own: only the
+;; scores and the work between them and their q . k reduce run inside the online kernel.
+(let ((x (input '(16 16))) (wq (input '(16 16))) (wk (input '(16 16))) (wv (input '(16 16))))
+  (princ (schedule->text (nn:attention (matmul x wq) (matmul x wk) (matmul x wv) :causal t))))
 (let ((big (input '(1 12 4096 64))))
   ;; 12 x 4096 x 4096 weights would take 768 MiB: auto takes the online kernel
   (format t "auto, L = 4096: ~a kernel~%" (kernel-count (nn:attention big big big))))

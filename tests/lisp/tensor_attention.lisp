@@ -105,6 +105,30 @@
            (o (to-list (nn:attention qq bad vv))))
       (is (every (lambda (x) (/= x x)) (apply #'append (first o)))))))
 
+(deftest online-review-cases
+  ;; Masks whose index arithmetic wraps (unsigned differences, indices cast to i8) are not
+  ;; analysed: no block is skipped on their account.
+  (let ((qq (realize (randn '(1 2 32 16)))) (kk (realize (randn '(1 2 160 16)))) (vv (realize (randn '(1 2 160 16)))))
+    (let* ((i (reshape (arange 32 :dtype 'u32) '(32 1))) (j (reshape (arange 160 :dtype 'u32) '(1 160)))
+           (c (lt (sub j i) 5)))
+      (is (close (matmul (softmax (where c (- inf) (mul (matmul qq (transpose kk)) 0.25)) :axis -1) vv)
+                 (stored (where c (- inf) (mul (scaled-scores qq kk) 1.0)) vv))))
+    (let ((c (lt (reshape (cast (arange 160) 'i8) '(1 160)) 100)))
+      (is (close (matmul (softmax (where c (mul (matmul qq (transpose kk)) 0.25) (- inf)) :axis -1) vv)
+                 (stored (where c (scaled-scores qq kk) (- inf)) vv)))))
+  ;; Scores that a scatter-add makes (a kernel of its own, never inlined), and scores that
+  ;; another kernel reads too.
+  (let* ((base (realize (randn '(16 16)))) (src (realize (randn '(16 16))))
+         (idx (realize (cast (mul (rand '(16 16)) 15.9) 'i64))) (vv (realize (randn '(16 16))))
+         (x (scatter-add base idx src)))
+    (is (close (matmul (softmax x :axis -1) vv) (stored (scatter-add (f64 base) idx (f64 src)) vv))))
+  (let* ((qq (realize (randn '(16 8)))) (kk (realize (randn '(16 8))))
+         (x (matmul qq (transpose kk)))
+         (vv (reshape (sum (reshape x '(4 16 4)) :axis 0) '(16 4)))
+         (x64 (matmul (f64 qq) (transpose (f64 kk)))))
+    (is (close (matmul (softmax x :axis -1) vv)
+               (stored x64 (reshape (sum (reshape x64 '(4 16 4)) :axis 0) '(16 4)))))))
+
 (deftest online-decode
   ;; One query a step against a KV cache written in place, its length a symbolic dimension
   ;; (hf:attention, as GPT-2 and Llama decode): every step agrees with the whole prefix.

@@ -84,6 +84,8 @@ void hoist_loop(Kernel& k, std::int32_t loop, std::int32_t into) {
     if (s.kind == Stmt::Kind::AccDef) inner_defs.insert(s.acc);
     if (s.kind == Stmt::Kind::AccUpdate || s.kind == Stmt::Kind::AccSet || s.kind == Stmt::Kind::GroupCombine)
       updated.insert(s.acc);
+    if (s.kind == Stmt::Kind::AccSet)
+      passes::reject(opt, "loop " + name + " sets acc" + std::to_string(s.acc) + " outright");
   });
   for (std::int32_t a : inner_defs) updated.erase(a);
   if (updated.empty()) passes::reject(opt, "loop " + name + " updates no accumulator defined outside it");

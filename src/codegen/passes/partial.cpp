@@ -24,7 +24,8 @@ void partial_sums(Kernel& k, std::int32_t loop) {
     if (s.kind == Stmt::Kind::AccDef) inside.insert(s.acc);
     if ((s.kind == Stmt::Kind::AccUpdate || s.kind == Stmt::Kind::AccSet || s.kind == Stmt::Kind::GroupCombine) &&
         !inside.count(s.acc)) {
-      if (s.kind == Stmt::Kind::GroupCombine || s.reduce != ReduceKind::Sum || !tensor::is_float(s.dtype))
+      if (s.kind == Stmt::Kind::GroupCombine || s.kind == Stmt::Kind::AccSet || s.reduce != ReduceKind::Sum ||
+          !tensor::is_float(s.dtype))
         not_sum = true;
       bool seen = false;
       for (const auto& [a, t] : outside) seen = seen || a == s.acc;
