@@ -137,6 +137,12 @@ std::vector<const tensor::Node*> unrealized_roots(Interp& in, const char* fn, Va
   return roots;
 }
 
+// The schedule options JIT devices get (jit-online-softmax, else the environment's): what
+// kernel-count and schedule->text show on the reference device, which has no scheduler.
+schedule::Options chosen_schedule(Interp& in) {
+  return state(in).schedule.value_or(jit_settings_from_environment().schedule);
+}
+
 runtime::JitDevice& jit_of(Interp& in, const char* fn) {
   DeviceState& s = state(in);
   if (!s.jit) in.error("device-error", std::string(fn) + ": the current device (ref) is not a JIT backend");
@@ -474,7 +480,8 @@ void register_device_builtins(Interp& in) {
                if (schedule::holds_data(n)) return Value::integer(0);
                if (DeviceState& s = state(in); s.jit)
                  return Value::integer(static_cast<std::int64_t>(s.jit->kernel_count(n)));
-               return Value::integer(static_cast<std::int64_t>(schedule::make_schedule(n).kernels.size()));
+               return Value::integer(
+                   static_cast<std::int64_t>(schedule::make_schedule(n, chosen_schedule(in)).kernels.size()));
              });
   TL_BUILTIN(in, "schedule->text", 1, 1, "(schedule->text X)",
              "The kernels realizing tensor X (or a list of tensors, together) would run on a JIT device, as "
@@ -489,7 +496,7 @@ void register_device_builtins(Interp& in) {
                const std::vector<const tensor::Node*> roots = unrealized_roots(in, "schedule->text", a[0]);
                if (roots.empty()) return in.make_string("");
                if (DeviceState& s = state(in); s.jit) return in.make_string(s.jit->schedule_text(roots));
-               return in.make_string(schedule::schedule_str(schedule::make_schedule(roots)));
+               return in.make_string(schedule::schedule_str(schedule::make_schedule(roots, chosen_schedule(in))));
              });
   TL_BUILTIN(in, "kernels->text", 1, 3, "(kernels->text X &key opts)",
              "The kernels realizing tensor X (or a list of tensors, together) as the JIT lowers them, as text: "
