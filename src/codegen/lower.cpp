@@ -754,6 +754,8 @@ class Lowerer {
     const std::int32_t span_loop = kl.var;
     auto in_span = [&](ExprId rv) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, bv, c(rows)), rv); };
     auto key_of = [&](ExprId j) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, kv, c(bk)), j); };
+    // Element (row R, key J) of the block's scratch (scores s, weights p).
+    auto in_block = [&](ExprId r, ExprId j) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, r, c(bk)), j); };
     // The block's scores: s[r][j] = X (its reduce inline).
     std::vector<Stmt> block_body;  // per row block and key block
     ExprId masked = -1;            // true where X is -inf for every row and key of the block
@@ -772,7 +774,7 @@ class Lowerer {
       for (std::int32_t l = first_inline; l < k_.loop_count(); ++l) inline_loops.push_back(l);
       emit_ = nullptr;
       masked = masked_everywhere(x, {{rv, rows}, {jv, bk}});
-      put(&jl.body, sb, k_.binary(EOp::Add, k_.binary(EOp::Mul, rv, c(bk)), jv), x);
+      put(&jl.body, sb, in_block(rv, jv), x);
       rl.body.push_back(std::move(jl));
       block_body.push_back(std::move(rl));
     }
@@ -785,7 +787,7 @@ class Lowerer {
       const std::int32_t bm = define_acc(&rl.body, t, ReduceKind::Max, neg_inf);
       auto [jl, jv] = loop_of(bk);
       max_keys = jl.var;
-      const ExprId s_at = k_.load(sb, k_.binary(EOp::Add, k_.binary(EOp::Mul, rv, c(bk)), jv));
+      const ExprId s_at = k_.load(sb, in_block(rv, jv));
       jl.body.push_back(update_acc(bm, t, ReduceKind::Max, s_at));
       rl.body.push_back(std::move(jl));
       const std::int32_t mn = define_acc(&rl.body, t, ReduceKind::Max, k_.binary(EOp::Max, m_old, k_.acc_read(bm, t)));
@@ -805,7 +807,7 @@ class Lowerer {
       const ExprId cc = k_.where(k_.binary(EOp::Cmpeq, m_old, m_new), one, rescale);
       const std::int32_t bs = define_acc(&rl.body, t, ReduceKind::Sum, zero_t);
       auto [el, ev] = loop_of(bk);
-      const ExprId here = k_.binary(EOp::Add, k_.binary(EOp::Mul, rv, c(bk)), ev);
+      const ExprId here = in_block(rv, ev);
       const ExprId p =
           k_.where(k_.binary(EOp::Cmpeq, m_new, neg_inf), zero_t, exp_at(k_.load(sb, here), at(sr, key_of(ev), c(0))));
       put(&el.body, pb, here, p);
@@ -831,7 +833,7 @@ class Lowerer {
       emit_ = &jl.body;
       const ExprId vv = k_.unary(EOp::Cast, value(o.values, at(in_span(rv), key_of(jv), vat)), t);
       emit_ = nullptr;
-      const ExprId pw = k_.load(pb, k_.binary(EOp::Add, k_.binary(EOp::Mul, rv, c(bk)), jv));
+      const ExprId pw = k_.load(pb, in_block(rv, jv));
       jl.body.push_back(update_acc(acc, t, ReduceKind::Sum, k_.binary(EOp::Mul, pw, vv)));
       v1l.body.push_back(std::move(jl));
       const ExprId oi = out_index(in_span(rv), vat);

@@ -349,6 +349,8 @@ void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
     if (r->dtype != DType::F32 && r->dtype != DType::F64) continue;
     const Node* prod = r->src[0].get();
     if (prod->op != Op::Mul || s.materialized.count(prod)) continue;
+    std::vector<bool> summed(prod->shape.size(), false);  // the contraction's axes
+    for (auto a : r->axes) summed[static_cast<std::size_t>(a)] = true;
     for (int side = 0; side < 2; ++side) {
       const Node* wv = prod->src[static_cast<std::size_t>(side)].get();
       const Node* w = data_source(wv);
@@ -380,25 +382,23 @@ void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
       std::size_t matched = 0;
       bool ok = true;
       for (std::size_t i = 0; i < full.size() && ok; ++i) {
-        const bool summed = std::find(r->axes.begin(), r->axes.end(), static_cast<std::int64_t>(i)) != r->axes.end();
         const int o = (*origins)[i];
         const bool softmax_axis = o >= 0 && std::find(mx->axes.begin(), mx->axes.end(), o) != mx->axes.end();
         if (full[i] == tensor::Dim(1)) continue;
-        if (summed != softmax_axis) ok = false;
-        if (summed) ++matched;
-        value_axes[i] = !summed && o < 0;
+        if (summed[i] != softmax_axis) ok = false;
+        if (summed[i]) ++matched;
+        value_axes[i] = !summed[i] && o < 0;
       }
       std::size_t softmax_len = 0;
       for (auto a : mx->axes) softmax_len += w->shape[static_cast<std::size_t>(a)] == tensor::Dim(1) ? 0 : 1;
       if (!ok || matched != softmax_len) continue;
+      const Node* values = prod->src[static_cast<std::size_t>(1 - side)].get();
       // Auto: only where few rows of weights read each row of values (below).
       if (options.online_softmax == Options::Online::Auto) {
-        const Node* v = prod->src[static_cast<std::size_t>(1 - side)].get();
-        auto vorigins = axis_origins(v, data_source(v), true);
+        auto vorigins = axis_origins(values, data_source(values), true);
         tensor::Dim sharing = 1;  // rows (not summed, not value axes) along which the values are broadcast
         for (std::size_t i = 0; i < full.size() && vorigins; ++i) {
-          const bool summed = std::find(r->axes.begin(), r->axes.end(), static_cast<std::int64_t>(i)) != r->axes.end();
-          if (!summed && !value_axes[i] && (*vorigins)[i] < 0) sharing = sharing * full[i];
+          if (!summed[i] && !value_axes[i] && (*vorigins)[i] < 0) sharing = sharing * full[i];
         }
         // (Values read through views no chain of broadcasts tells: not known to be few.)
         auto n = vorigins ? sharing.as_const() : std::nullopt;
@@ -410,11 +410,10 @@ void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
         int key_axes = 0, value_count = 0;
         bool sixteens = r->dtype == DType::F32;
         for (std::size_t i = 0; i < full.size(); ++i) {
-          const bool summed = std::find(r->axes.begin(), r->axes.end(), static_cast<std::int64_t>(i)) != r->axes.end();
-          if (full[i] == tensor::Dim(1) || !(summed || value_axes[i])) continue;
+          if (full[i] == tensor::Dim(1) || !(summed[i] || value_axes[i])) continue;
           auto n = full[i].as_const();
           sixteens = sixteens && n && *n % 16 == 0;
-          (summed ? key_axes : value_count) += 1;
+          (summed[i] ? key_axes : value_count) += 1;
         }
         const bool blocks = sixteens && key_axes == 1 && value_count == 1;
         if (!few && !large && !(options.host && blocks)) continue;
@@ -452,7 +451,6 @@ void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
         if (n->op == Op::Reduce) continue;
         for (const auto& src : n->src) down.push_back(src.get());
       }
-      const Node* values = prod->src[static_cast<std::size_t>(1 - side)].get();
       s.online[r] = OnlineSoftmax{r, w, mx, sm, e, x, wv, values, std::move(value_axes)};
       break;
     }
