@@ -4,8 +4,8 @@
 // so views cost index arithmetic, never copies.
 // Then lower() runs the passes of codegen/passes/ over the plain nest: the kernel's opts (chosen
 // here for the CPU, choose_opts) and on GPUs the thread-group split.
-// (Over 800 lines: the Lowerer is one class whose builders (plain, rows, view assign, scatter
-// add) and the CPU's choice of opts share its index memo, buffer slots and loop ids.)
+// (Over 800 lines: the Lowerer is one class whose builders (plain, rows, online softmax, view
+// assign, scatter add) and the CPU's choice of opts share its index memo, buffer slots and loop ids.)
 #include "codegen/lower.h"
 
 #include <algorithm>
