@@ -752,8 +752,8 @@ class Lowerer {
     // The row blocks of the span, inside each key block: row RV of block BV is span row BV R + RV.
     auto [kl, bv] = loop_of(span / rows);
     const std::int32_t span_loop = kl.var;
-    auto in_span = [&](ExprId rv) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, bv, c(rows)), rv); };
-    auto key_of = [&](ExprId j) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, kv, c(bk)), j); };
+    auto in_span = [&, bv = bv](ExprId rv) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, bv, c(rows)), rv); };
+    auto key_of = [&, kv = kv](ExprId j) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, kv, c(bk)), j); };
     // Element (row R, key J) of the block's scratch (scores s, weights p).
     auto in_block = [&](ExprId r, ExprId j) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, r, c(bk)), j); };
     // The block's scores: s[r][j] = X (its reduce inline).
