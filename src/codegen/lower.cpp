@@ -78,7 +78,15 @@ class Lowerer {
     }
     const Node* red = sk_.reduce;
     Lowered result = build(red, false);
-    Opts opts = how_.opts ? *how_.opts : red != nullptr && !gpu_ ? choose_opts(red) : Opts{};
+    // A sum whose terms compute reduces inline (recomputed attention: the q . k products under
+    // the weights, schedule.cpp's recompute_softmax) accumulates in an output row its inline
+    // reduces do not depend on, so they run once per term, not once per element of the row.
+    const std::int32_t row = red != nullptr ? row_axis(red) : -1;
+    Opts opts = how_.opts                          ? *how_.opts
+                : red == nullptr || gpu_           ? Opts{}
+                : inline_indices_.empty()          ? choose_opts(red)
+                : row >= 0 && can_interchange(red) ? Opts{Opt::interchange()}
+                                                   : Opts{};
     if (!opts.empty() && opts.front().kind == Opt::Kind::Interchange) {
       if (red == nullptr || gpu_ || !can_interchange(red)) {
         throw ConditionError(
@@ -87,7 +95,7 @@ class Lowerer {
             "value, accumulates in its output row");
       }
       rebuild();
-      result = build(red, true);
+      result = build(red, true, row);
     }
     result.opts = std::move(opts);
     finish(result, red ? red->src[0].get() : out_);
@@ -479,6 +487,73 @@ class Lowerer {
     k_.body.clear();
     memo_.clear();
     fused_reduce_ = nullptr;
+    inline_indices_.clear();
+  }
+
+  // For an output that is reduce RED through permutes and reshapes that add or drop axes of
+  // size 1: for each output axis, the reduce's axis it indexes (-1: one of size 1). None for
+  // any other output.
+  std::optional<std::vector<int>> stored_through(const Node* red) const {
+    if (out_ == red) return std::nullopt;
+    std::vector<int> at(out_->shape.size());  // output axis -> axis of the current node
+    for (std::size_t i = 0; i < at.size(); ++i) at[i] = out_->shape[i] == Dim(1) ? -1 : static_cast<int>(i);
+    for (const Node* n = out_; n != red; n = n->src[0].get()) {
+      if (n->op != Op::Permute && n->op != Op::Reshape) return std::nullopt;
+      if (materialized_.count(n) && n != out_) return std::nullopt;
+      const Node* src = n->src[0].get();
+      std::vector<int> to(n->shape.size(), -1);
+      if (n->op == Op::Permute) {
+        for (std::size_t i = 0; i < to.size(); ++i) to[i] = static_cast<int>(n->axes[i]);
+      } else {
+        std::size_t j = 0;
+        for (std::size_t i = 0; i < to.size(); ++i) {
+          if (n->shape[i] == Dim(1)) continue;
+          while (j < src->shape.size() && src->shape[j] == Dim(1)) ++j;
+          if (j == src->shape.size() || src->shape[j] != n->shape[i]) return std::nullopt;
+          to[i] = static_cast<int>(j++);
+        }
+        while (j < src->shape.size() && src->shape[j] == Dim(1)) ++j;
+        if (j != src->shape.size()) return std::nullopt;
+      }
+      for (int& a : at) a = a < 0 ? -1 : to[static_cast<std::size_t>(a)];
+    }
+    return at;
+  }
+
+  // The output axis of reduce RED that an interchanged build accumulates along: the last one
+  // (longer than 1, not reduced) that no reduce computed inline in its terms depends on (the
+  // last axis when there are none), or -1.
+  std::int32_t row_axis(const Node* red) const {
+    // The reduce's axes in the order the output stores them, innermost first.
+    std::vector<int> order;
+    if (auto moved = stored_through(red)) {
+      for (std::size_t j = moved->size(); j-- > 0;) {
+        if ((*moved)[j] >= 0) order.push_back((*moved)[j]);
+      }
+    } else {
+      for (std::size_t i = red->shape.size(); i-- > 0;) order.push_back(static_cast<int>(i));
+    }
+    for (int a : order) {
+      const auto i = static_cast<std::size_t>(a);
+      if (out_loops_[i] < 0) continue;
+      const bool free = std::none_of(inline_indices_.begin(), inline_indices_.end(),
+                                     [&](ExprId e) { return passes::uses_loop(k_, e, out_loops_[i]); });
+      if (free) return a;
+    }
+    return -1;
+  }
+
+  // Runs F with inline reduces appended to INTO; values computed there are forgotten after it
+  // when F computed a reduce inline (their accumulators are in INTO's scope only).
+  template <class F>
+  void in_scope(std::vector<Stmt>* into, F&& f) {
+    std::vector<Stmt>* was = emit_;
+    const std::size_t inlined = inline_count_;
+    auto saved = memo_;
+    emit_ = into;
+    f();
+    emit_ = was;
+    if (inline_count_ != inlined) memo_ = std::move(saved);
   }
 
   // A row kernel: loops over the rows (the axes the reduces keep), then per row one pass per
@@ -1073,6 +1148,15 @@ class Lowerer {
   // reads it; its value is the accumulator's.
   ExprId inline_reduce(const Node* n, const std::vector<ExprId>& idx) {
     std::vector<Stmt>* into = emit_;
+    ++inline_count_;
+    if (recording_) {
+      for (ExprId i : idx) inline_indices_.push_back(i);
+    }
+    // In an interchanged sum's term, outside the output row's loop unless it depends on it.
+    if (emit_ == term_scope_ && row_scope_ != nullptr &&
+        std::any_of(idx.begin(), idx.end(), [&](ExprId i) { return passes::uses_loop(k_, i, row_loop_); })) {
+      into = row_scope_;
+    }
     const Node* src = n->src[0].get();
     const DType acc_t = acc_dtype(n->dtype);
     const std::int32_t acc = define_acc(into, acc_t, n->reduce_kind, reduce_init(n->reduce_kind, n->dtype, acc_t));
@@ -1087,10 +1171,11 @@ class Lowerer {
       sidx[i] = var;
     }
     std::vector<Stmt>* inner = loops.empty() ? into : &loops.back().body;
+    std::vector<Stmt>* was = emit_;
     emit_ = inner;
     const ExprId v = k_.unary(EOp::Cast, value(src, sidx), acc_t);
     inner->push_back(update_acc(acc, acc_t, n->reduce_kind, v));
-    emit_ = into;
+    emit_ = was;
     nest_into(into, loops);
     return k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), n->dtype);
   }
@@ -1207,7 +1292,7 @@ class Lowerer {
   // none); for a reduce, the reduced axes become inner loops around an accumulator. With
   // `interchange`, a reduce instead accumulates in the output row: the last output axis
   // loops innermost, once to initialize, once per reduce step, and once for any epilogue.
-  Lowered build(const Node* red, bool interchange) {
+  Lowered build(const Node* red, bool interchange, std::int32_t row = -1) {
     fused_reduce_ = nullptr;
     const Node* n = red ? red : out_;
     // An elementwise kernel loops over the finest shape its value is a reshape of: the store
@@ -1234,6 +1319,17 @@ class Lowerer {
     for (std::size_t i = 0; i < shape.size(); ++i) {
       if (!reduced[i] && shape[i] != Dim(1)) last = i;
     }
+    if (interchange && row >= 0) last = static_cast<std::size_t>(row);
+    // An output that permutes the reduce (schedule.cpp's recompute_softmax: a key gradient
+    // summed in its matmul's transposed order) is stored where the permutation puts each element.
+    const std::optional<std::vector<int>> moved = reduce ? stored_through(n) : std::nullopt;
+    auto store_at = [&](const std::vector<ExprId>& at) {
+      if (!moved) return linear_index(at, n->shape);
+      std::vector<ExprId> o(out_->shape.size());
+      for (std::size_t j = 0; j < o.size(); ++j)
+        o[j] = (*moved)[j] < 0 ? k_.constant_int(0) : at[static_cast<std::size_t>((*moved)[j])];
+      return linear_index(o, out_->shape);
+    };
     auto open_loop = [&](const Dim& extent) -> ExprId {
       auto [loop, var] = k_.make_loop(k_.dim(extent));
       if (!parallel_set) {
@@ -1267,7 +1363,8 @@ class Lowerer {
       past_parallel = true;
     }
     if (!reduce) {
-      ExprId v = value(vs, idx);
+      ExprId v = -1;
+      in_scope(body, [&] { v = value(vs, idx); });
       body->push_back(store(linear_index(idx, shape), v));
       if (!parallel_set) result.parallel_extent = 1;
       return result;
@@ -1289,7 +1386,7 @@ class Lowerer {
     if (interchange) {
       std::vector<ExprId> at = idx;
       std::vector<Stmt>* row = row_loop(body, at);
-      row->push_back(store(linear_index(at, n->shape), reduce_init(n->reduce_kind, n->dtype, acc_t)));
+      row->push_back(store(store_at(at), reduce_init(n->reduce_kind, n->dtype, acc_t)));
     } else {
       acc = define_acc(body, acc_t, n->reduce_kind, reduce_init(n->reduce_kind, n->dtype, acc_t));
     }
@@ -1308,40 +1405,55 @@ class Lowerer {
       result.work_per_iteration = result.work_per_iteration * src->shape[i];
     }
     if (interchange) {
+      // The row loop is built apart and appended after the term: reduces the term computes
+      // inline go before it unless they depend on the row (inline_reduce).
+      std::vector<Stmt> rows;
       std::vector<ExprId> at = idx;
-      std::vector<Stmt>* row = row_loop(body, at);
+      std::vector<Stmt>* row_body = row_loop(&rows, at);
       sidx[last] = at[last];
-      ExprId here = linear_index(at, n->shape);
-      ExprId v = k_.unary(EOp::Cast, value(src, sidx), acc_t);
+      ExprId here = store_at(at);
+      ExprId v = -1;
+      term_scope_ = body;
+      row_scope_ = row_body;
+      row_loop_ = k_.expr(at[last]).arg;
+      in_scope(body, [&] { v = k_.unary(EOp::Cast, value(src, sidx), acc_t); });
+      term_scope_ = row_scope_ = nullptr;
       ExprId cur = k_.load(0, here);
       ExprId next = n->reduce_kind == ReduceKind::Sum ? k_.binary(EOp::Add, cur, v)
                     : n->reduce_kind == ReduceKind::Max ? k_.binary(EOp::Max, cur, v)
                                                         : k_.binary(EOp::Mul, cur, v);
-      row->push_back(store(here, next));
+      row_body->push_back(store(here, next));
+      body->push_back(std::move(rows[0]));
       body = outer;
-      if (n != out_) {
+      if (n != out_ && !moved) {
         std::vector<ExprId> at2 = idx;
         std::vector<Stmt>* erow = row_loop(body, at2);
         ExprId ehere = linear_index(at2, n->shape);
         fused_reduce_ = n;
         fused_value_ = k_.load(0, ehere);
-        erow->push_back(store(ehere, value(value_source(out_), unravel(ehere, out_->shape))));
+        ExprId ev = -1;
+        in_scope(erow, [&] { ev = value(value_source(out_), unravel(ehere, out_->shape)); });
+        erow->push_back(store(ehere, ev));
       }
       if (!parallel_set && !row_parallel) result.parallel_extent = 1;
       return result;
     }
-    Stmt upd = update_acc(acc, acc_t, n->reduce_kind, k_.unary(EOp::Cast, value(src, sidx), acc_t));
+    ExprId term = -1;
+    recording_ = true;
+    in_scope(body, [&] { term = k_.unary(EOp::Cast, value(src, sidx), acc_t); });
+    recording_ = false;
+    Stmt upd = update_acc(acc, acc_t, n->reduce_kind, term);
     update_value_ = upd.value;
     last_out_var_ = last < n->shape.size() ? idx[last] : -1;
     body->push_back(upd);
     body = outer;
     fused_reduce_ = n;
     fused_value_ = k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), n->dtype);
-    ExprId out_index = linear_index(idx, n->shape);
+    ExprId out_index = store_at(idx);
     ExprId v = fused_value_;
-    if (n != out_) {
+    if (n != out_ && !moved) {
       // The epilogue: the output has one element per reduce output, in the same order.
-      v = value(value_source(out_), unravel(out_index, out_->shape));
+      in_scope(body, [&] { v = value(value_source(out_), unravel(out_index, out_->shape)); });
     }
     body->push_back(store(out_index, v));
     if (!parallel_set) result.parallel_extent = 1;
@@ -1368,6 +1480,15 @@ class Lowerer {
   // Where a reduce met inside an expression is computed (inline_reduce): the statements being
   // built, before the one that reads it. Null outside an online softmax's pass.
   std::vector<Stmt>* emit_ = nullptr;
+  std::size_t inline_count_ = 0;  // reduces computed inline so far
+  // The index expressions of the reduces a plain build's sum computes inline in its terms.
+  std::vector<ExprId> inline_indices_;
+  bool recording_ = false;
+  // An interchanged sum's term: where its inline reduces go (term_scope_), or inside the row's
+  // loop (row_scope_, loop row_loop_) for those that depend on the row.
+  std::vector<Stmt>* term_scope_ = nullptr;
+  std::vector<Stmt>* row_scope_ = nullptr;
+  std::int32_t row_loop_ = -1;
 
   // Nests a loop in *BODY for each axis of SHAPE not `skip`ped and longer than 1 (the first
   // one parallel), moving BODY into the innermost; sets RESULT's parallel extent and work per

@@ -45,6 +45,8 @@ constexpr std::int64_t kOnlineMaxSharing = 8;
 // again), whatever the device and shape: the online kernel never holds more than its output,
 // even where it runs row by row, slower than the stored form's matmuls.
 constexpr std::int64_t kOnlineMinBytes = std::int64_t{256} << 20;
+// The most terms of a sum of products that recompute_softmax computes again wherever it is read.
+constexpr std::int64_t kRecomputeTerms = 256;
 
 // The nodes a kernel computes inline: from its output down to materialized nodes.
 std::vector<const Node*> region(const Schedule& s, const Node* out) {
@@ -317,6 +319,37 @@ std::pair<const Node*, const Node*> exp_of_difference(const Node* e) {
   return {nullptr, nullptr};
 }
 
+// The parts of softmax weights W = E * recip(expand(sum E)), E = exp(X - expand(max X)), along
+// the same axes, as one Rows kernel (its two row reduces, max then sum): the structure the
+// softmax composite builds (no name involved).
+struct SoftmaxParts {
+  const Node* max = nullptr;
+  const Node* sum = nullptr;
+  const Node* exp = nullptr;
+  const Node* scores = nullptr;
+};
+std::optional<SoftmaxParts> softmax_parts(const Schedule& s, const Node* w) {
+  const std::vector<const Node*> rows = kernel_rows(s, w);
+  if (rows.size() != 2 || rows[0]->reduce_kind != ReduceKind::Max || rows[1]->reduce_kind != ReduceKind::Sum) {
+    return std::nullopt;
+  }
+  const Node* mx = rows[0];
+  const Node* sm = rows[1];
+  if (mx->axes != sm->axes || w->op != Op::Mul) return std::nullopt;
+  const Node* e = nullptr;
+  for (int ws = 0; ws < 2; ++ws) {
+    const Node* rc = w->src[static_cast<std::size_t>(1 - ws)].get();
+    if (rc->op == Op::Recip && rc->src[0]->op == Op::Expand && rc->src[0]->src[0].get() == sm &&
+        w->src[static_cast<std::size_t>(ws)].get() == sm->src[0].get()) {
+      e = sm->src[0].get();
+    }
+  }
+  if (e == nullptr || e->dtype != w->dtype) return std::nullopt;
+  auto [x, mexp] = exp_of_difference(e);
+  if (x == nullptr || mexp->src[0].get() != mx || mx->src[0].get() != x || x->dtype != e->dtype) return std::nullopt;
+  return SoftmaxParts{mx, sm, e, x};
+}
+
 // Online softmax. A kernel computing R = sum over axes A of (mul W' V'), where W' reads (through
 // broadcasts, permutes and size-1 reshapes) the softmax W = E / sum_A(E), E = exp(X - max_A(X)),
 // row-fused as one Rows kernel that nothing else reads, becomes one OnlineSoftmax kernel: per
@@ -355,25 +388,12 @@ void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
       const Node* wv = prod->src[static_cast<std::size_t>(side)].get();
       const Node* w = data_source(wv);
       if (!s.materialized.count(w) || holds_data(w) || roots.count(w) || used(w) != 1) continue;
-      const std::vector<const Node*> rows = kernel_rows(s, w);
-      if (rows.size() != 2 || rows[0]->reduce_kind != ReduceKind::Max || rows[1]->reduce_kind != ReduceKind::Sum)
-        continue;
-      const Node* mx = rows[0];
-      const Node* sm = rows[1];
-      if (mx->axes != sm->axes) continue;
-      // W = E * recip(expand(sum E)), E = exp(X - expand(max X)).
-      if (w->op != Op::Mul) continue;
-      const Node* e = nullptr;
-      for (int ws = 0; ws < 2; ++ws) {
-        const Node* rc = w->src[static_cast<std::size_t>(1 - ws)].get();
-        if (rc->op == Op::Recip && rc->src[0]->op == Op::Expand && rc->src[0]->src[0].get() == sm &&
-            w->src[static_cast<std::size_t>(ws)].get() == sm->src[0].get()) {
-          e = sm->src[0].get();
-        }
-      }
-      if (e == nullptr || e->dtype != w->dtype || w->dtype != r->dtype) continue;
-      auto [x, mexp] = exp_of_difference(e);
-      if (x == nullptr || mexp->src[0].get() != mx || mx->src[0].get() != x || x->dtype != e->dtype) continue;
+      const std::optional<SoftmaxParts> parts = softmax_parts(s, w);
+      if (!parts || w->dtype != r->dtype) continue;
+      const Node* mx = parts->max;
+      const Node* sm = parts->sum;
+      const Node* e = parts->exp;
+      const Node* x = parts->scores;
       // The softmax's axes are exactly the contraction's; the weights broadcast along the rest.
       auto origins = axis_origins(wv, w);
       if (!origins) continue;
@@ -457,6 +477,156 @@ void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
   }
 }
 
+// Whether kernel K is a sum of products whose summed axes hold at most kRecomputeTerms terms
+// (attention's q . k over the head dimension): computed again inline, each element costs that
+// many multiply-adds.
+bool short_product(const Schedule& s, const Node* k) {
+  const Node* r = kernel_reduce(s, k);
+  if (r == nullptr || r->reduce_kind != ReduceKind::Sum || r->src[0]->op != Op::Mul) return false;
+  tensor::Dim terms = 1;
+  for (auto a : r->axes) terms = terms * r->src[0]->shape[static_cast<std::size_t>(a)];
+  auto n = terms.as_const();
+  return n && *n <= kRecomputeTerms;
+}
+
+// Attention's training graph without its L x L matrices. Backward reads the softmax weights W
+// again (dV = W^T dO, and W (dP - sum(W dP)) for the scores' gradient), so fuse_online_softmax
+// leaves them stored, and with them the scores X, the gradient dP = dO V^T and the scores'
+// gradient: four buffers of B x H x L x L. Where W would take kOnlineMinBytes or more (or with
+// Online::Always), none of them is stored: W's row reduces (max and sum of the exponentials)
+// become kernels of their own, O(L) each, and every kernel that read one of the four computes it
+// again where it reads it, down to the short products under it (q . k and dO . v, inline
+// reduces): the FlashAttention-2 recomputation. The set grows from W: a kernel of W's size that
+// reads one of the set (the scores' gradient), or a short product of W's size that only kernels
+// computing the set read (dP), joins it; row reduces of a joining row kernel (sum(W dP)) become
+// kernels. Nothing changes unless every kernel that would compute one of them inline can: a
+// reduce (plain or interchanged: the lowering then computes the inline values once per term of
+// the sum, outside the loop over the output row) or an elementwise kernel.
+void recompute_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
+                       const std::unordered_map<const Node*, std::vector<const Node*>>& readers,
+                       const std::unordered_set<const Node*>& roots, const Options& options) {
+  if (options.online_softmax == Options::Online::Never) return;
+  auto readers_of = [&](const Node* n) -> const std::vector<const Node*>& {
+    static const std::vector<const Node*> none;
+    auto it = readers.find(n);
+    return it == readers.end() ? none : it->second;
+  };
+  for (const Node* w : std::vector<const Node*>(s.kernels)) {
+    if (!s.materialized.count(w) || roots.count(w)) continue;
+    const std::optional<SoftmaxParts> parts = softmax_parts(s, w);
+    if (!parts) continue;
+    if (options.online_softmax == Options::Online::Auto) {
+      auto bytes = tensor::shape_bytes(w->shape, w->dtype).as_const();
+      if (!bytes || *bytes < kOnlineMinBytes) continue;
+    }
+    const tensor::Dim wide = tensor::shape_numel(w->shape);
+    Schedule trial = s;
+    std::unordered_set<const Node*> trial_heads = heads;
+    std::unordered_set<const Node*> set;  // the nodes no longer stored
+    auto drop = [&](const Node* n) {
+      trial.materialized.erase(n);
+      trial.kernels.erase(std::find(trial.kernels.begin(), trial.kernels.end(), n));
+      trial_heads.erase(n);
+      set.insert(n);
+    };
+    // A row kernel's reduces become kernels of their own (sources first).
+    auto drop_rows = [&](const Node* n) {
+      const std::vector<const Node*> rows = kernel_rows(s, n);  // (in trial, reduces inline may hide them)
+      drop(n);
+      for (const Node* r : rows) {
+        trial.materialized.insert(r);
+        trial.kernels.push_back(r);
+        trial_heads.insert(r);
+      }
+    };
+    drop_rows(w);
+    // The scores, and the work under them down to their own short product.
+    std::vector<const Node*> down{parts->scores};
+    std::unordered_set<const Node*> seen;
+    while (!down.empty()) {
+      const Node* n = down.back();
+      down.pop_back();
+      if (!seen.insert(n).second || holds_data(n)) continue;
+      if (trial.materialized.count(n)) {
+        if (roots.count(n) || !inlinable(n) || !kernel_rows(trial, n).empty()) continue;
+        if (kernel_reduce(trial, n) != nullptr && !short_product(trial, n)) continue;
+        drop(n);
+      }
+      if (n->op == Op::Reduce) continue;
+      for (const auto& src : n->src) down.push_back(src.get());
+    }
+    // The kernels computing something of the set inline.
+    auto computing = [&]() {
+      std::unordered_set<const Node*> out;
+      for (const Node* k : trial.kernels) {
+        for (const Node* n : region(trial, k)) {
+          if (n != k && set.count(n)) {
+            out.insert(k);
+            break;
+          }
+        }
+      }
+      return out;
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      const std::unordered_set<const Node*> users = computing();
+      // Nodes those kernels compute inline.
+      std::unordered_set<const Node*> inside;
+      for (const Node* k : users) {
+        for (const Node* n : region(trial, k)) {
+          if (n != k && !trial.materialized.count(n)) inside.insert(n);
+        }
+      }
+      for (const Node* k : std::vector<const Node*>(trial.kernels)) {
+        if (roots.count(k) || holds_data(k) || !inlinable(k) || tensor::shape_numel(k->shape) != wide) continue;
+        const bool rows = !kernel_rows(s, k).empty();
+        const Node* red = rows ? nullptr : kernel_reduce(s, k);
+        if (users.count(k) && (rows || red == nullptr)) {
+          drop_rows(k);  // reads the set, elementwise or per row (the scores' gradient)
+        } else if (red != nullptr && short_product(trial, k) && !readers_of(k).empty() &&
+                   std::all_of(readers_of(k).begin(), readers_of(k).end(),
+                               [&](const Node* c) { return set.count(c) || inside.count(c); })) {
+          drop(k);  // a short product only those kernels read (dP = dO V^T)
+        } else {
+          continue;
+        }
+        changed = true;
+        break;  // the kernel list changed
+      }
+    }
+    // Every kernel that now computes the set inline must be one the lowering can do that in.
+    bool ok = true;
+    for (const Node* n : set) {
+      for (const Node* c : readers_of(n)) ok = ok && inlinable(c);
+    }
+    // (The reduce a kernel runs is the one it ran: kernel_reduce finds the first in its region.)
+    for (const Node* k : computing()) {
+      ok = ok && !trial.online.count(k) && kernel_rows(trial, k).empty() &&
+           (k->op == Op::Reduce || (s.materialized.count(k) && kernel_reduce(trial, k) == kernel_reduce(s, k)));
+    }
+    if (!ok) continue;
+    // A kernel of those whose only reader is a chain of permutes and reshapes, stored by a kernel
+    // of its own (a key gradient, summed in the transposed order of its matmul), is computed
+    // by that kernel, which stores the reduce's elements where the chain puts them: each
+    // interchanged term then accumulates along the output's rows, not across them.
+    for (const Node* k : computing()) {
+      if (k->op != Op::Reduce || roots.count(k)) continue;
+      const Node* p = k;
+      while (readers_of(p).size() == 1 && is_movement(readers_of(p)[0]) &&
+             (readers_of(p)[0]->op == Op::Permute || readers_of(p)[0]->op == Op::Reshape)) {
+        p = readers_of(p)[0];
+        if (trial.materialized.count(p)) break;
+      }
+      if (p == k || !trial.materialized.count(p) || !axis_origins(p, k)) continue;
+      trial.materialized.erase(k);
+      trial.kernels.erase(std::find(trial.kernels.begin(), trial.kernels.end(), k));
+      trial_heads.erase(k);
+    }
+    s = std::move(trial);
+    heads = std::move(trial_heads);
+  }
+}
 }  // namespace
 
 ScheduledKernel describe(const Schedule& s, const Node* out) {
@@ -702,6 +872,7 @@ Schedule make_schedule(const std::vector<const Node*>& outputs, const Options& o
   fuse_rows(s, heads, uses, roots);
   recompute_in_rows(s, heads, uses, roots, reduced);
   fuse_online_softmax(s, heads, uses, readers, roots, options);
+  recompute_softmax(s, heads, readers, roots, options);
   store_in_read_order(s, order, heads, roots);
   // Kernels run in graph order (sources first): an operand materialized after the fact
   // (above) must run before every kernel that now reads it.

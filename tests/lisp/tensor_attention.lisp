@@ -153,5 +153,56 @@
   (is (grad-check (lambda (q k v) (nn:attention q k v :causal t))
                   (randn '(1 3 4)) (randn '(1 3 4)) (randn '(1 3 2)))))
 
+;; The schedule of the realize a backward runs (the loss with every gradient).
+(defun backward-schedule (loss)
+  (let ((text nil) (realize-all (symbol-function 'realize-all)))
+    (unwind-protect
+         (progn
+           (setf (symbol-function 'realize-all)
+                 (lambda (xs) (setq text (schedule->text xs)) (funcall realize-all xs)))
+           (backward loss))
+      (setf (symbol-function 'realize-all) realize-all))
+    text))
+
+;; The gradients of sum(F(q, k, v) * weight) for fresh leaves, and the schedule that computed them.
+(defun grads-of (f q k v weight)
+  (let* ((leaves (mapcar (lambda (x) (requires-grad! (realize (mul x 1)))) (list q k v)))
+         (text (backward-schedule (sum (mul (apply f leaves) weight)))))
+    (list (mapcar #'grad leaves) text)))
+
+(deftest recomputed-gradients
+  ;; Backward without the L x L matrices (FlashAttention-2's recomputation): the weights, the
+  ;; scores, dP = dO V^T and the scores' gradient are computed again inside each kernel that
+  ;; reads them, from the row max and sum stored as kernels of their own; each variant's
+  ;; gradients are the stored form's (:never), and no kernel of the recomputed backward has
+  ;; the weights' shape, where the stored one has several.
+  (let* ((s (lambda (q k) (mul (matmul q (transpose k)) (/ 1.0 (sqrt (car (last (shape q))))))))
+         (i (reshape (arange 5) '(5 1))) (j (reshape (arange 7) '(1 7)))
+         (near (logical-and (ge (sub j i) -2) (le (sub j i) 2)))
+         (bias (realize (randn '(3 5 7))))
+         (kg (realize (randn '(2 1 7 8)))) (vg (realize (randn '(2 1 7 6))))
+         (variants
+           (list (list "plain" (lambda (q k v) (nn:attention q k v)) q k v)
+                 (list "causal" (lambda (q k v) (nn:attention q k v :causal t)) q k v)
+                 (list "bias" (lambda (q k v) (matmul (softmax (add (funcall s q k) bias) :axis -1) v)) q k v)
+                 (list "window" (lambda (q k v) (matmul (softmax (where near (funcall s q k) (- inf)) :axis -1) v)) q k v)
+                 (list "soft cap" (lambda (q k v) (matmul (softmax (mul (tanh (div (funcall s q k) 2.0)) 2.0) :axis -1) v))
+                       q k v)
+                 (list "grouped" (lambda (q k v) (nn:attention q k v)) (slice q t '(0 2)) kg vg)
+                 (list "f64" (lambda (q k v) (nn:attention q k v :causal t)) (f64 q) (f64 k) (f64 v)))))
+    (dolist (variant variants)
+      (let* ((f (second variant)) (args (cddr variant))
+             (wshape (format nil "~a" (shape (funcall s (first args) (second args)))))
+             (weight (realize (add (rand (shape (apply f args))) 0.5)))
+             (stored (progn (jit-online-softmax :never) (grads-of f (first args) (second args) (third args) weight)))
+             (again (progn (jit-online-softmax :always) (grads-of f (first args) (second args) (third args) weight)))
+             (same (every #'identity (mapcar (lambda (a b) (close a (f64 b) :tol 1e-4)) (first again) (first stored)))))
+        (unless same
+          (format t "~a: largest differences ~s~%" (first variant)
+                  (mapcar (lambda (a b) (item (amax (abs (sub (f64 a) (f64 b)))))) (first again) (first stored))))
+        (is same)
+        (is (search wshape (second stored)))
+        (is (not (search wshape (second again))))))))
+
 (jit-online-softmax :auto)
 (run-tests)
