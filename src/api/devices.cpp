@@ -525,6 +525,19 @@ void register_device_builtins(Interp& in) {
                if (roots.empty()) return in.make_string("");
                return in.make_string(jit_of(in, "kernels->text").kernels_text(roots, opts));
              });
+  TL_BUILTIN(in, "plan-peak-bytes", 1, 1, "(plan-peak-bytes X)",
+             "The most bytes the computed buffers of a realize of tensor X (or of a list of tensors, "
+             "together) would hold at once on this JIT device, by its buffer plan: what (jit-stats) reports "
+             "as :peak-bytes after running it, found without running it (the kernels are compiled). 0 when "
+             "everything is realized."
+             "\n  (plan-peak-bytes (+ (tensor '(1.0 2.0)) 1.0))  ; => 8"
+             "\n  (plan-peak-bytes (tensor '(1 2)))  ; => 0",
+             [](Interp& in, Args a, N) -> Value {
+               const std::vector<const tensor::Node*> roots = unrealized_roots(in, "plan-peak-bytes", a[0]);
+               if (roots.empty()) return Value::integer(0);
+               return Value::integer(
+                   static_cast<std::int64_t>(jit_of(in, "plan-peak-bytes").planned_peak_bytes(roots)));
+             });
   TL_BUILTIN(in, "%find-backend-file", 1, 1, "(%find-backend-file NAME)",
              "The path of backend NAME's runtime file NAME.lisp, or nil: searched in TENSORLISP_PATH "
              "folders (as NAME.lisp or NAME/NAME.lisp), then the installed and source backends folders.",

@@ -97,6 +97,7 @@ class Lowerer {
       rebuild();
       result = build(red, true, row);
     }
+    if (!how_.opts) opts.insert(opts.end(), inline_lanes_.begin(), inline_lanes_.end());
     result.opts = std::move(opts);
     finish(result, red ? red->src[0].get() : out_);
     if (red == nullptr && !gpu_ && !how_.opts) result.opts = merges(result.kernel);
@@ -488,6 +489,7 @@ class Lowerer {
     memo_.clear();
     fused_reduce_ = nullptr;
     inline_indices_.clear();
+    inline_lanes_.clear();
   }
 
   // For an output that is reduce RED through permutes and reshapes that add or drop axes of
@@ -1171,6 +1173,13 @@ class Lowerer {
       sidx[i] = var;
     }
     std::vector<Stmt>* inner = loops.empty() ? into : &loops.back().body;
+    // On the CPU, a sum or max over 16 or more terms runs in lanes (independent chains that
+    // vectorize): a recomputed attention's q . k, one per term of the sum it feeds.
+    if (!gpu_ && !loops.empty() && n->reduce_kind != ReduceKind::Prod && tensor::is_float(acc_t)) {
+      const std::int64_t lanes = 64 / static_cast<std::int64_t>(tensor::dtype_size(acc_t));
+      auto e = k_.as_const(loops.back().extent);
+      if (e && *e >= lanes) inline_lanes_.push_back(Opt::lanes(loops.back().var, lanes));
+    }
     std::vector<Stmt>* was = emit_;
     emit_ = inner;
     const ExprId v = k_.unary(EOp::Cast, value(src, sidx), acc_t);
@@ -1483,6 +1492,7 @@ class Lowerer {
   std::size_t inline_count_ = 0;  // reduces computed inline so far
   // The index expressions of the reduces a plain build's sum computes inline in its terms.
   std::vector<ExprId> inline_indices_;
+  Opts inline_lanes_;  // lanes for the reduces computed inline (CPU)
   bool recording_ = false;
   // An interchanged sum's term: where its inline reduces go (term_scope_), or inside the row's
   // loop (row_scope_, loop row_loop_) for those that depend on the row.

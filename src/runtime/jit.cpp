@@ -298,6 +298,19 @@ std::string JitDevice::kernels_text(const std::vector<const Node*>& roots, const
   return out;
 }
 
+std::size_t JitDevice::planned_peak_bytes(const std::vector<const Node*>& roots) {
+  tensor::Bindings b;
+  for (const Node* root : roots) {
+    for (const auto& [k, v] : collect_bindings(root, {})) b.emplace(k, v);
+  }
+  std::vector<const Node*> order;
+  std::string key = structure_key(roots, order);
+  if (rewrite_key) key += "|rules " + std::to_string(rewrite_key());
+  std::shared_ptr<const Plan> plan = plans_.find(key);
+  if (plan == nullptr) plan = std::make_shared<const Plan>(make_plan(roots, order));
+  return plan->buffers.peak_bytes(b);
+}
+
 namespace {
 
 // Whether two lowerings of one kernel take the same buffers at launch (scratch aside).

@@ -130,6 +130,10 @@ class JitDevice {
   // its loop IR. `opts`, when given, replaces the opts chosen for the last kernel (the one
   // computing the last root); an opt that does not apply is an optimizer-error.
   std::string kernels_text(const std::vector<const tensor::Node*>& roots, const std::optional<codegen::Opts>& opts);
+  // The most bytes the computed buffers of realizing `roots` together would hold at once, by
+  // their buffer plan (what stats().peak_bytes reports after the run), without running it: the
+  // plan is made (and kept) as a realize would make it.
+  std::size_t planned_peak_bytes(const std::vector<const tensor::Node*>& roots);
 
   // While set, every plan run is appended here (see Recorded). A run that fails is taken out
   // again and sets recording_failed (the trace cannot replay what its function saw).
