@@ -6,11 +6,13 @@
 ;;; graphs again whose float leaves are read from quantized blocks (q8_0 or q4_0, through a
 ;;; shrink and a reshape of the blocks: views of quantized data, dequantized where read); and
 ;;; complex graphs (c64, c128), values against the reference and gradients against finite
-;;; differences. A disagreement is shrunk to a smallest graph that still fz-disagrees and
+;;; differences; and attention-shaped graphs, values and (every other one) the gradients a
+;;; training step computes, against the reference. A disagreement is shrunk to a smallest graph that still fz-disagrees and
 ;;; printed as Lisp (a complex one is printed whole).
 ;;;   build/tlisp tests/lisp/tensor_fuzz_ops.lisp [--graphs N] [--grad-graphs N]
 ;;;                                               [--quantized-graphs N] [--complex-graphs N]
-;;;                                               [--complex-grad-graphs N] [--seed S]
+;;;                                               [--complex-grad-graphs N] [--attention-graphs N]
+;;;                                               [--seed S]
 ;;; ctest runs it on every device (cpu, devmem, the simulated GPUs) with the defaults.
 
 (load "data/grad_check.lisp")
@@ -604,20 +606,41 @@ device's result), or (:error MESSAGE)."
       (2 (setq s `(where ,(fz-new-leaf 'bool (list lq lk)) ,s (- inf)))))
     (list `(matmul (softmax ,s :axis -1) ,v) dt (butlast (if gqa (list b h 2 lq e) (list b h lq e)) 0))))
 
+(defun fz-attention-grads (form dt shp)
+  ;; A form for the gradients of sum(FORM * W), W a new leaf of FORM's shape, with respect to
+  ;; each float leaf of FORM (q, k, v, a bias), flattened and joined: what backward computes
+  ;; for a training step (recomputing the L x L matrices with :always, see recompute_softmax).
+  (let* ((floats (loop for j below (length *leaves*) when (fz-float-p (first (nth j *leaves*))) collect j))
+         (vars (loop for j in floats collect (intern (format nil "G~a" j))))
+         (body form)
+         (w (fz-new-leaf dt shp)))
+    (loop for j in floats for var in vars do (setq body (fz-replace-leaf body j var)))
+    `(cat (mapcar (lambda (g) (reshape g (list (numel g))))
+                  (second (funcall (value-and-grad (lambda ,vars (sum (mul ,body ,w))))
+                                   ,@(mapcar (lambda (j) (list 'leaf j)) floats)))))))
+
 (defun fz-fuzz-attention (n)
-  (let ((failures 0) (old (jit-online-softmax :always)))
+  ;; Each graph's value, then its gradients (every other graph: backward compiles a dozen kernels).
+  (let ((failures 0) (grads 0) (grad-failures 0) (old (jit-online-softmax :always)))
     (dotimes (i n)
       (setq *leaves* nil)
       (destructuring-bind (form dt shp) (fz-gen-attention)
-        (declare (ignore shp))
         (let ((d (fz-disagrees form dt)))
           (when d
             (setq failures (+ failures 1))
             (format t "attention graph ~a (~a): ~a and ref disagree~%  form: ~s~%  leaves: ~s~%  ref: ~s~%  ~a: ~s~%"
-                    i dt *device* form *leaves* (first d) *device* (second d))))))
+                    i dt *device* form *leaves* (first d) *device* (second d))))
+        (when (= (mod i 2) 0)
+          (setq grads (+ grads 1))
+          (let* ((g (fz-attention-grads form dt shp)) (d (fz-disagrees g dt)))
+            (when d
+              (setq grad-failures (+ grad-failures 1))
+              (format t "attention gradients ~a (~a): ~a and ref disagree~%  form: ~s~%  leaves: ~s~%  ref: ~s~%  ~a: ~s~%"
+                      i dt *device* g *leaves* (first d) *device* (second d)))))))
     (use-backend *device*)
     (jit-online-softmax old)
-    (format t "attention graphs: ~a of ~a agree with the reference executor~%" (- n failures) n)))
+    (format t "attention graphs: ~a of ~a agree with the reference executor~%" (- n failures) n)
+    (format t "attention gradients: ~a of ~a agree with the reference executor~%" (- grads grad-failures) grads)))
 
 (fz-fuzz-values *graphs*)
 (fz-fuzz-attention *attention-graphs*)
