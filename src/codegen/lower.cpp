@@ -82,6 +82,14 @@ class Lowerer {
     // the weights, schedule.cpp's recompute_softmax) accumulates in an output row its inline
     // reduces do not depend on, so they run once per term, not once per element of the row.
     const std::int32_t row = red != nullptr ? row_axis(red) : -1;
+    if (red != nullptr && !gpu_ && !how_.opts && !inline_indices_.empty()) {
+      if (auto plan = recompute_plan(red, row)) {
+        rebuild();
+        Lowered blocked = build_recompute_blocked(red, *plan);
+        finish(blocked, red->src[0].get());
+        return blocked;
+      }
+    }
     Opts opts = how_.opts                          ? *how_.opts
                 : red == nullptr || gpu_           ? Opts{}
                 : inline_indices_.empty()          ? choose_opts(red)
@@ -520,6 +528,44 @@ class Lowerer {
       for (int& a : at) a = a < 0 ? -1 : to[static_cast<std::size_t>(a)];
     }
     return at;
+  }
+
+  // Where the output stores reduce RED's element AT: through the permutation MOVED
+  // (stored_through), or in RED's own order.
+  ExprId stored_index(const Node* red, const std::optional<std::vector<int>>& moved, const std::vector<ExprId>& at) {
+    if (!moved) return linear_index(at, red->shape);
+    std::vector<ExprId> o(out_->shape.size());
+    for (std::size_t j = 0; j < o.size(); ++j) {
+      o[j] = (*moved)[j] < 0 ? k_.constant_int(0) : at[static_cast<std::size_t>((*moved)[j])];
+    }
+    return linear_index(o, out_->shape);
+  }
+
+  // Whether N, an operand of a product (of the product's shape), is the same along AXIS: a chain
+  // of movement ops above what it reads broadcasts the axis (an expand from size 1).
+  static bool broadcast_along(const Node* n, std::size_t axis) {
+    while (n->op == Op::Expand || n->op == Op::Permute || n->op == Op::Reshape) {
+      const Node* src = n->src[0].get();
+      if (n->op == Op::Expand) {
+        if (src->shape[axis] == Dim(1) && n->shape[axis] != Dim(1)) return true;
+      } else if (n->op == Op::Permute) {
+        axis = static_cast<std::size_t>(n->axes[axis]);
+      } else {
+        // Only reshapes that add or drop axes of size 1 (the axis keeps its extent).
+        std::size_t j = 0, found = src->shape.size();
+        for (std::size_t i = 0; i < n->shape.size(); ++i) {
+          if (n->shape[i] == Dim(1)) continue;
+          while (j < src->shape.size() && src->shape[j] == Dim(1)) ++j;
+          if (j == src->shape.size() || src->shape[j] != n->shape[i]) return false;
+          if (i == axis) found = j;
+          ++j;
+        }
+        if (found == src->shape.size()) return false;
+        axis = found;
+      }
+      n = src;
+    }
+    return false;
   }
 
   // The output axis of reduce RED that an interchanged build accumulates along: the last one
@@ -967,6 +1013,288 @@ class Lowerer {
     return result;
   }
 
+  // How build_recompute_blocked computes a reduce whose terms compute reduces inline: the one
+  // axis summed (the terms), a value axis along which one operand of the product is the same
+  // (the weight; the other, the values, varies along it) or none (each term one value, summed
+  // or maxed), the innermost other axis (the rows, taken in blocks) and the block sizes.
+  struct RecomputePlan {
+    std::size_t terms_axis = 0;
+    std::optional<std::size_t> value_axis, row_axis;
+    const Node* weight = nullptr;  // a term's weight (with a value axis) or value (without)
+    const Node* values = nullptr;  // with a value axis: the other operand
+    std::int64_t terms = 0, width = 0, queries = 1, rows = 1, block = 16, span = 1;
+  };
+  std::optional<RecomputePlan> recompute_plan(const Node* red, std::int32_t value_hint) const {
+    if (red->dtype != DType::F32 || out_->dtype != DType::F32 || red->reduce_kind == ReduceKind::Prod) {
+      return std::nullopt;
+    }
+    const Node* src = red->src[0].get();
+    const tensor::Shape& full = src->shape;
+    std::vector<bool> summed(full.size(), false);
+    for (auto a : red->axes) summed[static_cast<std::size_t>(a)] = true;
+    RecomputePlan p;
+    int term_axes = 0;
+    for (std::size_t i = 0; i < full.size(); ++i) {
+      if (!full[i].as_const()) return std::nullopt;
+      if (summed[i] && full[i] != Dim(1)) {
+        ++term_axes;
+        p.terms_axis = i;
+      }
+    }
+    if (term_axes != 1) return std::nullopt;
+    p.terms = *full[p.terms_axis].as_const();
+    if (p.terms % 16 != 0) return std::nullopt;
+    p.block = p.terms % 32 == 0 ? 32 : 16;
+    p.weight = src;
+    if (red->reduce_kind == ReduceKind::Sum && src->op == Op::Mul && value_hint >= 0) {
+      const auto v = static_cast<std::size_t>(value_hint);
+      for (int side = 0; side < 2; ++side) {
+        const Node* a = src->src[static_cast<std::size_t>(side)].get();
+        const Node* b = src->src[static_cast<std::size_t>(1 - side)].get();
+        if (!broadcast_along(a, v) || broadcast_along(b, v)) continue;
+        // (A weight the same along an axis 16 does not divide: the row-by-row form, which
+        // computes it once per term, not once per element of the axis.)
+        if (*full[v].as_const() % 16 != 0) return std::nullopt;
+        p.value_axis = v;
+        p.weight = a;
+        p.values = b;
+        p.width = *full[v].as_const();
+        break;
+      }
+    }
+    for (std::size_t i = 0; i < full.size(); ++i) {
+      if (!summed[i] && i != p.value_axis.value_or(full.size()) && full[i] != Dim(1)) p.row_axis = i;
+    }
+    p.queries = p.row_axis ? *full[*p.row_axis].as_const() : 1;
+    p.rows = p.queries % 4 == 0 ? 4 : p.queries % 2 == 0 ? 2 : 1;
+    p.span = p.rows;
+    while (p.span * 2 <= kOnlineSpan && p.queries % (p.span * 2) == 0) p.span *= 2;
+    return p;
+  }
+
+  // A CPU reduce whose terms compute reduces inline (schedule.cpp's recompute_softmax: the
+  // kernels of attention's backward that recompute the weights), in blocks, as
+  // build_online_blocked runs the forward: per block of R rows and B terms,
+  //   w[r][t] = the term's weight (its inline reduces: q . k, dO . v)
+  //   out[row r, v] += sum_t w[r][t] values[row r, term t, v]      (with a value axis)
+  //   out[row r] = out[row r] (+ or max) (sum or max)_t w[r][t]   (without)
+  // with row blocks going through the terms in spans of up to kOnlineSpan rows. Its opts pack
+  // the term side of each inline reduce [block][axis][B] (a block's terms side by side, one
+  // vector per element of the reduced axis) and make register tiles of the weights (R x B) and
+  // of the product with the values (R x 16-wide column blocks).
+  Lowered build_recompute_blocked(const Node* red, const RecomputePlan& p) {
+    const tensor::Shape& shape = red->shape;
+    const tensor::Shape& full = red->src[0]->shape;
+    const std::optional<std::vector<int>> moved = stored_through(red);
+    Lowered result;
+    Opts opts;
+    auto c = [&](std::int64_t v) { return k_.constant_int(v); };
+    std::vector<bool> skip(full.size(), false);
+    for (auto a : red->axes) skip[static_cast<std::size_t>(a)] = true;
+    if (p.value_axis) skip[*p.value_axis] = true;
+    if (p.row_axis) skip[*p.row_axis] = true;
+    std::vector<Stmt>* body = &k_.body;
+    std::vector<ExprId> row = open_loops(shape, skip, result, body);
+    std::int32_t around = -1;  // the innermost loop outside the row blocks: where the packs go
+    for (const Stmt* st = k_.body.empty() ? nullptr : &k_.body.back(); st != nullptr && st->kind == Stmt::Kind::Loop;
+         st = st->body.empty() ? nullptr : &st->body.back()) {
+      around = st->var;
+    }
+    ExprId block = c(0);  // the span's index along the row axis
+    if (p.row_axis && p.queries > p.span) {
+      auto [loop, var] = k_.make_loop(c(p.queries / p.span));
+      if (result.parallel_extent == Dim(1) && around < 0) {
+        loop.parallel = true;
+        result.parallel_extent = p.queries / p.span;
+      } else {
+        result.work_per_iteration = result.work_per_iteration * Dim(p.queries / p.span);
+      }
+      body->push_back(std::move(loop));
+      body = &body->back().body;
+      block = var;
+    }
+    const std::int32_t block_loop = k_.expr(block).op == EOp::LoopVar ? k_.expr(block).arg : -1;
+    const DType t = DType::F32;
+    const ReduceKind kind = red->reduce_kind;
+    const std::int64_t rows = p.rows, bt = p.block;
+    k_.buffers.push_back(BufferParam{t, false, rows * bt});
+    const auto wb = static_cast<std::int32_t>(k_.buffers.size() - 1);
+    auto loop_of = [&](std::int64_t n) { return k_.make_loop(c(n)); };
+    // Index (in the product's shape) of span row RR, with the terms and value axes at TERM, VALUE.
+    auto at = [&](ExprId rr, ExprId term, ExprId value) {
+      std::vector<ExprId> idx = row;
+      if (p.row_axis) idx[*p.row_axis] = k_.binary(EOp::Add, k_.binary(EOp::Mul, block, c(p.span)), rr);
+      idx[p.terms_axis] = term;
+      if (p.value_axis) idx[*p.value_axis] = value;
+      return idx;
+    };
+    auto out_index = [&](ExprId rr, ExprId value) { return stored_index(red, moved, at(rr, c(0), value)); };
+    auto put = [&](std::vector<Stmt>* into, std::int32_t buf, ExprId i, ExprId v) {
+      Stmt st = store(i, v);
+      st.buffer = buf;
+      into->push_back(st);
+    };
+    const ExprId identity = reduce_init(kind, t, t);
+    {
+      auto [rl, rv] = loop_of(p.span);
+      if (p.value_axis) {
+        auto [vl, vv] = loop_of(p.width);
+        put(&vl.body, 0, out_index(rv, vv), identity);
+        rl.body.push_back(std::move(vl));
+      } else {
+        put(&rl.body, 0, out_index(rv, c(0)), identity);
+      }
+      body->push_back(std::move(rl));
+    }
+    auto [tl_outer, tv] = loop_of(p.terms / bt);
+    const std::int32_t term_loop = tl_outer.var;
+    auto [sl, bv] = loop_of(p.span / rows);
+    const std::int32_t span_loop = sl.var;
+    auto in_span = [&, bv = bv](ExprId rv) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, bv, c(rows)), rv); };
+    auto term_of = [&, tv = tv](ExprId j) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, tv, c(bt)), j); };
+    auto in_block = [&](ExprId r, ExprId j) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, r, c(bt)), j); };
+    // The block's weights. First their inline reduces (the dot products), each into scratch
+    // [r][t], their loops in groups (one per reduce); then the weights from those, in a loop
+    // nest of their own, which vectorizes along the terms (computed where the dot products are,
+    // the block's unrolled copies vectorized the exponentials across its 4 rows).
+    std::vector<std::vector<std::int32_t>> groups;
+    std::int32_t w_rows = -1, w_terms = -1;
+    std::optional<Stmt> second;  // the weights' nest, when split
+    {
+      auto [rl, rv] = loop_of(rows);
+      auto [jl, jv] = loop_of(bt);
+      w_rows = rl.var;
+      w_terms = jl.var;
+      std::vector<std::pair<const Node*, ExprId>> tops;
+      inline_groups_ = &groups;
+      inline_tops_ = &tops;
+      tops_scope_ = &jl.body;
+      in_scope(&jl.body, [&] {
+        const ExprId w = k_.unary(EOp::Cast, value(p.weight, at(in_span(rv), term_of(jv), c(0))), t);
+        std::set<const Node*> nodes;
+        for (const auto& [n, v] : tops) nodes.insert(n);
+        const bool split =
+            !tops.empty() && nodes.size() == tops.size() &&
+            std::all_of(tops.begin(), tops.end(), [](const auto& x) { return x.first->dtype == DType::F32; });
+        if (!split) {
+          put(&jl.body, wb, in_block(rv, jv), w);
+          return;
+        }
+        std::map<const Node*, ExprId> loads;  // each reduce's value in the second nest
+        auto [rl2, rv2] = loop_of(rows);
+        auto [jl2, jv2] = loop_of(bt);
+        for (const auto& [n, v] : tops) {
+          k_.buffers.push_back(BufferParam{t, false, rows * bt});
+          const auto sb = static_cast<std::int32_t>(k_.buffers.size() - 1);
+          put(&jl.body, sb, in_block(rv, jv), v);
+          loads[n] = k_.load(sb, in_block(rv2, jv2));
+        }
+        inline_values_ = &loads;
+        ExprId w2 = -1;
+        in_scope(&jl2.body,
+                 [&] { w2 = k_.unary(EOp::Cast, value(p.weight, at(in_span(rv2), term_of(jv2), c(0))), t); });
+        inline_values_ = nullptr;
+        put(&jl2.body, wb, in_block(rv2, jv2), w2);
+        rl2.body.push_back(std::move(jl2));
+        second = std::move(rl2);
+      });
+      inline_groups_ = nullptr;
+      inline_tops_ = nullptr;
+      tops_scope_ = nullptr;
+      rl.body.push_back(std::move(jl));
+      sl.body.push_back(std::move(rl));
+      if (second) sl.body.push_back(std::move(*second));
+    }
+    std::int32_t p_rows = -1, p_cols = -1, p_lanes = -1, p_terms = -1;
+    if (p.value_axis) {
+      // out[row r, v] += sum_t w[r][t] values[row r, term t, v], in 16-wide column blocks.
+      auto [rl, rv] = loop_of(rows);
+      auto [v0l, v0] = loop_of(p.width / 16);
+      auto [v1l, v1] = loop_of(16);
+      p_rows = rl.var;
+      p_cols = v0l.var;
+      p_lanes = v1l.var;
+      const ExprId vat = k_.binary(EOp::Add, k_.binary(EOp::Mul, v0, c(16)), v1);
+      const std::int32_t acc = define_acc(&v1l.body, t, ReduceKind::Sum, k_.constant_float(0, t));
+      auto [jl, jv] = loop_of(bt);
+      ExprId vv = -1;
+      in_scope(&jl.body, [&] { vv = k_.unary(EOp::Cast, value(p.values, at(in_span(rv), term_of(jv), vat)), t); });
+      jl.body.push_back(update_acc(acc, t, ReduceKind::Sum, k_.binary(EOp::Mul, k_.load(wb, in_block(rv, jv)), vv)));
+      v1l.body.push_back(std::move(jl));
+      const ExprId oi = out_index(in_span(rv), vat);
+      v1l.body.push_back(store(oi, k_.binary(EOp::Add, k_.load(0, oi), k_.acc_read(acc, t))));
+      v0l.body.push_back(std::move(v1l));
+      rl.body.push_back(std::move(v0l));
+      sl.body.push_back(std::move(rl));
+    } else {
+      // out[row r] = out[row r] op (op_t w[r][t]).
+      auto [rl, rv] = loop_of(rows);
+      p_rows = rl.var;
+      const std::int32_t acc = define_acc(&rl.body, t, kind, identity);
+      auto [jl, jv] = loop_of(bt);
+      p_terms = jl.var;
+      jl.body.push_back(update_acc(acc, t, kind, k_.load(wb, in_block(rv, jv))));
+      rl.body.push_back(std::move(jl));
+      const ExprId oi = out_index(in_span(rv), c(0));
+      const ExprId a = k_.acc_read(acc, t), cur = k_.load(0, oi);
+      rl.body.push_back(store(oi, kind == ReduceKind::Max ? k_.binary(EOp::Max, cur, a) : k_.binary(EOp::Add, cur, a)));
+      sl.body.push_back(std::move(rl));
+    }
+    tl_outer.body.push_back(std::move(sl));
+    body->push_back(std::move(tl_outer));
+    if (out_ != red && !moved) {
+      // An epilogue (the loss's product with the output, say), once the span's rows are summed:
+      // one element per reduce output, in the same order, so it reads each from the output.
+      auto [rl, rv] = loop_of(p.span);
+      std::vector<Stmt>* into = &rl.body;
+      std::optional<Stmt> vl;
+      ExprId value_at = c(0);
+      if (p.value_axis) {
+        auto [l, v] = loop_of(p.width);
+        vl = std::move(l);
+        value_at = v;
+        into = &vl->body;
+      }
+      const ExprId oi = linear_index(at(rv, c(0), value_at), shape);
+      fused_reduce_ = red;
+      fused_value_ = k_.load(0, oi);
+      ExprId ev = -1;
+      in_scope(into, [&] { ev = value(value_source(out_), unravel(oi, out_->shape)); });
+      into->push_back(store(oi, ev));
+      if (vl) rl.body.push_back(std::move(*vl));
+      body->push_back(std::move(rl));
+    }
+    result.work_per_iteration = result.work_per_iteration * Dim(p.span) * Dim(p.terms) * Dim(p.width + 16);
+    // Each inline reduce's term side packed once per head for all row blocks: [block][axis][B].
+    Kernel trial = k_;
+    const std::int32_t rows_loop = block_loop >= 0 ? block_loop : span_loop;
+    for (const std::vector<std::int32_t>& g : groups) {
+      std::vector<std::int32_t> order{term_loop};
+      order.insert(order.end(), g.begin(), g.end());
+      order.push_back(w_terms);
+      Kernel next = trial;
+      try {
+        pack_reads(next, around, rows_loop, order);
+        opts.push_back(Opt::pack(around, rows_loop, order));
+        trial = std::move(next);
+      } catch (const ConditionError&) {
+        // (nothing to pack, or too large: read where it is)
+      }
+    }
+    opts.push_back(Opt::upcast(w_terms));
+    opts.push_back(Opt::upcast(w_rows));
+    if (p.value_axis) {
+      opts.push_back(Opt::upcast(p_lanes));
+      opts.push_back(Opt::upcast(p_cols));
+      opts.push_back(Opt::upcast(p_rows));
+    } else {
+      opts.push_back(Opt::lanes(p_terms, bt));
+      opts.push_back(Opt::upcast(p_rows));
+    }
+    result.opts = std::move(opts);
+    return result;
+  }
+
   // Masks built from index comparisons (causal, sliding windows: where(i - j < w, s, -inf)).
   // An integer expression as a linear form over loop and symbolic variables, when it is one
   // and computes it exactly: sums, negations and constant multiples, through casts, in signed
@@ -1173,6 +1501,11 @@ class Lowerer {
       sidx[i] = var;
     }
     std::vector<Stmt>* inner = loops.empty() ? into : &loops.back().body;
+    if (inline_groups_ != nullptr && !loops.empty()) {
+      std::vector<std::int32_t> vars;
+      for (const Stmt& l : loops) vars.push_back(l.var);
+      inline_groups_->push_back(std::move(vars));
+    }
     // On the CPU, a sum or max over 16 or more terms runs in lanes (independent chains that
     // vectorize): a recomputed attention's q . k, one per term of the sum it feeds.
     if (!gpu_ && !loops.empty() && n->reduce_kind != ReduceKind::Prod && tensor::is_float(acc_t)) {
@@ -1186,7 +1519,9 @@ class Lowerer {
     inner->push_back(update_acc(acc, acc_t, n->reduce_kind, v));
     emit_ = was;
     nest_into(into, loops);
-    return k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), n->dtype);
+    const ExprId result = k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), n->dtype);
+    if (inline_tops_ != nullptr && into == tops_scope_) inline_tops_->emplace_back(n, result);
+    return result;
   }
 
   // Expression ROOT with expression FROM replaced by TO (rebuilt, so it simplifies again).
@@ -1332,13 +1667,7 @@ class Lowerer {
     // An output that permutes the reduce (schedule.cpp's recompute_softmax: a key gradient
     // summed in its matmul's transposed order) is stored where the permutation puts each element.
     const std::optional<std::vector<int>> moved = reduce ? stored_through(n) : std::nullopt;
-    auto store_at = [&](const std::vector<ExprId>& at) {
-      if (!moved) return linear_index(at, n->shape);
-      std::vector<ExprId> o(out_->shape.size());
-      for (std::size_t j = 0; j < o.size(); ++j)
-        o[j] = (*moved)[j] < 0 ? k_.constant_int(0) : at[static_cast<std::size_t>((*moved)[j])];
-      return linear_index(o, out_->shape);
-    };
+    auto store_at = [&](const std::vector<ExprId>& at) { return stored_index(n, moved, at); };
     auto open_loop = [&](const Dim& extent) -> ExprId {
       auto [loop, var] = k_.make_loop(k_.dim(extent));
       if (!parallel_set) {
@@ -1493,6 +1822,13 @@ class Lowerer {
   // The index expressions of the reduces a plain build's sum computes inline in its terms.
   std::vector<ExprId> inline_indices_;
   Opts inline_lanes_;  // lanes for the reduces computed inline (CPU)
+  // While set, each reduce computed inline appends its loops here (build_recompute_blocked).
+  std::vector<std::vector<std::int32_t>>* inline_groups_ = nullptr;
+  // While set, each reduce computed inline directly into tops_scope_ appends its node and value
+  // to inline_tops_; reduces met while inline_values_ is set take their value from it.
+  std::vector<std::pair<const Node*, ExprId>>* inline_tops_ = nullptr;
+  std::vector<Stmt>* tops_scope_ = nullptr;
+  const std::map<const Node*, ExprId>* inline_values_ = nullptr;
   bool recording_ = false;
   // An interchanged sum's term: where its inline reduces go (term_scope_), or inside the row's
   // loop (row_scope_, loop row_loop_) for those that depend on the row.
@@ -1831,6 +2167,9 @@ class Lowerer {
       case Op::Shrink:
       case Op::Flip: return movement(n, idx);
       case Op::Reduce:
+        if (inline_values_ != nullptr) {
+          if (auto it = inline_values_->find(n); it != inline_values_->end()) return it->second;
+        }
         if (emit_ != nullptr) return inline_reduce(n, idx);
         break;
       case Op::Buffer:

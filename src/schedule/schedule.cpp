@@ -600,10 +600,13 @@ void recompute_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
     for (const Node* n : set) {
       for (const Node* c : readers_of(n)) ok = ok && inlinable(c);
     }
-    // (The reduce a kernel runs is the one it ran: kernel_reduce finds the first in its region.)
+    // (The reduce a kernel runs is the one it ran: kernel_reduce finds the first in its region.
+    // A row kernel that stays (a root: the scores' gradient as an additive bias's gradient)
+    // cannot compute the set inline.)
     for (const Node* k : computing()) {
       ok = ok && !trial.online.count(k) && kernel_rows(trial, k).empty() &&
-           (k->op == Op::Reduce || (s.materialized.count(k) && kernel_reduce(trial, k) == kernel_reduce(s, k)));
+           (k->op == Op::Reduce ||
+            (s.materialized.count(k) && kernel_rows(s, k).empty() && kernel_reduce(trial, k) == kernel_reduce(s, k)));
     }
     if (!ok) continue;
     // A kernel of those whose only reader is a chain of permutes and reshapes, stored by a kernel

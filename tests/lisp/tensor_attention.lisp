@@ -181,6 +181,8 @@
          (near (logical-and (ge (sub j i) -2) (le (sub j i) 2)))
          (bias (realize (randn '(3 5 7))))
          (kg (realize (randn '(2 1 7 8)))) (vg (realize (randn '(2 1 7 6))))
+         (qb (realize (randn '(1 2 32 16)))) (kb (realize (randn '(1 2 48 16)))) (vb (realize (randn '(1 2 48 32))))
+         (qc (realize (randn '(1 2 48 16)))) (bias6 (realize (randn '(2 6 32))))
          (variants
            (list (list "plain" (lambda (q k v) (nn:attention q k v)) q k v)
                  (list "causal" (lambda (q k v) (nn:attention q k v :causal t)) q k v)
@@ -189,7 +191,13 @@
                  (list "soft cap" (lambda (q k v) (matmul (softmax (mul (tanh (div (funcall s q k) 2.0)) 2.0) :axis -1) v))
                        q k v)
                  (list "grouped" (lambda (q k v) (nn:attention q k v)) (slice q t '(0 2)) kg vg)
-                 (list "f64" (lambda (q k v) (nn:attention q k v :causal t)) (f64 q) (f64 k) (f64 v)))))
+                 (list "f64" (lambda (q k v) (nn:attention q k v :causal t)) (f64 q) (f64 k) (f64 v))
+                 ;; Keys in 16s and 32s: the CPU's blocked kernels (4 or 2 rows against 32 or 16
+                 ;; terms at a time, weights then products), an epilogue, the key gradient's permute.
+                 (list "blocks 32x48" (lambda (q k v) (nn:attention q k v)) qb kb vb)
+                 (list "blocks causal 48x48" (lambda (q k v) (nn:attention q k v :causal t)) qc kb vb)
+                 (list "blocks 6x32 bias" (lambda (q k v) (matmul (softmax (add (funcall s q k) bias6) :axis -1) v))
+                       (slice qb t t '(0 6)) (slice kb t t '(0 32)) (slice vb t t '(0 32) '(0 16))))))
     (dolist (variant variants)
       (let* ((f (second variant)) (args (cddr variant))
              (wshape (format nil "~a" (shape (funcall s (first args) (second args)))))
@@ -203,6 +211,19 @@
         (is same)
         (is (search wshape (second stored)))
         (is (not (search wshape (second again))))))))
+
+(deftest recomputed-learned-bias
+  ;; A learned additive bias's gradient is the scores' gradient itself, L x L, so that kernel
+  ;; stays and nothing is recomputed (its row kernel cannot compute the weights inline); the
+  ;; gradients are the stored form's (a fuzzer case once read garbage here).
+  (let* ((qs (realize (randn '(1 1 4 1)))) (ks (realize (randn '(1 1 5 1)))) (vs (realize (randn '(1 1 5 32))))
+         (b (realize (randn '(4 5)))) (w (realize (randn '(1 1 4 32))))
+         (f (lambda (q k v b) (sum (mul (matmul (softmax (add (mul (matmul q (transpose k)) 0.5) b) :axis -1) v) w))))
+         (grads (lambda (mode)
+                  (jit-online-softmax mode)
+                  (second (funcall (value-and-grad f) qs ks vs b)))))
+    (let ((stored (funcall grads :never)) (again (funcall grads :always)))
+      (is (every #'identity (mapcar (lambda (a b) (close a (f64 b) :tol 1e-4)) again stored))))))
 
 (jit-online-softmax :auto)
 (run-tests)
