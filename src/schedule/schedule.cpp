@@ -47,6 +47,9 @@ constexpr std::int64_t kOnlineMaxSharing = 8;
 constexpr std::int64_t kOnlineMinBytes = std::int64_t{256} << 20;
 // The most terms of a sum of products that recompute_softmax computes again wherever it is read.
 constexpr std::int64_t kRecomputeTerms = 256;
+// On the CPU, the least bytes of softmax weights for which Options::Online::Auto recomputes them
+// in backward (recompute_softmax) where the blocked kernels apply.
+constexpr std::int64_t kRecomputeHostBytes = std::int64_t{32} << 20;
 
 // The nodes a kernel computes inline: from its output down to materialized nodes.
 std::vector<const Node*> region(const Schedule& s, const Node* out) {
@@ -492,8 +495,9 @@ bool short_product(const Schedule& s, const Node* k) {
 // Attention's training graph without its L x L matrices. Backward reads the softmax weights W
 // again (dV = W^T dO, and W (dP - sum(W dP)) for the scores' gradient), so fuse_online_softmax
 // leaves them stored, and with them the scores X, the gradient dP = dO V^T and the scores'
-// gradient: four buffers of B x H x L x L. Where W would take kOnlineMinBytes or more (or with
-// Online::Always), none of them is stored: W's row reduces (max and sum of the exponentials)
+// gradient: four buffers of B x H x L x L. Where W would take kOnlineMinBytes or more, on the
+// CPU from kRecomputeHostBytes where the kernels run in blocks (below), or with Online::Always,
+// none of them is stored: W's row reduces (max and sum of the exponentials)
 // become kernels of their own, O(L) each, and every kernel that read one of the four computes it
 // again where it reads it, down to the short products under it (q . k and dO . v, inline
 // reduces): the FlashAttention-2 recomputation. The set grows from W: a kernel of W's size that
@@ -517,7 +521,23 @@ void recompute_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
     if (!parts) continue;
     if (options.online_softmax == Options::Online::Auto) {
       auto bytes = tensor::shape_bytes(w->shape, w->dtype).as_const();
-      if (!bytes || *bytes < kOnlineMinBytes) continue;
+      // On the CPU, where its kernels run in blocks (f32; keys and queries in multiples of 16:
+      // build_recompute_blocked in codegen/lower.cpp), from kRecomputeHostBytes: a training step
+      // of 12 heads at L = 1024 ran as fast as with the matrices stored (231 ms against 241 on
+      // one AVX-512 thread), at L = 4096 faster (3.5 s against 5.8), at L = 256 slower (18 ms
+      // against 13).
+      bool blocks = options.host && w->dtype == DType::F32;
+      std::size_t innermost_row = w->shape.size();
+      tensor::Dim keys = 1;
+      for (std::size_t i = 0; i < w->shape.size(); ++i) {
+        const bool softmax_axis = std::find(parts->max->axes.begin(), parts->max->axes.end(),
+                                            static_cast<std::int64_t>(i)) != parts->max->axes.end();
+        if (softmax_axis) keys = keys * w->shape[i];
+        else if (w->shape[i] != tensor::Dim(1)) innermost_row = i;
+      }
+      auto multiple = [](const tensor::Dim& d) { return d.as_const() && *d.as_const() % 16 == 0; };
+      blocks = blocks && multiple(keys) && (innermost_row == w->shape.size() || multiple(w->shape[innermost_row]));
+      if (!bytes || (*bytes < kOnlineMinBytes && !(blocks && *bytes >= kRecomputeHostBytes))) continue;
     }
     const tensor::Dim wide = tensor::shape_numel(w->shape);
     Schedule trial = s;
