@@ -655,6 +655,42 @@ class Lowerer {
     return result;
   }
 
+  // The loops of a blocked kernel (build_online_blocked, build_recompute_blocked): one per axis
+  // of SHAPE not skipped (the first parallel), then, for SPANS > 1, one over the spans of the
+  // row axis (parallel where no loop before is); BODY ends inside the innermost. Returns the
+  // index per axis (0 where skipped), the innermost loop outside the spans (where packs go; -1:
+  // none), the span's index (0 for one span) and its loop (-1: none).
+  struct SpanLoops {
+    std::vector<ExprId> row;
+    std::int32_t around = -1;
+    ExprId block = -1;
+    std::int32_t block_loop = -1;
+  };
+  SpanLoops open_spans(const tensor::Shape& shape, const std::vector<bool>& skip, std::int64_t spans, Lowered& result,
+                       std::vector<Stmt>*& body) {
+    SpanLoops out;
+    out.row = open_loops(shape, skip, result, body);
+    for (const Stmt* st = k_.body.empty() ? nullptr : &k_.body.back(); st != nullptr && st->kind == Stmt::Kind::Loop;
+         st = st->body.empty() ? nullptr : &st->body.back()) {
+      out.around = st->var;
+    }
+    out.block = k_.constant_int(0);
+    if (spans > 1) {
+      auto [loop, var] = k_.make_loop(k_.constant_int(spans));
+      if (result.parallel_extent == Dim(1) && out.around < 0) {
+        loop.parallel = true;
+        result.parallel_extent = spans;
+      } else {
+        result.work_per_iteration = result.work_per_iteration * Dim(spans);
+      }
+      out.block_loop = loop.var;
+      body->push_back(std::move(loop));
+      body = &body->back().body;
+      out.block = var;
+    }
+    return out;
+  }
+
   // An online softmax (schedule::OnlineSoftmax): out = sum over A of W' V', W the softmax
   // E / sum(E), E = exp(X - max(X)), along A. Per row (the output's axes that are neither
   // summed nor the values' own), one pass over A:
@@ -815,26 +851,12 @@ class Lowerer {
     std::vector<bool> skip(full.size(), false);
     for (std::size_t i = 0; i < full.size(); ++i) skip[i] = summed[i] || o.value_axes[i] || (qaxis && i == *qaxis);
     std::vector<Stmt>* body = &k_.body;
-    std::vector<ExprId> row = open_loops(shape, skip, result, body);
-    std::int32_t around = -1;  // the loop whose body packs the keys: the innermost row loop
-    for (const Stmt* st = k_.body.empty() ? nullptr : &k_.body.back(); st != nullptr && st->kind == Stmt::Kind::Loop;
-         st = st->body.empty() ? nullptr : &st->body.back()) {
-      around = st->var;
-    }
-    ExprId block = c(0);  // the span's index along the query axis
-    if (qaxis && queries > span) {
-      auto [loop, var] = k_.make_loop(c(queries / span));
-      if (result.parallel_extent == Dim(1) && around < 0) {
-        loop.parallel = true;
-        result.parallel_extent = queries / span;
-      } else {
-        result.work_per_iteration = result.work_per_iteration * Dim(queries / span);
-      }
-      body->push_back(std::move(loop));
-      body = &body->back().body;
-      block = var;
-    }
-    const std::int32_t block_loop = k_.expr(block).op == EOp::LoopVar ? k_.expr(block).arg : -1;
+    // (around: the loop whose body packs the keys, the innermost row loop; block: the span's
+    // index along the query axis)
+    const SpanLoops spans = open_spans(shape, skip, queries / span, result, body);
+    const std::vector<ExprId>& row = spans.row;
+    const std::int32_t around = spans.around, block_loop = spans.block_loop;
+    const ExprId block = spans.block;
     const DType t = DType::F32;
     auto scratch = [&](std::int64_t n) {
       k_.buffers.push_back(BufferParam{t, false, n});
@@ -1094,26 +1116,10 @@ class Lowerer {
     if (p.value_axis) skip[*p.value_axis] = true;
     if (p.row_axis) skip[*p.row_axis] = true;
     std::vector<Stmt>* body = &k_.body;
-    std::vector<ExprId> row = open_loops(shape, skip, result, body);
-    std::int32_t around = -1;  // the innermost loop outside the row blocks: where the packs go
-    for (const Stmt* st = k_.body.empty() ? nullptr : &k_.body.back(); st != nullptr && st->kind == Stmt::Kind::Loop;
-         st = st->body.empty() ? nullptr : &st->body.back()) {
-      around = st->var;
-    }
-    ExprId block = c(0);  // the span's index along the row axis
-    if (p.row_axis && p.queries > p.span) {
-      auto [loop, var] = k_.make_loop(c(p.queries / p.span));
-      if (result.parallel_extent == Dim(1) && around < 0) {
-        loop.parallel = true;
-        result.parallel_extent = p.queries / p.span;
-      } else {
-        result.work_per_iteration = result.work_per_iteration * Dim(p.queries / p.span);
-      }
-      body->push_back(std::move(loop));
-      body = &body->back().body;
-      block = var;
-    }
-    const std::int32_t block_loop = k_.expr(block).op == EOp::LoopVar ? k_.expr(block).arg : -1;
+    const SpanLoops spans = open_spans(shape, skip, p.queries / p.span, result, body);
+    const std::vector<ExprId>& row = spans.row;
+    const std::int32_t around = spans.around, block_loop = spans.block_loop;
+    const ExprId block = spans.block;
     const DType t = DType::F32;
     const ReduceKind kind = red->reduce_kind;
     const std::int64_t rows = p.rows, bt = p.block;
@@ -1136,9 +1142,13 @@ class Lowerer {
     };
     const ExprId identity = reduce_init(kind, t, t);
     {
-      auto [rl, rv] = loop_of(p.span);
+      auto rl_loop = loop_of(p.span);
+      Stmt& rl = rl_loop.first;
+      const ExprId rv = rl_loop.second;
       if (p.value_axis) {
-        auto [vl, vv] = loop_of(p.width);
+        auto vl_loop = loop_of(p.width);
+        Stmt& vl = vl_loop.first;
+        const ExprId vv = vl_loop.second;
         put(&vl.body, 0, out_index(rv, vv), identity);
         rl.body.push_back(std::move(vl));
       } else {
@@ -1146,9 +1156,13 @@ class Lowerer {
       }
       body->push_back(std::move(rl));
     }
-    auto [tl_outer, tv] = loop_of(p.terms / bt);
+    auto tl_outer_loop = loop_of(p.terms / bt);
+    Stmt& tl_outer = tl_outer_loop.first;
+    const ExprId tv = tl_outer_loop.second;
     const std::int32_t term_loop = tl_outer.var;
-    auto [sl, bv] = loop_of(p.span / rows);
+    auto sl_loop = loop_of(p.span / rows);
+    Stmt& sl = sl_loop.first;
+    const ExprId bv = sl_loop.second;
     const std::int32_t span_loop = sl.var;
     auto in_span = [&, bv = bv](ExprId rv) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, bv, c(rows)), rv); };
     auto term_of = [&, tv = tv](ExprId j) { return k_.binary(EOp::Add, k_.binary(EOp::Mul, tv, c(bt)), j); };
@@ -1161,8 +1175,12 @@ class Lowerer {
     std::int32_t w_rows = -1, w_terms = -1;
     std::optional<Stmt> second;  // the weights' nest, when split
     {
-      auto [rl, rv] = loop_of(rows);
-      auto [jl, jv] = loop_of(bt);
+      auto rl_loop = loop_of(rows);
+      Stmt& rl = rl_loop.first;
+      const ExprId rv = rl_loop.second;
+      auto jl_loop = loop_of(bt);
+      Stmt& jl = jl_loop.first;
+      const ExprId jv = jl_loop.second;
       w_rows = rl.var;
       w_terms = jl.var;
       std::vector<std::pair<const Node*, ExprId>> tops;
@@ -1181,8 +1199,12 @@ class Lowerer {
           return;
         }
         std::map<const Node*, ExprId> loads;  // each reduce's value in the second nest
-        auto [rl2, rv2] = loop_of(rows);
-        auto [jl2, jv2] = loop_of(bt);
+        auto rl2_loop = loop_of(rows);
+        Stmt& rl2 = rl2_loop.first;
+        const ExprId rv2 = rl2_loop.second;
+        auto jl2_loop = loop_of(bt);
+        Stmt& jl2 = jl2_loop.first;
+        const ExprId jv2 = jl2_loop.second;
         for (const auto& [n, v] : tops) {
           k_.buffers.push_back(BufferParam{t, false, rows * bt});
           const auto sb = static_cast<std::int32_t>(k_.buffers.size() - 1);
@@ -1208,15 +1230,23 @@ class Lowerer {
     std::int32_t p_rows = -1, p_cols = -1, p_lanes = -1, p_terms = -1;
     if (p.value_axis) {
       // out[row r, v] += sum_t w[r][t] values[row r, term t, v], in 16-wide column blocks.
-      auto [rl, rv] = loop_of(rows);
-      auto [v0l, v0] = loop_of(p.width / 16);
-      auto [v1l, v1] = loop_of(16);
+      auto rl_loop = loop_of(rows);
+      Stmt& rl = rl_loop.first;
+      const ExprId rv = rl_loop.second;
+      auto v0l_loop = loop_of(p.width / 16);
+      Stmt& v0l = v0l_loop.first;
+      const ExprId v0 = v0l_loop.second;
+      auto v1l_loop = loop_of(16);
+      Stmt& v1l = v1l_loop.first;
+      const ExprId v1 = v1l_loop.second;
       p_rows = rl.var;
       p_cols = v0l.var;
       p_lanes = v1l.var;
       const ExprId vat = k_.binary(EOp::Add, k_.binary(EOp::Mul, v0, c(16)), v1);
       const std::int32_t acc = define_acc(&v1l.body, t, ReduceKind::Sum, k_.constant_float(0, t));
-      auto [jl, jv] = loop_of(bt);
+      auto jl_loop = loop_of(bt);
+      Stmt& jl = jl_loop.first;
+      const ExprId jv = jl_loop.second;
       ExprId vv = -1;
       in_scope(&jl.body, [&] { vv = k_.unary(EOp::Cast, value(p.values, at(in_span(rv), term_of(jv), vat)), t); });
       jl.body.push_back(update_acc(acc, t, ReduceKind::Sum, k_.binary(EOp::Mul, k_.load(wb, in_block(rv, jv)), vv)));
@@ -1228,10 +1258,14 @@ class Lowerer {
       sl.body.push_back(std::move(rl));
     } else {
       // out[row r] = out[row r] op (op_t w[r][t]).
-      auto [rl, rv] = loop_of(rows);
+      auto rl_loop = loop_of(rows);
+      Stmt& rl = rl_loop.first;
+      const ExprId rv = rl_loop.second;
       p_rows = rl.var;
       const std::int32_t acc = define_acc(&rl.body, t, kind, identity);
-      auto [jl, jv] = loop_of(bt);
+      auto jl_loop = loop_of(bt);
+      Stmt& jl = jl_loop.first;
+      const ExprId jv = jl_loop.second;
       p_terms = jl.var;
       jl.body.push_back(update_acc(acc, t, kind, k_.load(wb, in_block(rv, jv))));
       rl.body.push_back(std::move(jl));
@@ -1245,12 +1279,16 @@ class Lowerer {
     if (out_ != red && !moved) {
       // An epilogue (the loss's product with the output, say), once the span's rows are summed:
       // one element per reduce output, in the same order, so it reads each from the output.
-      auto [rl, rv] = loop_of(p.span);
+      auto rl_loop = loop_of(p.span);
+      Stmt& rl = rl_loop.first;
+      const ExprId rv = rl_loop.second;
       std::vector<Stmt>* into = &rl.body;
       std::optional<Stmt> vl;
       ExprId value_at = c(0);
       if (p.value_axis) {
-        auto [l, v] = loop_of(p.width);
+        auto l_loop = loop_of(p.width);
+        Stmt& l = l_loop.first;
+        const ExprId v = l_loop.second;
         vl = std::move(l);
         value_at = v;
         into = &vl->body;
