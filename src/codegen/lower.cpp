@@ -1050,6 +1050,10 @@ class Lowerer {
     if (red->dtype != DType::F32 || out_->dtype != DType::F32 || red->reduce_kind == ReduceKind::Prod) {
       return std::nullopt;
     }
+    // (An output that moves the reduce's elements is stored through them, or not taken.)
+    if (out_ != red && tensor::op_info(out_->op).group == tensor::OpGroup::Movement && !stored_through(red)) {
+      return std::nullopt;
+    }
     const Node* src = red->src[0].get();
     const tensor::Shape& full = src->shape;
     std::vector<bool> summed(full.size(), false);
@@ -1551,11 +1555,11 @@ class Lowerer {
       auto e = k_.as_const(loops.back().extent);
       if (e && *e >= lanes) inline_lanes_.push_back(Opt::lanes(loops.back().var, lanes));
     }
-    std::vector<Stmt>* was = emit_;
-    emit_ = inner;
-    const ExprId v = k_.unary(EOp::Cast, value(src, sidx), acc_t);
+    // (In a scope of its own: a reduce nested in this one, whose index does not depend on this
+    // one's loops, must not be reused after them.)
+    ExprId v = -1;
+    in_scope(inner, [&] { v = k_.unary(EOp::Cast, value(src, sidx), acc_t); });
     inner->push_back(update_acc(acc, acc_t, n->reduce_kind, v));
-    emit_ = was;
     nest_into(into, loops);
     const ExprId result = k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), n->dtype);
     if (inline_tops_ != nullptr && into == tops_scope_) inline_tops_->emplace_back(n, result);

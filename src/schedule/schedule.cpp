@@ -495,9 +495,9 @@ bool short_product(const Schedule& s, const Node* k) {
 // Attention's training graph without its L x L matrices. Backward reads the softmax weights W
 // again (dV = W^T dO, and W (dP - sum(W dP)) for the scores' gradient), so fuse_online_softmax
 // leaves them stored, and with them the scores X, the gradient dP = dO V^T and the scores'
-// gradient: four buffers of B x H x L x L. Where W would take kOnlineMinBytes or more, on the
-// CPU from kRecomputeHostBytes where the kernels run in blocks (below), or with Online::Always,
-// none of them is stored: W's row reduces (max and sum of the exponentials)
+// gradient: four buffers of B x H x L x L. On the CPU (f32, f64) where W would take
+// kOnlineMinBytes or more, or from kRecomputeHostBytes where the kernels run in blocks (below),
+// or with Online::Always, none of them is stored: W's row reduces (max and sum of the exponentials)
 // become kernels of their own, O(L) each, and every kernel that read one of the four computes it
 // again where it reads it, down to the short products under it (q . k and dO . v, inline
 // reduces): the FlashAttention-2 recomputation. The set grows from W: a kernel of W's size that
@@ -526,7 +526,11 @@ void recompute_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
       // of 12 heads at L = 1024 ran as fast as with the matrices stored (231 ms against 241 on
       // one AVX-512 thread), at L = 4096 faster (3.5 s against 5.8), at L = 256 slower (18 ms
       // against 13).
-      bool blocks = options.host && w->dtype == DType::F32;
+      // Elsewhere (a GPU, f16/bf16) its kernels run without the interchange, computing the
+      // products under W once per element of the output rather than once per term (64x the
+      // work for heads of 64): only :always takes it there.
+      if (!options.host || (w->dtype != DType::F32 && w->dtype != DType::F64)) continue;
+      bool blocks = w->dtype == DType::F32;
       std::size_t innermost_row = w->shape.size();
       tensor::Dim keys = 1;
       for (std::size_t i = 0; i < w->shape.size(); ++i) {
@@ -641,7 +645,11 @@ void recompute_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
         p = readers_of(p)[0];
         if (trial.materialized.count(p)) break;
       }
-      if (p == k || !trial.materialized.count(p) || !axis_origins(p, k)) continue;
+      // (Permutes and reshapes that add or drop axes of size 1 only: what the lowering stores
+      // through, stored_through; an expand would write one element where it reads many.)
+      bool plain = true;
+      for (const Node* n = p; n != k; n = n->src[0].get()) plain = plain && n->op != Op::Expand;
+      if (p == k || !trial.materialized.count(p) || !plain || !axis_origins(p, k)) continue;
       trial.materialized.erase(k);
       trial.kernels.erase(std::find(trial.kernels.begin(), trial.kernels.end(), k));
       trial_heads.erase(k);

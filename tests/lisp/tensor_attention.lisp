@@ -225,5 +225,34 @@
     (let ((stored (funcall grads :never)) (again (funcall grads :always)))
       (is (every #'identity (mapcar (lambda (a b) (close a (f64 b) :tol 1e-4)) again stored))))))
 
+(deftest recomputed-review-cases
+  ;; Graphs a review built against recompute_softmax, each equal to the stored form: a product
+  ;; of the weights read only through an expand and a permute (a root: its kernel must not
+  ;; store the reduce through the expand), and a reduce nested in another inline reduce whose
+  ;; value must not outlive its loop (an internal error before).
+  (flet ((same (outs)
+           (jit-online-softmax :always)
+           (let ((a (realize-all (funcall outs nil))))
+             (jit-online-softmax :never)
+             (every #'identity (mapcar (lambda (x y) (close x y :tol 1e-4)) a (realize-all (funcall outs t)))))))
+    (let ((q (realize (randn '(2 8 4)))) (k (realize (randn '(2 8 4))))
+          (v (realize (randn '(2 8 4)))) (v2 (realize (randn '(2 8 4)))))
+      (is (same (lambda (ref)
+                  (let* ((w (softmax (if ref (f64 (matmul q (transpose k))) (matmul q (transpose k))) :axis -1))
+                         (o (matmul w (if ref (f64 v) v))))
+                    (list (permute (expand (reshape o '(2 1 8 4)) '(2 3 8 4)) '(0 3 2 1))
+                          (matmul w (if ref (f64 v2) v2))))))))
+    (let* ((q (realize (randn '(1 6 4)))) (k (realize (randn '(1 6 4))))
+           (m (realize (randn '(1 1 5 6)))) (m2 (realize (randn '(1 1 5 6)))) (v (realize (randn '(1 6 3))))
+           (bc (lambda (x shape to) (expand (reshape x shape) to))))
+      (is (same (lambda (ref)
+                  (let* ((c (lambda (x) (if ref (f64 x) x)))
+                         (w (softmax (funcall c (matmul q (transpose k))) :axis -1))
+                         (y (sum (mul (add (funcall bc w '(1 6 1 6) '(1 6 5 6)) (funcall c m)) (funcall c m2)) :axis 2))
+                         (ye (funcall bc y '(1 6 6 1) '(1 6 6 3)))
+                         (we (funcall bc w '(1 6 6 1) '(1 6 6 3)))
+                         (ve (funcall bc (funcall c v) '(1 1 6 3) '(1 6 6 3))))
+                    (list (sum (mul (where (lt ye we) ye we) ve) :axis 2) (matmul w (funcall c v))))))))))
+
 (jit-online-softmax :auto)
 (run-tests)
