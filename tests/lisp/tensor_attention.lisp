@@ -7,6 +7,9 @@
 ;;; query heads, f64, a decode step over a KV cache of symbolic length) is checked against the
 ;;; same formula computed in f64 with the weights stored. The reference executor (ref) has no
 ;;; scheduler and computes the formula as written: the checks are the same on every device.
+;;; The training step's gradients, with the L x L matrices recomputed in backward
+;;; (recompute_softmax; blocked on the CPU where lengths come in 16s), are checked against the
+;;; stored form's, and its schedule for the absence of any kernel of the weights' shape.
 
 (require 'nn)
 (require 'hf)
