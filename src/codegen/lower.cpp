@@ -500,6 +500,23 @@ class Lowerer {
     inline_lanes_.clear();
   }
 
+  // For reshape N that only adds or drops axes of size 1: for each of its axes, the axis of
+  // its source it is (-1: one of size 1 it added). None for any other reshape.
+  static std::optional<std::vector<int>> unit_reshape_axes(const Node* n) {
+    const Node* src = n->src[0].get();
+    std::vector<int> to(n->shape.size(), -1);
+    std::size_t j = 0;
+    for (std::size_t i = 0; i < to.size(); ++i) {
+      if (n->shape[i] == Dim(1)) continue;
+      while (j < src->shape.size() && src->shape[j] == Dim(1)) ++j;
+      if (j == src->shape.size() || src->shape[j] != n->shape[i]) return std::nullopt;
+      to[i] = static_cast<int>(j++);
+    }
+    while (j < src->shape.size() && src->shape[j] == Dim(1)) ++j;
+    if (j != src->shape.size()) return std::nullopt;
+    return to;
+  }
+
   // For an output that is reduce RED through permutes and reshapes that add or drop axes of
   // size 1: for each output axis, the reduce's axis it indexes (-1: one of size 1). None for
   // any other output.
@@ -510,20 +527,13 @@ class Lowerer {
     for (const Node* n = out_; n != red; n = n->src[0].get()) {
       if (n->op != Op::Permute && n->op != Op::Reshape) return std::nullopt;
       if (materialized_.count(n) && n != out_) return std::nullopt;
-      const Node* src = n->src[0].get();
       std::vector<int> to(n->shape.size(), -1);
       if (n->op == Op::Permute) {
         for (std::size_t i = 0; i < to.size(); ++i) to[i] = static_cast<int>(n->axes[i]);
+      } else if (auto r = unit_reshape_axes(n)) {
+        to = std::move(*r);
       } else {
-        std::size_t j = 0;
-        for (std::size_t i = 0; i < to.size(); ++i) {
-          if (n->shape[i] == Dim(1)) continue;
-          while (j < src->shape.size() && src->shape[j] == Dim(1)) ++j;
-          if (j == src->shape.size() || src->shape[j] != n->shape[i]) return std::nullopt;
-          to[i] = static_cast<int>(j++);
-        }
-        while (j < src->shape.size() && src->shape[j] == Dim(1)) ++j;
-        if (j != src->shape.size()) return std::nullopt;
+        return std::nullopt;
       }
       for (int& a : at) a = a < 0 ? -1 : to[static_cast<std::size_t>(a)];
     }
@@ -552,16 +562,9 @@ class Lowerer {
         axis = static_cast<std::size_t>(n->axes[axis]);
       } else {
         // Only reshapes that add or drop axes of size 1 (the axis keeps its extent).
-        std::size_t j = 0, found = src->shape.size();
-        for (std::size_t i = 0; i < n->shape.size(); ++i) {
-          if (n->shape[i] == Dim(1)) continue;
-          while (j < src->shape.size() && src->shape[j] == Dim(1)) ++j;
-          if (j == src->shape.size() || src->shape[j] != n->shape[i]) return false;
-          if (i == axis) found = j;
-          ++j;
-        }
-        if (found == src->shape.size()) return false;
-        axis = found;
+        auto to = unit_reshape_axes(n);
+        if (!to || (*to)[axis] < 0) return false;
+        axis = static_cast<std::size_t>((*to)[axis]);
       }
       n = src;
     }
