@@ -132,7 +132,7 @@ class JitDevice {
   std::string kernels_text(const std::vector<const tensor::Node*>& roots, const std::optional<codegen::Opts>& opts);
   // The most bytes the computed buffers of realizing `roots` together would hold at once, by
   // their buffer plan (what stats().peak_bytes reports after the run), without running it: the
-  // plan is made (and kept) as a realize would make it.
+  // cached plan for the graph's structure, or one made as a realize would make it (not cached).
   std::size_t planned_peak_bytes(const std::vector<const tensor::Node*>& roots);
 
   // While set, every plan run is appended here (see Recorded). A run that fails is taken out
