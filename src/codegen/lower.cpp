@@ -1181,6 +1181,9 @@ class Lowerer {
     std::vector<std::vector<std::int32_t>> groups;
     std::int32_t w_rows = -1, w_terms = -1;
     std::optional<Stmt> second;  // the weights' nest, when split
+    std::vector<Stmt> blk;       // the block's statements
+    ExprId w_final = -1;         // the weight, in the loops (over rows, terms) of the nest computing it
+    std::int32_t box_rows = -1, box_terms = -1;
     {
       auto rl_loop = loop_of(rows);
       Stmt& rl = rl_loop.first;
@@ -1203,6 +1206,9 @@ class Lowerer {
             std::all_of(tops.begin(), tops.end(), [](const auto& x) { return x.first->dtype == DType::F32; });
         if (!split) {
           put(&jl.body, wb, in_block(rv, jv), w);
+          w_final = w;
+          box_rows = rl.var;
+          box_terms = jl.var;
           return;
         }
         std::map<const Node*, ExprId> loads;  // each reduce's value in the second nest
@@ -1224,6 +1230,9 @@ class Lowerer {
                  [&] { w2 = k_.unary(EOp::Cast, value(p.weight, at(in_span(rv2), term_of(jv2), c(0))), t); });
         inline_values_ = nullptr;
         put(&jl2.body, wb, in_block(rv2, jv2), w2);
+        w_final = w2;
+        box_rows = rl2.var;
+        box_terms = jl2.var;
         rl2.body.push_back(std::move(jl2));
         second = std::move(rl2);
       });
@@ -1231,8 +1240,8 @@ class Lowerer {
       inline_tops_ = nullptr;
       tops_scope_ = nullptr;
       rl.body.push_back(std::move(jl));
-      sl.body.push_back(std::move(rl));
-      if (second) sl.body.push_back(std::move(*second));
+      blk.push_back(std::move(rl));
+      if (second) blk.push_back(std::move(*second));
     }
     std::int32_t p_rows = -1, p_cols = -1, p_lanes = -1, p_terms = -1;
     if (p.value_axis) {
@@ -1262,7 +1271,7 @@ class Lowerer {
       v1l.body.push_back(store(oi, k_.binary(EOp::Add, k_.load(0, oi), k_.acc_read(acc, t))));
       v0l.body.push_back(std::move(v1l));
       rl.body.push_back(std::move(v0l));
-      sl.body.push_back(std::move(rl));
+      blk.push_back(std::move(rl));
     } else {
       // out[row r] = out[row r] op (op_t w[r][t]).
       auto rl_loop = loop_of(rows);
@@ -1279,8 +1288,9 @@ class Lowerer {
       const ExprId oi = out_index(in_span(rv), c(0));
       const ExprId a = k_.acc_read(acc, t), cur = k_.load(0, oi);
       rl.body.push_back(store(oi, kind == ReduceKind::Max ? k_.binary(EOp::Max, cur, a) : k_.binary(EOp::Add, cur, a)));
-      sl.body.push_back(std::move(rl));
+      blk.push_back(std::move(rl));
     }
+    skip_hidden_blocks(sl.body, blk, w_final, kind, {{box_rows, rows}, {box_terms, bt}}, wb);
     tl_outer.body.push_back(std::move(sl));
     body->push_back(std::move(tl_outer));
     if (out_ != red && !moved) {
@@ -1509,6 +1519,197 @@ class Lowerer {
       here = here < 0 ? inner : inner < 0 ? here : k_.binary(EOp::Or, here, inner);
     }
     return here;
+  }
+
+  // What a weight of build_recompute_blocked is over a block where the masks it holds hide every
+  // score (-inf), taking the values it reads as finite: zero, of a sign, finite, an infinity, or
+  // unknown (a NaN or inf may come of it).
+  enum class Masked : std::uint8_t { Zero, Pos, Neg, Fin, NegInf, PosInf, Any };
+  struct MaskedEval {
+    std::map<ExprId, std::int64_t> box;  // the block's loop variables and extents
+    std::int32_t first_scratch = 0;      // buffers from here on are the kernel's own scratch
+    std::vector<ExprId> masks;           // bool: each mask hides the whole block
+    std::vector<ExprId> leaves;          // loads that must be finite for the answer to hold
+    std::map<ExprId, Masked> memo;
+    bool fail = false;  // a leaf that cannot be checked before the block
+  };
+  // Collects the loads under E (an operand added to an infinity: a softmax's row max, -inf for a
+  // row the mask hides entirely, where -inf - -inf is NaN) into M's leaves.
+  void finite_leaves(ExprId e, MaskedEval& m) {
+    const Expr x = k_.expr(e);
+    if (x.op == EOp::AccRead || (x.op == EOp::Load && x.arg >= m.first_scratch)) {
+      m.fail = true;  // (an inline reduce's value, known only inside the block)
+      return;
+    }
+    if (x.op == EOp::Load) {
+      if (std::find(m.leaves.begin(), m.leaves.end(), e) == m.leaves.end()) m.leaves.push_back(e);
+      return;
+    }
+    for (ExprId s : x.src) {
+      if (s >= 0) finite_leaves(s, m);
+    }
+  }
+  Masked masked_class(ExprId e, MaskedEval& m) {
+    if (auto it = m.memo.find(e); it != m.memo.end()) return it->second;
+    const Expr x = k_.expr(e);
+    Masked out = Masked::Any;
+    auto finite = [](Masked a) {
+      return a == Masked::Zero || a == Masked::Pos || a == Masked::Neg || a == Masked::Fin;
+    };
+    auto negate = [](Masked a) {
+      switch (a) {
+        case Masked::Pos: return Masked::Neg;
+        case Masked::Neg: return Masked::Pos;
+        case Masked::NegInf: return Masked::PosInf;
+        case Masked::PosInf: return Masked::NegInf;
+        case Masked::Zero:
+        case Masked::Fin:
+        case Masked::Any: return a;
+      }
+      return Masked::Any;
+    };
+    const ExprId mask = x.op == EOp::Where ? masked_everywhere(e, m.box) : -1;
+    if (mask >= 0) {
+      m.masks.push_back(mask);
+      out = Masked::NegInf;
+    } else if (x.op == EOp::Const) {
+      if (!tensor::is_float(x.dtype)) {
+        out = x.ival == 0 ? Masked::Zero : x.ival > 0 ? Masked::Pos : Masked::Neg;
+      } else if (std::isnan(x.fval)) {
+        out = Masked::Any;
+      } else if (std::isinf(x.fval)) {
+        out = x.fval < 0 ? Masked::NegInf : Masked::PosInf;
+      } else {
+        out = x.fval == 0 ? Masked::Zero : x.fval > 0 ? Masked::Pos : Masked::Neg;
+      }
+    } else if (x.op == EOp::Load || x.op == EOp::AccRead || x.op == EOp::LoopVar || x.op == EOp::SymVar) {
+      out = Masked::Fin;
+    } else if (x.op == EOp::Cast) {
+      const Masked a = masked_class(x.src[0], m);
+      out = tensor::is_float(x.dtype) ? a : finite(a) ? Masked::Fin : Masked::Any;
+    } else if (x.op == EOp::Neg) {
+      out = negate(masked_class(x.src[0], m));
+    } else if (x.op == EOp::Add) {
+      const Masked a = masked_class(x.src[0], m), b = masked_class(x.src[1], m);
+      const bool ia = a == Masked::NegInf || a == Masked::PosInf, ib = b == Masked::NegInf || b == Masked::PosInf;
+      if (a == Masked::Zero) {
+        out = b;
+      } else if (b == Masked::Zero) {
+        out = a;
+      } else if (ia && (finite(b) || b == a)) {
+        if (finite(b)) finite_leaves(x.src[1], m);
+        out = a;
+      } else if (ib && finite(a)) {
+        finite_leaves(x.src[0], m);
+        out = b;
+      } else if (finite(a) && finite(b)) {
+        out = a == b && a != Masked::Fin ? a : Masked::Fin;
+      }
+    } else if (x.op == EOp::Mul) {
+      const Masked a = masked_class(x.src[0], m), b = masked_class(x.src[1], m);
+      auto times = [&](Masked p, Masked q) {
+        if ((p == Masked::Zero && finite(q)) || (q == Masked::Zero && finite(p))) return Masked::Zero;
+        if ((p == Masked::NegInf || p == Masked::PosInf) && (q == Masked::Pos || q == Masked::Neg)) {
+          return q == Masked::Pos ? p : negate(p);
+        }
+        if (finite(p) && finite(q)) {
+          if (p == Masked::Fin || q == Masked::Fin) return Masked::Fin;
+          return p == q ? Masked::Pos : Masked::Neg;
+        }
+        return Masked::Any;
+      };
+      const Masked ab = times(a, b), ba = times(b, a);
+      out = ab != Masked::Any ? ab : ba;
+    } else if (x.op == EOp::Exp2) {
+      const Masked a = masked_class(x.src[0], m);
+      out = a == Masked::NegInf ? Masked::Zero : finite(a) ? Masked::Pos : Masked::Any;
+    } else if (x.op == EOp::Recip) {
+      const Masked a = masked_class(x.src[0], m);
+      out = a == Masked::NegInf || a == Masked::PosInf ? Masked::Zero : a == Masked::Zero ? Masked::Any : a;
+    } else if (x.op == EOp::Max) {
+      const Masked a = masked_class(x.src[0], m), b = masked_class(x.src[1], m);
+      out = a == Masked::NegInf ? b : b == Masked::NegInf ? a : finite(a) && finite(b) ? Masked::Fin : Masked::Any;
+    } else if (x.op == EOp::Log2 || x.op == EOp::Sqrt) {
+      // (log2 0 = -inf, sqrt of a negative is NaN: only what is known positive stays finite)
+      const Masked a = masked_class(x.src[0], m);
+      out = a == Masked::Pos    ? (x.op == EOp::Sqrt ? Masked::Pos : Masked::Fin)
+            : a == Masked::Zero ? (x.op == EOp::Sqrt ? Masked::Zero : Masked::NegInf)
+                                : Masked::Any;
+    } else if (x.op == EOp::Bitcast) {
+      out = Masked::Any;
+    } else if (x.op == EOp::Where) {
+      const Masked a = masked_class(x.src[1], m), b = masked_class(x.src[2], m);
+      out = a == b ? a : finite(a) && finite(b) ? Masked::Fin : Masked::Any;
+    } else {
+      bool all_finite = true;
+      for (ExprId s : x.src) {
+        if (s >= 0 && !finite(masked_class(s, m))) all_finite = false;
+      }
+      out = all_finite ? Masked::Fin : Masked::Any;
+    }
+    m.memo[e] = out;
+    return out;
+  }
+
+  // Appends BLK (a block of build_recompute_blocked, whose weight W is computed in LOOPS: loop
+  // id, extent) to INTO, inside a gate that skips it where the masks W holds hide every score of
+  // the block and W is then the reduce's identity (0 for a sum and for a product with values,
+  // -inf for a max), so the block would add nothing: a causal mask's blocks past the diagonal.
+  // A value added to the hidden scores (a row's max: -inf where the mask hides the whole row,
+  // and -inf - -inf is NaN) must be finite over the block, which the gate checks from memory
+  // first, so such a row is NaN as in the reference. The other values W reads are taken as
+  // finite: as in the forward's skipped blocks, a non-finite key or value that the mask hides
+  // does not reach the result.
+  void skip_hidden_blocks(std::vector<Stmt>& into, std::vector<Stmt>& blk, ExprId w, ReduceKind kind,
+                          const std::vector<std::pair<std::int32_t, std::int64_t>>& loops, std::int32_t first_scratch) {
+    auto keep = [&] {
+      for (Stmt& st : blk) into.push_back(std::move(st));
+    };
+    if (w < 0) return keep();
+    MaskedEval m;
+    m.first_scratch = first_scratch;
+    for (const auto& [var, n] : loops) m.box[k_.loop_var(var)] = n;
+    const Masked got = masked_class(w, m);
+    const Masked identity = kind == ReduceKind::Max ? Masked::NegInf : Masked::Zero;
+    if (got != identity || m.masks.empty() || m.fail) return keep();
+    ExprId hidden = m.masks[0];
+    for (std::size_t i = 1; i < m.masks.size(); ++i) hidden = k_.binary(EOp::And, hidden, m.masks[i]);
+    if (!m.leaves.empty()) {
+      // bad = 1 where a leaf is not finite somewhere in the block (its loops' own copies).
+      const std::int32_t bad = define_acc(&into, DType::I64, ReduceKind::Max, k_.constant_int(0));
+      passes::Subst subst;
+      std::vector<Stmt> nest;
+      for (const auto& [var, n] : loops) {
+        const bool used = std::any_of(m.leaves.begin(), m.leaves.end(),
+                                      [&, var = var](ExprId e) { return passes::uses_loop(k_, e, var); });
+        if (!used) continue;
+        auto [loop, v] = k_.make_loop(k_.constant_int(n));
+        subst.loops[var] = v;
+        nest.push_back(std::move(loop));
+      }
+      ExprId any_bad = -1;
+      for (ExprId leaf : m.leaves) {
+        const ExprId x = passes::apply(k_, leaf, subst);
+        const DType t = k_.expr(x).dtype;
+        const double inf = std::numeric_limits<double>::infinity();
+        const ExprId finite = k_.binary(EOp::And, k_.binary(EOp::Cmplt, x, k_.constant_float(inf, t)),
+                                        k_.binary(EOp::Cmplt, k_.constant_float(-inf, t), x));
+        const ExprId b = k_.where(finite, k_.constant_int(0), k_.constant_int(1));
+        any_bad = any_bad < 0 ? b : k_.binary(EOp::Max, any_bad, b);
+      }
+      Stmt upd = update_acc(bad, DType::I64, ReduceKind::Max, any_bad);
+      if (nest.empty()) {
+        into.push_back(upd);
+      } else {
+        nest.back().body.push_back(upd);
+        nest_into(&into, nest);
+      }
+      hidden = k_.binary(EOp::And, hidden, k_.binary(EOp::Cmpeq, k_.acc_read(bad, DType::I64), k_.constant_int(0)));
+    }
+    auto [gate, unused] = k_.make_loop(k_.where(hidden, k_.constant_int(0), k_.constant_int(1)));
+    (void)unused;
+    gate.body = std::move(blk);
+    into.push_back(std::move(gate));
   }
 
   // Nests LOOPS (each in the one before) and appends the outermost to INTO.
@@ -2296,7 +2497,8 @@ std::vector<Opts> tile_candidates(const schedule::ScheduledKernel& k,
 namespace {
 
 // The work of one iteration of a statement list: its statements, loops counted by extent (a
-// loop whose extent depends on an outer loop's variable, as a peel makes, by its largest).
+// loop whose extent depends on an outer loop's variable, as a peel makes, or on an
+// accumulator, as a gate of build_recompute_blocked, by its largest).
 Dim work_of(const Kernel& k, const std::vector<Stmt>& body) {
   Dim w = 0;
   for (const Stmt& s : body) {
@@ -2304,7 +2506,8 @@ Dim work_of(const Kernel& k, const std::vector<Stmt>& body) {
       w = w + Dim(1);
       continue;
     }
-    const bool varies = !passes::uses_of(k, s.extent).loops.empty();
+    const passes::Uses uses = passes::uses_of(k, s.extent);
+    const bool varies = !uses.loops.empty() || uses.acc || uses.load;
     const Dim extent = varies ? Dim(std::max<std::int64_t>(k.range(s.extent).hi.value_or(1), 0)) : loop_extent(k, {&s});
     w = w + extent * work_of(k, s.body);
   }

@@ -587,7 +587,7 @@ device's result), or (:error MESSAGE)."
 (defun fz-gen-attention ()
   ;; (FORM DTYPE SHAPE) of one attention-shaped graph.
   (let* ((dt (if (fz-chance 4) 'f64 'f32))
-         (lq (fz-pick '(1 2 3 4 5 8 12)))
+         (lq (fz-pick '(1 2 3 4 5 8 12 16 32)))
          (lk (if (fz-chance 2) (fz-pick '(16 32 48 64)) (+ 1 (fz-rnd 7))))
          (d (if (fz-chance 2) 16 (+ 1 (fz-rnd 4))))
          (e (if (fz-chance 2) (fz-pick '(16 32)) (+ 1 (fz-rnd 3))))
