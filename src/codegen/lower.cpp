@@ -708,7 +708,8 @@ class Lowerer {
   //     m := mn
   //   out[row, v] = out[row, v] / l
   // which is the stored form's sum of (E / l) V' with the division taken out of the sum. The
-  // running values are f32 (f64 for f64): the output row accumulates in the output buffer.
+  // running values are f32 (f64 for f64): the output row accumulates in the output buffer, or
+  // for f16 and bf16 in f32 scratch (the value axes' size, per row) until the division.
   Lowered build_online(const schedule::OnlineSoftmax& o) {
     if (!gpu_) {
       if (auto blocked = build_online_blocked(o)) return std::move(*blocked);
@@ -723,32 +724,49 @@ class Lowerer {
     for (std::size_t i = 0; i < full.size(); ++i) skip[i] = summed[i] || o.value_axes[i];
     std::vector<Stmt>* body = &k_.body;
     const std::vector<ExprId> row = open_loops(shape, skip, result, body);
-    const DType t = r->dtype;  // f32 or f64: the running output's dtype too
+    const DType t = acc_dtype(r->dtype);  // the running output's dtype too
     const DType mt = acc_dtype(o.max->dtype);
+    std::int32_t ob = 0;  // where the running output row is
+    if (t != r->dtype) {
+      Dim width = 1;
+      for (std::size_t i = 0; i < full.size(); ++i) width = o.value_axes[i] ? width * full[i] : width;
+      TL_CHECK(width.as_const(), "online softmax: f16/bf16 values of symbolic width " + width.str());
+      k_.buffers.push_back(BufferParam{t, false, *width.as_const()});
+      ob = static_cast<std::int32_t>(k_.buffers.size() - 1);
+    }
     const ExprId neg_inf = k_.constant_float(-std::numeric_limits<double>::infinity(), mt);
     const std::int32_t m = define_acc(body, mt, ReduceKind::Max, neg_inf);
     const std::int32_t l = define_acc(body, t, ReduceKind::Sum, k_.constant_float(0, t));
     // Loops over the value axes (a nest of its own, appended to INTO when done); FILL gets the
-    // innermost body and the index into the product's shape.
+    // innermost body, the index into the product's shape, and the running output's element
+    // (in the output, or in the scratch row).
     auto over_values = [&](std::vector<Stmt>* into, std::vector<ExprId> at, const auto& fill) {
       std::vector<Stmt> loops;
       loops.reserve(full.size());
+      ExprId in_row = k_.constant_int(0);
       for (std::size_t i = 0; i < full.size(); ++i) {
         if (!o.value_axes[i] || full[i] == Dim(1)) continue;
         auto [loop, var] = k_.make_loop(k_.dim(full[i]));
         loops.push_back(std::move(loop));
         at[i] = var;
+        in_row = k_.binary(EOp::Add, k_.binary(EOp::Mul, in_row, k_.dim(full[i])), var);
       }
       std::vector<ExprId> out_at = at;
       for (std::size_t i = 0; i < full.size(); ++i) {
         if (summed[i]) out_at[i] = k_.constant_int(0);
       }
       std::vector<Stmt>* inner = loops.empty() ? into : &loops.back().body;
-      fill(inner, at, linear_index(out_at, shape));
+      const ExprId here = linear_index(out_at, shape);
+      fill(inner, at, here, ob == 0 ? here : in_row);
       nest_into(into, loops);
     };
-    over_values(body, row, [&](std::vector<Stmt>* inner, const std::vector<ExprId>&, ExprId here) {
-      inner->push_back(store(here, k_.constant_float(0, t)));
+    auto put = [&](std::vector<Stmt>* inner, std::int32_t buf, ExprId i, ExprId v) {
+      Stmt st = store(i, v);
+      st.buffer = buf;
+      inner->push_back(st);
+    };
+    over_values(body, row, [&](std::vector<Stmt>* inner, const std::vector<ExprId>&, ExprId, ExprId run) {
+      put(inner, ob, run, k_.constant_float(0, t));
     });
     std::vector<ExprId> at = row;
     std::vector<Stmt> pass;  // the loops over A
@@ -779,17 +797,18 @@ class Lowerer {
     const ExprId rescaled = substitute(e, x, k_.unary(EOp::Cast, m_old, o.scores->dtype));
     const ExprId c = k_.where(k_.binary(EOp::Cmpeq, m_old, m_new), one, k_.unary(EOp::Cast, rescaled, t));
     step->push_back(set_acc(l, t, k_.binary(EOp::Add, k_.binary(EOp::Mul, k_.acc_read(l, t), c), p)));
-    over_values(step, at, [&](std::vector<Stmt>* inner, const std::vector<ExprId>& vat, ExprId here) {
+    over_values(step, at, [&](std::vector<Stmt>* inner, const std::vector<ExprId>& vat, ExprId, ExprId run) {
       emit_ = inner;
       const ExprId v = k_.unary(EOp::Cast, value(o.values, vat), t);
-      const ExprId cur = k_.load(0, here);
-      inner->push_back(store(here, k_.binary(EOp::Add, k_.binary(EOp::Mul, cur, c), k_.binary(EOp::Mul, p, v))));
+      const ExprId cur = k_.load(ob, run);
+      put(inner, ob, run, k_.binary(EOp::Add, k_.binary(EOp::Mul, cur, c), k_.binary(EOp::Mul, p, v)));
     });
     emit_ = nullptr;
     step->push_back(set_acc(m, mt, m_new));
     nest_into(body, pass);
-    over_values(body, row, [&](std::vector<Stmt>* inner, const std::vector<ExprId>&, ExprId here) {
-      inner->push_back(store(here, k_.binary(EOp::Mul, k_.load(0, here), k_.unary(EOp::Recip, k_.acc_read(l, t), t))));
+    over_values(body, row, [&](std::vector<Stmt>* inner, const std::vector<ExprId>&, ExprId here, ExprId run) {
+      const ExprId o_row = k_.binary(EOp::Mul, k_.load(ob, run), k_.unary(EOp::Recip, k_.acc_read(l, t), t));
+      inner->push_back(store(here, k_.unary(EOp::Cast, o_row, r->dtype)));
     });
     Dim values = 1;
     for (std::size_t i = 0; i < full.size(); ++i) values = o.value_axes[i] ? values * full[i] : values;
@@ -807,15 +826,17 @@ class Lowerer {
   // (s, p, m, l and c in scratch), then out / l. Its opts make register tiles of both products
   // (the keys packed per head along the block, [block][d][16], so the 16 keys of a block are
   // one vector; the values' 16-wide column blocks one vector each) and unroll the rows. None
-  // (the plain nest instead) unless the product is f32, the keys one axis a multiple of 16 long,
-  // the values one axis a multiple of 16 wide, all extents constant.
+  // (the plain nest instead) unless the product is f32, f16 or bf16 (computed in f32, the
+  // output rows in f32 scratch until the last division), the keys one axis a multiple of 16
+  // long, the values one axis a multiple of 16 wide, all extents constant.
   static constexpr std::int64_t kOnlineKeys = 16;
   static constexpr std::int64_t kOnlineSpan = 256;
   std::optional<Lowered> build_online_blocked(const schedule::OnlineSoftmax& o) {
     const Node* r = o.contraction;
     const tensor::Shape& full = r->src[0]->shape;
     const tensor::Shape& shape = r->shape;
-    if (r->dtype != DType::F32 || o.max->dtype != DType::F32) return std::nullopt;
+    auto single = [](DType d) { return d == DType::F32 || d == DType::F16 || d == DType::BF16; };
+    if (!single(r->dtype) || !single(o.max->dtype)) return std::nullopt;
     std::vector<bool> summed(full.size(), false);
     for (auto a : r->axes) summed[static_cast<std::size_t>(a)] = true;
     std::optional<std::size_t> kaxis, vaxis, qaxis;
@@ -867,6 +888,8 @@ class Lowerer {
     };
     const std::int32_t sb = scratch(rows * bk), pb = scratch(rows * bk);
     const std::int32_t mb = scratch(span), lb = scratch(span), cb = scratch(span);
+    // The running output rows: in the output itself when it is f32, else in f32 scratch.
+    const std::int32_t ob = r->dtype == t ? 0 : scratch(span * width);
     const ExprId neg_inf = k_.constant_float(-std::numeric_limits<double>::infinity(), t);
     const ExprId zero_t = k_.constant_float(0, t), one = k_.constant_float(1, t);
     // A loop over [0, N) as a statement to fill, and its variable.
@@ -880,6 +903,10 @@ class Lowerer {
       return idx;
     };
     auto out_index = [&](ExprId rr, ExprId v) { return linear_index(at(rr, c(0), v), shape); };
+    // Where span row RR's running output at V is.
+    auto run_index = [&](ExprId rr, ExprId v) {
+      return ob == 0 ? out_index(rr, v) : k_.binary(EOp::Add, k_.binary(EOp::Mul, rr, c(width)), v);
+    };
     auto put = [&](std::vector<Stmt>* into, std::int32_t buf, ExprId i, ExprId v) {
       Stmt st = store(i, v);
       st.buffer = buf;
@@ -891,7 +918,7 @@ class Lowerer {
       put(&rl.body, mb, rv, neg_inf);
       put(&rl.body, lb, rv, zero_t);
       auto [vl, vv] = loop_of(width);
-      put(&vl.body, 0, out_index(rv, vv), zero_t);
+      put(&vl.body, ob, run_index(rv, vv), zero_t);
       rl.body.push_back(std::move(vl));
       body->push_back(std::move(rl));
     }
@@ -984,9 +1011,9 @@ class Lowerer {
       const ExprId pw = k_.load(pb, in_block(rv, jv));
       jl.body.push_back(update_acc(acc, t, ReduceKind::Sum, k_.binary(EOp::Mul, pw, vv)));
       v1l.body.push_back(std::move(jl));
-      const ExprId oi = out_index(in_span(rv), vat);
-      v1l.body.push_back(store(oi, k_.binary(EOp::Add, k_.binary(EOp::Mul, k_.load(0, oi), k_.load(cb, in_span(rv))),
-                                             k_.acc_read(acc, t))));
+      const ExprId oi = run_index(in_span(rv), vat);
+      put(&v1l.body, ob, oi,
+          k_.binary(EOp::Add, k_.binary(EOp::Mul, k_.load(ob, oi), k_.load(cb, in_span(rv))), k_.acc_read(acc, t)));
       v0l.body.push_back(std::move(v1l));
       rl.body.push_back(std::move(v0l));
       block_body.push_back(std::move(rl));
@@ -1007,8 +1034,9 @@ class Lowerer {
     {
       auto [rl, rv] = loop_of(span);
       auto [vl, vv] = loop_of(width);
-      const ExprId oi = out_index(rv, vv);
-      put(&vl.body, 0, oi, k_.binary(EOp::Mul, k_.load(0, oi), k_.unary(EOp::Recip, k_.load(lb, rv), t)));
+      const ExprId ri = run_index(rv, vv);
+      const ExprId o_row = k_.binary(EOp::Mul, k_.load(ob, ri), k_.unary(EOp::Recip, k_.load(lb, rv), t));
+      put(&vl.body, 0, out_index(rv, vv), k_.unary(EOp::Cast, o_row, r->dtype));
       rl.body.push_back(std::move(vl));
       body->push_back(std::move(rl));
     }

@@ -382,7 +382,9 @@ void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
     // epilogue: a cast, a bias), which becomes a kernel of its own reading the contraction's.
     const Node* r = head->op == Op::Reduce ? head : kernel_rows(s, head).empty() ? kernel_reduce(s, head) : nullptr;
     if (r == nullptr || r->op != Op::Reduce || r->reduce_kind != ReduceKind::Sum) continue;
-    if (r->dtype != DType::F32 && r->dtype != DType::F64) continue;
+    // (f16 and bf16 run in f32, their output rows in f32 scratch: build_online in lower.cpp.)
+    const bool half = r->dtype == DType::F16 || r->dtype == DType::BF16;
+    if (r->dtype != DType::F32 && r->dtype != DType::F64 && !half) continue;
     const Node* prod = r->src[0].get();
     if (prod->op != Op::Mul || s.materialized.count(prod)) continue;
     std::vector<bool> summed(prod->shape.size(), false);  // the contraction's axes
@@ -415,6 +417,12 @@ void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
       std::size_t softmax_len = 0;
       for (auto a : mx->axes) softmax_len += w->shape[static_cast<std::size_t>(a)] == tensor::Dim(1) ? 0 : 1;
       if (!ok || matched != softmax_len) continue;
+      if (half) {
+        // (the scratch row of a half-precision output: a constant size)
+        tensor::Dim width = 1;
+        for (std::size_t i = 0; i < full.size(); ++i) width = value_axes[i] ? width * full[i] : width;
+        if (!width.as_const()) continue;
+      }
       const Node* values = prod->src[static_cast<std::size_t>(1 - side)].get();
       // Auto: only where few rows of weights read each row of values (below).
       if (options.online_softmax == Options::Online::Auto) {
@@ -431,7 +439,7 @@ void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
         // (On the CPU: where it lowers it in blocks, f32 with one axis of keys and one of values,
         // each a multiple of 16 long; build_online_blocked in codegen/lower.cpp.)
         int key_axes = 0, value_count = 0;
-        bool sixteens = r->dtype == DType::F32;
+        bool sixteens = r->dtype == DType::F32 || half;
         for (std::size_t i = 0; i < full.size(); ++i) {
           if (full[i] == tensor::Dim(1) || !(summed[i] || value_axes[i])) continue;
           auto n = full[i].as_const();

@@ -132,6 +132,35 @@
     (is (close (matmul (softmax x :axis -1) vv)
                (stored x64 (reshape (sum (reshape x64 '(4 16 4)) :axis 0) '(16 4)))))))
 
+(deftest online-half
+  ;; f16 and bf16: the online kernel computes in f32 (the scores and exponentials as the graph
+  ;; rounds them, the running output rows in f32) and rounds the output once; row by row for
+  ;; these lengths, in blocks for keys and values in 16s. Checked against the stored form in
+  ;; f64 from the same half-precision inputs, within the dtype's tolerance, and the online
+  ;; kernel is what ran.
+  (let* ((qb (realize (randn '(1 2 8 16)))) (kb (realize (randn '(1 2 48 16)))) (vb (realize (randn '(1 2 48 32))))
+         (i (reshape (arange 8) '(8 1))) (j (reshape (arange 48) '(1 48)))
+         (causal (ge (add i 40) j))
+         (near (logical-and (ge j (add (mul i 4) 16)) (le j (add (mul i 4) 20)))))
+    (dolist (dt '(f16 bf16))
+      (let* ((tol (if (eq dt 'f16) 1e-2 5e-2))
+             (h (lambda (x) (realize (cast x dt))))
+             (cases
+               (list (list (nn:attention (funcall h q) (funcall h k) (funcall h v))
+                           (stored (scaled-scores (funcall h q) (funcall h k)) (funcall h v)))
+                     (list (nn:attention (funcall h qb) (funcall h kb) (funcall h vb))
+                           (stored (scaled-scores (funcall h qb) (funcall h kb)) (funcall h vb)))
+                     (list (nn:attention (funcall h qb) (funcall h kb) (funcall h vb) :mask causal)
+                           (stored (where causal (scaled-scores (funcall h qb) (funcall h kb)) (- inf)) (funcall h vb)))
+                     (list (matmul (softmax (where near (mul (matmul (funcall h qb) (transpose (funcall h kb))) 0.25) (- inf))
+                                            :axis -1)
+                                   (funcall h vb))
+                           (stored (where near (scaled-scores (funcall h qb) (funcall h kb)) (- inf)) (funcall h vb))))))
+        (dolist (c cases)
+          (is (eq (dtype (first c)) dt))
+          (is (search "online-softmax" (schedule->text (first c))))
+          (is (close (first c) (second c) :tol tol)))))))
+
 (deftest online-decode
   ;; One query a step against a KV cache written in place, its length a symbolic dimension
   ;; (hf:attention, as GPT-2 and Llama decode): every step agrees with the whole prefix.
