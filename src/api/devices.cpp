@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <stdexcept>
 
 #include "bindings/tensor_value.h"
 #include "codegen/opts.h"
@@ -95,7 +96,11 @@ runtime::JitSettings jit_settings_from_environment() {
   cache_size("TENSORLISP_KERNEL_CACHE", s.kernel_cache_size);
   s.dump_after = env("TENSORLISP_DUMP_AFTER");
   s.cpu = env("TENSORLISP_CPU");
-  if (auto m = online_mode(env("TENSORLISP_ONLINE_SOFTMAX"))) s.schedule.online_softmax = *m;
+  if (const std::string mode = env("TENSORLISP_ONLINE_SOFTMAX"); !mode.empty()) {
+    const auto m = online_mode(mode);
+    if (!m) throw std::runtime_error("TENSORLISP_ONLINE_SOFTMAX=" + mode + ": expected auto, always or never");
+    s.schedule.online_softmax = *m;
+  }
   s.cross_targets = split(env("TENSORLISP_CROSS_TARGETS"), ',');
   s.cross_dir = env("TENSORLISP_CROSS_DIR");
   s.toolchain.cuda_dirs = {env("CUDA_HOME"), env("CUDA_PATH")};
@@ -169,6 +174,10 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
                 runtime::DeviceSpec spec) {
   tensor::TensorRuntime& rt = tensor::runtime(in);
   DeviceState& s = state(in);
+  rt.schedule_options = [ip = &in] {
+    DeviceState& st = state(*ip);
+    return st.jit ? st.jit->schedule_options() : chosen_schedule(*ip);
+  };
   if (name == "ref") {
     rt.realize = [](const tensor::Node* n, const tensor::Bindings& extra) { return runtime::realize_reference(n, extra); };
     rt.realize_many = [](const std::vector<const tensor::Node*>& ns, const tensor::Bindings& extra) {

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "eval/interp.h"
+#include "schedule/schedule.h"
 #include "tensor/graph.h"
 
 namespace tl::tensor {
@@ -37,6 +38,9 @@ struct TensorRuntime : eval::Interp::Extension {
   // What kind of code it runs: "host" (the CPU, ref), or "gpu" (a GPU target, simulated
   // included). Optimizer rules restricted to a :backend match the name or the kind.
   std::string device_kind = "host";
+  // The options the selected device's scheduler works with (a JIT device's, or those the next
+  // one gets): what (graph->dot X :stage :kernels) draws. Unset: the defaults.
+  std::function<schedule::Options()> schedule_options;
   std::size_t realized_bytes = 0;  // total bytes realized, for (tensor-stats)
   std::uint64_t host_reads = 0;    // tensor data read into Lisp values (item, aref, print, save)
   // The random generator: a seed and the number of random tensors drawn since it was set.

@@ -131,7 +131,9 @@ std::string graph_picture(Interp& in, const char* fn, Args a, N n) {
   }
   NodeRef g = optimizers(in).run(in, x, backend_name(in), tensor::runtime(in).device_kind);
   if (stage == "optimized" || schedule::holds_data(g.get())) return graph_dot(g.get());
-  const schedule::Schedule s = schedule::make_schedule(g.get());
+  const tensor::TensorRuntime& rt = tensor::runtime(in);
+  const schedule::Schedule s =
+      schedule::make_schedule(g.get(), rt.schedule_options ? rt.schedule_options() : schedule::Options{});
   return graph_dot(g.get(), &s);
 }
 

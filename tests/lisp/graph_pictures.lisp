@@ -39,5 +39,18 @@
 (format t "a realized tensor is one buffer: ~a~%"
         (= 1 (occurrences "[label=" (progn (graph->dot x (format nil "~a-x.dot" dir) :stage :kernels)
                                           (read-file (format nil "~a-x.dot" dir))))))
-(dolist (f (list "graph.dot" "optimized.dot" "kernels.dot" "y.svg" "x.dot"))
+;; The kernels drawn are the device's scheduler's, in its mode: attention's online-softmax kernel
+;; with (jit-online-softmax :always), three kernels with :never.
+(let* ((q (realize (randn '(2 5 4)))) (kk (realize (randn '(2 7 4)))) (v (realize (randn '(2 7 3))))
+       (a (matmul (softmax (matmul q (transpose kk)) :axis -1) v))
+       (path (format nil "~a-a.dot" dir))
+       (old (jit-online-softmax)))
+  (dolist (mode '(:always :never))
+    (jit-online-softmax mode)
+    (graph->dot a path :stage :kernels)
+    (let ((text (read-file path)))
+      (format t "~a: online-softmax drawn ~a, one cluster per kernel ~a~%" mode (and (search "online-softmax" text) t)
+              (= (occurrences "subgraph cluster_" text) (kernel-count a)))))
+  (jit-online-softmax old))
+(dolist (f (list "graph.dot" "optimized.dot" "kernels.dot" "y.svg" "x.dot" "a.dot"))
   (delete-file (format nil "~a-~a" dir f)))
