@@ -316,5 +316,27 @@
         ;; where the mask hides them)
         (is (eq (string= (first variant) "rows hidden") (item (any (isnan (third again))))))))))
 
+(defun occurrences (needle text)
+  (let ((n 0) (at 0))
+    (loop (let ((p (search needle text :start2 at)))
+            (if p (setq n (+ n 1) at (+ p 1)) (return n))))))
+
+(deftest cross-entropy-rows
+  ;; The other row-wise chain: log-softmax then the negative log-likelihood of the targets
+  ;; (nn:cross-entropy) stores no log-probabilities. Its row reduces (max, log-sum-exp, the
+  ;; target's term) read the logits where they are, and backward's only kernel of the logits'
+  ;; shape is the gradient itself (softmax - one-hot, from the stored log-sum-exp).
+  (let* ((logits (requires-grad! (realize (randn '(64 1000)))))
+         (targets (realize (randint 0 1000 '(64))))
+         (loss (nn:cross-entropy logits targets))
+         (forward (schedule->text loss))
+         (back (backward-schedule loss))
+         (want (neg (mean (sum (mul (log-softmax (f64 logits) :axis -1) (one-hot targets 1000 :dtype 'f64)) :axis -1)))))
+    (is (search "reduce :max" forward))
+    (is (= 0 (occurrences "(64 1000)" forward)))
+    (is (= 1 (occurrences "(64 1000)" back)))
+    (is (close loss want))
+    (is (close (grad logits) (div (sub (softmax (f64 logits) :axis -1) (one-hot targets 1000 :dtype 'f64)) 64.0)))))
+
 (jit-online-softmax :auto)
 (run-tests)
