@@ -224,6 +224,9 @@
                        q k v)
                  (list "grouped" (lambda (q k v) (nn:attention q k v)) (slice q t '(0 2)) kg vg)
                  (list "f64" (lambda (q k v) (nn:attention q k v :causal t)) (f64 q) (f64 k) (f64 v))
+                 ;; (half precision: recomputed row by row, rounding as the stored form does)
+                 (list "f16" (lambda (q k v) (nn:attention q k v :causal t)) (cast q 'f16) (cast k 'f16) (cast v 'f16))
+                 (list "bf16" (lambda (q k v) (nn:attention q k v)) (cast q 'bf16) (cast k 'bf16) (cast v 'bf16))
                  ;; Keys in 16s and 32s: the CPU's blocked kernels (4 or 2 rows against 32 or 16
                  ;; terms at a time, weights then products), an epilogue, the key gradient's permute.
                  (list "blocks 32x48" (lambda (q k v) (nn:attention q k v)) qb kb vb)
