@@ -1780,17 +1780,19 @@ class Lowerer {
       for (const Stmt& l : loops) vars.push_back(l.var);
       inline_groups_->push_back(std::move(vars));
     }
-    // On the CPU, a sum or max over 16 or more terms runs in lanes (independent chains that
-    // vectorize): a recomputed attention's q . k, one per term of the sum it feeds.
-    if (!gpu_ && !loops.empty() && n->reduce_kind != ReduceKind::Prod && tensor::is_float(acc_t)) {
-      const std::int64_t lanes = 64 / static_cast<std::int64_t>(tensor::dtype_size(acc_t));
-      auto e = k_.as_const(loops.back().extent);
-      if (e && *e >= lanes) inline_lanes_.push_back(Opt::lanes(loops.back().var, lanes));
-    }
     // (In a scope of its own: a reduce nested in this one, whose index does not depend on this
     // one's loops, must not be reused after them.)
     ExprId v = -1;
     in_scope(inner, [&] { v = k_.unary(EOp::Cast, value(src, sidx), acc_t); });
+    // On the CPU, a sum or max over 16 or more terms runs in lanes (independent chains that
+    // vectorize): a recomputed attention's q . k, one per term of the sum it feeds. Not when
+    // its terms computed a reduce of their own in its loop (a product of the weights, say,
+    // that a sum of the output's elements reads inline): lanes take a loop of updates only.
+    if (!gpu_ && !loops.empty() && inner->empty() && n->reduce_kind != ReduceKind::Prod && tensor::is_float(acc_t)) {
+      const std::int64_t lanes = 64 / static_cast<std::int64_t>(tensor::dtype_size(acc_t));
+      auto e = k_.as_const(loops.back().extent);
+      if (e && *e >= lanes) inline_lanes_.push_back(Opt::lanes(loops.back().var, lanes));
+    }
     inner->push_back(update_acc(acc, acc_t, n->reduce_kind, v));
     nest_into(into, loops);
     const ExprId result = k_.unary(EOp::Cast, k_.acc_read(acc, acc_t), n->dtype);

@@ -127,6 +127,12 @@ dtype-error: a function that takes one asks for %inexact-tensor)."
   "Custom gradient rules (with-custom-grad), by node id.
   (hash-table-p *custom-grads*)  ; => t")
 
+(defvar *grad-products* nil
+  "While backward runs: for each gradient a matrix product gave its left operand P (G B^T,
+by node id), the list (P's id, G, the product's value Y = P B), so that a softmax whose
+weights P feed the product can take its row term sum(G' P) as sum(G Y) (see softmax).
+  (null *grad-products*)  ; => t")
+
 (defmacro with-custom-grad (inputs forward &rest backward)
   "(with-custom-grad ((VAR TENSOR)...) FORWARD (G [Y]) BODY...) FORWARD's value, whose gradient
 backward computes by BODY (with G bound to the value's gradient, Y when given to the value

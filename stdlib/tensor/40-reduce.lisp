@@ -151,6 +151,19 @@ of |deviations|^2 (a real result).
 ;;; backward reads what the forward computed (or computes it in the same kernels):
 ;;; differentiating their ops would go through the max's subgradient (a pass of its own over
 ;;; the rows) and the exp's, for a result that is the same up to rounding.
+(defun %softmax-row-term (g p axis)
+  ;; sum(G P) along AXIS, the softmax gradient's row term. Where P's only reader is a matrix
+  ;; product P B = Y, as its left operand (attention's weights times the values), G = G_Y B^T
+  ;; and the term is sum(G_Y Y) along Y's last axis: the same number from the product's rows
+  ;; (O(rows x m) work, not a pass over the L x L matrices: FlashAttention-2's D = rowsum(dO O)).
+  (let ((hit (and *grad-products* (gethash (node-id g) *grad-products*)))
+        (last (- (ndim p) 1)))
+    (if (and hit (eql (first hit) (node-id p))
+             (eql (if (< axis 0) (+ axis (ndim p)) axis) last)
+             (eq (dtype (second hit)) (dtype g)) (eq (dtype (third hit)) (dtype g)) (eq (dtype p) (dtype g)))
+        (sum (mul (second hit) (third hit)) :axis -1 :keepdim t)
+        (sum (mul g p) :axis axis :keepdim t))))
+
 (defcomposite softmax (x &key (axis -1))
   "(softmax X &key (axis -1)) exp(X) normalized to sum to 1 along AXIS, computed stably.
 Its gradient is p (g - sum(g p)) with p the softmax, as PyTorch's.
@@ -158,7 +171,7 @@ Its gradient is p (g - sum(g p)) with p the softmax, as PyTorch's.
   (let ((tx (%float-tensor x)))
     (with-custom-grad ((tx tx))
         (%softmax tx axis)
-      (g p) (list (mul p (sub g (sum (mul g p) :axis axis :keepdim t)))))))
+      (g p) (list (mul p (sub g (%softmax-row-term g p axis)))))))
 
 (defcomposite log-softmax (x &key (axis -1))
   "(log-softmax X &key (axis -1)) log(softmax(X)) along AXIS, computed stably.

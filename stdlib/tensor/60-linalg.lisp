@@ -58,8 +58,12 @@ that axis is dropped from the result; leading batch axes broadcast, as in NumPy.
                    (b3 (prim:reshape b (append (subseq sb 0 (- nb 2)) (list c chunk (car (last sb))))))) ; (... c B m)
               (sum (sum (mul (unsqueeze a3 -1) (unsqueeze b3 -3)) :axis -2) :axis -3))
             (sum (mul (unsqueeze a -1) (unsqueeze b -3)) :axis -2)))
-    (g) (list (%sum-to (%matmul2 g (transpose b)) (tensor-shape a))
-              (%sum-to (%matmul2 (transpose a) g) (tensor-shape b)))))
+    (g y) (let ((ga (%matmul2 g (transpose b))))
+            ;; (for a softmax feeding the product as A: see *grad-products*)
+            (when (and *grad-products* (equal (tensor-shape ga) (tensor-shape a)))
+              (puthash (node-id ga) (list (node-id a) g y) *grad-products*))
+            (list (%sum-to ga (tensor-shape a))
+                  (%sum-to (%matmul2 (transpose a) g) (tensor-shape b))))))
 
 (defcomposite dot (a b)
   "(dot A B) The inner product of two 1-d tensors of equal length.

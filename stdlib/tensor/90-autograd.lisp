@@ -176,7 +176,8 @@ depends on, and adds it to the leaf's (grad X). Returns LOSS.
                   (t (error 'shape-error "backward: the loss has shape ~s; give the gradient for more than one element"
                             (shape loss)))))
         (grads (make-hash-table))
-        (leaves nil))
+        (leaves nil)
+        (*grad-products* (make-hash-table)))
     (puthash (node-id loss) g0 grads)
     ;; The gradient graph is built with tracking off: it is not differentiated again, and
     ;; its nodes must not keep the forward graph alive from the leaves.

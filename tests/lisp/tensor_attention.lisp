@@ -324,6 +324,23 @@
     (loop (let ((p (search needle text :start2 at)))
             (if p (setq n (+ n 1) at (+ p 1)) (return n))))))
 
+(deftest recomputed-row-term
+  ;; The softmax gradient's row term sum(dP W), where W feeds only the product with the values,
+  ;; is taken from the output's rows, rowsum(dO O) (FlashAttention-2's D): no kernel recomputes
+  ;; the scores for it. The scores (the q . k products, shape (1 2 32 1 48)) are computed by the
+  ;; max, the sum, the output, dV, and with dP by dK and dQ: 8 times (10 with D from W).
+  (jit-online-softmax :always)
+  (let* ((qb (realize (randn '(1 2 32 16)))) (kb (realize (randn '(1 2 48 16)))) (vb (realize (randn '(1 2 48 32))))
+         (weight (realize (randn '(1 2 32 32))))
+         (got (grads-of (lambda (q k v) (nn:attention q k v)) qb kb vb weight)))
+    (is (= 8 (occurrences "(1 2 32 1 48)" (second got))))
+    ;; the gradients of the plain form, in f64, with the weights stored
+    (let ((want (progn (jit-online-softmax :never)
+                       (first (grads-of (lambda (q k v) (matmul (softmax (mul (matmul q (transpose k)) 0.25) :axis -1) v))
+                                        (f64 qb) (f64 kb) (f64 vb) (f64 weight))))))
+      (is (every #'identity (mapcar (lambda (a b) (close a b :tol 1e-4)) (first got) want))))
+    (jit-online-softmax :always)))
+
 (deftest cross-entropy-rows
   ;; The other row-wise chain: log-softmax then the negative log-likelihood of the targets
   ;; (nn:cross-entropy) stores no log-probabilities. Its row reduces (max, log-sum-exp, the
