@@ -614,10 +614,16 @@ void recompute_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
         if (roots.count(k) || holds_data(k) || !inlinable(k) || tensor::shape_numel(k->shape) != wide) continue;
         const bool rows = !kernel_rows(s, k).empty();
         const Node* red = rows ? nullptr : kernel_reduce(s, k);
-        if (users.count(k) && (rows || red == nullptr || short_product(trial, k))) {
-          // Reads the set, elementwise, per row or over a short product of its own (the scores'
-          // gradient W (dP - D): D a row reduce of its kernel, or a kernel of its own when
-          // softmax's backward takes it from the product's rows, with dP inline).
+        // (A short product whose terms do not read the set: read elementwise, after it.)
+        auto product_apart = [&] {
+          if (!short_product(trial, k)) return false;
+          const std::vector<const Node*> terms = region(trial, kernel_reduce(trial, k));
+          return std::none_of(terms.begin(), terms.end(), [&](const Node* n) { return set.count(n) > 0; });
+        };
+        if (users.count(k) && (rows || red == nullptr || product_apart())) {
+          // Reads the set, elementwise, per row or beside a short product of its own (the
+          // scores' gradient W (dP - D): D a row reduce of its kernel, or a kernel of its own
+          // when softmax's backward takes it from the product's rows, with dP inline).
           drop_rows(k);
         } else if (red != nullptr && short_product(trial, k) && !readers_of(k).empty() &&
                    std::all_of(readers_of(k).begin(), readers_of(k).end(),

@@ -341,6 +341,20 @@
       (is (every #'identity (mapcar (lambda (a b) (close a b :tol 1e-4)) (first got) want))))
     (jit-online-softmax :always)))
 
+(deftest recomputed-square-heads
+  ;; Heads as wide as they are long (d = L = 32): every gradient has the weights' shape, and the
+  ;; output's product with the loss's weight (a short product whose terms read the weights) is
+  ;; not the scores' gradient; still recomputed (no kernel of rows, the softmax's), with the
+  ;; stored form's gradients.
+  (let* ((qs (realize (randn '(1 2 32 32)))) (ks (realize (randn '(1 2 32 32)))) (vs (realize (randn '(1 2 32 32))))
+         (weight (realize (randn '(1 2 32 32))))
+         (f (lambda (q k v) (nn:attention q k v)))
+         (stored (progn (jit-online-softmax :never) (grads-of f qs ks vs weight)))
+         (again (progn (jit-online-softmax :always) (grads-of f qs ks vs weight))))
+    (is (search "(rows)" (second stored)))
+    (is (not (search "(rows)" (second again))))
+    (is (every #'identity (mapcar (lambda (a b) (close a (f64 b) :tol 1e-4)) (first again) (first stored))))))
+
 (deftest cross-entropy-rows
   ;; The other row-wise chain: log-softmax then the negative log-likelihood of the targets
   ;; (nn:cross-entropy) stores no log-probabilities. Its row reduces (max, log-sum-exp, the
