@@ -59,8 +59,16 @@
           (m32 (hf:from-checkpoint cast)))
       (is (eq (dtype (m16 ids)) 'bf16))
       (is (< (item (amax (abs (sub (cast (m16 ids) 'f32) (m32 ids))))) 0.1))
-      (is (equal (hf:generate m16 '(1 5 200 17) :max-new-tokens 8)
-                 (hf:generate m32 '(1 5 200 17) :max-new-tokens 8))))
+      ;; greedy decoding in bf16 picks, at every step, a token that the f32 model scores within
+      ;; bf16's rounding of its best (random weights make near-ties: 0.0007 apart at step 7)
+      (let* ((prompt '(1 5 200 17))
+             (picked (hf:generate m16 prompt :max-new-tokens 8))
+             (rows (to-list (m32 (tensor (append prompt picked) :dtype 'i32)))))
+        (is (= 8 (length picked)))
+        (is (every (lambda (i token)
+                     (let ((row (nth (+ (length prompt) i -1) rows)))
+                       (>= (nth token row) (- (reduce #'max row) 0.05))))
+                   '(0 1 2 3 4 5 6 7) picked))))
     ;; a GPT-2 kept in f16 computes in f16, close to the f32 one
     (let ((ids (tensor '(1 2 3) :dtype 'i32))
           (m16 (hf:from-checkpoint f16))
