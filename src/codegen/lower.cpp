@@ -1021,10 +1021,7 @@ class Lowerer {
     if (masked >= 0) {
       // A block that the mask hides from every row of the row block (a causal mask's keys after
       // the rows, a window's outside it) is skipped: it would add nothing (p = 0, c = 1).
-      auto [gate, unused] = k_.make_loop(k_.where(masked, c(0), c(1)));
-      (void)unused;
-      gate.body = std::move(block_body);
-      kl.body.push_back(std::move(gate));
+      kl.body.push_back(gated(masked, std::move(block_body)));
     } else {
       for (Stmt& st : block_body) kl.body.push_back(std::move(st));
     }
@@ -1734,10 +1731,15 @@ class Lowerer {
       }
       hidden = k_.binary(EOp::And, hidden, k_.binary(EOp::Cmpeq, k_.acc_read(bad, DType::I64), k_.constant_int(0)));
     }
-    auto [gate, unused] = k_.make_loop(k_.where(hidden, k_.constant_int(0), k_.constant_int(1)));
+    into.push_back(gated(hidden, std::move(blk)));
+  }
+
+  // A loop that runs BODY once, or not at all where bool SKIP holds (a block a mask hides).
+  Stmt gated(ExprId skip, std::vector<Stmt> body) {
+    auto [gate, unused] = k_.make_loop(k_.where(skip, k_.constant_int(0), k_.constant_int(1)));
     (void)unused;
-    gate.body = std::move(blk);
-    into.push_back(std::move(gate));
+    gate.body = std::move(body);
+    return std::move(gate);
   }
 
   // Nests LOOPS (each in the one before) and appends the outermost to INTO.
