@@ -11,6 +11,9 @@ reference="$2"
 tlisp="$3"
 threads="$4"
 unset OPENBLAS_CORETYPE
+# shellcheck source=bench/openblas-core.sh
+source "$(dirname "${BASH_SOURCE[0]}")/openblas-core.sh"
+openblas_core
 echo "== $threads thread(s) on $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 ours=$(OPENBLAS_NUM_THREADS=$threads TENSORLISP_THREADS=$threads "$tlisp" --device cpu "$script")
 refs=$(OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads MKL_NUM_THREADS=$threads \

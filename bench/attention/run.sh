@@ -20,6 +20,9 @@ fi
 tlisp="${1:-$here/../../build/tlisp}"
 python=/usr/bin/python3
 unset OPENBLAS_CORETYPE
+# shellcheck source=bench/openblas-core.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../openblas-core.sh"
+openblas_core
 if ((backward)); then
   lengths="${2:-1024,4096,16384}"
   time_max="${3:-1024}"

@@ -23,6 +23,9 @@ tlisp="$build/tlisp"
 here="$root/bench/llm"
 python=/usr/bin/python3
 unset OPENBLAS_CORETYPE
+# shellcheck source=bench/openblas-core.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../openblas-core.sh"
+openblas_core
 prefill="${PREFILL:-512}"
 decode="${DECODE:-32}"
 char_steps="${CHAR_STEPS:-50}"

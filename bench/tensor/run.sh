@@ -11,8 +11,10 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 tlisp="${1:-$here/../../build/tlisp}"
 python=/usr/bin/python3
-# OpenBLAS skips its AVX-512 kernels when this is set to Haswell.
 unset OPENBLAS_CORETYPE
+# shellcheck source=bench/openblas-core.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../openblas-core.sh"
+openblas_core
 for threads in 1 "$(nproc)"; do
   echo "== $threads thread(s) on $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
   ours=$(TENSORLISP_THREADS=$threads "$tlisp" --device cpu "$here/jit.lisp")

@@ -3,13 +3,17 @@
 # Epoch time and test accuracy of the Fashion-MNIST examples against the same models in
 # PyTorch (Debian's python3-torch), on 1 and 2 threads, one epoch each, side by side.
 #   bench/train/run.sh [BUILD_DIR]
-# Ratio = PyTorch's seconds / ours (above 1: TensorLisp is faster). PyTorch runs with
-# OPENBLAS_CORETYPE unset; without python3-torch only our figures print.
+# Ratio = PyTorch's seconds / ours (above 1: TensorLisp is faster). PyTorch runs on
+# OpenBLAS's best kernels for the CPU (bench/openblas-core.sh); without python3-torch only our
+# figures print.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-$root/build}"
 tlisp="$build/tlisp"
 unset OPENBLAS_CORETYPE
+# shellcheck source=bench/openblas-core.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../openblas-core.sh"
+openblas_core
 python=/usr/bin/python3
 have_torch=0
 if "$python" -c "import torch" 2>/dev/null; then have_torch=1; fi
