@@ -188,7 +188,7 @@ class Lowerer {
     if (reads_quantized()) {
       if (auto blocks = block_lanes()) return *blocks;
     }
-    if (tile && interchange && tile->rows < kTileRows) {
+    if (tile && interchange && tile->rows < full_tile_rows()) {
       // Fewer rows than a full tile's make short multiply-add chains (2 rows x 2 vectors: 4):
       // accumulating in the output row, streaming the right operand, is faster (4 x 768 @
       // 768 x 3072: 0.57 ms against 1.08 ms tiled).
@@ -283,16 +283,46 @@ class Lowerer {
     return Opt::lanes(loop, lanes);
   }
 
-  // A register tile for a matmul-like sum: kTileRows x kTileCols outputs (rows of the
-  // second-to-last output axis, columns of the last) accumulate in registers over the whole
-  // reduce, so each loaded element of either operand feeds several multiply-adds. Only for
-  // f32 sums with constant extents.
-  // 6 rows x 2 vectors: 12 independent multiply-add chains, enough to hide an FMA's latency
-  // (4 x 16 leaves an AVX2 core waiting on 8 chains). Rows that 6 does not divide get a ragged
-  // last tile (a clamped split) when there are many, else the most rows up to 6 that divide.
-  static constexpr std::int64_t kTileRows = 6;
+  // A register tile for a matmul-like sum: TR x TC outputs (rows of the second-to-last
+  // output axis, columns of the last) accumulate in registers over the whole reduce, so each
+  // loaded element of either operand feeds several multiply-adds. Only for f32 sums with
+  // constant extents. The shape comes from the target's vectors (tile_shape): columns are R / 8
+  // vectors of V lanes wide (R vector registers), rows as many as the registers then hold
+  // besides a row of the right operand and one broadcast element of the left, 6 on both x86
+  // targets: 6 x 16 with AVX2 (12 accumulators of 8 lanes: enough independent multiply-add
+  // chains to hide an FMA's latency, where 4 x 16 left an AVX2 core waiting on 8), 6 x 64
+  // with AVX-512 (24 of 16 lanes; its 6 x 16 kept 6 chains and ran at 0.6x OpenBLAS: 1024^2
+  // on one Sapphire Rapids thread, 14.5 ms against 22.4). Rows that 6 does not divide get a
+  // ragged last tile (a clamped split) when there are many, else the most rows up to 6 that
+  // divide.
   static constexpr std::int64_t kRaggedRows = 48;  // fewest rows for a ragged tile
-  static constexpr std::int64_t kTileCols = 16;
+  struct TileShape {
+    std::int64_t rows = 0, cols = 0;
+  };
+  std::int64_t widest_tile_vectors() const { return std::max(1, how_.vector_registers / 8); }
+  std::int64_t full_tile_rows() const {
+    return (how_.vector_registers - widest_tile_vectors() - 1) / widest_tile_vectors();
+  }
+  // The default tile for an output of ROWS x COLS. Columns: the widest whole number of
+  // vectors, up to the widest tile, that divides them; else a result narrower than the widest
+  // tile (a classifier's 10 outputs) is one tile wide; else a ragged last tile (its
+  // columns past the end compute the last one again and store nothing: GPT-2's 50257 logits
+  // ran at a fifth of the speed of 50304 without a tile), the widest when that wastes at most
+  // an eighth of the columns, else two vectors wide.
+  TileShape tile_shape(std::int64_t rows, std::int64_t cols) const {
+    const std::int64_t lanes = how_.vector_floats, wide = widest_tile_vectors() * lanes;
+    TileShape t;
+    t.rows = full_tile_rows();
+    for (std::int64_t v = widest_tile_vectors(); v >= 1 && t.cols == 0; --v) {
+      if (cols % (v * lanes) == 0) t.cols = v * lanes;
+    }
+    if (t.cols == 0 && cols < wide) t.cols = cols;
+    if (t.cols == 0) t.cols = ((cols + wide - 1) / wide * wide - cols) * 8 <= cols ? wide : std::min(wide, 2 * lanes);
+    if (rows < kRaggedRows) {
+      while (rows % t.rows != 0) --t.rows;
+    }
+    return t;
+  }
   static constexpr std::int64_t kMaxScratch = 1 << 20;      // bytes of scratch for a packed panel
   static constexpr std::int64_t kWholeScratch = 128 << 10;  // bytes of a right operand packed whole
   // Fewest rows for packing the right operand panel by panel (one too large to pack whole):
@@ -326,7 +356,7 @@ class Lowerer {
   // not packed unless its columns are ragged.
   std::optional<Tile> tile_plan(const Node* red, std::int64_t want_rows = 0, std::int64_t want_cols = 0,
                                 bool blocked = false, bool panels = true) {
-    if (red->reduce_kind != ReduceKind::Sum || red->dtype != DType::F32 || out_->dtype != DType::F32) return std::nullopt;
+    if (red->reduce_kind != ReduceKind::Sum || red->dtype != DType::F32) return std::nullopt;
     const tensor::Shape& shape = red->shape;
     std::vector<std::size_t> kept;  // output axes with a loop
     for (std::size_t i = 0; i < shape.size(); ++i) {
@@ -336,18 +366,8 @@ class Lowerer {
     const std::size_t col = kept.back(), row = kept[kept.size() - 2];
     auto rows = shape[row].as_const(), cols = shape[col].as_const();
     if (!rows || !cols) return std::nullopt;
-    // 16 columns (two vectors of 8) when they divide the columns; a narrow result (a
-    // classifier's 10 outputs) is one tile wide; else 8 when they divide; else 16 with a
-    // ragged last tile (its columns past the end compute the last one again and store nothing:
-    // GPT-2's 50257 logits ran at a fifth of the speed of 50304 without a tile).
-    std::int64_t tile_cols = *cols % kTileCols == 0 ? kTileCols
-                             : *cols < kTileCols    ? *cols
-                             : *cols % 8 == 0       ? 8
-                                                    : kTileCols;
-    std::int64_t tile_rows = kTileRows;
-    if (*rows < kRaggedRows) {
-      while (*rows % tile_rows != 0) --tile_rows;
-    }
+    const TileShape shape_of_tile = tile_shape(*rows, *cols);
+    std::int64_t tile_rows = shape_of_tile.rows, tile_cols = shape_of_tile.cols;
     if (want_rows > 0) {
       if ((*rows % want_rows != 0 && *rows < kRaggedRows) || (*cols % want_cols != 0 && *cols < 2 * want_cols)) {
         return std::nullopt;

@@ -46,6 +46,11 @@ struct Lowering {
   int group = 256;
   std::int64_t min_group_reduce = 32;
   std::int64_t few_threads = 4096;
+  // CPU: the f32 lanes of the vectors the emitter uses and how many vector registers the
+  // target has (AVX2: 8 and 16; AVX-512: 16 and 32). Matmul-like kernels shape their register
+  // tiles from them (lower.cpp, tile_shape).
+  int vector_floats = 8;
+  int vector_registers = 16;
   // The opts to apply to every kernel lowered (elementwise and reduce kernels; the others take
   // none), instead of those lowering chooses. An opt that does not apply is an optimizer-error.
   std::optional<Opts> opts;

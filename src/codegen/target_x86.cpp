@@ -133,6 +133,15 @@ CpuCodegen::CpuCodegen(const std::string& cpu) : impl_(std::make_unique<Impl>())
 
 CpuCodegen::~CpuCodegen() = default;
 
+Lowering CpuCodegen::lowering() const {
+  Lowering how(Target::Cpu);
+  if (impl_->avx512) {
+    how.vector_floats = 16;
+    how.vector_registers = 32;
+  }
+  return how;
+}
+
 const std::string& CpuCodegen::target_id() const { return impl_->id; }
 
 llvm::PipelineTuningOptions cpu_pipeline_options() {

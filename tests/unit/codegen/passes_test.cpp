@@ -337,6 +337,51 @@ TEST_CASE("the CPU's matmul register tile is a list of opts that replays", "[cod
   CHECK(tl::codegen::opts_str(tl::codegen::lower(fr.items[0], fr.materialized).opts) == "(interchange)");
 }
 
+TEST_CASE("register tiles take their shape from the target's vectors", "[codegen][passes]") {
+  std::mt19937 rng(11);
+  Graph g;
+  // AVX-512: 16 f32 lanes in 32 registers. Columns four vectors wide (64) where they divide,
+  // the widest whole vectors that divide otherwise, a narrow result one tile wide, else a
+  // ragged tile: 64 wide when that wastes at most an eighth of the columns, else 32; 6 rows.
+  Lowering avx512;
+  avx512.vector_floats = 16;
+  avx512.vector_registers = 32;
+  auto opts_of = [&](std::int64_t m, std::int64_t k, std::int64_t n, const Lowering& how) {
+    NodeRef mm = matmul(g, random_buffer(g, DType::F32, {m, k}, rng), random_buffer(g, DType::F32, {k, n}, rng));
+    tl::schedule::Schedule s = tl::schedule::make_schedule(mm.get());
+    const Lowered l = tl::codegen::lower(s.items[0], s.materialized, how);
+    const Case c = plain_case(mm, rng);
+    CHECK(same(run(l.kernel, c, mm.get()), run(c.plain.kernel, c, mm.get())));
+    return tl::codegen::opts_str(l.opts);
+  };
+  CHECK(opts_of(96, 256, 128, avx512) == "(split 0 6) (split 1 64) (swap 4) (pack -1 3 5 2 6) (upcast 6) (upcast 4)");
+  CHECK(opts_of(12, 8, 96, avx512) == "(split 0 6) (split 1 48) (swap 4) (pack -1 3 5 2 6) (upcast 6) (upcast 4)");
+  CHECK(opts_of(12, 8, 10, avx512) == "(split 0 6) (split 1 10) (swap 4) (pack -1 3 5 2 6) (upcast 6) (upcast 4)");
+  CHECK(opts_of(12, 8, 60, avx512) == "(split 0 6) (split 1 60) (swap 4) (pack -1 3 5 2 6) (upcast 6) (upcast 4)");
+  CHECK(opts_of(48, 8, 86, avx512) ==
+        "(split 0 6) (split 1 32) (swap 4) (pack -1 3 5 2 6) (upcast 6) (upcast 4) (peel 5)");
+  CHECK(opts_of(12, 4, 1030, avx512).find("(split 1 64)") != std::string::npos);
+  // AVX2 (the default Lowering): 8 lanes in 16 registers, 6 x 16 as before.
+  CHECK(opts_of(96, 256, 128, Lowering()) ==
+        "(split 0 6) (split 1 16) (swap 4) (pack -1 3 5 2 6) (upcast 6) (upcast 4)");
+}
+
+TEST_CASE("a matmul with an epilogue of another dtype keeps its register tile", "[codegen][passes]") {
+  std::mt19937 rng(12);
+  Graph g;
+  // (cast (matmul a b) f64): the f32 sums accumulate in the tile, the epilogue widens each on
+  // its store (a composite computed in f64, tanh's, once ran the whole product untiled: 40x
+  // slower at 512^3).
+  NodeRef mm = matmul(g, random_buffer(g, DType::F32, {12, 8}, rng), random_buffer(g, DType::F32, {8, 32}, rng));
+  NodeRef wide = g.make_unary(Op::Neg, g.make_cast(mm, DType::F64));
+  tl::schedule::Schedule s = tl::schedule::make_schedule(wide.get());
+  REQUIRE(s.items.size() == 1);
+  const Lowered l = tl::codegen::lower(s.items[0], s.materialized);
+  CHECK(tl::codegen::opts_str(l.opts) == "(split 0 6) (split 1 16) (swap 4) (pack -1 3 5 2 6) (upcast 6) (upcast 4)");
+  const Case c = plain_case(wide, rng);
+  CHECK(same(run(l.kernel, c, wide.get()), run(c.plain.kernel, c, wide.get())));
+}
+
 TEST_CASE("a matmul of many rows runs in cache blocks: the reduce hoisted out of the tiles", "[codegen][passes]") {
   std::mt19937 rng(5);
   Graph g;
