@@ -286,12 +286,13 @@ class Lowerer {
   // A register tile for a matmul-like sum: TR x TC outputs (rows of the second-to-last
   // output axis, columns of the last) accumulate in registers over the whole reduce, so each
   // loaded element of either operand feeds several multiply-adds. Only for f32 sums with
-  // constant extents. The shape comes from the target's vectors (tile_shape): columns are R / 8
+  // constant extents (whatever dtype an epilogue then stores: a tanh computed in f64, a cast
+  // to bf16). The shape comes from the target's vectors (tile_shape): columns are R / 8
   // vectors of V lanes wide (R vector registers), rows as many as the registers then hold
   // besides a row of the right operand and one broadcast element of the left, 6 on both x86
   // targets: 6 x 16 with AVX2 (12 accumulators of 8 lanes: enough independent multiply-add
   // chains to hide an FMA's latency, where 4 x 16 left an AVX2 core waiting on 8), 6 x 64
-  // with AVX-512 (24 of 16 lanes; its 6 x 16 kept 6 chains and ran at 0.6x OpenBLAS: 1024^2
+  // with AVX-512 (24 of 16 lanes; its 6 x 16 kept 6 chains and ran at 0.6x OpenBLAS: 1024^3
   // on one Sapphire Rapids thread, 14.5 ms against 22.4). Rows that 6 does not divide get a
   // ragged last tile (a clamped split) when there are many, else the most rows up to 6 that
   // divide.
