@@ -10,7 +10,6 @@ script="$1"
 reference="$2"
 tlisp="$3"
 threads="$4"
-unset OPENBLAS_CORETYPE
 # shellcheck source=bench/openblas-core.sh
 source "$(dirname "${BASH_SOURCE[0]}")/openblas-core.sh"
 openblas_core

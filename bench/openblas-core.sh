@@ -7,10 +7,12 @@
 # Prescott, its generic SSE3 kernels: fp32 matmul at 32 GFLOP/s on one thread where the
 # SkylakeX kernels reach 200. When that happens this sets OPENBLAS_CORETYPE from the CPU's
 # flags (AVX-512 F/BW/DQ/VL: SkylakeX; AVX2 and FMA: Haswell) and says so on stderr; a core
-# OpenBLAS detected itself is kept, and so is an OPENBLAS_CORETYPE the caller set.
+# OpenBLAS detected itself is kept. An OPENBLAS_CORETYPE from the environment is dropped first
+# (set to Haswell, it would keep OpenBLAS off its AVX-512 kernels).
 openblas_core() {
   local python="${1:-/usr/bin/python3}" detected flags core
-  if [ -n "${OPENBLAS_CORETYPE:-}" ] || ! [ -x "$python" ]; then return 0; fi
+  unset OPENBLAS_CORETYPE
+  if ! [ -x "$python" ]; then return 0; fi
   detected=$(OPENBLAS_VERBOSE=2 "$python" -c 'import numpy; numpy.ones((8, 8)) @ numpy.ones((8, 8))' 2>&1 |
                sed -n 's/^Core: //p' | head -1)
   case "$detected" in

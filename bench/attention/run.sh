@@ -19,7 +19,6 @@ if [ "${1:-}" = "--backward" ]; then
 fi
 tlisp="${1:-$here/../../build/tlisp}"
 python=/usr/bin/python3
-unset OPENBLAS_CORETYPE
 # shellcheck source=bench/openblas-core.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../openblas-core.sh"
 openblas_core

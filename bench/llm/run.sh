@@ -22,7 +22,6 @@ build="${1:-$root/build}"
 tlisp="$build/tlisp"
 here="$root/bench/llm"
 python=/usr/bin/python3
-unset OPENBLAS_CORETYPE
 # shellcheck source=bench/openblas-core.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../openblas-core.sh"
 openblas_core

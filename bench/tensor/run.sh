@@ -11,7 +11,6 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 tlisp="${1:-$here/../../build/tlisp}"
 python=/usr/bin/python3
-unset OPENBLAS_CORETYPE
 # shellcheck source=bench/openblas-core.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../openblas-core.sh"
 openblas_core

@@ -10,7 +10,6 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-$root/build}"
 tlisp="$build/tlisp"
-unset OPENBLAS_CORETYPE
 # shellcheck source=bench/openblas-core.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../openblas-core.sh"
 openblas_core
