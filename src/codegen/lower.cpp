@@ -803,7 +803,7 @@ class Lowerer {
     std::vector<Stmt>* step = pass.empty() ? body : &pass.back().body;
     // The weights' index, below the operand's views.
     std::vector<ExprId> widx = at;
-    for (const Node* n = o.weights_read; n != o.weights; n = n->src[0].get()) widx = source_index(n, widx);
+    widx = weights_index(o, widx);
     emit_ = step;
     const ExprId x = value(o.scores, widx);
     const std::int32_t mn =
@@ -963,7 +963,7 @@ class Lowerer {
       s_rows = rl.var;
       s_keys = jl.var;
       std::vector<ExprId> widx = at(in_span(rv), key_of(jv), c(0));
-      for (const Node* n = o.weights_read; n != o.weights; n = n->src[0].get()) widx = source_index(n, widx);
+      widx = weights_index(o, widx);
       emit_ = &jl.body;
       const std::int32_t first_inline = k_.loop_count();
       const ExprId x = k_.unary(EOp::Cast, value(o.scores, widx), t);
@@ -990,7 +990,7 @@ class Lowerer {
       const ExprId m_new = k_.acc_read(mn, t);
       // E at (score s, max mn): the exponential as the graph has it, over a stand-in score.
       auto exp_at = [&](ExprId score, std::vector<ExprId> widx) {
-        for (const Node* n = o.weights_read; n != o.weights; n = n->src[0].get()) widx = source_index(n, widx);
+        widx = weights_index(o, widx);
         memo_.clear();
         row_accs_[o.max] = k_.unary(EOp::Cast, m_new, o.max->dtype);
         memo_[{o.scores, widx}] = k_.unary(EOp::Cast, score, o.scores->dtype);
@@ -2267,6 +2267,15 @@ class Lowerer {
 
   // The index into movement op N's source of element IDX of N. For a pad, the shifted index
   // as it is (movement() guards the padding; a written view has none).
+  // An online softmax's index of its weights, from the index of the operand that reads them:
+  // below the operand's views (and the cast widening half-precision weights, which keeps it).
+  std::vector<ExprId> weights_index(const schedule::OnlineSoftmax& o, std::vector<ExprId> idx) {
+    for (const Node* n = o.weights_read; n != o.weights; n = n->src[0].get()) {
+      if (n->op != Op::Cast) idx = source_index(n, idx);
+    }
+    return idx;
+  }
+
   std::vector<ExprId> source_index(const Node* n, const std::vector<ExprId>& idx) {
     const Node* s = n->src[0].get();
     std::vector<ExprId> sidx(s->shape.size());

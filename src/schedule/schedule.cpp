@@ -288,6 +288,24 @@ std::optional<std::vector<int>> axis_origins(const Node* top, const Node* base, 
   return at;
 }
 
+// Origins through two chains, TOP over MID and MID over BASE (axis_origins): for each axis of
+// TOP, the axis of BASE it indexes, or -1.
+std::optional<std::vector<int>> compose(const std::optional<std::vector<int>>& top,
+                                        const std::optional<std::vector<int>>& mid) {
+  if (!top || !mid) return std::nullopt;
+  std::vector<int> at = *top;
+  for (int& a : at) a = a < 0 ? -1 : (*mid)[static_cast<std::size_t>(a)];
+  return at;
+}
+
+// N when it is a cast of f16 or bf16 to DTYPE (f32): matmul's widened half-precision operand.
+// Null otherwise.
+const Node* widening_cast(const Node* n, DType dtype) {
+  if (n->op != Op::Cast || n->dtype != DType::F32 || dtype != DType::F32) return nullptr;
+  const DType from = n->src[0]->dtype;
+  return from == DType::F16 || from == DType::BF16 ? n : nullptr;
+}
+
 // Whether lowering can compute N inside another kernel (elementwise work, views, a reduce: not
 // a copy, an assign, a scatter-add or an external kernel, which write buffers of their own).
 bool inlinable(const Node* n) {
@@ -324,15 +342,16 @@ std::pair<const Node*, const Node*> exp_of_difference(const Node* e) {
 
 // The parts of softmax weights W = E * recip(expand(sum E)), E = exp(X - expand(max X)), along
 // the same axes, as one Rows kernel (its two row reduces, max then sum): the structure the
-// softmax composite builds (no name involved).
+// softmax composite builds (no name involved). KERNEL is the node of that kernel: W, or an
+// epilogue over W (the cast widening half-precision weights for matmul).
 struct SoftmaxParts {
   const Node* max = nullptr;
   const Node* sum = nullptr;
   const Node* exp = nullptr;
   const Node* scores = nullptr;
 };
-std::optional<SoftmaxParts> softmax_parts(const Schedule& s, const Node* w) {
-  const std::vector<const Node*> rows = kernel_rows(s, w);
+std::optional<SoftmaxParts> softmax_parts(const Schedule& s, const Node* kernel, const Node* w) {
+  const std::vector<const Node*> rows = kernel_rows(s, kernel);
   if (rows.size() != 2 || rows[0]->reduce_kind != ReduceKind::Max || rows[1]->reduce_kind != ReduceKind::Sum) {
     return std::nullopt;
   }
@@ -392,15 +411,23 @@ void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
     for (int side = 0; side < 2; ++side) {
       const Node* wv = prod->src[static_cast<std::size_t>(side)].get();
       const Node* w = data_source(wv);
-      if (!s.materialized.count(w) || holds_data(w) || roots.count(w) || used(w) != 1) continue;
-      const std::optional<SoftmaxParts> parts = softmax_parts(s, w);
-      if (!parts || w->dtype != r->dtype) continue;
+      // Half-precision weights widened to f32 for the product, as matmul does (computed in f32
+      // in the new kernel, never rounded): the cast in the product's kernel, or the softmax
+      // kernel's output (its epilogue). KW: the softmax's kernel.
+      const Node* widened = widening_cast(w, r->dtype);
+      if (widened) w = data_source(widened->src[0].get());
+      const Node* kw = widened && s.materialized.count(widened) ? widened : w;
+      if (kw != w && (s.materialized.count(w) || used(w) != 1)) continue;
+      if (!s.materialized.count(kw) || holds_data(kw) || roots.count(kw) || used(kw) != 1) continue;
+      const std::optional<SoftmaxParts> parts = softmax_parts(s, kw, w);
+      if (!parts || (w->dtype != r->dtype && !widened)) continue;
       const Node* mx = parts->max;
       const Node* sm = parts->sum;
       const Node* e = parts->exp;
       const Node* x = parts->scores;
       // The softmax's axes are exactly the contraction's; the weights broadcast along the rest.
-      auto origins = axis_origins(wv, w);
+      auto origins =
+          widened ? compose(axis_origins(wv, widened), axis_origins(widened->src[0].get(), w)) : axis_origins(wv, w);
       if (!origins) continue;
       const tensor::Shape& full = prod->shape;
       std::vector<bool> value_axes(full.size(), false);
@@ -449,9 +476,9 @@ void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
         const bool blocks = sixteens && key_axes == 1 && value_count == 1;
         if (!few && !large && !(options.host && blocks)) continue;
       }
-      s.materialized.erase(w);
-      s.kernels.erase(std::find(s.kernels.begin(), s.kernels.end(), w));
-      heads.erase(w);
+      s.materialized.erase(kw);
+      s.kernels.erase(std::find(s.kernels.begin(), s.kernels.end(), kw));
+      heads.erase(kw);
       if (head != r) {
         s.materialized.insert(r);
         s.kernels.push_back(r);  // in graph order later
@@ -482,7 +509,7 @@ void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
         if (n->op == Op::Reduce) continue;
         for (const auto& src : n->src) down.push_back(src.get());
       }
-      s.online[r] = OnlineSoftmax{r, w, mx, sm, e, x, wv, values, std::move(value_axes)};
+      s.online[r] = OnlineSoftmax{r, w, mx, sm, e, x, values, wv, std::move(value_axes)};
       break;
     }
   }
@@ -525,7 +552,7 @@ void recompute_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
   };
   for (const Node* w : std::vector<const Node*>(s.kernels)) {
     if (!s.materialized.count(w) || roots.count(w)) continue;
-    const std::optional<SoftmaxParts> parts = softmax_parts(s, w);
+    const std::optional<SoftmaxParts> parts = softmax_parts(s, w, w);
     if (!parts) continue;
     if (options.online_softmax == Options::Online::Auto) {
       auto bytes = tensor::shape_bytes(w->shape, w->dtype).as_const();
@@ -834,6 +861,22 @@ Schedule make_schedule(const std::vector<const Node*>& outputs, const Options& o
     }
     return nullptr;
   };
+  // A widening cast (f16/bf16 to f32: matmul's operand) of computed work, to be stored for
+  // its readers, stores that work instead: half the bytes, widened again where read (an
+  // instruction a load). The weights of half-precision attention then stay the softmax's row
+  // kernel, read through the cast by the forward product and the values' gradient both, which
+  // fuse_online_softmax and recompute_softmax recognize. Whether N was one.
+  auto store_narrow = [&](const Node* n) {
+    const Node* src = n->src.empty() ? nullptr : n->src[0].get();
+    if (src == nullptr || !widening_cast(n, DType::F32) || holds_data(src) || s.materialized.count(src) ||
+        !costs_work(src) || !inlinable(src) || is_movement(src)) {
+      return false;
+    }
+    materialize(src);
+    cost[src] = 0;
+    depth[src] = 0;
+    return true;
+  };
   for (const Node* n : order) {
     if (holds_data(n)) {
       materialize(n);
@@ -850,7 +893,8 @@ Schedule make_schedule(const std::vector<const Node*>& outputs, const Options& o
         dep = std::max(dep, depth[d] + 1);
       }
     }
-    if (const Node* head = epilogue_source(n)) {
+    // (Not a widening cast: its source is stored in half the bytes, and widened where read.)
+    if (const Node* head = widening_cast(n, DType::F32) && !roots.count(n) ? nullptr : epilogue_source(n)) {
       // Take over the head's kernel.
       s.materialized.erase(head);
       s.kernels.erase(std::find(s.kernels.begin(), s.kernels.end(), head));
@@ -888,8 +932,12 @@ Schedule make_schedule(const std::vector<const Node*>& outputs, const Options& o
           d = d->src[0].get();
         }
         if (broadcast && !s.materialized.count(d) && cost[d] > 1) {
-          materialize(d);
-          cost[d] = 0;
+          if (store_narrow(d)) {
+            cost[d] = work(d);
+          } else {
+            materialize(d);
+            cost[d] = 0;
+          }
           c = std::min(c, kCostCap);
         }
         // An operand whose movement ops no one strided view expresses (attention's heads
@@ -909,6 +957,11 @@ Schedule make_schedule(const std::vector<const Node*>& outputs, const Options& o
     // shares equal expressions); read through different views, or by a reduce and another
     // consumer (two kernels), it would be recomputed.
     bool shared = uses[n] > 1 && c > kInlineLimit && (viewed.count(n) || reduced.count(n));
+    if (shared && !must && store_narrow(n)) {
+      c = work(n);
+      dep = 1;
+      shared = false;
+    }
     if (must || shared || dep >= kMaxFusedDepth) {
       materialize(n);
       c = 0;

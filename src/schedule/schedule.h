@@ -37,14 +37,16 @@ const char* kernel_kind_name(KernelKind k);
 // What an OnlineSoftmax kernel computes: out = sum over the axes of `contraction` of
 // weights x values, where weights = exp(x - max(x)) / sum(exp(x - max(x))) along those axes.
 struct OnlineSoftmax {
-  const Node* contraction = nullptr;   // the reduce :sum of (mul WEIGHTS' VALUES'), the kernel's node
-  const Node* weights = nullptr;       // (mul EXP (recip (expand SUM))): the softmax
-  const Node* max = nullptr;           // (reduce :max X axes)
-  const Node* sum = nullptr;           // (reduce :sum EXP axes)
-  const Node* exp = nullptr;           // exp(x - max(x)) as the graph has it (exp2 of a scaled difference)
-  const Node* scores = nullptr;        // X
-  const Node* weights_read = nullptr;  // WEIGHTS': the operand of the product that reads WEIGHTS
-  const Node* values = nullptr;        // VALUES': the other operand
+  const Node* contraction = nullptr;  // the reduce :sum of (mul WEIGHTS' VALUES'), the kernel's node
+  const Node* weights = nullptr;      // (mul EXP (recip (expand SUM))): the softmax
+  const Node* max = nullptr;          // (reduce :max X axes)
+  const Node* sum = nullptr;          // (reduce :sum EXP axes)
+  const Node* exp = nullptr;          // exp(x - max(x)) as the graph has it (exp2 of a scaled difference)
+  const Node* scores = nullptr;       // X
+  const Node* values = nullptr;       // VALUES': the other operand
+  // WEIGHTS': the operand of the product that reads WEIGHTS (through views, and for f16 or bf16
+  // weights the cast to f32 that matmul widens them by)
+  const Node* weights_read = nullptr;
   // The axes of the contraction's output along which the weights are broadcast (the values'
   // own axes: attention's head dimension); the others are the rows.
   std::vector<bool> value_axes;

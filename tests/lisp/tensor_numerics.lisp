@@ -122,6 +122,36 @@
       (let ((e (max-ulp (second case) (third case))))
         (unless (is (<= e 2.0)) (format t "~a: ~a ulp~%" (first case) e))))))
 
+(deftest half-precision-matmul
+  ;; f16 and bf16 products multiply and sum in f32 and round once, as PyTorch's: with x = 1 + u
+  ;; (u the dtype's epsilon), x x - (1 + 2u) is u^2, which products rounded to the dtype lose
+  ;; (x x rounds to 1 + 2u). The same for the gradients, batched products, a matrix-vector
+  ;; product and einsum, on every device.
+  (dolist (c '((bf16 7) (f16 10)))
+    (let* ((dt (first c)) (u (expt 2.0 (- (second c)))) (x (+ 1 u)) (y (- (+ 1 (* 2 u))))
+           (a (requires-grad! (tensor (list (list x 1.0)) :dtype dt)))
+           (b (requires-grad! (tensor (list (list x) (list y)) :dtype dt)))
+           (p (matmul a b)))
+      (is (eq (dtype p) dt))
+      (is (= (item p) (* u u)))
+      (is (= (item (matmul (tensor (list x 1.0) :dtype dt) (tensor (list x y) :dtype dt))) (* u u)))
+      (is (equal (tl (einsum "ij,jk->ik" a b)) (list (list (* u u)))))
+      (is (eq (dtype (einsum "ij,jk->ik" a b)) dt))
+      (is (equal (tl (matmul (tensor (list (list (list x 1.0))) :dtype dt) (tensor (list (list (list x) (list y))) :dtype dt)))
+                 (list (list (list (* u u))))))
+      ;; d/da of sum((a b) w) = w b^T: (x, 1) . (x, y) again; d/db = a^T w
+      (let* ((a1 (requires-grad! (tensor '((1.0)) :dtype dt)))
+             (b1 (requires-grad! (tensor (list (list x y)) :dtype dt))))
+        (backward (sum (mul (matmul a1 b1) (tensor (list (list x 1.0)) :dtype dt))))
+        (is (eq (dtype (grad a1)) dt))
+        (is (equal (tl (grad a1)) (list (list (* u u)))))
+        (is (equal (tl (grad b1)) (list (list x 1.0)))))
+      ;; random operands: within one rounding of the f64 product of the same half inputs
+      (let* ((ra (realize (cast (randn '(3 40 70)) dt))) (rb (realize (cast (randn '(3 70 50)) dt)))
+             (exact (matmul (cast ra 'f64) (cast rb 'f64)))
+             (err (sub (cast (matmul ra rb) 'f64) exact)))
+        (is (<= (item (amax (div (abs err) (add (abs exact) 1e-3)))) (* 1.01 u)))))))
+
 (deftest sums-do-not-saturate
   ;; 4e7 ones: one sequential f32 accumulator stops at 2^24
   (is (= (item (mean (ones '(4000 10000)))) 1.0))
