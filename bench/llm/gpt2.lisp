@@ -4,9 +4,11 @@
 ;;; of DECODE tokens after a PROMPT-token prompt (one captured step per token), each run once
 ;;; to warm up (compiling its kernels), then the best of 2 (prefill) or 3 (decode) runs; then
 ;;; the first greedy ids (to compare with PyTorch's) and the peak resident memory.
-;;; With --quantize q8_0 or q4_0 the weights are quantized as they load (hf:load :quantize).
+;;; With --quantize q8_0 or q4_0 the weights are quantized as they load (hf:load :quantize);
+;;; with --dtype bf16 or f16 they are cast to it (f32 by default; matmuls then multiply and sum
+;;; in f32 and round their results to the dtype).
 ;;;   build/tlisp bench/llm/gpt2.lisp --model DIR [--prefill 512] [--prompt 16] [--decode 32]
-;;;                                   [--quantize q8_0|q4_0]
+;;;                                   [--quantize q8_0|q4_0] [--dtype f32|bf16|f16]
 
 (require 'hf)
 
@@ -15,6 +17,7 @@
 (defvar *prompt* (command-line-option "--prompt" 16))
 (defvar *decode* (command-line-option "--decode" 32))
 (defvar *quantize* (let ((q (command-line-option "--quantize" nil))) (and q (intern (format nil "~a" q)))))
+(defvar *dtype* (intern (format nil "~a" (command-line-option "--dtype" "f32"))))
 
 (defun prompt-ids (n vocab run)
   ;; The same ids torch_ref.py uses: (7919 i + 11 RUN) mod VOCAB.
@@ -26,7 +29,9 @@
                        (string-split (read-file "/proc/self/status") (string (code-char 10))))))
     (floor (parse-integer (string-trim " kB" (subseq line 6))) 1024)))
 
-(defvar model (hf:load *dir* :quantize *quantize*))
+(unless (member *dtype* '(f32 f16 bf16))
+  (error "gpt2.lisp: --dtype must be f32, f16 or bf16, got ~a" *dtype*))
+(defvar model (hf:load *dir* :quantize *quantize* :dtype *dtype*))
 (defvar vocab (hf:config (hf:model-config model) "vocab_size"))
 (defun measure (runs key thunk)
   ;; Calls THUNK with 0 .. RUNS: run 0 warms up (compiling the kernels). Returns the list

@@ -7,6 +7,8 @@
 #    ms/token with the KV cache through hf:generate (gpt2.lisp) against a plain PyTorch GPT-2
 #    with a KV cache (torch_ref.py), prefill of PREFILL tokens (tokens/s), the first greedy ids
 #    of both (they should agree), and each process's peak resident memory;
+#  - the same model's weights cast to bf16 on load (hf:load :dtype; matmuls sum in f32): decode
+#    ms/token, its ratio to f32's and whether the greedy ids agree;
 #  - the same model's weights quantized on load (issue 27: q8_0 and q4_0, hf:load :quantize):
 #    decode ms/token and its ratio to f32's (the target: q8_0 at most 0.6x, q4_0 at most 0.4x:
 #    decode reads every weight once a token, so fewer bytes should take less time), and whether
@@ -76,9 +78,11 @@ for threads in $threads_list; do
 done
 row "" threads tlisp "vs f32" "ids agree"
 for threads in $threads_list; do
-  for fmt in q8_0 q4_0; do
+  for fmt in bf16 q8_0 q4_0; do
+    how=(--quantize "$fmt")
+    [ "$fmt" = bf16 ] && how=(--dtype bf16)
     ours=$(TENSORLISP_THREADS=$threads "$tlisp" "$here/gpt2.lisp" --model "$tmp/gpt2" --prefill 16 \
-             --decode "$decode" --quantize "$fmt" 2>&1)
+             --decode "$decode" "${how[@]}" 2>&1)
     q_dec=$(field '.*decode [0-9]* tokens: \([0-9.]*\) ms\/token.*' "$ours")
     [ -n "$q_dec" ] || printf 'tlisp:\n%s\n' "$ours" >&2
     agree=no

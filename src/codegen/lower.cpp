@@ -97,10 +97,10 @@ class Lowerer {
                                                    : Opts{};
     if (!opts.empty() && opts.front().kind == Opt::Kind::Interchange) {
       if (red == nullptr || gpu_ || !can_interchange(red)) {
-        throw ConditionError(
-            "optimizer-error",
-            "opt (interchange): only a float sum or max on the CPU, whose output dtype holds the running "
-            "value, accumulates in its output row");
+        throw ConditionError("optimizer-error",
+                             "opt (interchange): only a float sum or max on the CPU accumulates in its output row (in "
+                             "scratch when the kernel stores another dtype: at most 256 KiB of it, of a constant "
+                             "size)");
       }
       rebuild();
       result = build(red, true, row);
@@ -194,7 +194,12 @@ class Lowerer {
       // 768 x 3072: 0.57 ms against 1.08 ms tiled).
       return {Opt::interchange()};
     }
-    if (tile && interchange && tile->rows < kPackRows) tile = tile_plan(red, 0, 0, false, false);
+    // (Not over f16 or bf16 operands that pack: the packing converts each panel once for all
+    // the rows, where an unpacked tile converts at every load: 16 x 768 @ 768 x 3072 bf16 on
+    // one AVX-512 thread, 2 ms packed, 11 ms not.)
+    if (tile && interchange && tile->rows < kPackRows && !(reads_half() && tile->packs)) {
+      tile = tile_plan(red, 0, 0, false, false);
+    }
     if (tile && (interchange || tile->packs)) return tile->opts;
     if (interchange) return {Opt::interchange()};
     // A float max adds into lanes: independent chains that vectorize.
@@ -217,6 +222,11 @@ class Lowerer {
     return std::any_of(inputs_.begin(), inputs_.end(), [](const Node* n) {
       return tensor::is_quantized(n->dtype) || n->dtype == DType::I8 || n->dtype == DType::U8;
     });
+  }
+
+  bool reads_half() const {
+    return std::any_of(inputs_.begin(), inputs_.end(),
+                       [](const Node* n) { return n->dtype == DType::F16 || n->dtype == DType::BF16; });
   }
 
   bool reads_quantized() const {
@@ -1914,12 +1924,26 @@ class Lowerer {
     return cost(last_out_var_) < cost(inner_reduce_var_);
   }
 
-  // A float sum or max whose output dtype holds the running value (the output buffer
-  // accumulates) may accumulate in its output row.
+  // A float sum or max may accumulate in its output row: in the output buffer when its dtype
+  // holds the running value, else in scratch (interchange_scratch).
   bool can_interchange(const Node* red) const {
     if (red->reduce_kind == ReduceKind::Prod) return false;
     if (red->dtype != DType::F32 && red->dtype != DType::F64) return false;
-    return out_->dtype == red->dtype;
+    return out_->dtype == red->dtype || interchange_scratch(red).has_value();
+  }
+
+  // The elements of the scratch an interchanged reduce RED accumulates in when the kernel
+  // stores another dtype (a bf16 matrix-vector product, whose sums are f32: strided down the
+  // weights' columns without it, at 1 GB/s): RED's whole output, when its size is constant,
+  // at most kInterchangeScratch bytes, and stored in order. None otherwise.
+  static constexpr std::int64_t kInterchangeScratch = 256 << 10;
+  std::optional<std::int64_t> interchange_scratch(const Node* red) const {
+    auto n = tensor::shape_numel(red->shape).as_const();
+    if (!n || *n * static_cast<std::int64_t>(tensor::dtype_size(red->dtype)) > kInterchangeScratch) {
+      return std::nullopt;
+    }
+    if (stored_through(red)) return std::nullopt;
+    return *n;
   }
 
   std::vector<ExprId> load_indices(ExprId root) const {
@@ -2020,10 +2044,24 @@ class Lowerer {
     if (row_parallel) result.parallel_extent = n->shape[last];
     std::int32_t acc = -1;
     std::vector<Stmt>* outer = body;
+    // Where an interchanged reduce accumulates: the output (buffer 0), or scratch of the
+    // reduce's dtype when the kernel stores another (interchange_scratch).
+    std::int32_t acc_buf = 0;
+    auto acc_store = [&](ExprId i, ExprId v) {
+      Stmt st = store(i, v);
+      st.buffer = acc_buf;
+      return st;
+    };
+    if (interchange && out_->dtype != n->dtype) {
+      const auto size = interchange_scratch(n);
+      TL_CHECK(size.has_value(), "interchange: no scratch for " + tensor::shape_str(n->shape));
+      k_.buffers.push_back(BufferParam{n->dtype, false, *size});
+      acc_buf = static_cast<std::int32_t>(k_.buffers.size() - 1);
+    }
     if (interchange) {
       std::vector<ExprId> at = idx;
       std::vector<Stmt>* row = row_loop(body, at);
-      row->push_back(store(store_at(at), reduce_init(n->reduce_kind, n->dtype, acc_t)));
+      row->push_back(acc_store(store_at(at), reduce_init(n->reduce_kind, n->dtype, acc_t)));
     } else {
       acc = define_acc(body, acc_t, n->reduce_kind, reduce_init(n->reduce_kind, n->dtype, acc_t));
     }
@@ -2055,11 +2093,11 @@ class Lowerer {
       row_loop_ = k_.expr(at[last]).arg;
       in_scope(body, [&] { v = k_.unary(EOp::Cast, value(src, sidx), acc_t); });
       term_scope_ = row_scope_ = nullptr;
-      ExprId cur = k_.load(0, here);
+      ExprId cur = k_.load(acc_buf, here);
       ExprId next = n->reduce_kind == ReduceKind::Sum ? k_.binary(EOp::Add, cur, v)
                     : n->reduce_kind == ReduceKind::Max ? k_.binary(EOp::Max, cur, v)
                                                         : k_.binary(EOp::Mul, cur, v);
-      row_body->push_back(store(here, next));
+      row_body->push_back(acc_store(here, next));
       body->push_back(std::move(rows[0]));
       body = outer;
       if (n != out_ && !moved) {
@@ -2067,7 +2105,7 @@ class Lowerer {
         std::vector<Stmt>* erow = row_loop(body, at2);
         ExprId ehere = linear_index(at2, n->shape);
         fused_reduce_ = n;
-        fused_value_ = k_.load(0, ehere);
+        fused_value_ = k_.load(acc_buf, ehere);
         ExprId ev = -1;
         in_scope(erow, [&] { ev = value(value_source(out_), unravel(ehere, out_->shape)); });
         erow->push_back(store(ehere, ev));

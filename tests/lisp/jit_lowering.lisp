@@ -40,6 +40,12 @@
 (show "elementwise with a transposed operand (its axes do not merge)"
       (add (input '(2 50 40)) (transpose (input '(2 40 50)) 1 2)))
 (show "conv2d" (conv2d (input '(2 3 8 8)) (input '(4 3 3 3)) :padding 1))
+;; bf16 products sum in f32 and store bf16: a decode step's matrix-vector product accumulates
+;; its f32 row in scratch; 16 rows take the packed tile, whose packing converts each panel once.
+(defun bf (shape) (realize (cast (rand shape) 'bf16)))
+(show "bf16 matrix-vector product with a bias (interchanged, its f32 row in scratch)"
+      (add (matmul (bf '(1 768)) (bf '(768 256))) (bf '(256))))
+(show "bf16 matmul of 16 rows (packed, not read in place)" (matmul (bf '(16 768)) (bf '(768 256))))
 
 ;; A 4x6 @ 6x8 matmul's plain nest (i0 rows, i1 columns, i2 the sum), then under opts given
 ;; by hand: columns split by 4, the inner 4 unrolled into four accumulators.

@@ -146,11 +146,22 @@
         (is (eq (dtype (grad a1)) dt))
         (is (equal (tl (grad a1)) (list (list (* u u)))))
         (is (equal (tl (grad b1)) (list (list x 1.0)))))
-      ;; random operands: within one rounding of the f64 product of the same half inputs
-      (let* ((ra (realize (cast (randn '(3 40 70)) dt))) (rb (realize (cast (randn '(3 70 50)) dt)))
-             (exact (matmul (cast ra 'f64) (cast rb 'f64)))
-             (err (sub (cast (matmul ra rb) 'f64) exact)))
-        (is (<= (item (amax (div (abs err) (add (abs exact) 1e-3)))) (* 1.01 u)))))))
+      ;; random operands: within one rounding of the f64 product of the same half inputs;
+      ;; matrix-vector products (the CPU sums them in an f32 row of scratch, then adds the
+      ;; bias), batched, and one whose f32 row would be too large for scratch
+      (dolist (shapes '(((3 40 70) (3 70 50)) ((1 300) (300 200)) ((3 1 300) (3 300 200)) ((1 8) (8 70000))))
+        (let* ((ra (realize (cast (randn (first shapes)) dt))) (rb (realize (cast (randn (second shapes)) dt)))
+               (exact (matmul (cast ra 'f64) (cast rb 'f64)))
+               (err (sub (cast (matmul ra rb) 'f64) exact)))
+          (unless (is (<= (item (amax (div (abs err) (add (abs exact) 1e-3)))) (* 1.01 u)))
+            (format t "~a ~a: off by ~a~%" dt shapes (item (amax (abs err)))))))
+      (let* ((x (realize (cast (randn '(1 300)) dt))) (w (realize (cast (randn '(300 200)) dt)))
+             (bias (realize (cast (randn '(200)) dt)))
+             (y (add (matmul x w) bias))
+             (exact (cast (add (cast (matmul x w) 'f64) (cast bias 'f64)) dt)))
+        (is (eq (dtype y) dt))
+        ;; the bias added to the rounded product, in the dtype: within one rounding of it
+        (is (<= (item (amax (abs (sub (cast y 'f64) (cast exact 'f64))))) (* 2 u (+ 1 (item (amax (abs (cast exact 'f64))))))))))))
 
 (deftest sums-do-not-saturate
   ;; 4e7 ones: one sequential f32 accumulator stops at 2^24
