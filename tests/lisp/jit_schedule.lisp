@@ -47,3 +47,12 @@
 (show "embedding + layer-norm" (layer-norm (add (%select-along table tokens 0) (input '(8 16)))))
 (show "embedding gradient" (prim:scatter-add (prim:const 0 'f32 '(50 16)) (prim:expand (prim:reshape tokens '(8 1)) '(8 16))
                                              (input '(8 16)) 0))
+
+;; bf16 attention's training step: matmul reads its operands widened to f32, and the weights
+;; are stored as the softmax's bf16 row kernel (not widened: half the bytes), read through the
+;; cast by the forward product and by the values' gradient.
+(defun realize-all (tensors)
+  (format t "bf16 attention training step (loss and 3 gradients):~%~a" (schedule->text tensors))
+  (funcall *realize-all* tensors))
+(funcall (value-and-grad (lambda (q k v) (sum (nn:attention q k v))))
+         (realize (cast q 'bf16)) (realize (cast k 'bf16)) (realize (cast v 'bf16)))
