@@ -41,6 +41,15 @@
       (bench (format nil "matmul-~ax~ax~a" m k n) (lambda () (realize (matmul a b)))
              :flops (* 2.0 m k n) :bytes (* 4.0 (+ (* m k) (* k n) (* m n))) :reps 3))))
 
+;; bf16 operands (multiplied and summed in f32, rounded once): a square matmul and a decode
+;; step's matrix-vector product. Bytes: the operands and the result, 2 each.
+(let ((a (realize (cast (randn '(1024 1024)) 'bf16))) (b (realize (cast (randn '(1024 1024)) 'bf16))))
+  (bench "matmul-bf16-1024" (lambda () (realize (matmul a b))) :flops (* 2.0 1024 1024 1024)
+         :bytes (* 6.0 1024 1024) :reps 3))
+(let ((x (realize (cast (randn '(1 768)) 'bf16))) (w (realize (cast (randn '(768 3072)) 'bf16))))
+  (bench "matvec-bf16-1x768x3072" (lambda () (realize (matmul x w))) :flops (* 2.0 768 3072)
+         :bytes (* 2.0 (+ 768 (* 768 3072) 3072)) :reps 20))
+
 ;; GPT-2's tied output layer: hidden states times the transposed 50257x768 embedding, for one
 ;; token (decoding) and 48 (a prompt).
 (let ((w (realize (randn '(50257 768)))))

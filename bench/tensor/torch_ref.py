@@ -72,6 +72,12 @@ try:
         lambda x, v: torch.clamp(x, min=v), lambda x: torch.softmax(x, dim=-1),
         lambda x: torch.nn.functional.layer_norm(x, (x.shape[-1],)), torch.exp, torch.sigmoid,
         lambda x: x.amax(dim=-1))
+    # bf16 (PyTorch's own kernels: oneDNN, with AMX where the CPU has it)
+    a, b = torch.randn(1024, 1024).bfloat16(), torch.randn(1024, 1024).bfloat16()
+    report("torch", "matmul-bf16-1024", best_ms(lambda: a @ b, 3), 2.0 * 1024**3, 6.0 * 1024 * 1024)
+    x, w = torch.randn(1, 768).bfloat16(), torch.randn(768, 3072).bfloat16()
+    report("torch", "matvec-bf16-1x768x3072", best_ms(lambda: x @ w, 20), 2.0 * 768 * 3072,
+           2.0 * (768 + 768 * 3072 + 3072))
 except ImportError:
     pass
 
