@@ -2303,8 +2303,6 @@ class Lowerer {
     return linear_index(idx, base->shape);
   }
 
-  // The index into movement op N's source of element IDX of N. For a pad, the shifted index
-  // as it is (movement() guards the padding; a written view has none).
   // An online softmax's index of its weights, from the index of the operand that reads them:
   // below the operand's views (and the cast widening half-precision weights, which keeps it).
   std::vector<ExprId> weights_index(const schedule::OnlineSoftmax& o, std::vector<ExprId> idx) {
@@ -2314,6 +2312,8 @@ class Lowerer {
     return idx;
   }
 
+  // The index into movement op N's source of element IDX of N. For a pad, the shifted index
+  // as it is (movement() guards the padding; a written view has none).
   std::vector<ExprId> source_index(const Node* n, const std::vector<ExprId>& idx) {
     const Node* s = n->src[0].get();
     std::vector<ExprId> sidx(s->shape.size());
