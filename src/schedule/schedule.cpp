@@ -298,10 +298,10 @@ std::optional<std::vector<int>> compose(const std::optional<std::vector<int>>& t
   return at;
 }
 
-// N when it is a cast of f16 or bf16 to DTYPE (f32): matmul's widened half-precision operand.
-// Null otherwise.
-const Node* widening_cast(const Node* n, DType dtype) {
-  if (n->op != Op::Cast || n->dtype != DType::F32 || dtype != DType::F32) return nullptr;
+// N when it is a cast of f16 or bf16 to f32: matmul's widened half-precision operand. Null
+// otherwise.
+const Node* widening_cast(const Node* n) {
+  if (n->op != Op::Cast || n->dtype != DType::F32) return nullptr;
   const DType from = n->src[0]->dtype;
   return from == DType::F16 || from == DType::BF16 ? n : nullptr;
 }
@@ -414,7 +414,7 @@ void fuse_online_softmax(Schedule& s, std::unordered_set<const Node*>& heads,
       // Half-precision weights widened to f32 for the product, as matmul does (computed in f32
       // in the new kernel, never rounded): the cast in the product's kernel, or the softmax
       // kernel's output (its epilogue). KW: the softmax's kernel.
-      const Node* widened = widening_cast(w, r->dtype);
+      const Node* widened = r->dtype == DType::F32 ? widening_cast(w) : nullptr;
       if (widened) w = data_source(widened->src[0].get());
       const Node* kw = widened && s.materialized.count(widened) ? widened : w;
       if (kw != w && (s.materialized.count(w) || used(w) != 1)) continue;
@@ -868,8 +868,8 @@ Schedule make_schedule(const std::vector<const Node*>& outputs, const Options& o
   // fuse_online_softmax and recompute_softmax recognize. Whether N was one.
   auto store_narrow = [&](const Node* n) {
     const Node* src = n->src.empty() ? nullptr : n->src[0].get();
-    if (src == nullptr || !widening_cast(n, DType::F32) || holds_data(src) || s.materialized.count(src) ||
-        !costs_work(src) || !inlinable(src) || is_movement(src)) {
+    if (src == nullptr || !widening_cast(n) || holds_data(src) || s.materialized.count(src) || !costs_work(src) ||
+        !inlinable(src) || is_movement(src)) {
       return false;
     }
     materialize(src);
@@ -894,7 +894,7 @@ Schedule make_schedule(const std::vector<const Node*>& outputs, const Options& o
       }
     }
     // (Not a widening cast: its source is stored in half the bytes, and widened where read.)
-    if (const Node* head = widening_cast(n, DType::F32) && !roots.count(n) ? nullptr : epilogue_source(n)) {
+    if (const Node* head = widening_cast(n) && !roots.count(n) ? nullptr : epilogue_source(n)) {
       // Take over the head's kernel.
       s.materialized.erase(head);
       s.kernels.erase(std::find(s.kernels.begin(), s.kernels.end(), head));

@@ -61,7 +61,7 @@ that axis is dropped from the result; leading batch axes broadcast, as in NumPy.
 (defun %matmul2-half (a b dt)
   ;; Half precision (DT, A's and B's dtype) multiplies and sums in f32 and rounds once, as
   ;; PyTorch does: more accurate than rounding each product, and the CPU's register tiles run
-  ;; in f32 (bf16 512^3 took 168 ms with bf16 products, 3.5 ms so). The gradients too, from
+  ;; in f32 (bf16 512^3 took 168 ms with bf16 products, 5 ms so; one AVX-512 thread). The gradients too, from
   ;; the same widened operands: attention's weights are widened once, for the forward product
   ;; and the values' gradient both (so that its backward can compute them again, not store
   ;; them: recompute_softmax in schedule.cpp).
