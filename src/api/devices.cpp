@@ -46,6 +46,9 @@ namespace {
 //   TENSORLISP_CPU=x86-64-v3           compile CPU kernels for this LLVM CPU, not this machine's
 //   TENSORLISP_ONLINE_SOFTMAX=MODE     auto, always or never: where the scheduler fuses attention's
 //                                      softmax and product (jit-online-softmax)
+//   TENSORLISP_BEAM=N                  beam search over each new CPU kernel's opts, N kept per
+//                                      round (jit-beam, with-beam; runtime/beam.h)
+//   TENSORLISP_BEAM_BUDGET=S           the most seconds one kernel's search takes (30)
 //   CUDA_HOME, CUDA_PATH               CUDA toolkits to look for libdevice in, before the usual places
 //   TENSORLISP_LD_LLD                  the ld.lld that links AMDGPU code objects (else found on PATH)
 // An online-softmax mode by name (auto, always, never), or none.
@@ -101,6 +104,22 @@ runtime::JitSettings jit_settings_from_environment() {
     if (!m) throw std::runtime_error("TENSORLISP_ONLINE_SOFTMAX=" + mode + ": expected auto, always or never");
     s.schedule.online_softmax = *m;
   }
+  if (const std::string beam = env("TENSORLISP_BEAM"); !beam.empty()) {
+    char* end = nullptr;
+    const long width = std::strtol(beam.c_str(), &end, 10);
+    if (*end != '\0' || width < 0 || width > 64) {
+      throw std::runtime_error("TENSORLISP_BEAM=" + beam + ": expected a beam width from 0 (no search) to 64");
+    }
+    s.beam.width = static_cast<int>(width);
+  }
+  if (const std::string budget = env("TENSORLISP_BEAM_BUDGET"); !budget.empty()) {
+    char* end = nullptr;
+    const double seconds = std::strtod(budget.c_str(), &end);
+    if (*end != '\0' || !(seconds > 0)) {
+      throw std::runtime_error("TENSORLISP_BEAM_BUDGET=" + budget + ": expected a positive number of seconds");
+    }
+    s.beam.budget_seconds = seconds;
+  }
   s.cross_targets = split(env("TENSORLISP_CROSS_TARGETS"), ',');
   s.cross_dir = env("TENSORLISP_CROSS_DIR");
   s.toolchain.cuda_dirs = {env("CUDA_HOME"), env("CUDA_PATH")};
@@ -117,6 +136,8 @@ struct DeviceState : Interp::Extension {
   int profile_depth = 0;  // profile-starts not yet stopped: profiles nest, the outermost records
   // How JIT devices made from now on schedule (jit-online-softmax); none: as the environment says.
   std::optional<schedule::Options> schedule;
+  // Their beam search (jit-beam); none: as the environment says.
+  std::optional<runtime::BeamSettings> beam;
 };
 
 DeviceState& state(Interp& in) {
@@ -197,6 +218,7 @@ void use_device(Interp& in, const std::string& name, const std::string& library,
   auto jit = std::make_shared<runtime::JitDevice>(std::move(backend), jit_settings_from_environment(), std::move(spec));
   runtime::JitDevice* device = jit.get();
   if (s.schedule) jit->set_schedule_options(*s.schedule);
+  if (s.beam) jit->set_beam(*s.beam);
   jit->profiler = s.profiler;
   // Buffers a realize keeps on intermediate nodes live until those nodes die, which the
   // collector decides: they count toward its next collection, as realized tensors do.
@@ -295,9 +317,13 @@ void register_device_builtins(Interp& in) {
              "see jit-kernel-cache) :kernels-dropped (kernels it let go; their code is released once no plan "
              "runs them) :traces and :replays (of jit functions) "
              ":kernels-tuned :kernels-tuned-from-cache (kernels whose tile an earlier process chose) "
+             ":kernels-searched :kernels-searched-from-cache :search-candidates :search-disagreed (beam searches: "
+             "kernels searched, taken from an earlier search, candidates timed, and those that computed other "
+             "values than the heuristics' kernel and were dropped; see jit-beam) "
              ":compile-seconds :run-seconds (how long kernels ran; on a GPU, the device's own time "
              "from the first launch of a realize to the end of the last, without the copies to and from it) "
-             ":tune-seconds (spent timing launch shapes, see use-backend) :peak-bytes (the most bytes the "
+             ":tune-seconds (spent timing launch shapes, see use-backend) :search-seconds (in beam searches) "
+             ":peak-bytes (the most bytes the "
              "last realize's computed buffers held at once, by its buffer plan)."
              "\n  (let ((before (getf (jit-stats) :realizes)))"
              "\n    (realize (+ (tensor '(1 2)) 1))"
@@ -325,9 +351,15 @@ void register_device_builtins(Interp& in) {
                put("replays", Value::integer(static_cast<std::int64_t>(st.replays)));
                put("kernels-tuned", Value::integer(static_cast<std::int64_t>(st.kernels_tuned)));
                put("kernels-tuned-from-cache", Value::integer(static_cast<std::int64_t>(st.kernels_tuned_from_cache)));
+               put("kernels-searched", Value::integer(static_cast<std::int64_t>(st.kernels_searched)));
+               put("kernels-searched-from-cache",
+                   Value::integer(static_cast<std::int64_t>(st.kernels_searched_from_cache)));
+               put("search-candidates", Value::integer(static_cast<std::int64_t>(st.search_candidates)));
+               put("search-disagreed", Value::integer(static_cast<std::int64_t>(st.search_disagreed)));
                put("compile-seconds", Value::real(st.compile_seconds));
                put("run-seconds", Value::real(st.run_seconds));
                put("tune-seconds", Value::real(st.tune_seconds));
+               put("search-seconds", Value::real(st.search_seconds));
                put("peak-bytes", Value::integer(static_cast<std::int64_t>(st.peak_bytes)));
                return in.list_from(base, static_cast<std::size_t>(in.sp - base));
              });
@@ -476,6 +508,42 @@ void register_device_builtins(Interp& in) {
                  if (s.jit) s.jit->set_schedule_options(o);
                }
                return Value::object(in.keyword(online_mode_name(o.online_softmax)));
+             });
+  TL_BUILTIN(in, "jit-beam", 0, 3, "(jit-beam [WIDTH [BUDGET [SHORTEST]]])",
+             "The beam search's width: 0 (the start, unless TENSORLISP_BEAM says otherwise) when kernels "
+             "get the opts the heuristics choose; N when the CPU JIT searches the opts of each new elementwise or "
+             "reduce kernel, keeping the N fastest lists per round, each candidate timed on buffers of the "
+             "kernel's sizes (random floats, zero integers) and checked against the heuristics' kernel. A "
+             "search takes at most BUDGET seconds per kernel (30, or TENSORLISP_BEAM_BUDGET), prints a line per "
+             "round, and its result goes into the disk cache: a later process with the same width takes it "
+             "without searching. Kernels faster than SHORTEST seconds (2e-5) keep the heuristics' opts; 0 "
+             "searches every kernel. Sets the width (and budget and shortest) when given, for every JIT device "
+             "made from then on too; returns the width. GPU kernels are not searched (their launch shapes are "
+             "tuned: use-backend's :tune). See with-beam."
+             "\n  (let ((old (jit-beam))) (prog1 (jit-beam 2) (jit-beam old)))  ; => 2",
+             [](Interp& in, Args a, N n) -> Value {
+               DeviceState& s = state(in);
+               runtime::BeamSettings b = s.jit ? s.jit->beam() : s.beam.value_or(jit_settings_from_environment().beam);
+               if (n >= 1) {
+                 const std::int64_t width = eval::arg_int(in, "jit-beam", a, 0);
+                 if (width < 0 || width > 64) in.type_error("jit-beam", 1, "a beam width from 0 to 64", a[0]);
+                 b.width = static_cast<int>(width);
+               }
+               if (n >= 2) {
+                 const double seconds = eval::arg_number(in, "jit-beam", a, 1);
+                 if (!(seconds > 0)) in.type_error("jit-beam", 2, "a positive number of seconds", a[1]);
+                 b.budget_seconds = seconds;
+               }
+               if (n == 3) {
+                 const double seconds = eval::arg_number(in, "jit-beam", a, 2);
+                 if (!(seconds >= 0)) in.type_error("jit-beam", 3, "a non-negative number of seconds", a[2]);
+                 b.min_seconds = seconds;
+               }
+               if (n >= 1) {
+                 s.beam = b;
+                 if (s.jit) s.jit->set_beam(b);
+               }
+               return Value::integer(b.width);
              });
   TL_BUILTIN(in, "kernel-count", 1, 1, "(kernel-count X)",
              "How many kernels realizing tensor X would run on a JIT device (0 when X is realized): what "

@@ -62,7 +62,10 @@ const char* kUsage =
     "  TENSORLISP_PROFILE     as --profile\n"
     "  TENSORLISP_THREADS     CPU threads (default: all cores)\n"
     "  TENSORLISP_CPU         compile CPU kernels for this LLVM CPU (x86-64-v3: an AVX2\n"
-    "                         machine's code and rounding) instead of this machine's\n";
+    "                         machine's code and rounding) instead of this machine's\n"
+    "  TENSORLISP_BEAM        N: beam search over each new CPU kernel's opts, the N fastest\n"
+    "                         kept per round, results kept on disk (see (with-beam N ...))\n"
+    "  TENSORLISP_BEAM_BUDGET the most seconds one kernel's search takes (default 30)\n";
 
 struct Args {
   std::string device;

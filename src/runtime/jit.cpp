@@ -38,6 +38,7 @@ JitDevice::JitDevice(std::shared_ptr<Backend> backend, JitSettings settings, Dev
                                            settings.kernel_cache_size);
   tuner_ = std::make_unique<Tuner>(*backend_, stats_);
   schedule_options_ = settings.schedule;
+  beam_ = settings.beam;
   lowering_ = codegen_->lowering();
   schedule_options_.host = lowering_.target != codegen::Target::Gpu;
   if (!settings.dump_after.empty()) {
@@ -306,8 +307,20 @@ std::size_t JitDevice::planned_peak_bytes(const std::vector<const Node*>& roots)
   std::vector<const Node*> order;
   std::string key = structure_key(roots, order);
   if (rewrite_key) key += "|rules " + std::to_string(rewrite_key());
+  if (beam_.width > 0) key += "|beam " + std::to_string(beam_.width);
   std::shared_ptr<const Plan> plan = plans_.find(key);
-  if (plan == nullptr) plan = std::make_shared<const Plan>(make_plan(roots, order));
+  if (plan == nullptr) {
+    // Its buffers do not depend on the kernels' opts: no search for a plan not kept.
+    const BeamSettings beam = beam_;
+    beam_.width = 0;
+    try {
+      plan = std::make_shared<const Plan>(make_plan(roots, order));
+    } catch (...) {
+      beam_ = beam;
+      throw;
+    }
+    beam_ = beam;
+  }
   return plan->buffers.peak_bytes(b);
 }
 
@@ -393,6 +406,7 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
   auto lower_kernel = [&](const schedule::ScheduledKernel& sk) {
     const Node* n = sk.out;
     codegen::Lowered l = codegen::lower(sk, s.materialized, lowering_);
+    if (beam_.width > 0) search_opts(sk, s.materialized, l);
     PlanKernel k;
     k.compiled = compiled(l.kernel);
     if (!groups_.empty()) {
@@ -414,7 +428,7 @@ JitDevice::Plan JitDevice::make_plan(const std::vector<const Node*>& roots, cons
       if (k.variants.size() == 1) k.variants.clear();
     }
     std::size_t buffers = l.kernel.buffers.size();
-    if (!tile_rows_.empty()) buffers = tile_variants(sk, s.materialized, l, k);
+    if (!tile_rows_.empty() && beam_.width == 0) buffers = tile_variants(sk, s.materialized, l, k);
     k.node = pos(n);
     k.op = n->op;
     k.dtype = n->dtype;
@@ -598,6 +612,7 @@ std::vector<std::shared_ptr<Buffer>> JitDevice::run(const std::vector<const Node
   std::vector<const Node*> order;
   std::string key = structure_key(roots, order);
   if (rewrite_key) key += "|rules " + std::to_string(rewrite_key());
+  if (beam_.width > 0) key += "|beam " + std::to_string(beam_.width);
   // References to each node now, before planning: rewriting's guards wrap nodes in tensors
   // that are garbage after, and must not count as tensors that refer to them (keep_mask).
   std::vector<std::int32_t> refs;

@@ -12,6 +12,7 @@
 
 #include "codegen/llvm_emit.h"
 #include "runtime/backend.h"
+#include "runtime/beam.h"
 #include "runtime/buffer_plan.h"
 #include "runtime/cross_compiler.h"
 #include "runtime/device_memory.h"
@@ -68,6 +69,9 @@ struct JitSettings {
   std::string cpu = {};
   // How the scheduler fuses (TENSORLISP_ONLINE_SOFTMAX; (jit-online-softmax MODE) changes it).
   schedule::Options schedule = {};
+  // Beam search over each new kernel's opts (TENSORLISP_BEAM, TENSORLISP_BEAM_BUDGET;
+  // (jit-beam N) and (with-beam N ...) change it): JitDevice::set_beam.
+  BeamSettings beam = {};
 };
 
 class JitDevice {
@@ -259,6 +263,13 @@ class JitDevice {
   // The compiled kernels kept besides those plans hold (JitSettings::kernel_cache_size).
   LruCache<KernelCache::Compiled>& kernels() { return kernels_->kept(); }
   const LruCache<Plan>& plans() const { return plans_; }
+  // The beam search over each new CPU kernel's opts (runtime/beam.h), width 0 for none. With a
+  // width, each elementwise or reduce kernel of constant sizes in a new plan is searched (its
+  // candidates timed on buffers of its sizes, random floats and zero integers, each checked
+  // against the heuristics' kernel), or its earlier search's result taken from the disk
+  // cache; plans made with another width are kept apart.
+  const BeamSettings& beam() const { return beam_; }
+  void set_beam(const BeamSettings& b) { beam_ = b; }
   // How the scheduler fuses; setting other options drops the plans made with the old ones.
   const schedule::Options& schedule_options() const { return schedule_options_; }
   void set_schedule_options(const schedule::Options& o);
@@ -266,6 +277,11 @@ class JitDevice {
  private:
   LruCache<Plan> plans_;  // by graph structure
   schedule::Options schedule_options_;
+  BeamSettings beam_;
+  // With a beam width: replaces L, kernel SK's lowering, by the one a beam search finds (or an
+  // earlier search kept on disk), when SK can be searched.
+  void search_opts(const schedule::ScheduledKernel& sk, const std::unordered_set<const tensor::Node*>& materialized,
+                   codegen::Lowered& l);
   JitStats stats_;
   std::unique_ptr<Tuner> tuner_;  // chosen variants and launch shapes, by kernel entry and iteration count
   // The tuner's choice for kernel k at this size (timing its candidates on the first run).

@@ -43,6 +43,17 @@ std::shared_ptr<KernelCache::Compiled> KernelCache::get(const codegen::Kernel& k
     ++stats_.cache_hits;
     return found;
   }
+  return kept_.put(text, load_or_compile(k, text, true));
+}
+
+std::shared_ptr<KernelCache::Compiled> KernelCache::trial(const codegen::Kernel& k) {
+  const std::string text = k.str();
+  if (auto found = kept_.find(text)) return found;
+  return load_or_compile(k, text, false);
+}
+
+std::shared_ptr<KernelCache::Compiled> KernelCache::load_or_compile(const codegen::Kernel& k, const std::string& text,
+                                                                    bool store) {
   auto t0 = std::chrono::steady_clock::now();
   const std::string key = codegen_.target_id() + "\n" + backend_.name() + "\n" + text;
   char name[32];
@@ -75,7 +86,7 @@ std::shared_ptr<KernelCache::Compiled> KernelCache::get(const codegen::Kernel& k
     code = std::move(out.object);
     handle = backend_.compile(*code, name);
   }
-  if (!from_disk) disk_.store(key, *code);
+  if (!from_disk && store) disk_.store(key, *code);
   double dt = seconds_since(t0);
   stats_.compile_seconds += dt;
   if (from_disk) ++stats_.disk_hits;
@@ -85,7 +96,7 @@ std::shared_ptr<KernelCache::Compiled> KernelCache::get(const codegen::Kernel& k
     tl::log("tensorlisp: %s %s in %.1f ms (%.1f ms generating code)\n", from_disk ? "loaded" : "compiled", name,
             dt * 1e3, codegen_ms);
   }
-  return kept_.put(text, hold(handle, name, std::make_shared<const codegen::Kernel>(k)));
+  return hold(handle, name, std::make_shared<const codegen::Kernel>(k));
 }
 
 std::shared_ptr<KernelCache::Compiled> KernelCache::external(const std::string& name) {

@@ -47,6 +47,10 @@ class KernelCache {
   // Kernel K loaded into the backend: from memory, else from disk, else compiled (a
   // device-error naming the kernel when the target cannot have it).
   std::shared_ptr<Compiled> get(const codegen::Kernel& k);
+  // Kernel K for a trial (a beam search's candidate, runtime/beam.h): from memory or disk when
+  // there, else compiled, but neither kept in memory nor stored on disk; its code is released
+  // when the caller lets go.
+  std::shared_ptr<Compiled> trial(const codegen::Kernel& k);
   // The backend's own kernel NAME (an extern op).
   std::shared_ptr<Compiled> external(const std::string& name);
   const DiskCache& disk() const { return disk_; }
@@ -55,6 +59,8 @@ class KernelCache {
   const LruCache<Compiled>& kept() const { return kept_; }
 
  private:
+  // Kernel K (TEXT: its text) from disk or compiled, stored on disk when `store`.
+  std::shared_ptr<Compiled> load_or_compile(const codegen::Kernel& k, const std::string& text, bool store);
   std::shared_ptr<Compiled> hold(void* handle, std::string entry, std::shared_ptr<const codegen::Kernel> kernel);
   Backend& backend_;
   const codegen::Codegen& codegen_;

@@ -44,3 +44,17 @@ kernels that took longest, with calls, ms, GFLOP/s and GB/s -- is printed when B
            (multiple-value-prog1 (progn ,@body) (setq ,done t))
          (let ((,summary (profile-stop ,trace)))
            (when (and ,done ,show) (format t "~a" ,summary)))))))
+
+(defmacro with-beam (width &rest body)
+  "(with-beam WIDTH BODY...) Runs BODY with the JIT's beam search at WIDTH (see jit-beam) and
+returns BODY's value; the width before is back afterwards, also when BODY exits by an error.
+Each new CPU kernel BODY compiles has its opts searched (a line per round on stderr), at most
+jit-beam's budget of seconds per kernel; the result is kept in the disk cache, so the next run
+with the same width compiles the searched kernels at once. Plans made inside are kept apart
+from those made outside, so the same graph outside runs the heuristics' kernels.
+  (with-beam 2 (to-list (relu (tensor '(-1.0 2.0)))))  ; => (0.0 2.0)"
+  (let ((old (gensym)))
+    `(let ((,old (jit-beam)))
+       (unwind-protect
+           (progn (jit-beam ,width) ,@body)
+         (jit-beam ,old)))))

@@ -12,7 +12,11 @@
 ;;;   build/tlisp tests/lisp/tensor_fuzz_ops.lisp [--graphs N] [--grad-graphs N]
 ;;;                                               [--quantized-graphs N] [--complex-graphs N]
 ;;;                                               [--complex-grad-graphs N] [--attention-graphs N]
-;;;                                               [--seed S]
+;;;                                               [--seed S] [--beam N [--beam-budget S]]
+;;; With --beam N the device's kernels are beam-searched (jit-beam N, every kernel, at most
+;;; --beam-budget seconds each, 0.2 by default): the values of the kernels the search chose are
+;;; compared with the reference's, and the search's candidates that computed other values than
+;;; the heuristics' kernel are counted (each is a bug in a lowering pass).
 ;;; ctest runs it on every device (cpu, devmem, the simulated GPUs) with the defaults.
 
 (load "data/grad_check.lisp")
@@ -23,6 +27,9 @@
 (defvar *quantized-leaves* nil "True while float leaves are read from quantized blocks.")
 (defvar *seed* (command-line-option "--seed" 19))
 (defvar *device* (device))
+(defvar *beam* (command-line-option "--beam" 0))
+(defvar *beam-counts* (list 0 0 0) "Kernels searched, candidates timed, candidates that disagreed.")
+(when (> *beam* 0) (jit-beam *beam* (command-line-option "--beam-budget" 0.2) 0))
 
 ;;; --- a seeded generator (an LCG, as C's rand: the same graphs on every device and every run) -------
 
@@ -222,11 +229,17 @@
   "FORM's value as a flat list on device DEV (fresh leaves, so nothing is shared with another
 device's result), or (:error MESSAGE)."
   (use-backend dev)
-  (handler-case
-      (let* ((ts (fz-leaf-tensors))
-             (v (eval (fz-substitute-leaves form ts))))
-        (to-list (reshape v (list (numel v)))))
-    (error (e) (list :error (condition-message e)))))
+  (prog1
+      (handler-case
+          (let* ((ts (fz-leaf-tensors))
+                 (v (eval (fz-substitute-leaves form ts))))
+            (to-list (reshape v (list (numel v)))))
+        (error (e) (list :error (condition-message e))))
+    (when (and (> *beam* 0) (not (eq dev 'ref)))
+      (let ((s (jit-stats)))
+        (setq *beam-counts* (mapcar #'+ *beam-counts*
+                                    (list (getf s :kernels-searched) (getf s :search-candidates)
+                                          (getf s :search-disagreed))))))))
 
 (defun fz-tolerance (dt) (cdr (assoc dt '((f64 . 1e-9) (f32 . 2e-4) (f16 . 2e-2) (bf16 . 4e-2)))))
 
@@ -649,3 +662,6 @@ device's result), or (:error MESSAGE)."
   (fz-fuzz-values *quantized-graphs* "value graphs over quantized leaves"))
 (fz-fuzz-complex *complex-graphs*)
 (fz-fuzz-complex-gradients *complex-grad-graphs*)
+(when (> *beam* 0)
+  (format t "beam search: ~a kernels searched, ~a candidates timed, ~a computed other values~%"
+          (first *beam-counts*) (second *beam-counts*) (third *beam-counts*)))

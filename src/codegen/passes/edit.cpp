@@ -26,6 +26,16 @@ void reject(const std::string& opt, const std::string& why) {
   throw ConditionError("optimizer-error", "opt " + opt + ": " + why);
 }
 
+void keep_shared_range(const Kernel& k, const Stmt& l, const std::string& opt) {
+  if (!l.parallel) return;
+  int parallel = 0;
+  each_stmt(k.body, [&](const Stmt& s) { parallel += s.kind == Stmt::Kind::Loop && s.parallel; });
+  if (parallel > 1) {
+    reject(opt, "loop i" + std::to_string(l.var) + " is one of the kernel's " + std::to_string(parallel) +
+                    " parallel loops, which share one range");
+  }
+}
+
 LoopPlace find_loop(Kernel& k, std::int32_t var, const std::string& opt) {
   LoopPlace place;
   if (!find_in(k.body, var, place)) reject(opt, "the kernel has no loop i" + std::to_string(var));

@@ -63,4 +63,9 @@ bool uses_loop(const Kernel& k, ExprId e, std::int32_t var);
 
 [[noreturn]] void reject(const std::string& opt, const std::string& why);
 
+// An optimizer-error for OPT when loop L is parallel and the kernel has other parallel loops:
+// they all run the launch's part of one range (an interchanged reduce's), so none may change
+// its extent alone.
+void keep_shared_range(const Kernel& k, const Stmt& l, const std::string& opt);
+
 }  // namespace tl::codegen::passes

@@ -22,6 +22,7 @@ void merge_loops(Kernel& k, std::int32_t loop) {
   const std::string inner_name = "i" + std::to_string(inner.var);
   if (outer.group || inner.group) passes::reject(opt, "a GPU thread group's loop does not merge");
   if (outer.lanes || inner.lanes) passes::reject(opt, "a lanes block does not merge");
+  passes::keep_shared_range(k, outer, opt);
   const auto e_outer = k.as_const(outer.extent), e_inner = k.as_const(inner.extent);
   if (!e_outer) passes::reject(opt, "loop " + name + " has the symbolic extent " + k.expr_str(outer.extent));
   if (!e_inner) passes::reject(opt, "loop " + inner_name + " has the symbolic extent " + k.expr_str(inner.extent));

@@ -46,6 +46,7 @@ void split_loop(Kernel& k, std::int32_t loop, std::int64_t factor) {
   auto extent = k.as_const(p.stmt().extent);
   if (!extent) passes::reject(opt, "loop " + name + " has the symbolic extent " + k.expr_str(p.stmt().extent));
   if (factor < 1) passes::reject(opt, "the factor must be positive");
+  passes::keep_shared_range(k, p.stmt(), opt);
   const bool ragged = *extent % factor != 0;
   if (ragged) {
     std::string why = repeat_hazard(k, p.stmt());

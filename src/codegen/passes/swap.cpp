@@ -20,6 +20,7 @@ void swap_loop(Kernel& k, std::int32_t loop) {
     passes::reject(opt, "the extent of loop " + inner_name + " depends on " + name);
   }
   if (outer.group || inner.group) passes::reject(opt, "a GPU thread group's loop does not move");
+  passes::keep_shared_range(k, outer, opt);
   Stmt new_inner{Stmt::Kind::Loop};
   new_inner.var = outer.var;
   new_inner.extent = outer.extent;

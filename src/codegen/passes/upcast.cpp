@@ -7,6 +7,8 @@
 // reduce loop: a register tile. The copies must touch different elements (the loops lowering
 // builds over output axes do), or only add to the same accumulator (a reduce loop: with a loop
 // inside it, the copies' terms interleave with that loop's).
+#include <set>
+
 #include "codegen/passes/edit.h"
 #include "codegen/passes/passes.h"
 
@@ -66,6 +68,24 @@ void upcast_loop(Kernel& k, std::int32_t loop) {
         !passes::uses_loop(k, s.index, loop)) {
       passes::reject(opt, "loop " + name + " fills scratch memory b" + std::to_string(s.buffer) +
                               " on each iteration (a pack inside it); upcast loops inside the pack's loop instead");
+    }
+  });
+  // A buffer the copies both read and store at one element (an interchanged reduce summing in
+  // its output: b0[i] = b0[i] + ...): one copy must read what the one before stored, but the
+  // copies' equal loads are one expression, read once.
+  std::set<std::int32_t> loaded;
+  passes::each_stmt(l.body, [&](const Stmt& s) {
+    for (ExprId e : {s.index, s.value, s.mask, s.extent}) {
+      k.visit({e}, [&](ExprId, const Expr& x) {
+        if (x.op == EOp::Load) loaded.insert(x.arg);
+        return true;
+      });
+    }
+  });
+  passes::each_stmt(l.body, [&](const Stmt& s) {
+    if (s.kind == Stmt::Kind::Store && loaded.count(s.buffer) && !passes::uses_loop(k, s.index, loop)) {
+      passes::reject(opt, "loop " + name + "'s copies would each read and store the same elements of b" +
+                              std::to_string(s.buffer) + " (its store does not depend on " + name + ")");
     }
   });
   std::vector<passes::Subst> copies(static_cast<std::size_t>(*extent));
