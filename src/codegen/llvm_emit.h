@@ -36,6 +36,9 @@ class Codegen {
   // How kernels for this target are lowered.
   virtual Lowering lowering() const = 0;
   virtual CompileOutput compile(const Kernel& k, const std::string& entry, bool want_ir) const = 0;
+  // Whether compile may run on several threads at once (a beam search compiles its candidates
+  // side by side).
+  virtual bool concurrent() const { return false; }
 };
 
 // Links an AMDGPU object file (the bytes of an ELF relocatable) into the shared code object a
@@ -78,6 +81,7 @@ class CpuCodegen : public Codegen {
   // For the CPU's vectors: 16 f32 lanes in 32 registers with AVX-512, else 8 in 16.
   Lowering lowering() const override;
   CompileOutput compile(const Kernel& k, const std::string& entry, bool want_ir) const override;
+  bool concurrent() const override;
 
  private:
   struct Impl;

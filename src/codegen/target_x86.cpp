@@ -105,9 +105,14 @@ Value* host_math(llvm::IRBuilder<>& b, MathFn fn, Value* x) {
 }
 
 struct CpuCodegen::Impl {
-  std::unique_ptr<llvm::TargetMachine> tm;
+  std::string cpu;
   std::string id;
   bool avx512 = false;  // use 512-bit vectors (LLVM prefers 256 bits by default)
+  // Target machines not in use: compile takes one (making one when none is left) and puts it
+  // back, so compiles on several threads each have their own (a TargetMachine caches its
+  // subtargets: it is not safe to share).
+  std::mutex mu;
+  std::vector<std::unique_ptr<llvm::TargetMachine>> idle;
 };
 
 bool cpu_has_int8_dot(const std::string& cpu) {
@@ -123,15 +128,19 @@ bool cpu_has_int8_dot(const std::string& cpu) {
 }
 
 CpuCodegen::CpuCodegen(const std::string& cpu) : impl_(std::make_unique<Impl>()) {
-  impl_->tm = host_target_machine(cpu);
-  impl_->avx512 = has_avx512(*impl_->tm);
-  impl_->id = impl_->tm->getTargetTriple().str() + "/" + impl_->tm->getTargetCPU().str() + "/" +
-              impl_->tm->getTargetFeatureString().str() + "/llvm" + LLVM_VERSION_STRING +
+  std::unique_ptr<llvm::TargetMachine> tm = host_target_machine(cpu);
+  impl_->cpu = cpu;
+  impl_->avx512 = has_avx512(*tm);
+  impl_->id = tm->getTargetTriple().str() + "/" + tm->getTargetCPU().str() + "/" + tm->getTargetFeatureString().str() +
+              "/llvm" + LLVM_VERSION_STRING +
               // The emitter's build: code from an older emitter in the disk cache is stale.
               "/emitter " + emitter_build(__DATE__ " " __TIME__);
+  impl_->idle.push_back(std::move(tm));
 }
 
 CpuCodegen::~CpuCodegen() = default;
+
+bool CpuCodegen::concurrent() const { return true; }
 
 Lowering CpuCodegen::lowering() const {
   Lowering how(Target::Cpu);
@@ -163,9 +172,26 @@ std::unique_ptr<llvm::Module> emit_cpu_kernel(llvm::LLVMContext& ctx, llvm::Targ
 
 CompileOutput CpuCodegen::compile(const Kernel& k, const std::string& entry, bool want_ir) const {
   llvm::LLVMContext ctx;
-  const CpuTarget target(impl_->avx512, dot_instructions(*impl_->tm));
-  std::unique_ptr<llvm::Module> m = emit_module(ctx, *impl_->tm, k, entry, target);
-  return optimize_and_emit(*m, *impl_->tm, cpu_pipeline_options(), want_ir, llvm::CGFT_ObjectFile);
+  std::unique_ptr<llvm::TargetMachine> tm;
+  {
+    const std::lock_guard<std::mutex> lock(impl_->mu);
+    if (!impl_->idle.empty()) {
+      tm = std::move(impl_->idle.back());
+      impl_->idle.pop_back();
+    }
+  }
+  if (tm == nullptr) tm = host_target_machine(impl_->cpu);
+  struct GiveBack {
+    Impl& impl;
+    std::unique_ptr<llvm::TargetMachine>& tm;
+    ~GiveBack() {
+      const std::lock_guard<std::mutex> lock(impl.mu);
+      impl.idle.push_back(std::move(tm));
+    }
+  } give_back{*impl_, tm};
+  const CpuTarget target(impl_->avx512, dot_instructions(*tm));
+  std::unique_ptr<llvm::Module> m = emit_module(ctx, *tm, k, entry, target);
+  return optimize_and_emit(*m, *tm, cpu_pipeline_options(), want_ir, llvm::CGFT_ObjectFile);
 }
 
 }  // namespace tl::codegen

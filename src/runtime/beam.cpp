@@ -42,45 +42,59 @@ BeamResult BeamSearch::run(const std::vector<codegen::Opts>& starts) {
   bool out_of_time = false;
   auto over_budget = [&] { return seconds_since(t0) > settings_.budget_seconds; };
   double best = -1;
-  // Lowers and times opts, unless they do not apply or make a kernel seen before.
-  auto attempt = [&](const codegen::Opts& opts, std::vector<Tried>& into, bool first) {
-    if (poll_) poll_();
+  // Opts lowered, unless they do not apply or make a kernel seen before, waiting to be timed.
+  std::vector<std::pair<codegen::Opts, codegen::Lowered>> pending;
+  auto add = [&](const codegen::Opts& opts, bool first) {
     codegen::Lowered l;
     try {
       l = lower_(opts);
     } catch (const ConditionError& e) {
-      if (first) throw;
-      if (e.type != "optimizer-error") throw;
+      if (first || e.type != "optimizer-error") throw;
       return;
     }
-    if (!seen.insert(l.kernel.str()).second) return;
-    const double t = time_(l, best);
-    ++result.candidates;
-    if (t < 0) return;
-    if (first) result.first_seconds = t;
-    if (best < 0 || t < best) best = t;
-    into.push_back(Tried{opts, std::move(l.kernel), t});
+    if (seen.insert(l.kernel.str()).second) pending.emplace_back(opts, std::move(l));
+  };
+  // Times the pending kernels, a batch at a time (prepared together: compiled side by side),
+  // into INTO; stops early when the budget is spent.
+  auto time_pending = [&](std::vector<Tried>& into, bool first) {
+    for (std::size_t at = 0; at < pending.size() && !out_of_time; at += batch_) {
+      if (at > 0 && over_budget()) {
+        out_of_time = true;
+        break;
+      }
+      const std::size_t end = std::min(pending.size(), at + batch_);
+      std::vector<const codegen::Lowered*> batch;
+      for (std::size_t i = at; i < end; ++i) batch.push_back(&pending[i].second);
+      if (prepare_) prepare_(batch);
+      for (std::size_t i = at; i < end; ++i) {
+        if (poll_) poll_();
+        const double t = time_(pending[i].second, best);
+        ++result.candidates;
+        if (t < 0) continue;
+        if (first && i == 0) result.first_seconds = t;
+        if (best < 0 || t < best) best = t;
+        into.push_back(Tried{std::move(pending[i].first), std::move(pending[i].second.kernel), t});
+      }
+    }
+    pending.clear();
   };
   std::vector<Tried> beam;
-  for (std::size_t i = 0; i < starts.size(); ++i) attempt(starts[i], beam, i == 0);
+  for (std::size_t i = 0; i < starts.size(); ++i) add(starts[i], i == 0);
+  time_pending(beam, true);
   auto by_time = [](const Tried& a, const Tried& b) { return a.seconds < b.seconds; };
   std::stable_sort(beam.begin(), beam.end(), by_time);
   if (beam.size() > width) beam.resize(width);
   for (int round = 1; round <= kMaxRounds && !beam.empty() && !out_of_time; ++round) {
     const double before = beam.front().seconds;
-    std::vector<Tried> found;
     for (const Tried& from : beam) {
       for (const codegen::Opt& action : codegen::search_actions(from.kernel, packs(from.opts))) {
-        if (over_budget()) {
-          out_of_time = true;
-          break;
-        }
         codegen::Opts opts = from.opts;
         opts.push_back(action);
-        attempt(opts, found, false);
+        add(opts, false);
       }
-      if (out_of_time) break;
     }
+    std::vector<Tried> found;
+    time_pending(found, false);
     result.rounds = round;
     for (Tried& t : found) beam.push_back(std::move(t));
     std::stable_sort(beam.begin(), beam.end(), by_time);

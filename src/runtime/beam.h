@@ -8,6 +8,7 @@
 // result on disk (runtime/jit.cpp, JitDevice::search_opts); this is the search alone.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -47,15 +48,22 @@ class BeamSearch {
   // Ctrl-C).
   using Report = std::function<void(const std::string&)>;
   using Poll = std::function<void()>;
+  // Called with each batch of kernels before they are timed one by one (the JIT device
+  // compiles a batch side by side); may be empty.
+  using Prepare = std::function<void(const std::vector<const codegen::Lowered*>&)>;
 
   static constexpr int kMaxRounds = 8;
 
-  BeamSearch(BeamSettings settings, Lower lower, Time time, Report report, Poll poll)
+  // BATCH: how many kernels PREPARE gets at once (the budget is checked between batches).
+  BeamSearch(BeamSettings settings, Lower lower, Time time, Report report, Poll poll, Prepare prepare = {},
+             std::size_t batch = 1)
       : settings_(settings),
         lower_(std::move(lower)),
         time_(std::move(time)),
         report_(std::move(report)),
-        poll_(std::move(poll)) {}
+        poll_(std::move(poll)),
+        prepare_(std::move(prepare)),
+        batch_(std::max<std::size_t>(batch, 1)) {}
 
   // Searches from `starts` (the first must lower: it is the reference every candidate's values
   // are compared with).
@@ -67,6 +75,8 @@ class BeamSearch {
   Time time_;
   Report report_;
   Poll poll_;
+  Prepare prepare_;
+  std::size_t batch_;
 };
 
 }  // namespace tl::runtime

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <thread>
 #include <unordered_map>
 
 #include "codegen/search.h"
@@ -156,6 +157,16 @@ void JitDevice::search_opts(const schedule::ScheduledKernel& sk, const std::unor
   // The candidates' code, by kernel text, while the search runs (a finalist is timed again).
   std::unordered_map<std::string, std::shared_ptr<Compiled>> code = {{l.kernel.str(), first}};
   // One launch of V's kernel on the search's buffers: its seconds.
+  // Code for a batch of candidates, generated side by side (one thread per core).
+  const unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  auto prepare = [&](const std::vector<const codegen::Lowered*>& batch) {
+    std::vector<const codegen::Kernel*> ks;
+    for (const codegen::Lowered* v : batch) {
+      if (!code.count(v->kernel.str())) ks.push_back(&v->kernel);
+    }
+    std::vector<std::shared_ptr<Compiled>> made = kernels_->trials(ks, threads);
+    for (std::size_t i = 0; i < ks.size(); ++i) code[ks[i]->str()] = std::move(made[i]);
+  };
   auto launch_once = [&](const codegen::Lowered& v) {
     std::shared_ptr<Compiled>& c = code[v.kernel.str()];
     if (c == nullptr) c = kernels_->trial(v.kernel);
@@ -168,6 +179,7 @@ void JitDevice::search_opts(const schedule::ScheduledKernel& sk, const std::unor
   };
   auto time = [&](const codegen::Lowered& v, double best) -> double {
     if (v.inputs != l.inputs) return -1;
+    if (auto it = code.find(v.kernel.str()); it != code.end() && it->second == nullptr) return -1;  // no code
     std::memset(out->data(), 0xFF, out->size_bytes());
     double seconds = launch_once(v);  // also a warm-up
     ++stats_.search_candidates;
@@ -210,7 +222,7 @@ void JitDevice::search_opts(const schedule::ScheduledKernel& sk, const std::unor
     // Starts: the heuristics' opts, and the plain nest (with the interchange when they have it).
     std::vector<codegen::Opts> starts = {l.opts, {}};
     if (!l.opts.empty() && l.opts.front().kind == codegen::Opt::Kind::Interchange) starts.push_back({l.opts.front()});
-    BeamSearch search(beam_, lower, time, report, poll);
+    BeamSearch search(beam_, lower, time, report, poll, prepare, 2 * threads);
     const BeamResult r = search.run(starts);
     candidates = r.candidates;
     out_of_time = r.out_of_time;

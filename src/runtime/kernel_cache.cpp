@@ -2,10 +2,13 @@
 // The JIT device's compiled kernels (kernel_cache.h).
 #include "runtime/kernel_cache.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "runtime/clock.h"
 #include "support/condition_error.h"
@@ -50,6 +53,73 @@ std::shared_ptr<KernelCache::Compiled> KernelCache::trial(const codegen::Kernel&
   const std::string text = k.str();
   if (auto found = kept_.find(text)) return found;
   return load_or_compile(k, text, false);
+}
+
+std::vector<std::shared_ptr<KernelCache::Compiled>> KernelCache::trials(const std::vector<const codegen::Kernel*>& ks,
+                                                                        unsigned threads) {
+  std::vector<std::shared_ptr<Compiled>> out(ks.size());
+  struct Job {
+    std::size_t index;
+    std::string key, name, code, error;
+    bool from_disk = false;
+    double seconds = 0;
+  };
+  std::vector<Job> jobs;
+  for (std::size_t i = 0; i < ks.size(); ++i) {
+    if ((out[i] = kept_.find(ks[i]->str())) != nullptr) continue;
+    Job j;
+    j.index = i;
+    j.key = codegen_.target_id() + "\n" + backend_.name() + "\n" + ks[i]->str();
+    char name[32];
+    std::snprintf(name, sizeof name, "tl_k%016llx", static_cast<unsigned long long>(fnv1a(j.key)));
+    j.name = name;
+    jobs.push_back(std::move(j));
+  }
+  // The code of each, from disk or generated, on the threads; each job is its own.
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t n; (n = next.fetch_add(1)) < jobs.size();) {
+      Job& j = jobs[n];
+      const auto t0 = std::chrono::steady_clock::now();
+      if (auto code = disk_.load(j.key)) {
+        j.code = std::move(*code);
+        j.from_disk = true;
+      } else {
+        try {
+          j.code = compile_or_fail(codegen_, *ks[j.index], j.name, false).object;
+        } catch (const std::exception& e) {  // nothing may leave a thread
+          j.error = e.what();
+        } catch (...) {
+          j.error = "an unknown error";
+        }
+      }
+      j.seconds = seconds_since(t0);
+    }
+  };
+  const unsigned helpers = codegen_.concurrent() ? std::min<unsigned>(threads, static_cast<unsigned>(jobs.size())) : 1;
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < helpers; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  // Loaded into the backend here, one at a time.
+  for (Job& j : jobs) {
+    if (!j.error.empty()) {
+      if (debug_ >= 1) tl::log("tensorlisp: trial kernel %s does not compile: %s\n", j.name.c_str(), j.error.c_str());
+      continue;
+    }
+    void* handle = nullptr;
+    try {
+      handle = backend_.compile(j.code, j.name);
+    } catch (const ConditionError& e) {
+      if (debug_ >= 1) tl::log("tensorlisp: trial kernel %s does not load: %s\n", j.name.c_str(), e.what());
+      continue;
+    }
+    stats_.compile_seconds += j.seconds;
+    if (j.from_disk) ++stats_.disk_hits;
+    else ++stats_.kernels_compiled;
+    out[j.index] = hold(handle, j.name, std::make_shared<const codegen::Kernel>(*ks[j.index]));
+  }
+  return out;
 }
 
 std::shared_ptr<KernelCache::Compiled> KernelCache::load_or_compile(const codegen::Kernel& k, const std::string& text,

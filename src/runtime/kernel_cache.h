@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "codegen/llvm_emit.h"
 #include "codegen/loop_ir.h"
@@ -51,6 +52,10 @@ class KernelCache {
   // there, else compiled, but neither kept in memory nor stored on disk; its code is released
   // when the caller lets go.
   std::shared_ptr<Compiled> trial(const codegen::Kernel& k);
+  // Kernels KS for trials, as trial makes each, their code generated on up to THREADS threads
+  // at once when the code generator allows (Codegen::concurrent). A kernel that fails to
+  // compile is null.
+  std::vector<std::shared_ptr<Compiled>> trials(const std::vector<const codegen::Kernel*>& ks, unsigned threads);
   // The backend's own kernel NAME (an extern op).
   std::shared_ptr<Compiled> external(const std::string& name);
   const DiskCache& disk() const { return disk_; }
