@@ -24,6 +24,7 @@
 #include "codegen/emitter.h"
 #include "codegen/math_lib.h"
 #include "codegen/target.h"
+#include "support/check.h"
 
 namespace tl::codegen {
 
@@ -37,8 +38,9 @@ void init_llvm() {
   });
 }
 
-// The standard O3 pipeline for TM's target (inlining, vectorization, ...), tuned by PTO.
-void optimize(llvm::Module& m, llvm::TargetMachine& tm, const llvm::PipelineTuningOptions& pto) {
+// PASSES (LLVM's text form), or the standard O3 pipeline for TM's target (inlining,
+// vectorization, and the target's own passes: NVPTX's address spaces), tuned by PTO.
+void optimize(llvm::Module& m, llvm::TargetMachine& tm, const llvm::PipelineTuningOptions& pto, const char* passes) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -49,7 +51,13 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, const llvm::PipelineTuni
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  llvm::ModulePassManager mpm;
+  if (passes == nullptr) {
+    mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  } else if (llvm::Error e = pb.parsePassPipeline(mpm, passes)) {
+    TL_UNREACHABLE("llvm emit: the pass pipeline \"" + std::string(passes) +
+                   "\" does not parse: " + llvm::toString(std::move(e)));
+  }
   mpm.run(m, mam);
 }
 
@@ -69,8 +77,8 @@ std::string emit_file(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFil
 }  // namespace
 
 CompileOutput optimize_and_emit(llvm::Module& m, llvm::TargetMachine& tm, const llvm::PipelineTuningOptions& pto,
-                                bool want_ir, llvm::CodeGenFileType type) {
-  optimize(m, tm, pto);
+                                bool want_ir, llvm::CodeGenFileType type, const char* passes) {
+  optimize(m, tm, pto, passes);
   CompileOutput out;
   if (want_ir) {
     llvm::raw_string_ostream os(out.ir);

@@ -254,7 +254,7 @@ std::string compile_program(const Program& p, const ProgramTarget& target) {
   std::string errors;
   llvm::raw_string_ostream os(errors);
   if (llvm::verifyModule(*m, &os)) TL_UNREACHABLE("program: invalid driver for " + p.name + ": " + os.str());
-  return optimize_and_emit(*m, *tm, cpu_pipeline_options(), false, llvm::CGFT_ObjectFile).object;
+  return optimize_and_emit(*m, *tm, llvm::PipelineTuningOptions(), false, llvm::CGFT_ObjectFile, kCpuPasses).object;
 }
 
 }  // namespace tl::codegen

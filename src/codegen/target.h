@@ -105,11 +105,13 @@ std::unique_ptr<llvm::Module> emit_cpu_kernel(llvm::LLVMContext& ctx, llvm::Targ
 // when LLVM has no target for the host or does not know CPU.
 std::unique_ptr<llvm::TargetMachine> host_target_machine(const std::string& cpu = "");
 
-// Optimizes m with the O3 pipeline for tm's target, tuned by pto, keeps its IR in the output
-// when asked, and emits it as `type` (an object file or assembly text).
+// Optimizes m with the pass pipeline PASSES (LLVM's text form; null: the O3 pipeline for tm's
+// target, tuned by pto), keeps its IR in the output when asked, and emits it as `type` (an
+// object file or assembly text).
 CompileOutput optimize_and_emit(llvm::Module& m, llvm::TargetMachine& tm, const llvm::PipelineTuningOptions& pto,
-                                bool want_ir, llvm::CodeGenFileType type);
-// The pipeline tuning the CPU targets compile with.
-llvm::PipelineTuningOptions cpu_pipeline_options();
+                                bool want_ir, llvm::CodeGenFileType type, const char* passes = nullptr);
+// The passes kernels that run on the host CPU (the CPU's, the simulated GPU's) are optimized
+// with: the few of O3's that their code needs (target_x86.cpp says which and why).
+extern const char* const kCpuPasses;
 
 }  // namespace tl::codegen

@@ -99,9 +99,8 @@ CompileOutput SimCodegen::compile(const Kernel& k, const std::string& entry, boo
   llvm::LLVMContext ctx;
   const SimTarget target(impl_->nvptx);
   std::unique_ptr<llvm::Module> m = emit_module(ctx, *impl_->tm, k, entry, target);
-  llvm::PipelineTuningOptions pto;
-  pto.LoopUnrolling = false;
-  return optimize_and_emit(*m, *impl_->tm, pto, want_ir, llvm::CGFT_ObjectFile);
+  // Host code, optimized as the CPU's kernels are.
+  return optimize_and_emit(*m, *impl_->tm, llvm::PipelineTuningOptions(), want_ir, llvm::CGFT_ObjectFile, kCpuPasses);
 }
 
 }  // namespace tl::codegen
