@@ -278,16 +278,20 @@ class Lowerer {
   }
 
   // (lanes L F) for the innermost loop L of a float max of at least F iterations, F filling
-  // two 256-bit vectors of the accumulator's dtype (16 f32 lanes, 8 f64): independent chains
-  // for a NaN-propagating max, which LLVM's loop vectorizer cannot split itself (32 lanes ran
-  // no faster on AVX2 and took a fifth longer to compile). Not for sums: the emitter marks a
-  // float sum's adds reassoc, and the loop vectorizer splits those (integer sums and maxes it
-  // splits anyway) without copying the body (32 copies of an exp in a softmax's sum pass
-  // doubled its compile time). None when L is shorter or its extent is symbolic (the CPU's
-  // work estimate takes loop extents as shape dimensions, which have no division).
+  // two of the target's vectors of the accumulator's dtype (AVX2: 16 f32 lanes, 8 f64; AVX-512:
+  // 32 and 16): independent chains for a NaN-propagating max, which LLVM's loop vectorizer
+  // cannot split itself. (On AVX2, 32 lanes ran no faster and took a fifth longer to compile.
+  // On AVX-512, 16 lanes were one latency-bound chain: a 4096 x 4096 row max took 8.2 ms on one
+  // thread, 3.1-4.0 ms with 32 lanes and 2.6-2.8 ms with 64, which a beam search found first;
+  // but with 64 lanes a softmax's kernel took 69 ms to compile, 52 with 32, 44 with 16.) Not for
+  // sums: the emitter marks a float sum's adds reassoc, and the loop vectorizer splits those
+  // (integer sums and maxes it splits anyway) without copying the body (32 copies of an exp in
+  // a softmax's sum pass doubled its compile time). None when L is shorter or its extent is
+  // symbolic (the CPU's work estimate takes loop extents as shape dimensions, which have no
+  // division).
   std::optional<Opt> lanes_for(ReduceKind kind, std::int32_t loop, ExprId extent, DType acc_t) const {
     if (kind != ReduceKind::Max || !tensor::is_float(acc_t)) return std::nullopt;
-    const std::int64_t lanes = 64 / static_cast<std::int64_t>(tensor::dtype_size(acc_t));
+    const std::int64_t lanes = 2 * how_.vector_floats * 4 / static_cast<std::int64_t>(tensor::dtype_size(acc_t));
     auto e = k_.as_const(extent);
     if (!e || *e < lanes) return std::nullopt;
     return Opt::lanes(loop, lanes);
@@ -1822,7 +1826,7 @@ class Lowerer {
     // its terms computed a reduce of their own in its loop (a product of the weights, say,
     // that a sum of the output's elements reads inline): lanes take a loop of updates only.
     if (!gpu_ && !loops.empty() && inner->empty() && n->reduce_kind != ReduceKind::Prod && tensor::is_float(acc_t)) {
-      const std::int64_t lanes = 64 / static_cast<std::int64_t>(tensor::dtype_size(acc_t));
+      const std::int64_t lanes = 2 * how_.vector_floats * 4 / static_cast<std::int64_t>(tensor::dtype_size(acc_t));
       auto e = k_.as_const(loops.back().extent);
       if (e && *e >= lanes) inline_lanes_.push_back(Opt::lanes(loops.back().var, lanes));
     }

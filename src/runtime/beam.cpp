@@ -42,6 +42,7 @@ BeamResult BeamSearch::run(const std::vector<codegen::Opts>& starts) {
   bool out_of_time = false;
   auto over_budget = [&] { return seconds_since(t0) > settings_.budget_seconds; };
   double best = -1;
+  std::size_t max_text = 0;
   // Opts lowered, unless they do not apply or make a kernel seen before, waiting to be timed.
   std::vector<std::pair<codegen::Opts, codegen::Lowered>> pending;
   auto add = [&](const codegen::Opts& opts, bool first) {
@@ -52,7 +53,12 @@ BeamResult BeamSearch::run(const std::vector<codegen::Opts>& starts) {
       if (first || e.type != "optimizer-error") throw;
       return;
     }
-    if (seen.insert(l.kernel.str()).second) pending.emplace_back(opts, std::move(l));
+    std::string text = l.kernel.str();
+    // A kernel much larger than the first (an upcast of a loop that holds a register tile)
+    // takes LLVM seconds to compile and spills: not a candidate.
+    if (first) max_text = 4 * text.size() + 16384;
+    if (text.size() > max_text) return;
+    if (seen.insert(std::move(text)).second) pending.emplace_back(opts, std::move(l));
   };
   // Times the pending kernels, a batch at a time (prepared together: compiled side by side),
   // into INTO; stops early when the budget is spent.
@@ -68,6 +74,10 @@ BeamResult BeamSearch::run(const std::vector<codegen::Opts>& starts) {
       if (prepare_) prepare_(batch);
       for (std::size_t i = at; i < end; ++i) {
         if (poll_) poll_();
+        if (i > 0 && over_budget()) {
+          out_of_time = true;
+          break;
+        }
         const double t = time_(pending[i].second, best);
         ++result.candidates;
         if (t < 0) continue;

@@ -98,6 +98,9 @@ bool agrees(const Buffer& got, const Buffer& want) {
   return true;
 }
 
+// A search that cannot time this many candidates in its budget is not started.
+constexpr int kMinCandidates = 20;
+
 }  // namespace
 
 void JitDevice::search_opts(const schedule::ScheduledKernel& sk, const std::unordered_set<const Node*>& materialized,
@@ -215,13 +218,28 @@ void JitDevice::search_opts(const schedule::ScheduledKernel& sk, const std::unor
   bool out_of_time = false;
   double first_seconds = t_first, chosen_seconds = t_first;
   // A kernel too quick to tell candidates apart keeps its heuristics' opts.
-  if (t_first >= beam_.min_seconds) {
+  // A kernel so slow that the budget would time only a few candidates keeps them too.
+  const bool too_slow = t_first * kMinCandidates * 4 > beam_.budget_seconds;
+  if (too_slow && t_first >= beam_.min_seconds) {
+    char line[160];
+    std::snprintf(line, sizeof line, "one run takes %.1f ms: too slow to time %d candidates in the budget (%g s); kept",
+                  t_first * 1e3, kMinCandidates, beam_.budget_seconds);
+    report(line);
+  }
+  if (t_first >= beam_.min_seconds && !too_slow) {
     char line[64];
     std::snprintf(line, sizeof line, "searching from %.3f ms", t_first * 1e3);
     report(line);
-    // Starts: the heuristics' opts, and the plain nest (with the interchange when they have it).
-    std::vector<codegen::Opts> starts = {l.opts, {}};
-    if (!l.opts.empty() && l.opts.front().kind == codegen::Opt::Kind::Interchange) starts.push_back({l.opts.front()});
+    // Starts: the heuristics' opts, and unless they make a register tile (whose plain nest runs
+    // many times slower: a 2048^3 matmul's for seconds), the plain nest (with the interchange
+    // when they have it).
+    std::vector<codegen::Opts> starts = {l.opts};
+    const bool tiled = std::any_of(l.opts.begin(), l.opts.end(),
+                                   [](const codegen::Opt& o) { return o.kind == codegen::Opt::Kind::Upcast; });
+    if (!tiled) {
+      starts.push_back({});
+      if (!l.opts.empty() && l.opts.front().kind == codegen::Opt::Kind::Interchange) starts.push_back({l.opts.front()});
+    }
     BeamSearch search(beam_, lower, time, report, poll, prepare, 2 * threads);
     const BeamResult r = search.run(starts);
     candidates = r.candidates;
