@@ -278,6 +278,7 @@ class JitDevice {
   LruCache<Plan> plans_;  // by graph structure
   schedule::Options schedule_options_;
   BeamSettings beam_;
+  bool beam_gpu_said_ = false;  // that a beam width does not search this device's kernels
   // With a beam width: replaces L, kernel SK's lowering, by the one a beam search finds (or an
   // earlier search kept on disk), when SK can be searched.
   void search_opts(const schedule::ScheduledKernel& sk, const std::unordered_set<const tensor::Node*>& materialized,

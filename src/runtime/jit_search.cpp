@@ -106,7 +106,15 @@ constexpr int kMinCandidates = 20;
 void JitDevice::search_opts(const schedule::ScheduledKernel& sk, const std::unordered_set<const Node*>& materialized,
                             codegen::Lowered& l) {
   // CPU kernels whose loops opts apply to, of sizes known now.
-  if (gpu() || memory_ != nullptr) return;
+  if (gpu() || memory_ != nullptr) {
+    if (!beam_gpu_said_) {
+      tl::log("tensorlisp: beam %d: %s\n", beam_.width,
+              gpu() ? "GPU kernels are not searched (their launch shapes are tuned instead: use-backend's :tune)"
+                    : "kernels on device memory are not searched");
+      beam_gpu_said_ = true;
+    }
+    return;
+  }
   if (sk.kind != schedule::KernelKind::Elementwise && sk.kind != schedule::KernelKind::Reduce) return;
   if (!l.kernel.vars.empty() || !l.parallel_extent.as_const()) return;
   const auto out_dims = const_dims(sk.out->shape);
