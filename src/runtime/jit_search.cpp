@@ -198,11 +198,12 @@ void JitDevice::search_opts(const schedule::ScheduledKernel& sk, const std::unor
       want = tensor::allocate_buffer(sk.out->dtype, *out_dims);
       std::memcpy(want->data(), out->data(), out->size_bytes());
     } else if (!agrees(*out, *want)) {
+      // A lowering pass that changed what the kernel computes (or a float sum reordered
+      // beyond the tolerance): said always, so it gets reported.
       ++stats_.search_disagreed;
-      if (debug >= 1) {
-        tl::log("tensorlisp: beam: %s with opts %s computes other values than with %s: not a candidate\n", name.c_str(),
-                codegen::opts_str(v.opts).c_str(), codegen::opts_str(l.opts).c_str());
-      }
+      const std::string text = debug >= 1 ? "\n" + v.kernel.str() : "";
+      tl::log("tensorlisp: beam: %s with opts %s computes other values than with %s: not a candidate%s\n", name.c_str(),
+              codegen::opts_str(v.opts).c_str(), codegen::opts_str(l.opts).c_str(), text.c_str());
       return -1;
     }
     if (best > 0 && seconds > 3 * best) return seconds;  // far behind: one run tells

@@ -70,9 +70,11 @@ void upcast_loop(Kernel& k, std::int32_t loop) {
                               " on each iteration (a pack inside it); upcast loops inside the pack's loop instead");
     }
   });
-  // A buffer the copies both read and store at one element (an interchanged reduce summing in
-  // its output: b0[i] = b0[i] + ...): one copy must read what the one before stored, but the
-  // copies' equal loads are one expression, read once.
+  // A buffer the copies both read and may store at one element (an interchanged reduce summing
+  // in its output: b0[i] = b0[i] + ..., its reduce loop upcast, or merged with the output loop,
+  // b0[m mod E]): one copy must read what the one before stored, but the copies' equal loads
+  // are one expression, read once. Each copy's store must then go elsewhere: L linear in its
+  // index, with a coefficient other than 0, unless the store is masked.
   std::set<std::int32_t> loaded;
   passes::each_stmt(l.body, [&](const Stmt& s) {
     for (ExprId e : {s.index, s.value, s.mask, s.extent}) {
@@ -83,9 +85,14 @@ void upcast_loop(Kernel& k, std::int32_t loop) {
     }
   });
   passes::each_stmt(l.body, [&](const Stmt& s) {
-    if (s.kind == Stmt::Kind::Store && loaded.count(s.buffer) && !passes::uses_loop(k, s.index, loop)) {
-      passes::reject(opt, "loop " + name + "'s copies would each read and store the same elements of b" +
-                              std::to_string(s.buffer) + " (its store does not depend on " + name + ")");
+    // (A masked store is a ragged tile's: its copies past the end clamp their index onto the
+    // last element, and the mask keeps them from storing.)
+    if (s.kind != Stmt::Kind::Store || !loaded.count(s.buffer) || s.mask >= 0) return;
+    const auto c = k.coefficient(s.index, k.loop_var(loop));
+    if (!c || *c == 0) {
+      passes::reject(opt, "loop " + name + "'s copies could read and store the same elements of b" +
+                              std::to_string(s.buffer) + " (its store's index is not " + name +
+                              " times a constant plus the rest)");
     }
   });
   std::vector<passes::Subst> copies(static_cast<std::size_t>(*extent));

@@ -516,6 +516,39 @@ TEST_CASE("an opt that does not apply is an optimizer-error naming it", "[codege
             .rfind("opt (interchange): only a float sum or max on the CPU", 0) == 0);
 }
 
+TEST_CASE("an interchanged reduce's loops refuse what would break them (found by the beam search)",
+          "[codegen][passes]") {
+  std::mt19937 rng(4);
+  Graph g;
+  NodeRef sum = g.make_reduce(ReduceKind::Sum, random_buffer(g, DType::F32, {8, 2}, rng), {0});
+  tl::schedule::Schedule s = tl::schedule::make_schedule(sum.get());
+  auto error = [&](const std::string& text) {
+    Lowering how;
+    how.opts = tl::codegen::parse_opts(text);
+    try {
+      tl::codegen::lower(s.items[0], s.materialized, how);
+    } catch (const tl::ConditionError& e) {
+      CHECK(e.type == "optimizer-error");
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // (interchange): i2 sets the 2 outputs to 0 (parallel), i3 runs over the 8 rows, and inside
+  // it i4 (parallel too, the same range) adds row i3 into the outputs: b0[i4] = b0[i4] + ...
+  CHECK(error("(interchange)") == "no error");
+  // Splitting one of the two parallel loops would give them different ranges.
+  CHECK(error("(interchange) (split 2 2)") ==
+        "opt (split 2 2): loop i2 is one of the kernel's 2 parallel loops, which share one range");
+  CHECK(error("(interchange) (split 3 2)") == "no error");
+  // Copies of the rows' loop would read b0[i4] once and store it twice: the sums lost a row.
+  CHECK(error("(interchange) (split 3 2) (upcast 6)") ==
+        "opt (upcast 6): loop i6's copies could read and store the same elements of b0 (its store's index is not i6 "
+        "times a constant plus the rest)");
+  // Merged with the output loop, the copies store b0[i5 mod 2]: the same elements again.
+  CHECK(error("(interchange) (merge 3) (upcast 5)").rfind("opt (upcast 5): loop i5's copies could read and store", 0) ==
+        0);
+}
+
 TEST_CASE("the verifier names a broken kernel's fault", "[codegen][passes]") {
   Kernel k;
   k.buffers.push_back({DType::F32, true});
