@@ -201,6 +201,20 @@ std::pair<Opt, bool> random_opt(const Kernel& k, std::mt19937& rng) {
   }
 }
 
+// The optimizer-error lowering the first kernel of S with the opts TEXT raises, or "no error".
+std::string lowering_error(const tl::schedule::Schedule& s, const std::string& text,
+                           tl::codegen::Target target = tl::codegen::Target::Cpu) {
+  Lowering how(target);
+  how.opts = tl::codegen::parse_opts(text);
+  try {
+    tl::codegen::lower(s.items[0], s.materialized, how);
+  } catch (const tl::ConditionError& e) {
+    CHECK(e.type == "optimizer-error");
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
 // Equal element for element, or (after a reordering) floats within rounding of a reordered sum.
 bool close(const std::vector<Scalar>& a, const std::vector<Scalar>& b, bool reordered) {
   if (!reordered) return same(a, b);
@@ -484,15 +498,7 @@ TEST_CASE("an opt that does not apply is an optimizer-error naming it", "[codege
   NodeRef mm = matmul(g, random_buffer(g, DType::F32, {6, 5}, rng), random_buffer(g, DType::F32, {5, 10}, rng));
   tl::schedule::Schedule s = tl::schedule::make_schedule(mm.get());
   auto error = [&](const std::string& text, tl::codegen::Target target = tl::codegen::Target::Cpu) {
-    Lowering how(target);
-    how.opts = tl::codegen::parse_opts(text);
-    try {
-      tl::codegen::lower(s.items[0], s.materialized, how);
-    } catch (const tl::ConditionError& e) {
-      CHECK(e.type == "optimizer-error");
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return lowering_error(s, text, target);
   };
   // The plain nest: i0 over 6 rows (parallel), i1 over 10 columns, i2 over the 5 summed.
   CHECK(error("(split 2 4)") ==
@@ -522,17 +528,7 @@ TEST_CASE("an interchanged reduce's loops refuse what would break them (found by
   Graph g;
   NodeRef sum = g.make_reduce(ReduceKind::Sum, random_buffer(g, DType::F32, {8, 2}, rng), {0});
   tl::schedule::Schedule s = tl::schedule::make_schedule(sum.get());
-  auto error = [&](const std::string& text) {
-    Lowering how;
-    how.opts = tl::codegen::parse_opts(text);
-    try {
-      tl::codegen::lower(s.items[0], s.materialized, how);
-    } catch (const tl::ConditionError& e) {
-      CHECK(e.type == "optimizer-error");
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto error = [&](const std::string& text) { return lowering_error(s, text); };
   // (interchange): i2 sets the 2 outputs to 0 (parallel), i3 runs over the 8 rows, and inside
   // it i4 (parallel too, the same range) adds row i3 into the outputs: b0[i4] = b0[i4] + ...
   CHECK(error("(interchange)") == "no error");
