@@ -167,7 +167,6 @@ void JitDevice::search_opts(const schedule::ScheduledKernel& sk, const std::unor
   const std::string name = label(sk.out->op, sk.out->dtype, sk.out->shape);
   // The candidates' code, by kernel text, while the search runs (a finalist is timed again).
   std::unordered_map<std::string, std::shared_ptr<Compiled>> code = {{l.kernel.str(), first}};
-  // One launch of V's kernel on the search's buffers: its seconds.
   // Code for a batch of candidates, generated side by side (one thread per core).
   const unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
   auto prepare = [&](const std::vector<const codegen::Lowered*>& batch) {
@@ -178,6 +177,7 @@ void JitDevice::search_opts(const schedule::ScheduledKernel& sk, const std::unor
     std::vector<std::shared_ptr<Compiled>> made = kernels_->trials(ks, threads);
     for (std::size_t i = 0; i < ks.size(); ++i) code[ks[i]->str()] = std::move(made[i]);
   };
+  // One launch of V's kernel on the search's buffers: its seconds.
   auto launch_once = [&](const codegen::Lowered& v) {
     std::shared_ptr<Compiled>& c = code[v.kernel.str()];
     if (c == nullptr) c = kernels_->trial(v.kernel);
