@@ -138,8 +138,9 @@ void JitDevice::search_opts(const schedule::ScheduledKernel& sk, const std::unor
   } catch (const ConditionError&) {
     return;
   }
-  const std::shared_ptr<Compiled> first = compiled(l.kernel);
-  const std::string key = "beam-opts " + std::to_string(beam_.width) + " " + first->entry;
+  // Keyed by the heuristics' kernel's name, which a later process knows without compiling it.
+  const std::string entry = kernels_->name_of(l.kernel);
+  const std::string key = "beam-opts " + std::to_string(beam_.width) + " " + entry;
   if (kernels_->disk().enabled()) {
     if (auto stored = kernels_->disk().load(key)) {
       try {
@@ -155,6 +156,7 @@ void JitDevice::search_opts(const schedule::ScheduledKernel& sk, const std::unor
     }
   }
   const auto t0 = std::chrono::steady_clock::now();
+  const std::shared_ptr<Compiled> first = compiled(l.kernel);
   // The buffers candidates run on: the inputs filled once, the reference's output, and one
   // that each candidate writes (set to NaN bytes first, so an element it leaves unwritten
   // cannot pass for the reference's).
@@ -217,7 +219,6 @@ void JitDevice::search_opts(const schedule::ScheduledKernel& sk, const std::unor
     if (debug >= 2) tl::log("tensorlisp: beam: %s: %.4f ms\n", codegen::opts_str(v.opts).c_str(), seconds * 1e3);
     return seconds;
   };
-  const std::string entry = first->entry;
   auto report = [&](const std::string& line) {
     tl::log("tensorlisp: beam %d: %s %s: %s\n", beam_.width, entry.c_str(), name.c_str(), line.c_str());
   };

@@ -40,6 +40,18 @@ std::shared_ptr<KernelCache::Compiled> KernelCache::hold(void* handle, std::stri
   });
 }
 
+std::string KernelCache::disk_key(const std::string& text) const {
+  return codegen_.target_id() + "\n" + backend_.name() + "\n" + text;
+}
+
+std::string KernelCache::entry_name(const std::string& key) {
+  char name[32];
+  std::snprintf(name, sizeof name, "tl_k%016llx", static_cast<unsigned long long>(fnv1a(key)));
+  return name;
+}
+
+std::string KernelCache::name_of(const codegen::Kernel& k) const { return entry_name(disk_key(k.str())); }
+
 std::shared_ptr<KernelCache::Compiled> KernelCache::get(const codegen::Kernel& k) {
   const std::string text = k.str();
   if (auto found = kept_.find(text)) {
@@ -69,10 +81,8 @@ std::vector<std::shared_ptr<KernelCache::Compiled>> KernelCache::trials(const st
     if ((out[i] = kept_.find(ks[i]->str())) != nullptr) continue;
     Job j;
     j.index = i;
-    j.key = codegen_.target_id() + "\n" + backend_.name() + "\n" + ks[i]->str();
-    char name[32];
-    std::snprintf(name, sizeof name, "tl_k%016llx", static_cast<unsigned long long>(fnv1a(j.key)));
-    j.name = name;
+    j.key = disk_key(ks[i]->str());
+    j.name = entry_name(j.key);
     jobs.push_back(std::move(j));
   }
   // The code of each, from disk or generated, on the threads; each job is its own.
@@ -125,9 +135,8 @@ std::vector<std::shared_ptr<KernelCache::Compiled>> KernelCache::trials(const st
 std::shared_ptr<KernelCache::Compiled> KernelCache::load_or_compile(const codegen::Kernel& k, const std::string& text,
                                                                     bool store) {
   auto t0 = std::chrono::steady_clock::now();
-  const std::string key = codegen_.target_id() + "\n" + backend_.name() + "\n" + text;
-  char name[32];
-  std::snprintf(name, sizeof name, "tl_k%016llx", static_cast<unsigned long long>(fnv1a(key)));
+  const std::string key = disk_key(text);
+  const std::string name = entry_name(key);
   // The disk cache holds code for this exact kernel text and target; without debug output
   // asked for, it saves compiling.
   std::optional<std::string> code;
@@ -163,7 +172,7 @@ std::shared_ptr<KernelCache::Compiled> KernelCache::load_or_compile(const codege
   else ++stats_.kernels_compiled;
   if (debug_ >= 2) tl::log("%s", text.c_str());
   if (debug_ >= 1) {
-    tl::log("tensorlisp: %s %s in %.1f ms (%.1f ms generating code)\n", from_disk ? "loaded" : "compiled", name,
+    tl::log("tensorlisp: %s %s in %.1f ms (%.1f ms generating code)\n", from_disk ? "loaded" : "compiled", name.c_str(),
             dt * 1e3, codegen_ms);
   }
   return hold(handle, name, std::make_shared<const codegen::Kernel>(k));

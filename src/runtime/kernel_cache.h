@@ -56,6 +56,9 @@ class KernelCache {
   // at once when the code generator allows (Codegen::concurrent). A kernel that fails to
   // compile is null.
   std::vector<std::shared_ptr<Compiled>> trials(const std::vector<const codegen::Kernel*>& ks, unsigned threads);
+  // The entry point kernel K has (or will have) when compiled: tl_k<hash of target, backend and
+  // text>, without compiling it.
+  std::string name_of(const codegen::Kernel& k) const;
   // The backend's own kernel NAME (an extern op).
   std::shared_ptr<Compiled> external(const std::string& name);
   const DiskCache& disk() const { return disk_; }
@@ -64,6 +67,8 @@ class KernelCache {
   const LruCache<Compiled>& kept() const { return kept_; }
 
  private:
+  std::string disk_key(const std::string& text) const;    // target, backend and TEXT
+  static std::string entry_name(const std::string& key);  // tl_k<hash of KEY>
   // Kernel K (TEXT: its text) from disk or compiled, stored on disk when `store`.
   std::shared_ptr<Compiled> load_or_compile(const codegen::Kernel& k, const std::string& text, bool store);
   std::shared_ptr<Compiled> hold(void* handle, std::string entry, std::shared_ptr<const codegen::Kernel> kernel);
