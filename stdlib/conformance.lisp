@@ -44,6 +44,7 @@
     ("exp2" :primitive :float (((n m) :small)) (prim:exp2 a))
     ("log2" :primitive :float (((n m) :pos)) (prim:log2 a))
     ("sin" :primitive :float ((n m)) (prim:sin a))
+    ("cos" :primitive :float ((n m)) (prim:cos a))
     ("cast" :primitive :all ((n m)) (list (prim:cast a 'f32) (prim:cast a 'i32) (prim:cast a 'bool)) :grad nil)
     ("bitcast" :primitive :all ((n m)) (prim:bitcast a (dtype a)) :grad nil)
     ("add" :primitive :all ((n m) (n m)) (prim:add a b))

@@ -747,6 +747,7 @@ class Emitter {
     V exp2(V a, DType) { return e.target_.math(b(), MathFn::Exp2, a); }
     V log2(V a, DType) { return e.target_.math(b(), MathFn::Log2, a); }
     V sin(V a, DType) { return e.target_.math(b(), MathFn::Sin, a); }
+    V cos(V a, DType) { return e.target_.math(b(), MathFn::Cos, a); }
     V round(V a, DType t) { return e.round_to(t, a); }
     V cast(V a, DType from, DType to) { return e.cast(a, from, to); }
     V bitcast(V a, DType from, DType to) { return e.from_bits(to, e.bits_of(from, a)); }

@@ -4,6 +4,8 @@
 
 #include <llvm/IR/Module.h>
 
+#include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -159,8 +161,8 @@ Value* log2_f64(llvm::IRBuilder<>& b, Value* x, SplitF64 split) {
 }
 
 // x = k pi/2 + r (Cody-Waite with a three-part pi/2 and fma), |r| <= pi/4; then +-sin r or
-// +-cos r by k mod 4, each by its Taylor series (to r^23 and r^22).
-Value* sin_f64(llvm::IRBuilder<>& b, Value* x) {
+// +-cos r by (k + quadrant) mod 4, each by its Taylor series (to r^23 and r^22).
+Value* sin_f64(llvm::IRBuilder<>& b, Value* x, int quadrant) {
   llvm::Function* fma = llvm::Intrinsic::getDeclaration(module_of(b), llvm::Intrinsic::fma, {b.getDoubleTy()});
   Value* big = f64(b, 4503599627370496.0);  // 2^52: beyond it k is meaningless anyway
   Value* kx = call_intrinsic(b, llvm::Intrinsic::rint, b.CreateFMul(x, f64(b, 0.63661977236758134308)));
@@ -187,11 +189,105 @@ Value* sin_f64(llvm::IRBuilder<>& b, Value* x) {
   Value* cr = horner_fma(b, r2, cc);
   // Frozen so that LLVM 14's vectorizers cannot narrow the conversion to the two bits kept
   // (they make an invalid float truncation of such a chain; see the emitter's casts).
-  Value* q = b.CreateAnd(b.CreateFreeze(b.CreateFPToSI(k, b.getInt64Ty())), b.getInt64(3));
+  Value* q =
+      b.CreateAnd(b.CreateAdd(b.CreateFreeze(b.CreateFPToSI(k, b.getInt64Ty())), b.getInt64(quadrant)), b.getInt64(3));
   Value* v = b.CreateSelect(b.CreateICmpEQ(b.CreateAnd(q, b.getInt64(1)), b.getInt64(0)), sr, cr);
   v = b.CreateSelect(b.CreateICmpUGE(q, b.getInt64(2)), b.CreateFNeg(v), v);
   Value* finite = b.CreateFCmpOLT(call_intrinsic(b, llvm::Intrinsic::fabs, x), f64(b, std::numeric_limits<double>::infinity()));
   return b.CreateSelect(finite, v, f64(b, std::numeric_limits<double>::quiet_NaN()));
+}
+
+namespace {
+
+// The first 256 bits of the binary fraction of 2/pi, most significant first.
+constexpr std::uint64_t kTwoOverPi[4] = {0xA2F9836E4E441529, 0xFC2757D1F534DDC0, 0xDB6295993C439041,
+                                         0xFE5163ABDEBBC561};
+
+// Rows of sin_cos_f32's reduction: row i is for floats x = M 2^E (M < 2^24 an integer) with
+// E - 2 = i, or E <= 2 for row 0; the largest float has E = 104.
+constexpr int kReductionRows = 103;
+
+}  // namespace
+
+// |x| = M 2^E exactly in f64. y = |x| 2/pi mod 4 from the bits of 2/pi for E (the row's four
+// chunks): p_c = |x| chunk_c (exact); n0 = rint(p0) and n1 = rint((p0 - n0) + p1) are the
+// quadrant's integer part, the rest u = ((p0 - n0) + p1 - n1) + p2 + p3 in [-1/2, 1/2] its
+// fraction (relative error ~2^-52: the bits past the chunks' are worth < 2^-86, and the first
+// additions are exact wherever the later ones could cancel). r = u pi/2; sin r (to r^11) or
+// cos r (to r^12) by (n0 + n1 + [cos]) mod 4, each within 2^-36 on |r| <= pi/4, rounded to f32
+// once; sin takes x's sign. Inf and NaN give NaN (inf - inf on the way).
+Value* sin_cos_f32(llvm::IRBuilder<>& b, Value* x, bool cos) {
+  llvm::Type* ft = x->getType();
+  auto like = [&](llvm::Type* scalar) -> llvm::Type* {
+    if (auto* vt = llvm::dyn_cast<llvm::VectorType>(ft)) return llvm::VectorType::get(scalar, vt->getElementCount());
+    return scalar;
+  };
+  llvm::Type* dt = like(b.getDoubleTy());
+  llvm::Type* it = like(b.getInt32Ty());
+  auto kd = [&](double v) -> Value* { return llvm::ConstantFP::get(dt, v); };
+  auto ki = [&](std::int64_t v) -> Value* { return llvm::ConstantInt::get(it, static_cast<std::uint64_t>(v), true); };
+  llvm::Function* fma = llvm::Intrinsic::getDeclaration(module_of(b), llvm::Intrinsic::fma, {dt});
+  Value* bits = b.CreateBitCast(x, it);
+  Value* ax = b.CreateFPExt(call_intrinsic(b, llvm::Intrinsic::fabs, x), dt);
+  // The row: the biased exponent less 152 (E - 2; subnormals have E = -149), within the table.
+  Value* row = b.CreateSub(b.CreateAnd(b.CreateLShr(bits, ki(23)), ki(0xff)), ki(152));
+  row = b.CreateSelect(b.CreateICmpSLT(row, ki(0)), ki(0), row);
+  row = b.CreateSelect(b.CreateICmpSGT(row, ki(kReductionRows - 1)), ki(kReductionRows - 1), row);
+  // The row's chunks: 2/pi's bits row + 28c + 1 .. row + 28c + 28 (c = 0..3) as the numbers
+  // they are worth, cut from the 64-bit words of kTwoOverPi in registers (a table in memory
+  // would stop the loop vectorizer: it cannot tell that the kernel's stores miss it). Two
+  // 64-bit windows of the bits, from the row's first bit and 56 bits on, hold two chunks each.
+  llvm::Type* lt = like(b.getInt64Ty());
+  auto kl = [&](std::uint64_t v) -> Value* { return llvm::ConstantInt::get(lt, v); };
+  Value* row64 = b.CreateZExt(row, lt);
+  auto window = [&](int from) -> Value* {  // the 64 bits from offset row + from (0-based)
+    Value* at = b.CreateAdd(row64, kl(static_cast<std::uint64_t>(from)));
+    Value* word = b.CreateLShr(at, kl(6));  // 0, 1 or 2 (at <= 158)
+    Value* shift = b.CreateAnd(at, kl(63));
+    auto pick = [&](int k) {  // kTwoOverPi[word + k]
+      Value* v = b.CreateSelect(b.CreateICmpEQ(word, kl(0)), kl(kTwoOverPi[k]), kl(kTwoOverPi[k + 1]));
+      return b.CreateSelect(b.CreateICmpEQ(word, kl(2)), kl(kTwoOverPi[k + 2]), v);
+    };
+    // The word's bits shifted up, the next word's top bits below them (shifted in two
+    // steps, so a shift of 0 never shifts by 64).
+    Value* low = b.CreateLShr(b.CreateLShr(pick(1), kl(1)), b.CreateSub(kl(63), shift));
+    return b.CreateOr(b.CreateShl(pick(0), shift), low);
+  };
+  Value* windows[2] = {window(0), window(56)};
+  auto chunk = [&](int c) -> Value* {
+    // Bits 36..63 of the window for an even chunk, 8..35 for an odd one.
+    Value* bits28 = b.CreateAnd(b.CreateLShr(windows[c / 2], kl(c % 2 == 0 ? 36 : 8)), kl(0xfffffff));
+    // 2^-(row + 28 (c + 1)) from its exponent bits (at most 2^-214: a normal double).
+    Value* scale = b.CreateBitCast(b.CreateShl(b.CreateSub(kl(1023 - 28 * (c + 1)), row64), kl(52)), dt);
+    return b.CreateFMul(b.CreateSIToFP(b.CreateTrunc(bits28, it), dt), scale);
+  };
+  Value* p0 = b.CreateFMul(ax, chunk(0));
+  Value* n0 = call_intrinsic(b, llvm::Intrinsic::rint, p0);
+  Value* t = b.CreateFAdd(b.CreateFSub(p0, n0), b.CreateFMul(ax, chunk(1)));
+  Value* n1 = call_intrinsic(b, llvm::Intrinsic::rint, t);
+  t = b.CreateFSub(t, n1);
+  Value* u = b.CreateFAdd(b.CreateFAdd(t, b.CreateFMul(ax, chunk(2))), b.CreateFMul(ax, chunk(3)));
+  Value* r = b.CreateFMul(u, kd(1.5707963267948966));
+  Value* r2 = b.CreateFMul(r, r);
+  auto series = [&](std::initializer_list<double> c) {  // c0 + r2 (c1 + r2 (...)), by fmas
+    std::vector<double> cs(c);
+    Value* acc = kd(cs.back());
+    for (std::size_t i = cs.size() - 1; i-- > 0;) acc = b.CreateCall(fma, {acc, r2, kd(cs[i])});
+    return acc;
+  };
+  Value* sr = b.CreateCall(fma, {b.CreateFMul(r, r2),
+                                 series({-1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880, -1.0 / 39916800}), r});
+  Value* cr = series({1.0, -1.0 / 2, 1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800, 1.0 / 479001600});
+  // The quadrant, frozen: for inf and NaN the conversion is poison (the value is NaN anyway),
+  // and LLVM 14's vectorizers must not narrow it (see sin_f64).
+  Value* q = b.CreateFreeze(b.CreateFPToSI(b.CreateFAdd(n0, n1), it));
+  if (cos) q = b.CreateAdd(q, ki(1));
+  Value* v = b.CreateSelect(b.CreateICmpEQ(b.CreateAnd(q, ki(1)), ki(0)), sr, cr);
+  v = b.CreateSelect(b.CreateICmpEQ(b.CreateAnd(q, ki(2)), ki(0)), v, b.CreateFNeg(v));
+  Value* rounded = b.CreateFPTrunc(v, ft);
+  if (cos) return rounded;
+  Value* sign = b.CreateAnd(bits, ki(std::numeric_limits<std::int32_t>::min()));
+  return b.CreateBitCast(b.CreateXor(b.CreateBitCast(rounded, it), sign), ft);
 }
 
 const char* build_stamp() { return __DATE__ " " __TIME__; }

@@ -44,8 +44,15 @@ using SplitF64 = llvm::function_ref<std::pair<llvm::Value*, llvm::Value*>(llvm::
 // log2 x of a double; `split` takes x apart.
 llvm::Value* log2_f64(llvm::IRBuilder<>& b, llvm::Value* x, SplitF64 split);
 
-// sin x of a double, to about 1 ulp for |x| below 1e9; NaN for inf and NaN.
-llvm::Value* sin_f64(llvm::IRBuilder<>& b, llvm::Value* x);
+// sin x of a double, to about 1 ulp for |x| below 1e9; NaN for inf and NaN. With quadrant 1
+// it is cos x (sin(x + pi/2), the shift exact).
+llvm::Value* sin_f64(llvm::IRBuilder<>& b, llvm::Value* x, int quadrant = 0);
+
+// sin x, or cos x, of a float (scalar or vector), within an ulp of the correctly rounded result
+// over the whole f32 range (almost always correctly rounded): the reduction x mod pi/2 by the
+// bits of 2/pi that matter for x's exponent (Payne-Hanek), products and polynomials in f64,
+// branch-free and without memory, so loops over it vectorize.
+llvm::Value* sin_cos_f32(llvm::IRBuilder<>& b, llvm::Value* x, bool cos);
 
 // When math_lib.cpp was compiled (__DATE__ " " __TIME__), for emitter_build (target.h).
 const char* build_stamp();

@@ -19,7 +19,7 @@
 namespace tl::codegen {
 
 // The math functions whose code differs between targets.
-enum class MathFn { Exp2, Log2, Sin };
+enum class MathFn { Exp2, Log2, Sin, Cos };
 
 class EmitTarget {
  public:

@@ -89,6 +89,9 @@ class AmdgpuTarget : public EmitTarget {
       case MathFn::Sin:
         if (f32) return math::call_intrinsic(b, llvm::Intrinsic::sin, x);
         return math::sin_f64(b, x);
+      case MathFn::Cos:
+        if (f32) return math::call_intrinsic(b, llvm::Intrinsic::cos, x);
+        return math::sin_f64(b, x, 1);
     }
     TL_UNREACHABLE("llvm emit: unknown math function");
   }

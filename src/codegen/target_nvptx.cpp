@@ -84,6 +84,7 @@ class NvptxTarget : public EmitTarget {
         if (x->getType()->isFloatTy()) return math::log2_f32(b, x);
         return math::call_external(b, "__nv_log2", x);
       case MathFn::Sin: return math::call_external(b, x->getType()->isFloatTy() ? "__nv_sinf" : "__nv_sin", x);
+      case MathFn::Cos: return math::call_external(b, x->getType()->isFloatTy() ? "__nv_cosf" : "__nv_cos", x);
     }
     TL_UNREACHABLE("llvm emit: unknown math function");
   }

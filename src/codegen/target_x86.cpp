@@ -99,7 +99,12 @@ Value* host_math(llvm::IRBuilder<>& b, MathFn fn, Value* x) {
     case MathFn::Log2:
       if (x->getType()->isFloatTy()) return math::log2_f32(b, x);
       return math::call_intrinsic(b, llvm::Intrinsic::log2, x);
-    case MathFn::Sin: return math::call_intrinsic(b, llvm::Intrinsic::sin, x);
+    case MathFn::Sin:
+    case MathFn::Cos:
+      // Inline for floats (f16 and bf16 compute in f32), so loops vectorize: libm's are
+      // scalar calls. Doubles keep libm's.
+      if (x->getType()->getScalarType()->isFloatTy()) return math::sin_cos_f32(b, x, fn == MathFn::Cos);
+      return math::call_intrinsic(b, fn == MathFn::Sin ? llvm::Intrinsic::sin : llvm::Intrinsic::cos, x);
   }
   TL_UNREACHABLE("llvm emit: unknown math function");
 }

@@ -110,6 +110,7 @@ struct Evaluate {
   V exp2(V a, DType) { return float_of(std::exp2(a.f)); }
   V log2(V a, DType) { return float_of(std::log2(a.f)); }
   V sin(V a, DType) { return float_of(std::sin(a.f)); }
+  V cos(V a, DType) { return float_of(std::cos(a.f)); }
   // Computed in double, then rounded to the dtype: for add, mul, div and sqrt of f32 operands
   // that is the correctly rounded f32 result.
   V round(V a, DType t) { return float_of(round_to_dtype(a.f, t)); }

@@ -19,6 +19,7 @@
 //   V unordered(V a, V b, DType t)          true when a or b is NaN (floats only)
 //   V select(V c, V a, V b)                 c ? a : b, c a bool
 //   V sqrt(V a, DType t)   V exp2(V a, DType t)   V log2(V a, DType t)   V sin(V a, DType t)
+//   V cos(V a, DType t)
 //   V round(V a, DType t)                   a float rounded to t (f16, bf16: to their precision)
 //   V cast(V a, DType from, DType to)       the conversion ops.def gives for cast
 //   V bitcast(V a, DType from, DType to)    the same bits read as `to` (equal sizes)
@@ -52,6 +53,7 @@ typename M::V elementwise(M& m, Op op, DType operand, DType result, std::span<co
     case Op::Exp2: return m.round(m.exp2(x[0], t), t);
     case Op::Log2: return m.round(m.log2(x[0], t), t);
     case Op::Sin: return m.round(m.sin(x[0], t), t);
+    case Op::Cos: return m.round(m.cos(x[0], t), t);
     case Op::Cast: return m.cast(x[0], t, result);
     case Op::Bitcast: return m.bitcast(x[0], t, result);
     case Op::Add:

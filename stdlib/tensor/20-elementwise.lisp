@@ -444,10 +444,7 @@ tensors, a literal 0 divisor is a division-by-zero error and a 0 in a divisor te
 
 (defcomposite %tensor-cos (x)
   "(cos X) Cosine of X radians elementwise."
-  (if (%complexp x) (%complex-cos x)
-  ;; sin(pi/2 - X), the difference in f64: in f32 it rounds by up to half an ulp of X, which
-  ;; near a zero of cos is most of the result (4.5e-6 off below 4096; issue 19).
-  (%in-f64 (%float-tensor x) (lambda (f) (prim:sin (prim:add (%scalar-like +half-pi+ f) (prim:neg f)))))))
+  (if (%complexp x) (%complex-cos x) (prim:cos (%float-tensor x))))
 
 (defcomposite %tensor-tan (x)
   "(tan X) Tangent of X radians elementwise."

@@ -29,7 +29,8 @@ its output Y and its sources, a list of the sources' gradients (nil for none).
 (defgrad sqrt (g y a) (list (prim:mul g (prim:recip (prim:mul y (%like 2 y))))))
 (defgrad exp2 (g y a) (list (prim:mul g (prim:mul y (%like (log 2) y)))))
 (defgrad log2 (g y a) (list (prim:mul g (prim:recip (prim:mul a (%like (log 2) a))))))
-(defgrad sin (g y a) (list (prim:mul g (prim:sin (prim:add a (%like (/ pi 2) a))))))
+(defgrad sin (g y a) (list (prim:mul g (prim:cos a))))
+(defgrad cos (g y a) (list (prim:neg (prim:mul g (prim:sin a)))))
 (defgrad cast (g y a) (list (if (dtype-float-p (dtype a)) (prim:cast g (dtype a)) nil)))
 (defgrad copy (g y a) (list g))
 

@@ -95,7 +95,7 @@
   (first (if (fz-complex-p dt) (fz-gen-complex (- depth 1) dt shp) (fz-gen (- depth 1) dt shp))))
 
 (defun fz-gen-unary (depth dt shp)
-  (let ((ops (cond ((fz-float-p dt) '(prim:neg prim:recip prim:sqrt prim:exp2 prim:log2 prim:sin prim:copy))
+  (let ((ops (cond ((fz-float-p dt) '(prim:neg prim:recip prim:sqrt prim:exp2 prim:log2 prim:sin prim:cos prim:copy))
                    ((eq dt 'bool) '(prim:copy))
                    (t '(prim:neg prim:copy)))))
     (list (list (fz-pick ops) (fz-sub depth dt shp)) dt shp)))
@@ -370,7 +370,7 @@ device's result), or (:error MESSAGE)."
     (use-backend *device*)
     (format t "~a: ~a of ~a agree with the reference executor~%" what (- n failures) n)
     (let ((missing (remove-if (lambda (op) (member op ops))
-                              '(prim:const prim:iota prim:bitcast prim:neg prim:recip prim:sqrt prim:exp2 prim:log2 prim:sin prim:cast
+                              '(prim:const prim:iota prim:bitcast prim:neg prim:recip prim:sqrt prim:exp2 prim:log2 prim:sin prim:cos prim:cast
                                 prim:add prim:mul prim:idiv prim:mod prim:max prim:cmplt prim:cmpeq prim:and
                                 prim:or prim:xor prim:where prim:reduce prim:reshape prim:permute prim:expand
                                 prim:pad prim:shrink prim:flip prim:copy prim:gather prim:scatter-add))))

@@ -118,7 +118,13 @@
                         (list "log" (lambda (x) (log (abs x))) wide)
                         (list "sqrt" (lambda (x) (sqrt (abs x))) wide)
                         (list "sin" #'sin (samples -4096.0 4096.0 40001))
-                        (list "cos" #'cos (samples -4096.0 4096.0 40001))))
+                        (list "cos" #'cos (samples -4096.0 4096.0 40001))
+                        ;; the whole range up to 2^128, and the floats nearest k pi/2, where
+                        ;; the reduction cancels most
+                        (list "sin huge" #'sin (exp2 (samples -20.0 127.9 20001)))
+                        (list "cos huge" #'cos (neg (exp2 (samples -20.0 127.9 20001))))
+                        (list "sin near k pi/2" #'sin (cast (mul (arange 1 20001 :dtype 'f64) (/ pi 2)) 'f32))
+                        (list "cos near k pi/2" #'cos (cast (mul (arange 1 20001 :dtype 'f64) (/ pi 2)) 'f32))))
       (let ((e (max-ulp (second case) (third case))))
         (unless (is (<= e 2.0)) (format t "~a: ~a ulp~%" (first case) e))))))
 

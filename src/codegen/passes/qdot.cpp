@@ -164,6 +164,7 @@ class QdotBuilder {
       case EOp::Exp2:
       case EOp::Log2:
       case EOp::Sin:
+      case EOp::Cos:
       case EOp::Bitcast:
       case EOp::Mul:
       case EOp::Mod:

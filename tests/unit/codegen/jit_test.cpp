@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Unit tests for the JIT: index simplification in the loop IR, the inline exp2/log2 against
 // the reference executor (libm in double), and random graphs run on both executors.
-#include <catch2/catch.hpp>
+#include "runtime/jit.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -16,12 +17,12 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <numbers>
 #include <random>
 #include <vector>
 
 #include "codegen/loop_ir.h"
 #include "runtime/elements.h"
-#include "runtime/jit.h"
 #include "runtime/reference.h"
 #include "tensor/graph.h"
 
@@ -185,6 +186,81 @@ TEST_CASE("jit: exp2 and log2 are within an ulp of the double-precision referenc
     INFO(tl::tensor::op_name(op) << "(" << xs[worst_at] << "): reference " << want[worst_at] << ", jit "
                                  << got[worst_at]);
     CHECK(worst <= 1);
+  }
+}
+
+TEST_CASE("jit: sin and cos of floats are within an ulp of the correctly rounded result, whole range",
+          "[codegen][jit]") {
+  // Floats from every exponent (a dense stride through the bit patterns, both signs), the
+  // floats nearest to multiples of pi/2 and pi/4 (where the reduction cancels most: up to
+  // 2^20 of them, the result's relative accuracy is what matters), and the special values.
+  // The reference is libm's double sin and cos, which are within an ulp of double, rounded
+  // to float: at most an ulp from the correctly rounded float.
+  std::vector<float> xs{0.0f,
+                        -0.0f,
+                        1.0f,
+                        -1.0f,
+                        1e-30f,
+                        -1e-30f,
+                        3.14159274f,
+                        1.57079637f,
+                        1e38f,
+                        std::numeric_limits<float>::infinity(),
+                        -std::numeric_limits<float>::infinity(),
+                        std::numeric_limits<float>::quiet_NaN(),
+                        std::numeric_limits<float>::denorm_min(),
+                        -std::numeric_limits<float>::denorm_min(),
+                        std::numeric_limits<float>::min(),
+                        std::numeric_limits<float>::max(),
+                        -std::numeric_limits<float>::max()};
+  for (std::uint32_t bits = 0; bits < 0x7f800000u; bits += 2999) {
+    xs.push_back(std::bit_cast<float>(bits));
+    xs.push_back(-std::bit_cast<float>(bits + 1000));
+  }
+  for (int k = 1; k < (1 << 20); k += k < 4096 ? 1 : 97) {
+    for (double m : {std::numbers::pi / 2, std::numbers::pi / 4}) {
+      const float near = static_cast<float>(k * m);
+      xs.push_back(near);
+      xs.push_back(std::nextafter(near, 0.0f));
+      xs.push_back(-std::nextafter(near, 1e30f));
+    }
+  }
+  for (int e = 0; e < 128; ++e) {  // pi/2 scaled by powers of two: far up the range
+    xs.push_back(std::ldexp(1.57079637f, e));
+    xs.push_back(std::ldexp(3.14159274f, e));
+  }
+  Graph g;
+  NodeRef x = f32_buffer(g, xs);
+  // On this machine's CPU, and compiled for AVX2 and for plain x86-64 (SSE2).
+  for (const char* cpu : {"", "x86-64-v3", "x86-64"}) {
+    tl::runtime::JitSettings options;
+    options.cpu = cpu;
+    tl::runtime::JitDevice device(tl::runtime::Backend::load("cpu", "builtin", ""), options);
+    for (Op op : {Op::Sin, Op::Cos}) {
+      NodeRef y = g.make_unary(op, x);
+      std::vector<float> got = as_f32(*device.realize(y.get(), {}));
+      std::int64_t worst = 0;
+      std::size_t worst_at = 0;
+      for (std::size_t i = 0; i < xs.size(); ++i) {
+        const double v = static_cast<double>(xs[i]);
+        const float want = static_cast<float>(op == Op::Sin ? std::sin(v) : std::cos(v));
+        const std::int64_t d = ulps(want, got[i]);
+        if (d > worst) {
+          worst = d;
+          worst_at = i;
+        }
+      }
+      const double at = static_cast<double>(xs[worst_at]);
+      INFO("cpu '" << cpu << "': " << tl::tensor::op_name(op) << "(" << std::hexfloat << at << std::defaultfloat
+                   << "): libm's double " << (op == Op::Sin ? std::sin(at) : std::cos(at)) << ", jit " << got[worst_at]
+                   << " (" << worst << " ulps)");
+      CHECK(worst <= 1);
+      // sin keeps the sign of a zero; both give NaN for inf and NaN.
+      CHECK(std::signbit(op == Op::Sin ? got[1] : -got[1]));
+      CHECK(std::isnan(got[9]));
+      CHECK(std::isnan(got[10]));
+      CHECK(std::isnan(got[11]));
+    }
   }
 }
 

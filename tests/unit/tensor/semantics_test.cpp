@@ -81,6 +81,13 @@ TEST_CASE("float ops follow IEEE and ops.def at NaN and signed zeros", "[semanti
   CHECK(floats(Op::Recip, DType::F32, -0.0) == -std::numeric_limits<double>::infinity());
   CHECK(std::isnan(floats(Op::Sqrt, DType::F64, -1)));
   CHECK(floats(Op::Log2, DType::F64, 0) == -std::numeric_limits<double>::infinity());
+  // sin keeps a zero's sign; sin and cos of inf are NaN; cos of the float nearest pi/2 is
+  // that float's distance from pi/2, rounded to f32 (not 0, nor cos of the f64 pi/2).
+  CHECK(std::signbit(floats(Op::Sin, DType::F32, -0.0)));
+  CHECK(floats(Op::Cos, DType::F32, -0.0) == 1.0);
+  CHECK(std::isnan(floats(Op::Cos, DType::F32, std::numeric_limits<double>::infinity())));
+  CHECK(std::isnan(floats(Op::Sin, DType::F64, -std::numeric_limits<double>::infinity())));
+  CHECK(floats(Op::Cos, DType::F32, 1.57079637f) == static_cast<double>(-4.37113883e-8f));
   CHECK(!compare(Op::Cmplt, nan, 1));
   CHECK(!compare(Op::Cmpeq, nan, nan));
   // Results are rounded to the dtype: 1/3 in f32, in f16.
