@@ -69,7 +69,14 @@
          :flops (* 6.0 n) :bytes (* 16.0 n))
   ;; Transcendentals: exp of a float is computed in f32 within an ulp (math::exp2_product_f32).
   (bench "exp-2^24" (lambda () (realize (exp a))) :flops n :bytes (* 8.0 n))
-  (bench "sigmoid-2^24" (lambda () (realize (sigmoid a))) :flops n :bytes (* 8.0 n)))
+  (bench "sigmoid-2^24" (lambda () (realize (sigmoid a))) :flops n :bytes (* 8.0 n))
+  ;; sin and cos of a float: reduced by the bits of 2/pi its size needs, in f64 (math::sin_cos_f32);
+  ;; arguments up to 1000 (RoPE's angles reach the context length).
+  (let ((angles (realize (* a 300.0))))
+    (bench "sin-2^24" (lambda () (realize (sin angles))) :flops n :bytes (* 8.0 n))
+    (bench "cos-2^24" (lambda () (realize (cos angles))) :flops n :bytes (* 8.0 n)))
+  ;; Normal samples (Box-Muller over Threefry: log, sqrt, cos).
+  (bench "randn-2^24" (lambda () (realize (randn (list n)))) :flops n :bytes (* 4.0 n)))
 
 ;; Softmax over the last axis of 4096x4096 and layer-norm over (4096, 1024).
 (let ((x (realize (randn '(4096 4096)))))

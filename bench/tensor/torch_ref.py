@@ -49,6 +49,10 @@ def run(prefix, lib, randn, matmul, relu, maximum, softmax, layernorm, exp, sigm
     report(prefix, "6-op-chain-2^24", best_ms(lambda: ((a - b) * c + 1.5) * maximum(a, 0.0), 5), 6.0 * n, 16.0 * n)
     report(prefix, "exp-2^24", best_ms(lambda: exp(a), 5), n, 8.0 * n)
     report(prefix, "sigmoid-2^24", best_ms(lambda: sigmoid(a), 5), n, 8.0 * n)
+    angles = a * 300.0
+    report(prefix, "sin-2^24", best_ms(lambda: lib.sin(angles), 5), n, 8.0 * n)
+    report(prefix, "cos-2^24", best_ms(lambda: lib.cos(angles), 5), n, 8.0 * n)
+    report(prefix, "randn-2^24", best_ms(lambda: randn(n), 5), n, 4.0 * n)
     x = randn(4096, 4096)
     report(prefix, "softmax-4096x4096", best_ms(lambda: softmax(x), 5), 5.0 * 4096 * 4096, 8.0 * 4096 * 4096)
     report(prefix, "rowmax-4096x4096", best_ms(lambda: rowmax(x), 5), 4096.0 * 4096, 4.0 * 4096 * 4096)

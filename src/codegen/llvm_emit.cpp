@@ -77,8 +77,10 @@ std::string emit_file(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFil
 }  // namespace
 
 CompileOutput optimize_and_emit(llvm::Module& m, llvm::TargetMachine& tm, const llvm::PipelineTuningOptions& pto,
-                                bool want_ir, llvm::CodeGenFileType type, const char* passes) {
+                                bool want_ir, llvm::CodeGenFileType type, const char* passes,
+                                const std::function<void(llvm::Module&)>& finish) {
   optimize(m, tm, pto, passes);
+  if (finish) finish(m);
   CompileOutput out;
   if (want_ir) {
     llvm::raw_string_ostream os(out.ir);

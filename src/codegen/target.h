@@ -11,6 +11,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -108,8 +109,10 @@ std::unique_ptr<llvm::TargetMachine> host_target_machine(const std::string& cpu 
 // Optimizes m with the pass pipeline PASSES (LLVM's text form; null: the O3 pipeline for tm's
 // target, tuned by pto), keeps its IR in the output when asked, and emits it as `type` (an
 // object file or assembly text).
+// FINISH, when given, changes the optimized module before it is emitted.
 CompileOutput optimize_and_emit(llvm::Module& m, llvm::TargetMachine& tm, const llvm::PipelineTuningOptions& pto,
-                                bool want_ir, llvm::CodeGenFileType type, const char* passes = nullptr);
+                                bool want_ir, llvm::CodeGenFileType type, const char* passes = nullptr,
+                                const std::function<void(llvm::Module&)>& finish = {});
 // The passes kernels that run on the host CPU (the CPU's, the simulated GPU's) are optimized
 // with: the few of O3's that their code needs (target_x86.cpp says which and why).
 extern const char* const kCpuPasses;

@@ -21,7 +21,9 @@
 #include <random>
 #include <vector>
 
+#include "codegen/llvm_emit.h"
 #include "codegen/loop_ir.h"
+#include "runtime/backend.h"
 #include "runtime/elements.h"
 #include "runtime/reference.h"
 #include "tensor/graph.h"
@@ -29,6 +31,7 @@
 using tl::codegen::EOp;
 using tl::codegen::ExprId;
 using tl::codegen::Kernel;
+using tl::codegen::Stmt;
 using tl::tensor::Buffer;
 using tl::tensor::DType;
 using tl::tensor::Graph;
@@ -261,6 +264,62 @@ TEST_CASE("jit: sin and cos of floats are within an ulp of the correctly rounded
       CHECK(std::isnan(got[10]));
       CHECK(std::isnan(got[11]));
     }
+  }
+}
+
+namespace {
+
+// out[i] = in[i] * 2 + 1 over n floats (out[i] + in[i] when `read_back`), i the parallel loop.
+Kernel twice_plus_one(std::int64_t n, bool read_back = false) {
+  Kernel k;
+  k.buffers.push_back({DType::F32, true});
+  k.buffers.push_back({DType::F32, false});
+  auto [loop, i] = k.make_loop(k.constant_int(n));
+  loop.parallel = true;
+  Stmt store{Stmt::Kind::Store};
+  store.buffer = 0;
+  store.index = i;
+  const ExprId x = k.load(1, i);
+  store.value = read_back ? k.binary(EOp::Add, k.load(0, i), x)
+                          : k.binary(EOp::Add, k.binary(EOp::Mul, x, k.constant_float(2, DType::F32)),
+                                     k.constant_float(1, DType::F32));
+  loop.body.push_back(store);
+  k.body.push_back(loop);
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("jit: a large output is written with non-temporal stores, from any range of iterations", "[codegen][jit]") {
+  // 16 MiB of output and 7 floats more: streamed (codegen/target_x86.cpp); a small output, or
+  // one the kernel reads back, is not.
+  const std::int64_t n = (std::int64_t{16} << 20) / 4 + 7;
+  tl::codegen::CpuCodegen codegen;
+  const tl::codegen::CompileOutput big = codegen.compile(twice_plus_one(n), "stream", true);
+  CHECK(big.ir.find("!nontemporal") != std::string::npos);
+  CHECK(big.ir.find("llvm.x86.sse.sfence") != std::string::npos);
+  CHECK(codegen.compile(twice_plus_one(1000), "small", true).ir.find("!nontemporal") == std::string::npos);
+  CHECK(codegen.compile(twice_plus_one(n, true), "rmw", true).ir.find("!nontemporal") == std::string::npos);
+  // Run on 1, 2 and 7 threads: each thread's range starts where the split puts it (mostly not
+  // on a 64-byte boundary), and every element is written once, right.
+  std::vector<float> in(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 1000) - 500.0f;
+  for (int threads : {1, 2, 7}) {
+    auto backend = tl::runtime::Backend::load("cpu", "builtin", "threads=" + std::to_string(threads));
+    void* kernel = backend->compile(big.object, "stream");
+    void* out = backend->alloc(in.size() * 4);
+    void* src = backend->alloc(in.size() * 4);
+    backend->copy_in(src, in.data(), in.size() * 4);
+    backend->launch(kernel, {out, src}, {}, tl_launch{n, 1, 0, 0});
+    std::vector<float> got(in.size());
+    backend->copy_out(got.data(), out, got.size() * 4);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < in.size(); ++i) wrong += got[i] != in[i] * 2 + 1 ? 1 : 0;
+    INFO(threads << " threads");
+    CHECK(wrong == 0);
+    backend->free(out);
+    backend->free(src);
+    backend->release_kernel(kernel);
   }
 }
 
