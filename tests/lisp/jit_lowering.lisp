@@ -62,3 +62,9 @@
 (dolist (opts '("(split 2 4)" "(upcast 0)" "(swap 2)" "(pack -1 2)" "(tile 1 4)" "(lanes 0 4)" "(lanes 2 1)"))
   (handler-case (kernels->text (matmul a b) :opts opts)
     (error (e) (format t "~a: ~a~%" opts e))))
+
+;; A row kernel keeps the terms of its last sum in a local row when its output computes them
+;; again (softmax: exp(x - max)), and not otherwise (log-softmax's output needs only the sum).
+(defun keeps-a-row (x) (if (search "local " (kernels->text x)) t nil))
+(format t "softmax keeps its exps in a local row: ~a~%" (keeps-a-row (softmax (input '(16 64)) :axis -1)))
+(format t "log-softmax keeps none: ~a~%" (not (keeps-a-row (log-softmax (input '(16 64)) :axis -1))))
