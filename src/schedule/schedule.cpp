@@ -106,11 +106,32 @@ void fuse_rows(Schedule& s, std::unordered_set<const Node*>& heads, std::unorder
       for (const Node* n : region(s, k)) {
         if (n->op == Op::Reduce && n != k && !s.materialized.count(n)) axes = n->axes;
       }
+      const std::vector<const Node*> here = region(s, k);
+      // Whether every read of h is by nodes of this kernel that no other kernel computes, each
+      // reading it as the row's value: directly at its own shape, or through an expand back to
+      // the kernel's shape (a reduce's result read broadcast and also at the row's shape:
+      // log-softmax's max, read by x - max and by max + log(sum)). A view of another kind
+      // would read another row's value, which the row's pass does not have.
+      auto read_only_here = [&](const Node* h) {
+        int reads = 0;
+        for (const Node* m : here) {
+          if (holds_data(m) || is_movement(m) || (m != k && s.materialized.count(m))) continue;
+          for (const auto& src : m->src) {
+            const Node* c = src.get();
+            if (data_source(c) != h) continue;
+            const bool as_row =
+                (c == h && m->shape == h->shape) || (c->op == Op::Expand && c->src[0].get() == h && c->shape == shape);
+            if (!as_row || computed_by[m] != 1 || gathered.count(m)) return false;
+            ++reads;
+          }
+        }
+        return reads == uses[h];
+      };
       const Node* absorb = nullptr;
-      for (const Node* n : region(s, k)) {
+      for (const Node* n : here) {
         if (n->op != Op::Expand || n->shape != shape || gathered.count(n)) continue;
         const Node* h = n->src[0].get();
-        if (!heads.count(h) || roots.count(h) || uses[h] != 1) continue;
+        if (!heads.count(h) || roots.count(h) || (uses[h] != 1 && !read_only_here(h))) continue;
         const Node* r = reduce_of(s, h);
         if (r == nullptr || r->shape != h->shape || r->src[0]->shape != shape) continue;
         if (!axes.empty() && axes != r->axes) continue;

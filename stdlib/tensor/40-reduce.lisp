@@ -136,8 +136,12 @@ of |deviations|^2 (a real result).
   (let* ((tx (%float-tensor x))
          (axes (%axes 'logsumexp axis (ndim tx)))
          (m (amax tx :axis axes :keepdim t))
-         (m (where (isinf m) 0 m))
-         (r (add (log (sum (exp (sub tx m)) :axis axes :keepdim t)) m)))
+         ;; A row of -inf subtracts 0 (exp gives 0s, not NaN). The guard is applied after the
+         ;; broadcast too, so the max is read broadcast as itself: a row kernel then computes it
+         ;; in one pass over the row (schedule.cpp's row fusion), not a kernel of its own.
+         (mx (expand m (tensor-shape tx)))
+         (r (add (log (sum (exp (sub tx (where (isinf mx) 0 mx))) :axis axes :keepdim t))
+                 (where (isinf m) 0 m))))
     (if keepdim r (prim:reshape r (%remove-axes (tensor-shape r) axes)))))
 
 (defun %softmax (tx axis)
