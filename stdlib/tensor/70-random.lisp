@@ -57,6 +57,12 @@ tensors.
   (let ((r (random-bits '(2 3)))) (list (tensor-shape r) (tensor-dtype r)))  ; => ((2 3) u32)"
   (first (%random-words shp)))
 
+(defun %unit-f32 (bits shp)
+  ;; An f32 in [0, 1) from the top 23 of 32 random BITS (u32): under exponent 0 they make a
+  ;; float in [1, 2), less 1.
+  (let ((one-two (prim:bitcast (prim:or (prim:idiv bits (%u32 512 shp)) (%u32 1065353216 shp)) 'f32)))
+    (prim:add one-two (prim:const -1.0 'f32 shp))))
+
 (defcomposite rand (shp &key (dtype 'f32))
   "(rand SHAPE &key (dtype 'f32)) Uniform random numbers in [0, 1) of a float DTYPE: multiples
 of 2^-23 for f32 (PyTorch's are of 2^-24), 2^-11 for f16, 2^-8 for bf16, and 2^-53 for f64.
@@ -75,10 +81,7 @@ of 2^-23 for f32 (PyTorch's are of 2^-24), 2^-11 for f16, 2^-8 for bf16, and 2^-
                (b (prim:cast (prim:idiv (second words) (%u32 64 shp)) 'f64)))
           (prim:mul (prim:add (prim:mul a (prim:const (expt 2.0 26) 'f64 shp)) b)
                     (prim:const (expt 2.0 -53) 'f64 shp)))
-        (let* ((bits (random-bits shp))
-               ;; 23 random mantissa bits under exponent 0 give a float in [1, 2).
-               (one-two (prim:bitcast (prim:or (prim:idiv bits (%u32 512 shp)) (%u32 1065353216 shp)) 'f32))
-               (u (prim:add one-two (prim:const -1.0 'f32 shp)))
+        (let* ((u (%unit-f32 (random-bits shp) shp))
                ;; A narrower float would round values near 1 up to 1: keep only as many bits
                ;; as its significand holds (11 for f16, 8 for bf16), so every value is exact.
                (bits (case dtype (f16 11) (bf16 8) (t nil))))
@@ -90,7 +93,7 @@ of 2^-23 for f32 (PyTorch's are of 2^-24), 2^-11 for f16, 2^-8 for bf16, and 2^-
 
 (defcomposite randn (shp &key (dtype 'f32))
   "(randn SHAPE &key (dtype 'f32)) Standard normal random numbers (Box-Muller; computed in f64
-for f64, else in f32).
+for f64, else in f32 from both words of one Threefry block per element).
   (shape (randn '(3 4)))  ; => (3 4)
   (< (abs (item (mean (randn 10000)))) 0.05)  ; => t
   (< (abs (- (item (mean (square (abs (randn 10000 :dtype 'c64))))) 1.0)) 0.05)  ; => t"
@@ -101,7 +104,11 @@ for f64, else in f32).
   (%float-dtype-arg 'randn dtype)
   (let* ((shp (%shape-arg 'randn shp))
          (ft (if (eq dtype 'f64) 'f64 'f32))
-         (u1 (rand shp :dtype ft)) (u2 (rand shp :dtype ft))
+         ;; In f32 both uniforms come from one Threefry block's two words; an f64 needs a
+         ;; block for each.
+         (words (if (eq ft 'f32) (%random-words shp)))
+         (u1 (if words (%unit-f32 (first words) shp) (rand shp :dtype ft)))
+         (u2 (if words (%unit-f32 (second words) shp) (rand shp :dtype ft)))
          (r (sqrt (mul -2.0 (log (sub 1.0 u1)))))
          (z (mul r (cos (mul (* 2 pi) u2)))))
     (prim:cast z dtype)))

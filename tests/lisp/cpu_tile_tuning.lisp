@@ -17,8 +17,10 @@
 (use-backend 'ref)
 (defvar want (mapcar #'realize (work)))
 
+;; (f32 sums of up to 384 products of normals, in another order than the reference's f64:
+;; absolute errors to ~6e-5 where the results reach 80.)
 (use-backend 'cpu :tune t)
-(print (mapcar (lambda (x y) (allclose x y :rtol 1e-5 :atol 1e-5)) want (mapcar #'realize (work))))
+(print (mapcar (lambda (x y) (allclose x y :rtol 1e-5 :atol 2e-4)) want (mapcar #'realize (work))))
 ;; Each of the four kerne was tuned here or chosen by an earlier run's tuner.
 (defvar stats (jit-stats))
 (print (= 4 (+ (getf stats :kernels-tuned) (getf stats :kernels-tuned-from-cache))))
@@ -26,7 +28,7 @@
 ;; drops the results, whose nodes would otherwise be found computed.)
 (gc)
 (use-backend 'cpu :tune t)
-(print (mapcar (lambda (x y) (allclose x y :rtol 1e-5 :atol 1e-5)) want (mapcar #'realize (work))))
+(print (mapcar (lambda (x y) (allclose x y :rtol 1e-5 :atol 2e-4)) want (mapcar #'realize (work))))
 (setq stats (jit-stats))
 (print (list (getf stats :kernels-tuned) (getf stats :kernels-tuned-from-cache)))
 ;; The plain nest and an untuned device are unaffected.
