@@ -191,10 +191,11 @@ namespace {
 //     a = the first iteration >= begin whose element is 64-byte aligned
 //     entry.body(begin, min(a, end)); if a < end: entry.aligned(a, end), sfence
 // entry.aligned is entry.body with two assumptions, both true by construction: the output's
-// base is 64-byte aligned, and so its element `a` is, a a multiple of 64 / element size. After optimization, the vector
-// stores of entry.aligned into the output that the assumptions prove aligned become non-temporal (a flattened
-// elementwise kernel's, whose element is its iteration; a row kernel's, when a row's bytes are a multiple of 64).
-// Nothing else changes: the versions compute the same.
+// base is 64-byte aligned, and so is its element `a`, a multiple of 64 / element size. After
+// optimization, the vector stores of entry.aligned into the output that the assumptions prove
+// aligned become non-temporal (a flattened elementwise kernel's, whose element is its
+// iteration; a row kernel's, when a row's bytes are a multiple of 64). Nothing else changes:
+// the versions compute the same.
 constexpr std::int64_t kStreamBytes = std::int64_t{16} << 20;
 
 // Elements that the stores under `body` write to buffer `slot`: the most iterations of the
