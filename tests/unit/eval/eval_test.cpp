@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Unit tests for the evaluator: special forms, macros, tail calls, errors, and the builtins.
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 
+#include "../sanitizer.h"
 #include "tensorlisp/tensorlisp.hpp"
 
 namespace {
@@ -34,17 +34,7 @@ long scaled(long iterations) {
 }
 
 // AddressSanitizer makes C stack frames much larger, so recursion runs out of stack sooner.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr int kRecursion = 300;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr int kRecursion = 300;
-#else
-constexpr int kRecursion = 10000;
-#endif
-#else
-constexpr int kRecursion = 10000;
-#endif
+constexpr int kRecursion = tl::test::kAddressSanitizer ? 300 : 10000;
 
 }  // namespace
 

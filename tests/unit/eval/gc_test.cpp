@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Unit tests for the garbage collector: reclamation, bounded heaps, roots held by the host.
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <string>
 
+#include "../sanitizer.h"
 #include "eval/interp.h"
 #include "tensorlisp/tensorlisp.hpp"
 
@@ -30,17 +30,7 @@ std::string n(std::int64_t iterations) { return std::to_string(scaled(iterations
 
 // Under AddressSanitizer every allocation costs several times more: the long loops run a
 // quarter as many iterations there (still dozens of collections).
-#if defined(__SANITIZE_ADDRESS__)
-constexpr std::int64_t kLoopDivisor = 4;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr std::int64_t kLoopDivisor = 4;
-#else
-constexpr std::int64_t kLoopDivisor = 1;
-#endif
-#else
-constexpr std::int64_t kLoopDivisor = 1;
-#endif
+constexpr std::int64_t kLoopDivisor = tl::test::kAddressSanitizer ? 4 : 1;
 
 }  // namespace
 

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Unit tests for the S-expression reader: atoms, lists, quote forms, comments, errors, spans.
-#include <catch2/catch.hpp>
+#include "reader/reader.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "../sanitizer.h"
 #include "eval/interp.h"
-#include "reader/reader.h"
 #include "tensorlisp/tensorlisp.hpp"
 
 namespace {
@@ -72,17 +73,7 @@ tl::Error read_error(Interp& in, const std::string& text) {
 std::string read1(Interp& in, const std::string& text) { return Read(in, text).one(); }
 
 // AddressSanitizer makes C stack frames larger, so the reader's nesting limit comes sooner.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr std::size_t kNesting = 1000;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr std::size_t kNesting = 1000;
-#else
-constexpr std::size_t kNesting = 5000;
-#endif
-#else
-constexpr std::size_t kNesting = 5000;
-#endif
+constexpr std::size_t kNesting = tl::test::kAddressSanitizer ? 1000 : 5000;
 
 }  // namespace
 
