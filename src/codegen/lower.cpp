@@ -682,7 +682,8 @@ class Lowerer {
     std::int32_t kept_slot = -1;
     if (!gpu_ && reduces.back()->reduce_kind == ReduceKind::Sum && cols.is_const() &&
         cols.value() * static_cast<std::int64_t>(tensor::dtype_size(kept->dtype)) <= 65536 &&
-        tensor::dtype_block(kept->dtype) == 1 && inline_work(kept) >= 4 && computes(value_source(out_), kept)) {
+        tensor::dtype_block(kept->dtype) == 1 && inline_work(kept) >= 4 &&
+        computed_inline(value_source(out_)).count(kept)) {
       k_.buffers.push_back(BufferParam{kept->dtype, false, cols.value()});
       kept_slot = static_cast<std::int32_t>(k_.buffers.size() - 1);
     }
@@ -723,35 +724,25 @@ class Lowerer {
     return result;
   }
 
-  // The arithmetic (ops.def's work) of computing n inline, its materialized sources read (a
-  // row kernel's reduces are accumulators, computed once a row).
-  int inline_work(const Node* n) {
+  // The nodes computing n inline computes: down to what is materialized, and to the row's
+  // reduces (a row kernel's accumulators, computed once a row).
+  std::unordered_set<const Node*> computed_inline(const Node* n) {
     std::unordered_set<const Node*> seen;
-    int work = 0;
     std::vector<const Node*> todo{n};
-    while (!todo.empty() && work < 64) {
-      const Node* x = todo.back();
-      todo.pop_back();
-      if (!seen.insert(x).second || (x != out_ && materialized_.count(x)) || x->op == Op::Reduce) continue;
-      work += tensor::op_info(x->op).work;
-      for (const tensor::NodeRef& s : x->src) todo.push_back(s.get());
-    }
-    return work;
-  }
-
-  // Whether computing `from` inline computes `n` (n is among its sources, short of what is
-  // materialized and of the row's reduces).
-  bool computes(const Node* from, const Node* n) {
-    std::unordered_set<const Node*> seen;
-    std::vector<const Node*> todo{from};
     while (!todo.empty()) {
       const Node* x = todo.back();
       todo.pop_back();
-      if (x == n) return true;
-      if (!seen.insert(x).second || (x != out_ && materialized_.count(x)) || x->op == Op::Reduce) continue;
+      if ((x != out_ && materialized_.count(x)) || x->op == Op::Reduce || !seen.insert(x).second) continue;
       for (const tensor::NodeRef& s : x->src) todo.push_back(s.get());
     }
-    return false;
+    return seen;
+  }
+
+  // The arithmetic (ops.def's work) of computing n inline.
+  int inline_work(const Node* n) {
+    int work = 0;
+    for (const Node* x : computed_inline(n)) work += tensor::op_info(x->op).work;
+    return work;
   }
 
   // The loops of a blocked kernel (build_online_blocked, build_recompute_blocked): one per axis

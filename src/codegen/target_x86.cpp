@@ -169,12 +169,13 @@ const std::string& CpuCodegen::target_id() const { return impl_->id; }
 // loops), the loop vectorizer (the loops the emitter leaves scalar) and the SLP vectorizer (it
 // merges the scalar operations of unrolled register tiles into vectors: without it code
 // generation took twice as long and a bf16 1024^3 matmul ran 16% slower), then instcombine
-// and CSE to clean up after them. Measured on bench/tensor/jit.lisp's 46 kernels (one AVX-512
-// thread): 2.5x less optimizer time than O3 (a 6 x 64 matmul tile kernel 190-340 ms -> 52-56
-// ms), code generation time unchanged, every kernel as fast or faster.
+// and CSE to clean up after them (and alignment-from-assumptions, for the stores of streaming
+// kernels: see below; nothing in other kernels assumes an alignment). Measured on bench/tensor/jit.lisp's 46 kernels
+// (one AVX-512 thread): 2.5x less optimizer time than O3 (a 6 x 64 matmul tile kernel 190-340 ms -> 52-56 ms), code
+// generation time unchanged, every kernel as fast or faster.
 const char* const kCpuPasses =
     "function(sroa,early-cse<memssa>,simplifycfg,loop-mssa(loop-rotate,licm),loop-simplify,lcssa,loop-vectorize,"
-    "slp-vectorizer,instcombine,early-cse,simplifycfg)";
+    "slp-vectorizer,instcombine,alignment-from-assumptions,early-cse,simplifycfg)";
 
 namespace {
 
@@ -336,11 +337,6 @@ void mark_streaming_stores(llvm::Module& m, const std::string& entry, int slot) 
   }
 }
 
-// The CPU's passes, and the alignment that streaming kernels' assumptions prove.
-const char* const kCpuStreamPasses =
-    "function(sroa,early-cse<memssa>,simplifycfg,loop-mssa(loop-rotate,licm),loop-simplify,lcssa,loop-vectorize,"
-    "slp-vectorizer,instcombine,alignment-from-assumptions,early-cse,simplifycfg)";
-
 }  // namespace
 
 std::unique_ptr<llvm::Module> emit_cpu_kernel(llvm::LLVMContext& ctx, llvm::TargetMachine& tm, const Kernel& k,
@@ -371,11 +367,13 @@ CompileOutput CpuCodegen::compile(const Kernel& k, const std::string& entry, boo
   const CpuTarget target(impl_->avx512, dot_instructions(*tm));
   std::unique_ptr<llvm::Module> m = emit_module(ctx, *tm, k, entry, target);
   const int stream = tm->getTargetTriple().isX86() ? streamed_output(k) : -1;
-  if (stream < 0)
-    return optimize_and_emit(*m, *tm, llvm::PipelineTuningOptions(), want_ir, llvm::CGFT_ObjectFile, kCpuPasses);
-  version_for_streaming(*m, entry, stream, tensor::dtype_size(k.buffers[static_cast<std::size_t>(stream)].dtype));
-  return optimize_and_emit(*m, *tm, llvm::PipelineTuningOptions(), want_ir, llvm::CGFT_ObjectFile, kCpuStreamPasses,
-                           [&](llvm::Module& done) { mark_streaming_stores(done, entry, stream); });
+  if (stream >= 0) {
+    version_for_streaming(*m, entry, stream, tensor::dtype_size(k.buffers[static_cast<std::size_t>(stream)].dtype));
+  }
+  return optimize_and_emit(*m, *tm, llvm::PipelineTuningOptions(), want_ir, llvm::CGFT_ObjectFile, kCpuPasses,
+                           [&](llvm::Module& done) {
+                             if (stream >= 0) mark_streaming_stores(done, entry, stream);
+                           });
 }
 
 }  // namespace tl::codegen
