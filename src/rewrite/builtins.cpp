@@ -67,6 +67,18 @@ NodeRef fold(Interp& in, const Node* n) {
   tensor::Graph& g = tensor::runtime(in).graph;
   auto is_const = [](const NodeRef& s) { return s->op == Op::Const; };
   const auto group = tensor::op_info(n->op).group;
+  if (group == tensor::OpGroup::Reduce) {
+    // Over an axis of length 0, whatever its source: the identity, however long the other axes
+    // (a loop over them would find nothing to reduce).
+    const tensor::Shape& in = n->src[0]->shape;
+    const bool empty = std::any_of(n->axes.begin(), n->axes.end(),
+                                   [&](auto a) { return in[static_cast<std::size_t>(a)] == tensor::Dim(0); });
+    if (empty) {
+      const tensor::Scalar v = tensor::reduce_identity(n->reduce_kind, n->dtype);
+      if (tensor::is_float(n->dtype)) return g.make_const_float(v.f, n->dtype, n->shape);
+      return g.make_const_int(v.i, n->dtype, n->shape);
+    }
+  }
   if (n->src.empty() || !std::all_of(n->src.begin(), n->src.end(), is_const)) return {};
   auto const_like = [&](const Node* c, const tensor::Shape& shape, tensor::DType t) {
     return tensor::is_float(t) ? g.make_const_float(c->fvalue, t, shape) : g.make_const_int(c->ivalue, t, shape);
@@ -91,10 +103,7 @@ NodeRef fold(Interp& in, const Node* n) {
       const bool zero = tensor::is_float(c->dtype) ? c->fvalue == 0 : c->ivalue == 0;
       const bool one = tensor::is_float(c->dtype) ? c->fvalue == 1 : c->ivalue == 1;
       // Exact in any order: the max of copies, a sum of zeros, a product of zeros or ones
-      // (over a non-empty reduce).
-      bool empty = false;
-      for (auto a : n->axes) empty = empty || c->shape[static_cast<std::size_t>(a)] == tensor::Dim(0);
-      if (empty) return {};
+      // (over a non-empty reduce: an empty one is its identity, above).
       if (n->reduce_kind == tensor::ReduceKind::Max || (n->reduce_kind == tensor::ReduceKind::Sum && zero) ||
           (n->reduce_kind == tensor::ReduceKind::Prod && (zero || one))) {
         return const_like(c, n->shape, n->dtype);
@@ -366,7 +375,8 @@ void register_rewrite_builtins(Interp& in) {
                return Value::object(in.intern("prim:" + name_of(in, "%prim-function-name", a[0])));
              });
   TL_BUILTIN(in, "%fold-constant", 1, 1, "(%fold-constant X)",
-             "The constant that tensor X, an op on constants, folds to exactly, or nil.",
+             "The constant that tensor X, an op on constants or a reduce over an axis of length 0, folds to "
+             "exactly, or nil.",
              [](Interp& in, Args a, N) -> Value {
                const NodeRef& x = tensor::arg_tensor(in, "%fold-constant", a, 0);
                if (schedule::holds_data(x.get())) return eval::nil();

@@ -429,20 +429,9 @@ class Executor {
     const bool prod_f32 = fl && n->dtype != DType::F64;
     std::vector<double> facc(fl ? count : 0);
     std::vector<std::int64_t> iacc(fl ? 0 : count);
-    double f0 = 0;
-    std::int64_t i0 = 0;
-    switch (n->reduce_kind) {
-      case ReduceKind::Sum: break;
-      case ReduceKind::Prod: f0 = 1, i0 = 1; break;
-      case ReduceKind::Max:
-        f0 = -std::numeric_limits<double>::infinity();
-        // The lowest value of the type (0 for bool and unsigned types).
-        if (dtype_category(n->dtype) == DCat::Signed) {
-          i0 = dtype_bits(n->dtype) == 64 ? std::numeric_limits<std::int64_t>::min()
-                                          : -(std::int64_t{1} << (dtype_bits(n->dtype) - 1));
-        }
-        break;
-    }
+    const Scalar init = reduce_identity(n->reduce_kind, n->dtype);
+    const double f0 = init.f;
+    const std::int64_t i0 = init.i;
     std::fill(facc.begin(), facc.end(), f0);
     std::fill(iacc.begin(), iacc.end(), i0);
     if (numel(in_shape) > 0) {

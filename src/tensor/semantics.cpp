@@ -141,4 +141,20 @@ Scalar evaluate(Op op, DType operand, DType result, std::span<const Scalar> x) {
   return elementwise(m, op, operand, result, x);
 }
 
+Scalar reduce_identity(ReduceKind kind, DType t) {
+  switch (kind) {
+    case ReduceKind::Sum: return {0, 0.0};
+    case ReduceKind::Prod: return {1, 1.0};
+    case ReduceKind::Max: {
+      Scalar s{0, -std::numeric_limits<double>::infinity()};
+      if (dtype_category(t) == DCat::Signed) {
+        s.i =
+            dtype_bits(t) == 64 ? std::numeric_limits<std::int64_t>::min() : -(std::int64_t{1} << (dtype_bits(t) - 1));
+      }
+      return s;
+    }
+  }
+  TL_UNREACHABLE("reduce_identity: unknown reduce kind");
+}
+
 }  // namespace tl::tensor

@@ -140,4 +140,8 @@ Scalar evaluate(Op op, DType operand, DType result, std::span<const Scalar> x);
 // beyond the i64 range, gives 0), -> bool is x != 0, int -> narrower int wraps.
 Scalar cast_scalar(Scalar a, DType from, DType to);
 
+// What a reduce of `kind` gives over no elements, and starts from: sum 0, product 1, max -inf
+// for floats and the lowest value of an integer type (0 for bool and unsigned types).
+Scalar reduce_identity(ReduceKind kind, DType t);
+
 }  // namespace tl::tensor

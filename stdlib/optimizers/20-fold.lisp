@@ -14,3 +14,10 @@
 
 (defoptimizer fold-3 "An op of three constants folds." (?f (const) (const) (const)) :set fold-constants
   => (%fold-constant ?root))
+
+(defoptimizer fold-empty-reduce
+  "A reduce over an axis of length 0 is its identity (sum 0, product 1, max -inf or the lowest
+integer), whatever its source and however long its other axes."
+  (reduce _ ?x ?axes) :set fold-constants
+  :when (some (lambda (a) (eql (nth a (shape ?x)) 0)) ?axes)
+  => (%fold-constant ?root))
