@@ -64,10 +64,12 @@ using KernelFn = void (*)(void* const*, const int64_t*, int64_t, int64_t);
 
 using tl::backend_util::set_error;
 
-// A fixed set of worker threads running slices of one launch at a time. Waking a sleeping
+// A fixed set of worker threads running the parts of one launch at a time. Waking a sleeping
 // thread costs tens of microseconds on a virtual machine, more than a small kernel runs, so
 // both sides spin for a while (yielding the core) before they sleep: kernels launched back to
-// back find the workers awake.
+// back find the workers awake. Parts are claimed, not assigned: a worker the OS has not
+// scheduled (a loaded machine) is not waited for; the caller and the workers that came take
+// its parts, and once every part is claimed the launch is closed to latecomers.
 class ThreadPool {
  public:
   explicit ThreadPool(int threads) {
@@ -76,7 +78,7 @@ class ThreadPool {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
     size_ = threads;
   }
@@ -87,7 +89,8 @@ class ThreadPool {
   }
   int size() const { return size_; }
 
-  // Runs task(part) for part in [0, parts) with parts <= size(); the caller runs part 0.
+  // Runs task(part) once for each part in [0, parts), parts <= size(), on the caller and the
+  // workers that join in time; returns when every part has run.
   void run(int parts, const std::function<void(int)>& task) {
     if (parts <= 1) {
       task(0);
@@ -95,18 +98,26 @@ class ThreadPool {
     }
     task_ = &task;
     parts_ = parts;
-    // Every worker checks in, even one with no part: none can still be reading task_ and
-    // parts_ when the next launch writes them.
-    pending_.store(size_ - 1);
+    next_part_.store(0);
+    state_.store(kOpen);
     publish();
-    task(0);
-    wait_until([this] { return pending_.load() == 0; }, done_sleepers_, done_cv_);
+    run_parts();
+    // No worker joins from here on; wait for those inside (they hold claimed parts or are
+    // about to find none left).
+    state_.fetch_and(~kOpen);
+    wait_until([this] { return state_.load() == 0; }, done_sleepers_, done_cv_);
     task_ = nullptr;
   }
 
  private:
   // How long a thread spins before it sleeps.
   static constexpr std::chrono::microseconds kSpin{2000};
+  // state_: kOpen while workers may join the current launch, plus how many are inside it.
+  static constexpr std::uint32_t kOpen = 1u << 31;
+
+  void run_parts() {
+    for (int p = next_part_.fetch_add(1); p < parts_; p = next_part_.fetch_add(1)) (*task_)(p);
+  }
 
   // Starts a new generation, waking the workers that sleep.
   void publish() {
@@ -134,14 +145,25 @@ class ThreadPool {
     }
   }
 
-  void work(int id) {
+  // Enters the current launch if it is still open (task_ and parts_ are then its own until
+  // this worker leaves: the caller waits for it).
+  bool join() {
+    std::uint32_t s = state_.load();
+    while ((s & kOpen) != 0) {
+      if (state_.compare_exchange_weak(s, s + 1)) return true;
+    }
+    return false;
+  }
+
+  void work() {
     std::uint64_t seen = 0;
     for (;;) {
       wait_until([&] { return generation_.load() != seen; }, sleepers_, cv_);
       seen = generation_.load();
       if (stop_) return;
-      if (id < parts_) (*task_)(id);
-      if (pending_.fetch_sub(1) == 1 && done_sleepers_.load() > 0) {
+      if (!join()) continue;
+      run_parts();
+      if (state_.fetch_sub(1) == 1 && done_sleepers_.load() > 0) {
         std::lock_guard<std::mutex> lock(mu_);
         done_cv_.notify_one();
       }
@@ -153,11 +175,12 @@ class ThreadPool {
   std::mutex mu_;
   std::condition_variable cv_, done_cv_;
   std::atomic<int> sleepers_{0}, done_sleepers_{0};
-  // Written by run() before publish(), read by workers after they see the new generation.
+  // Written by run() before the launch opens, read by the workers that join it.
   const std::function<void(int)>* task_ = nullptr;
   int parts_ = 0;
+  std::atomic<int> next_part_{0};
+  std::atomic<std::uint32_t> state_{0};
   std::atomic<bool> stop_{false};
-  std::atomic<int> pending_{0};
   std::atomic<std::uint64_t> generation_{0};
 };
 
