@@ -2,6 +2,8 @@
 // Tensor builtins beyond the primitives: inspection, realization, conversion to and from
 // Lisp data, symbolic shapes, broadcasting, and the hooks that let + - * / and the math
 // functions accept tensors.
+// (Over 800 lines: 49 builtins, each a few lines over the shared conversion helpers above
+// register_tensor_builtins; a file per group would repeat those helpers' declarations.)
 #include <algorithm>
 #include <cmath>
 #include <cstring>

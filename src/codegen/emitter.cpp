@@ -3,6 +3,9 @@
 // compute type (f16 and bf16 as float, bool as i1) and are converted on load and store; f16
 // and bf16 results round to their type after every op, so fused kernels compute what the
 // reference executor does. What differs between targets is asked of the EmitTarget.
+// (Over 800 lines: one Emitter class, whose value cache, loop stack, accumulators and lane
+// vectors every statement and expression kind reads and writes; the targets and the math
+// library are already files of their own.)
 #include "codegen/emitter.h"
 
 #include <llvm/IR/IRBuilder.h>

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loop IR: hash-consed expressions with folding and index simplification, and printing.
+// (Over 800 lines: the folding and the index simplification (ranges, linear forms, div/mod of
+// symbolic and constant indices) run inside intern(), on the hash-consed table they share.)
 #include "codegen/loop_ir.h"
 
 #include <algorithm>

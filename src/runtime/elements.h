@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <stdexcept>
 
+#include "support/check.h"
 #include "tensor/graph.h"
 
 namespace tl::runtime {
@@ -136,13 +136,13 @@ inline void store_int(tensor::Buffer& b, std::int64_t i, std::int64_t v) {
 inline std::uint64_t load_bits(const tensor::Buffer& b, std::int64_t i) {
   std::uint64_t v = 0;
   std::size_t n = tensor::dtype_size(b.dtype);
-  if (n > sizeof v) throw std::logic_error("load_bits: a quantized buffer has no element bits");
+  TL_CHECK(n <= sizeof v, "load_bits: a quantized buffer has no element bits");
   std::memcpy(&v, static_cast<const std::uint8_t*>(b.data()) + i * n, n);
   return v;
 }
 inline void store_bits(tensor::Buffer& b, std::int64_t i, std::uint64_t v) {
   std::size_t n = tensor::dtype_size(b.dtype);
-  if (n > sizeof v) throw std::logic_error("store_bits: a quantized buffer has no element bits");
+  TL_CHECK(n <= sizeof v, "store_bits: a quantized buffer has no element bits");
   std::memcpy(static_cast<std::uint8_t*>(b.data()) + i * n, &v, n);
 }
 

@@ -2,6 +2,9 @@
 // Fusion decisions. Reduces, copies and assigns always end a kernel; an elementwise node is
 // recomputed in each consumer unless it is read by several and inlining would repeat
 // much work.
+// (Over 800 lines: the fusion rules (rows, softmax parts, short products, blocked attention)
+// all read and extend one Schedule while make_schedule walks the graph; describe() turns its
+// decisions into ScheduledKernels from the same helpers.)
 #include "schedule/schedule.h"
 
 #include <algorithm>

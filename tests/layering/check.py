@@ -5,10 +5,13 @@
 #     (LAYERS; public headers in include/tensorlisp/ as PUBLIC allows). A file whose directory
 #     is in one layer but whose code belongs to a higher one is listed in PENDING with the layer
 #     it is checked as, until it moves.
-#  2. No `default:` in a switch over an op (`switch (... op)`): the compiler's -Werror=switch
-#     then names every switch a new op must be handled in.
+#  2. No `default:` in a switch over ops (one whose cases name Op::, EOp::, OpGroup::,
+#     ReduceKind:: or MathFn::, in src/ and backends/): the compiler's -Werror=switch then names
+#     every switch a new op must be handled in.
 #  3. No getenv/secure_getenv in the compiler's layers (NO_ENVIRONMENT): settings are read at
 #     the edges (the CLI, the embedding API: api/devices.cpp) and passed down.
+#  4. A source file over 800 lines (src/, backends/) says why near its top, in a comment that
+#     begins "(Over 800 lines:", or is split.
 # Prints each violation as FILE:LINE: message and exits 1 if there is any.
 import os
 import re
@@ -53,7 +56,11 @@ PENDING = {}
 NO_ENVIRONMENT = ["tensor", "schedule", "codegen", "runtime"]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
-SWITCH_OP = re.compile(r'\bswitch\s*\(([^()]*\bop)\)\s*\{')
+SWITCH = re.compile(r'\bswitch\s*\(((?:[^()]|\([^()]*\))*)\)\s*\{')
+OP_CASE = re.compile(r'\bcase\s+(?:[\w:]*::)?(Op|EOp|OpGroup|ReduceKind|MathFn)::')
+LONG_FILE = 800
+LONG_REASON = "(Over 800 lines:"
+
 GETENV = re.compile(r'\b(secure_getenv|getenv)\s*\(')
 
 
@@ -102,8 +109,8 @@ def check_environment(rel, lines, errors):
 
 
 def check_switches(rel, text, errors):
-    for m in SWITCH_OP.finditer(text):
-        depth, i = 1, m.end()
+    for m in SWITCH.finditer(text):
+        depth, i, defaults, over_ops = 1, m.end(), [], False
         while i < len(text) and depth > 0:
             c = text[i]
             if c == "{":
@@ -111,24 +118,38 @@ def check_switches(rel, text, errors):
             elif c == "}":
                 depth -= 1
             elif depth == 1 and text.startswith("default:", i):
-                line = text.count("\n", 0, i) + 1
-                errors.append(f"{rel}:{line}: default: in a switch over {m.group(1).strip()} (name every op)")
+                defaults.append(text.count("\n", 0, i) + 1)
+            elif depth == 1 and text.startswith("case", i) and OP_CASE.match(text, i):
+                over_ops = True
             i += 1
+        if over_ops:
+            for line in defaults:
+                errors.append(f"{rel}:{line}: default: in a switch over ops ({m.group(1).strip()}): name every case")
+
+
+def check_length(rel, lines, errors):
+    if len(lines) > LONG_FILE and not any(LONG_REASON in line for line in lines[:20]):
+        errors.append(f"{rel}:1: {len(lines)} lines: split it, or say why near the top in a comment "
+                      f"beginning \"{LONG_REASON}\"")
 
 
 def main():
     errors = []
-    for dirpath, _, files in os.walk(os.path.join(ROOT, "src")):
-        for f in sorted(files):
-            if not f.endswith((".cpp", ".h", ".inc")):
-                continue
-            path = os.path.join(dirpath, f)
-            rel = os.path.relpath(path, ROOT)
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-            check_includes(rel, text.splitlines(), errors)
-            check_environment(rel, text.splitlines(), errors)
-            check_switches(rel, text, errors)
+    for top in ("src", "backends"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            for f in sorted(files):
+                if not f.endswith((".cpp", ".h", ".inc")):
+                    continue
+                path = os.path.join(dirpath, f)
+                rel = os.path.relpath(path, ROOT)
+                with open(path, encoding="utf-8") as fh:
+                    text = fh.read()
+                lines = text.splitlines()
+                if top == "src":
+                    check_includes(rel, lines, errors)
+                    check_environment(rel, lines, errors)
+                check_switches(rel, text, errors)
+                check_length(rel, lines, errors)
     for e in sorted(errors):
         print(e)
     if errors:
