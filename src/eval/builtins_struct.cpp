@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Structure instances for defstruct (lisp/35-defstruct.lisp): construction, checked slot
-// access, type tests that follow :include, and copying.
+// Structure instances for defstruct (lisp/35-defstruct.lisp) and CLOS (lisp/39-clos.lisp):
+// construction, checked slot access, type tests that follow :include, and copying.
 #include "eval/builtins.h"
 
 namespace tl::eval {
@@ -10,8 +10,12 @@ namespace {
 using Args = Value*;
 using N = std::uint32_t;
 
+// A type descriptor: #(NAME SLOT-NAMES PARENT) for defstruct, #(NAME SLOT-NAMES nil CLASS) for
+// instances of a CLOS class (lisp/39-clos.lisp), whose printing the class decides.
 bool is_descriptor(Value v) {
-  return is_kind(v, ObjKind::Vector) && as_vector(v)->items.size() == 3 && is_symbol(as_vector(v)->items[0]);
+  if (!is_kind(v, ObjKind::Vector)) return false;
+  const auto& items = as_vector(v)->items;
+  return (items.size() == 3 || items.size() == 4) && is_symbol(items[0]);
 }
 
 Value arg_descriptor(Interp& in, const char* fn, Args a, int i) {

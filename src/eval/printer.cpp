@@ -256,9 +256,25 @@ class Printer {
         return;
       }
       case ObjKind::Struct: {
-        // #S(NAME :SLOT VALUE ...), as Common Lisp prints a structure.
         auto* instance = static_cast<Instance*>(v.o);
         auto& type = as_vector(instance->type)->items;
+        if (type.size() == 4) {
+          // An instance of a CLOS class: print-object says how (lisp/39-clos.lisp).
+          Symbol* hook = in_.intern("%print-instance");
+          if (hook->bound) {
+            Value args[2] = {v, in_.boolean(readably_)};
+            Value text = in_.apply(hook->value, args, 2);
+            if (is_string(text)) {
+              out_ += as_string(text)->text;
+              return;
+            }
+          }
+          out_ += "#<";
+          value(type[0], depth + 1);
+          out_ += '>';
+          return;
+        }
+        // #S(NAME :SLOT VALUE ...), as Common Lisp prints a structure.
         out_ += "#S(";
         value(type[0], depth + 1);
         Value names = type[1];
