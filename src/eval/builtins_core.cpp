@@ -442,6 +442,14 @@ void register_core_builtins(Interp& in) {
                std::string prefix = n == 1 && is_string(a[0]) ? as_string(a[0])->text : "g";
                return Value::object(in.gensym(prefix));
              });
+  TL_BUILTIN(in, "make-symbol", 1, 1, "(make-symbol NAME)",
+             "A new uninterned symbol named NAME (a string), as gensym makes but with no counter.\n"
+             "  (symbol-name (make-symbol \"tmp\"))  ; => \"tmp\"\n"
+             "  (eq (make-symbol \"tmp\") (make-symbol \"tmp\"))  ; => nil",
+             [](Interp& in, Args a, N) -> Value {
+               if (!is_string(a[0])) in.type_error("make-symbol", 1, "a string", a[0]);
+               return Value::object(in.make_uninterned(as_string(a[0])->text));
+             });
   TL_BUILTIN(in, "%define-macro", 2, 2, "(%define-macro NAME FUNCTION)", "Makes NAME a macro expanded by FUNCTION; what defmacro expands to.",
              [](Interp& in, Args a, N) -> Value {
                Symbol* name = arg_symbol(in, "defmacro", a, 0);

@@ -307,6 +307,13 @@ Symbol* Interp::keyword(std::string_view name) {
   return s;
 }
 
+Symbol* Interp::make_uninterned(std::string_view name) {
+  Symbol* s = heap.make<Symbol>(ObjKind::Symbol);
+  s->name = std::string(name);
+  s->interned = false;
+  return s;
+}
+
 Symbol* Interp::gensym(std::string_view prefix) {
   Symbol* s = heap.make<Symbol>(ObjKind::Symbol);
   s->name = std::string(prefix) + std::to_string(++gensym_counter);

@@ -73,6 +73,8 @@ class Interp {
   Symbol* intern(std::string_view name);
   Symbol* keyword(std::string_view name);  // name without the colon
   Symbol* gensym(std::string_view prefix);
+  // A new symbol named NAME that no package holds (#:NAME, make-symbol).
+  Symbol* make_uninterned(std::string_view name);
   Value sym(std::string_view name) { return Value::object(intern(name)); }
   // Whether S names a special form (quote, if, let, block, ...), one analyze.cpp compiles.
   bool is_special_form(const Symbol* s) const;

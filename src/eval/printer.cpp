@@ -235,6 +235,7 @@ class Printer {
       case ObjKind::Symbol: {
         Symbol* s = as_symbol(v);
         if (s->is_keyword()) out_ += ':';
+        if (!s->interned && readably_) out_ += "#:";  // a gensym: prin1 says it is no interned symbol
         out_ += s->name;
         return;
       }

@@ -370,6 +370,18 @@ Value Reader::read_dispatch(Span start) {
     }
     fail(span, "unknown character name '#\\" + std::string(token) + "'");
   }
+  if (c == ':') {
+    // #:name, an uninterned symbol (as gensyms print): a new one each time it is read.
+    advance();
+    advance();
+    const std::size_t begin = pos_;
+    while (!at_end() && !is_delimiter(peek())) advance();
+    std::string_view name = text_.substr(begin, pos_ - begin);
+    if (name.empty()) {
+      fail(Span{start.file, start.line, start.col, 2}, "'#:' must be followed by a symbol's name");
+    }
+    return Value::object(interp_.make_uninterned(name));
+  }
   if (int radix = c == 'x' || c == 'X' ? 16 : c == 'b' || c == 'B' ? 2 : c == 'o' || c == 'O' ? 8 : 0) {
     // #xFF, #b-101, #o17: an integer in base 16, 2 or 8, as Common Lisp reads them.
     advance();

@@ -95,7 +95,12 @@ TEST_CASE("printer: symbols, keywords and nil", "[printer]") {
   CHECK(princ(lisp, "'foo") == "foo");
   CHECK(princ(lisp, ":key") == ":key");
   CHECK(princ(lisp, "nil") == "nil");
-  CHECK(repr(lisp, "(gensym \"tmp\")").rfind("tmp", 0) == 0);
+  // An uninterned symbol prints with #: under prin1, as in Common Lisp; princ shows the name.
+  CHECK(repr(lisp, "(gensym \"tmp\")").rfind("#:tmp", 0) == 0);
+  CHECK(princ(lisp, "(gensym \"tmp\")").rfind("tmp", 0) == 0);
+  CHECK(repr(lisp, "(make-symbol \"x\")") == "#:x");
+  CHECK(repr(lisp, "'#:y") == "#:y");
+  CHECK(repr(lisp, "(eq '#:z '#:z)") == "nil");
 }
 
 TEST_CASE("printer: lists, nesting and dotted pairs", "[printer]") {
