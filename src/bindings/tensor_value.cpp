@@ -144,7 +144,12 @@ void adopt(Interp& in, TensorObj* t, const std::shared_ptr<Buffer>& buf, const B
     data = g.with_grad(data, true);
     data->origin = t->node;
   }
+  // An assign's result is the buffer it wrote into, already held (and counted) by the tensor
+  // it was made for: counted again, a loop of row writes into a 16 MB KV cache collected the
+  // heap at every write (0.43 ms a write; 1-2 us now).
+  const bool in_place = n->op == tensor::Op::Assign;
   t->node = std::move(data);
+  if (in_place) return;
   t->rt->realized_bytes += buf->size_bytes();
   in.heap.account_external(buf->size_bytes());
 }
