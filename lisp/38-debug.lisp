@@ -144,3 +144,31 @@ printing goes: standard output, or the string of with-output-to-string).
   (terpri)
   (write-string (with-output-to-string (out) (%pprint x 0 out)))
   (values))
+
+;;; --- room ----------------------------------------------------------------------------------
+
+(defun %resident-bytes ()
+  ;; The process's resident memory from /proc/self/status (Linux), or nil.
+  (let ((text (ignore-errors (read-file "/proc/self/status"))))
+    (when text
+      (let ((at (search "VmRSS:" text)))
+        (when at
+          (let ((kb (ignore-errors (parse-integer (subseq text (+ at 6) (position #\Newline text :start at))
+                                                  :junk-allowed t))))
+            (and kb (* kb 1024))))))))
+
+(defun room (&optional detail)
+  "(room) prints how much memory the Lisp heap and the tensors use, and the process's
+resident memory; returns nil. DETAIL is accepted for Common Lisp's (room t), and ignored.
+  (null (with-output-to-string (s) (room)))  ; => nil"
+  (let ((heap (gc-stats))
+        (rss (%resident-bytes)))
+    (format t "Lisp heap: ~:d objects in ~:d bytes; ~:d collection~:p so far~%"
+            (getf heap :objects) (getf heap :bytes) (getf heap :collections))
+    (when (fboundp 'tensor-stats)
+      (let ((ts (tensor-stats)))
+        (format t "Tensors on ~a: ~:d bytes in use (peak ~:d, ~:d more pooled for reuse); ~:d bytes realized in all~%"
+                (getf ts :device) (getf ts :bytes-in-use) (getf ts :peak-bytes) (getf ts :pooled-bytes)
+                (getf ts :realized-bytes))))
+    (when rss (format t "Resident memory of the process: ~:d bytes~%" rss))
+    nil))

@@ -789,3 +789,26 @@ when :type is true, what BODY prints, then >.
       (if (and c (or (eq (%class-kind c) :standard) (%struct-descriptor value)))
           (and (member c (%class-precedence (class-of value)) :test #'eq) t)
           (funcall previous value type)))))
+
+;; describe shows an instance's class and slots, and a class's superclasses and slots.
+(let ((plain #'describe))
+  (defun describe (x)
+    "(describe X) prints what X is: for a symbol naming a function, its usage and docstring; for
+an instance of a class or structure, its class and slots; for a class, its precedence list
+and slots.
+  (with-output-to-string (s) (describe 42))  ; => \"42 is an integer.\\n\""
+    (let ((d (%struct-descriptor x)))
+      (cond ((and d (%class-object-p x))
+             (format t "~s is a class.~%  precedence: ~{~a~^ ~}~%" x (mapcar #'class-name (%class-precedence x)))
+             (when (%class-documentation x) (format t "  documentation: ~a~%" (%class-documentation x)))
+             (dolist (slot (%class-slots x))
+               (format t "  slot ~a~@[, initargs ~{~s~^ ~}~]~:[~;, shared by all instances~]~%"
+                       (car slot) (cadr slot) (eq (nth 3 slot) :class))))
+            (d
+             (format t "~s is an instance of the class ~a.~%" x (class-name (class-of x)))
+             (let ((names (if (= (length d) 4) (mapcar #'car (%class-slots (aref d 3))) (aref d 1))))
+               (dolist (name names)
+                 (format t "  ~a: ~a~%" name
+                         (if (slot-boundp x name) (prin1-to-string (slot-value x name)) "unbound")))))
+            (t (funcall plain x))))
+    nil))

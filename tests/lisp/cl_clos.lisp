@@ -148,3 +148,8 @@
 (defclass unprintable () ())
 (defmethod print-object ((u unprintable) stream) (error "cannot print ~a" u))
 (show "failing print-object" (handler-case (format nil "~a" (make-instance 'unprintable)) (error (e) (condition-message e))))
+;; describe of instances, structures and classes; room
+(show "describe instance" (with-output-to-string (s) (describe (make-instance 'circle :radius 2))))
+(show "describe class" (with-output-to-string (s) (describe (find-class 'rect))))
+(show "describe structure" (with-output-to-string (s) (describe (make-pt :x 1))))
+(show "room" (let ((text (with-output-to-string (s) (room)))) (list (search "Lisp heap:" text) (and (search "Tensors on cpu:" text) t))))
