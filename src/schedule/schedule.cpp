@@ -38,7 +38,7 @@ constexpr int kInlineLimit = 6;
 constexpr int kCostCap = 1 << 20;  // costs saturate here (a DAG's paths multiply)  // ops of a shared node recomputed by each consumer, at most
 // Nodes fused into one kernel along any path: deeper chains are cut into several kernels,
 // which bounds the recursion of lowering and code generation.
-constexpr int kMaxFusedDepth = 96;
+constexpr int kMaxFusedDepth = 160;
 // The most row reduces of a kernel that recompute_in_rows makes.
 constexpr std::size_t kMaxRecomputeRows = 2;
 // The most rows of softmax weights that read each row of values for Options::Online::Auto to
