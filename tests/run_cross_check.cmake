@@ -7,14 +7,15 @@
 #  - every code object must be an AMDGPU ELF shared object (llvm-readelf) for gfx90a that
 #    defines its kernel and the kernel's descriptor,
 #  - no kernel may have failed to compile for either target.
-# Arguments: TLISP, SCRIPTS_DIR, SCRIPTS (a glob in it), WORK.
+# Arguments: TLISP, SCRIPTS_DIR, SCRIPTS (a glob in it), WORK, and SCRIPT_ARGS (a list passed
+# to each script; may be empty).
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 file(GLOB scripts ${SCRIPTS_DIR}/${SCRIPTS})
 list(SORT scripts)
 foreach(script ${scripts})
   execute_process(COMMAND ${CMAKE_COMMAND} -E env TENSORLISP_CROSS_TARGETS=nvptx:sm_80,amdgcn:gfx90a
-                          TENSORLISP_CROSS_DIR=${WORK} TENSORLISP_CACHE=${WORK}/cache ${TLISP} ${script}
+                          TENSORLISP_CROSS_DIR=${WORK} TENSORLISP_CACHE=${WORK}/cache ${TLISP} ${script} ${SCRIPT_ARGS}
                   WORKING_DIRECTORY ${SCRIPTS_DIR} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${script} failed while cross-compiling:\n${err}")
