@@ -677,50 +677,79 @@ runs (add :after methods to it to do more).
       (error 'type-error "make-instance: ~s is not a class defined by defclass" class))
     (when (oddp (length initargs))
       (error 'program-error "make-instance ~a: the initargs must come in pairs, got ~s" (%class-name c) initargs))
-    (let ((all initargs))
+    (let* ((info (%init-info c))
+           (all initargs))
       ;; :default-initargs of the class and its superclasses, for the initargs not given.
-      (dolist (k (%class-precedence c))
-        (when (eq (%class-kind k) :standard)
-          (dolist (d (%class-default-initargs k))
-            (unless (%getf-p all (car d)) (setq all (append all (list (car d) (funcall (cadr d)))))))))
-      (%check-initargs c all)
+      (dolist (d (nth 3 info))
+        (unless (%getf-p all (car d)) (setq all (append all (list (car d) (funcall (cadr d)))))))
+      (%check-initargs c all info)
       (let ((instance (allocate-instance c)))
-        (apply #'initialize-instance instance all)
+        (if (nth 2 info)
+            (%initialize-slots instance (nth 2 info) all)
+            (apply #'initialize-instance instance all))
         instance))))
 
 (defun %getf-p (plist key)
   (do ((p plist (cddr p))) ((null p) nil) (when (eq (car p) key) (return t))))
 
-(defun %valid-initargs (c)
-  ;; (ANY . KEYS): the initargs C's instances take, cached until a class or method changes.
+(defun %init-info (c)
+  ;; (ANY VALID PLAN DEFAULTS) for making instances of C, cached until a class or method
+  ;; changes: whether any initarg is taken (an initialize-instance or shared-initialize method
+  ;; with &rest or &allow-other-keys applies), the initargs taken otherwise, the default
+  ;; :default-initargs as (KEY THUNK) most specific first, and, when no such method of the
+  ;; program's applies (only the standard ones), how to fill the slots without calling them:
+  ;; (INDEX-OR-NIL INITARGS INITFUNCTION CELL) per slot.
   (let ((cached (%class-valid-initargs c)))
     (if (and cached (eql (car cached) %clos-epoch))
         (cdr cached)
         (let ((valid (apply #'append (mapcar #'cadr (%class-slots c))))
-              (any nil))
+              (any nil) (own-methods nil) (defaults nil)
+              (names (aref (%class-descriptor c) 1)))
           (dolist (gf-name '(initialize-instance shared-initialize))
             (dolist (m (%gf-methods (get gf-name '%generic)))
               (let ((s (car (%method-specializers m))))
                 (when (and (not (consp s)) (not (eq s (find-class 'standard-object)))
                            (member s (%class-precedence c) :test #'eq))
+                  (setq own-methods t)
                   (if (eq (%method-keys m) t)
                       (setq any t)
                       (setq valid (append (%method-keys m) valid)))))))
-          (setf (%class-valid-initargs c) (cons %clos-epoch (cons any valid)))
-          (cons any valid)))))
+          (dolist (k (%class-precedence c))
+            (when (eq (%class-kind k) :standard)
+              (dolist (d (%class-default-initargs k))
+                (unless (assoc (car d) defaults) (setq defaults (append defaults (list d)))))))
+          (let ((info (list any valid
+                            (unless own-methods
+                              (or (mapcar (lambda (slot)
+                                            (list (position (car slot) names) (cadr slot) (caddr slot) (nth 4 slot)))
+                                          (%class-slots c))
+                                  (list nil)))
+                            defaults)))
+            (setf (%class-valid-initargs c) (cons %clos-epoch info))
+            info)))))
 
-(defun %check-initargs (c initargs)
+(defun %initialize-slots (instance plan initargs)
+  ;; What the standard initialize-instance does to a new instance, by PLAN (%init-info).
+  (let ((d (%struct-descriptor instance)))
+    (dolist (p plan instance)
+      (when p
+        (let ((given (do ((q initargs (cddr q))) ((null q) nil)
+                       (when (member (car q) (cadr p)) (return q))))
+              (index (car p)))
+          (cond ((and given index) (%struct-set instance d index (cadr given) 'make-instance))
+                (given (setf (car (nth 3 p)) (cadr given)))
+                ((and index (caddr p)) (%struct-set instance d index (funcall (caddr p)) 'make-instance))
+                ((and (caddr p) (eq (car (nth 3 p)) %unbound-slot))
+                 (setf (car (nth 3 p)) (funcall (caddr p))))))))))
+
+(defun %check-initargs (c initargs info)
   ;; Each initarg must be a slot's initarg or a key of an applicable initialize-instance or
   ;; shared-initialize method (one with &rest or &allow-other-keys takes any).
-  (unless (or (null initargs) (getf initargs :allow-other-keys))
-    (let* ((known (%valid-initargs c))
-           (any (car known))
-           (valid (cdr known)))
-      (unless any
-        (do ((p initargs (cddr p))) ((null p))
-          (unless (member (car p) valid)
-            (error 'program-error "make-instance ~a: unknown initarg ~s (the class's initargs are ~s)"
-                   (%class-name c) (car p) (remove-duplicates valid))))))))
+  (unless (or (null initargs) (car info) (getf initargs :allow-other-keys))
+    (do ((p initargs (cddr p))) ((null p))
+      (unless (member (car p) (cadr info))
+        (error 'program-error "make-instance ~a: unknown initarg ~s (the class's initargs are ~s)"
+               (%class-name c) (car p) (remove-duplicates (cadr info)))))))
 
 (defgeneric shared-initialize (instance slot-names &rest initargs)
   (:documentation "Fills INSTANCE's slots from INITARGS, then the unbound ones among SLOT-NAMES (t for all) from their :initform."))
