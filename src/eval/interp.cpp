@@ -315,10 +315,7 @@ Symbol* Interp::make_uninterned(std::string_view name) {
 }
 
 Symbol* Interp::gensym(std::string_view prefix) {
-  Symbol* s = heap.make<Symbol>(ObjKind::Symbol);
-  s->name = std::string(prefix) + std::to_string(++gensym_counter);
-  s->interned = false;
-  return s;
+  return make_uninterned(std::string(prefix) + std::to_string(++gensym_counter));
 }
 
 Value Interp::make_string(std::string text) {
