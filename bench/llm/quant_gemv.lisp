@@ -5,7 +5,7 @@
 ;;; per second, and the ratio of time to f32's; then the memory bandwidth a plain sum of a
 ;;; 256 MiB f32 tensor reaches (the hardware's limit, measured in the same run).
 ;;; q8_0 and q4_0 are what a model runs: on a CPU with integer dot products (AVX-512 VNNI,
-;;; AVX-VNNI) the activation is quantized to int8 and the kernel multiplies bytes (the
+;;; AVX-VNNI, AVX2) the activation is quantized to int8 and the kernel multiplies bytes (the
 ;;; quantized-dot rule); "+f32" rows are the same weights with the activation kept in f32
 ;;; (the rule off: each weight converted to a float), for comparison.
 ;;;   build/tlisp bench/llm/quant_gemv.lisp [--runs 20]

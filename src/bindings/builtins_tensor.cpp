@@ -712,7 +712,8 @@ void register_tensor_builtins(Interp& in) {
              [](Interp& in, Args, N) -> Value { return in.boolean(tl::fftw::available().empty()); });
   TL_BUILTIN(in, "%cpu-int8-dot-p", 0, 0, "(%cpu-int8-dot-p)",
              "True when the CPU the JIT compiles for (this one, or TENSORLISP_CPU) has integer dot products of "
-             "bytes (AVX-512 VNNI or AVX-VNNI): the quantized-dot rules then quantize a matmul's activation.",
+             "bytes (AVX-512 VNNI or AVX-VNNI, or AVX2's vpmaddubsw): the quantized-dot rules then quantize a matmul's "
+             "activation.",
              [](Interp& in, Args, N) -> Value {
                const char* cpu = std::getenv("TENSORLISP_CPU");
                try {

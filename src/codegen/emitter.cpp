@@ -549,7 +549,9 @@ class Emitter {
       Value* a = lanes_vector(sources(0));
       Value* s = lanes_vector(sources(1));
       Value* c = lanes_vector(sources(2));
-      return target_.dot4(b_, c, a, s);
+      std::int64_t a_max = 0;
+      for (ExprId id : ids) a_max = std::max(a_max, k_.expr(id).ival);
+      return target_.dot4(b_, c, a, s, a_max);
     }
     auto op = primitive_of(e.op);
     const bool vectorizable = e.op == EOp::Add || e.op == EOp::Mul || e.op == EOp::Neg || e.op == EOp::And ||
@@ -843,7 +845,7 @@ class Emitter {
         if (!bp.output && bp.local_elems == 0) load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx_, {}));
         return from_storage(t, load);
       }
-      case EOp::Dot4: return target_.dot4(b_, value(e.src[2]), value(e.src[0]), value(e.src[1]));
+      case EOp::Dot4: return target_.dot4(b_, value(e.src[2]), value(e.src[0]), value(e.src[1]), e.ival);
       case EOp::Min: {
         Value* a = value(e.src[0]);
         Value* b = value(e.src[1]);

@@ -116,7 +116,8 @@ llvm::Value* dot4_bytes(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* a, 
   return acc;
 }
 
-llvm::Value* EmitTarget::dot4(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* a, llvm::Value* s) const {
+llvm::Value* EmitTarget::dot4(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* a, llvm::Value* s,
+                              std::int64_t) const {
   return dot4_bytes(b, acc, a, s);
 }
 

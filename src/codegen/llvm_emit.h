@@ -65,7 +65,8 @@ std::string emitter_build(const char* target_stamp);
 std::unique_ptr<Codegen> make_codegen(const std::string& target, const Toolchain& toolchain);
 
 // Whether the LLVM CPU named CPU (empty: this machine's, as host_target_machine) has integer
-// dot-product instructions of bytes (AVX-512 VNNI or AVX-VNNI), which EOp::Dot4 uses.
+// dot-product instructions of bytes that EOp::Dot4 uses: AVX-512 VNNI or AVX-VNNI's vpdpbusd,
+// or AVX2's vpmaddubsw and vpmaddwd.
 bool cpu_has_int8_dot(const std::string& cpu = "");
 
 class CpuCodegen : public Codegen {

@@ -625,8 +625,10 @@ ExprId Kernel::load_bytes(std::int32_t buffer, ExprId byte, DType t) {
   return intern(e);
 }
 
-ExprId Kernel::dot4(ExprId a, ExprId b, ExprId c) {
+ExprId Kernel::dot4(ExprId a, ExprId b, ExprId c, std::int64_t a_max) {
+  TL_CHECK(a_max >= 0 && a_max <= 255, "dot4: a bound of " + std::to_string(a_max) + " on a byte");
   Expr e{EOp::Dot4, DType::I32};
+  e.ival = a_max;
   e.src[0] = a;
   e.src[1] = b;
   e.src[2] = c;
@@ -843,7 +845,11 @@ std::string Kernel::expr_str(ExprId id) const {
   if (e.op == EOp::Cast || e.op == EOp::Bitcast) s += ":" + std::string(tensor::dtype_name(e.dtype));
   s += "(";
   for (int i = 0; i < 3 && e.src[i] >= 0; ++i) s += (i ? ", " : "") + expr_str(e.src[i]);
-  return s + ")";
+  return s + dot4_bound(e) + ")";
+}
+
+std::string Kernel::dot4_bound(const Expr& e) {
+  return e.op == EOp::Dot4 && e.ival < 255 ? "; bytes <= " + std::to_string(e.ival) : "";
 }
 
 std::string Kernel::str() const {
@@ -866,7 +872,8 @@ std::string Kernel::str() const {
     if (e.op == EOp::Load) {
       rhs = "load" + load_suffix(e) + " b" + std::to_string(e.arg) + "[" + args + "]";
     } else {
-      rhs = std::string(eop_name(e.op)) + ":" + std::string(tensor::dtype_name(e.dtype)) + "(" + args + ")";
+      rhs = std::string(eop_name(e.op)) + ":" + std::string(tensor::dtype_name(e.dtype)) + "(" + args + dot4_bound(e) +
+            ")";
     }
     defs += "%" + std::to_string(n) + " = " + rhs + "\n";
     return "%" + std::to_string(n);

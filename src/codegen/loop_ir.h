@@ -39,8 +39,10 @@ enum class EOp : std::uint8_t {
 #undef OP
   Min,  // integer minimum: index arithmetic only (a pad's clamped index), not a primitive
   // i32: src[2] + the sum over the four bytes t of src[0] (u32) as unsigned times byte t of
-  // src[1] (u32) as signed: one lane of x86's vpdpbusd, PTX's dp4a.u32.s32. Made by the qdot
-  // pass (integer dot products of quantized blocks), not a primitive.
+  // src[1] (u32) as signed: one lane of x86's vpdpbusd, PTX's dp4a.u32.s32; ival: the largest
+  // value src[0]'s bytes take (255 when nothing smaller is known), which lets a target without
+  // such an instruction use one that saturates on larger products (x86's vpmaddubsw). Made by
+  // the qdot pass (integer dot products of quantized blocks), not a primitive.
   Dot4,
 };
 
@@ -138,8 +140,8 @@ class Kernel {
   // A load of dtype T (an integer type) from the bytes of `buffer` at byte offset BYTE (of any
   // alignment: a word of packed values inside a quantized block), printed "load:T@byte".
   ExprId load_bytes(std::int32_t buffer, ExprId byte, DType t);
-  // EOp::Dot4 of u32 words a and b, added to i32 c.
-  ExprId dot4(ExprId a, ExprId b, ExprId c);
+  // EOp::Dot4 of u32 words a and b, added to i32 c; a's bytes are at most A_MAX (1..255).
+  ExprId dot4(ExprId a, ExprId b, ExprId c, std::int64_t a_max = 255);
   ExprId acc_read(std::int32_t acc, DType t);
   ExprId unary(EOp op, ExprId a, DType result);  // Cast and Bitcast use `result`
   ExprId binary(EOp op, ExprId a, ExprId b);
@@ -183,6 +185,7 @@ class Kernel {
   std::string expr_str(ExprId id) const;
   // ":T" for a load_as of T, "" for a plain load.
   std::string load_suffix(const Expr& e) const;
+  static std::string dot4_bound(const Expr& e);  // "; bytes <= N" for a Dot4 with a bound, else "".
   std::string str() const;  // the whole kernel, as text (also its cache identity)
 
  private:

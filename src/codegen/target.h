@@ -65,9 +65,10 @@ class EmitTarget {
   // fn of x (a float or double), as this target computes it.
   virtual llvm::Value* math(llvm::IRBuilder<>& b, MathFn fn, llvm::Value* x) const = 0;
   // EOp::Dot4 (loop_ir.h) of i32 values or vectors of them: acc + the four products of a's bytes
-  // (unsigned) and s's (signed) in each lane. By default portable arithmetic (dot4_bytes);
-  // a target with integer dot-product instructions uses them.
-  virtual llvm::Value* dot4(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* a, llvm::Value* s) const;
+  // (unsigned, none above a_max) and s's (signed) in each lane. By default portable arithmetic
+  // (dot4_bytes); a target with integer dot-product instructions uses them.
+  virtual llvm::Value* dot4(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* a, llvm::Value* s,
+                            std::int64_t a_max) const;
 };
 
 // Dot4 by shifts, multiplies and adds: any target, scalars or vectors.

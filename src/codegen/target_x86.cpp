@@ -33,10 +33,16 @@ bool has_avx512(const llvm::TargetMachine& tm) {
 }
 
 // The integer dot-product instructions TM's CPU has: vpdpbusd on 512-bit vectors (AVX-512
-// VNNI), and on 256- and 128-bit ones (with AVX-512 VL, or AVX-VNNI's VEX form).
+// VNNI), and on 256- and 128-bit ones (with AVX-512 VL, or AVX-VNNI's VEX form); without them,
+// vpmaddubsw (the products of unsigned and signed bytes, added in pairs into 16 bits with
+// saturation) on 512 (AVX-512 BW), 256 (AVX2) and 128 bits (SSSE3).
 struct DotInstructions {
   bool zmm = false;
   bool ymm = false;
+  bool pairs_zmm = false;
+  bool pairs_ymm = false;
+  bool pairs_xmm = false;
+  bool any() const { return zmm || ymm || pairs_ymm; }
 };
 DotInstructions dot_instructions(const llvm::TargetMachine& tm) {
   const llvm::MCSubtargetInfo* sti = tm.getMCSubtargetInfo();
@@ -44,7 +50,67 @@ DotInstructions dot_instructions(const llvm::TargetMachine& tm) {
   if (sti == nullptr) return d;
   d.zmm = sti->checkFeatures("+avx512vnni");
   d.ymm = (d.zmm && sti->checkFeatures("+avx512vl")) || sti->checkFeatures("+avxvnni");
+  d.pairs_zmm = sti->checkFeatures("+avx512bw");
+  d.pairs_ymm = sti->checkFeatures("+avx2");
+  d.pairs_xmm = sti->checkFeatures("+ssse3");
   return d;
+}
+
+// acc + Dot4 of vectors of i32 lanes a (unsigned bytes, none above a_max) and s (signed bytes)
+// by vpmaddubsw and vpmaddwd, for a CPU without vpdpbusd (AVX2: Zen 3, Haswell to Alder Lake's
+// cores without AVX-VNNI), or nullptr when it has no such instructions for vectors of N lanes.
+// vpmaddubsw adds the products of two byte pairs into 16 bits, saturating: exact when a's bytes
+// are at most 128 (each pair's sum in [2 * 128 * -128, 2 * 128 * 127], within i16), as nibbles,
+// the splats of a correction and the unsigned side of most quantized formats are. Then
+// vpmaddwd with ones adds the two pairs of each lane into 32 bits. Larger bytes are split into
+// their nibbles, whose pair sums (16 * hi + lo, each at most 15) are added by vpmaddwd with 16
+// and 1: twice the instructions, still exact.
+Value* dot4_by_pairs(llvm::IRBuilder<>& b, Value* acc, Value* a, Value* s, std::int64_t a_max,
+                     const DotInstructions& dot) {
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(a->getType());
+  if (vt == nullptr) return nullptr;
+  const unsigned n = vt->getNumElements();
+  llvm::Module* m = b.GetInsertBlock()->getModule();
+  if (n == 16 && !dot.pairs_zmm && dot.pairs_ymm) {
+    // Two 256-bit halves (AVX2 lowers a 512-bit vector into them anyway, but not intrinsics).
+    auto half = [&](Value* v, unsigned h) {
+      llvm::SmallVector<int, 8> idx;
+      for (unsigned i = 0; i < 8; ++i) idx.push_back(static_cast<int>(8 * h + i));
+      return b.CreateShuffleVector(v, idx);
+    };
+    Value* lo = dot4_by_pairs(b, half(acc, 0), half(a, 0), half(s, 0), a_max, dot);
+    Value* hi = dot4_by_pairs(b, half(acc, 1), half(a, 1), half(s, 1), a_max, dot);
+    llvm::SmallVector<int, 16> idx;
+    for (unsigned i = 0; i < 16; ++i) idx.push_back(static_cast<int>(i));
+    return b.CreateShuffleVector(lo, hi, idx);
+  }
+  llvm::Intrinsic::ID pairs = llvm::Intrinsic::not_intrinsic, words = llvm::Intrinsic::not_intrinsic;
+  if (n == 16 && dot.pairs_zmm) {
+    pairs = llvm::Intrinsic::x86_avx512_pmaddubs_w_512;
+    words = llvm::Intrinsic::x86_avx512_pmaddw_d_512;
+  } else if (n == 8 && dot.pairs_ymm) {
+    pairs = llvm::Intrinsic::x86_avx2_pmadd_ub_sw;
+    words = llvm::Intrinsic::x86_avx2_pmadd_wd;
+  } else if (n == 4 && dot.pairs_xmm) {
+    pairs = llvm::Intrinsic::x86_ssse3_pmadd_ub_sw_128;
+    words = llvm::Intrinsic::x86_sse2_pmadd_wd;
+  } else {
+    return nullptr;
+  }
+  auto* bytes = llvm::FixedVectorType::get(b.getInt8Ty(), 4 * n);
+  auto* shorts = llvm::FixedVectorType::get(b.getInt16Ty(), 2 * n);
+  llvm::Function* pair_fn = llvm::Intrinsic::getDeclaration(m, pairs);
+  llvm::Function* word_fn = llvm::Intrinsic::getDeclaration(m, words);
+  Value* sb = b.CreateBitCast(s, bytes);
+  auto pair_sums = [&](Value* u) { return b.CreateCall(pair_fn, {b.CreateBitCast(u, bytes), sb}); };
+  auto widen = [&](Value* p, std::uint64_t times) {
+    return b.CreateCall(word_fn, {p, llvm::ConstantInt::get(shorts, times)});
+  };
+  if (a_max <= 128) return b.CreateAdd(acc, widen(pair_sums(a), 1));
+  Value* nibbles = llvm::ConstantInt::get(vt, 0x0f0f0f0f);
+  Value* low = widen(pair_sums(b.CreateAnd(a, nibbles)), 1);
+  Value* high = widen(pair_sums(b.CreateAnd(b.CreateLShr(a, llvm::ConstantInt::get(vt, 4)), nibbles)), 16);
+  return b.CreateAdd(acc, b.CreateAdd(high, low));
 }
 
 class CpuTarget : public EmitTarget {
@@ -67,14 +133,17 @@ class CpuTarget : public EmitTarget {
 
   Value* math(llvm::IRBuilder<>& b, MathFn fn, Value* x) const override { return host_math(b, fn, x); }
 
-  Value* dot4(llvm::IRBuilder<>& b, Value* acc, Value* a, Value* s) const override {
+  Value* dot4(llvm::IRBuilder<>& b, Value* acc, Value* a, Value* s, std::int64_t a_max) const override {
     auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(a->getType());
     const unsigned n = vt == nullptr ? 0 : vt->getNumElements();
     llvm::Intrinsic::ID id = llvm::Intrinsic::not_intrinsic;
     if (n == 16 && dot_.zmm) id = llvm::Intrinsic::x86_avx512_vpdpbusd_512;
     if (n == 8 && dot_.ymm) id = llvm::Intrinsic::x86_avx512_vpdpbusd_256;
     if (n == 4 && dot_.ymm) id = llvm::Intrinsic::x86_avx512_vpdpbusd_128;
-    if (id == llvm::Intrinsic::not_intrinsic) return dot4_bytes(b, acc, a, s);
+    if (id == llvm::Intrinsic::not_intrinsic) {
+      if (Value* v = dot4_by_pairs(b, acc, a, s, a_max, dot_)) return v;
+      return dot4_bytes(b, acc, a, s);
+    }
     llvm::Function* f = llvm::Intrinsic::getDeclaration(b.GetInsertBlock()->getModule(), id);
     return b.CreateCall(f, {acc, a, s});
   }
@@ -129,7 +198,7 @@ bool cpu_has_int8_dot(const std::string& cpu) {
   auto it = known.find(cpu);
   if (it == known.end()) {
     const DotInstructions d = dot_instructions(*host_target_machine(cpu));
-    it = known.emplace(cpu, d.zmm || d.ymm).first;
+    it = known.emplace(cpu, d.any()).first;
   }
   return it->second;
 }

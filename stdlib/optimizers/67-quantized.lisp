@@ -2,7 +2,7 @@
 ;;; Quantized matmuls as integer dot products (issue 27). A matmul of a few rows with q8_0 or
 ;;; q4_0 weights (a language model's decode step) reads the weights once per row: it is bound
 ;;; by memory and by the work of turning each weight into a float. On a CPU with integer dot
-;;; products of bytes (AVX-512 VNNI, AVX-VNNI) the rule below quantizes the activation the way
+;;; products of bytes (AVX-512 VNNI, AVX-VNNI, AVX2) the rule below quantizes the activation the way
 ;;; llama.cpp does (Q8_0: int8 values with an f32 scale per 32 of the reduce axis, amax / 127),
 ;;; and the matmul becomes a sum of scaled products of bytes, which the CPU lowering computes
 ;;; with its qdot opt: four-byte integer dot products, one scale multiply per block.

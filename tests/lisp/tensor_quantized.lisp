@@ -181,6 +181,28 @@
     (is (equal (to-list (matmul (zeros '(1 64)) (transpose w))) '((0.0 0.0 0.0 0.0))))
     (is (equal (to-list (isnan (matmul (div (zeros '(1 64)) 0.0) (transpose w)))) '((t t t t))))))
 
+;; Products of bytes at their extremes, as the CPU's integer dot products (the qdot opt) compute
+;; them: exactly, whatever the instructions. Without VNNI, AVX2's vpmaddubsw adds two products
+;; of an unsigned and a signed byte into 16 bits with saturation (255 * -128 twice is -65280):
+;; the kernel splits bytes above 128 into nibbles. Sums stay below 2^24: exact in f32.
+(deftest integer-dots-at-the-extremes
+  (dolist (case '((u8 255 i8 -128) (i8 -128 i8 -128) (u8 255 u8 255) (i8 -128 u8 255) (i8 127 i8 -128)
+                  (u8 128 i8 -128) (u8 129 i8 127) (i8 -1 i8 -128)))
+    (destructuring-bind (ta va tb vb) case
+      (dolist (k '(32 64 96))
+        ;; Row 0 all VA, row 1 VA at even positions (each pair of products holds one).
+        (let* ((a (realize (tensor (list (make-list k :initial-element va)
+                                         (loop for j below k collect (if (evenp j) va 0)))
+                                   :dtype ta)))
+               (b (realize (tensor (make-list 3 :initial-element (make-list k :initial-element vb)) :dtype tb)))
+               (y (matmul (cast a 'f32) (transpose (cast b 'f32))))
+               (cpu-jit (and (eq (device) 'cpu) (not (getenv "TENSORLISP_DEVICE_OPTIONS"))))
+               (dots (and cpu-jit (search "(qdot " (kernels->text y)))))
+          (is (or dots (not cpu-jit)) (format nil "qdot for ~a" case))
+          (is (equal (to-list y) (list (make-list 3 :initial-element (float (* k va vb)))
+                                       (make-list 3 :initial-element (float (/ (* k va vb) 2)))))
+              (format nil "~a, k ~a" case k)))))))
+
 (deftest elementwise-and-gather
   (let* ((w (quantize (randn '(10 64)) 'q4_0)) (d (realize (dequantize w))))
     (is (close-p (add w 1.0) (add d 1.0)))

@@ -29,11 +29,12 @@ namespace tl::codegen {
 namespace {
 
 // Four bytes in a word: byte t is lane t's value less `offset`, read as unsigned (u8) or
-// signed (s8).
+// signed (s8). Read as unsigned, no byte exceeds `max` (a nibble's is 15).
 struct Bytes {
   ExprId word = -1;  // u32
   bool is_signed = false;
   std::int64_t offset = 0;
+  std::int64_t max = 255;
   std::int64_t lo() const { return (is_signed ? -128 : 0) + offset; }
   std::int64_t hi() const { return (is_signed ? 127 : 255) + offset; }
 };
@@ -138,6 +139,7 @@ class QdotBuilder {
         auto b = bytes(var);
         if (!b || b->is_signed || b->offset != 0) return std::nullopt;
         b->word = k_.binary(EOp::And, b->word, k_.constant_int(*c * 0x01010101, DType::U32));
+        b->max = std::min(b->max, *c);
         return b;
       }
       case EOp::Idiv: {
@@ -150,6 +152,7 @@ class QdotBuilder {
         // Each byte shifted right, the bits of the next byte that come down cleared.
         const ExprId shifted = k_.binary(EOp::Idiv, b->word, k_.constant_int(*c, DType::U32));
         b->word = k_.binary(EOp::And, shifted, k_.constant_int((255 / *c) * 0x01010101, DType::U32));
+        b->max /= *c;
         return b;
       }
       case EOp::Const:
@@ -200,28 +203,31 @@ class QdotBuilder {
       a.word = k_.binary(EOp::Xor, a.word, flip);
       a.is_signed = false;
       a.offset -= 128;
+      a.max = 255;
     }
     if (!b.is_signed) {  // both unsigned: b - 128 is signed
       b.word = k_.binary(EOp::Xor, b.word, flip);
       b.is_signed = true;
       b.offset += 128;
+      b.max = 255;
     }
     // o * sum x as one Dot4 of |o| in every byte (a shift and a multiply saved), negated when
     // o < 0; a Dot4 on one side's bytes needs the other side's: |o| <= 127 as a signed byte,
     // <= 255 as an unsigned one.
     const ExprId zero = k_.constant_int(0, DType::I32);
-    auto scaled_sum = [&](std::int64_t o, ExprId word, bool word_signed) {
+    auto scaled_sum = [&](std::int64_t o, ExprId word, bool word_signed, std::int64_t word_max) {
       const std::int64_t m = o < 0 ? -o : o;
       const bool fits = m <= (word_signed ? 255 : 127);
-      const ExprId splat = k_.constant_int((fits ? m : 1) * 0x01010101, DType::U32);
-      ExprId sum = word_signed ? k_.dot4(splat, word, zero) : k_.dot4(word, splat, zero);
+      const std::int64_t byte = fits ? m : 1;
+      const ExprId splat = k_.constant_int(byte * 0x01010101, DType::U32);
+      ExprId sum = word_signed ? k_.dot4(splat, word, zero, byte) : k_.dot4(word, splat, zero, word_max);
       if (!fits) sum = k_.binary(EOp::Mul, k_.constant_int(m, DType::I32), sum);
       return o < 0 ? k_.unary(EOp::Neg, sum, DType::I32) : sum;
     };
     ExprId c = k_.constant_int(4 * a.offset * b.offset, DType::I32);
-    if (b.offset != 0) c = k_.binary(EOp::Add, c, scaled_sum(b.offset, a.word, false));
-    if (a.offset != 0) c = k_.binary(EOp::Add, c, scaled_sum(a.offset, b.word, true));
-    return k_.dot4(a.word, b.word, c);
+    if (b.offset != 0) c = k_.binary(EOp::Add, c, scaled_sum(b.offset, a.word, false, a.max));
+    if (a.offset != 0) c = k_.binary(EOp::Add, c, scaled_sum(a.offset, b.word, true, b.max));
+    return k_.dot4(a.word, b.word, c, a.max);
   }
 
   // The term of lane g from its four copies' terms, or a reason it has none.
