@@ -5,8 +5,9 @@
 // block (its scale d_x) times a weight's block of int8 or 4-bit codes (scale d_w), whose
 // terms are d_x * d_w * x_j * w_j.
 //
-// L (innermost, constant extent E, a multiple of F) holds one update of a float sum, defined
-// outside L with the value 0, that it does not read. Its term must be a product whose factors
+// L (innermost, constant extent E, a multiple of F) holds updates of float sums (one, or the
+// rows of an upcast register tile), each defined outside L with the value 0 and read by none of
+// L's statements. Each term must be a product whose factors
 // are, for every run of four consecutive iterations, either the same in all four (the scale S
 // of a block: no block boundary may fall inside a run) or one of two integer factors A and B,
 // each the float conversion of a byte-sized value read from consecutive bytes of memory
@@ -20,6 +21,8 @@
 // times the sum (each of the plain nest's terms rounds twice; on the CPU the multiply and the
 // lane's add may fuse): as lanes regroup a sum.
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "codegen/passes/edit.h"
 #include "codegen/passes/passes.h"
@@ -312,71 +315,89 @@ void integer_dots(Kernel& kernel, std::int32_t loop, std::int64_t width) {
     passes::reject(opt, "loop " + name + "'s extent " + k.expr_str(l.extent) + " is not a multiple of " +
                             std::to_string(width));
   }
-  if (l.body.size() != 1 || l.body[0].kind != Stmt::Kind::AccUpdate || l.body[0].reduce != ReduceKind::Sum ||
-      (l.body[0].dtype != DType::F32 && l.body[0].dtype != DType::F64)) {
-    passes::reject(opt, "loop " + name + " must hold one update of a float sum");
+  if (l.body.empty()) passes::reject(opt, "loop " + name + " is empty");
+  // Each statement an update of a float sum that starts at 0 and that no statement of L reads
+  // (several: the rows of a register tile, whose activation words and corrections are shared).
+  std::set<std::int32_t> updated;
+  for (const Stmt& u : l.body) {
+    if (u.kind != Stmt::Kind::AccUpdate || u.reduce != ReduceKind::Sum ||
+        (u.dtype != DType::F32 && u.dtype != DType::F64) || !updated.insert(u.acc).second) {
+      passes::reject(opt, "loop " + name + " must hold only updates of float sums, one per accumulator");
+    }
   }
-  const Stmt& update = l.body[0];
-  ExprId init = -1;
+  std::map<std::int32_t, ExprId> inits;
   passes::each_stmt(k.body, [&](const Stmt& s) {
-    if (s.kind == Stmt::Kind::AccDef && s.acc == update.acc) init = s.value;
+    if (s.kind == Stmt::Kind::AccDef && updated.count(s.acc) > 0) inits[s.acc] = s.value;
   });
-  if (init < 0 || k.expr(init).op != EOp::Const || k.expr(init).fval != 0.0) {
-    passes::reject(opt, "acc" + std::to_string(update.acc) + " does not start at 0");
+  for (const Stmt& u : l.body) {
+    auto it = inits.find(u.acc);
+    if (it == inits.end() || k.expr(it->second).op != EOp::Const || k.expr(it->second).fval != 0.0) {
+      passes::reject(opt, "acc" + std::to_string(u.acc) + " does not start at 0");
+    }
+    bool reads = false;
+    k.visit({u.value}, [&](ExprId, const Expr& x) {
+      reads = reads || (x.op == EOp::AccRead && updated.count(x.arg) > 0);
+      return !reads;
+    });
+    if (reads) passes::reject(opt, "loop " + name + " reads a sum it updates");
   }
-  bool reads = false;
-  k.visit({update.value}, [&](ExprId, const Expr& x) {
-    reads = reads || (x.op == EOp::AccRead && x.arg == update.acc);
-    return !reads;
-  });
-  if (reads) passes::reject(opt, "loop " + name + " reads the sum it updates");
 
   QdotBuilder builder(k, opt);
   auto [block, block_var] = k.make_loop(k.constant_int(*extent / width));
   block.lanes = true;
+  const std::size_t n = l.body.size();
+  const std::int64_t groups = width / 4;
   std::vector<Stmt> defs;
-  std::vector<std::int32_t> lanes;
-  for (std::int64_t g = 0; g < width / 4; ++g) {
-    std::vector<ExprId> terms;
-    for (std::int64_t t = 0; t < 4; ++t) {
-      passes::Subst s;
-      s.loops[loop] =
-          k.binary(EOp::Add, k.binary(EOp::Mul, block_var, k.constant_int(width)), k.constant_int(4 * g + t));
-      terms.push_back(passes::apply(k, update.value, s));
+  std::vector<std::vector<std::int32_t>> lanes(n);  // per update, its lanes' accumulators
+  // Update by update (its lanes consecutive): the emitter's lane runs then take consecutive
+  // statements, a vector register's worth, as one vector of one update's lanes.
+  for (std::size_t u = 0; u < n; ++u) {
+    for (std::int64_t g = 0; g < groups; ++g) {
+      const Stmt& update = l.body[u];
+      std::vector<ExprId> terms;
+      for (std::int64_t t = 0; t < 4; ++t) {
+        passes::Subst s;
+        s.loops[loop] =
+            k.binary(EOp::Add, k.binary(EOp::Mul, block_var, k.constant_int(width)), k.constant_int(4 * g + t));
+        terms.push_back(passes::apply(k, update.value, s));
+      }
+      const ExprId term = builder.lane(terms, update.dtype);
+      Stmt def{Stmt::Kind::AccDef};
+      def.acc = k.new_acc();
+      def.dtype = update.dtype;
+      def.reduce = ReduceKind::Sum;
+      def.value = inits.at(update.acc);
+      defs.push_back(def);
+      lanes[u].push_back(def.acc);
+      Stmt add{Stmt::Kind::AccUpdate};
+      add.acc = def.acc;
+      add.dtype = update.dtype;
+      add.reduce = ReduceKind::Sum;
+      add.value = term;
+      block.body.push_back(add);
     }
-    const ExprId term = builder.lane(terms, update.dtype);
-    Stmt def{Stmt::Kind::AccDef};
-    def.acc = k.new_acc();
-    def.dtype = update.dtype;
-    def.reduce = ReduceKind::Sum;
-    def.value = init;
-    defs.push_back(def);
-    lanes.push_back(def.acc);
-    Stmt add{Stmt::Kind::AccUpdate};
-    add.acc = def.acc;
-    add.dtype = update.dtype;
-    add.reduce = ReduceKind::Sum;
-    add.value = term;
-    block.body.push_back(add);
   }
-  // The lanes added as a tree by halves.
-  std::vector<ExprId> level;
-  for (std::int32_t a : lanes) level.push_back(k.acc_read(a, update.dtype));
-  while (level.size() > 1) {
-    const std::size_t half = level.size() / 2;
-    std::vector<ExprId> next;
-    for (std::size_t i = 0; i < half; ++i) next.push_back(k.binary(EOp::Add, level[i], level[i + half]));
-    if (level.size() % 2 == 1) next.push_back(level.back());
-    level = std::move(next);
-  }
-  Stmt total{Stmt::Kind::AccUpdate};
-  total.acc = update.acc;
-  total.dtype = update.dtype;
-  total.reduce = ReduceKind::Sum;
-  total.value = level.front();
   std::vector<Stmt> out = std::move(defs);
   out.push_back(std::move(block));
-  out.push_back(total);
+  // Each update's lanes added as a tree by halves, into its sum.
+  for (std::size_t u = 0; u < n; ++u) {
+    const Stmt& update = l.body[u];
+    std::vector<ExprId> level;
+    for (std::int32_t a : lanes[u]) level.push_back(k.acc_read(a, update.dtype));
+    while (level.size() > 1) {
+      const std::size_t half = level.size() / 2;
+      std::vector<ExprId> next;
+      for (std::size_t i = 0; i < half; ++i) next.push_back(k.binary(EOp::Add, level[i], level[i + half]));
+      if (level.size() % 2 == 1) next.push_back(level.back());
+      level = std::move(next);
+    }
+    Stmt total{Stmt::Kind::AccUpdate};
+    total.acc = update.acc;
+    total.dtype = update.dtype;
+    total.reduce = ReduceKind::Sum;
+    total.value = level.front();
+    out.push_back(total);
+  }
   p.list->erase(p.list->begin() + static_cast<std::ptrdiff_t>(p.index));
   p.list->insert(p.list->begin() + static_cast<std::ptrdiff_t>(p.index), std::make_move_iterator(out.begin()),
                  std::make_move_iterator(out.end()));

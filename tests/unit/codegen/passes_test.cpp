@@ -719,6 +719,32 @@ TEST_CASE("a sum of scaled products of bytes runs as integer dot products (qdot)
     how.opts = tl::codegen::parse_opts("(qdot " + red + " 12)");
     CHECK_THROWS_WITH(tl::codegen::lower(sch.items[0], sch.materialized, how),
                       Catch::Contains("(qdot " + red + " 12)") && Catch::Contains("not a multiple of 12"));
+    // A register tile of the n outputs (split and upcast the loop around the reduce): the reduce
+    // loop then holds n updates, each given its lanes; the activation's words and the
+    // corrections are shared expressions.
+    std::vector<std::pair<const Stmt*, bool>> loops;
+    loops_of(plain.kernel.body, false, loops);
+    std::int32_t around = -1;
+    for (const auto& [l, in_acc] : loops) {
+      for (const Stmt& inner : l->body) {
+        if (inner.kind == Stmt::Kind::Loop && inner.var == chosen.opts[0].loop) around = l->var;
+      }
+    }
+    REQUIRE(around >= 0);
+    const std::string inner = std::to_string(plain.kernel.loop_count() + 1);
+    how.opts = tl::codegen::parse_opts("(split " + std::to_string(around) + " " + std::to_string(n) + ") (upcast " +
+                                       inner + ") (qdot " + red + " 32)");
+    const Lowered tiled = tl::codegen::lower(sch.items[0], sch.materialized, how);
+    INFO(tiled.kernel.str());
+    std::size_t dots = 0;
+    for (std::size_t at = tiled.kernel.str().find("dot4:i32("); at != std::string::npos;
+         at = tiled.kernel.str().find("dot4:i32(", at + 1)) {
+      ++dots;
+    }
+    CHECK(dots >= static_cast<std::size_t>(n) * 8);
+    const std::vector<Scalar> tile = run_kernel(tiled);
+    for (std::size_t i = 0; i < want.size(); ++i)
+      CHECK(std::abs(tile[i].f - want[i].f) <= 1e-4 * (1 + std::abs(want[i].f)));
   }
   // Terms the pass must compute exactly as written or leave alone: a u8 less 8 that wraps in
   // u8, an int8 cast to u32 (wraps too), a scale that appears twice, an i8 plus 100 in i8.
