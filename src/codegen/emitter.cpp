@@ -675,6 +675,7 @@ class Emitter {
         return round_to(to, w);
       }
       if (to == DType::Bool) return b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
+      if (v->getType()->getScalarType()->isFloatTy() && tensor::dtype_size(to) <= 4) return float_to_int32(v, rt);
       // NaN and values beyond the i64 range give 0; the rest truncate toward 0 and wrap.
       Value* lim = llvm::ConstantFP::get(v->getType(), 9223372036854775808.0);
       Value* ok = b_.CreateAnd(b_.CreateFCmpOLT(v, lim), b_.CreateFCmpOGE(v, b_.CreateFNeg(lim)));
@@ -693,6 +694,32 @@ class Emitter {
     }
     if (to == DType::Bool) return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
     return from_unsigned ? b_.CreateZExtOrTrunc(v, rt) : b_.CreateSExtOrTrunc(v, rt);
+  }
+
+  // A float's (or vector of floats') conversion to an integer type of at most 32 bits, rt, with
+  // the semantics of the one through i64 (truncated toward 0, wrapped; 0 for NaN and beyond
+  // i64's range) computed in 32-bit lanes, so that it vectorizes where a conversion to i64 does
+  // not (AVX2 has vcvttps2dq, but no vcvttps2qq: LLVM 14 converted lane by lane). Below 2^31
+  // in magnitude the i32 conversion is exact. Above, the float is its 24-bit mantissa M times
+  // 2^s (s = exponent - 23, from 8 on), whose low 32 bits are M << s (0 once s passes 31,
+  // which covers 2^63 and beyond, infinities and NaN), negated in 32 bits for a negative one.
+  Value* float_to_int32(Value* v, Type* rt) {
+    Type* i32 = like(v, b_.getInt32Ty());
+    auto c32 = [&](std::uint32_t x) { return llvm::ConstantInt::get(i32, x); };
+    Value* magnitude = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v);
+    Value* small = b_.CreateFCmpOLT(magnitude, llvm::ConstantFP::get(v->getType(), 2147483648.0));
+    Value* safe = b_.CreateSelect(small, v, llvm::ConstantFP::get(v->getType(), 0.0));
+    Value* exact = b_.CreateFPToSI(safe, i32);
+    Value* bits = b_.CreateBitCast(v, i32);
+    Value* mantissa = b_.CreateOr(b_.CreateAnd(bits, c32(0x7fffff)), c32(0x800000));
+    Value* shift = b_.CreateSub(b_.CreateAnd(b_.CreateLShr(bits, c32(23)), c32(0xff)), c32(150));
+    Value* low =
+        b_.CreateSelect(b_.CreateICmpULT(shift, c32(32)), b_.CreateShl(mantissa, b_.CreateAnd(shift, c32(31))), c32(0));
+    Value* negative = b_.CreateICmpSLT(bits, c32(0));
+    Value* wrapped = b_.CreateSelect(negative, b_.CreateNeg(low), low);
+    // The freeze: see cast (LLVM 14's vectorizers narrowed a conversion by a later truncation).
+    Value* i = b_.CreateFreeze(b_.CreateSelect(small, exact, wrapped));
+    return b_.CreateTrunc(i, rt);
   }
 
   // The bits of a value of type t as an integer of its size (f32 and f64 also as vectors).

@@ -357,7 +357,9 @@ with a fractional Y it gives NaN. 0^0 = 1.
   (let* ((tx (%as-tensor x)) (dt (tensor-dtype tx)))
     (if (not (dtype-float-p dt))
         tx
-        (let ((tr (prim:cast (prim:cast tx 'i64) dt)))
+        ;; Through i32 for the 32-bit floats and narrower (their integers start at 2^23, well
+        ;; inside it): vector code on AVX2, which converts floats to i64 one by one.
+        (let ((tr (prim:cast (prim:cast tx (if (eq dt 'f64) 'i64 'i32)) dt)))
           (prim:where (prim:cmplt (abs tx) (%scalar-like (%int-limit dt) tx)) tr tx)))))
 
 (defcomposite %tensor-floor (x &optional divisor)

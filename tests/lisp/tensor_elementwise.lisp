@@ -162,6 +162,20 @@
 (deftest casts
   (is (equal (tl (cast (tensor '(1.7 -1.7 0.0)) 'i32)) '(1 -1 0)))
   (is (equal (tl (cast (tensor '(300 -1)) 'u8)) '(44 255)))
+  ;; Floats to integers of 32 bits or fewer: truncated toward 0, wrapped as through i64 (NaN,
+  ;; infinities and magnitudes from 2^63 on give 0), computed in a kernel (the CPU's in 32-bit
+  ;; lanes, with the wrap from the mantissa and exponent). 16 values: whole vectors.
+  (let* ((big (realize (tensor '(2147483520.0 2147483648.0 -2147483648.0 3e9 -3e9 4294967296.0 1.5e10 -1.5e10
+                                 1e12 9.2233725e18 1e30 -1e30 255.9 -128.5 300.7 -1.5))))
+         (x (mul big (realize (ones '(16)))))
+         (odd (div (mul (realize (tensor '(1.0 -1.0 0.0))) (realize (ones '(3)))) 0.0)))
+    (is (equal (tl (cast x 'i32))
+               '(2147483520 -2147483648 -2147483648 -1294967296 1294967296 0 2115098624 -2115098624
+                 -727384064 0 0 0 255 -128 300 -1)))
+    (is (equal (tl (cast x 'u8)) '(128 0 0 0 0 0 0 0 0 0 0 0 255 128 44 255)))
+    (is (equal (tl (cast x 'i16)) '(-128 0 0 24064 -24064 0 -10240 10240 0 0 0 0 255 -128 300 -1)))
+    (is (equal (tl (cast odd 'i32)) '(0 0 0)))
+    (is (equal (tl (cast (cast x 'f16) 'u32)) (tl (cast (cast (cast x 'f16) 'f64) 'u32)))))
   (is (equal (tl (cast (tensor '(0.0 0.5 -2.0)) 'bool)) '(nil t t)))
   (is (equal (tl (cast (tensor '(t nil)) 'f32)) '(1.0 0.0)))
   (is (equal (tl (cast (tensor '(2 3)) 'f64)) '(2.0 3.0)))
