@@ -326,6 +326,15 @@ std::vector<std::int64_t> ints_from_lisp(Interp& in, const char* fn, Value v) {
 
 // --- printing --------------------------------------------------------------------------------
 
+std::pair<const void*, std::size_t> TensorObj::held_memory() const {
+  // The buffer of its node, or of the node a short chain of one-source nodes leads to (a
+  // transposed or reshaped weight, a cast of one), which the graph keeps alive as well.
+  const Node* n = node.get();
+  for (int step = 0; n != nullptr && !n->buffer && n->src.size() == 1 && step < 8; ++step) n = n->src[0].get();
+  if (n == nullptr || !n->buffer) return {nullptr, 0};
+  return {n->buffer.get(), n->buffer->size_bytes()};
+}
+
 void TensorObj::print(std::string& out) const {
   std::string head = "#<tensor " + std::string(dtype_name(value_dtype(this))) + " " + shape_str(value_shape(this));
   try {

@@ -65,6 +65,8 @@ struct TensorObj : eval::Foreign {
   bool complex = false;
   const char* type_name() const override { return "tensor"; }
   void print(std::string& out) const override;
+  // A realized tensor's buffer, or the one a view of it reads (eval::Foreign).
+  std::pair<const void*, std::size_t> held_memory() const override;
 };
 
 // The shape and dtype the tensor has as a Lisp value (a complex tensor's, not its parts').

@@ -159,14 +159,20 @@ void register_system_builtins(Interp& in) {
                return Value::integer(old);
              });
   TL_BUILTIN(in, "gc-stats", 0, 0, "(gc-stats)",
-             "A plist (:objects :bytes :collections :allocated) describing the heap."
+             "A plist (:objects :bytes :collections :allocated :held) describing the heap: live objects and their "
+             "bytes (as of the last collection, plus what was allocated since), collections so far, bytes ever "
+             "allocated, and the bytes outside the heap (tensor data) the live objects held at the last collection, "
+             "an eighth of which the next collection waits for."
              "\n  (integerp (getf (gc-stats) :objects))  ; => t",
              [](Interp& in, Args, N) -> Value {
                HeapStats s = in.heap.stats();
-               return in.list({Value::object(in.keyword("objects")), Value::integer(static_cast<std::int64_t>(s.objects)),
-                               Value::object(in.keyword("bytes")), Value::integer(static_cast<std::int64_t>(s.bytes)),
-                               Value::object(in.keyword("collections")), Value::integer(static_cast<std::int64_t>(s.collections)),
-                               Value::object(in.keyword("allocated")), Value::integer(static_cast<std::int64_t>(s.total_allocated))});
+               return in.list(
+                   {Value::object(in.keyword("objects")), Value::integer(static_cast<std::int64_t>(s.objects)),
+                    Value::object(in.keyword("bytes")), Value::integer(static_cast<std::int64_t>(s.bytes)),
+                    Value::object(in.keyword("collections")), Value::integer(static_cast<std::int64_t>(s.collections)),
+                    Value::object(in.keyword("allocated")),
+                    Value::integer(static_cast<std::int64_t>(s.total_allocated)), Value::object(in.keyword("held")),
+                    Value::integer(static_cast<std::int64_t>(s.held))});
              });
   TL_BUILTIN(in, "process-memory", 0, 0, "(process-memory)",
              "A plist (:rss :peak-rss) of this process's resident memory in bytes (Linux /proc; nil elsewhere)."

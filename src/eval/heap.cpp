@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <unordered_set>
 
 #include "eval/node.h"
 
@@ -206,11 +207,17 @@ void Heap::collect(const std::function<void(Marker&)>& mark_roots, const void* s
   Obj** link_ptr = &all_;
   std::size_t live_bytes = 0;
   std::size_t live_objects = 0;
+  std::size_t held = 0;
+  std::unordered_set<const void*> held_ids;
   while (Obj* o = *link_ptr) {
     if (o->marked & kGcMark) {
       o->marked &= static_cast<std::uint8_t>(~kGcMark);
       live_bytes += o->alloc_size + payload_bytes(o);
       ++live_objects;
+      if (o->kind == ObjKind::Foreign) {
+        auto [id, size] = static_cast<const Foreign*>(o)->held_memory();
+        if (id != nullptr && held_ids.insert(id).second) held += size;
+      }
       link_ptr = &o->next;
     } else {
       *link_ptr = o->next;
@@ -223,7 +230,8 @@ void Heap::collect(const std::function<void(Marker&)>& mark_roots, const void* s
   objects_ = live_objects;
   bytes_since_gc_ = 0;
   external_since_gc_ = 0;
-  external_threshold_ = std::max(kMinExternalThreshold, live_bytes / 4);
+  held_ = held;
+  external_threshold_ = std::max({kMinExternalThreshold, live_bytes / 4, held / 8});
   // The reserve lent after a failure lasts until a collection finds room again: one made
   // while the failed computation is still on the stack (unwinding to its handler) frees
   // little, and taking the reserve back then would fail the handler itself.
@@ -264,8 +272,6 @@ Span Heap::form_span_of(Value v) const {
   return it == form_spans_.end() ? Span{} : it->second;
 }
 
-HeapStats Heap::stats() const {
-  return HeapStats{objects_, bytes_, collections_, total_allocated_};
-}
+HeapStats Heap::stats() const { return HeapStats{objects_, bytes_, collections_, total_allocated_, held_}; }
 
 }  // namespace tl::eval

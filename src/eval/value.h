@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/span.h"
@@ -215,6 +216,10 @@ struct Foreign : Obj {
   // A funcallable object (a model, say) returns the function a call of it runs; nil when it
   // cannot be called.
   virtual Value function() const { return Value(); }
+  // Memory outside the heap that this object keeps alive (a realized tensor's buffer), as an
+  // identity (objects that share it count it once) and a size; {nullptr, 0} when none. The
+  // collector spaces collections by it (Heap::collect).
+  virtual std::pair<const void*, std::size_t> held_memory() const { return {nullptr, 0}; }
 };
 
 inline bool is_kind(Value v, ObjKind k) { return v.tag == Tag::Obj && v.o->kind == k; }

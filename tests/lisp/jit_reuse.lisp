@@ -88,4 +88,19 @@
       ;; (the three asked for here, no more)
       (is (= (getf (gc-stats) :collections) (+ before 3))))))
 
+(deftest collections-wait-for-an-eighth-of-the-held-tensor-memory
+  ;; Garbage tensors are counted toward the next collection, which comes after half a megabyte
+  ;; of them or an eighth of the tensor memory live objects held at the last one, whichever is
+  ;; more: with 32 MiB of weights held, a loop making 1 MiB results collects every 4 MiB, not
+  ;; every half megabyte (a language model's decode loop collected every token).
+  (let ((weights (realize (randn '(8 1024 1024))))
+        (x (realize (randn '(256 1024)))))
+    (gc)
+    (is (>= (getf (gc-stats) :held) (* 32 1024 1024)))
+    (setq x (realize (mul x 0.5)))
+    (let ((before (getf (gc-stats) :collections)))
+      (dotimes (i 40) (setq x (realize (mul x 0.5))))  ; each result 1 MiB, the last one garbage
+      (is (<= (- (getf (gc-stats) :collections) before) 12)))
+    (is (= (numel weights) (* 8 1024 1024)))))
+
 (run-tests)

@@ -42,11 +42,13 @@ TEST_CASE("gc: (gc) returns the live object count and (gc-stats) is a plist", "[
   CHECK(lisp.eval("(let ((n (gc))) (= n (getf (gc-stats) :objects)))").truthy());
   tl::Value stats = lisp.eval("(gc-stats)");
   auto items = stats.as_list();
-  REQUIRE(items.size() == 8);
+  REQUIRE(items.size() == 10);
   CHECK(items[0].repr() == ":objects");
   CHECK(items[2].repr() == ":bytes");
   CHECK(items[4].repr() == ":collections");
   CHECK(items[6].repr() == ":allocated");
+  CHECK(items[8].repr() == ":held");
+  CHECK(items[9].is_int());
   for (int i = 1; i < 8; i += 2) {
     CHECK(items[i].is_int());
     CHECK(items[i].as_int() > 0);
