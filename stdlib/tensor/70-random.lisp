@@ -10,10 +10,6 @@
 
 (defun %u32 (v shp) (prim:const v 'u32 shp))
 
-(defun %rotl32 (x r shp)
-  ;; Rotation left by R: multiplication by 2^R wraps, division by 2^(32-R) brings the top bits down.
-  (prim:or (prim:mul x (%u32 (expt 2 r) shp)) (prim:idiv x (%u32 (expt 2 (- 32 r)) shp))))
-
 (defun %u32-word (k shp)
   ;; K (an integer, or a u32 tensor of one element) as a u32 tensor of shape SHP.
   (if (integerp k)
@@ -26,21 +22,12 @@ integers or one-element u32 tensors, on counter tensors X0 and X1 (u32): a list 
 tensors.
   (let ((zero (zeros '(1) :dtype 'u32)))
     (mapcar #'to-list (threefry2x32 0 0 zero zero)))  ; => ((1797259609) (2579123966))"
-  (let* ((shp (tensor-shape x0))
-         (k0 (%u32-word k0 shp))
-         (k1 (%u32-word k1 shp))
-         (ks (list k0 k1 (prim:xor (prim:xor k0 k1) (%u32 466688986 shp))))
-         (rot '(13 15 26 6 17 29 16 24))
-         (x0 (prim:add x0 k0))
-         (x1 (prim:add x1 k1)))
-    (dotimes (i 20)
-      (setq x0 (prim:add x0 x1))
-      (setq x1 (prim:xor (%rotl32 x1 (nth (mod i 8) rot) shp) x0))
-      (when (= (mod i 4) 3)
-        (let ((s (/ (+ i 1) 4)))
-          (setq x0 (prim:add x0 (nth (mod s 3) ks)))
-          (setq x1 (prim:add x1 (prim:add (nth (mod (+ s 1) 3) ks) (%u32 s shp)))))))
-    (list x0 x1)))
+  ;; The rounds: x0 += x1, x1 = rotl(x1, R) xor x0, with R from (13 15 26 6 17 29 16 24), and
+  ;; every fourth round the key schedule (k0, k1, k0 xor k1 xor 466688986) and the round number
+  ;; added; a rotation is (x * 2^R) or (x / 2^(32-R)). The graph is built in C++
+  ;; (%threefry2x32), from the same nodes in the same order.
+  (let ((shp (tensor-shape x0)))
+    (%threefry2x32 (%u32-word k0 shp) (%u32-word k1 shp) x0 x1)))
 
 (defun %random-words (shp)
   ;; Both words of one Threefry block per element: a list of two u32 tensors of SHAPE

@@ -60,7 +60,11 @@
   (let ((r (threefry2x32 4294967295 4294967295 (tensor '(4294967295) :dtype 'u32) (tensor '(4294967295) :dtype 'u32))))
     (is (equal (list (tl (first r)) (tl (second r))) '((481924860) (3137350631)))))
   (let ((r (threefry2x32 320440878 57701188 (tensor '(608135816) :dtype 'u32) (tensor '(2242054355) :dtype 'u32))))
-    (is (equal (list (tl (first r)) (tl (second r))) '((3297917596) (1212020640))))))
+    (is (equal (list (tl (first r)) (tl (second r))) '((3297917596) (1212020640)))))
+  ;; Counters of another dtype or shape than the key's are refused, naming the argument.
+  (is-error type-error (threefry2x32 0 0 (tensor '(0.0)) (tensor '(0.0))))
+  (is-error type-error (%threefry2x32 (tensor '(0) :dtype 'u32) (tensor '(0) :dtype 'u32)
+                                      (tensor '(0 1) :dtype 'u32) (tensor '(0 1) :dtype 'u32))))
 
 (deftest reproducible-draws
   (manual-seed 42)
