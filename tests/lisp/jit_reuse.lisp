@@ -75,10 +75,10 @@
 
 (deftest a-kept-buffer-that-is-the-result-counts-once
   ;; A matmul's result is a reshape of its sums, whose buffer is kept on the sums' node too:
-  ;; the same bytes, counted once toward the next collection. (Counted twice, a 256 x 256
-  ;; product reached the half megabyte that asks for a collection on every realize.)
-  (let ((a (realize (randn '(256 256))))
-        (bs (loop for i below 4 collect (realize (randn '(256 256))))))
+  ;; the same bytes, counted once toward the next collection. (Counted twice, a 640 x 640
+  ;; product, 1.56 MiB, reached the 2 MiB that ask for a collection on every realize.)
+  (let ((a (realize (randn '(640 640))))
+        (bs (loop for i below 4 collect (realize (randn '(640 640))))))
     (realize (matmul a (first bs)))  ; (compiles)
     (gc)  ; (what the allocations above asked for)
     (let ((before (getf (gc-stats) :collections)))
@@ -89,10 +89,10 @@
       (is (= (getf (gc-stats) :collections) (+ before 3))))))
 
 (deftest collections-wait-for-an-eighth-of-the-held-tensor-memory
-  ;; Garbage tensors are counted toward the next collection, which comes after half a megabyte
-  ;; of them or an eighth of the tensor memory live objects held at the last one, whichever is
+  ;; Garbage tensors are counted toward the next collection, which comes after 2 MiB of them
+  ;; or an eighth of the tensor memory live objects held at the last one, whichever is
   ;; more: with 32 MiB of weights held, a loop making 1 MiB results collects every 4 MiB, not
-  ;; every half megabyte (a language model's decode loop collected every token).
+  ;; every 2 MiB (a language model's decode loop collected every token).
   (let ((weights (realize (randn '(8 1024 1024))))
         (x (realize (randn '(256 1024)))))
     (gc)
