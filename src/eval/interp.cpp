@@ -292,6 +292,7 @@ Symbol* Interp::intern(std::string_view name) {
   Symbol* s = heap.make<Symbol>(ObjKind::Symbol);
   s->name = std::string(name);
   symbols_.emplace(s->name, s);
+  interned_.push_back(s);
   return s;
 }
 
@@ -304,6 +305,7 @@ Symbol* Interp::keyword(std::string_view name) {
   s->value = Value::object(s);
   s->bound = true;
   keywords_.emplace(s->name, s);
+  interned_.push_back(s);
   return s;
 }
 
@@ -378,8 +380,7 @@ std::shared_ptr<tl::detail::RootCell> Interp::make_root(Value v) {
 void Interp::collect() {
   heap.collect([this](Marker& m) {
     for (Value* v = stack_base; v < sp; ++v) m.mark(*v);
-    for (const auto& [name, s] : symbols_) m.mark(s);
-    for (const auto& [name, s] : keywords_) m.mark(s);
+    for (Symbol* s : interned_) m.mark(s);
     for (const Value& v : permanent) m.mark(v);
     m.mark(pending_value);
     for (const CallFrame& f : frames) m.mark(f.function);

@@ -420,6 +420,9 @@ class Interp {
   };
   std::unordered_map<std::string, Symbol*, NameHash, std::equal_to<>> symbols_;
   std::unordered_map<std::string, Symbol*, NameHash, std::equal_to<>> keywords_;
+  // Both tables' symbols in one array, which a collection marks: walking the hash tables'
+  // nodes took a sixth of a collection's time.
+  std::vector<Symbol*> interned_;
   std::size_t memory_limit_ = 0;
   void init_symbols();
 };
