@@ -1,6 +1,7 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; Common Lisp's output and function-access conveniences over princ, prin1 and format, and
-;;; with-output-to-string (the standard output redirected to a string; there are no other streams).
+;;; with-output-to-string (the standard output redirected to a string). The streams are t (or
+;;; nil: the standard output) and string output streams (make-string-output-stream).
 
 (defun princ-to-string (object)
   "(princ-to-string OBJECT) is OBJECT as princ prints it, as a string.
@@ -36,8 +37,7 @@
 (defun fresh-line (&optional stream)
   "(fresh-line [STREAM]) starts a new line unless the output is at the start of one.
   (with-output-to-string (s) (princ \"a\" s) (fresh-line s) (fresh-line s) (princ \"b\" s))  ; => \"a\\nb\""
-  (princ "" stream)
-  (format t "~&")
+  (format (or stream t) "~&")
   nil)
 
 (defmacro with-output-to-string ((var &optional string) &body body)

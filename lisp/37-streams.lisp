@@ -1,7 +1,9 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; String input streams, as in Common Lisp (issue 25): make-string-input-stream,
 ;;; with-input-from-string, and read-line, read-char, peek-char, unread-char, read and listen
-;;; on them. The stream designators t and nil mean standard input.
+;;; on them. The stream designators t and nil mean standard input. String output streams
+;;; (make-string-output-stream, get-output-stream-string) are built in: the printing functions
+;;; write to them.
 
 (defstruct (string-input-stream (:constructor %make-string-input-stream (chars position end))
                                 (:conc-name %sis-) (:predicate %string-input-stream-p) (:copier nil))
@@ -36,9 +38,15 @@ to the index of the first character not read.
       `(let ((,var (make-string-input-stream ,string ,start ,end))) ,@body)))
 
 (defun streamp (x)
-  "(streamp X) is true for streams (string input streams).
-  (list (streamp (make-string-input-stream \"x\")) (streamp \"x\"))  ; => (t nil)"
-  (%string-input-stream-p x))
+  "(streamp X) is true for streams: string input and string output streams. (t and nil are
+designators of the standard streams, not streams.)
+  (list (streamp (make-string-input-stream \"x\")) (streamp (make-string-output-stream)) (streamp \"x\"))  ; => (t t nil)"
+  (or (%string-input-stream-p x) (%string-output-stream-p x)))
+
+(defun output-stream-p (x)
+  "(output-stream-p X) is true when X is a stream that can be written to (a string output stream).
+  (list (output-stream-p (make-string-output-stream)) (output-stream-p (make-string-input-stream \"x\")))  ; => (t nil)"
+  (%string-output-stream-p x))
 
 (defun input-stream-p (x)
   "(input-stream-p X) is true when X is a stream that can be read from (a string input stream).
@@ -49,7 +57,7 @@ to the index of the first character not read.
   "(open-stream-p STREAM) is true when STREAM is a stream that has not been closed.
   (let ((s (make-string-input-stream \"x\")))
     (list (open-stream-p s) (progn (close s) (open-stream-p s))))  ; => (t nil)"
-  (and (%string-input-stream-p stream) (%sis-open stream)))
+  (or (and (%string-input-stream-p stream) (%sis-open stream)) (%string-output-stream-p stream)))
 
 (defun close (stream &key abort)
   "(close STREAM) closes STREAM; reading from it afterwards is an error. Returns t.

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // String builtins and `format`.
+#include <unicode/uchar.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
-#include <unicode/uchar.h>
-
 #include "eval/builtins.h"
+#include "eval/streams.h"
 #include "eval/utf8.h"
 #include "reader/reader.h"
 
@@ -132,7 +133,8 @@ Value compare_strings(Interp& in, const char* fn, Value* args, bool fold, Order 
 
 void register_string_builtins(Interp& in) {
   TL_BUILTIN(in, "format", 1, -1, "(format DESTINATION CONTROL ARG...)",
-             "Formats ARGs by CONTROL, as Common Lisp does. DESTINATION nil returns a string; t prints it. "
+             "Formats ARGs by CONTROL, as Common Lisp does. DESTINATION nil returns a string; t prints it; a "
+             "string output stream collects it. "
              "Directives: ~a (princ), ~s (prin1), ~d ~b ~o ~x (~:d commas, ~@d sign, ~5,'0d pads), ~r "
              "(~16r radix, ~r words, ~:r ordinal, ~@r roman), ~f ~e ~g (~,2f), ~c, ~p (plural), ~% ~& ~| ~t ~~, "
              "~* (skip), ~? (indirect), ~(...~) (case), ~[...~;...~] and ~:[false~;true~], ~{...~} (iterate), "
@@ -148,6 +150,7 @@ void register_string_builtins(Interp& in) {
                  return in.make_string(format_string(in, as_string(dest)->text, a + 1, n - 1));
                }
                if (n < 2) in.error("arity-error", "format: expected a destination and a control string");
+               const StreamArg to(in, "format", a, n, 0);  // t, nil or a string output stream
                String* control = arg_string(in, "format", a, 1);
                std::string text = format_string(in, control->text, a + first + 1, n - first - 1,
                                                 dest.is_nil() ? true : in.at_line_start);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // System builtins: printing, loading files and modules, the collector, clocks, environment
 // variables and files.
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "eval/builtins.h"
+#include "eval/streams.h"
 
 namespace tl::eval {
 
@@ -30,11 +31,6 @@ namespace {
 
 // The optional stream argument of princ, print and the rest: t or nil, the standard output
 // (with-output-to-string redirects it); there are no other streams yet.
-void check_stream(Interp& in, const char* fn, Value* args, std::uint32_t n, std::uint32_t index) {
-  if (n > index && !args[index].is_nil() && !args[index].same(in.t())) {
-    in.type_error(fn, static_cast<int>(index) + 1, "t or nil (the standard output; there are no other streams yet)", args[index]);
-  }
-}
 
 }  // namespace
 
@@ -43,7 +39,7 @@ void register_system_builtins(Interp& in) {
              "Prints X readably (strings in quotes) and a newline; returns X."
              "\n  (with-output-to-string (s) (print \"hi\"))  ; => \"\\\"hi\\\"\\n\"",
              [](Interp& in, Args a, N n) -> Value {
-               check_stream(in, "print", a, n, 1);
+               const StreamArg to(in, "print", a, n, 1);
                in.write(in.repr(a[0]) + "\n");
                return a[0];
              });
@@ -51,7 +47,7 @@ void register_system_builtins(Interp& in) {
              "Prints X readably, with no newline; returns X."
              "\n  (with-output-to-string (s) (prin1 \"hi\") (prin1 #\\a))  ; => \"\\\"hi\\\"#\\\\a\"",
              [](Interp& in, Args a, N n) -> Value {
-               check_stream(in, "prin1", a, n, 1);
+               const StreamArg to(in, "prin1", a, n, 1);
                in.write(in.repr(a[0]));
                return a[0];
              });
@@ -59,7 +55,7 @@ void register_system_builtins(Interp& in) {
              "Prints X for people (strings without quotes), with no newline; returns X."
              "\n  (with-output-to-string (s) (princ \"hi\") (princ #\\a))  ; => \"hia\"",
              [](Interp& in, Args a, N n) -> Value {
-               check_stream(in, "princ", a, n, 1);
+               const StreamArg to(in, "princ", a, n, 1);
                in.write(in.repr(a[0], false));
                return a[0];
              });
@@ -67,10 +63,35 @@ void register_system_builtins(Interp& in) {
              "Prints a newline."
              "\n  (with-output-to-string (s) (princ 1) (terpri) (princ 2))  ; => \"1\\n2\"",
              [](Interp& in, Args a, N n) -> Value {
-               check_stream(in, "terpri", a, n, 0);
+               const StreamArg to(in, "terpri", a, n, 0);
                in.write("\n");
                return nil();
              });
+  TL_BUILTIN(in, "make-string-output-stream", 0, 0, "(make-string-output-stream)",
+             "A stream that collects what is printed to it (princ, prin1, print, terpri, format, write-string "
+             "... given it as their stream) into a string, which get-output-stream-string returns."
+             "\n  (let ((s (make-string-output-stream)))"
+             "\n    (format s \"~a-~a\" 1 2) (princ \"!\" s)"
+             "\n    (get-output-stream-string s))  ; => \"1-2!\"",
+             [](Interp& in, Args, N) -> Value {
+               return Value::object(in.heap.make<StringOutputStream>(ObjKind::Foreign));
+             });
+  TL_BUILTIN(in, "get-output-stream-string", 1, 1, "(get-output-stream-string STREAM)",
+             "What was printed to the string output STREAM since it was made or last asked; empties it."
+             "\n  (let ((s (make-string-output-stream)))"
+             "\n    (princ 1 s) (list (get-output-stream-string s) (progn (princ 2 s) (get-output-stream-string s))))"
+             "  ; => (\"1\" \"2\")",
+             [](Interp& in, Args a, N) -> Value {
+               StringOutputStream* s = as_string_stream(a[0]);
+               if (s == nullptr) in.type_error("get-output-stream-string", 1, "a string output stream", a[0]);
+               std::string text = std::move(s->text);
+               s->text.clear();
+               return in.make_string(std::move(text));
+             });
+  TL_BUILTIN(in, "%string-output-stream-p", 1, 1, "(%string-output-stream-p X)",
+             "True when X is a string output stream (streamp and output-stream-p use it)."
+             "\n  (%string-output-stream-p (make-string-output-stream))  ; => t",
+             [](Interp& in, Args a, N) -> Value { return in.boolean(as_string_stream(a[0]) != nullptr); });
   TL_BUILTIN(in, "%with-output-to-string", 1, 1, "(%with-output-to-string THUNK)",
              "Calls THUNK with the output going to a string instead; returns the string (see with-output-to-string).",
              [](Interp& in, Args a, N) -> Value {

@@ -1,7 +1,8 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; String input streams (issue 25): make-string-input-stream, with-input-from-string,
-;;; read-line, read-char, peek-char, unread-char, read, listen. Each line matches SBCL 2.2
-;;; (with *print-case* :downcase).
+;;; read-line, read-char, peek-char, unread-char, read, listen; and string output streams:
+;;; make-string-output-stream, get-output-stream-string, and the printing functions writing to
+;;; them. Each line matches SBCL 2.2 (with *print-case* :downcase).
 
 (defun show (label value) (format t "~a: ~s~%" label value))
 
@@ -59,3 +60,26 @@
 (show "listen" (let ((s (make-string-input-stream "a"))) (list (listen s) (read-char s) (listen s))))
 (show "streamp" (let ((s (make-string-input-stream "a"))) (list (streamp s) (input-stream-p s) (streamp "a"))))
 (show "close" (let ((s (make-string-input-stream "a"))) (list (open-stream-p s) (close s) (open-stream-p s))))
+(show "string output stream"
+      (let ((s (make-string-output-stream)))
+        (format s "~a-~d" 'x 42)
+        (princ "b" s) (prin1 "c" s) (terpri s) (write-string "d" s) (write-line "e" s)
+        (write-char #\f s) (fresh-line s) (fresh-line s) (format s "~&g~%")
+        ;; (newlines shown as |: SBCL prints them raw inside ~s)
+        (list (substitute #\| #\Newline (get-output-stream-string s)) (get-output-stream-string s))))
+(show "get-output-stream-string empties the stream"
+      (let ((s (make-string-output-stream)))
+        (princ 1 s)
+        (let ((a (get-output-stream-string s)))
+          (princ 2 s)
+          (list a (get-output-stream-string s)))))
+(show "output to a stream is not standard output"
+      (let ((s (make-string-output-stream)))
+        (list (with-output-to-string (o) (princ "in" s) (princ "out" o)) (get-output-stream-string s))))
+(show "output streams"
+      (let ((s (make-string-output-stream)))
+        (list (streamp s) (output-stream-p s) (open-stream-p s) (input-stream-p s))))
+(show "two streams at once"
+      (let ((a (make-string-output-stream)) (b (make-string-output-stream)))
+        (dotimes (i 3) (princ i a) (princ (* 10 i) b))
+        (list (get-output-stream-string a) (get-output-stream-string b))))

@@ -198,3 +198,30 @@ TEST_CASE("printer: unquote of a symbol starting with @ reads back the same", "[
   CHECK(repr(lisp, "(read-from-string \"`(a ,@c)\")") == "`(a ,@c)");
   CHECK(lisp.eval("(equal (read-from-string (prin1-to-string '(unquote @c))) '(unquote @c))").truthy());
 }
+
+TEST_CASE("printer: string output streams take what is printed to them", "[printer]") {
+  tl::Interpreter lisp;
+  lisp.eval("(defvar s (make-string-output-stream))");
+  CHECK(repr(lisp, "s") == "#<string-output-stream>");
+  // Printing to the stream leaves the standard output alone, and restores it after an error.
+  CHECK(lisp.eval("(with-output-to-string (o) (princ 1 s) (princ 2) (format s \"~a\" 3) (terpri s))").as_string() ==
+        "2");
+  CHECK(lisp.eval("(handler-case (format s \"~a ~a\" 4) (error () :failed))").repr() == ":failed");
+  CHECK(lisp.eval("(with-output-to-string (o) (princ 5))").as_string() == "5");
+  CHECK(lisp.eval("(get-output-stream-string s)").as_string() == "13\n");
+  CHECK(lisp.eval("(get-output-stream-string s)").as_string().empty());
+  // ~& knows the stream's own line: a fresh stream starts at one.
+  CHECK(lisp.eval("(progn (with-output-to-string (o) (princ \"x\") (format s \"~&y\")) (get-output-stream-string s))")
+            .as_string() == "y");
+  // Anything else as a stream is a type error naming the function and the argument.
+  for (const char* form : {"(princ 1 3)", "(terpri \"x\")", "(format 2 \"x\")", "(get-output-stream-string t)"}) {
+    INFO(form);
+    CHECK(lisp.eval("(handler-case " + std::string(form) + " (type-error (e) (condition-message e)))")
+              .as_string()
+              .find("argument") != std::string::npos);
+  }
+  // The stream survives collections while it is referred to.
+  lisp.eval("(princ \"kept\" s)");
+  lisp.eval("(gc)");
+  CHECK(lisp.eval("(get-output-stream-string s)").as_string() == "kept");
+}
