@@ -84,17 +84,28 @@ of 2^-23 for f32 (PyTorch's are of 2^-24), 2^-11 for f16, 2^-8 for bf16, and 2^-
   ;; [0, pi/4], and Taylor polynomials of cos and sin there are within an ulp or so (their
   ;; first dropped terms: 2.5e-8 and 1.7e-9). cos of 2 pi u through the cos op reduces the
   ;; angle as if it could be any float, in f64: 76 ms for 2^24 on one AVX2 thread against 14.
-  (let* ((half (abs (sub u 0.5)))                ; cos(2 pi u) = -cos(2 pi |u - 1/2|)
-         (w (minimum half (sub 0.5 half)))       ; [0, 1/4]; past 1/4 the cosine changes sign
-         (flip (gt half 0.25))
-         (v (minimum w (sub 0.25 w)))            ; [0, 1/8]; past 1/8 it is a sine
-         (use-sin (gt w 0.125))
-         (y (mul v (* 2 pi)))
-         (y2 (mul y y))
-         (c (add 1.0 (mul y2 (add -0.5 (mul y2 (add (/ 1.0 24) (mul y2 (add (/ -1.0 720) (mul y2 (/ 1.0 40320))))))))))
-         (s (mul y (add 1.0 (mul y2 (add (/ -1.0 6) (mul y2 (add (/ 1.0 120) (mul y2 (add (/ -1.0 5040) (mul y2 (/ 1.0 362880)))))))))))
-         (r (where use-sin s c)))
-    (where flip r (neg r))))
+  ;; Built from primitives (U is never NaN, so min is -max(-a, -b)): through the composites
+  ;; (sub, minimum, where ...) a draw's graph took 0.3 ms more to build.
+  (let* ((shp (tensor-shape u))
+         (k (lambda (v) (prim:const v 'f32 shp)))
+         (sub (lambda (a b) (prim:add a (prim:neg b))))
+         (smaller (lambda (a b) (prim:neg (prim:max (prim:neg a) (prim:neg b)))))
+         (poly (lambda (y2 coefficients)  ; c0 + y2 (c1 + y2 (c2 + ...)), Horner's rule
+                 (let ((acc (funcall k (car (last coefficients)))))
+                   (dolist (c (cdr (reverse coefficients)) acc)
+                     (setq acc (prim:add (funcall k c) (prim:mul y2 acc)))))))
+         (d (funcall sub u (funcall k 0.5)))
+         (half (prim:add (prim:max d (prim:neg d)) (funcall k 0.0)))   ; |u - 1/2|: cos(2 pi u) = -cos(2 pi |u - 1/2|)
+         (w (funcall smaller half (funcall sub (funcall k 0.5) half)))  ; [0, 1/4]; past 1/4 the cosine changes sign
+         (flip (prim:cmplt (funcall k 0.25) half))
+         (v (funcall smaller w (funcall sub (funcall k 0.25) w)))       ; [0, 1/8]; past 1/8 it is a sine
+         (use-sin (prim:cmplt (funcall k 0.125) w))
+         (y (prim:mul v (funcall k (* 2 pi))))
+         (y2 (prim:mul y y))
+         (c (funcall poly y2 (list 1.0 -0.5 (/ 1.0 24) (/ -1.0 720) (/ 1.0 40320))))
+         (s (prim:mul y (funcall poly y2 (list 1.0 (/ -1.0 6) (/ 1.0 120) (/ -1.0 5040) (/ 1.0 362880)))))
+         (r (prim:where use-sin s c)))
+    (prim:where flip r (prim:neg r))))
 
 (defcomposite randn (shp &key (dtype 'f32))
   "(randn SHAPE &key (dtype 'f32)) Standard normal random numbers (Box-Muller; computed in f64
@@ -115,7 +126,7 @@ for f64, else in f32 from both words of one Threefry block per element).
          (u1 (if words (%unit-f32 (first words) shp) (rand shp :dtype ft)))
          (u2 (if words (%unit-f32 (second words) shp) (rand shp :dtype ft)))
          (r (sqrt (mul -2.0 (log (sub 1.0 u1)))))
-         (z (mul r (if (eq ft 'f32) (%cos-2pi-unit u2) (cos (mul (* 2 pi) u2))))))
+         (z (if (eq ft 'f32) (prim:mul r (%cos-2pi-unit u2)) (mul r (cos (mul (* 2 pi) u2))))))
     (prim:cast z dtype)))
 
 (defcomposite uniform (shp &key (low 0.0) (high 1.0) (dtype 'f32))
