@@ -160,7 +160,7 @@ puts the store variable last.
 (defsetf second (items) (value) `(,#'%setcar (,#'cdr ,items) ,value))
 (defsetf third (items) (value) `(,#'%setcar (,#'cddr ,items) ,value))
 (defsetf nth (n items) (value) `(,#'%setcar (,#'nthcdr ,n ,items) ,value))
-(defsetf aref (vector index) (value) `(,#'%aset ,vector ,index ,value))
+(defsetf aref (array &rest subscripts) (value) `(,#'%aset ,array ,@subscripts ,value))
 (defsetf elt (seq index) (value) `(,#'%set-elt ,seq ,index ,value))
 (defsetf gethash (key table &optional default) (value)
   (if default

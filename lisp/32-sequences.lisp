@@ -97,26 +97,29 @@ there are no digits.
                (if (null value) "" (format nil " (junk at index ~d)" i)))))
     (values (and value (* sign value)) i)))
 
-;;; Arrays: one-dimensional ones, which are vectors (and strings of characters).
+;;; Arrays: one-dimensional ones, which are vectors (and strings of characters); those of
+;;; other ranks are in 36-arrays.lisp.
 
 (defun make-array (dimensions &key (initial-element nil) (initial-contents nil contents-p) element-type
                                    fill-pointer adjustable displaced-to)
   "(make-array DIMENSIONS &key initial-element initial-contents element-type fill-pointer
-adjustable) A new one-dimensional array: a vector of DIMENSIONS (a size, or a list of one)
-elements, each INITIAL-ELEMENT (nil by default), or the elements of the sequence
-INITIAL-CONTENTS; with ELEMENT-TYPE character, a string. FILL-POINTER (t or a size, the
-elements in use) and ADJUSTABLE are accepted: every vector grows with vector-push-extend.
-Arrays of several dimensions are not there yet: a vector of vectors serves.
+adjustable) A new array of DIMENSIONS (a size, or a list of sizes), each element
+INITIAL-ELEMENT (nil by default), or from INITIAL-CONTENTS (nested sequences, one level per
+dimension). One dimension makes a vector (with ELEMENT-TYPE character, a string), whose
+FILL-POINTER (t or a size, the elements in use) and ADJUSTABLE are accepted: every vector
+grows with vector-push-extend. Other ranks make an array (aref takes a subscript per
+dimension), printed #2A((...) ...).
   (make-array 3 :initial-element 0)  ; => #(0 0 0)
+  (make-array '(2 2) :initial-element 0)  ; => #2A((0 0) (0 0))
   (make-array '(2) :initial-contents '(a b))  ; => #(a b)
   (make-array 0 :fill-pointer 0 :adjustable t)  ; => #()
   (make-array 3 :element-type 'character :initial-element #\\x)  ; => \"xxx\""
   (declare (ignore adjustable))
+  (when (and (listp dimensions) (not (and (consp dimensions) (null (cdr dimensions)))))
+    (when displaced-to (error 'type-error "make-array: :displaced-to is not supported"))
+    (return-from make-array (%make-array-of-rank dimensions initial-element initial-contents contents-p)))
   (let ((size (cond ((integerp dimensions) dimensions)
-                    ((and (consp dimensions) (null (cdr dimensions)) (integerp (car dimensions))) (car dimensions))
-                    ((consp dimensions)
-                     (error 'type-error "make-array: arrays of ~a dimensions ~s are not supported yet (only ~
-                                         vectors: use a vector of vectors)" (length dimensions) dimensions))
+                    ((and (consp dimensions) (integerp (car dimensions))) (car dimensions))
                     (t (error 'type-error "make-array: DIMENSIONS must be a size or a list of sizes, got ~s"
                               dimensions)))))
     (when displaced-to (error 'type-error "make-array: :displaced-to is not supported"))
@@ -154,20 +157,25 @@ pushed to).
   (length vector))
 
 (defun array-dimensions (array)
-  "(array-dimensions ARRAY) The list of ARRAY's dimensions: one, its length.
-  (array-dimensions (make-array 4))  ; => (4)"
-  (unless (or (vectorp array) (stringp array))
-    (error 'type-error "array-dimensions: argument 1 must be an array, got ~s" array))
-  (list (length array)))
+  "(array-dimensions ARRAY) The list of ARRAY's dimensions (a vector's: its length).
+  (array-dimensions (make-array 4))  ; => (4)
+  (array-dimensions (make-array '(2 3)))  ; => (2 3)"
+  (cond ((or (vectorp array) (stringp array)) (list (length array)))
+        ((%md-array-p array) (copy-list (%md-array-dimensions array)))
+        (t (error 'type-error "array-dimensions: argument 1 must be an array, got ~s" array))))
 
 (defun array-dimension (array axis)
   "(array-dimension ARRAY AXIS) The size of ARRAY along AXIS (0 for a vector).
   (array-dimension (make-array 4) 0)  ; => 4"
-  (nth axis (array-dimensions array)))
+  (let ((dims (array-dimensions array)))
+    (unless (and (integerp axis) (< -1 axis (length dims)))
+      (error 'index-error "array-dimension: axis ~s out of range for an array of rank ~d" axis (length dims)))
+    (nth axis dims)))
 
 (defun array-rank (array)
   "(array-rank ARRAY) How many dimensions ARRAY has: 1 for a vector or a string.
-  (array-rank (vector 1 2))  ; => 1"
+  (array-rank (vector 1 2))  ; => 1
+  (array-rank (make-array '(2 3 4)))  ; => 3"
   (length (array-dimensions array)))
 
 (defun array-total-size (array)
@@ -176,6 +184,6 @@ pushed to).
   (apply #'* (array-dimensions array)))
 
 (defun arrayp (x)
-  "(arrayp X) True when X is an array: a vector or a string.
-  (arrayp (vector 1))  ; => t"
-  (or (vectorp x) (stringp x)))
+  "(arrayp X) True when X is an array: a vector, a string, or one of several dimensions.
+  (list (arrayp (vector 1)) (arrayp (make-array '(2 2))) (arrayp '(1)))  ; => (t t nil)"
+  (or (vectorp x) (stringp x) (%md-array-p x)))

@@ -1,7 +1,31 @@
 ;;; SPDX-License-Identifier: Apache-2.0
 ;;; defstruct, as in Common Lisp: a constructor with &key (or a BOA lambda list), setf-able
 ;;; accessors, a predicate, a copier, :conc-name and :include; instances print as
-;;; #S(NAME :SLOT VALUE ...). Instances are made by the builtins in builtins_struct.cpp.
+;;; #S(NAME :SLOT VALUE ...), or through the :print-object or :print-function given (the
+;;; printer asks %print-structure). Instances are made by the builtins in builtins_struct.cpp.
+
+(defvar *print-escape* t
+  "True while the printer prints readably (prin1, ~s); nil under princ and ~a. A structure's
+:print-object function sees it.
+  (let ((seen nil))
+    (defstruct (doc-ex-escape (:print-object (lambda (o s) (setq seen *print-escape*) (princ \"e\" s)))))
+    (princ-to-string (make-doc-ex-escape))
+    seen)  ; => nil")
+
+(defvar *%print-structure-depth* 0
+  "How many structure print functions are under way (a failing one's error message prints the
+structure again, plainly past a depth of 8).")
+
+(defun %print-structure (object readably)
+  ;; What the printer (printer.cpp) shows for the structure OBJECT: the output of its type's
+  ;; print function (or an included type's), or nil for the plain #S(...).
+  (let ((printer (do ((d (%struct-descriptor object) (aref d 2)) (p nil))
+                     ((or p (null d)) p)
+                   (setq p (get (aref d 0) '%struct-printer)))))
+    (when (and printer (< *%print-structure-depth* 8))
+      (let ((*%print-structure-depth* (+ *%print-structure-depth* 1))
+            (*print-escape* readably))
+        (with-output-to-string (s) (funcall printer object s))))))
 
 (defun %struct-info (name)
   "(%struct-info NAME) is (DESCRIPTOR SLOTS) for the structure type NAME, where SLOTS lists
@@ -52,7 +76,9 @@ constructor make-NAME taking each slot as a keyword, the accessors NAME-SLOT (se
          (predicate (intern (concat (symbol-name name) "-p")))
          (copier (intern (concat "copy-" (symbol-name name))))
          (parent nil)
-         (overrides nil))
+         (overrides nil)
+         (printer nil)               ; :print-object's function (OBJECT STREAM), or :print-function's
+         (printer-takes-depth nil))  ; (OBJECT STREAM DEPTH)
     (unless (symbolp name) (error 'program-error "defstruct: the name must be a symbol, got ~s" name))
     (when (stringp (car slots)) (setq slots (cdr slots)))  ; the docstring
     (dolist (option options)
@@ -67,7 +93,9 @@ constructor make-NAME taking each slot as a keyword, the accessors NAME-SLOT (se
           (:predicate (setq predicate (car args)))
           (:copier (setq copier (car args)))
           (:include (setq parent (car args) overrides (cdr args)))
-          ((:print-function :print-object :type :named :initial-offset) nil)
+          (:print-object (setq printer (car args)))
+          (:print-function (setq printer (car args) printer-takes-depth t))
+          ((:type :named :initial-offset) nil)
           (otherwise (error 'program-error "defstruct: unknown option ~s" option)))))
     (let* ((parent-info (when parent
                           (or (%struct-info parent)
@@ -86,6 +114,12 @@ constructor make-NAME taking each slot as a keyword, the accessors NAME-SLOT (se
       (setf (get name '%struct) (list descriptor all))
       `(progn
          (,#'%put ',name '%struct (list ,descriptor ',all))
+         (,#'%put ',name '%struct-printer
+                  ,(when printer
+                     (let ((fn (if (symbolp printer) `',printer printer)))  ; a name is called late
+                       (if printer-takes-depth
+                           `(lambda (object stream) (funcall ,fn object stream 0))
+                           fn))))
          ,@(mapcar
             (lambda (c)
               (if (cdr c)
@@ -162,9 +196,14 @@ number (* for no bound, (N) for an exclusive one), (mod N), (unsigned-byte N),
                                  (let ((half (expt 2 (- (cadr type) 1)))) (and (<= (- half) object) (< object half))))))
            ((vector simple-vector array simple-array)
             (and (typep object (car type))
-                 (let ((size (if (eq (car type) 'simple-vector) (cadr type) (caddr type))))
-                   (or (null size) (eq size '*) (equal size '(*)) (eql size (length object))
-                       (and (consp size) (eql (car size) (length object)))))))
+                 (let ((size (if (eq (car type) 'simple-vector) (cadr type) (caddr type)))
+                       (dims (array-dimensions object)))
+                   (or (null size) (eq size '*) (equal size dims)
+                       (and (integerp size) (if (member (car type) '(array simple-array))
+                                                (= size (length dims))  ; (array t RANK)
+                                                (equal (list size) dims)))
+                       (and (consp size) (= (length size) (length dims))
+                            (every (lambda (s d) (or (eq s '*) (eql s d))) size dims))))))
            (string (and (stringp object) (or (null (cdr type)) (eq (cadr type) '*) (eql (cadr type) (length object)))))
            (otherwise (error 'type-error "typep: unknown type specifier ~s" type))))
         (t (case type
@@ -176,7 +215,7 @@ number (* for no bound, (N) for an exclusive one), (mod N), (unsigned-byte N),
              (symbol (symbolp object))
              (string (stringp object))
              (vector (or (vectorp object) (stringp object)))
-             ((array simple-array) (or (vectorp object) (stringp object)))
+             ((array simple-array) (arrayp object))
              (simple-vector (vectorp object))
              (fixnum (integerp object))  ; integers are 64-bit: every integer is a fixnum
              (bit (or (eql object 0) (eql object 1)))

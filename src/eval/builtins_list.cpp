@@ -122,6 +122,15 @@ Value nreverse(Interp& in, Args a) {
   return reversed;
 }
 
+// A vector's aref and %aset are here; arrays of several dimensions are Lisp structures
+// (lisp/36-arrays.lisp), whose function HOOK takes the same arguments. Before that file is
+// loaded, and for anything that is not an array, a type error naming FN.
+Value array_hook(Interp& in, const char* hook, const char* fn, Value* a, std::uint32_t n) {
+  Symbol* s = in.intern(hook);
+  if (!s->bound) in.type_error(fn, 1, "a vector", a[0]);
+  return in.apply(s->value, a, n);
+}
+
 }  // namespace
 
 bool is_circular(Value list) {
@@ -297,16 +306,24 @@ void register_list_builtins(Interp& in) {
              "\n  (elt '(a b c) 2)  ; => c"
              "\n  (elt \"abc\" 0)  ; => #\\a",
              [](Interp& in, Args a, N) { return sequence_elt(in, "elt", a[0], arg_int(in, "elt", a, 1)); });
-  TL_BUILTIN(in, "aref", 2, 2, "(aref VECTOR INDEX)",
-             "Element INDEX of VECTOR (the character at INDEX of a string)."
+  TL_BUILTIN(in, "aref", 1, -1, "(aref ARRAY INDEX...)",
+             "The element of ARRAY at the INDEXes, one per dimension: of a vector (the character of a string) at "
+             "INDEX, of an array of several dimensions (make-array) at its subscripts."
              "\n  (aref #(10 20 30) 1)  ; => 20"
-             "\n  (let ((v (vector 1 2 3))) (setf (aref v 0) 9) v)  ; => #(9 2 3)",
-             [](Interp& in, Args a, N) -> Value {
-               if (!is_kind(a[0], ObjKind::Vector) && !is_string(a[0])) in.type_error("aref", 1, "a vector", a[0]);
-               return sequence_elt(in, "aref", a[0], arg_int(in, "aref", a, 1));
+             "\n  (let ((v (vector 1 2 3))) (setf (aref v 0) 9) v)  ; => #(9 2 3)"
+             "\n  (aref (make-array '(2 3) :initial-contents '((1 2 3) (4 5 6))) 1 2)  ; => 6",
+             [](Interp& in, Args a, N n) -> Value {
+               if (n == 2 && (is_kind(a[0], ObjKind::Vector) || is_string(a[0]))) {
+                 return sequence_elt(in, "aref", a[0], arg_int(in, "aref", a, 1));
+               }
+               return array_hook(in, "%array-ref", "aref", a, n);
              });
-  TL_BUILTIN(in, "%aset", 3, 3, "(%aset VECTOR INDEX VALUE)", "Stores VALUE at INDEX; what (setf (aref v i) x) expands to.",
-             [](Interp& in, Args a, N) -> Value {
+  TL_BUILTIN(in, "%aset", 2, -1, "(%aset ARRAY INDEX... VALUE)",
+             "Stores VALUE at the INDEXes of ARRAY; what (setf (aref a i ...) x) expands to.",
+             [](Interp& in, Args a, N n) -> Value {
+               if (n != 3 || !(is_kind(a[0], ObjKind::Vector) || is_string(a[0]))) {
+                 return array_hook(in, "%array-set", "setf aref", a, n);
+               }
                if (is_string(a[0])) {  // (setf (char s i) c): the character's bytes replace the old ones
                  if (!a[2].is_char()) in.type_error("setf aref", 3, "a character", a[2]);
                  std::string& text = as_string(a[0])->text;

@@ -275,7 +275,17 @@ class Printer {
           out_ += '>';
           return;
         }
-        // #S(NAME :SLOT VALUE ...), as Common Lisp prints a structure.
+        // A structure type defined with a :print-object or :print-function prints through it
+        // (lisp/35-defstruct.lisp); the others as #S(NAME :SLOT VALUE ...), as Common Lisp's.
+        Symbol* hook = in_.intern("%print-structure");
+        if (hook->bound) {
+          Value args[2] = {v, in_.boolean(readably_)};
+          Value text = in_.apply(hook->value, args, 2);
+          if (is_string(text)) {
+            out_ += as_string(text)->text;
+            return;
+          }
+        }
         out_ += "#S(";
         value(type[0], depth + 1);
         Value names = type[1];
