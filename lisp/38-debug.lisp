@@ -163,8 +163,9 @@ resident memory; returns nil. DETAIL is accepted for Common Lisp's (room t), and
   (null (with-output-to-string (s) (room)))  ; => nil"
   (let ((heap (gc-stats))
         (rss (%resident-bytes)))
-    (format t "Lisp heap: ~:d objects in ~:d bytes; ~:d collection~:p so far~%"
-            (getf heap :objects) (getf heap :bytes) (getf heap :collections))
+    (format t "Lisp heap: ~:d objects in ~:d bytes; ~:d collection~:p so far; ~:d bytes of tensor data ~
+               held by live objects at the last one~%"
+            (getf heap :objects) (getf heap :bytes) (getf heap :collections) (getf heap :held))
     (when (fboundp 'tensor-stats)
       (let ((ts (tensor-stats)))
         (format t "Tensors on ~a: ~:d bytes in use (peak ~:d, ~:d more pooled for reuse); ~:d bytes realized in all~%"
