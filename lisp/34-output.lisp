@@ -3,6 +3,13 @@
 ;;; with-output-to-string (the standard output redirected to a string). The streams are t (or
 ;;; nil: the standard output) and string output streams (make-string-output-stream).
 
+(defvar *standard-output* t
+  "Where printing with no stream (or the stream t) goes: t, the program's output, or a string
+output stream that a let binds it to.
+  (let ((s (make-string-output-stream)))
+    (let ((*standard-output* s)) (princ \"hi\") (format t \"~a\" 1))
+    (get-output-stream-string s))  ; => \"hi1\"")
+
 (defun princ-to-string (object)
   "(princ-to-string OBJECT) is OBJECT as princ prints it, as a string.
   (princ-to-string '(a \"b\"))  ; => \"(a b)\""

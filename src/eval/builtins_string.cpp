@@ -150,7 +150,7 @@ void register_string_builtins(Interp& in) {
                  return in.make_string(format_string(in, as_string(dest)->text, a + 1, n - 1));
                }
                if (n < 2) in.error("arity-error", "format: expected a destination and a control string");
-               const StreamArg to(in, "format", a, n, 0);  // t, nil or a string output stream
+               const StreamArg to(in, "format", a, n, 0, false);  // t, nil or a string output stream
                String* control = arg_string(in, "format", a, 1);
                std::string text = format_string(in, control->text, a + first + 1, n - first - 1,
                                                 dest.is_nil() ? true : in.at_line_start);

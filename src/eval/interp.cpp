@@ -214,6 +214,7 @@ void Interp::init_symbols() {
   S.declare = intern("declare");
   S.argv = intern("*argv*");
   S.load_file = intern("*load-file*");
+  S.standard_output = intern("*standard-output*");
   // The printer's settings: special variables, nil (off) to start with.
   auto printer_setting = [&](const char* name, const char* doc) {
     Symbol* sym = intern(name);

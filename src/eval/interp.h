@@ -48,7 +48,7 @@ struct WellKnown {
       *let_star, *setq, *and_, *or_, *while_, *block, *return_from, *unwind_protect, *handler_case, *macrolet,
       *optional, *rest, *body, *key, *allow_other_keys, *aux, *error, *condition, *declare, *argv, *load_file,
       *print_circle, *print_length, *print_level, *multiple_value_call, *interrupt, *throw_condition, *symbol_macrolet,
-      *setf;
+      *setf, *standard_output;
 };
 
 // One active function call, for backtraces.

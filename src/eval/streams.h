@@ -26,16 +26,27 @@ inline StringOutputStream* as_string_stream(Value v) {
   return dynamic_cast<StringOutputStream*>(static_cast<Foreign*>(v.o));
 }
 
-// The stream argument ARGS[INDEX] of builtin FN (absent, t or nil: the standard output; or a
-// string output stream); any other value is a type error naming FN. While alive, the
-// interpreter's output goes to the stream given.
+// The stream argument ARGS[INDEX] of builtin FN: a string output stream, or absent, t or nil
+// for the standard output, which is *standard-output*'s value (t, or a string output stream a
+// let bound it to). For format, whose nil returns a string, NIL_IS_STANDARD is false. Any
+// other value is a type error naming FN. While alive, the interpreter's output goes to the
+// stream meant.
 class StreamArg {
  public:
-  StreamArg(Interp& in, const char* fn, Value* args, std::uint32_t n, std::uint32_t index) : in_(in) {
-    if (n <= index || args[index].is_nil() || args[index].same(in.t())) return;
-    stream_ = as_string_stream(args[index]);
-    if (stream_ == nullptr) {
-      in.type_error(fn, static_cast<int>(index) + 1, "t, nil or a string output stream", args[index]);
+  StreamArg(Interp& in, const char* fn, Value* args, std::uint32_t n, std::uint32_t index, bool nil_is_standard = true)
+      : in_(in) {
+    const bool given = n > index;
+    if (given && args[index].is_nil() && !nil_is_standard) return;
+    if (!given || args[index].is_nil() || args[index].same(in.t())) {
+      Symbol* standard = in.S.standard_output;
+      if (standard == nullptr || !standard->bound) return;
+      stream_ = as_string_stream(standard->value);
+      if (stream_ == nullptr) return;  // t (or anything else: the printer's own output)
+    } else {
+      stream_ = as_string_stream(args[index]);
+      if (stream_ == nullptr) {
+        in.type_error(fn, static_cast<int>(index) + 1, "t, nil or a string output stream", args[index]);
+      }
     }
     saved_output_ = std::move(in.output);
     saved_at_line_start_ = in.at_line_start;

@@ -83,3 +83,17 @@
       (let ((a (make-string-output-stream)) (b (make-string-output-stream)))
         (dotimes (i 3) (princ i a) (princ (* 10 i) b))
         (list (get-output-stream-string a) (get-output-stream-string b))))
+(show "*standard-output* bound to a string stream"
+      (let ((s (make-string-output-stream)))
+        (let ((*standard-output* s))
+          (princ "a") (format t "~a" 1) (write-string "w") (terpri) (prin1 "q"))
+        (substitute #\| #\Newline (get-output-stream-string s))))
+(show "nested bindings"
+      (let ((outer (make-string-output-stream)) (inner (make-string-output-stream)))
+        (let ((*standard-output* outer))
+          (princ 1)
+          (let ((*standard-output* inner)) (princ 2))
+          (princ 3))
+        (list (get-output-stream-string outer) (get-output-stream-string inner))))
+(show "format nil is still a string"
+      (let ((*standard-output* (make-string-output-stream))) (format nil "~a" 5)))
