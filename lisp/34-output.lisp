@@ -10,6 +10,23 @@ output stream that a let binds it to.
     (let ((*standard-output* s)) (princ \"hi\") (format t \"~a\" 1))
     (get-output-stream-string s))  ; => \"hi1\"")
 
+(defvar *error-output* (%make-error-output-stream)
+  "The process's standard error, as a stream: (format *error-output* ...) prints there.
+  (%output-stream-p *error-output*)  ; => t")
+
+(defun finish-output (&optional stream)
+  "(finish-output [STREAM]) Waits until what was printed to STREAM has gone out; returns nil.
+Output is written as it is printed, so there is nothing to wait for.
+  (finish-output)  ; => nil"
+  (unless (or (null stream) (eq stream t) (%output-stream-p stream))
+    (error 'type-error "finish-output: argument 1 must be an output stream, got ~s" stream))
+  nil)
+
+(defun force-output (&optional stream)
+  "(force-output [STREAM]) As finish-output, without waiting; returns nil.
+  (force-output)  ; => nil"
+  (finish-output stream))
+
 (defun princ-to-string (object)
   "(princ-to-string OBJECT) is OBJECT as princ prints it, as a string.
   (princ-to-string '(a \"b\"))  ; => \"(a b)\""

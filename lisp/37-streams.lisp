@@ -41,12 +41,12 @@ to the index of the first character not read.
   "(streamp X) is true for streams: string input and string output streams. (t and nil are
 designators of the standard streams, not streams.)
   (list (streamp (make-string-input-stream \"x\")) (streamp (make-string-output-stream)) (streamp \"x\"))  ; => (t t nil)"
-  (or (%string-input-stream-p x) (%string-output-stream-p x)))
+  (or (%string-input-stream-p x) (%output-stream-p x)))
 
 (defun output-stream-p (x)
   "(output-stream-p X) is true when X is a stream that can be written to (a string output stream).
   (list (output-stream-p (make-string-output-stream)) (output-stream-p (make-string-input-stream \"x\")))  ; => (t nil)"
-  (%string-output-stream-p x))
+  (%output-stream-p x))
 
 (defun input-stream-p (x)
   "(input-stream-p X) is true when X is a stream that can be read from (a string input stream).
@@ -57,7 +57,7 @@ designators of the standard streams, not streams.)
   "(open-stream-p STREAM) is true when STREAM is a stream that has not been closed.
   (let ((s (make-string-input-stream \"x\")))
     (list (open-stream-p s) (progn (close s) (open-stream-p s))))  ; => (t nil)"
-  (or (and (%string-input-stream-p stream) (%sis-open stream)) (%string-output-stream-p stream)))
+  (or (and (%string-input-stream-p stream) (%sis-open stream)) (%output-stream-p stream)))
 
 (defun close (stream &key abort)
   "(close STREAM) closes STREAM; reading from it afterwards is an error. Returns t.

@@ -88,6 +88,17 @@ void register_system_builtins(Interp& in) {
                s->text.clear();
                return in.make_string(std::move(text));
              });
+  TL_BUILTIN(in, "%make-error-output-stream", 0, 0, "(%make-error-output-stream)",
+             "A stream writing to the process's standard error: *error-output*'s value.",
+             [](Interp& in, Args, N) -> Value {
+               return Value::object(in.heap.make<ErrorOutputStream>(ObjKind::Foreign));
+             });
+  TL_BUILTIN(in, "%output-stream-p", 1, 1, "(%output-stream-p X)",
+             "True when X is an output stream: a string output stream or *error-output*'s."
+             "\n  (%output-stream-p *error-output*)  ; => t",
+             [](Interp& in, Args a, N) -> Value {
+               return in.boolean(as_string_stream(a[0]) != nullptr || as_error_stream(a[0]) != nullptr);
+             });
   TL_BUILTIN(in, "%string-output-stream-p", 1, 1, "(%string-output-stream-p X)",
              "True when X is a string output stream (streamp and output-stream-p use it)."
              "\n  (%string-output-stream-p (make-string-output-stream))  ; => t",

@@ -97,3 +97,7 @@
         (list (get-output-stream-string outer) (get-output-stream-string inner))))
 (show "format nil is still a string"
       (let ((*standard-output* (make-string-output-stream))) (format nil "~a" 5)))
+(show "*error-output*"
+      (list (streamp *error-output*) (output-stream-p *error-output*) (input-stream-p *error-output*)
+            (with-output-to-string (o) (format *error-output* "") (princ "" *error-output*))
+            (finish-output) (force-output *error-output*)))
