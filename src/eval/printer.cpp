@@ -89,6 +89,18 @@ class Printer {
 
   static bool is_container(Value v) { return is_cons(v) || is_kind(v, ObjKind::Vector); }
 
+  // Whether the Lisp function HOOK (when defined) printed V: it returns V's text, or nil for
+  // the printer's own form (print-object for class instances, a structure's :print-object).
+  bool printed_by(const char* hook, Value v) {
+    Symbol* fn = in_.intern(hook);
+    if (!fn->bound) return false;
+    Value args[2] = {v, in_.boolean(readably_)};
+    Value text = in_.apply(fn->value, args, 2);
+    if (!is_string(text)) return false;
+    out_ += as_string(text)->text;
+    return true;
+  }
+
   // *print-length* and *print-level*: a non-negative integer, or -1 for none (nil).
   static std::int64_t limit(Value v) { return v.is_int() && v.i >= 0 ? v.i : -1; }
   // Whether a list or vector at DEPTH is past *print-level* (printed as #).
@@ -261,15 +273,7 @@ class Printer {
         auto& type = as_vector(instance->type)->items;
         if (type.size() == 4) {
           // An instance of a CLOS class: print-object says how (lisp/39-clos.lisp).
-          Symbol* hook = in_.intern("%print-instance");
-          if (hook->bound) {
-            Value args[2] = {v, in_.boolean(readably_)};
-            Value text = in_.apply(hook->value, args, 2);
-            if (is_string(text)) {
-              out_ += as_string(text)->text;
-              return;
-            }
-          }
+          if (printed_by("%print-instance", v)) return;
           out_ += "#<";
           value(type[0], depth + 1);
           out_ += '>';
@@ -277,15 +281,7 @@ class Printer {
         }
         // A structure type defined with a :print-object or :print-function prints through it
         // (lisp/35-defstruct.lisp); the others as #S(NAME :SLOT VALUE ...), as Common Lisp's.
-        Symbol* hook = in_.intern("%print-structure");
-        if (hook->bound) {
-          Value args[2] = {v, in_.boolean(readably_)};
-          Value text = in_.apply(hook->value, args, 2);
-          if (is_string(text)) {
-            out_ += as_string(text)->text;
-            return;
-          }
-        }
+        if (printed_by("%print-structure", v)) return;
         out_ += "#S(";
         value(type[0], depth + 1);
         Value names = type[1];
