@@ -3,6 +3,7 @@
 # Installs what building and testing TensorLisp needs on Debian 12, if it is missing.
 set -euo pipefail
 packages=(cmake ninja-build g++ catch2 libedit-dev pkg-config llvm-14-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist
+          lld-14 liblld-14-dev  # link AMDGPU code objects: in process (the library), or by running ld.lld
           fortunes  # examples/char-gpt.lisp trains on its text (/usr/share/games/fortunes)
           clang libclang-rt-14-dev  # clang + libFuzzer: the sanitizer build and tests/fuzz
           clang-format-14  # scripts/format.sh and the format test (tests/format/check.sh)

@@ -50,7 +50,8 @@ namespace {
 //                                      round (jit-beam, with-beam; runtime/beam.h)
 //   TENSORLISP_BEAM_BUDGET=S           the most seconds one kernel's search takes (30)
 //   CUDA_HOME, CUDA_PATH               CUDA toolkits to look for libdevice in, before the usual places
-//   TENSORLISP_LD_LLD                  the ld.lld that links AMDGPU code objects (else found on PATH)
+//   TENSORLISP_LD_LLD                  an ld.lld to link AMDGPU code objects with (else lld's library,
+//                                      or without it an ld.lld found on PATH)
 // An online-softmax mode by name (auto, always, never), or none.
 std::optional<schedule::Options::Online> online_mode(const std::string& name) {
   if (name == "auto") return schedule::Options::Online::Auto;

@@ -4,6 +4,10 @@
 
 #include <llvm/Config/llvm-config.h>
 #include <unistd.h>
+#if TL_HAVE_LLD
+#include <lld/Common/Driver.h>
+#include <llvm/Support/raw_ostream.h>
+#endif
 
 #include <cstdlib>
 #include <filesystem>
@@ -59,7 +63,44 @@ std::string link_code_object(const std::string& ld, const std::string& object, c
   return code;
 }
 
+bool have_linker_library() { return TL_HAVE_LLD != 0; }
+
+std::string link_code_object_in_process(const std::string& object, const std::string& entry) {
+#if TL_HAVE_LLD
+  // lld keeps its state in globals: one link at a time. It reads its input and writes its
+  // output as files, in a folder of its own.
+  static std::mutex one_at_a_time;
+  std::lock_guard<std::mutex> lock(one_at_a_time);
+  char dir_template[] = "/tmp/tensorlisp-amdgpu-XXXXXX";
+  const char* dir = ::mkdtemp(dir_template);
+  if (dir == nullptr) throw std::runtime_error("kernel " + entry + ": cannot make a temporary folder to link in");
+  const std::string in = std::string(dir) + "/k.o", out = std::string(dir) + "/k.hsaco";
+  std::ofstream(in, std::ios::binary) << object;
+  const char* args[] = {"ld.lld", "-shared", "--no-undefined", "--threads=1", "-o", out.c_str(), in.c_str()};
+  std::string messages;
+  llvm::raw_string_ostream errors(messages);
+  // exitEarly false: an error returns here rather than ending the process.
+  const bool ok = lld::elf::link(args, llvm::nulls(), errors, /*exitEarly=*/false, /*disableOutput=*/false);
+  lld::CommonLinkerContext::destroy();
+  errors.flush();
+  std::ifstream result(out, std::ios::binary);
+  std::string code((std::istreambuf_iterator<char>(result)), std::istreambuf_iterator<char>());
+  std::filesystem::remove_all(dir);
+  if (!ok || code.empty())
+    throw std::runtime_error("kernel " + entry + ": lld failed to link the code object: " + messages);
+  return code;
+#else
+  throw std::runtime_error("kernel " + entry + ": this build has no lld library (built without liblld-" +
+                           std::to_string(LLVM_VERSION_MAJOR) + "-dev)");
+#endif
+}
+
 codegen::Toolchain find_toolchain(const ToolchainSettings& settings) {
+  // Linked in this process by lld's library when the build has it and no ld.lld is named:
+  // starting an ld.lld for each kernel took 25 ms, most of it loading LLVM's shared library.
+  if (settings.ld_lld.empty() && have_linker_library()) {
+    return codegen::Toolchain{.libdevice = find_libdevice(settings), .link_code_object = link_code_object_in_process};
+  }
   // ld.lld is looked for once, when the first AMDGPU kernel is linked (most devices never do).
   struct Linker {
     ToolchainSettings settings;

@@ -20,7 +20,8 @@ struct ToolchainSettings {
   // CUDA toolkit folders to look for libdevice in, first first, before /usr/local/cuda and
   // /usr/lib/cuda (CUDA_HOME, then CUDA_PATH). Empty entries are passed over.
   std::vector<std::string> cuda_dirs;
-  // The ld.lld to link AMDGPU code objects with (TENSORLISP_LD_LLD); "": search for it.
+  // The ld.lld to link AMDGPU code objects with (TENSORLISP_LD_LLD); "": lld's library in
+  // this process when the build has it (have_linker_library), else search for ld.lld.
   std::string ld_lld;
   // The folders to search for ld.lld, first first (PATH, split at ':').
   std::vector<std::string> search_path;
@@ -40,7 +41,17 @@ std::string find_ld_lld(const ToolchainSettings& settings);
 // or it fails.
 std::string link_code_object(const std::string& ld, const std::string& object, const std::string& entry);
 
-// The toolchain `settings` point at: libdevice found now, ld.lld when first linking.
+// Whether this build links lld's library (liblld-<LLVM version>-dev at configure time), so
+// AMDGPU code objects are linked without starting a process.
+bool have_linker_library();
+
+// `object` linked into a shared code object by lld's library, in this process (one link at
+// a time). Throws std::runtime_error naming kernel `entry` when lld reports an error, or
+// when the build has no lld library.
+std::string link_code_object_in_process(const std::string& object, const std::string& entry);
+
+// The toolchain `settings` point at: libdevice found now; lld's library when the build has
+// it and settings.ld_lld is "", else the ld.lld found when first linking.
 codegen::Toolchain find_toolchain(const ToolchainSettings& settings);
 
 // make_codegen (llvm_emit.h) for `target` with the toolchain `settings` point at.

@@ -84,3 +84,25 @@ TEST_CASE("toolchain: linking says what is missing or what the linker said", "[r
     CHECK(std::string(e.what()) == "kernel k2: ld.lld failed to link the code object: fake linker ran\n");
   }
 }
+
+TEST_CASE("toolchain: lld's library links in this process, and its errors come back", "[runtime][toolchain]") {
+  if (!tl::runtime::have_linker_library()) {
+    WARN("built without lld's library: nothing to check");
+    return;
+  }
+  // With no ld.lld named, the toolchain links with the library.
+  const tl::codegen::Toolchain toolchain = tl::runtime::find_toolchain(tl::runtime::ToolchainSettings{});
+  // What lld rejects (text, read as a linker script) is an error naming the kernel and quoting lld, and the process
+  // goes on (lld ends its process on errors unless told not to); twice, as lld keeps state in globals.
+  for (const char* entry : {"k3", "k4"}) {
+    try {
+      toolchain.link_code_object("not an object file", entry);
+      FAIL("lld linked text");
+    } catch (const std::runtime_error& e) {
+      const std::string message = e.what();
+      CHECK(message.rfind(std::string("kernel ") + entry + ": lld failed to link the code object: ", 0) == 0);
+      INFO(message);
+      CHECK(message.find("unknown directive: not") != std::string::npos);
+    }
+  }
+}
