@@ -2,19 +2,22 @@
 // Finding and running the GPU toolchain (toolchain.h): libdevice, ld.lld.
 #include "runtime/toolchain.h"
 
+#include <fcntl.h>
 #include <llvm/Config/llvm-config.h>
 #include <unistd.h>
-#if TL_HAVE_LLD
-#include <lld/Common/Driver.h>
-#include <llvm/Support/raw_ostream.h>
-#endif
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
+#if TL_HAVE_LLD
+#include <lld/Common/Driver.h>
+#include <llvm/Support/raw_ostream.h>
+#endif
 
 namespace tl::runtime {
 
@@ -67,15 +70,33 @@ bool have_linker_library() { return TL_HAVE_LLD != 0; }
 
 std::string link_code_object_in_process(const std::string& object, const std::string& entry) {
 #if TL_HAVE_LLD
-  // lld keeps its state in globals: one link at a time. It reads its input and writes its
-  // output as files, in a folder of its own.
+  // lld keeps its state in globals: one link at a time. It reads its input from a file in a
+  // folder of its own, and writes its output into a pipe that a thread here drains: lld
+  // writes a regular file as a temporary one that LLVM removes on a signal, which installs
+  // LLVM's signal handlers (SIGINT's included) and its own alternate signal stack on this
+  // thread; it writes anything else (a pipe) from memory, when it has linked.
   static std::mutex one_at_a_time;
   std::lock_guard<std::mutex> lock(one_at_a_time);
   char dir_template[] = "/tmp/tensorlisp-amdgpu-XXXXXX";
   const char* dir = ::mkdtemp(dir_template);
   if (dir == nullptr) throw std::runtime_error("kernel " + entry + ": cannot make a temporary folder to link in");
-  const std::string in = std::string(dir) + "/k.o", out = std::string(dir) + "/k.hsaco";
+  const std::string in = std::string(dir) + "/k.o";
   std::ofstream(in, std::ios::binary) << object;
+  int pipe_ends[2];
+  if (::pipe2(pipe_ends, O_CLOEXEC) != 0) {
+    std::filesystem::remove_all(dir);
+    throw std::runtime_error("kernel " + entry + ": cannot make a pipe to link into");
+  }
+  std::string code;
+  std::thread drain([&code, from = pipe_ends[0]] {
+    char buf[1 << 16];
+    for (;;) {
+      const ssize_t n = ::read(from, buf, sizeof buf);
+      if (n > 0) code.append(buf, static_cast<std::size_t>(n));
+      else if (n == 0 || errno != EINTR) break;
+    }
+  });
+  const std::string out = "/proc/self/fd/" + std::to_string(pipe_ends[1]);
   const char* args[] = {"ld.lld", "-shared", "--no-undefined", "--threads=1", "-o", out.c_str(), in.c_str()};
   std::string messages;
   llvm::raw_string_ostream errors(messages);
@@ -83,8 +104,9 @@ std::string link_code_object_in_process(const std::string& object, const std::st
   const bool ok = lld::elf::link(args, llvm::nulls(), errors, /*exitEarly=*/false, /*disableOutput=*/false);
   lld::CommonLinkerContext::destroy();
   errors.flush();
-  std::ifstream result(out, std::ios::binary);
-  std::string code((std::istreambuf_iterator<char>(result)), std::istreambuf_iterator<char>());
+  ::close(pipe_ends[1]);  // lld closed the end it opened: the reader sees the end of the code
+  drain.join();
+  ::close(pipe_ends[0]);
   std::filesystem::remove_all(dir);
   if (!ok || code.empty())
     throw std::runtime_error("kernel " + entry + ": lld failed to link the code object: " + messages);
