@@ -551,7 +551,7 @@ class Emitter {
       Value* c = lanes_vector(sources(2));
       std::int64_t a_max = 0;
       for (ExprId id : ids) a_max = std::max(a_max, k_.expr(id).ival);
-      return target_.dot4(b_, c, a, s, a_max);
+      return target_.dot4(b_, c, a, s, a_max, e.arg);
     }
     auto op = primitive_of(e.op);
     const bool vectorizable = e.op == EOp::Add || e.op == EOp::Mul || e.op == EOp::Neg || e.op == EOp::And ||
@@ -872,7 +872,7 @@ class Emitter {
         if (!bp.output && bp.local_elems == 0) load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx_, {}));
         return from_storage(t, load);
       }
-      case EOp::Dot4: return target_.dot4(b_, value(e.src[2]), value(e.src[0]), value(e.src[1]), e.ival);
+      case EOp::Dot4: return target_.dot4(b_, value(e.src[2]), value(e.src[0]), value(e.src[1]), e.ival, e.arg);
       case EOp::Min: {
         Value* a = value(e.src[0]);
         Value* b = value(e.src[1]);

@@ -116,9 +116,29 @@ llvm::Value* dot4_bytes(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* a, 
   return acc;
 }
 
+Dot4Operands dot4_operands(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* s, std::int64_t a_max, std::int32_t flags,
+                           const std::function<llvm::Value*(llvm::IRBuilder<>&, llvm::Value*, llvm::Value*)>& sign) {
+  if (flags == 0) return {a, s, a_max};
+  llvm::Type* t = a->getType();
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(t);
+  auto* bytes = llvm::FixedVectorType::get(b.getInt8Ty(), 4 * (vt == nullptr ? 1 : vt->getNumElements()));
+  auto splat = [&](std::int64_t v) { return llvm::ConstantInt::get(bytes, static_cast<std::uint64_t>(v), true); };
+  llvm::Value* sb = b.CreateBitCast(s, bytes);
+  if (flags & kDot4ClampB) sb = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, sb, splat(-127));
+  if (flags & kDot4SignedA) {
+    llvm::Value* ab = b.CreateBitCast(a, bytes);
+    sb = sign ? sign(b, sb, ab) : b.CreateSelect(b.CreateICmpSLT(ab, splat(0)), b.CreateNeg(sb), sb);
+    // |-128| is 128: the same byte, read as unsigned.
+    a = b.CreateBitCast(b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, ab, b.getFalse()), t);
+    a_max = 128;
+  }
+  return {a, b.CreateBitCast(sb, t), a_max};
+}
+
 llvm::Value* EmitTarget::dot4(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* a, llvm::Value* s,
-                              std::int64_t) const {
-  return dot4_bytes(b, acc, a, s);
+                              std::int64_t a_max, std::int32_t flags) const {
+  const Dot4Operands o = dot4_operands(b, a, s, a_max, flags);
+  return dot4_bytes(b, acc, o.a, o.s);
 }
 
 std::unique_ptr<llvm::TargetMachine> host_target_machine(const std::string& cpu) {

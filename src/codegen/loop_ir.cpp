@@ -625,10 +625,13 @@ ExprId Kernel::load_bytes(std::int32_t buffer, ExprId byte, DType t) {
   return intern(e);
 }
 
-ExprId Kernel::dot4(ExprId a, ExprId b, ExprId c, std::int64_t a_max) {
+ExprId Kernel::dot4(ExprId a, ExprId b, ExprId c, std::int64_t a_max, std::int32_t flags) {
   TL_CHECK(a_max >= 0 && a_max <= 255, "dot4: a bound of " + std::to_string(a_max) + " on a byte");
+  TL_CHECK((flags & ~(kDot4ClampB | kDot4SignedA)) == 0 && (!(flags & kDot4SignedA) || (flags & kDot4ClampB)),
+           "dot4: flags " + std::to_string(flags) + " (signed bytes on both sides need the second clamped)");
   Expr e{EOp::Dot4, DType::I32};
-  e.ival = a_max;
+  e.arg = flags;
+  e.ival = (flags & kDot4SignedA) ? 128 : a_max;
   e.src[0] = a;
   e.src[1] = b;
   e.src[2] = c;
@@ -849,7 +852,12 @@ std::string Kernel::expr_str(ExprId id) const {
 }
 
 std::string Kernel::dot4_bound(const Expr& e) {
-  return e.op == EOp::Dot4 && e.ival < 255 ? "; bytes <= " + std::to_string(e.ival) : "";
+  if (e.op != EOp::Dot4) return "";
+  std::string s;
+  if (e.arg & kDot4SignedA) s += "; signed";
+  else if (e.ival < 255) s += "; bytes <= " + std::to_string(e.ival);
+  if (e.arg & kDot4ClampB) s += "; b >= -127";
+  return s;
 }
 
 std::string Kernel::str() const {

@@ -41,7 +41,8 @@ enum class EOp : std::uint8_t {
   // i32: src[2] + the sum over the four bytes t of src[0] (u32) as unsigned times byte t of
   // src[1] (u32) as signed: one lane of x86's vpdpbusd, PTX's dp4a.u32.s32; ival: the largest
   // value src[0]'s bytes take (255 when nothing smaller is known), which lets a target without
-  // such an instruction use one that saturates on larger products (x86's vpmaddubsw). Made by
+  // such an instruction use one that saturates on larger products (x86's vpmaddubsw). arg:
+  // Dot4Flags, which read src[0]'s bytes as signed too, or src[1]'s as max(byte, -127). Made by
   // the qdot pass (integer dot products of quantized blocks), not a primitive.
   Dot4,
 };
@@ -53,6 +54,13 @@ std::optional<tensor::Op> primitive_of(EOp op);
 std::optional<EOp> eop_of(tensor::Op op);
 
 using ExprId = std::int32_t;
+
+// How a Dot4 reads its words' bytes (Expr::arg, bits):
+//  kDot4ClampB   src[1]'s bytes as max(byte, -127) (a quantized activation: never -128);
+//  kDot4SignedA  src[0]'s bytes as signed (with kDot4ClampB only: a target moves a's sign onto
+//                b's clamped bytes, whose negation is then a byte, and multiplies |a| as
+//                unsigned bytes at most 128).
+enum Dot4Flags : std::int32_t { kDot4ClampB = 1, kDot4SignedA = 2 };
 
 struct Expr {
   EOp op;
@@ -140,8 +148,9 @@ class Kernel {
   // A load of dtype T (an integer type) from the bytes of `buffer` at byte offset BYTE (of any
   // alignment: a word of packed values inside a quantized block), printed "load:T@byte".
   ExprId load_bytes(std::int32_t buffer, ExprId byte, DType t);
-  // EOp::Dot4 of u32 words a and b, added to i32 c; a's bytes are at most A_MAX (1..255).
-  ExprId dot4(ExprId a, ExprId b, ExprId c, std::int64_t a_max = 255);
+  // EOp::Dot4 of u32 words a and b, added to i32 c; a's bytes are at most A_MAX (1..255) as
+  // unsigned; FLAGS: Dot4Flags (a signed needs b clamped; its bound is then 128, |a|'s).
+  ExprId dot4(ExprId a, ExprId b, ExprId c, std::int64_t a_max = 255, std::int32_t flags = 0);
   ExprId acc_read(std::int32_t acc, DType t);
   ExprId unary(EOp op, ExprId a, DType result);  // Cast and Bitcast use `result`
   ExprId binary(EOp op, ExprId a, ExprId b);
@@ -185,7 +194,8 @@ class Kernel {
   std::string expr_str(ExprId id) const;
   // ":T" for a load_as of T, "" for a plain load.
   std::string load_suffix(const Expr& e) const;
-  static std::string dot4_bound(const Expr& e);  // "; bytes <= N" for a Dot4 with a bound, else "".
+  // "; bytes <= N" for a Dot4 with a bound, "; signed" and "; b >= -127" for its flags.
+  static std::string dot4_bound(const Expr& e);
   std::string str() const;  // the whole kernel, as text (also its cache identity)
 
  private:

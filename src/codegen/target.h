@@ -65,13 +65,28 @@ class EmitTarget {
   // fn of x (a float or double), as this target computes it.
   virtual llvm::Value* math(llvm::IRBuilder<>& b, MathFn fn, llvm::Value* x) const = 0;
   // EOp::Dot4 (loop_ir.h) of i32 values or vectors of them: acc + the four products of a's bytes
-  // (unsigned, none above a_max) and s's (signed) in each lane. By default portable arithmetic
-  // (dot4_bytes); a target with integer dot-product instructions uses them.
-  virtual llvm::Value* dot4(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* a, llvm::Value* s,
-                            std::int64_t a_max) const;
+  // (unsigned, none above a_max) and s's (signed) in each lane, the bytes read as `flags`
+  // (codegen::Dot4Flags) say (dot4_operands). By default portable arithmetic (dot4_bytes); a
+  // target with integer dot-product instructions uses them.
+  virtual llvm::Value* dot4(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* a, llvm::Value* s, std::int64_t a_max,
+                            std::int32_t flags) const;
 };
 
-// Dot4 by shifts, multiplies and adds: any target, scalars or vectors.
+// A Dot4's operands with its flags applied: s's bytes clamped at -127 (kDot4ClampB), and with
+// kDot4SignedA a's sign moved onto them and a replaced by |a| (bytes at most 128, as unsigned),
+// so that what is left is the plain Dot4 of unsigned a and signed s. `sign` (may be null)
+// computes s with a's sign as a target's instruction does (x86's vpsignb): s * sign(a).
+struct Dot4Operands {
+  llvm::Value* a;
+  llvm::Value* s;
+  std::int64_t a_max;
+};
+Dot4Operands dot4_operands(
+    llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* s, std::int64_t a_max, std::int32_t flags,
+    const std::function<llvm::Value*(llvm::IRBuilder<>&, llvm::Value*, llvm::Value*)>& sign = {});
+
+// Dot4 by shifts, multiplies and adds: any target, scalars or vectors (no flags: apply
+// dot4_operands first).
 llvm::Value* dot4_bytes(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* a, llvm::Value* s);
 
 // A special register read by intrinsic `id` (a thread or block index), as i64.

@@ -133,9 +133,38 @@ class CpuTarget : public EmitTarget {
 
   Value* math(llvm::IRBuilder<>& b, MathFn fn, Value* x) const override { return host_math(b, fn, x); }
 
-  Value* dot4(llvm::IRBuilder<>& b, Value* acc, Value* a, Value* s, std::int64_t a_max) const override {
+  Value* dot4(llvm::IRBuilder<>& b, Value* acc, Value* a, Value* s, std::int64_t a_max,
+              std::int32_t flags) const override {
     auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(a->getType());
     const unsigned n = vt == nullptr ? 0 : vt->getNumElements();
+    // a's sign onto s by vpsignb where there is one (AVX2, SSSE3; not in AVX-512): 32 bytes
+    // at a time.
+    std::function<Value*(llvm::IRBuilder<>&, Value*, Value*)> sign = [&](llvm::IRBuilder<>& ib, Value* sb,
+                                                                         Value* ab) -> Value* {
+      const unsigned width = llvm::cast<llvm::FixedVectorType>(sb->getType())->getNumElements();
+      if (width == 64 && !dot_.pairs_zmm && dot_.pairs_ymm) {
+        auto half = [&](Value* v, unsigned h) {
+          llvm::SmallVector<int, 32> idx;
+          for (unsigned i = 0; i < 32; ++i) idx.push_back(static_cast<int>(32 * h + i));
+          return ib.CreateShuffleVector(v, idx);
+        };
+        llvm::SmallVector<int, 64> idx;
+        for (unsigned i = 0; i < 64; ++i) idx.push_back(static_cast<int>(i));
+        return ib.CreateShuffleVector(sign(ib, half(sb, 0), half(ab, 0)), sign(ib, half(sb, 1), half(ab, 1)), idx);
+      }
+      llvm::Intrinsic::ID psign = llvm::Intrinsic::not_intrinsic;
+      if (width == 32 && dot_.pairs_ymm) psign = llvm::Intrinsic::x86_avx2_psign_b;
+      if (width == 16 && dot_.pairs_xmm) psign = llvm::Intrinsic::x86_ssse3_psign_b_128;
+      if (psign == llvm::Intrinsic::not_intrinsic) {
+        auto* bt = llvm::cast<llvm::FixedVectorType>(sb->getType());
+        return ib.CreateSelect(ib.CreateICmpSLT(ab, llvm::ConstantInt::get(bt, 0)), ib.CreateNeg(sb), sb);
+      }
+      return ib.CreateCall(llvm::Intrinsic::getDeclaration(ib.GetInsertBlock()->getModule(), psign), {sb, ab});
+    };
+    const Dot4Operands o = dot4_operands(b, a, s, a_max, flags, sign);
+    a = o.a;
+    s = o.s;
+    a_max = o.a_max;
     llvm::Intrinsic::ID id = llvm::Intrinsic::not_intrinsic;
     if (n == 16 && dot_.zmm) id = llvm::Intrinsic::x86_avx512_vpdpbusd_512;
     if (n == 8 && dot_.ymm) id = llvm::Intrinsic::x86_avx512_vpdpbusd_256;

@@ -29,7 +29,17 @@ const Node* data_source(const Node* n) {
 }
 
 // The work an inlined copy repeats (ops.def's cost of the op).
-int work(const Node* n) { return tensor::op_info(n->op).work; }
+// The work of computing N once per element. A bound on bytes (the max of 8-bit integers and a
+// constant: the clamp a quantized activation is read through) costs nothing here: kernels
+// that multiply bytes apply it to whole words (codegen's qdot opt), so it never makes a
+// matmul keep its operand in memory as floats.
+int work(const Node* n) {
+  if (n->op == Op::Max && !tensor::is_float(n->dtype) && tensor::dtype_size(n->dtype) == 1 &&
+      (n->src[0]->op == Op::Const || n->src[1]->op == Op::Const)) {
+    return 0;
+  }
+  return tensor::op_info(n->op).work;
+}
 
 // Ops that compute (movement and constants are free).
 bool costs_work(const Node* n) { return tensor::op_info(n->op).work > 0; }

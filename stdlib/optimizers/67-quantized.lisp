@@ -72,7 +72,10 @@ and the reduce axis, as a list; else nil."
 
 (defun %qdot-activation (a axis shp)
   "(%qdot-activation A AXIS SHP) A quantized to int8 per block of 32 along AXIS, as two
-tensors expanded to SHP: the values (a cast of int8, kept in memory) and the scales."
+tensors expanded to SHP: the values (a cast of int8, kept in memory) and the scales. The
+values are read as (maximum v -127), which they are (|v| <= 127): the qdot opt then knows that
+no byte is -128, and multiplies signed weights by them in one step (the sign of one moved
+onto the other)."
   (let* ((n (ndim a))
          (perm (append (loop for i below n unless (= i axis) collect i) (list axis)))
          (inverse (mapcar (lambda (i) (position i perm)) (loop for i below n collect i)))
@@ -85,7 +88,7 @@ tensors expanded to SHP: the values (a cast of int8, kept in memory) and the sca
          (inv (where (= d 0.0) 0.0 (div 1.0 d)))
          (xi (prim:copy (cast (round (mul xb inv)) 'i8)))
          (back (lambda (v) (prim:expand (prim:permute (prim:reshape v ps) inverse) shp))))
-    (list (funcall back (cast xi 'f32))
+    (list (funcall back (cast (maximum xi -127) 'f32))
           (funcall back (prim:expand d blocked)))))
 
 (defoptimizer quantized-integer-dot

@@ -203,6 +203,26 @@
                                        (make-list 3 :initial-element (float (/ (* k va vb) 2)))))
               (format nil "~a, k ~a" case k)))))))
 
+(deftest clamped-integer-dots-at-the-extremes
+  ;; A quantized activation is read through (maximum x -127): the bytes a signed weight's sign
+  ;; moves onto, so that one Dot4 multiplies both as signed. Here -128 is there to clamp, against
+  ;; the weights' extremes.
+  (dolist (case '((-128 i8 -128) (-128 i8 127) (-127 i8 -128) (127 i8 -128) (-128 u8 255) (-1 i8 -128) (5 i8 -3)))
+    (destructuring-bind (va tb vb) case
+      (dolist (k '(32 64))
+        (let* ((a (realize (tensor (list (make-list k :initial-element va)
+                                         (loop for j below k collect (if (evenp j) va 0)))
+                                   :dtype 'i8)))
+               (b (realize (tensor (make-list 3 :initial-element (make-list k :initial-element vb)) :dtype tb)))
+               (y (matmul (cast (maximum a -127) 'f32) (transpose (cast b 'f32))))
+               (cpu-jit (and (eq (device) 'cpu) (not (getenv "TENSORLISP_DEVICE_OPTIONS"))))
+               (clamped (max va -127)))
+          (is (or (not cpu-jit) (not (eq tb 'i8)) (search "; signed; b >= -127)" (kernels->text y)))
+              (format nil "signed dot4 for ~a" case))
+          (is (equal (to-list y) (list (make-list 3 :initial-element (float (* k clamped vb)))
+                                       (make-list 3 :initial-element (float (/ (* k clamped vb) 2)))))
+              (format nil "~a, k ~a" case k)))))))
+
 (deftest elementwise-and-gather
   (let* ((w (quantize (randn '(10 64)) 'q4_0)) (d (realize (dequantize w))))
     (is (close-p (add w 1.0) (add d 1.0)))

@@ -65,7 +65,7 @@ ExprId apply(Kernel& k, ExprId e, Subst& s) {
     }
     if (changed) {
       if (x.op == EOp::Where) out = k.where(a[0], a[1], a[2]);
-      else if (x.op == EOp::Dot4) out = k.dot4(a[0], a[1], a[2], x.ival);
+      else if (x.op == EOp::Dot4) out = k.dot4(a[0], a[1], a[2], x.ival, x.arg);
       else if (a[1] < 0) out = k.unary(x.op, a[0], x.dtype);
       else out = k.binary(x.op, a[0], a[1]);
     }

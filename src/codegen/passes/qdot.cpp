@@ -32,13 +32,16 @@ namespace tl::codegen {
 namespace {
 
 // Four bytes in a word: byte t is lane t's value less `offset`, read as unsigned (u8) or
-// signed (s8). Read as unsigned, no byte exceeds `max` (a nibble's is 15).
+// signed (s8), and when `clamped` (signed only) as max(byte, -127): a quantized activation,
+// whose bytes a Dot4 may then multiply by signed bytes (kDot4SignedA). Read as unsigned, no
+// byte exceeds `max` (a nibble's is 15).
 struct Bytes {
   ExprId word = -1;  // u32
   bool is_signed = false;
+  bool clamped = false;
   std::int64_t offset = 0;
   std::int64_t max = 255;
-  std::int64_t lo() const { return (is_signed ? -128 : 0) + offset; }
+  std::int64_t lo() const { return (is_signed ? (clamped ? -127 : -128) : 0) + offset; }
   std::int64_t hi() const { return (is_signed ? 127 : 255) + offset; }
 };
 
@@ -158,6 +161,16 @@ class QdotBuilder {
         b->max /= *c;
         return b;
       }
+      case EOp::Max: {
+        // max(x, -127) of signed bytes: the clamp a Dot4 applies itself (kDot4ClampB).
+        std::vector<ExprId> var;
+        auto c = split_const(var);
+        if (!c || *c != -127) return std::nullopt;
+        auto b = bytes(var);
+        if (!b || !b->is_signed || b->offset != 0 || !holds(e.dtype, -127, 127)) return std::nullopt;
+        b->clamped = true;
+        return b;
+      }
       case EOp::Const:
       case EOp::LoopVar:
       case EOp::SymVar:
@@ -174,7 +187,6 @@ class QdotBuilder {
       case EOp::Bitcast:
       case EOp::Mul:
       case EOp::Mod:
-      case EOp::Max:
       case EOp::Cmplt:
       case EOp::Cmpeq:
       case EOp::Or:
@@ -198,9 +210,33 @@ class QdotBuilder {
   }
 
   // Sum over the four lanes of A*B as i32: Dot4 of A as unsigned and B as signed bytes, with the
-  // offsets' terms: sum (a + oa)(b + ob) = sum ab + ob sum a + oa sum b + 4 oa ob.
+  // offsets' terms: sum (a + oa)(b + ob) = sum ab + ob sum a + oa sum b + 4 oa ob. Signed A
+  // times clamped B is one Dot4 of both as signed (kDot4SignedA); other signed A is A + 128
+  // as unsigned, with its term.
   ExprId dot(Bytes a, Bytes b) {
     const ExprId flip = k_.constant_int(0x80808080, DType::U32);
+    if (a.clamped) std::swap(a, b);  // only a Dot4's second word is clamped
+    if (a.clamped) passes::reject(opt_, "both integer factors are clamped bytes");
+    const ExprId zero = k_.constant_int(0, DType::I32);
+    // o * sum x as one Dot4 of |o| in every byte (a shift and a multiply saved), negated when
+    // o < 0; a Dot4 on one side's bytes needs the other side's: |o| <= 127 as a signed byte,
+    // <= 255 as an unsigned one.
+    auto scaled_sum = [&](std::int64_t o, const Bytes& x, bool as_signed) {
+      const std::int64_t m = o < 0 ? -o : o;
+      const bool fits = m <= (as_signed ? 255 : 127);
+      const std::int64_t byte = fits ? m : 1;
+      const ExprId splat = k_.constant_int(byte * 0x01010101, DType::U32);
+      ExprId sum = as_signed ? k_.dot4(splat, x.word, zero, byte, x.clamped ? kDot4ClampB : 0)
+                             : k_.dot4(x.word, splat, zero, x.max);
+      if (!fits) sum = k_.binary(EOp::Mul, k_.constant_int(m, DType::I32), sum);
+      return o < 0 ? k_.unary(EOp::Neg, sum, DType::I32) : sum;
+    };
+    if (a.is_signed && b.clamped) {
+      ExprId c = k_.constant_int(4 * a.offset * b.offset, DType::I32);
+      if (b.offset != 0) c = k_.binary(EOp::Add, c, scaled_sum(b.offset, a, true));
+      if (a.offset != 0) c = k_.binary(EOp::Add, c, scaled_sum(a.offset, b, true));
+      return k_.dot4(a.word, b.word, c, 255, kDot4SignedA | kDot4ClampB);
+    }
     if (a.is_signed && !b.is_signed) std::swap(a, b);
     if (a.is_signed) {  // both signed: a + 128 is unsigned
       a.word = k_.binary(EOp::Xor, a.word, flip);
@@ -214,23 +250,10 @@ class QdotBuilder {
       b.offset += 128;
       b.max = 255;
     }
-    // o * sum x as one Dot4 of |o| in every byte (a shift and a multiply saved), negated when
-    // o < 0; a Dot4 on one side's bytes needs the other side's: |o| <= 127 as a signed byte,
-    // <= 255 as an unsigned one.
-    const ExprId zero = k_.constant_int(0, DType::I32);
-    auto scaled_sum = [&](std::int64_t o, ExprId word, bool word_signed, std::int64_t word_max) {
-      const std::int64_t m = o < 0 ? -o : o;
-      const bool fits = m <= (word_signed ? 255 : 127);
-      const std::int64_t byte = fits ? m : 1;
-      const ExprId splat = k_.constant_int(byte * 0x01010101, DType::U32);
-      ExprId sum = word_signed ? k_.dot4(splat, word, zero, byte) : k_.dot4(word, splat, zero, word_max);
-      if (!fits) sum = k_.binary(EOp::Mul, k_.constant_int(m, DType::I32), sum);
-      return o < 0 ? k_.unary(EOp::Neg, sum, DType::I32) : sum;
-    };
     ExprId c = k_.constant_int(4 * a.offset * b.offset, DType::I32);
-    if (b.offset != 0) c = k_.binary(EOp::Add, c, scaled_sum(b.offset, a.word, false, a.max));
-    if (a.offset != 0) c = k_.binary(EOp::Add, c, scaled_sum(a.offset, b.word, true, b.max));
-    return k_.dot4(a.word, b.word, c, a.max);
+    if (b.offset != 0) c = k_.binary(EOp::Add, c, scaled_sum(b.offset, a, false));
+    if (a.offset != 0) c = k_.binary(EOp::Add, c, scaled_sum(a.offset, b, true));
+    return k_.dot4(a.word, b.word, c, a.max, b.clamped ? kDot4ClampB : 0);
   }
 
   // The term of lane g from its four copies' terms, or a reason it has none.

@@ -42,14 +42,19 @@ LoopInterpreter::Scalar LoopInterpreter::eval(codegen::ExprId id) {
     case EOp::Dot4: {
       const std::int64_t a = eval(x.src[0]).i, b = eval(x.src[1]).i;
       std::int64_t sum = eval(x.src[2]).i;
+      auto signed_byte = [](std::int64_t w, int t) {
+        return static_cast<std::int64_t>(static_cast<std::int8_t>(static_cast<std::uint8_t>((w >> (8 * t)) & 0xff)));
+      };
       for (int t = 0; t < 4; ++t) {
-        const std::int64_t byte = (a >> (8 * t)) & 0xff;
+        const std::int64_t byte = (x.arg & codegen::kDot4SignedA) ? signed_byte(a, t) : (a >> (8 * t)) & 0xff;
         // The bound the pass promised (a target may use an instruction that saturates above it).
-        if (byte > x.ival) {
+        if (!(x.arg & codegen::kDot4SignedA) && byte > x.ival) {
           throw std::runtime_error("interpreter: dot4's byte " + std::to_string(byte) + " exceeds its bound " +
                                    std::to_string(x.ival));
         }
-        sum += byte * static_cast<std::int8_t>(static_cast<std::uint8_t>((b >> (8 * t)) & 0xff));
+        std::int64_t other = signed_byte(b, t);
+        if (x.arg & codegen::kDot4ClampB) other = std::max<std::int64_t>(other, -127);
+        sum += byte * other;
       }
       return Scalar{tensor::wrap_int(sum, x.dtype), 0};
     }

@@ -666,10 +666,14 @@ TEST_CASE("a sum of scaled products of bytes runs as integer dot products (qdot)
   const std::int64_t k = 128, n = 3, blocks = k / 32;
   // out[i][j] = sum over k of x[i][k] d[i][k/32] * w'[j][k] s[j][k/32], x int8 and w' either int8
   // (two rows) or uint8 less 100 (one row: an offset, as a 4-bit block's codes are u - 8), built
-  // as the quantized-dot rule builds it, so that the schedule keeps the bytes in the kernel.
-  for (DType wt : {DType::I8, DType::U8}) {
+  // as the quantized-dot rule builds it, so that the schedule keeps the bytes in the kernel; x
+  // read as it is or, as the rule reads it, through max(x, -127) (x holds -128 here: the clamp
+  // changes values, and the kernels must apply it).
+  for (auto [wt, clamp] : {std::pair{DType::I8, false}, std::pair{DType::U8, false}, std::pair{DType::I8, true},
+                           std::pair{DType::U8, true}}) {
     const std::int64_t m = wt == DType::I8 ? 2 : 1;
     NodeRef x = byte_buffer(g, DType::I8, {m, k}, rng);
+    if (clamp) x = g.make_binary(Op::Max, x, g.make_const_int(-127, DType::I8, {m, k}));
     NodeRef w = byte_buffer(g, wt, {n, k}, rng);
     NodeRef d = random_buffer(g, DType::F32, {m, blocks}, rng);
     NodeRef s = random_buffer(g, DType::F32, {n, blocks}, rng);
@@ -696,6 +700,9 @@ TEST_CASE("a sum of scaled products of bytes runs as integer dot products (qdot)
     CHECK(tl::codegen::opts_str(chosen.opts).rfind("(qdot ", 0) == 0);
     CHECK(chosen.kernel.str().find("dot4:i32(") != std::string::npos);
     CHECK(chosen.kernel.str().find("@byte") != std::string::npos);
+    // Clamped, signed weights multiply the activation's bytes as signed ones, in one Dot4 each.
+    CHECK((chosen.kernel.str().find("; b >= -127)") != std::string::npos) == clamp);
+    CHECK((chosen.kernel.str().find("; signed; b >= -127)") != std::string::npos) == (clamp && wt == DType::I8));
     Lowering how;
     how.opts = Opts{};
     const Lowered plain = tl::codegen::lower(sch.items[0], sch.materialized, how);
