@@ -55,8 +55,8 @@ last axis, the one its blocks pack; or nil."
 
 (defun %qdot-plan (x y axes)
   "(%qdot-plan X Y AXES) For (reduce :sum (mul X Y) AXES): when Y is a quantized weight read
-along its blocks and X a float activation of few rows, the activation's unexpanded tensor
-and the reduce axis, as a list; else nil."
+along its blocks and X a float activation of few rows, the activation's unexpanded tensor,
+the reduce axis and the weight's dtype, as a list; else nil."
   (let* ((axis (and (= (length axes) 1) (car axes)))
          (w (and axis (%quantized-weight y axis)))
          (a (unexpanded x)))
@@ -68,14 +68,15 @@ and the reduce axis, as a list; else nil."
                    (eql k (car (last (shape w))))
                    (zerop (mod k 32))
                    (<= rows *quantized-dot-rows*))
-          (list a axis))))))
+          (list a axis (dtype w)))))))
 
-(defun %qdot-activation (a axis shp)
-  "(%qdot-activation A AXIS SHP) A quantized to int8 per block of 32 along AXIS, as two
-tensors expanded to SHP: the values (a cast of int8, kept in memory) and the scales. The
-values are read as (maximum v -127), which they are (|v| <= 127): the qdot opt then knows that
-no byte is -128, and multiplies signed weights by them in one step (the sign of one moved
-onto the other)."
+(defun %qdot-activation (a axis shp clamp)
+  "(%qdot-activation A AXIS SHP CLAMP) A quantized to int8 per block of 32 along AXIS, as two
+tensors expanded to SHP: the values (a cast of int8, kept in memory) and the scales. With
+CLAMP (weights of signed bytes: q8_0) the values are read as (maximum v -127), which they
+are (|v| <= 127): the qdot opt then knows that no byte is -128, and multiplies the signed
+weights by them in one step (the sign of one moved onto the other). Unsigned codes (q4_0's
+nibbles) need no clamp, and are spared its instruction."
   (let* ((n (ndim a))
          (perm (append (loop for i below n unless (= i axis) collect i) (list axis)))
          (inverse (mapcar (lambda (i) (position i perm)) (loop for i below n collect i)))
@@ -88,7 +89,7 @@ onto the other)."
          (inv (where (= d 0.0) 0.0 (div 1.0 d)))
          (xi (prim:copy (cast (round (mul xb inv)) 'i8)))
          (back (lambda (v) (prim:expand (prim:permute (prim:reshape v ps) inverse) shp))))
-    (list (funcall back (cast (maximum xi -127) 'f32))
+    (list (funcall back (cast (if clamp (maximum xi -127) xi) 'f32))
           (funcall back (prim:expand d blocked)))))
 
 (defoptimizer quantized-integer-dot
@@ -98,5 +99,5 @@ scaled products of bytes (the CPU lowering's qdot opt). See *quantized-dot-rows*
   (reduce :sum (mul ?x ?y) ?axes) :set quantized-dot :backend :host
   :when (%qdot-plan ?x ?y ?axes)
   => (let* ((plan (%qdot-plan ?x ?y ?axes))
-            (parts (%qdot-activation (first plan) (second plan) (shape ?x))))
+            (parts (%qdot-activation (first plan) (second plan) (shape ?x) (eq (third plan) 'q8_0))))
        (prim:reduce :sum (mul (first parts) (mul (second parts) ?y)) ?axes)))
