@@ -34,7 +34,7 @@ const Node* data_source(const Node* n) {
 // that multiply bytes apply it to whole words (codegen's qdot opt), so it never makes a
 // matmul keep its operand in memory as floats.
 int work(const Node* n) {
-  if (n->op == Op::Max && !tensor::is_float(n->dtype) && tensor::dtype_size(n->dtype) == 1 &&
+  if (n->op == Op::Max && (n->dtype == DType::I8 || n->dtype == DType::U8) &&
       (n->src[0]->op == Op::Const || n->src[1]->op == Op::Const)) {
     return 0;
   }
