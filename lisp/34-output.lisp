@@ -65,13 +65,18 @@ Output is written as it is printed, so there is nothing to wait for.
   nil)
 
 (defmacro with-output-to-string ((var &optional string) &body body)
-  "(with-output-to-string (VAR) BODY...) evaluates BODY with everything it prints (princ,
-print, format t, ...) collected into a string, which it returns. VAR is bound to t, the
-standard output, so (format VAR ...) and (princ X VAR) print there too.
-  (with-output-to-string (s) (write-string \"hi\" s) (write-char #\\! s))  ; => \"hi!\""
+  "(with-output-to-string (VAR) BODY...) evaluates BODY with VAR bound to a string output
+stream, and returns the string of what it printed: to VAR, and (unlike Common Lisp, where
+that goes to the terminal) to the standard output (princ, print, format t, describe ...), in
+the order printed.
+  (with-output-to-string (s) (write-string \"hi\" s) (write-char #\\! s))  ; => \"hi!\"
+  (with-output-to-string (s) (princ (streamp s)))  ; => \"t\""
   (when string
     (error 'program-error "with-output-to-string: an existing STRING to append to is not supported"))
-  `(,#'%with-output-to-string (lambda () (let ((,var t)) ,var ,@body))))
+  (let ((stream (gensym "stream")))
+    `(let* ((,stream (make-string-output-stream)) (,var ,stream))
+       ,var
+       (,#'%with-output-to-string (lambda () ,@body) ,stream))))
 
 (defun symbol-function (symbol)
   "(symbol-function SYMBOL) is the global function SYMBOL names; an error when it names none.

@@ -27,13 +27,6 @@ std::string module_name(Interp& in, Value v) {
 
 }  // namespace
 
-namespace {
-
-// The optional stream argument of princ, print and the rest: t or nil, the standard output
-// (with-output-to-string redirects it); there are no other streams yet.
-
-}  // namespace
-
 void register_system_builtins(Interp& in) {
   TL_BUILTIN(in, "print", 1, 2, "(print X [STREAM])",
              "Prints X readably (strings in quotes) and a newline; returns X."
@@ -103,10 +96,35 @@ void register_system_builtins(Interp& in) {
              "True when X is a string output stream (streamp and output-stream-p use it)."
              "\n  (%string-output-stream-p (make-string-output-stream))  ; => t",
              [](Interp& in, Args a, N) -> Value { return in.boolean(as_string_stream(a[0]) != nullptr); });
-  TL_BUILTIN(in, "%with-output-to-string", 1, 1, "(%with-output-to-string THUNK)",
-             "Calls THUNK with the output going to a string instead; returns the string (see with-output-to-string).",
-             [](Interp& in, Args a, N) -> Value {
+  TL_BUILTIN(in, "%with-output-to-string", 1, 2, "(%with-output-to-string THUNK [STREAM])",
+             "Calls THUNK with the output going to a string instead; returns the string (see with-output-to-string)."
+             " With STREAM, a string output stream, the output goes into it, after what THUNK writes to"
+             " STREAM itself, in order; the string is its text, which is then cleared.",
+             [](Interp& in, Args a, N n) -> Value {
                arg_function(in, "with-output-to-string", a, 0);
+               StringOutputStream* stream = n > 1 ? as_string_stream(a[1]) : nullptr;
+               if (n > 1 && stream == nullptr)
+                 in.type_error("with-output-to-string", 2, "a string output stream", a[1]);
+               if (stream != nullptr) {
+                 // Kept alive by the caller (the macro's variable holds it) while THUNK runs.
+                 struct Restore {
+                   Interp& in;
+                   StringOutputStream* stream;
+                   std::function<void(std::string_view)> output;
+                   bool at_line_start;
+                   ~Restore() {
+                     stream->at_line_start = in.at_line_start;
+                     in.output = std::move(output);
+                     in.at_line_start = at_line_start;
+                   }
+                 } restore{in, stream, std::move(in.output), in.at_line_start};
+                 in.output = [stream](std::string_view text) { stream->text.append(text); };
+                 in.at_line_start = stream->at_line_start;
+                 in.apply(a[0], nullptr, 0);
+                 std::string text = std::move(stream->text);
+                 stream->text.clear();
+                 return in.make_string(std::move(text));
+               }
                std::string captured;
                struct Restore {
                  Interp& in;

@@ -101,3 +101,9 @@
       (list (streamp *error-output*) (output-stream-p *error-output*) (input-stream-p *error-output*)
             (with-output-to-string (o) (format *error-output* "") (princ "" *error-output*))
             (finish-output) (force-output *error-output*)))
+(show "with-output-to-string binds a stream"
+      (let ((seen nil))
+        (list (with-output-to-string (s)
+                (setq seen (list (streamp s) (output-stream-p s) (open-stream-p s)))
+                (write-string "a" s) (format s "~a" 1) (write-char #\b s) (prin1 "q" s))
+              seen)))
