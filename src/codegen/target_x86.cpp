@@ -71,19 +71,6 @@ Value* dot4_by_pairs(llvm::IRBuilder<>& b, Value* acc, Value* a, Value* s, std::
   if (vt == nullptr) return nullptr;
   const unsigned n = vt->getNumElements();
   llvm::Module* m = b.GetInsertBlock()->getModule();
-  if (n == 16 && !dot.pairs_zmm && dot.pairs_ymm) {
-    // Two 256-bit halves (AVX2 lowers a 512-bit vector into them anyway, but not intrinsics).
-    auto half = [&](Value* v, unsigned h) {
-      llvm::SmallVector<int, 8> idx;
-      for (unsigned i = 0; i < 8; ++i) idx.push_back(static_cast<int>(8 * h + i));
-      return b.CreateShuffleVector(v, idx);
-    };
-    Value* lo = dot4_by_pairs(b, half(acc, 0), half(a, 0), half(s, 0), a_max, dot);
-    Value* hi = dot4_by_pairs(b, half(acc, 1), half(a, 1), half(s, 1), a_max, dot);
-    llvm::SmallVector<int, 16> idx;
-    for (unsigned i = 0; i < 16; ++i) idx.push_back(static_cast<int>(i));
-    return b.CreateShuffleVector(lo, hi, idx);
-  }
   llvm::Intrinsic::ID pairs = llvm::Intrinsic::not_intrinsic, words = llvm::Intrinsic::not_intrinsic;
   if (n == 16 && dot.pairs_zmm) {
     pairs = llvm::Intrinsic::x86_avx512_pmaddubs_w_512;
@@ -137,21 +124,22 @@ class CpuTarget : public EmitTarget {
               std::int32_t flags) const override {
     auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(a->getType());
     const unsigned n = vt == nullptr ? 0 : vt->getNumElements();
-    // a's sign onto s by vpsignb where there is one (AVX2, SSSE3; not in AVX-512): 32 bytes
-    // at a time.
-    std::function<Value*(llvm::IRBuilder<>&, Value*, Value*)> sign = [&](llvm::IRBuilder<>& ib, Value* sb,
-                                                                         Value* ab) -> Value* {
+    if (n == 16 && !dot_.zmm && !dot_.pairs_zmm && (dot_.ymm || dot_.pairs_ymm)) {
+      // Two 256-bit halves (AVX2 lowers a 512-bit vector into them anyway, but not intrinsics).
+      auto half = [&](Value* v, unsigned h) {
+        llvm::SmallVector<int, 8> idx;
+        for (unsigned i = 0; i < 8; ++i) idx.push_back(static_cast<int>(8 * h + i));
+        return b.CreateShuffleVector(v, idx);
+      };
+      Value* lo = dot4(b, half(acc, 0), half(a, 0), half(s, 0), a_max, flags);
+      Value* hi = dot4(b, half(acc, 1), half(a, 1), half(s, 1), a_max, flags);
+      llvm::SmallVector<int, 16> idx;
+      for (unsigned i = 0; i < 16; ++i) idx.push_back(static_cast<int>(i));
+      return b.CreateShuffleVector(lo, hi, idx);
+    }
+    // a's sign onto s by vpsignb where there is one (AVX2, SSSE3; not in AVX-512).
+    auto sign = [&](llvm::IRBuilder<>& ib, Value* sb, Value* ab) -> Value* {
       const unsigned width = llvm::cast<llvm::FixedVectorType>(sb->getType())->getNumElements();
-      if (width == 64 && !dot_.pairs_zmm && dot_.pairs_ymm) {
-        auto half = [&](Value* v, unsigned h) {
-          llvm::SmallVector<int, 32> idx;
-          for (unsigned i = 0; i < 32; ++i) idx.push_back(static_cast<int>(32 * h + i));
-          return ib.CreateShuffleVector(v, idx);
-        };
-        llvm::SmallVector<int, 64> idx;
-        for (unsigned i = 0; i < 64; ++i) idx.push_back(static_cast<int>(i));
-        return ib.CreateShuffleVector(sign(ib, half(sb, 0), half(ab, 0)), sign(ib, half(sb, 1), half(ab, 1)), idx);
-      }
       llvm::Intrinsic::ID psign = llvm::Intrinsic::not_intrinsic;
       if (width == 32 && dot_.pairs_ymm) psign = llvm::Intrinsic::x86_avx2_psign_b;
       if (width == 16 && dot_.pairs_xmm) psign = llvm::Intrinsic::x86_ssse3_psign_b_128;

@@ -96,49 +96,32 @@ void register_system_builtins(Interp& in) {
              "True when X is a string output stream (streamp and output-stream-p use it)."
              "\n  (%string-output-stream-p (make-string-output-stream))  ; => t",
              [](Interp& in, Args a, N) -> Value { return in.boolean(as_string_stream(a[0]) != nullptr); });
-  TL_BUILTIN(in, "%with-output-to-string", 1, 2, "(%with-output-to-string THUNK [STREAM])",
-             "Calls THUNK with the output going to a string instead; returns the string (see with-output-to-string)."
-             " With STREAM, a string output stream, the output goes into it, after what THUNK writes to"
-             " STREAM itself, in order; the string is its text, which is then cleared.",
-             [](Interp& in, Args a, N n) -> Value {
+  TL_BUILTIN(in, "%with-output-to-string", 2, 2, "(%with-output-to-string THUNK STREAM)",
+             "Calls THUNK with the output going into STREAM, a string output stream, after what THUNK"
+             " writes to STREAM itself, in order; returns the stream's text, which is then cleared (see"
+             " with-output-to-string).",
+             [](Interp& in, Args a, N) -> Value {
                arg_function(in, "with-output-to-string", a, 0);
-               StringOutputStream* stream = n > 1 ? as_string_stream(a[1]) : nullptr;
-               if (n > 1 && stream == nullptr)
-                 in.type_error("with-output-to-string", 2, "a string output stream", a[1]);
-               if (stream != nullptr) {
-                 // Kept alive by the caller (the macro's variable holds it) while THUNK runs.
-                 struct Restore {
-                   Interp& in;
-                   StringOutputStream* stream;
-                   std::function<void(std::string_view)> output;
-                   bool at_line_start;
-                   ~Restore() {
-                     stream->at_line_start = in.at_line_start;
-                     in.output = std::move(output);
-                     in.at_line_start = at_line_start;
-                   }
-                 } restore{in, stream, std::move(in.output), in.at_line_start};
-                 in.output = [stream](std::string_view text) { stream->text.append(text); };
-                 in.at_line_start = stream->at_line_start;
-                 in.apply(a[0], nullptr, 0);
-                 std::string text = std::move(stream->text);
-                 stream->text.clear();
-                 return in.make_string(std::move(text));
-               }
-               std::string captured;
+               StringOutputStream* stream = as_string_stream(a[1]);
+               if (stream == nullptr) in.type_error("with-output-to-string", 2, "a string output stream", a[1]);
+               // Kept alive by the caller (the macro's variable holds it) while THUNK runs.
                struct Restore {
                  Interp& in;
+                 StringOutputStream* stream;
                  std::function<void(std::string_view)> output;
                  bool at_line_start;
                  ~Restore() {
+                   stream->at_line_start = in.at_line_start;
                    in.output = std::move(output);
                    in.at_line_start = at_line_start;
                  }
-               } restore{in, std::move(in.output), in.at_line_start};
-               in.output = [&captured](std::string_view text) { captured.append(text); };
-               in.at_line_start = true;
+               } restore{in, stream, std::move(in.output), in.at_line_start};
+               in.output = [stream](std::string_view text) { stream->text.append(text); };
+               in.at_line_start = stream->at_line_start;
                in.apply(a[0], nullptr, 0);
-               return in.make_string(std::move(captured));
+               std::string text = std::move(stream->text);
+               stream->text.clear();
+               return in.make_string(std::move(text));
              });
   TL_BUILTIN(in, "load", 1, 1, "(load PATH)",
              "Reads and evaluates every form of the file PATH; returns the last value."

@@ -49,19 +49,38 @@ std::string find_ld_lld(const ToolchainSettings& settings) {
   return "";
 }
 
+namespace {
+
+// A temporary folder to link kernel ENTRY in, holding OBJECT as k.o; removed with it.
+struct LinkFolder {
+  std::string dir;
+  LinkFolder(const std::string& object, const std::string& entry) {
+    char dir_template[] = "/tmp/tensorlisp-amdgpu-XXXXXX";
+    if (::mkdtemp(dir_template) == nullptr)
+      throw std::runtime_error("kernel " + entry + ": cannot make a temporary folder to link in");
+    dir = dir_template;
+    std::ofstream(input(), std::ios::binary) << object;
+  }
+  ~LinkFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+  LinkFolder(const LinkFolder&) = delete;
+  LinkFolder& operator=(const LinkFolder&) = delete;
+  std::string input() const { return dir + "/k.o"; }
+};
+
+}  // namespace
+
 std::string link_code_object(const std::string& ld, const std::string& object, const std::string& entry) {
   if (ld.empty()) throw std::runtime_error("kernel " + entry + ": linking an AMDGPU code object needs ld.lld (install lld, or set TENSORLISP_LD_LLD)");
-  char dir_template[] = "/tmp/tensorlisp-amdgpu-XXXXXX";
-  const char* dir = ::mkdtemp(dir_template);
-  if (dir == nullptr) throw std::runtime_error("kernel " + entry + ": cannot make a temporary folder to link in");
-  const std::string in = std::string(dir) + "/k.o", out = std::string(dir) + "/k.hsaco", log = std::string(dir) + "/log";
-  std::ofstream(in, std::ios::binary) << object;
+  const LinkFolder folder(object, entry);
+  const std::string in = folder.input(), out = folder.dir + "/k.hsaco", log = folder.dir + "/log";
   const std::string cmd = "'" + ld + "' -shared --no-undefined -o '" + out + "' '" + in + "' 2>'" + log + "'";
   const int rc = std::system(cmd.c_str());
   std::ifstream result(out, std::ios::binary), messages(log);
   std::string code((std::istreambuf_iterator<char>(result)), std::istreambuf_iterator<char>());
   std::string text((std::istreambuf_iterator<char>(messages)), std::istreambuf_iterator<char>());
-  std::filesystem::remove_all(dir);
   if (rc != 0 || code.empty()) throw std::runtime_error("kernel " + entry + ": ld.lld failed to link the code object: " + text);
   return code;
 }
@@ -77,16 +96,11 @@ std::string link_code_object_in_process(const std::string& object, const std::st
   // thread; it writes anything else (a pipe) from memory, when it has linked.
   static std::mutex one_at_a_time;
   std::lock_guard<std::mutex> lock(one_at_a_time);
-  char dir_template[] = "/tmp/tensorlisp-amdgpu-XXXXXX";
-  const char* dir = ::mkdtemp(dir_template);
-  if (dir == nullptr) throw std::runtime_error("kernel " + entry + ": cannot make a temporary folder to link in");
-  const std::string in = std::string(dir) + "/k.o";
-  std::ofstream(in, std::ios::binary) << object;
+  const LinkFolder folder(object, entry);
+  const std::string in = folder.input();
   int pipe_ends[2];
-  if (::pipe2(pipe_ends, O_CLOEXEC) != 0) {
-    std::filesystem::remove_all(dir);
+  if (::pipe2(pipe_ends, O_CLOEXEC) != 0)
     throw std::runtime_error("kernel " + entry + ": cannot make a pipe to link into");
-  }
   std::string code;
   std::thread drain([&code, from = pipe_ends[0]] {
     char buf[1 << 16];
@@ -107,7 +121,6 @@ std::string link_code_object_in_process(const std::string& object, const std::st
   ::close(pipe_ends[1]);  // lld closed the end it opened: the reader sees the end of the code
   drain.join();
   ::close(pipe_ends[0]);
-  std::filesystem::remove_all(dir);
   if (!ok || code.empty())
     throw std::runtime_error("kernel " + entry + ": lld failed to link the code object: " + messages);
   return code;
