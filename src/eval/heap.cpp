@@ -221,8 +221,10 @@ void Heap::collect(const std::function<void(Marker&)>& mark_roots, const void* s
       link_ptr = &o->next;
     } else {
       *link_ptr = o->next;
-      if (o->flags & kObjHasSpan) spans_.erase(o);
-      if (o->flags & kObjHasFormSpan) form_spans_.erase(o);
+      if (!(o->flags & kObjSpansInline)) {
+        if (o->flags & kObjHasSpan) spans_.erase(o);
+        if (o->flags & kObjHasFormSpan) form_spans_.erase(o);
+      }
       release(o);
     }
   }
@@ -252,22 +254,26 @@ void Heap::collect(const std::function<void(Marker&)>& mark_roots, const void* s
 
 void Heap::set_span(Obj* obj, Span span) {
   obj->flags |= kObjHasSpan;
-  spans_[obj] = span;
+  if (obj->flags & kObjSpansInline) static_cast<SpannedCons*>(obj)->span = span;
+  else spans_[obj] = span;
 }
 
 Span Heap::span_of(Value v) const {
   if (v.tag != Tag::Obj || !(v.o->flags & kObjHasSpan)) return Span{};
+  if (v.o->flags & kObjSpansInline) return static_cast<const SpannedCons*>(v.o)->span;
   auto it = spans_.find(v.o);
   return it == spans_.end() ? Span{} : it->second;
 }
 
 void Heap::set_form_span(Obj* obj, Span span) {
   obj->flags |= kObjHasFormSpan;
-  form_spans_[obj] = span;
+  if (obj->flags & kObjSpansInline) static_cast<SpannedCons*>(obj)->form_span = span;
+  else form_spans_[obj] = span;
 }
 
 Span Heap::form_span_of(Value v) const {
   if (v.tag != Tag::Obj || !(v.o->flags & kObjHasFormSpan)) return Span{};
+  if (v.o->flags & kObjSpansInline) return static_cast<const SpannedCons*>(v.o)->form_span;
   auto it = form_spans_.find(v.o);
   return it == form_spans_.end() ? Span{} : it->second;
 }

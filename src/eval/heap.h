@@ -69,6 +69,15 @@ class Heap {
     c->cdr = cdr;
     return c;
   }
+  // A cons with room for its source spans (the reader's); set_span and set_form_span on any
+  // other cons keep the span in a table.
+  Cons* make_spanned_cons(Value car, Value cdr) {
+    SpannedCons* c = make<SpannedCons>(ObjKind::Cons);
+    c->flags = kObjSpansInline;
+    c->car = car;
+    c->cdr = cdr;
+    return c;
+  }
 
   // True when enough has been allocated since the last collection to make one worthwhile.
   bool wants_collection() const { return bytes_since_gc_ >= threshold_ || external_since_gc_ >= external_threshold_; }
@@ -118,7 +127,7 @@ class Heap {
 
   // Source spans of conses made by the reader. A cell's span is that of its car (so atoms in a
   // list have locations); a list's form span covers the whole list, and survives macros that
-  // copy the cells around it.
+  // copy the cells around it. A SpannedCons holds its own; other objects' are in a table.
   void set_span(Obj* obj, Span span);
   Span span_of(Value v) const;
   void set_form_span(Obj* obj, Span span);

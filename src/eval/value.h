@@ -95,9 +95,17 @@ struct Obj {
 
 constexpr std::uint16_t kObjHasSpan = 1;      // a cons from the reader: the span of its car
 constexpr std::uint16_t kObjHasFormSpan = 2;  // the first cons of a list read from source
+constexpr std::uint16_t kObjSpansInline = 4;  // a SpannedCons: its spans follow the cell
 
 struct Cons : Obj {
   Value car, cdr;
+};
+
+// A cons the reader made (Heap::make_spanned_cons): a Cons in every way, with room for its
+// spans after the cell, so a location costs no table entry.
+struct SpannedCons : Cons {
+  Span span;       // of the car
+  Span form_span;  // of the whole list, when this is its first cell
 };
 
 enum SymbolFlags : std::uint8_t {

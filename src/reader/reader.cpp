@@ -228,9 +228,9 @@ Value Reader::read_form(Span& span) {
 }
 
 Value Reader::wrap(eval::Symbol* head, Span span, Span inner_span, Value inner) {
-  Value tail = interp_.cons(inner, eval::nil());
+  Value tail = Value::object(interp_.heap.make_spanned_cons(inner, eval::nil()));
   interp_.heap.set_span(tail.o, inner_span);
-  Value form = interp_.cons(Value::object(head), tail);
+  Value form = Value::object(interp_.heap.make_spanned_cons(Value::object(head), tail));
   interp_.heap.set_span(form.o, span);
   interp_.heap.set_form_span(form.o, span);
   return form;
@@ -268,7 +268,7 @@ Value Reader::read_list(Span open, char close) {
     }
     Span elem_span;
     Value elem = read_form(elem_span);
-    eval::Cons* cell = interp_.heap.make_cons(elem, eval::nil());
+    eval::Cons* cell = interp_.heap.make_spanned_cons(elem, eval::nil());
     interp_.heap.set_span(cell, elem_span);
     if (last == nullptr) {
       *head = Value::object(cell);
