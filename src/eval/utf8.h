@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -49,17 +50,42 @@ inline std::uint32_t next_utf8(std::string_view text, std::size_t& pos) {
   return cp;
 }
 
+// Whether the 8 bytes of TEXT from POS exist and are all ASCII (8 code points, 1 byte each):
+// the strings' length and index walks step over ASCII text a word at a time.
+inline bool ascii8(std::string_view text, std::size_t pos) {
+  if (text.size() - pos < 8) return false;
+  std::uint64_t word;
+  std::memcpy(&word, text.data() + pos, 8);
+  return (word & 0x8080808080808080ull) == 0;
+}
+
 // The number of code points in TEXT (as next_utf8 counts them).
 inline std::size_t utf8_length(std::string_view text) {
   std::size_t n = 0;
-  for (std::size_t pos = 0; pos < text.size(); ++n) next_utf8(text, pos);
+  for (std::size_t pos = 0; pos < text.size();) {
+    if (ascii8(text, pos)) {
+      pos += 8;
+      n += 8;
+    } else {
+      next_utf8(text, pos);
+      ++n;
+    }
+  }
   return n;
 }
 
 // The byte offset of code point INDEX in TEXT, or npos when TEXT has fewer code points.
 inline std::size_t utf8_offset(std::string_view text, std::size_t index) {
   std::size_t pos = 0;
-  for (; index > 0 && pos < text.size(); --index) next_utf8(text, pos);
+  while (index > 0 && pos < text.size()) {
+    if (index >= 8 && ascii8(text, pos)) {
+      pos += 8;
+      index -= 8;
+    } else {
+      next_utf8(text, pos);
+      --index;
+    }
+  }
   return index == 0 && pos <= text.size() ? pos : std::string_view::npos;
 }
 

@@ -502,6 +502,21 @@ TEST_CASE("reader: spans of forms and of list elements", "[reader]") {
   Value fresh = in.cons(Value::integer(1), tl::eval::nil());
   CHECK_FALSE(in.heap.span_of(fresh).valid());
   CHECK_FALSE(in.heap.form_span_of(fresh).valid());
+  // The reader's conses keep their spans in the cell; any other cons given one keeps it in
+  // the heap's table, until it is collected.
+  CHECK(outer.o->alloc_size > sizeof(tl::eval::Cons));
+  CHECK(fresh.o->alloc_size == sizeof(tl::eval::Cons));
+  in.heap.set_span(fresh.o, Span{r.file, 7, 8, 9});
+  in.heap.set_form_span(fresh.o, Span{r.file, 10, 11, 12});
+  CHECK(in.heap.span_of(fresh).line == 7);
+  CHECK(in.heap.span_of(fresh).len == 9);
+  CHECK(in.heap.form_span_of(fresh).col == 11);
+  in.heap.set_span(outer.o, Span{r.file, 5, 6, 1});
+  CHECK(in.heap.span_of(outer).line == 5);
+  CHECK(in.heap.form_span_of(outer).line == 1);  // the other span stays
+  lisp.eval("(gc)");                             // `fresh` is garbage now, its table entries with it
+  Value again = in.cons(Value::integer(2), tl::eval::nil());
+  CHECK_FALSE(in.heap.span_of(again).valid());
 }
 
 TEST_CASE("reader: a text may start at a line other than 1", "[reader]") {
