@@ -335,8 +335,8 @@ void dispatch_tensors(Interp& in, const char* name, const char* handler, const c
       }
     }
     if (max_args >= 0 && n > static_cast<std::uint32_t>(max_args)) {
-      in.error("arity-error", nat->name + ": expected at most " + std::to_string(max_args) + " arguments, got " +
-                                  std::to_string(n));
+      in.error("arity-error", nat->name + ": expected at most " + std::to_string(max_args) +
+                                  (max_args == 1 ? " argument, got " : " arguments, got ") + std::to_string(n));
     }
     return number_fn(in, a, n);
   };

@@ -92,7 +92,26 @@ Node* Analyzer::analyze_seq(NodeKind kind, Value forms, Span span, bool statemen
   auto* n = make<SeqNode>(kind, span);
   for (Value v = forms; is_cons(v); v = cdr(v)) {
     statement_next_ = statements;
-    n->body.push_back(analyze(car(v), span_of_cell(v, span)));
+    Node* form = analyze(car(v), span_of_cell(v, span));
+    if (kind != NodeKind::Progn) {
+      n->body.push_back(form);
+      continue;
+    }
+    // A progn inside a progn runs its forms in line ((do ...) steps its variables in one); a
+    // constant or variable before the last form does nothing and is dropped.
+    const bool last = !is_cons(cdr(v));
+    if (form->kind == NodeKind::Progn) {
+      const auto& inner = static_cast<SeqNode*>(form)->body;
+      n->body.insert(n->body.end(), inner.begin(), inner.end());
+    } else if (last || (form->kind != NodeKind::Const && form->kind != NodeKind::Local)) {
+      n->body.push_back(form);
+    }
+  }
+  if (kind == NodeKind::Progn) {  // a spliced progn's own last form may be an idle one
+    while (n->body.size() > 1 && (n->body[n->body.size() - 2]->kind == NodeKind::Const ||
+                                  n->body[n->body.size() - 2]->kind == NodeKind::Local)) {
+      n->body.erase(n->body.end() - 2);
+    }
   }
   if (n->body.empty() && kind == NodeKind::Progn) return constant(nil(), span);
   if (n->body.empty() && kind == NodeKind::And) return constant(in_.t(), span);
@@ -220,10 +239,15 @@ Node* Analyzer::analyze_call(Value form, Span span) {
       prim->unary = native->prim_unary;
       prim->a = call->args[0];
       prim->b = native->prim_unary ? constant(Value::integer(1), span) : call->args[1];
-      auto is_leaf = [](const Node* n) {
-        return n->kind == NodeKind::Const || n->kind == NodeKind::Local || n->kind == NodeKind::Global;
+      // How deep a pure argument nests (0: a leaf), or -1 when it is not pure.
+      auto pure_depth = [](const Node* n) -> int {
+        if (n->kind == NodeKind::Const || n->kind == NodeKind::Local || n->kind == NodeKind::Global) return 0;
+        if (n->kind != NodeKind::PrimCall || !static_cast<const PrimCallNode*>(n)->leaves) return -1;
+        return static_cast<const PrimCallNode*>(n)->depth;
       };
-      prim->leaves = is_leaf(prim->a) && is_leaf(prim->b);
+      const int da = pure_depth(prim->a), db = pure_depth(prim->b);
+      prim->depth = static_cast<std::uint8_t>(1 + std::max(std::max(da, db), 0));
+      prim->leaves = da >= 0 && db >= 0 && prim->depth <= PrimCallNode::kMaxPureDepth;
       prim->call = call;
       unit_->constants.push_back(fn_value);
       return prim;

@@ -21,6 +21,14 @@ Node* Analyzer::analyze_while(Value form, Span span) {
   if (list_length(form, span, "while") < 2) fail(span, "while: expected (while TEST BODY...)");
   Node* test = analyze(nth(form, 1), span_of_cell(cdr(form), span));
   Node* body = analyze_body(nth_cell(form, 2), span, true);
+  // The loop drops its body's values: a constant or variable there (the nil ending a do's
+  // step) does nothing.
+  if (body->kind == NodeKind::Progn) {
+    auto& forms = static_cast<SeqNode*>(body)->body;
+    std::erase_if(forms, [](const Node* f) { return f->kind == NodeKind::Const || f->kind == NodeKind::Local; });
+    if (forms.empty()) body = constant(nil(), span);
+    else if (forms.size() == 1) body = forms[0];
+  }
   return make<WhileNode>(span, test, body);
 }
 

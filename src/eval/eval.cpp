@@ -172,6 +172,13 @@ TL_HOT_INLINE bool prim2(Prim prim, Value a, Value b, Value t, Value& out) {
   switch (prim) {
     case Prim::Not: out = a.is_nil() ? t : nil(); return true;
     case Prim::Eq: out = a.same(b) ? t : nil(); return true;
+    case Prim::Aref: {
+      if (!is_kind(a, ObjKind::Vector) || !b.is_int()) return false;
+      const auto& items = as_vector(a)->items;
+      if (static_cast<std::uint64_t>(b.i) >= items.size()) return false;  // the builtin's index error
+      out = items[static_cast<std::size_t>(b.i)];
+      return true;
+    }
     case Prim::Car:
     case Prim::Cdr:
     case Prim::Cadr:
@@ -209,6 +216,7 @@ TL_HOT_INLINE bool prim2(Prim prim, Value a, Value b, Value t, Value& out) {
       case Prim::Cadr:
       case Prim::Cddr:
       case Prim::Eq:
+      case Prim::Aref:
       case Prim::None: return false;
     }
   }
@@ -230,21 +238,54 @@ TL_HOT_INLINE bool prim2(Prim prim, Value a, Value b, Value t, Value& out) {
     case Prim::Cadr:
     case Prim::Cddr:
     case Prim::Eq:
+    case Prim::Aref:
     case Prim::None: return false;
   }
   return false;
 }
 
-// A PrimCall whose arguments are constants or variables, computed with no call at all.
-// Evaluating leaves has no effects, so falling back to the general path afterwards is safe.
+bool pure_prim(const PrimCallNode* n, Env* env, Value t, Value& out);
+
+// An argument of a pure PrimCall: a leaf, or a pure PrimCall itself.
+TL_HOT_INLINE bool pure_value(const Node* node, Env* env, Value t, Value& out) {
+  if (leaf_value(node, env, out)) return true;
+  return node->kind == NodeKind::PrimCall && pure_prim(static_cast<const PrimCallNode*>(node), env, t, out);
+}
+
+// A PrimCall whose arguments are leaves or such calls ((aref board (aref a i)), (not (> k n))),
+// computed with no call at all. None of it has effects or allocates, so when some value is not
+// what prim2 takes (a type or index error, an overflow) the general path may run it again.
+bool pure_prim(const PrimCallNode* n, Env* env, Value t, Value& out) {
+  if (n->symbol != nullptr && (n->symbol->value.tag != Tag::Obj || n->symbol->value.o != n->builtin)) return false;
+  Value a, b;
+  if (!pure_value(n->a, env, t, a) || !pure_value(n->b, env, t, b)) return false;
+  return prim2(n->op, a, b, t, out);
+}
+
 TL_HOT_INLINE bool fast_prim(const Node* node, Env* env, Value t, Value& out) {
   if (node->kind != NodeKind::PrimCall) return false;
   auto* n = static_cast<const PrimCallNode*>(node);
   if (!n->leaves) return false;
-  if (n->symbol != nullptr && (n->symbol->value.tag != Tag::Obj || n->symbol->value.o != n->builtin)) return false;
-  Value a, b;
-  if (!leaf_value(n->a, env, a) || !leaf_value(n->b, env, b)) return false;
-  return prim2(n->op, a, b, t, out);
+  if (n->depth == 1) {  // both arguments leaves: the common case, inline
+    if (n->symbol != nullptr && (n->symbol->value.tag != Tag::Obj || n->symbol->value.o != n->builtin)) return false;
+    Value a, b;
+    if (!leaf_value(n->a, env, a) || !leaf_value(n->b, env, b)) return false;
+    return prim2(n->op, a, b, t, out);
+  }
+  return pure_prim(n, env, t, out);
+}
+
+// A form run for its effect that is an assignment of a leaf or a pure PrimCall to a local
+// variable ((setq k (1+ k)) stepping a loop), done with no invocation of Interp::run.
+TL_HOT_INLINE bool quick_local_set(const Node* form, Env* env, Value t) {
+  if (form->kind != NodeKind::LocalSet) return false;
+  auto* n = static_cast<const LocalNode*>(form);
+  Value v;
+  if (!leaf_value(n->value, env, v) && !fast_prim(n->value, env, t, v)) return false;
+  Env* e = env;
+  for (std::uint32_t d = n->depth; d > 0; --d) e = e->parent;
+  e->slots[n->index] = v;
+  return true;
 }
 
 Value call_native(Interp& in, Native* fn, Value* args, std::uint32_t nargs) {
@@ -346,6 +387,7 @@ Value Interp::run(Node* node, Env* env) {
         auto* n = static_cast<SeqNode*>(node);
         std::size_t last = n->body.size() - 1;
         for (std::size_t i = 0; i < last; ++i) {
+          if (quick_local_set(n->body[i], env, t())) continue;
           run(n->body[i], env);
           if (pending_block != nullptr) return nil();  // a local return passing through
         }
@@ -392,6 +434,7 @@ Value Interp::run(Node* node, Env* env) {
           if (!fast_prim(n->test, env, t(), test)) test = run(n->test, env);
           if (!test.truthy()) break;
           for (std::size_t i = 0; i < count; ++i) {
+            if (quick_local_set(forms[i], env, t())) continue;
             run(forms[i], env);
             if (pending_block != nullptr) return nil();  // a local return leaving the loop
           }
@@ -563,8 +606,9 @@ Value Interp::run(Node* node, Env* env) {
         }
         if (fn.tag == Tag::Obj && fn.o->kind == ObjKind::Native) {
           Value r;
-          if (nargs == 2 && static_cast<Native*>(fn.o)->prim != Prim::None &&
-              prim2(static_cast<Native*>(fn.o)->prim, args[0], args[1], t(), r)) {
+          const Native* native = as_native(fn);
+          if (native->prim != Prim::None && nargs == (native->prim_unary ? 1u : 2u) &&
+              prim2(native->prim, args[0], native->prim_unary ? Value::integer(1) : args[1], t(), r)) {
             sp = base;
             return r;
           }

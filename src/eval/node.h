@@ -117,8 +117,13 @@ struct PrimCallNode : Node {
   Prim op = Prim::None;
   Node* a = nullptr;
   Node* b = nullptr;
-  bool leaves = false;  // a and b are constants or variables
-  bool unary = false;   // the builtin takes a alone (b is the constant 1: Native::prim_unary)
+  // a and b are constants, variables, or such calls in turn (at most kMaxPureDepth deep):
+  // computing them has no effects, so the evaluator may try it inline and, when a value is
+  // not what the inline path takes, run the general call instead (eval.cpp fast_prim).
+  bool leaves = false;
+  std::uint8_t depth = 1;  // of nested such calls, this one included
+  static constexpr std::uint8_t kMaxPureDepth = 8;
+  bool unary = false;  // the builtin takes a alone (b is the constant 1: Native::prim_unary)
   CallNode* call = nullptr;
 };
 

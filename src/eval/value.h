@@ -163,11 +163,11 @@ struct Closure : Obj {
 using NativeFn = Value (*)(Interp&, Value* args, std::uint32_t nargs);
 using HostFn = std::function<Value(Interp&, Value* args, std::uint32_t nargs)>;
 
-// Builtins the evaluator computes inline for two integer or float arguments.
 // Builtins the evaluator computes inline when their arguments allow (eval.cpp prim2): the
 // arithmetic and comparisons of two numbers; Not, Car, Cdr, Cadr and Cddr of one value (a list
-// for the last four); Eq of two.
-enum class Prim : std::uint8_t { None, Add, Sub, Mul, Lt, Gt, Le, Ge, NumEq, Not, Car, Cdr, Cadr, Cddr, Eq };
+// for the last four); Eq of two; Aref of a vector and an index in range. Anything else (another
+// type, an error) takes the builtin's own path.
+enum class Prim : std::uint8_t { None, Add, Sub, Mul, Lt, Gt, Le, Ge, NumEq, Not, Car, Cdr, Cadr, Cddr, Eq, Aref };
 
 struct Native : Obj {
   std::string name;

@@ -121,4 +121,35 @@
             (eq 'a 'a) (eq (list 1) (list 1))))
 (show "cadr of a dotted pair" (fails (cadr '(1 . 2))))
 (show "cdr of a number" (fails (cdr 5)))
+;; Called through funcall and apply, the inline builtins still check their argument count.
+(show "funcall of an inline builtin, arity"
+      (list (fails (funcall #'1+ 5 7)) (fails (funcall #'not 1 2)) (fails (apply #'car '((1) 2)))
+            (funcall #'1+ 5) (funcall #'cddr '(1 2 3)) (apply #'+ '(1 2))))
+;; aref and elt of a vector inline; strings, lists, indexes out of range and tensors take the
+;; builtin's path.
+(show "aref elt inline"
+      (let ((v (vector 'a 'b 'c)))
+        (list (aref v 0) (aref v 2) (elt v 1) (elt '(x y) 1) (aref "héllo" 1) (funcall #'aref v 1)
+              (aref (make-array '(2 2) :initial-contents '((1 2) (3 4))) 1 0))))
+;; Nested inline calls run with no call at all; when a value does not suit them (an overflow, a
+;; wrong type, an unbound variable) the builtin's own path answers.
+(show "nested inline calls"
+      (let ((v (vector 0 1 2)) (w (vector 2 1 0)) (k 1) (n 3))
+        (list (aref v (aref w (aref v 0))) (not (> k n)) (eq 1 (aref v (aref w 1)))
+              (+ (car (cdr (list 1 2))) (* k n)))))
+(show "nested inline calls fall back"
+      (list (fails (let ((m most-positive-fixnum)) (not (> (+ m 1) 0))))
+            (fails (not (> (car (list "a")) 1)))
+            (fails (aref (vector 1 2) (1+ (aref (vector 1 2) 1))))
+            (let ((x 2.5)) (not (> (* x 2) 4)))))
+;; Progns inside progns run in line; idle constants and variables between forms are dropped.
+(show "progn in progn, do steps"
+      (list (multiple-value-list (progn 1 (progn 2 (values 3 4))))
+            (block nil (progn (progn 1 (return 9)) 2))
+            (let ((x 0)) (while (< x 3) (setq x (1+ x)) x 7 nil) x)
+            (do ((i 0 (1+ i)) (acc nil (cons i acc))) ((= i 3) acc))
+            (do ((a 1 b) (b 2 a) (n 0 (1+ n))) ((= n 3) (list a b)))
+            (let ((x 1) (y 2)) (progn x (progn y) (setq x 5) x (progn)))))
+(show "aref out of range" (list (fails (aref (vector 1 2) 2)) (fails (aref (vector 1 2) -1))
+                                (fails (elt (vector 1) 1.0)) (fails (aref '(1 2) 0))))
 (show "sort with a lone :key" (fails (sort (list 3 1 2) #'< :key)))
