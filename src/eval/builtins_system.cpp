@@ -108,15 +108,15 @@ void register_system_builtins(Interp& in) {
                struct Restore {
                  Interp& in;
                  StringOutputStream* stream;
-                 std::function<void(std::string_view)> output;
+                 std::string* output_text;
                  bool at_line_start;
                  ~Restore() {
                    stream->at_line_start = in.at_line_start;
-                   in.output = std::move(output);
+                   in.output_text = output_text;
                    in.at_line_start = at_line_start;
                  }
-               } restore{in, stream, std::move(in.output), in.at_line_start};
-               in.output = [stream](std::string_view text) { stream->text.append(text); };
+               } restore{in, stream, in.output_text, in.at_line_start};
+               in.output_text = &stream->text;
                in.at_line_start = stream->at_line_start;
                in.apply(a[0], nullptr, 0);
                std::string text = std::move(stream->text);

@@ -385,9 +385,13 @@ class Interp {
   std::function<void(std::string_view)> output;
   void write(std::string_view text) {
     if (text.empty()) return;
-    output(text);
+    if (output_text != nullptr) output_text->append(text);
+    else output(text);
     at_line_start = text.back() == '\n';
   }
+  // When set, the text of the string output stream the output goes to, which write() appends
+  // to instead of calling `output` (a princ into a stream swaps no functions).
+  std::string* output_text = nullptr;
   bool at_line_start = true;  // the program's output ends with a newline (for ~& and fresh-line)
 
   // --- modules --------------------------------------------------------------------------

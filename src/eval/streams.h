@@ -68,13 +68,16 @@ class StreamArg {
       if (standard_output) return;
       in.type_error(fn, static_cast<int>(index) + 1, "t, nil or an output stream", target);
     }
-    saved_output_ = std::move(in.output);
+    saved_text_ = in.output_text;
     saved_at_line_start_ = in.at_line_start;
     if (string_stream != nullptr) {
-      in.output = [string_stream](std::string_view text) { string_stream->text.append(text); };
+      in.output_text = &string_stream->text;
       line_start_ = &string_stream->at_line_start;
     } else {
+      saved_output_ = std::move(in.output);
+      swapped_output_ = true;
       in.output = [](std::string_view text) { std::fwrite(text.data(), 1, text.size(), stderr); };
+      in.output_text = nullptr;
       line_start_ = &error_stream->at_line_start;
     }
     in.at_line_start = *line_start_;
@@ -82,7 +85,8 @@ class StreamArg {
   ~StreamArg() {
     if (line_start_ == nullptr) return;
     *line_start_ = in_.at_line_start;
-    in_.output = std::move(saved_output_);
+    in_.output_text = saved_text_;
+    if (swapped_output_) in_.output = std::move(saved_output_);
     in_.at_line_start = saved_at_line_start_;
   }
   StreamArg(const StreamArg&) = delete;
@@ -91,7 +95,9 @@ class StreamArg {
  private:
   Interp& in_;
   bool* line_start_ = nullptr;  // the stream's own, while its output is redirected
-  std::function<void(std::string_view)> saved_output_;
+  std::string* saved_text_ = nullptr;
+  std::function<void(std::string_view)> saved_output_;  // only for *error-output*
+  bool swapped_output_ = false;
   bool saved_at_line_start_ = true;
 };
 

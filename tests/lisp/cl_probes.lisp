@@ -153,3 +153,13 @@
 (show "aref out of range" (list (fails (aref (vector 1 2) 2)) (fails (aref (vector 1 2) -1))
                                 (fails (elt (vector 1) 1.0)) (fails (aref '(1 2) 0))))
 (show "sort with a lone :key" (fails (sort (list 3 1 2) #'< :key)))
+;; Output into string streams, nested: each write goes to the stream meant, in order.
+(show "nested string output"
+      (list (with-output-to-string (a)
+              (princ 1) (princ 2 a)
+              (let ((b (with-output-to-string (b) (princ 3) (princ 4 b) (princ 5 a)))) (princ b))
+              (princ 6))
+            (with-output-to-string (a)
+              (format a "~a-~a" 1 (with-output-to-string (b) (format b "x~a" 2) (princ "y"))) (terpri a))
+            (let ((s (make-string-output-stream)))
+              (princ "ab" s) (with-output-to-string (o) (princ "c" s) (princ "d")) (get-output-stream-string s))))
