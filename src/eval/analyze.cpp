@@ -339,7 +339,7 @@ Node* Analyzer::analyze_let(Value form, Span span, bool sequential) {
     Value definition = in_.cons(bindings, in_.cons(params, nth_cell(form, 3)));
     Value labels = in_.list({in_.sym("labels"), in_.list({definition}), bindings});
     Value call = in_.cons(in_.sym("funcall"), in_.cons(labels, in_.list_from(inits.data(), inits.size())));
-    return analyze_in_place(call, span);
+    return analyze_in_place(keep_alive(call), span);  // macros in it may collect
   }
   if (!is_list(bindings)) fail(bindings_span, std::string(what) + ": bindings must be a list, got " + in_.repr(bindings));
   if (bindings.is_nil()) return analyze_body(nth_cell(form, 2), span, true);  // no frame at all

@@ -335,3 +335,15 @@ TEST_CASE("gc: two interpreters are independent", "[gc]") {
   CHECK(a.eval("(only-in-a)").repr() == ":a");
   CHECK(b.eval("(car (list 7))").as_int() == 7);
 }
+
+TEST_CASE("gc: forms the analyzer builds survive collections while it expands macros in them", "[gc]") {
+  // A named let becomes a labels form built during analysis; the macros in its body run (and
+  // may collect) while that form is still being read. Collect at every safe point.
+  tl::Interpreter lisp;
+  lisp.internal().heap.set_stress(1);
+  CHECK(
+      lisp.eval("(let walk ((i 0) (acc nil)) (if (< i 3) (walk (1+ i) (cons i acc)) (when t (reverse acc))))").repr() ==
+      "(0 1 2)");
+  CHECK(lisp.eval("(let walk ((xs (list 1 2 3))) (unless (null xs) (walk (cdr xs))))").is_nil());
+  lisp.internal().heap.set_stress(0);
+}
