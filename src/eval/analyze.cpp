@@ -93,25 +93,19 @@ Node* Analyzer::analyze_seq(NodeKind kind, Value forms, Span span, bool statemen
   for (Value v = forms; is_cons(v); v = cdr(v)) {
     statement_next_ = statements;
     Node* form = analyze(car(v), span_of_cell(v, span));
-    if (kind != NodeKind::Progn) {
-      n->body.push_back(form);
-      continue;
-    }
-    // A progn inside a progn runs its forms in line ((do ...) steps its variables in one); a
-    // constant or variable before the last form does nothing and is dropped.
-    const bool last = !is_cons(cdr(v));
-    if (form->kind == NodeKind::Progn) {
+    // A progn inside a progn runs its forms in line ((do ...) steps its variables in one).
+    if (kind == NodeKind::Progn && form->kind == NodeKind::Progn) {
       const auto& inner = static_cast<SeqNode*>(form)->body;
       n->body.insert(n->body.end(), inner.begin(), inner.end());
-    } else if (last || (form->kind != NodeKind::Const && form->kind != NodeKind::Local)) {
+    } else {
       n->body.push_back(form);
     }
   }
-  if (kind == NodeKind::Progn) {  // a spliced progn's own last form may be an idle one
-    while (n->body.size() > 1 && (n->body[n->body.size() - 2]->kind == NodeKind::Const ||
-                                  n->body[n->body.size() - 2]->kind == NodeKind::Local)) {
-      n->body.erase(n->body.end() - 2);
-    }
+  if (kind == NodeKind::Progn && n->body.size() > 1) {  // idle forms before the last do nothing
+    Node* last = n->body.back();
+    n->body.pop_back();
+    std::erase_if(n->body, idle);
+    n->body.push_back(last);
   }
   if (n->body.empty() && kind == NodeKind::Progn) return constant(nil(), span);
   if (n->body.empty() && kind == NodeKind::And) return constant(in_.t(), span);

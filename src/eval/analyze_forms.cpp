@@ -25,7 +25,7 @@ Node* Analyzer::analyze_while(Value form, Span span) {
   // step) does nothing.
   if (body->kind == NodeKind::Progn) {
     auto& forms = static_cast<SeqNode*>(body)->body;
-    std::erase_if(forms, [](const Node* f) { return f->kind == NodeKind::Const || f->kind == NodeKind::Local; });
+    std::erase_if(forms, idle);
     if (forms.empty()) body = constant(nil(), span);
     else if (forms.size() == 1) body = forms[0];
   }

@@ -108,6 +108,9 @@ class Analyzer {
     return analyze(form, span);
   }
   Node* analyze_while(Value form, Span span);
+  // A form whose value is its only effect (a constant, a local variable): dropped where the
+  // value is not used.
+  static bool idle(const Node* n) { return n->kind == NodeKind::Const || n->kind == NodeKind::Local; }
   Node* analyze_block(Value form, Span span);
   Node* analyze_return_from(Value form, Span span);
   Node* analyze_unwind_protect(Value form, Span span);

@@ -123,6 +123,10 @@ inline Value keyword_arg(Value* args, std::uint32_t from, std::uint32_t n, const
   return nil();
 }
 
+// Marks the builtins NAMES as primitives the evaluator computes inline (eval.cpp prim2);
+// UNARY ones take one argument, inlined as the primitive of it and 1.
+void mark_primitives(Interp& in, std::initializer_list<std::pair<const char*, Prim>> names, bool unary = false);
+
 // `equal` that polls for Ctrl-C (and counts steps) while it compares large structures.
 bool equal(Value a, Value b, Interp* poll);
 

@@ -320,17 +320,8 @@ void register_list_builtins(Interp& in) {
              });
   // The evaluator reads a vector's element inline (eval.cpp prim2); car, cdr, cadr and cddr
   // of a list too, as one-argument primitives.
-  as_native(in.intern("aref")->value)->prim = Prim::Aref;
-  as_native(in.intern("elt")->value)->prim = Prim::Aref;
-  const std::pair<const char*, Prim> unary[] = {{"car", Prim::Car},
-                                                {"cdr", Prim::Cdr},
-                                                {"cadr", Prim::Cadr},
-                                                {"cddr", Prim::Cddr}};
-  for (const auto& [name, prim] : unary) {
-    Native* native = as_native(in.intern(name)->value);
-    native->prim = prim;
-    native->prim_unary = true;
-  }
+  mark_primitives(in, {{"aref", Prim::Aref}, {"elt", Prim::Aref}});
+  mark_primitives(in, {{"car", Prim::Car}, {"cdr", Prim::Cdr}, {"cadr", Prim::Cadr}, {"cddr", Prim::Cddr}}, true);
   TL_BUILTIN(in, "%aset", 2, -1, "(%aset ARRAY INDEX... VALUE)",
              "Stores VALUE at the INDEXes of ARRAY; what (setf (aref a i ...) x) expands to.",
              [](Interp& in, Args a, N n) -> Value {

@@ -153,6 +153,14 @@ Value math1(Interp& in, const char* fn, Args a, double (*f)(double)) {
 
 }  // namespace
 
+void mark_primitives(Interp& in, std::initializer_list<std::pair<const char*, Prim>> names, bool unary) {
+  for (const auto& [name, prim] : names) {
+    Native* native = as_native(in.intern(name)->value);
+    native->prim = prim;
+    native->prim_unary = unary;
+  }
+}
+
 void register_number_builtins(Interp& in) {
   TL_BUILTIN(in, "+", 0, -1, "(+ NUMBER...)",
              "Sum of the numbers; 0 with none. Integers overflow with an error.\n"
@@ -514,21 +522,18 @@ void register_number_builtins(Interp& in) {
                in.rng.seed(static_cast<std::uint64_t>(arg_int(in, "random-seed", a, 0)));
                return nil();
              });
-  // The evaluator computes these inline when both arguments are numbers (eval.cpp, fast_prim).
-  const std::pair<const char*, Prim> prims[] = {{"+", Prim::Add}, {"-", Prim::Sub},   {"*", Prim::Mul},
-                                                {"<", Prim::Lt},  {">", Prim::Gt},    {"<=", Prim::Le},
-                                                {">=", Prim::Ge}, {"=", Prim::NumEq}, {"eq", Prim::Eq}};
-  for (const auto& [name, prim] : prims) as_native(in.intern(name)->value)->prim = prim;
-  // One-argument builtins inlined the same way ((1- n) in a recursion, (not x) in a test).
-  const std::pair<const char*, Prim> unary[] = {{"1+", Prim::Add},
-                                                {"1-", Prim::Sub},
-                                                {"not", Prim::Not},
-                                                {"null", Prim::Not}};
-  for (const auto& [name, prim] : unary) {
-    Native* native = as_native(in.intern(name)->value);
-    native->prim = prim;
-    native->prim_unary = true;
-  }
+  // The evaluator computes these inline when both arguments are numbers (eval.cpp, fast_prim),
+  // and the one-argument ones the same way ((1- n) in a recursion, (not x) in a test).
+  mark_primitives(in, {{"+", Prim::Add},
+                       {"-", Prim::Sub},
+                       {"*", Prim::Mul},
+                       {"<", Prim::Lt},
+                       {">", Prim::Gt},
+                       {"<=", Prim::Le},
+                       {">=", Prim::Ge},
+                       {"=", Prim::NumEq},
+                       {"eq", Prim::Eq}});
+  mark_primitives(in, {{"1+", Prim::Add}, {"1-", Prim::Sub}, {"not", Prim::Not}, {"null", Prim::Not}}, true);
   // The numeric constants, documented as defconstant documents them.
   auto constant = [&](const char* name, Value value, const char* doc) {
     Symbol* s = in.intern(name);

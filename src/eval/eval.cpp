@@ -244,6 +244,11 @@ TL_HOT_INLINE bool prim2(Prim prim, Value a, Value b, Value t, Value& out) {
   return false;
 }
 
+// Whether the symbol a PrimCall named no longer holds the builtin it was compiled for.
+TL_HOT_INLINE bool prim_redefined(const PrimCallNode* n) {
+  return n->symbol != nullptr && (n->symbol->value.tag != Tag::Obj || n->symbol->value.o != n->builtin);
+}
+
 bool pure_prim(const PrimCallNode* n, Env* env, Value t, Value& out);
 
 // An argument of a pure PrimCall: a leaf, or a pure PrimCall itself.
@@ -256,7 +261,7 @@ TL_HOT_INLINE bool pure_value(const Node* node, Env* env, Value t, Value& out) {
 // computed with no call at all. None of it has effects or allocates, so when some value is not
 // what prim2 takes (a type or index error, an overflow) the general path may run it again.
 bool pure_prim(const PrimCallNode* n, Env* env, Value t, Value& out) {
-  if (n->symbol != nullptr && (n->symbol->value.tag != Tag::Obj || n->symbol->value.o != n->builtin)) return false;
+  if (prim_redefined(n)) return false;
   Value a, b;
   if (!pure_value(n->a, env, t, a) || !pure_value(n->b, env, t, b)) return false;
   return prim2(n->op, a, b, t, out);
@@ -267,7 +272,7 @@ TL_HOT_INLINE bool fast_prim(const Node* node, Env* env, Value t, Value& out) {
   auto* n = static_cast<const PrimCallNode*>(node);
   if (!n->leaves) return false;
   if (n->depth == 1) {  // both arguments leaves: the common case, inline
-    if (n->symbol != nullptr && (n->symbol->value.tag != Tag::Obj || n->symbol->value.o != n->builtin)) return false;
+    if (prim_redefined(n)) return false;
     Value a, b;
     if (!leaf_value(n->a, env, a) || !leaf_value(n->b, env, b)) return false;
     return prim2(n->op, a, b, t, out);
@@ -499,7 +504,7 @@ Value Interp::run(Node* node, Env* env) {
       }
       case NodeKind::PrimCall: {
         auto* n = static_cast<PrimCallNode*>(node);
-        if (n->symbol != nullptr && (n->symbol->value.tag != Tag::Obj || n->symbol->value.o != n->builtin)) {
+        if (prim_redefined(n)) {
           node = n->call;  // redefined: the general call
           continue;
         }
